@@ -1,0 +1,750 @@
+"""The ScriptModel: what a training script is about, computed once per file.
+
+One walk over the LibCST tree records imports, bindings, calls, loops, functions and classes.
+Rules ask questions (`qualname`, `kind_of`, `enclosing`, ...) and never re-derive imports or
+types themselves. Where the analysis cannot tell, the answer is `Kind.UNKNOWN` / `None`, and rules
+stay silent.
+
+The model is deliberately simple and flow-insensitive: a name's kind is the kind all of its
+bindings in its scope agree on. Scopes are functions (with lookups falling back to the module) and,
+for `self.attr`, the enclosing class.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence
+
+import libcst as cst
+
+
+class Kind(str, enum.Enum):
+    MODULE = "module"  # an nn.Module instance (wrappers included)
+    TENSOR = "tensor"
+    OPTIMIZER = "optimizer"
+    SCHEDULER = "scheduler"
+    SCALER = "scaler"
+    DATALOADER = "dataloader"
+    DATASET = "dataset"
+    DEVICE = "device"
+    BATCH = "batch"  # one item of a DataLoader whose structure is not known (tuple, dict, tensor)
+    UNKNOWN = "unknown"
+
+
+# ---------------------------------------------------------------------------------------------
+# Knowledge about the PyTorch ecosystem (qualified names)
+# ---------------------------------------------------------------------------------------------
+
+TENSOR_FACTORIES = frozenset(
+    "zeros ones empty full rand randn randint randperm arange linspace logspace eye tensor "
+    "as_tensor from_numpy zeros_like ones_like empty_like full_like rand_like randn_like "
+    "randint_like normal bernoulli multinomial".split()
+)
+RANDOM_FACTORIES = frozenset(
+    "rand randn randint randperm normal bernoulli multinomial rand_like randn_like "
+    "randint_like".split()
+)
+# torch.* functions that return a tensor (besides factories)
+TENSOR_FUNCTIONS = frozenset(
+    "cat concat stack hstack vstack matmul mm bmm einsum where clamp clip exp log sigmoid tanh "
+    "softmax log_softmax relu abs sqrt sum mean max min argmax argmin sort topk cumsum flatten "
+    "reshape squeeze unsqueeze transpose permute gather index_select masked_fill cdist norm "
+    "mul add sub div pow from_file tril triu outer cross diag roll flip repeat_interleave "
+    "tile chunk split baddbmm addmm".split()
+)
+# Tensor methods whose result is not a tensor.
+NON_TENSOR_METHODS = frozenset(
+    "item tolist numpy size dim numel data_ptr backward element_size nelement is_contiguous "
+    "get_device register_hook storage untyped_storage type_as_str __len__ stride "
+    "is_floating_point is_complex equal".split()
+)
+MOVE_METHODS = frozenset("to cuda cpu".split())
+CAST_METHODS = frozenset("half float double bfloat16 long int bool short byte char".split())
+
+OPTIMIZER_PREFIXES = ("torch.optim.", "transformers.AdamW", "bitsandbytes.optim.", "apex.optimizers.")
+SCHEDULER_PREFIXES = ("torch.optim.lr_scheduler.",)
+SCHEDULER_FUNCTIONS = frozenset(
+    {
+        "transformers.get_linear_schedule_with_warmup",
+        "transformers.get_cosine_schedule_with_warmup",
+        "transformers.get_scheduler",
+        "transformers.optimization.get_linear_schedule_with_warmup",
+        "transformers.optimization.get_cosine_schedule_with_warmup",
+        "transformers.optimization.get_scheduler",
+    }
+)
+SCALER_CLASSES = frozenset(
+    {"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler",
+     "torch.cuda.amp.grad_scaler.GradScaler", "torch.GradScaler"}
+)
+DATALOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+DATASET_BASES = frozenset(
+    {"torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset",
+     "torch.utils.data.TensorDataset"}
+)
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential",
+                          "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+WRAPPER_CLASSES = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+        "torch.nn.DistributedDataParallel",
+    }
+)
+NON_MODULE_NN = frozenset(
+    {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.init", "torch.nn.functional",
+     "torch.nn.utils", "torch.nn.ParameterList", "torch.nn.ParameterDict"}
+)
+MODULE_FACTORY_PREFIXES = ("torchvision.models.", "timm.create_model")
+PRETRAINED_PREFIXES = ("transformers.",)
+
+FRAMEWORK_MODULES = {
+    "lightning": "lightning",
+    "pytorch_lightning": "lightning",
+    "lightning_fabric": "lightning",
+    "accelerate": "accelerate",
+    "deepspeed": "deepspeed",
+    "transformers.Trainer": "hf-trainer",
+    "transformers.trainer": "hf-trainer",
+    "transformers.Seq2SeqTrainer": "hf-trainer",
+    "trl": "hf-trainer",
+    "ignite": "ignite",
+    "composer": "composer",
+}
+
+AVAILABILITY_NAMES = frozenset(
+    {
+        "torch.cuda.is_available",
+        "torch.cuda.device_count",
+        "torch.accelerator.is_available",
+        "torch.accelerator.current_accelerator",
+        "torch.backends.mps.is_available",
+        "torch.xpu.is_available",
+    }
+)
+_DEVICE_FLAG = re.compile(r"""["']--?device["']""")
+
+
+def is_optimizer_qualname(q: str) -> bool:
+    if q.startswith(SCHEDULER_PREFIXES) or q in SCHEDULER_FUNCTIONS:
+        return False
+    if q.startswith("torch.optim."):
+        last = q.rsplit(".", 1)[-1]
+        return last[:1].isupper() and last not in ("Optimizer",)
+    return q.startswith(OPTIMIZER_PREFIXES[1:])
+
+
+def is_scheduler_qualname(q: str) -> bool:
+    if q in SCHEDULER_FUNCTIONS:
+        return True
+    if q.startswith(SCHEDULER_PREFIXES):
+        last = q.rsplit(".", 1)[-1]
+        return last[:1].isupper()
+    return False
+
+
+def is_module_class_qualname(q: str) -> bool:
+    """A `torch.nn.X` layer/loss/container class, a torchvision model constructor, etc."""
+    if q in WRAPPER_CLASSES:
+        return True
+    if q.startswith("torch.nn."):
+        if any(q == p or q.startswith(p + ".") for p in NON_MODULE_NN):
+            return False
+        last = q.rsplit(".", 1)[-1]
+        # torch.nn.Linear, torch.nn.modules.loss.MSELoss, but not torch.nn.functional.relu
+        return last[:1].isupper()
+    if q.startswith("torchvision.models."):
+        last = q.rsplit(".", 1)[-1]
+        return last[:1].islower() and not last.startswith(("get_", "list_")) and "Weights" not in last
+    if q == "timm.create_model":
+        return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Binding:
+    """One place where a name (or `self.attr`) gets a value."""
+
+    name: str
+    node: cst.CSTNode  # the target node
+    value: cst.BaseExpression | None  # the assigned expression, when there is one
+    how: str  # "assign", "augassign", "for", "param", "import", "with", "def", "class", "unpack"
+    # for "unpack" and "for": the index path of the target inside the value's structure
+    index: tuple[int, ...] = ()
+    annotation: cst.BaseExpression | None = None
+
+
+@dataclass
+class ClassInfo:
+    node: cst.ClassDef
+    bases: list[str]  # qualified names of bases (file classes by their own name)
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+
+
+@dataclass
+class Loop:
+    node: cst.For
+    iterable: cst.BaseExpression
+    source_kind: Kind  # kind of the thing iterated (after unwrapping enumerate/tqdm/zip)
+
+
+# ---------------------------------------------------------------------------------------------
+# The walk
+# ---------------------------------------------------------------------------------------------
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self, model: "ScriptModel") -> None:
+        self.m = model
+        self.stack: list[cst.CSTNode] = []
+        self.scopes: list[cst.CSTNode] = [model.module]
+        self.classes: list[cst.ClassDef] = []
+
+    # generic hooks: parent map and scope bookkeeping
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        m = self.m
+        if self.stack:
+            m.parents[node] = self.stack[-1]
+        self.stack.append(node)
+        t = type(node)
+        if t is cst.Call:
+            m.calls.append(node)
+        elif t is cst.Attribute or t is cst.Name:
+            pass
+        elif t is cst.Import:
+            self._import(node)
+        elif t is cst.ImportFrom:
+            self._import_from(node)
+        elif t is cst.Assign:
+            for tgt in node.targets:
+                self._bind_target(tgt.target, node.value, "assign", ())
+        elif t is cst.AnnAssign:
+            if node.value is not None:
+                self._bind_target(node.target, node.value, "assign", (), node.annotation.annotation)
+        elif t is cst.AugAssign:
+            self._bind_target(node.target, node, "augassign", ())
+        elif t is cst.For:
+            m.fors.append(node)
+            self._bind_target(node.target, node.iter, "for", ())
+        elif t is cst.With:
+            m.withs.append(node)
+            for item in node.items:
+                if item.asname is not None:
+                    self._bind_target(item.asname.name, item.item, "with", ())
+        elif t is cst.FunctionDef:
+            self._bind_name(node.name.value, node.name, None, "def")
+            m.functions.setdefault(node.name.value, []).append(node)
+            self.scopes.append(node)
+            params = node.params
+            for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+                ann = p.annotation.annotation if p.annotation is not None else None
+                self._bind_name(p.name.value, p.name, p.default, "param", annotation=ann)
+            for p in (params.star_arg, params.star_kwarg):
+                if isinstance(p, cst.Param):
+                    self._bind_name(p.name.value, p.name, None, "param")
+            if self.classes and self.stack[-2:-1] and self._direct_method(node):
+                self.m.classes[self.classes[-1].name.value].methods[node.name.value] = node
+        elif t is cst.Lambda:
+            self.scopes.append(node)
+        elif t is cst.ClassDef:
+            self._bind_name(node.name.value, node.name, None, "class")
+            bases = []
+            for arg in node.bases:
+                q = self.m.qualname(arg.value)
+                if q is None and isinstance(arg.value, cst.Name):
+                    q = arg.value.value
+                if q:
+                    bases.append(q)
+            m.classes[node.name.value] = ClassInfo(node, bases)
+            self.classes.append(node)
+            self.scopes.append(node)
+        elif t is cst.Comment:
+            pass
+        elif t is cst.SimpleString:
+            if _DEVICE_FLAG.fullmatch(node.value):
+                m.device_flag = True
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+        t = type(original_node)
+        if t is cst.FunctionDef or t is cst.Lambda:
+            self.scopes.pop()
+        elif t is cst.ClassDef:
+            self.scopes.pop()
+            self.classes.pop()
+
+    def _direct_method(self, fn: cst.FunctionDef) -> bool:
+        # parent chain: ClassDef -> IndentedBlock -> FunctionDef
+        parent = self.m.parents.get(fn)
+        grand = self.m.parents.get(parent) if parent is not None else None
+        return grand is self.classes[-1]
+
+    # imports ----------------------------------------------------------------------------------
+    def _import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = _dotted(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.m.aliases[alias.asname.name.value] = full
+            else:
+                root = full.split(".", 1)[0]
+                self.m.aliases[root] = root
+            self.m.imported_modules.add(full)
+
+    def _import_from(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None:
+            return
+        mod = _dotted(node.module)
+        if mod is None:
+            return
+        self.m.imported_modules.add(mod)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = _dotted(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.m.aliases[local] = f"{mod}.{name}"
+            self.m.imported_modules.add(f"{mod}.{name}")
+
+    # bindings ---------------------------------------------------------------------------------
+    def _scope_for_target(self, target: cst.BaseExpression) -> tuple[cst.CSTNode, str] | None:
+        if isinstance(target, cst.Name):
+            return self.scopes[-1], target.value
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+            and self.classes
+        ):
+            return self.classes[-1], "self." + target.attr.value
+        return None
+
+    def _bind_name(self, name, node, value, how, index=(), annotation=None, scope=None) -> None:
+        scope = scope if scope is not None else self.scopes[-1]
+        self.m.bindings.setdefault((scope, name), []).append(
+            Binding(name, node, value, how, index, annotation)
+        )
+
+    def _bind_target(self, target, value, how, index, annotation=None) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for i, el in enumerate(target.elements):
+                inner = el.value
+                if isinstance(el, cst.StarredElement):
+                    continue
+                self._bind_target(inner, value, how if how != "assign" else "unpack", index + (i,))
+            return
+        found = self._scope_for_target(target)
+        if found is None:
+            return
+        scope, name = found
+        self._bind_name(name, target, value, how, index, annotation, scope=scope)
+
+
+def _dotted(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        left = _dotted(node.value)
+        return None if left is None else f"{left}.{node.attr.value}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The model
+# ---------------------------------------------------------------------------------------------
+
+
+class ScriptModel:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.aliases: dict[str, str] = {}
+        self.imported_modules: set[str] = set()
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.bindings: dict[tuple[cst.CSTNode, str], list[Binding]] = {}
+        self.calls: list[cst.Call] = []
+        self.fors: list[cst.For] = []
+        self.withs: list[cst.With] = []
+        self.functions: dict[str, list[cst.FunctionDef]] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.device_flag = False
+        self._kind_cache: dict[cst.CSTNode, Kind] = {}
+        self._in_progress: set = set()
+        self._cycle_hit = False
+        module.visit(_Collector(self))
+
+    # names ------------------------------------------------------------------------------------
+    def qualname(self, expr: cst.CSTNode | None) -> str | None:
+        """`nn.DataParallel` -> `torch.nn.DataParallel` through the file's imports."""
+        if isinstance(expr, cst.Name):
+            return self.aliases.get(expr.value)
+        if isinstance(expr, cst.Attribute):
+            left = self.qualname(expr.value)
+            return None if left is None else f"{left}.{expr.attr.value}"
+        return None
+
+    def call_name(self, call: cst.Call) -> str | None:
+        return self.qualname(call.func)
+
+    def uses_module(self, prefix: str) -> bool:
+        return any(m == prefix or m.startswith(prefix + ".") for m in self.imported_modules)
+
+    # structure --------------------------------------------------------------------------------
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        node = self.parents.get(node)
+        while node is not None:
+            yield node
+            node = self.parents.get(node)
+
+    def enclosing(self, node: cst.CSTNode, *types: type) -> cst.CSTNode | None:
+        for anc in self.ancestors(node):
+            if isinstance(anc, types):
+                return anc
+        return None
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement (simple line or compound) that contains `node`."""
+        cur = node
+        while cur is not None:
+            if isinstance(cur, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return cur
+            cur = self.parents.get(cur)
+        return None
+
+    def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        fn = self.enclosing(node, cst.FunctionDef, cst.Lambda)
+        return fn if fn is not None else self.module
+
+    def class_of(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        return self.enclosing(node, cst.ClassDef)  # type: ignore[return-value]
+
+    # bindings ---------------------------------------------------------------------------------
+    def bindings_of(self, expr: cst.BaseExpression) -> list[Binding]:
+        """Every binding the name or `self.attr` expression may refer to."""
+        if isinstance(expr, cst.Name):
+            scope = self.scope_of(expr)
+            found = self.bindings.get((scope, expr.value))
+            if found:
+                return found
+            # enclosing functions, then the module
+            for anc in self.ancestors(scope) if scope is not self.module else ():
+                if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+                    found = self.bindings.get((anc, expr.value))
+                    if found:
+                        return found
+            return self.bindings.get((self.module, expr.value), [])
+        if (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value == "self"
+        ):
+            cls = self.class_of(expr)
+            if cls is not None:
+                return self.bindings.get((cls, "self." + expr.attr.value), [])
+        return []
+
+    # classes ----------------------------------------------------------------------------------
+    def class_is(self, name: str, bases: frozenset[str], _seen: frozenset = frozenset()) -> bool:
+        info = self.classes.get(name)
+        if info is None or name in _seen:
+            return False
+        for b in info.bases:
+            if b in bases:
+                return True
+            if b in self.classes and self.class_is(b, bases, _seen | {name}):
+                return True
+        return False
+
+    def module_classes(self) -> list[ClassInfo]:
+        return [c for n, c in self.classes.items() if self.class_is(n, MODULE_BASES)]
+
+    # kinds ------------------------------------------------------------------------------------
+    def kind_of(self, expr: cst.BaseExpression | None) -> Kind:
+        if expr is None:
+            return Kind.UNKNOWN
+        cached = self._kind_cache.get(expr)
+        if cached is not None:
+            return cached
+        if expr in self._in_progress:
+            self._cycle_hit = True
+            return Kind.UNKNOWN
+        self._in_progress.add(expr)
+        saved, self._cycle_hit = self._cycle_hit, False
+        try:
+            kind = self._kind(expr)
+        finally:
+            self._in_progress.discard(expr)
+            hit = self._cycle_hit
+            self._cycle_hit = saved or hit
+        if not hit:  # a result that saw a cycle is partial: do not remember it
+            self._kind_cache[expr] = kind
+        return kind
+
+    def is_kind(self, expr: cst.BaseExpression | None, *kinds: Kind) -> bool:
+        return self.kind_of(expr) in kinds
+
+    def _kind(self, expr: cst.BaseExpression) -> Kind:
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            bindings = self.bindings_of(expr)
+            if bindings:
+                return self._kind_of_bindings(bindings)
+            return Kind.UNKNOWN
+        if isinstance(expr, cst.Call):
+            return self._kind_of_call(expr)
+        if isinstance(expr, cst.BinaryOperation):
+            left, right = self.kind_of(expr.left), self.kind_of(expr.right)
+            if Kind.TENSOR in (left, right):
+                return Kind.TENSOR
+            return Kind.UNKNOWN
+        if isinstance(expr, cst.UnaryOperation):
+            return Kind.TENSOR if self.kind_of(expr.expression) is Kind.TENSOR else Kind.UNKNOWN
+        if isinstance(expr, cst.Subscript):
+            base = self.kind_of(expr.value)
+            if base in (Kind.TENSOR, Kind.BATCH):
+                return Kind.TENSOR
+            return Kind.UNKNOWN
+        return Kind.UNKNOWN
+
+    def _kind_of_bindings(self, bindings: Sequence[Binding]) -> Kind:
+        kinds = set()
+        for b in bindings:
+            k = self._kind_of_binding(b)
+            if k is None:  # no information (a cycle, e.g. x = x.to(d))
+                continue
+            kinds.add(k)
+        if len(kinds) == 1:
+            return kinds.pop()
+        return Kind.UNKNOWN
+
+    def _kind_of_binding(self, b: Binding) -> Kind | None:
+        if b.how in ("def", "class", "import"):
+            return Kind.UNKNOWN
+        if b.how == "param":
+            if b.annotation is not None:
+                return self._kind_of_annotation(b.annotation)
+            return Kind.UNKNOWN
+        if b.how == "augassign":
+            # x += tensor keeps x's other bindings' kind
+            assert isinstance(b.value, cst.AugAssign)
+            k = self.kind_of(b.value.value)
+            return k if k is Kind.TENSOR else None
+        if b.how == "for":
+            return self._kind_of_loop_target(b)
+        if b.how == "unpack":
+            value = b.value
+            if isinstance(value, (cst.Tuple, cst.List)) and len(b.index) == 1:
+                elements = value.elements
+                i = b.index[0]
+                if i < len(elements) and not any(isinstance(e, cst.StarredElement) for e in elements):
+                    return self._binding_value_kind(elements[i].value)
+                return Kind.UNKNOWN
+            k = self._binding_value_kind(value)
+            if k is Kind.BATCH:
+                return Kind.TENSOR
+            return Kind.UNKNOWN
+        if b.how == "with":
+            return Kind.UNKNOWN
+        if b.annotation is not None:
+            ann = self._kind_of_annotation(b.annotation)
+            if ann is not Kind.UNKNOWN:
+                return ann
+        return self._binding_value_kind(b.value)
+
+    def _binding_value_kind(self, value: cst.BaseExpression | None) -> Kind | None:
+        if value is None:
+            return Kind.UNKNOWN
+        saved, self._cycle_hit = self._cycle_hit, False
+        k = self.kind_of(value)
+        hit = self._cycle_hit
+        self._cycle_hit = saved or hit
+        if hit and k is Kind.UNKNOWN:
+            return None  # e.g. `x = x.to(d)`: says nothing beyond x's other bindings
+        return k
+
+    def _kind_of_annotation(self, ann: cst.BaseExpression) -> Kind:
+        q = self.qualname(ann)
+        if q is None:
+            if isinstance(ann, cst.Name) and ann.value in self.classes:
+                return self._kind_of_class_name(ann.value)
+            return Kind.UNKNOWN
+        if q in ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor"):
+            return Kind.TENSOR
+        if q in MODULE_BASES or is_module_class_qualname(q):
+            return Kind.MODULE
+        if q in ("torch.optim.Optimizer", "torch.optim.optimizer.Optimizer") or is_optimizer_qualname(q):
+            return Kind.OPTIMIZER
+        if q in DATALOADER_CLASSES:
+            return Kind.DATALOADER
+        if q == "torch.device":
+            return Kind.DEVICE
+        return Kind.UNKNOWN
+
+    def _kind_of_class_name(self, name: str) -> Kind:
+        if self.class_is(name, MODULE_BASES):
+            return Kind.MODULE
+        if self.class_is(name, DATASET_BASES):
+            return Kind.DATASET
+        if self.class_is(name, frozenset({"torch.optim.Optimizer"})):
+            return Kind.OPTIMIZER
+        return Kind.UNKNOWN
+
+    def _kind_of_loop_target(self, b: Binding) -> Kind | None:
+        source, index = self.unwrap_iterable(b.value, b.index)
+        if source is None:
+            return Kind.UNKNOWN
+        sk = self.kind_of(source)
+        if sk is Kind.DATALOADER:
+            return Kind.BATCH if not index else Kind.TENSOR
+        if sk is Kind.MODULE and not index:
+            return Kind.UNKNOWN
+        return Kind.UNKNOWN
+
+    def unwrap_iterable(
+        self, it: cst.BaseExpression | None, index: tuple[int, ...] = ()
+    ) -> tuple[cst.BaseExpression | None, tuple[int, ...]]:
+        """See through enumerate/tqdm/zip/iter to what a loop target comes from.
+
+        Returns the underlying iterable for the target at `index` and the remaining index into
+        one item of it (or (None, ()) when it cannot tell).
+        """
+        while isinstance(it, cst.Call):
+            q = self.qualname(it.func) or (it.func.value if isinstance(it.func, cst.Name) else None)
+            args = [a for a in it.args if a.keyword is None]
+            if q in ("enumerate",) and args:
+                if not index:
+                    return None, ()
+                if index[0] == 0:
+                    return None, ()
+                it, index = args[0].value, index[1:]
+                continue
+            if q in ("zip",) and args:
+                if not index:
+                    return None, ()
+                if index[0] >= len(args):
+                    return None, ()
+                it, index = args[index[0]].value, index[1:]
+                continue
+            if q in ("iter", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm") and args:
+                it = args[0].value
+                continue
+            break
+        return it, index
+
+    def _kind_of_call(self, call: cst.Call) -> Kind:
+        func = call.func
+        q = self.qualname(func)
+        if q is not None:
+            k = self._kind_of_qualified_call(q, call)
+            if k is not None:
+                return k
+        if isinstance(func, cst.Name) and func.value in self.classes:
+            return self._kind_of_class_name(func.value)
+        if isinstance(func, cst.Attribute):
+            meth = func.attr.value
+            recv = func.value
+            if meth == "from_pretrained" and q and q.startswith(PRETRAINED_PREFIXES):
+                last = q.rsplit(".", 2)[-2]
+                if "Model" in last:
+                    return Kind.MODULE
+                return Kind.UNKNOWN
+            rk = self.kind_of(recv)
+            if meth in MOVE_METHODS or meth in CAST_METHODS:
+                if rk in (Kind.MODULE, Kind.TENSOR, Kind.OPTIMIZER, Kind.SCHEDULER):
+                    return rk
+                return Kind.UNKNOWN
+            if rk is Kind.TENSOR:
+                if meth in NON_TENSOR_METHODS:
+                    return Kind.UNKNOWN
+                return Kind.TENSOR
+            if rk is Kind.MODULE and meth in ("train", "eval", "requires_grad_", "apply", "share_memory"):
+                return Kind.MODULE
+        # calling a module gives its output
+        if self.kind_of(func) is Kind.MODULE:
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _kind_of_qualified_call(self, q: str, call: cst.Call) -> Kind | None:
+        if q.startswith("torch."):
+            tail = q[len("torch."):]
+            if tail in TENSOR_FACTORIES or tail in TENSOR_FUNCTIONS:
+                return Kind.TENSOR
+            if tail in ("FloatTensor", "LongTensor", "Tensor", "IntTensor", "BoolTensor", "DoubleTensor",
+                        "nn.functional.one_hot") or tail.startswith("nn.functional."):
+                return Kind.TENSOR
+            if tail == "device":
+                return Kind.DEVICE
+            if tail in ("nn.Parameter", "nn.parameter.Parameter"):
+                return Kind.TENSOR
+        if q in WRAPPER_CLASSES:
+            args = [a for a in call.args if a.keyword is None or a.keyword.value == "module"]
+            if args:
+                inner = self.kind_of(args[0].value)
+                if inner is Kind.OPTIMIZER:
+                    return Kind.OPTIMIZER
+            return Kind.MODULE
+        if is_scheduler_qualname(q):
+            return Kind.SCHEDULER
+        if is_optimizer_qualname(q):
+            return Kind.OPTIMIZER
+        if q in SCALER_CLASSES:
+            return Kind.SCALER
+        if q in DATALOADER_CLASSES:
+            return Kind.DATALOADER
+        if q in DATASET_BASES:
+            return Kind.DATASET
+        if is_module_class_qualname(q):
+            return Kind.MODULE
+        return None
+
+    # facts about the whole file -----------------------------------------------------------------
+    @property
+    def checks_availability(self) -> bool:
+        """The file asks whether an accelerator is there (or takes the device from a flag)."""
+        if self.device_flag:
+            return True
+        for call in self.calls:
+            if self.qualname(call.func) in AVAILABILITY_NAMES:
+                return True
+        return False
+
+    @property
+    def frameworks(self) -> set[str]:
+        found = set()
+        for mod in self.imported_modules:
+            for prefix, name in FRAMEWORK_MODULES.items():
+                if mod == prefix or mod.startswith(prefix + "."):
+                    found.add(name)
+        return found
+
+    def iter_calls(self, *qualnames: str) -> Iterable[cst.Call]:
+        wanted = set(qualnames)
+        for call in self.calls:
+            if self.qualname(call.func) in wanted:
+                yield call
+
+    def method_calls(self, *names: str) -> Iterable[tuple[cst.Call, cst.BaseExpression, str]]:
+        """(call, receiver, method) for every `recv.name(...)` call."""
+        wanted = set(names)
+        for call in self.calls:
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value in wanted:
+                yield call, f.value, f.attr.value
+

@@ -1,0 +1,195 @@
+"""The rule API.
+
+A rule is a class with its documentation and a `check(ctx)` generator that yields findings made
+with `ctx.finding(...)`. It asks the shared `ctx.model` (the ScriptModel) about the script, builds
+fixes from text edits with the helpers on the context, and never reads or writes files.
+
+    class OptimizerMovedLikeModule(Rule):
+        code = "GL103"
+        name = "optimizer-moved-like-module"
+        ...
+        def check(self, ctx):
+            for call, recv, _ in ctx.model.method_calls("to"):
+                if ctx.model.kind_of(recv) is Kind.OPTIMIZER:
+                    yield ctx.finding(call, fix=ctx.fix(ctx.replace(call, recv)))
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import ClassVar, Iterable, Iterator
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from gpulint.diagnostics import SAFE, UNSAFE, Diagnostic, Edit, Fix
+from gpulint.model import Kind, ScriptModel  # noqa: F401  (re-exported for rules)
+
+__all__ = ["Rule", "Context", "Finding", "Kind", "SAFE", "UNSAFE", "Edit", "Fix"]
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line for `gpulint rules`
+    message: ClassVar[str]  # default diagnostic message: what is wrong and what to do
+    fix_safety: ClassVar[str] = "none"  # "safe", "unsafe" or "none"
+    default: ClassVar[bool] = True
+    kind: ClassVar[str] = "crash"  # crash / silent / slow / future
+    explanation: ClassVar[str] = ""  # markdown with a bad and a good example
+    # A regular expression that every file this rule can fire on matches. Files that match no
+    # enabled rule's prefilter are never parsed. None means "always run".
+    prefilter: ClassVar[str | None] = None
+
+    def check(self, ctx: "Context") -> Iterable["Finding"]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class Finding:
+    __slots__ = ("rule", "node", "message", "fix")
+
+    def __init__(self, rule: Rule, node: cst.CSTNode, message: str, fix: Fix | None) -> None:
+        self.rule = rule
+        self.node = node
+        self.message = message
+        self.fix = fix
+
+
+class Context:
+    """What a rule sees of one file: the source, the tree, the model and edit helpers."""
+
+    def __init__(self, path: str, source: str, module: cst.Module, model: ScriptModel) -> None:
+        self.path = path
+        self.source = source
+        self.module = module
+        self.model = model
+        self.newline = module.default_newline
+        self._positions = None
+        self._line_starts: list[int] | None = None
+        self.rule: Rule | None = None  # set by the engine before each rule runs
+        self.suppressed = lambda line, code: False  # replaced by the engine
+
+    # positions --------------------------------------------------------------------------------
+    @property
+    def positions(self):
+        if self._positions is None:
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return self._positions
+
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            for m in re.finditer(r"\r\n|\r|\n", self.source):
+                starts.append(m.end())
+            self._line_starts = starts
+        return self._line_starts
+
+    def offset(self, line: int, col: int) -> int:
+        return self.line_starts()[line - 1] + col
+
+    def span(self, node: cst.CSTNode) -> tuple[int, int]:
+        rng = self.positions[node]
+        return self.offset(rng.start.line, rng.start.column), self.offset(rng.end.line, rng.end.column)
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
+
+    def code(self, node: cst.CSTNode) -> str:
+        start, end = self.span(node)
+        return self.source[start:end]
+
+    def render(self, node: cst.CSTNode) -> str:
+        """Source text for a (possibly new) node."""
+        return self.module.code_for_node(node)
+
+    def indent_of(self, stmt: cst.CSTNode) -> str:
+        start, _ = self.span(stmt)
+        line_start = self.line_starts()[bisect.bisect_right(self.line_starts(), start) - 1]
+        return self.source[line_start:start]
+
+    # findings ---------------------------------------------------------------------------------
+    def finding(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None) -> Finding:
+        assert self.rule is not None
+        return Finding(self.rule, node, message or self.rule.message, fix)
+
+    # edits ------------------------------------------------------------------------------------
+    def fix(self, *edits: Edit, safe: bool | None = None, message: str = "") -> Fix:
+        """A fix from edits; its safety defaults to the rule's declared safety."""
+        if safe is None:
+            safe = self.rule is None or self.rule.fix_safety == SAFE
+        return Fix(tuple(sorted(edits)), SAFE if safe else UNSAFE, message)
+
+    def location(self, offset: int) -> tuple[int, int]:
+        starts = self.line_starts()
+        row = bisect.bisect_right(starts, offset)
+        return row, offset - starts[row - 1] + 1
+
+    def edit(self, start: int, end: int, text: str) -> Edit:
+        return Edit(start, end, text, self.location(start), self.location(end))
+
+    def replace(self, node: cst.CSTNode, new: str | cst.CSTNode) -> Edit:
+        start, end = self.span(node)
+        text = new if isinstance(new, str) else self.render(new)
+        return self.edit(start, end, text)
+
+    def insert_text(self, offset: int, text: str) -> Edit:
+        return self.edit(offset, offset, text)
+
+    def _line_bounds(self, stmt: cst.CSTNode) -> tuple[int, int]:
+        """Offsets of the start of stmt's first line and the end of its last line (after the newline)."""
+        start, end = self.span(stmt)
+        starts = self.line_starts()
+        first = starts[bisect.bisect_right(starts, start) - 1]
+        idx = bisect.bisect_right(starts, end)
+        last = starts[idx] if idx < len(starts) else len(self.source)
+        return first, last
+
+    def insert_before(self, stmt: cst.CSTNode, code: str) -> Edit:
+        """Insert lines of code before a statement, at its indentation."""
+        first, _ = self._line_bounds(stmt)
+        indent = self.indent_of(stmt)
+        text = "".join(indent + line + self.newline for line in code.splitlines())
+        return self.edit(first, first, text)
+
+    def insert_after(self, stmt: cst.CSTNode, code: str) -> Edit:
+        _, last = self._line_bounds(stmt)
+        indent = self.indent_of(stmt)
+        prefix = ""
+        if last == len(self.source) and not self.source.endswith(("\n", "\r")):
+            prefix = self.newline
+        text = prefix + "".join(indent + line + self.newline for line in code.splitlines())
+        return self.edit(last, last, text)
+
+    def remove_statement(self, stmt: cst.SimpleStatementLine) -> Edit:
+        """Delete a whole statement line; a lone statement in a block becomes `pass`."""
+        parent = self.model.parent(stmt)
+        body = getattr(parent, "body", None)
+        if isinstance(body, (list, tuple)) and len(body) == 1 and not isinstance(parent, cst.Module):
+            start, end = self.span(stmt)
+            return self.edit(start, end, "pass")
+        first, last = self._line_bounds(stmt)
+        return self.edit(first, last, "")
+
+
+def make_diagnostic(ctx: Context, finding: Finding) -> Diagnostic:
+    rng = ctx.positions[finding.node]
+    rule = finding.rule
+    return Diagnostic(
+        code=rule.code,
+        name=rule.name,
+        message=finding.message,
+        path=ctx.path,
+        line=rng.start.line,
+        col=rng.start.column + 1,
+        end_line=rng.end.line,
+        end_col=rng.end.column + 1,
+        fix=finding.fix,
+    )
+
+
+def iter_rules(objs: Iterable[object]) -> Iterator[type[Rule]]:
+    for obj in objs:
+        if isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule and getattr(obj, "code", None):
+            yield obj
