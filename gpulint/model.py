@@ -699,6 +699,8 @@ class ScriptModel:
                 inner = self.kind_of(args[0].value)
                 if inner is Kind.OPTIMIZER:
                     return Kind.OPTIMIZER
+                if inner is Kind.UNKNOWN and self._cycle_hit:
+                    return Kind.UNKNOWN  # `x = DP(x)`: what it wraps decides
             return Kind.MODULE
         if is_scheduler_qualname(q):
             return Kind.SCHEDULER

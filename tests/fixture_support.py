@@ -1,0 +1,130 @@
+"""Helpers shared by the fixture tests: reading expectations, running the engine and scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+FIXTURES = Path(__file__).parent / "fixtures"
+EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
+TRAIN_LINE = re.compile(r"^GPULINT-TRAIN (\{.*\})\s*$")
+HEADER_LINES = 15
+
+
+@lru_cache(maxsize=None)
+def registry() -> Registry:
+    return Registry.load()
+
+
+def rules_for(codes) -> list:
+    reg = registry()
+    return [reg.by_code(c)() for c in sorted(set(codes))]
+
+
+@dataclass
+class Case:
+    code: str  # the folder's rule
+    path: Path
+
+    @property
+    def id(self) -> str:
+        return f"{self.code}/{self.path.name}"
+
+    @property
+    def text(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    @property
+    def is_negative(self) -> bool:
+        return self.path.name.startswith("ok_")
+
+    @property
+    def fixed_path(self) -> Path:
+        return self.path.with_name(self.path.name[: -len(".py")] + ".fixed.py")
+
+    def header(self) -> list[str]:
+        return self.text.splitlines()[:HEADER_LINES]
+
+    @property
+    def static(self) -> bool:
+        return any(re.search(r"#\s*fixture:\s*static\b", line) for line in self.header())
+
+    @property
+    def torchrun(self) -> int | None:
+        for line in self.header():
+            m = re.search(r"#\s*fixture:\s*torchrun\s+(\d+)", line)
+            if m:
+                return int(m.group(1))
+        return None
+
+    @property
+    def fails_on_cuda(self) -> str | None:
+        for line in self.header():
+            m = re.search(r"#\s*fails-on-cuda:\s*(.+?)\s*$", line)
+            if m:
+                return m.group(1)
+        return None
+
+    def expected(self) -> set[tuple[int, str]]:
+        out = set()
+        for i, line in enumerate(self.text.splitlines(), 1):
+            m = EXPECT.search(line)
+            if m:
+                for c in re.split(r"\s*,\s*", m.group("codes")):
+                    out.add((i, c))
+        return out
+
+    def selected_codes(self) -> set[str]:
+        return {self.code} | {c for _, c in self.expected()}
+
+    def unsafe(self) -> bool:
+        return registry().by_code(self.code).fix_safety == "unsafe"
+
+
+def cases() -> list[Case]:
+    out = []
+    for folder in sorted(p for p in FIXTURES.iterdir() if p.is_dir() and re.fullmatch(r"GL\d{3}", p.name)):
+        for f in sorted(folder.glob("*.py")):
+            if f.name.endswith(".fixed.py"):
+                continue
+            out.append(Case(folder.name, f))
+    return out
+
+
+def check(text: str, codes, path: str = "fixture.py"):
+    return run_text(path, text, rules_for(codes), Options()).diagnostics
+
+
+def fix(text: str, codes, unsafe: bool, path: str = "fixture.py"):
+    return run_text(path, text, rules_for(codes), Options(fix=True, unsafe_fixes=unsafe, write=False))
+
+
+def run_script(path: Path, cwd: Path, env_extra: dict | None = None, timeout: int = 120, argv_prefix=None):
+    env = dict(os.environ)
+    env.setdefault("PYTHONHASHSEED", "0")
+    env.update(env_extra or {})
+    cmd = (argv_prefix or [sys.executable]) + [str(path)]
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def train_result(stdout: str) -> dict | None:
+    lines = [l for l in stdout.splitlines() if l.strip()]
+    if not lines:
+        return None
+    m = TRAIN_LINE.match(lines[-1])
+    return json.loads(m.group(1)) if m else None
+
+
+def trained(result: dict) -> bool:
+    """The loss went clearly down: by at least 5% of the first loss."""
+    first, last = result["first_loss"], result["last_loss"]
+    return last <= first - 0.05 * abs(first)
