@@ -386,7 +386,17 @@ class ScriptModel:
         self._kind_cache: dict[cst.CSTNode, Kind] = {}
         self._in_progress: set = set()
         self._cycle_hit = False
+        self._facts: dict[type, object] = {}
         module.visit(_Collector(self))
+
+    # derived facts ----------------------------------------------------------------------------
+    def facts(self, provider: type):
+        """A family-specific analysis (e.g. `gpulint.analysis.amp.AmpFacts`), computed once per file
+        from this model on first use and shared by every rule that asks for it."""
+        found = self._facts.get(provider)
+        if found is None:
+            found = self._facts[provider] = provider(self)
+        return found
 
     # names ------------------------------------------------------------------------------------
     def qualname(self, expr: cst.CSTNode | None) -> str | None:
