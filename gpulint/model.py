@@ -185,6 +185,49 @@ class Binding:
 
 
 @dataclass
+class Move:
+    """A place where a value is put on a device."""
+
+    call: cst.Call  # `x.to(d)`, `x.cuda()`, `x.cpu()`, or a constructor/factory called with device=
+    device: cst.BaseExpression | None  # the device expression; None for `.cuda()` / `.cpu()`
+    method: str  # "to", "cuda", "cpu" or "device="
+    non_blocking: bool = False
+
+    @property
+    def to_cpu(self) -> bool:
+        if self.method == "cpu":
+            return True
+        d = self.device
+        if isinstance(d, cst.SimpleString):
+            return d.evaluated_value in ("cpu",) if isinstance(d.evaluated_value, str) else False
+        if isinstance(d, cst.Call) and d.args and isinstance(d.args[0].value, cst.SimpleString):
+            v = d.args[0].value.evaluated_value
+            return v == "cpu"
+        return False
+
+    @property
+    def literal(self) -> str | None:
+        """The device as a string when it is written literally ("cuda", "cuda:0", "cpu")."""
+        if self.method == "cuda":
+            return "cuda" if self.device is None else None
+        if self.method == "cpu":
+            return "cpu"
+        d = self.device
+        if isinstance(d, cst.Call) and d.args:
+            d = d.args[0].value
+        if isinstance(d, cst.SimpleString) and isinstance(d.evaluated_value, str):
+            return d.evaluated_value
+        return None
+
+
+DEVICE_PREFIXES = ("cuda", "cpu", "mps", "xpu", "meta", "hpu", "npu", "xla")
+DTYPE_NAMES = frozenset(
+    "float16 float32 float64 half float double bfloat16 int8 int16 int32 int64 uint8 long int bool "
+    "complex64 complex128 cfloat short".split()
+)
+
+
+@dataclass
 class ClassInfo:
     node: cst.ClassDef
     bases: list[str]  # qualified names of bases (file classes by their own name)
@@ -387,6 +430,8 @@ class ScriptModel:
         self._in_progress: set = set()
         self._cycle_hit = False
         self._facts: dict[type, object] = {}
+        self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
+        self._inplace: dict[int, list[Move]] | None = None
         module.visit(_Collector(self))
 
     # derived facts ----------------------------------------------------------------------------
@@ -471,6 +516,203 @@ class ScriptModel:
                 return self.bindings.get((cls, "self." + expr.attr.value), [])
         return []
 
+    # functions --------------------------------------------------------------------------------
+    def function_of_param(self, b: Binding) -> cst.FunctionDef | None:
+        fn = self.enclosing(b.node, cst.FunctionDef)
+        return fn  # type: ignore[return-value]
+
+    def call_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
+        """Calls of a module-level (or nested) function defined in this file, by its name.
+
+        Methods and functions whose name is bound more than once are not followed."""
+        name = fn.name.value
+        defs = self.functions.get(name, [])
+        if len(defs) != 1 or self.class_of(fn) is not None:
+            return []
+        cache = self._call_sites
+        if fn not in cache:
+            cache[fn] = [c for c in self.calls if isinstance(c.func, cst.Name) and c.func.value == name]
+        return cache[fn]
+
+    def param_arguments(self, b: Binding) -> list[cst.BaseExpression]:
+        """The argument expressions passed for parameter `b` at the function's call sites in this
+        file (empty when any call site cannot be matched: *args, **kwargs)."""
+        fn = self.function_of_param(b)
+        if fn is None:
+            return []
+        sites = self.call_sites(fn)
+        if not sites:
+            return []
+        params = fn.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        out = []
+        for call in sites:
+            found = None
+            pos = 0
+            for arg in call.args:
+                if arg.star:
+                    return []
+                if arg.keyword is None:
+                    if pos < len(positional) and positional[pos] == b.name:
+                        found = arg.value
+                    pos += 1
+                elif arg.keyword.value == b.name:
+                    found = arg.value
+            if found is None:
+                if isinstance(b.value, cst.BaseExpression):  # the default value is used
+                    found = b.value
+                else:
+                    return []
+            out.append(found)
+        return out
+
+    # devices and moves ------------------------------------------------------------------------
+    def is_device_expr(self, e: cst.BaseExpression | None) -> bool:
+        """Does `e` look like a device (not a dtype)? `"cuda"`, `torch.device(...)`, a name of kind
+        DEVICE, `x.device`, `device`/`args.device`/`local_rank`-like names, an int index."""
+        if e is None:
+            return False
+        if isinstance(e, cst.SimpleString):
+            v = e.evaluated_value
+            return isinstance(v, str) and v.split(":", 1)[0] in DEVICE_PREFIXES
+        if isinstance(e, (cst.ConcatenatedString, cst.FormattedString)):
+            return "cuda" in self.module.code_for_node(e)
+        if isinstance(e, cst.Integer):
+            return True
+        if isinstance(e, cst.IfExp):
+            return self.is_device_expr(e.body) or self.is_device_expr(e.orelse)
+        q = self.qualname(e)
+        if q is not None:
+            last = q.rsplit(".", 1)[-1]
+            if q.startswith("torch.") and last in DTYPE_NAMES:
+                return False
+        if isinstance(e, cst.Call):
+            return self.qualname(e.func) == "torch.device"
+        if self.kind_of(e) is Kind.DEVICE:
+            return True
+        if isinstance(e, (cst.Name, cst.Attribute)):
+            last = e.value if isinstance(e, cst.Name) else e.attr.value
+            low = last.lower()
+            if "dtype" in low:
+                return False
+            return "device" in low or "rank" in low or low in ("gpu", "gpu_id", "dev")
+        return False
+
+    def move_of_call(self, call: cst.Call) -> Move | None:
+        f = call.func
+        if isinstance(f, cst.Attribute):
+            meth = f.attr.value
+            nb = any(a.keyword is not None and a.keyword.value == "non_blocking" for a in call.args)
+            if meth == "cuda":
+                pos = [a for a in call.args if a.keyword is None]
+                dev = pos[0].value if pos else next(
+                    (a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None
+                )
+                return Move(call, dev, "cuda", nb)
+            if meth == "cpu" and not call.args:
+                return Move(call, None, "cpu")
+            if meth == "to":
+                for a in call.args:
+                    if a.keyword is not None and a.keyword.value == "device":
+                        return Move(call, a.value, "to", nb)
+                pos = [a for a in call.args if a.keyword is None]
+                if pos and self.is_device_expr(pos[0].value):
+                    return Move(call, pos[0].value, "to", nb)
+                if pos and isinstance(pos[0].value, (cst.Name, cst.Attribute)) and self.kind_of(pos[0].value) is Kind.TENSOR:
+                    return Move(call, pos[0].value, "to", nb)  # x.to(other_tensor)
+                return None
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value in ("device", "device_map") and not (
+                isinstance(a.value, cst.Name) and a.value.value == "None"
+            ):
+                return Move(call, a.value, "device=")
+        return None
+
+    def moves_in_chain(self, expr: cst.BaseExpression | None) -> list[Move]:
+        """Moves applied while computing `expr`: `Net().to(d)`, `DDP(model.cuda())`, `x.to(d).float()`."""
+        out: list[Move] = []
+        cur = expr
+        while isinstance(cur, cst.Call):
+            mv = self.move_of_call(cur)
+            if mv is not None:
+                out.append(mv)
+            q = self.qualname(cur.func)
+            if q in WRAPPER_CLASSES and cur.args:
+                cur = cur.args[0].value
+                continue
+            if isinstance(cur.func, cst.Attribute) and not (q and q.startswith("torch.")):
+                cur = cur.func.value
+                continue
+            break
+        if isinstance(cur, (cst.Name, cst.Attribute)) and cur is not expr:
+            out.extend(self.moves_of(cur))
+        return out
+
+    def moves_of(self, expr: cst.BaseExpression) -> list[Move]:
+        """Every move known to apply to the value a name (or `self.attr`) refers to: in its
+        bindings (`m = Net().to(d)`), in-place module moves (`m.to(d)`, `m.cuda()` anywhere the same
+        binding is visible), and for parameters, the moves of the arguments at the call sites."""
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return self.moves_in_chain(expr)
+        key = ("moves", expr)
+        if key in self._in_progress:
+            return []
+        self._in_progress.add(key)
+        try:
+            bindings = self.bindings_of(expr)
+            out: list[Move] = []
+            for b in bindings:
+                if b.how in ("assign", "unpack") and b.value is not None and b.how == "assign":
+                    out.extend(self.moves_in_chain(b.value))
+                elif b.how == "param":
+                    for arg in self.param_arguments(b):
+                        out.extend(self.moves_in_chain(arg) if not isinstance(arg, (cst.Name, cst.Attribute)) else self.moves_of(arg))
+            if bindings and self.kind_of(expr) not in (Kind.TENSOR, Kind.BATCH):
+                # Module.to() moves in place; Tensor.to() does not (that is GL104's bug)
+                out.extend(self._inplace_moves().get(id(bindings), []))
+            unique, seen = [], set()
+            for mv in out:
+                if mv.call not in seen:
+                    seen.add(mv.call)
+                    unique.append(mv)
+            return unique
+        finally:
+            self._in_progress.discard(key)
+
+    def _inplace_moves(self) -> dict[int, list[Move]]:
+        """Moves done by calls whose result is not what matters: `model.to(d)` (Modules move in place)."""
+        if self._inplace is None:
+            self._inplace = {}
+            for call, recv, meth in self.method_calls("to", "cuda", "cpu"):
+                if not isinstance(recv, (cst.Name, cst.Attribute)):
+                    continue
+                mv = self.move_of_call(call)
+                if mv is None:
+                    continue
+                bindings = self.bindings_of(recv)
+                if bindings:
+                    self._inplace.setdefault(id(bindings), []).append(mv)
+        return self._inplace
+
+    def device_moves(self, expr: cst.BaseExpression) -> list[Move]:
+        """Moves of `expr` to something other than the CPU."""
+        return [mv for mv in self.moves_of(expr) if not mv.to_cpu]
+
+    # loops ------------------------------------------------------------------------------------
+    def loader_of_loop(self, loop: cst.For) -> cst.BaseExpression | None:
+        """The DataLoader expression a `for` loop iterates (through enumerate/zip/tqdm), or None."""
+        it = loop.iter
+        while isinstance(it, cst.Call):
+            q = self.qualname(it.func) or (it.func.value if isinstance(it.func, cst.Name) else None)
+            pos = [a for a in it.args if a.keyword is None]
+            if q in ("enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm") and pos:
+                it = pos[0].value
+                continue
+            break
+        if self.kind_of(it) is Kind.DATALOADER:
+            return it
+        return None
+
     # classes ----------------------------------------------------------------------------------
     def class_is(self, name: str, bases: frozenset[str], _seen: frozenset = frozenset()) -> bool:
         info = self.classes.get(name)
@@ -549,8 +791,14 @@ class ScriptModel:
             return Kind.UNKNOWN
         if b.how == "param":
             if b.annotation is not None:
-                return self._kind_of_annotation(b.annotation)
-            return Kind.UNKNOWN
+                ann = self._kind_of_annotation(b.annotation)
+                if ann is not Kind.UNKNOWN:
+                    return ann
+            args = self.param_arguments(b)
+            if not args:
+                return Kind.UNKNOWN
+            kinds = {self.kind_of(a) for a in args}
+            return kinds.pop() if len(kinds) == 1 else Kind.UNKNOWN
         if b.how == "augassign":
             # x += tensor keeps x's other bindings' kind
             assert isinstance(b.value, cst.AugAssign)
@@ -686,6 +934,15 @@ class ScriptModel:
                 return Kind.TENSOR
             if rk is Kind.MODULE and meth in ("train", "eval", "requires_grad_", "apply", "share_memory"):
                 return Kind.MODULE
+        if isinstance(func, cst.Name) and func.value == "iter" and call.args and "iter" not in self.aliases:
+            if self.kind_of(call.args[0].value) is Kind.DATALOADER:
+                return Kind.DATALOADER  # an iterator over the loader yields the same batches
+        if isinstance(func, cst.Name) and func.value == "next" and call.args and func.value not in self.aliases:
+            inner = call.args[0].value
+            if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" and inner.args:
+                inner = inner.args[0].value
+            if self.kind_of(inner) is Kind.DATALOADER:
+                return Kind.BATCH
         # calling a module gives its output
         if self.kind_of(func) is Kind.MODULE:
             return Kind.TENSOR
