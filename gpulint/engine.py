@@ -57,6 +57,15 @@ def decode(raw: bytes) -> Source:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
+        # detect_encoding also fails on a first or second line that is not UTF-8 when there is
+        # no coding cookie: say so, with the offending byte, rather than blame the declaration
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            line = raw[: bad.start].count(b"\n") + 1
+            raise BadInput(
+                f"file is not valid UTF-8: byte 0x{raw[bad.start]:02x} at offset {bad.start} cannot be decoded", line
+            )
         raise BadInput(f"cannot determine the file's encoding: {exc.msg if hasattr(exc, 'msg') else exc}")
     try:
         text = raw.decode(encoding)
@@ -113,6 +122,56 @@ class Prefilter:
         return self.always + [r for r, rx in self.filtered if rx.search(text)]
 
 
+def _python_syntax_error(text: str) -> "BadInput | None":
+    """Python's own verdict on a text: None when it parses, else its message and position.
+
+    Python's parser is fast and its messages and positions are precise ("'(' was never closed"
+    at the parenthesis), where LibCST's often point at the next line.
+    """
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes etc.
+            ast.parse(text)
+        return None
+    except SyntaxError as exc:
+        return BadInput(f"syntax error: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
+    except ValueError as exc:  # e.g. NUL bytes after the first 8 KiB
+        return BadInput(f"cannot parse: {exc}")
+    except (MemoryError, RecursionError):
+        return BadInput("file is too deeply nested to parse")
+
+
+def parse(text: str):
+    """The LibCST module of a text, or BadInput with the syntax error's position."""
+    import libcst as cst
+
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        py = _python_syntax_error(text)
+        if py is not None:
+            raise py
+        msg = str(exc.message).strip()
+        msg = re.sub(r"^(?:parser error: )?(?:error at \d+:\d+: )?", "", msg)
+        raise BadInput(f"syntax error: {msg}", exc.raw_line, exc.raw_column + 1)
+    except RecursionError:
+        raise BadInput("file is too deeply nested to parse")
+
+
+def check_syntax(text: str) -> None:
+    """Raise BadInput when a text does not parse, without paying for a LibCST parse.
+
+    Used for files the prefilter skips: they are not analysed, but a syntax error is still a
+    problem to report. Only when Python's parser rejects the text is LibCST asked (its grammar
+    may be newer than the running Python's); the file is reported only when both reject it.
+    """
+    if _python_syntax_error(text) is not None:
+        parse(text)
+
+
 def analyse(path: str, text: str, rules: Sequence[Rule]):
     """Run the rules over a text. Returns (diagnostics, suppressions) or raises BadInput."""
     import libcst as cst  # imported lazily: files skipped by the prefilter never pay for it
@@ -121,14 +180,7 @@ def analyse(path: str, text: str, rules: Sequence[Rule]):
     from gpulint.rule import Context, make_diagnostic
     from gpulint.suppression import Suppressions
 
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        msg = str(exc.message).strip()
-        msg = re.sub(r"^(?:parser error: )?(?:error at \d+:\d+: )?", "", msg)
-        raise BadInput(f"syntax error: {msg}", exc.raw_line, exc.raw_column + 1)
-    except RecursionError:
-        raise BadInput("file is too deeply nested to parse")
+    module = parse(text)
     model = ScriptModel(module)
     ctx = Context(path, text, module, model)
     sup = Suppressions(text)
@@ -223,6 +275,7 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
         return Outcome([], text)
     selected = Prefilter(rules).select(text)
     if not selected:
+        check_syntax(text)  # nothing to analyse, but a file that does not parse is still reported
         return Outcome([], text)
     diags, _ = analyse(path, text, selected)
     if not opts.fix:
