@@ -130,12 +130,18 @@ def _lint(
             outcome = run_text(name, src.text, _rules_for(codes, tuple(str(d) for d in settings.rule_dirs)), opts)
             res.diagnostics = outcome.diagnostics
             res.fixed = [d.code for d in outcome.fixed]
+            res.notes = outcome.dropped
+            stdin_out = raw
             if outcome.text != src.text:
                 res.original_source, res.fixed_source = src.text, outcome.text
-            stdin_text = outcome.text
+                try:  # the fixed source goes back in the input's own encoding (coding cookie, BOM)
+                    stdin_out = outcome.text.encode(src.encoding)
+                except UnicodeEncodeError as exc:
+                    res.fixed, res.fixed_source = [], None
+                    res.diagnostics = [engine_diagnostic(name, f"cannot encode the fixed source as {src.encoding}: {exc.reason}")]
         except BadInput as exc:
             res.diagnostics = [engine_diagnostic(name, str(exc), exc.line, exc.col)]
-            stdin_text = raw.decode("utf-8", errors="surrogateescape")
+            stdin_out = raw  # unchanged, byte for byte
         results = [res]
     else:
         try:
@@ -182,7 +188,9 @@ def _lint(
 
         if use_stdin and fix:
             # like ruff: the fixed source goes to stdout, the report to stderr
-            click.echo(stdin_text, nl=False)
+            out = click.get_binary_stream("stdout")
+            out.write(stdin_out)
+            out.flush()
             report_err = True
         else:
             report_err = False
