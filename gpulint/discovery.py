@@ -28,15 +28,23 @@ class Candidate:
     explicit: bool
 
 
-def _excluded(rel_parts: tuple[str, ...], rel: str, root_rel: str | None, patterns: list[str]) -> bool:
+def _excluded(
+    rel_parts: tuple[str, ...], rel: str, root_rel: str | None, patterns: list[str], top_depth: int = 0
+) -> bool:
     """Name patterns (`build`) match any component below the walked directory; path patterns
-    (`tests/fixtures`) match the path relative to the config's folder or to the walked one."""
+    (`tests/fixtures`) match the path, or one of its folders below the walked directory, relative
+    to the walked directory or to the config's folder. A directory named on the command line is
+    walked even when it is itself excluded (`top_depth`: its depth below the config's folder)."""
     for pat in patterns:
         pat = pat.rstrip("/")
         if "/" in pat:
-            for cand in (rel, root_rel):
-                if cand is not None and (fnmatch.fnmatch(cand, pat) or fnmatch.fnmatch(cand, pat + "/*")):
-                    return True
+            if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*"):
+                return True
+            if root_rel is not None:
+                parts = root_rel.split("/")
+                for depth in range(max(top_depth, 0) + 1, len(parts) + 1):
+                    if fnmatch.fnmatch("/".join(parts[:depth]), pat):
+                        return True
         elif any(fnmatch.fnmatch(part, pat) for part in rel_parts):
             return True
     return False
@@ -57,6 +65,8 @@ def discover(paths: Iterable[str], settings: Settings) -> list[Candidate]:
         if not os.path.lexists(p):
             raise MissingPath(p)
         if os.path.isdir(p):
+            top = _rel_to_root(Path(p), settings.root)
+            top_depth = 0 if top in (None, ".", "") else len(top.split("/"))
             for dirpath, dirnames, filenames in os.walk(p):
                 rel_dir = os.path.relpath(dirpath, p)
                 base_parts = () if rel_dir == "." else tuple(Path(rel_dir).parts)
@@ -64,7 +74,7 @@ def discover(paths: Iterable[str], settings: Settings) -> list[Candidate]:
                 for d in sorted(dirnames):
                     parts = base_parts + (d,)
                     root_rel = _rel_to_root(Path(dirpath) / d, settings.root)
-                    if _excluded(parts, "/".join(parts), root_rel, patterns):
+                    if _excluded(parts, "/".join(parts), root_rel, patterns, top_depth):
                         continue
                     keep.append(d)
                 dirnames[:] = keep
@@ -74,7 +84,7 @@ def discover(paths: Iterable[str], settings: Settings) -> list[Candidate]:
                     parts = base_parts + (f,)
                     full = os.path.join(dirpath, f)
                     root_rel = _rel_to_root(Path(full), settings.root)
-                    if _excluded(parts, "/".join(parts), root_rel, patterns):
+                    if _excluded(parts, "/".join(parts), root_rel, patterns, top_depth):
                         continue
                     walked.append(full)
         else:
