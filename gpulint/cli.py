@@ -111,6 +111,10 @@ def _lint(
             settings.extend_select + _split(extend_select),
             settings.ignore + _split(ignore),
         )
+        for pattern, selectors in settings.per_file_ignores.items():
+            unknown = [s for s in selectors if s.strip().upper() != "GL000" and not registry.match(s)]
+            if unknown:
+                raise RuleError(f"unknown rule selector(s) in per-file-ignores for {pattern!r}: {', '.join(unknown)}")
     except (ConfigError, RuleError) as exc:
         raise _fail(str(exc))
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
