@@ -694,9 +694,40 @@ class ScriptModel:
                     self._inplace.setdefault(id(bindings), []).append(mv)
         return self._inplace
 
+    def device_literal(self, e: cst.BaseExpression | None, _depth: int = 0) -> str | None:
+        """The device an expression names when it can be read off the file: `"cuda:0"`,
+        `torch.device("cpu")`, or a name all of whose bindings agree on one; else None."""
+        if e is None or _depth > 5:
+            return None
+        if isinstance(e, cst.SimpleString):
+            v = e.evaluated_value
+            return v if isinstance(v, str) else None
+        if isinstance(e, cst.Call) and self.qualname(e.func) == "torch.device" and e.args:
+            first = self.device_literal(e.args[0].value, _depth + 1)
+            if first is not None and len(e.args) > 1 and isinstance(e.args[1].value, cst.Integer):
+                return f"{first}:{e.args[1].value.value}"
+            return first
+        if isinstance(e, cst.Name):
+            values = set()
+            for b in self.bindings_of(e):
+                if b.how != "assign" or b.value is None:
+                    return None
+                values.add(self.device_literal(b.value, _depth + 1))
+            if len(values) == 1:
+                return values.pop()
+        return None
+
+    def is_cpu_move(self, mv: Move) -> bool:
+        if mv.to_cpu:
+            return True
+        if mv.method in ("to", "device=") and mv.device is not None:
+            lit = self.device_literal(mv.device)
+            return lit is not None and lit.split(":")[0] in ("cpu", "meta")
+        return False
+
     def device_moves(self, expr: cst.BaseExpression) -> list[Move]:
-        """Moves of `expr` to something other than the CPU."""
-        return [mv for mv in self.moves_of(expr) if not mv.to_cpu]
+        """Moves of `expr` to something other than the CPU (or that may not be the CPU)."""
+        return [mv for mv in self.moves_of(expr) if not self.is_cpu_move(mv)]
 
     # loops ------------------------------------------------------------------------------------
     def loader_of_loop(self, loop: cst.For) -> cst.BaseExpression | None:

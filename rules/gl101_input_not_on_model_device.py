@@ -84,8 +84,12 @@ for x, y in loader:
     @staticmethod
     def _device_text(ctx: Context, loop: cst.For, model_call: cst.Call, move: Move) -> str | None:
         m = ctx.model
+        model_device = None
+        if isinstance(model_call.func, (cst.Name, cst.Attribute)):
+            model_device = f"next({ctx.code(model_call.func)}.parameters()).device"
         if move.method == "cuda":
-            return None if move.device is None else ctx.code(move.device)
+            # `.cuda()` is often conditional; the model's own device is right in every case
+            return model_device
         d = move.device
         if d is None:
             return None
@@ -96,16 +100,12 @@ for x, y in loader:
             scope = m.scope_of(loop)
             if (scope, root.value) in m.bindings or (m.module, root.value) in m.bindings:
                 return ctx.code(d)
-            if isinstance(model_call.func, cst.Name):
-                return f"next({model_call.func.value}.parameters()).device"
-            return None
+            return model_device
         if isinstance(d, (cst.SimpleString, cst.Integer)) or (
             isinstance(d, cst.Call) and all(isinstance(a.value, (cst.SimpleString, cst.Integer)) for a in d.args)
         ):
             return ctx.code(d)
-        if isinstance(model_call.func, cst.Name):
-            return f"next({model_call.func.value}.parameters()).device"
-        return None
+        return model_device
 
     @staticmethod
     def _move_lines(ll, reported, device_text: str | None) -> dict[str, str]:
