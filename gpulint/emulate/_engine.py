@@ -1,0 +1,1150 @@
+"""The emulated CUDA device: how it works, and what it cannot do.
+
+Mechanism
+=========
+A CPU build of PyTorch cannot hold a tensor whose C++ ``TensorImpl`` says "cuda": creating one is
+possible (``_make_wrapper_subclass(device="cuda")``, which is what ``FakeTensorMode`` does), but the
+autograd engine asks the CUDA device-guard for the tensor's stream as soon as a graph is built, and
+a CPU build has no CUDA guard, so the process aborts (``PyTorch is not linked with support for
+cuda devices``; even ``torch._C._ensureCUDADeviceGuardSet()`` does not help on a CPU-only wheel).
+The ``privateuse1`` backend could have a Python guard, but it cannot be named "cuda", so scripts
+would see ``privateuseone:0``. The "meta" device has no values, so nothing could train.
+
+So the emulator keeps every tensor a genuine CPU tensor for C++ (autograd, kernels, the dispatcher
+and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Python* layer:
+
+1. **Tagged tensors.** A tensor on emulated ``cuda:i`` is an ordinary CPU tensor whose Python class
+   is switched (``obj.__class__ = ...``; no copy, no new ``TensorImpl``) to a per-device subclass of
+   ``torch.Tensor`` (or of ``nn.Parameter``) that overrides ``device``, ``is_cuda``, ``get_device``,
+   ``to``/``cuda``/``cpu``, ``numpy``, ``type``, ``new_tensor`` and pickling. PyTorch preserves a
+   tensor's Python object while C++ holds the tensor (e.g. saved for backward), so the tag survives.
+   ``__torch_function__`` is disabled on these classes so results are not re-wrapped.
+2. **A ``TorchDispatchMode``** sees every ATen operator call below autograd, forward and backward.
+   It reads the devices of the operands from their tags, raises the error real CUDA raises when
+   devices mix (messages in ``_devcheck.py``), rewrites ``device=cuda`` arguments of factories and
+   copies to ``cpu``, runs the CPU kernel, and tags the outputs with the operator's device. Gradients,
+   optimizer state and views are produced by operators, so they are tagged like on a GPU. Random
+   operators on the emulated device draw from a per-device generator (``torch.cuda.manual_seed``).
+   Each new emulated storage is counted (rounded to the CUDA allocator's 512-byte blocks) until a
+   weakref finalizer on the storage fires: that is the emulated memory, its peak, and the
+   ``--gpu-memory`` limit that raises ``torch.OutOfMemoryError``.
+3. **Python-level patches**, active only inside :class:`EmulatedCuda`: ``torch.cuda`` queries
+   (``is_available``, ``device_count``, ``get_device_properties``, memory statistics, seeding,
+   ``torch.cuda.device``, events, the default stream), ``torch.cuda._lazy_init`` (so the C++
+   argument parser accepts ``device="cuda"``), ``torch.accelerator``, ``Tensor.data`` (so
+   ``Module.to("cuda")``'s in-place ``param.data = ...`` re-tags the parameter object, keeping its
+   identity for optimizers), ``nn.Parameter(...)``, ``Tensor.to(other)``/``type_as``,
+   ``torch.save``/``torch.load`` (a serialization tagger writes ``cuda:i`` locations like a GPU does;
+   loading restores ``cuda`` locations as emulated tensors unless ``map_location`` says otherwise),
+   autocast (CUDA autocast state is mirrored to CPU autocast, because the CPU kernels consult the
+   CPU autocast key), and DataLoader pinning.
+
+Only ATen operators dispatched on the thread that entered the emulation are checked: the mode is
+thread-local, as ``TorchDispatchMode`` is.
+
+What it cannot emulate
+======================
+* custom CUDA kernels and C++/CUDA extensions (``torch.utils.cpp_extension`` with CUDA sources,
+  operators registered only for CUDA): there is no GPU code to run;
+* Triton kernels and ``torch.compile`` (Inductor generates Triton/CUDA code for a real GPU);
+* NCCL and multi-process GPU collectives (``init_process_group("nccl")``);
+* CUDA graphs (``torch.cuda.graph``, ``CUDAGraph``, ``make_graphed_callables``);
+* stream semantics: side streams (``torch.cuda.Stream``) are refused; everything runs in program
+  order, so races a real GPU could expose are invisible; ``non_blocking`` copies are synchronous;
+* numerics: cuDNN/cuBLAS algorithms, TF32, fp16 accumulation and CUDA RNG streams differ from the
+  CPU kernels that actually run (results are real but not bit-identical to a GPU); autocast uses
+  the CPU autocast op lists;
+* speed and the caching allocator's fragmentation (memory is counted per live storage).
+
+When a script reaches one of the refused features, :class:`EmulationUnsupported` is raised and
+``gpulint run`` prints ``gpulint run: <feature> cannot be emulated: <why>`` and exits with 3.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable, Iterator
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+
+from gpulint.emulate import _devcheck
+from gpulint.emulate._errors import EmulationUnsupported
+from gpulint.emulate.sizes import format_cuda_size
+
+__all__ = ["EmulatedCuda", "EmulationUnsupported", "active", "DEFAULT_TOTAL_MEMORY"]
+
+_TB = torch._C.TensorBase
+_Tensor = torch.Tensor
+_CPU = torch.device("cpu")
+CPU = _devcheck.CPU
+OTHER = -2
+DEFAULT_TOTAL_MEMORY = 80 * 1024**3  # reported when --gpu-memory is not given (no limit enforced)
+_BLOCK = 512  # CUDA caching allocator rounds every block to 512 bytes
+
+_ACTIVE: "EmulatedCuda | None" = None
+
+
+def active() -> "EmulatedCuda | None":
+    """The emulator currently installed in this process, if any."""
+    return _ACTIVE
+
+
+def _need_active() -> "EmulatedCuda":
+    emu = _ACTIVE
+    if emu is None:
+        raise RuntimeError("gpulint emulated CUDA is not active")
+    return emu
+
+
+# --------------------------------------------------------------------------------------------
+# Tagged tensor classes
+# --------------------------------------------------------------------------------------------
+_INDEX_OF: dict[type, int] = {}  # variant class -> cuda index
+_BASE_OF: dict[type, type] = {}  # variant class -> the class it stands for (Tensor, Parameter, ...)
+_VARIANTS: dict[tuple[type, int], type] = {}
+
+
+def _variant(base: type, index: int) -> type:
+    key = (base, index)
+    cls = _VARIANTS.get(key)
+    if cls is not None:
+        return cls
+    ns: dict[str, Any] = {"__slots__": (), "__module__": __name__}
+    for name, value in _MIXIN.items():
+        if base is not _Tensor and name in base.__dict__ and name != "__repr__":
+            continue  # e.g. Parameter's own __repr__/__reduce_ex__/__deepcopy__
+        ns[name] = value
+    ns["_gl_index"] = index
+    ns["_gl_device"] = torch.device("cuda", index)
+    ns["__qualname__"] = base.__name__
+    cls = type(base)(base.__name__, (base,), ns)
+    _VARIANTS[key] = cls
+    _INDEX_OF[cls] = index
+    _BASE_OF[cls] = base
+    return cls
+
+
+def code_of(t: Any) -> int:
+    """Device code of a tensor: its emulated cuda index, CPU (-1) or OTHER (-2)."""
+    idx = _INDEX_OF.get(type(t))
+    if idx is not None:
+        return idx
+    return CPU if t.is_cpu else OTHER
+
+
+def _tag(t: torch.Tensor, index: int, track: bool = True) -> torch.Tensor:
+    """Turn a CPU tensor object into an emulated ``cuda:index`` tensor in place."""
+    cls = type(t)
+    base = _BASE_OF.get(cls, cls)
+    t.__class__ = _variant(base, index)
+    if track and _ACTIVE is not None:
+        _ACTIVE._track(t, index)
+    return t
+
+
+def _untag(t: torch.Tensor) -> torch.Tensor:
+    base = _BASE_OF.get(type(t))
+    if base is not None:
+        t.__class__ = base
+    return t
+
+
+def _cuda_index(device: Any, default_current: bool = True) -> int:
+    """Index of a cuda device spec (None/"cuda"/"cuda:1"/1/torch.device); validates the ordinal."""
+    emu = _need_active()
+    if device is None:
+        return emu.current
+    if isinstance(device, int):
+        idx = device
+    else:
+        dev = torch.device(device)
+        if dev.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {dev}")
+        idx = emu.current if dev.index is None else dev.index
+    emu.check_ordinal(idx)
+    return idx
+
+
+def _target_code(device: Any) -> int:
+    """Device code for a ``device=`` argument: CPU, a cuda index, or OTHER."""
+    dev = torch.device(device) if not isinstance(device, torch.device) else device
+    if dev.type == "cuda":
+        return _cuda_index(dev)
+    if dev.type == "cpu":
+        return CPU
+    return OTHER
+
+
+def _m_device(self: torch.Tensor) -> torch.device:
+    return type(self)._gl_device
+
+
+def _m_get_device(self: torch.Tensor) -> int:
+    return type(self)._gl_index
+
+
+def _m_numpy(self: torch.Tensor, *, force: bool = False) -> Any:
+    if not force:
+        raise TypeError(
+            f"can't convert {type(self)._gl_device} device type tensor to numpy. "
+            "Use Tensor.cpu() to copy the tensor to host memory first."
+        )
+    return self.detach().cpu().numpy(force=True)
+
+
+def _copy_to(t: torch.Tensor, code: int, dtype: Any = None, memory_format: Any = None) -> torch.Tensor:
+    kwargs: dict[str, Any] = {"device": _CPU if code == CPU else torch.device("cuda", code)}
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    if memory_format is not None:
+        kwargs["memory_format"] = memory_format
+    return torch.ops.aten._to_copy.default(t, **kwargs)
+
+
+def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, Any, bool, bool, Any]:
+    """(device, dtype, non_blocking, copy, memory_format) of a ``Tensor.to`` call."""
+    kwargs = dict(kwargs)
+    copy = bool(kwargs.pop("copy", False))
+    other = None
+    if args and isinstance(args[0], torch.Tensor):
+        other, args = args[0], args[1:]
+    elif isinstance(kwargs.get("other"), torch.Tensor):
+        other = kwargs.pop("other")
+    if other is not None:
+        non_blocking = bool(args[0]) if args else bool(kwargs.pop("non_blocking", False))
+        if len(args) > 1:
+            copy = bool(args[1])
+        return other.device, other.dtype, non_blocking, copy, kwargs.get("memory_format")
+    if len(args) >= 4 and isinstance(args[3], bool) and not isinstance(args[0], torch.dtype):
+        copy = args[3]
+        args = args[:3]
+    elif len(args) >= 3 and isinstance(args[0], torch.dtype) and isinstance(args[2], bool):
+        copy = args[2]
+        args = args[:2]
+    device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args, **kwargs)
+    return device, dtype, non_blocking, copy, memory_format
+
+
+def _m_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    device, dtype, non_blocking, copy, memory_format = _parse_to(args, kwargs)
+    here = type(self)._gl_index
+    code = here if device is None else _target_code(device)
+    if code == here or code == OTHER:
+        if code == OTHER:
+            return _TB.to(self, *args, **kwargs)
+        kw: dict[str, Any] = {"non_blocking": non_blocking, "copy": copy}
+        if memory_format is not None:
+            kw["memory_format"] = memory_format
+        return _TB.to(self, dtype if dtype is not None else self.dtype, **kw)
+    return _copy_to(self, code, dtype, memory_format)
+
+
+def _m_cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False, memory_format: Any = torch.preserve_format) -> torch.Tensor:
+    code = _cuda_index(device)
+    if code == type(self)._gl_index:
+        return self
+    return _copy_to(self, code, None, memory_format)
+
+
+def _m_cpu(self: torch.Tensor, memory_format: Any = torch.preserve_format) -> torch.Tensor:
+    return _copy_to(self, CPU, None, memory_format)
+
+
+def _m_type(self: torch.Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    if dtype is None:
+        base = _TB.type(self)
+        return "torch.cuda." + base[len("torch.") :] if base.startswith("torch.") else base
+    if isinstance(dtype, str):
+        on_cuda = dtype.startswith("torch.cuda.")
+        name = dtype.rsplit(".", 1)[-1]
+        legacy = getattr(torch, name, None)
+        target_dtype = getattr(legacy, "dtype", None)
+        if target_dtype is None:
+            raise ValueError(f"invalid type: '{dtype}'")
+        if on_cuda:
+            return self.to(dtype=target_dtype, non_blocking=non_blocking)
+        return self.to(device="cpu", dtype=target_dtype, non_blocking=non_blocking)
+    return self.to(dtype=dtype, non_blocking=non_blocking)
+
+
+def _m_new_tensor(self: torch.Tensor, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kwargs: Any) -> torch.Tensor:
+    return torch.tensor(
+        data,
+        dtype=self.dtype if dtype is None else dtype,
+        device=self.device if device is None else device,
+        requires_grad=requires_grad,
+    )
+
+
+def _m_is_pinned(self: torch.Tensor, device: Any = None) -> bool:
+    return False
+
+
+def _m_pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
+    raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+
+
+def _m_reduce_ex(self: torch.Tensor, proto: int) -> Any:
+    """Pickle like a real CUDA tensor: plain ``_rebuild_tensor_v2`` with a ``cuda:i`` storage."""
+    emu = _ACTIVE
+    if emu is not None:
+        emu._mark_for_save(self)
+    else:
+        _STANDALONE_SAVE_TAGS[self.untyped_storage()._cdata] = (self.untyped_storage(), type(self)._gl_index)
+    state = torch._utils._get_obj_state(self)
+    if isinstance(state, dict) and state.get("_is_param"):
+        state = {k: v for k, v in state.items() if k != "_is_param"}
+        data = self.detach()
+        return (torch._utils._rebuild_parameter, (data, self.requires_grad, OrderedDict()))
+    func, args = self._reduce_ex_internal(proto)
+    if not state:
+        return func, args
+    return (torch._utils._rebuild_from_type_v2, (func, torch.Tensor, args, state))
+
+
+_STANDALONE_SAVE_TAGS: dict[int, tuple[Any, int]] = {}
+
+
+def _m_repr(self: torch.Tensor, *, tensor_contents: Any = None) -> str:
+    text = torch._tensor_str._str(self, tensor_contents=tensor_contents)
+    name = type(self).__name__
+    if text.startswith(name + "("):
+        pad = len(name) + 1
+        text = "tensor(" + text[pad:].replace("\n" + " " * pad, "\n" + " " * len("tensor("))
+    if isinstance(self, torch.nn.Parameter) and _BASE_OF.get(type(self)) is not _Tensor:
+        return "Parameter containing:\n" + text
+    return text
+
+_MIXIN: dict[str, Any] = {
+    "__torch_function__": torch._C._disabled_torch_function_impl,
+    "device": property(_m_device),
+    "is_cuda": property(lambda self: True),
+    "is_cpu": property(lambda self: False),
+    "get_device": _m_get_device,
+    "numpy": _m_numpy,
+    "to": _m_to,
+    "cuda": _m_cuda,
+    "cpu": _m_cpu,
+    "type": _m_type,
+    "new_tensor": _m_new_tensor,
+    "is_pinned": _m_is_pinned,
+    "pin_memory": _m_pin_memory,
+    "__reduce_ex__": _m_reduce_ex,
+    "__repr__": _m_repr,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Patched plain-tensor methods (installed on torch.Tensor while emulating)
+# --------------------------------------------------------------------------------------------
+_DATA = _TB.data  # the C getset descriptor
+
+
+def _data_get(self: torch.Tensor) -> torch.Tensor:
+    d = _DATA.__get__(self)
+    idx = _INDEX_OF.get(type(self))
+    if idx is not None:
+        d.__class__ = _variant(_Tensor, idx)
+    return d
+
+
+def _data_set(self: torch.Tensor, value: torch.Tensor) -> None:
+    _DATA.__set__(self, value)
+    idx = _INDEX_OF.get(type(value))
+    if idx is not None:
+        _tag(self, idx, track=False)
+    else:
+        _untag(self)
+
+
+def _plain_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    device, dtype, non_blocking, copy, memory_format = _parse_to(args, kwargs)
+    if device is not None:
+        code = _target_code(device)
+        if code >= 0:
+            return _copy_to(self, code, dtype, memory_format)
+        if (args and isinstance(args[0], torch.Tensor)) or isinstance(kwargs.get("other"), torch.Tensor):
+            kw: dict[str, Any] = {"device": device, "dtype": dtype, "non_blocking": non_blocking, "copy": copy}
+            if memory_format is not None:
+                kw["memory_format"] = memory_format
+            return _TB.to(self, **kw)
+    return _TB.to(self, *args, **kwargs)
+
+
+def code_of_device(device: torch.device) -> int:
+    return _target_code(device)
+
+
+def _plain_cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False, memory_format: Any = torch.preserve_format) -> torch.Tensor:
+    return _copy_to(self, _cuda_index(device), None, memory_format)
+
+
+def _plain_type_as(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    return self.to(device=other.device, dtype=other.dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# The dispatch mode
+# --------------------------------------------------------------------------------------------
+_aten = torch.ops.aten
+_SPECIAL_PIN = {_aten._pin_memory.default}
+_SPECIAL_IS_PINNED = {_aten.is_pinned.default}
+_COPY_IN_PLACE = frozenset({"aten::copy_", "aten::_copy_from", "aten::_copy_from_and_resize", "aten::set_", "aten::_foreach_copy_"})
+_FACTORY_NOT_ON_INPUT = frozenset({"aten::_to_copy"})
+
+
+@functools.lru_cache(maxsize=None)
+def _func_flags(func: Any) -> tuple[bool, bool, str]:
+    """(is_random, is_mutating, qualified name)."""
+    try:
+        tags = func.tags
+    except Exception:  # pragma: no cover
+        tags = ()
+    is_random = torch.Tag.nondeterministic_seeded in tags
+    schema = func._schema
+    return is_random, bool(schema.is_mutable), schema.name
+
+
+class _EmulationMode(TorchDispatchMode):
+    def __init__(self, emu: "EmulatedCuda") -> None:
+        super().__init__()
+        self.emu = emu
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        return self.emu._dispatch(func, args, kwargs or {})
+
+
+class EmulatedCuda:
+    """Activate emulated CUDA in this process: ``with EmulatedCuda(gpus=2): ...``.
+
+    Not re-entrant and one at a time per process. ``memory`` (bytes) limits live emulated memory
+    per device; without it the devices report ``DEFAULT_TOTAL_MEMORY`` and allocate without limit.
+    """
+
+    def __init__(self, gpus: int = 1, memory: int | None = None) -> None:
+        if gpus < 1:
+            raise ValueError("gpus must be >= 1")
+        self.gpus = int(gpus)
+        self.memory = memory
+        self.total_memory = int(memory) if memory else DEFAULT_TOTAL_MEMORY
+        self.current = 0
+        self.allocated = [0] * self.gpus
+        self.peak = [0] * self.gpus
+        self.peak_total = 0
+        self._total = 0
+        self._live: dict[int, tuple[int, int]] = {}
+        self.generators = [torch.Generator() for _ in range(self.gpus)]
+        self.unsupported_seen: list[EmulationUnsupported] = []
+        self._patches: list[tuple[Any, str, Any]] = []
+        self._mode: _EmulationMode | None = None
+        self._save_tags: dict[int, tuple[Any, int]] = {}
+        self._load_tags: dict[int, tuple[Any, int]] = {}
+        self._io_depth = 0
+        self._thread = threading.get_ident()
+
+    # ---- memory -----------------------------------------------------------------------------
+    def _track(self, t: torch.Tensor, index: int) -> None:
+        storage = t.untyped_storage()
+        key = storage._cdata
+        if key in self._live:
+            return
+        nbytes = storage.nbytes()
+        size = ((nbytes + _BLOCK - 1) // _BLOCK) * _BLOCK
+        if self.memory is not None and self.allocated[index] + size > self.memory:
+            self._raise_oom(index, size)
+        self._live[key] = (index, size)
+        self.allocated[index] += size
+        self._total += size
+        if self.allocated[index] > self.peak[index]:
+            self.peak[index] = self.allocated[index]
+        if self._total > self.peak_total:
+            self.peak_total = self._total
+        weakref.finalize(storage, self._release, key)
+
+    def _release(self, key: int) -> None:
+        rec = self._live.pop(key, None)
+        if rec is not None:
+            index, size = rec
+            self.allocated[index] -= size
+            self._total -= size
+
+    def _raise_oom(self, index: int, size: int) -> None:
+        total = self.total_memory
+        used = self.allocated[index]
+        free = max(total - used, 0)
+        raise torch.OutOfMemoryError(
+            f"CUDA out of memory. Tried to allocate {format_cuda_size(size)}. GPU {index} has a total capacity of "
+            f"{format_cuda_size(total)} of which {format_cuda_size(free)} is free. Including non-PyTorch memory, "
+            f"this process has {format_cuda_size(used)} memory in use. Of the allocated memory "
+            f"{format_cuda_size(used)} is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated. "
+            "If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+            "to avoid fragmentation.  See documentation for Memory Management  "
+            "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+        )
+
+    def check_ordinal(self, idx: int) -> None:
+        if not 0 <= idx < self.gpus:
+            raise RuntimeError(
+                "CUDA error: invalid device ordinal\n"
+                "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+                "below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+                "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+            )
+
+    # ---- the operator hook --------------------------------------------------------------------
+    def _dispatch(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        index_of = _INDEX_OF
+        dev: int | None = None
+        mixed = False
+        for seq in (args, kwargs.values()):
+            for a in seq:
+                ta = type(a)
+                if ta is list or ta is tuple:
+                    for b in a:
+                        tb = type(b)
+                        d = index_of.get(tb)
+                        if d is None:
+                            if not isinstance(b, torch.Tensor):
+                                continue
+                            d = CPU if b.is_cpu else OTHER
+                        if d == OTHER:
+                            continue
+                        if dev is None:
+                            dev = d
+                        elif d != dev:
+                            mixed = True
+                    continue
+                d = index_of.get(ta)
+                if d is None:
+                    if not isinstance(a, torch.Tensor):
+                        continue
+                    d = CPU if a.is_cpu else OTHER
+                if d == OTHER:
+                    continue
+                if dev is None:
+                    dev = d
+                elif d != dev:
+                    mixed = True
+
+        out_dev = dev
+        device_kw = kwargs.get("device") if kwargs else None
+        if device_kw is not None:
+            target = _target_code(device_kw)
+            if target >= 0:
+                kwargs = dict(kwargs)
+                kwargs["device"] = _CPU
+                if kwargs.get("pin_memory"):
+                    kwargs["pin_memory"] = False
+            out_dev = target
+        elif kwargs and kwargs.get("pin_memory"):
+            kwargs = dict(kwargs)
+            kwargs["pin_memory"] = False
+
+        if func in _SPECIAL_IS_PINNED:
+            return False
+        if func in _SPECIAL_PIN:
+            return args[0].clone()
+
+        is_random, is_mutating, name = _func_flags(func)
+        if mixed:
+            common = _devcheck.resolve_mixed(func, args, kwargs, code_of)
+            if device_kw is None:
+                out_dev = common
+        if name in _COPY_IN_PLACE:
+            result = func(*args, **kwargs)
+            if name == "aten::set_" and dev is not None and dev >= 0 and isinstance(result, torch.Tensor):
+                self._track(result, dev)
+            return result
+
+        if dev is None and out_dev is None:
+            return func(*args, **kwargs)
+        if out_dev is None or out_dev < 0:
+            return func(*args, **kwargs)
+
+        try:
+            if is_random:
+                result = self._run_random(func, args, kwargs, out_dev)
+            else:
+                result = func(*args, **kwargs)
+        except NotImplementedError as exc:
+            if func.namespace not in ("aten", "prim", "prims", "_c10d_functional", "c10d", "quantized"):
+                raise EmulationUnsupported(
+                    f"custom operator {func._schema.name}",
+                    "it has no CPU implementation (a CUDA-only kernel or extension); there is no GPU code to run",
+                ) from exc
+            raise
+        return self._tag_result(result, out_dev, args if is_mutating else None)
+
+    def _run_random(self, func: Any, args: tuple, kwargs: dict, index: int) -> Any:
+        if kwargs.get("generator") is not None:
+            return func(*args, **kwargs)
+        cpu_gen = torch.default_generator
+        saved = cpu_gen.get_state()
+        gen = self.generators[index]
+        cpu_gen.set_state(gen.get_state())
+        try:
+            return func(*args, **kwargs)
+        finally:
+            gen.set_state(cpu_gen.get_state())
+            cpu_gen.set_state(saved)
+
+    def _tag_result(self, result: Any, index: int, inputs: tuple | None) -> Any:
+        tr = type(result)
+        if tr is _Tensor:
+            if inputs is None or not any(result is a for a in inputs):
+                _tag(result, index)
+        elif tr is tuple or tr is list:
+            for r in result:
+                if type(r) is _Tensor and (inputs is None or not any(r is a for a in inputs)):
+                    _tag(r, index)
+                elif type(r) is list:
+                    for q in r:
+                        if type(q) is _Tensor:
+                            _tag(q, index)
+        return result
+
+    # ---- serialization -------------------------------------------------------------------------
+    def _mark_for_save(self, t: torch.Tensor) -> None:
+        storage = t.untyped_storage()
+        self._save_tags[storage._cdata] = (storage, type(t)._gl_index)
+
+    def _tagger(self, storage: Any) -> str | None:
+        if _ACTIVE is not self:
+            return None
+        rec = self._save_tags.get(getattr(storage, "_cdata", None)) or _STANDALONE_SAVE_TAGS.get(getattr(storage, "_cdata", None))
+        if rec is None:
+            return None
+        return f"cuda:{rec[1]}"
+
+    def _deserializer(self, obj: Any, location: str) -> Any:
+        if _ACTIVE is not self or not location.startswith("cuda"):
+            return None
+        idx = self.current if location == "cuda" else int(location.split(":", 1)[1])
+        if idx >= self.gpus:
+            raise RuntimeError(
+                f"Attempting to deserialize object on CUDA device {idx} but torch.cuda.device_count() is "
+                f"{self.gpus}. Please use torch.load with map_location to map your storages to an existing device."
+            )
+        untyped = getattr(obj, "_untyped_storage", obj)
+        self._load_tags[untyped._cdata] = (untyped, idx)
+        return obj
+
+    # ---- install / uninstall -----------------------------------------------------------------
+    def _patch(self, obj: Any, name: str, value: Any) -> None:
+        old = obj.__dict__.get(name, _MISSING) if isinstance(obj, type) else getattr(obj, name, _MISSING)
+        self._patches.append((obj, name, old))
+        setattr(obj, name, value)
+
+    def __enter__(self) -> "EmulatedCuda":
+        global _ACTIVE
+        if _ACTIVE is not None:
+            raise RuntimeError("emulated CUDA is already active in this process")
+        _ACTIVE = self
+        try:
+            _install(self)
+            self._mode = _EmulationMode(self)
+            self._mode.__enter__()
+        except BaseException:
+            self._uninstall()
+            _ACTIVE = None
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        global _ACTIVE
+        try:
+            if self._mode is not None:
+                self._mode.__exit__(*exc)
+                self._mode = None
+        finally:
+            self._uninstall()
+            _ACTIVE = None
+
+    def _uninstall(self) -> None:
+        while self._patches:
+            obj, name, old = self._patches.pop()
+            if old is _MISSING:
+                try:
+                    delattr(obj, name)
+                except AttributeError:
+                    pass
+            else:
+                setattr(obj, name, old)
+        reg = torch.serialization._package_registry
+        reg[:] = [entry for entry in reg if getattr(entry[1], "__self__", None) is not self]
+
+    # ---- reporting -----------------------------------------------------------------------------
+    def peak_line(self) -> str:
+        from gpulint.emulate.sizes import format_size
+
+        line = f"gpulint run: emulated cuda peak memory {format_size(self.peak_total)}"
+        if self.gpus > 1:
+            per = ", ".join(f"cuda:{i} {format_size(p)}" for i, p in enumerate(self.peak))
+            line += f" ({per})"
+        return line
+
+
+_MISSING = object()
+
+
+class _LiftRestore:
+    """Restores ``torch._C._set_only_lift_cpu_tensors`` when the patch list unwinds."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        torch._C._set_only_lift_cpu_tensors(bool(value))
+
+
+# --------------------------------------------------------------------------------------------
+# torch.cuda & friends
+# --------------------------------------------------------------------------------------------
+class _DeviceProperties:
+    """What ``torch.cuda.get_device_properties`` returns for an emulated device."""
+
+    def __init__(self, index: int, total_memory: int) -> None:
+        self.name = "gpulint emulated CUDA device"
+        self.major = 8
+        self.minor = 0
+        self.total_memory = total_memory
+        self.multi_processor_count = 108
+        self.is_integrated = False
+        self.is_multi_gpu_board = False
+        self.max_threads_per_multi_processor = 2048
+        self.warp_size = 32
+        self.L2_cache_size = 40 * 1024**2
+        self.gcnArchName = "NVIDIA Ampere (emulated)"
+        self.uuid = f"00000000-0000-0000-0000-{index:012d}"
+        self.pci_bus_id = index
+        self.pci_device_id = 0
+        self.pci_domain_id = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+            f"total_memory={self.total_memory // 1024**2}MB, multi_processor_count={self.multi_processor_count}, "
+            f"uuid={self.uuid}, pci_bus_id={self.pci_bus_id}, pci_device_id={self.pci_device_id}, "
+            f"pci_domain_id={self.pci_domain_id}, L2_cache_size={self.L2_cache_size // 1024**2}MB)"
+        )
+
+
+class _DefaultStream:
+    """The (only) default stream of an emulated device: work runs in program order."""
+
+    def __init__(self, index: int) -> None:
+        self.device_index = index
+        self.device = torch.device("cuda", index)
+        self.cuda_stream = 0
+        self.stream_id = 0
+        self.priority = 0
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def is_capturing(self) -> bool:
+        return False
+
+    def wait_stream(self, stream: Any) -> None:
+        pass
+
+    def wait_event(self, event: Any) -> None:
+        pass
+
+    def record_event(self, event: Any = None) -> Any:
+        event = event if event is not None else _Event()
+        event.record(self)
+        return event
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _DefaultStream) and other.device_index == self.device_index
+
+    def __hash__(self) -> int:
+        return hash(("gpulint-stream", self.device_index))
+
+    def __repr__(self) -> str:
+        return f"<torch.cuda.Stream device=cuda:{self.device_index} cuda_stream=0x0>"
+
+
+class _Event:
+    """``torch.cuda.Event`` on the emulated default stream: records wall-clock time."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, **kw: Any) -> None:
+        self.enable_timing = enable_timing
+        self._time: float | None = None
+
+    def record(self, stream: Any = None) -> None:
+        self._time = time.perf_counter()
+
+    def wait(self, stream: Any = None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end_event: "_Event") -> float:
+        if not self.enable_timing or not end_event.enable_timing:
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        if self._time is None or end_event._time is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        return (end_event._time - self._time) * 1000.0
+
+
+def _unsupported(feature: str, reason: str) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        exc = EmulationUnsupported(feature, reason)
+        emu = _ACTIVE
+        if emu is not None:
+            emu.unsupported_seen.append(exc)
+        raise exc
+
+    return refuse
+
+
+class _RefusedClass:
+    """Stands in for a CUDA class that cannot be emulated (e.g. ``torch.cuda.Stream``)."""
+
+    _feature = ""
+    _reason = ""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        _unsupported(cls._feature, cls._reason)()
+
+
+def _refused_class(name: str, feature: str, reason: str) -> type:
+    return type(name, (_RefusedClass,), {"_feature": feature, "_reason": reason})
+
+
+def _install(emu: EmulatedCuda) -> None:  # noqa: C901 - a flat list of patches
+    cuda = torch.cuda
+    p = emu._patch
+
+    def idx_of(device: Any = None) -> int:
+        if isinstance(device, str) and device == "cuda":
+            return emu.current
+        if isinstance(device, torch.device) and device.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {device}")
+        return _cuda_index(device)
+
+    def set_device(device: Any) -> None:
+        if device is None or (isinstance(device, int) and device < 0):
+            return
+        emu.current = idx_of(device)
+
+    def exchange_device(device: int) -> int:
+        prev = emu.current
+        if device is not None and device >= 0:
+            emu.check_ordinal(device)
+            emu.current = device
+        return prev
+
+    def manual_seed(seed: int) -> None:
+        emu.generators[emu.current].manual_seed(int(seed))
+
+    def manual_seed_all(seed: int) -> None:
+        for g in emu.generators:
+            g.manual_seed(int(seed))
+
+    def seed() -> None:
+        emu.generators[emu.current].seed()
+
+    def seed_all() -> None:
+        s = emu.generators[emu.current].seed()
+        for g in emu.generators:
+            g.manual_seed(s)
+
+    def initial_seed() -> int:
+        return emu.generators[emu.current].initial_seed()
+
+    def get_rng_state(device: Any = "cuda") -> torch.Tensor:
+        return emu.generators[idx_of(device)].get_state()
+
+    def set_rng_state(new_state: torch.Tensor, device: Any = "cuda") -> None:
+        emu.generators[idx_of(device)].set_state(new_state.cpu() if code_of(new_state) >= 0 else new_state)
+
+    def memory_allocated(device: Any = None) -> int:
+        return emu.allocated[idx_of(device)]
+
+    def max_memory_allocated(device: Any = None) -> int:
+        return emu.peak[idx_of(device)]
+
+    def reset_peak_memory_stats(device: Any = None) -> None:
+        i = idx_of(device)
+        emu.peak[i] = emu.allocated[i]
+
+    def memory_stats(device: Any = None) -> dict[str, int]:
+        i = idx_of(device)
+        return {
+            "allocated_bytes.all.current": emu.allocated[i],
+            "allocated_bytes.all.peak": emu.peak[i],
+            "reserved_bytes.all.current": emu.allocated[i],
+            "reserved_bytes.all.peak": emu.peak[i],
+            "active_bytes.all.current": emu.allocated[i],
+            "active_bytes.all.peak": emu.peak[i],
+            "num_ooms": 0,
+        }
+
+    def mem_get_info(device: Any = None) -> tuple[int, int]:
+        i = idx_of(device)
+        return (max(emu.total_memory - emu.allocated[i], 0), emu.total_memory)
+
+    def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+        i = idx_of(device)
+        return (
+            f"gpulint emulated CUDA memory summary, device {i}: allocated {emu.allocated[i]} bytes, "
+            f"peak {emu.peak[i]} bytes, total {emu.total_memory} bytes\n"
+        )
+
+    def get_device_properties(device: Any = None) -> _DeviceProperties:
+        return _DeviceProperties(idx_of(device), emu.total_memory)
+
+    def synchronize(device: Any = None) -> None:
+        if device is not None:
+            idx_of(device)
+
+    def current_stream(device: Any = None) -> _DefaultStream:
+        return _DefaultStream(idx_of(device))
+
+    @contextlib.contextmanager
+    def stream(s: Any) -> Iterator[None]:
+        if s is not None and not isinstance(s, _DefaultStream):
+            _unsupported("CUDA streams", "side streams run concurrently on a GPU; the emulated device has only its default stream")()
+        yield
+
+    def set_stream(s: Any) -> None:
+        if s is not None and not isinstance(s, _DefaultStream):
+            _unsupported("CUDA streams", "side streams run concurrently on a GPU; the emulated device has only its default stream")()
+
+    def noop(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    simple: dict[str, Any] = {
+        "is_available": lambda: True,
+        "device_count": lambda: emu.gpus,
+        "current_device": lambda: emu.current,
+        "set_device": set_device,
+        "_exchange_device": exchange_device,
+        "_maybe_exchange_device": exchange_device,
+        "get_device_name": lambda device=None: get_device_properties(device).name,
+        "get_device_capability": lambda device=None: (8, 0) if idx_of(device) >= 0 else (8, 0),
+        "get_device_properties": get_device_properties,
+        "get_arch_list": lambda: ["sm_80"],
+        "synchronize": synchronize,
+        "manual_seed": manual_seed,
+        "manual_seed_all": manual_seed_all,
+        "seed": seed,
+        "seed_all": seed_all,
+        "initial_seed": initial_seed,
+        "get_rng_state": get_rng_state,
+        "set_rng_state": set_rng_state,
+        "get_rng_state_all": lambda: [g.get_state() for g in emu.generators],
+        "set_rng_state_all": lambda states: [g.set_state(s) for g, s in zip(emu.generators, states)] and None,
+        "memory_allocated": memory_allocated,
+        "max_memory_allocated": max_memory_allocated,
+        "memory_reserved": memory_allocated,
+        "max_memory_reserved": max_memory_allocated,
+        "reset_peak_memory_stats": reset_peak_memory_stats,
+        "reset_max_memory_allocated": reset_peak_memory_stats,
+        "reset_accumulated_memory_stats": noop,
+        "memory_stats": memory_stats,
+        "mem_get_info": mem_get_info,
+        "memory_summary": memory_summary,
+        "empty_cache": noop,
+        "ipc_collect": noop,
+        "is_bf16_supported": lambda including_emulation=True: True,
+        "is_tf32_supported": lambda: True,
+        "is_initialized": lambda: True,
+        "init": noop,
+        "_lazy_init": noop,
+        "current_stream": current_stream,
+        "default_stream": current_stream,
+        "is_current_stream_capturing": lambda: False,
+        "stream": stream,
+        "set_stream": set_stream,
+        "Event": _Event,
+        "Stream": _refused_class("Stream", "CUDA streams", "side streams run concurrently on a GPU; the emulated device has only its default stream"),
+        "ExternalStream": _refused_class("ExternalStream", "CUDA streams", "external streams need a CUDA driver"),
+        "CUDAGraph": _refused_class("CUDAGraph", "CUDA graphs", "graph capture records GPU kernel launches"),
+        "graph": _unsupported("CUDA graphs", "graph capture records GPU kernel launches"),
+        "make_graphed_callables": _unsupported("CUDA graphs", "graph capture records GPU kernel launches"),
+    }
+    for name, value in simple.items():
+        p(cuda, name, value)
+    for name in ("range_push", "range_pop", "mark", "range_start", "range_end"):
+        p(cuda.nvtx, name, noop)
+    p(cuda.nvtx, "range", lambda *a, **k: contextlib.nullcontext())
+    if hasattr(cuda, "amp") and hasattr(cuda.amp, "common"):
+        p(cuda.amp.common, "amp_definitely_not_available", lambda: False)
+
+    # cuDNN: flags work on a CPU build already; report it as present.
+    cudnn = torch.backends.cudnn
+    p(cudnn, "is_available", lambda: True)
+    p(cudnn, "version", lambda: 91000)
+
+    # torch.accelerator (DataLoader pinning, device-generic code)
+    acc = getattr(torch, "accelerator", None)
+    if acc is not None:
+        for name, value in {
+            "is_available": lambda: True,
+            "device_count": lambda: emu.gpus,
+            "current_accelerator": lambda check_available=False: torch.device("cuda"),
+            "current_device_index": lambda: emu.current,
+            "current_device_idx": lambda: emu.current,
+            "set_device_index": set_device,
+            "set_device_idx": set_device,
+            "synchronize": synchronize,
+            "current_stream": current_stream,
+            "set_stream": set_stream,
+        }.items():
+            if hasattr(acc, name):
+                p(acc, name, value)
+    try:
+        import torch.utils.data._utils.pin_memory as pin_mod
+
+        p(pin_mod, "pin_memory", lambda data, device=None: data)
+    except Exception:  # pragma: no cover
+        pass
+
+    # torch.tensor(..., device="cuda"): build on the CPU, then move with an operator we see
+    prev_lift = torch._C._only_lift_cpu_tensors()
+    torch._C._set_only_lift_cpu_tensors(True)
+    emu._patches.append((_LiftRestore(), "restore", prev_lift))
+
+    # Tensor-level hooks
+    p(_Tensor, "data", property(_data_get, _data_set))
+    p(_Tensor, "to", _plain_to)
+    p(_Tensor, "cuda", _plain_cuda)
+    p(_Tensor, "type_as", _plain_type_as)
+
+    param_cls = torch.nn.Parameter
+    orig_param_new = param_cls.__dict__["__new__"]
+    orig_param_new_fn = orig_param_new.__func__ if isinstance(orig_param_new, staticmethod) else orig_param_new
+
+    def param_new(cls: type, data: Any = None, requires_grad: bool = True) -> Any:
+        base = _BASE_OF.get(cls, cls)
+        if data is not None:
+            idx = _INDEX_OF.get(type(data))
+            if idx is not None:
+                with _disable_current_modes():
+                    param = _TB._make_subclass(base, data, requires_grad)
+                param.__class__ = _variant(base, idx)
+                return param
+        return orig_param_new_fn(base, data, requires_grad)
+
+    p(param_cls, "__new__", staticmethod(param_new))
+
+    # torch.utils._foreach_utils: let optimizers take the foreach path as they do on CUDA
+    try:
+        import torch.utils._foreach_utils as fe
+
+        supported = list(fe._foreach_supported_types)
+        supported += [_variant(_Tensor, i) for i in range(emu.gpus)] + [_variant(param_cls, i) for i in range(emu.gpus)]
+        p(fe, "_foreach_supported_types", supported)
+    except Exception:  # pragma: no cover
+        pass
+
+    # Autocast: mirror CUDA autocast state onto CPU autocast (our kernels run on the CPU key).
+    orig_set_enabled = torch.set_autocast_enabled
+    orig_set_dtype = torch.set_autocast_dtype
+
+    def set_autocast_enabled(*args: Any) -> None:
+        orig_set_enabled(*args)
+        if len(args) == 2 and args[0] == "cuda":
+            orig_set_enabled("cpu", args[1])
+        elif len(args) == 1:
+            orig_set_enabled("cpu", args[0])
+
+    def set_autocast_dtype(device_type: str, dtype: torch.dtype) -> None:
+        orig_set_dtype(device_type, dtype)
+        if device_type == "cuda":
+            orig_set_dtype("cpu", dtype)
+
+    p(torch, "set_autocast_enabled", set_autocast_enabled)
+    p(torch, "set_autocast_dtype", set_autocast_dtype)
+
+    # Serialization
+    torch.serialization.register_package(-1000, emu._tagger, emu._deserializer)
+    orig_save = torch.serialization.save
+    orig_load = torch.serialization.load
+    orig_rebuild = torch._utils._rebuild_tensor
+
+    def save(*args: Any, **kwargs: Any) -> Any:
+        emu._io_depth += 1
+        try:
+            return orig_save(*args, **kwargs)
+        finally:
+            emu._io_depth -= 1
+            if emu._io_depth == 0:
+                emu._save_tags.clear()
+                _STANDALONE_SAVE_TAGS.clear()
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        emu._io_depth += 1
+        try:
+            return orig_load(*args, **kwargs)
+        finally:
+            emu._io_depth -= 1
+            if emu._io_depth == 0:
+                emu._load_tags.clear()
+
+    def rebuild_tensor(storage: Any, storage_offset: int, size: Any, stride: Any) -> torch.Tensor:
+        t = orig_rebuild(storage, storage_offset, size, stride)
+        untyped = getattr(storage, "_untyped_storage", storage)
+        rec = emu._load_tags.get(getattr(untyped, "_cdata", None))
+        if rec is not None:
+            _tag(t, rec[1])
+        return t
+
+    functools.update_wrapper(save, orig_save)
+    functools.update_wrapper(load, orig_load)
+    p(torch, "save", save)
+    p(torch, "load", load)
+    p(torch.serialization, "save", save)
+    p(torch.serialization, "load", load)
+    p(torch._utils, "_rebuild_tensor", rebuild_tensor)
+
+    # Features that cannot be emulated
+    p(torch, "compile", _unsupported("torch.compile", "TorchInductor generates Triton/CUDA kernels that need a real GPU"))
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available():
+            orig_init_pg = dist.init_process_group
+
+            def init_process_group(*args: Any, **kwargs: Any) -> Any:
+                backend = kwargs.get("backend", args[0] if args else None)
+                if backend is not None and "nccl" in str(backend).lower():
+                    _unsupported("NCCL", "collectives between GPUs need the NCCL library and real devices; use backend='gloo'")()
+                return orig_init_pg(*args, **kwargs)
+
+            functools.update_wrapper(init_process_group, orig_init_pg)
+            p(dist, "init_process_group", init_process_group)
+    except Exception:  # pragma: no cover
+        pass
+    try:
+        import torch.utils.cpp_extension as cpp_ext
+
+        for fname in ("load", "load_inline"):
+            orig = getattr(cpp_ext, fname)
+
+            def guarded(*args: Any, __orig: Any = orig, **kwargs: Any) -> Any:
+                sources = kwargs.get("sources", args[1] if len(args) > 1 else ())
+                cuda_sources = kwargs.get("cuda_sources")
+                if isinstance(sources, str):
+                    sources = [sources]
+                if kwargs.get("with_cuda") or cuda_sources or any(str(s).endswith((".cu", ".cuh")) for s in sources or ()):
+                    _unsupported("CUDA extensions", "custom CUDA kernels need nvcc and a real GPU")()
+                return __orig(*args, **kwargs)
+
+            p(cpp_ext, fname, guarded)
+    except Exception:  # pragma: no cover
+        pass
