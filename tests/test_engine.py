@@ -1,0 +1,449 @@
+"""The engine: bad input, the fix loop, writing files back, parallel runs and the cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+import gpulint.discovery
+import gpulint.engine
+import gpulint.runner
+from cli_support import BOTH, BUGGY, BUGGY_FIXED, CLEAN, MOVE, MOVE_FIXED, gl, gl_proc, problems, rule_pack, write
+from gpulint.engine import BadInput, Options, decode, run_text
+from gpulint.registry import Registry
+
+
+def gl000(result_stdout: str) -> dict[str, tuple[int, int, str]]:
+    """path -> (line, col, message) of the GL000 lines of a report."""
+    out = {}
+    for line in result_stdout.splitlines():
+        head, sep, msg = line.partition(": GL000 ")
+        if sep:
+            path, ln, col = head.rsplit(":", 2)
+            out[path] = (int(ln), int(col), msg)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input: a GL000 for that file, the others still checked, exit 1, no traceback
+# ---------------------------------------------------------------------------------------------
+
+
+def test_bad_inputs_real_process(tmp_path):
+    write(tmp_path, {
+        "a_syntax.py": "import torch\nx = (1,\ny = 2\n",
+        "b_nonutf8.py": b'import torch\ns = "\xff\xfe"\n',
+        "c_binary.py": b"\x7fELF\x00\x01\x02\x00" * 10,
+        "d_empty.py": "",
+        "e_bug.py": BUGGY,
+        "f_late_bad_byte.py": b"import torch\n\n\n# caf\xe9\n",
+        "g_bad_cookie.py": b"# -*- coding: no-such-codec -*-\nx = 1\n",
+        "h_indent.py": "def f():\nreturn 1\n",
+    })
+    p = gl_proc(["check", "."], tmp_path)
+    out, err = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == 1
+    assert "Traceback" not in err and "Traceback" not in out
+    bad = gl000(out)
+    assert set(bad) == {"a_syntax.py", "b_nonutf8.py", "c_binary.py", "f_late_bad_byte.py", "g_bad_cookie.py", "h_indent.py"}
+    # positions point at the problem
+    assert bad["a_syntax.py"][:2] == (2, 5)  # the unclosed parenthesis
+    assert "syntax error" in bad["a_syntax.py"][2]
+    assert bad["b_nonutf8.py"][0] == 2
+    assert "UTF-8" in bad["b_nonutf8.py"][2] and "0xff" in bad["b_nonutf8.py"][2]
+    assert bad["f_late_bad_byte.py"][0] == 4
+    assert "UTF-8" in bad["f_late_bad_byte.py"][2]
+    assert "binary" in bad["c_binary.py"][2]
+    assert "no-such-codec" in bad["g_bad_cookie.py"][2]
+    assert bad["h_indent.py"][0] == 2
+    # the good file is still checked, the empty one is fine
+    assert ("e_bug.py", 4, 7, "GL103") in problems(out)
+    assert "d_empty.py" not in out
+    assert out.splitlines()[-1].startswith("Found 7 problems")
+
+
+def test_syntax_error_in_a_file_no_rule_could_fire_on(tmp_path):
+    # nothing here matches any rule's prefilter, but the file does not parse
+    write(tmp_path, {"s.py": "def f(:\n    pass\n"})
+    r = gl(["check", "s.py"], tmp_path)
+    assert r.exit_code == 1
+    assert gl000(r.stdout)["s.py"][:2] == (1, 7)
+
+
+def test_newer_syntax_that_parses_is_not_an_error(tmp_path):
+    write(tmp_path, {"m.py": "match x:\n    case [a, *rest]:\n        pass\n", "w.py": "x = 1\nprint(f'{x!r:>{10}}')\n"})
+    r = gl(["check", "."], tmp_path)
+    assert r.exit_code == 0, r.stdout
+
+
+def test_file_too_large(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpulint.engine, "MAX_FILE_BYTES", 1000)
+    write(tmp_path, {"big.py": "x = 1\n" * 400, "bug.py": BUGGY})
+    r = gl(["check", "--no-cache", "."], tmp_path)
+    assert r.exit_code == 1
+    assert "too large" in gl000(r.stdout)["big.py"][2]
+    assert ("bug.py", 4, 7, "GL103") in problems(r.stdout)
+
+
+def test_unreadable_file(tmp_path):
+    write(tmp_path, {"secret.py": BUGGY, "bug.py": BUGGY})
+    secret = tmp_path / "secret.py"
+    secret.chmod(0)
+    try:
+        try:
+            open(secret, "rb").close()
+        except PermissionError:
+            pass
+        else:
+            pytest.skip("running with privileges that read a chmod 000 file (root)")
+        r = gl(["check", "--no-cache", "."], tmp_path)
+        assert r.exit_code == 1
+        assert "cannot read" in gl000(r.stdout)["secret.py"][2]
+        assert ("bug.py", 4, 7, "GL103") in problems(r.stdout)
+    finally:
+        secret.chmod(0o644)
+
+
+def test_unreadable_file_simulated(tmp_path, monkeypatch):
+    # the same path as above without needing an unprivileged user: opening the file fails
+    write(tmp_path, {"secret.py": BUGGY, "bug.py": BUGGY})
+    real_open = open
+
+    def guarded_open(path, *a, **k):
+        if os.path.basename(str(path)) == "secret.py":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(gpulint.engine, "open", guarded_open, raising=False)
+    r = gl(["check", "--no-cache", "-j", "1", "."], tmp_path)
+    assert r.exit_code == 1
+    assert gl000(r.stdout)["secret.py"][2] == "cannot read file: Permission denied"
+    assert ("bug.py", 4, 7, "GL103") in problems(r.stdout)
+
+
+def test_directory_named_like_a_python_file_is_walked(tmp_path):
+    write(tmp_path, {"pkg.py/inner.py": BUGGY})
+    r = gl(["check", "."], tmp_path)
+    assert problems(r.stdout) == [(os.path.join("pkg.py", "inner.py"), 4, 7, "GL103")]
+    r = gl(["check", "pkg.py"], tmp_path)
+    assert problems(r.stdout) == [(os.path.join("pkg.py", "inner.py"), 4, 7, "GL103")]
+
+
+def _discover_then(action):
+    real = gpulint.discovery.discover
+
+    def patched(paths, settings):
+        found = real(paths, settings)
+        action()
+        return found
+
+    return patched
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_file_vanishes_between_discovery_and_processing(tmp_path, monkeypatch, jobs):
+    files = {f"f{i}.py": MOVE for i in range(5)}
+    write(tmp_path, {**files, "gone.py": BUGGY})
+    monkeypatch.setattr(gpulint.discovery, "discover", _discover_then(lambda: (tmp_path / "gone.py").unlink()))
+    r = gl(["check", "--no-cache", "-j", jobs, "."], tmp_path)
+    assert r.exit_code == 1
+    assert "disappeared" in gl000(r.stdout)["gone.py"][2]
+    assert len([p for p in problems(r.stdout) if p[3] == "GL104"]) == 5
+    assert "Traceback" not in r.output
+
+
+def test_file_replaced_by_a_directory_mid_run(tmp_path, monkeypatch):
+    write(tmp_path, {"x.py": BUGGY, "bug.py": BUGGY})
+
+    def swap():
+        (tmp_path / "x.py").unlink()
+        (tmp_path / "x.py").mkdir()
+
+    monkeypatch.setattr(gpulint.discovery, "discover", _discover_then(swap))
+    r = gl(["check", "--no-cache", "."], tmp_path)
+    assert r.exit_code == 1
+    assert "directory" in gl000(r.stdout)["x.py"][2]
+    assert ("bug.py", 4, 7, "GL103") in problems(r.stdout)
+
+
+def test_file_vanishes_with_a_warm_cache(tmp_path, monkeypatch):
+    write(tmp_path, {"gone.py": BUGGY})
+    assert gl(["check", "."], tmp_path).exit_code == 1  # cached now
+    monkeypatch.setattr(gpulint.discovery, "discover", _discover_then(lambda: (tmp_path / "gone.py").unlink()))
+    r = gl(["check", "."], tmp_path)
+    assert "disappeared" in gl000(r.stdout)["gone.py"][2]
+
+
+def test_decode_unit():
+    assert decode(b"x = 1\n").text == "x = 1\n"
+    bom = decode("\ufeffx = 'é'\n".encode("utf-8"))
+    assert bom.text == "x = 'é'\n" and bom.encoding == "utf-8-sig"
+    latin = decode("# coding: latin-1\nx = 'é'\n".encode("latin-1"))
+    assert latin.text == "# coding: latin-1\nx = 'é'\n" and latin.encoding == "iso-8859-1"
+    with pytest.raises(BadInput) as exc:
+        decode(b"x = 1\n\x00")
+    assert "binary" in str(exc.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# fixes: writing files back
+# ---------------------------------------------------------------------------------------------
+
+
+def test_fix_writes_and_exit_0_when_everything_is_fixed(tmp_path):
+    write(tmp_path, {"bug.py": BOTH})
+    r = gl(["fix", "bug.py"], tmp_path)
+    assert r.exit_code == 0
+    assert r.stdout.splitlines()[-1] == "Found 2 problems (2 fixed, 0 remaining)."
+    fixed = (tmp_path / "bug.py").read_text()
+    assert fixed == BUGGY_FIXED + 'x = torch.zeros(2)\nx = x.to("cpu")\n'
+
+
+def test_fix_preserves_crlf(tmp_path):
+    write(tmp_path, {"crlf.py": MOVE.replace("\n", "\r\n").encode()})
+    assert gl(["fix", "crlf.py"], tmp_path).exit_code == 0
+    assert (tmp_path / "crlf.py").read_bytes() == MOVE_FIXED.replace("\n", "\r\n").encode()
+
+
+def test_fix_preserves_utf8_bom(tmp_path):
+    src = "\ufeff# café\n" + MOVE
+    write(tmp_path, {"bom.py": src.encode("utf-8")})
+    assert gl(["fix", "bom.py"], tmp_path).exit_code == 0
+    assert (tmp_path / "bom.py").read_bytes() == ("\ufeff# café\n" + MOVE_FIXED).encode("utf-8")
+
+
+def test_fix_keeps_a_latin1_coding_cookie_encoding(tmp_path):
+    head = '# -*- coding: latin-1 -*-\ns = "café"\n'
+    write(tmp_path, {"latin.py": (head + MOVE).encode("latin-1")})
+    r = gl(["fix", "latin.py"], tmp_path)
+    assert r.exit_code == 0
+    assert (tmp_path / "latin.py").read_bytes() == (head + MOVE_FIXED).encode("latin-1")
+
+
+def test_fix_preserves_permissions_and_leaves_no_temp_files(tmp_path):
+    write(tmp_path, {"run.py": MOVE})
+    (tmp_path / "run.py").chmod(0o751)
+    before = sorted(os.listdir(tmp_path))
+    assert gl(["fix", "--no-cache", "run.py"], tmp_path).exit_code == 0
+    assert stat.S_IMODE((tmp_path / "run.py").stat().st_mode) == 0o751
+    assert (tmp_path / "run.py").read_text() == MOVE_FIXED
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_write_is_atomic_a_failed_write_leaves_the_original(tmp_path, monkeypatch):
+    write(tmp_path, {"bug.py": BUGGY})
+
+    def fail(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(gpulint.engine.os, "replace", fail)
+    r = gl(["fix", "--no-cache", "bug.py"], tmp_path)
+    assert r.exit_code == 1
+    assert "cannot write" in gl000(r.stdout)["bug.py"][2]
+    assert (tmp_path / "bug.py").read_text() == BUGGY
+    assert sorted(os.listdir(tmp_path)) == ["bug.py"]
+
+
+def test_fix_that_breaks_the_syntax_is_dropped_and_reported(tmp_path):
+    rule_pack(tmp_path)
+    src = "breakme = 1\naa = 2\n"
+    write(tmp_path, {"a.py": src})
+    r = gl(["fix", "a.py"], tmp_path)
+    assert r.exit_code == 1
+    # the good fix is applied, the breaking one is not
+    assert (tmp_path / "a.py").read_text() == "breakme = 1\na = 2\n"
+    assert "TST003" in r.stderr and "dropped" in r.stderr
+    assert [p[3] for p in problems(r.stdout)] == ["TST003"]
+    # --diff does the same without writing
+    write(tmp_path, {"b.py": src})
+    r = gl(["fix", "--diff", "b.py"], tmp_path)
+    assert "+a = 2" in r.stdout and "((" not in r.stdout
+    assert (tmp_path / "b.py").read_text() == src
+
+
+def test_fix_loop_reaches_a_fixpoint(tmp_path):
+    rule_pack(tmp_path)
+    write(tmp_path, {"a.py": "aaaa = 1\n"})
+    r = gl(["fix", "a.py"], tmp_path)
+    assert r.exit_code == 0
+    assert (tmp_path / "a.py").read_text() == "a = 1\n"
+    assert "3 fixed, 0 remaining" in r.stdout
+
+
+def test_fix_loop_is_bounded(tmp_path):
+    rule_pack(tmp_path)
+    write(tmp_path, {"a.py": "ping = 1\n"})
+    r = gl(["fix", "a.py"], tmp_path)  # would swap forever
+    assert r.exit_code == 1
+    assert (tmp_path / "a.py").read_text() in ("ping = 1\n", "pong = 1\n")
+    assert [p[3] for p in problems(r.stdout)] == ["TST004"]
+
+
+def test_fix_is_idempotent(tmp_path):
+    write(tmp_path, {"a.py": BOTH, "b.py": MOVE})
+    assert gl(["fix", "."], tmp_path).exit_code == 0
+    first = {f: (tmp_path / f).read_bytes() for f in ("a.py", "b.py")}
+    mtimes = {f: (tmp_path / f).stat().st_mtime_ns for f in first}
+    r = gl(["fix", "--no-cache", "."], tmp_path)
+    assert r.exit_code == 0
+    assert r.stdout == "All checks passed!\n"
+    assert {f: (tmp_path / f).read_bytes() for f in first} == first
+    assert {f: (tmp_path / f).stat().st_mtime_ns for f in first} == mtimes
+
+
+def test_suppressed_diagnostic_is_not_fixed(tmp_path):
+    src = MOVE.replace('x.to("cpu")', 'x.to("cpu")  # noqa: GL104')
+    write(tmp_path, {"a.py": src})
+    r = gl(["fix", "a.py"], tmp_path)
+    assert r.exit_code == 0
+    assert (tmp_path / "a.py").read_text() == src
+
+
+def test_fix_does_not_touch_clean_files(tmp_path):
+    write(tmp_path, {"ok.py": CLEAN})
+    m = (tmp_path / "ok.py").stat().st_mtime_ns
+    assert gl(["fix", "ok.py"], tmp_path).exit_code == 0
+    assert (tmp_path / "ok.py").stat().st_mtime_ns == m
+
+
+def test_run_text_api():
+    reg = Registry.load()
+    rules = [reg.by_code("GL103")(), reg.by_code("GL104")()]
+    out = run_text("t.py", BOTH, rules, Options(fix=False))
+    assert [(d.code, d.line, d.col) for d in out.diagnostics] == [("GL103", 4, 7), ("GL104", 6, 1)]
+    assert out.text == BOTH
+    out = run_text("t.py", BOTH, rules, Options(fix=True))
+    assert out.diagnostics == []
+    assert sorted(d.code for d in out.fixed) == ["GL103", "GL104"]
+    assert run_text("t.py", out.text, rules, Options(fix=True)).text == out.text
+
+
+# ---------------------------------------------------------------------------------------------
+# many files: determinism and the cache
+# ---------------------------------------------------------------------------------------------
+
+
+def _many(tmp_path, n=12):
+    files = {}
+    for i in range(n):
+        files[f"pkg{i % 3}/m{i:02d}.py"] = [BOTH, MOVE, CLEAN, BUGGY][i % 4]
+    files["pkg0/broken.py"] = "def f(:\n"
+    return write(tmp_path, files)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_output_is_identical_serial_and_parallel(tmp_path, fmt):
+    _many(tmp_path)
+    one = gl(["check", "--no-cache", "-j", "1", "--output-format", fmt, "."], tmp_path)
+    two = gl(["check", "--no-cache", "-j", "2", "--output-format", fmt, "."], tmp_path)
+    assert one.stdout == two.stdout
+    assert one.exit_code == two.exit_code == 1
+    if fmt == "text":
+        found = problems(one.stdout)
+        assert found == sorted(found)
+        assert len(found) == 3 * 2 + 3 + 3 + 1
+
+
+def _count_process_file(monkeypatch):
+    calls = []
+    real = gpulint.runner.process_file
+
+    def counting(path, *a, **k):
+        calls.append(os.path.basename(path))
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(gpulint.runner, "process_file", counting)
+    return calls
+
+
+def test_cache_second_run_hits_and_changed_file_is_rechecked(tmp_path, monkeypatch):
+    write(tmp_path, {"a.py": BUGGY, "b.py": MOVE, "c.py": CLEAN})
+    calls = _count_process_file(monkeypatch)
+    first = gl(["check", "-j", "1", "."], tmp_path)
+    assert sorted(calls) == ["a.py", "b.py", "c.py"]
+    cache_files = list((tmp_path / ".gpulint_cache").rglob("*.json"))
+    assert len(cache_files) == 1
+    entries = json.loads(cache_files[0].read_text())
+    assert {os.path.basename(k) for k in entries} == {"a.py", "b.py", "c.py"}
+
+    calls.clear()
+    second = gl(["check", "-j", "1", "."], tmp_path)
+    assert calls == []  # every file from the cache
+    assert second.stdout == first.stdout and second.exit_code == 1
+
+    # a changed file (same size, so the content hash decides) is re-checked; the others are not
+    (tmp_path / "b.py").write_text(MOVE.replace("zeros", "empty"))
+    (tmp_path / "c.py").write_text(BUGGY)
+    calls.clear()
+    third = gl(["check", "-j", "1", "."], tmp_path)
+    assert sorted(calls) == ["b.py", "c.py"]
+    assert ("c.py", 4, 7, "GL103") in problems(third.stdout)
+
+    # touching a file without changing it does not re-check it
+    os.utime(tmp_path / "a.py", ns=(1, 1))
+    calls.clear()
+    gl(["check", "-j", "1", "."], tmp_path)
+    assert calls == []
+
+
+def test_cache_depends_on_the_selected_rules(tmp_path, monkeypatch):
+    write(tmp_path, {"a.py": BOTH})
+    calls = _count_process_file(monkeypatch)
+    gl(["check", "-j", "1", "a.py"], tmp_path)
+    calls.clear()
+    r = gl(["check", "-j", "1", "--select", "GL104", "a.py"], tmp_path)
+    assert calls == ["a.py"]
+    assert [p[3] for p in problems(r.stdout)] == ["GL104"]
+
+
+def test_cache_paths_follow_the_current_directory(tmp_path):
+    write(tmp_path, {"pyproject.toml": "[tool.gpulint]\n", "sub/a.py": BUGGY})
+    gl(["check", "."], tmp_path)
+    r = gl(["check", "."], tmp_path / "sub")  # cached, but shown relative to the new cwd
+    assert problems(r.stdout) == [("a.py", 4, 7, "GL103")]
+
+
+def test_no_cache_writes_nothing(tmp_path, monkeypatch):
+    write(tmp_path, {"a.py": BUGGY, "b.py": CLEAN})
+    calls = _count_process_file(monkeypatch)
+    gl(["check", "--no-cache", "-j", "1", "."], tmp_path)
+    gl(["check", "--no-cache", "-j", "1", "."], tmp_path)
+    assert not (tmp_path / ".gpulint_cache").exists()
+    assert sorted(calls) == ["a.py", "a.py", "b.py", "b.py"]
+
+
+def test_unparseable_files_are_not_cached(tmp_path, monkeypatch):
+    write(tmp_path, {"bad.py": "def f(:\n"})
+    calls = _count_process_file(monkeypatch)
+    gl(["check", "-j", "1", "."], tmp_path)
+    gl(["check", "-j", "1", "."], tmp_path)
+    assert calls == ["bad.py", "bad.py"]
+
+
+def test_cached_check_then_fix_applies_the_fix(tmp_path):
+    write(tmp_path, {"a.py": BUGGY})
+    gl(["check", "a.py"], tmp_path)
+    r = gl(["fix", "a.py"], tmp_path)
+    assert r.exit_code == 0
+    assert (tmp_path / "a.py").read_text() == BUGGY_FIXED
+    r = gl(["check", "a.py"], tmp_path)
+    assert r.exit_code == 0
+
+
+def test_cache_after_diff_still_reports(tmp_path):
+    write(tmp_path, {"a.py": BUGGY})
+    gl(["check", "--diff", "a.py"], tmp_path)
+    r = gl(["check", "a.py"], tmp_path)
+    assert problems(r.stdout) == [("a.py", 4, 7, "GL103")]
+
+
+def test_corrupt_cache_is_ignored(tmp_path):
+    write(tmp_path, {"a.py": BUGGY})
+    gl(["check", "a.py"], tmp_path)
+    for f in (tmp_path / ".gpulint_cache").rglob("*.json"):
+        f.write_text("{not json")
+    r = gl(["check", "a.py"], tmp_path)
+    assert problems(r.stdout) == [("a.py", 4, 7, "GL103")]
