@@ -1,0 +1,713 @@
+"""Training-loop facts shared by the GL4/GL5/GL6 rules.
+
+    facts = ctx.model.facts(TrainingFacts)
+
+What it knows about a script, computed once per file from the ScriptModel:
+
+- **loops** (`for` and `while`) and what their bodies do, nested blocks included: `.backward()`
+  calls, optimizer steps (`O.step()`, `S.step(O)`), gradient clearing (`zero_grad`, `p.grad = None`,
+  helpers of the file that do it), gradient use (`backward`, `torch.autograd.grad`,
+  `requires_grad_`, `enable_grad`, `.grad`);
+- **training loops** (a body that calls `.backward()` and steps an optimizer), **step loops** (the
+  innermost training loops), **epoch loops** (loops around a training loop);
+- **no-grad regions**: `with torch.no_grad()/inference_mode()/set_grad_enabled(False)`, the
+  matching decorators, a `torch.set_grad_enabled(False)` statement, and functions only called from
+  such regions;
+- **evaluation contexts**: functions named like `validate`/`evaluate`/`test`, and the train/eval
+  mode a statement runs in (walking back to the nearest `M.eval()`, `M.train()` or training loop);
+- which values are models and optimizers, also through function parameters whose call sites in the
+  file pass one.
+
+Everything is a conservative "known" answer: where the file does not show it, the answer is
+`None`/False and rules stay silent. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+import libcst as cst
+
+from gpulint.model import Kind, ScriptModel
+
+GRAD_OFF = frozenset(
+    {
+        "torch.no_grad",
+        "torch.inference_mode",
+        "torch.autograd.no_grad",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.autograd.inference_mode",
+        "torch.autograd.grad_mode.inference_mode",
+    }
+)
+SET_GRAD = frozenset(
+    {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
+)
+ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
+GRAD_FUNCTIONS = frozenset(
+    {
+        "torch.autograd.grad",
+        "torch.autograd.backward",
+        "torch.autograd.functional.jacobian",
+        "torch.autograd.functional.hessian",
+        "torch.autograd.functional.vjp",
+        "torch.autograd.functional.jvp",
+        "torch.func.grad",
+        "torch.func.vjp",
+        "torch.func.jacrev",
+        "torch.func.grad_and_value",
+    }
+)
+# frameworks that own the training/evaluation loop
+LOOP_FRAMEWORKS = frozenset({"lightning", "hf-trainer", "ignite", "composer"})
+
+EVAL_FUNCTION = re.compile(
+    r"(?:^|_)(?:val|valid|validate|validation|eval|evaluate|evaluation|test|testing|predict|inference)(?:_|$)",
+    re.IGNORECASE,
+)
+OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_|$)|optimi[sz]er", re.IGNORECASE)
+SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
+LOSS_NAME = re.compile(r"loss|criterion", re.IGNORECASE)
+MODE_SENSITIVE = re.compile(r"Dropout|BatchNorm|dropout|DropPath|drop_path|self\.training|SyncBatchNorm|LayerDrop")
+MODULE_ARGS_ONLY = re.compile(r"^[\s\w.,()=+\-*/\[\]]*$")
+
+_LOOPS = (cst.For, cst.While)
+_DEFS = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+
+
+def walk(node: cst.CSTNode, into_defs: bool = True) -> Iterator[cst.CSTNode]:
+    """Every node below `node` (not `node` itself), in source order."""
+    stack = list(reversed(node.children))
+    while stack:
+        n = stack.pop()
+        yield n
+        if not into_defs and isinstance(n, _DEFS):
+            continue
+        stack.extend(reversed(n.children))
+
+
+def dotted(node: cst.CSTNode | None) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        left = dotted(node.value)
+        return None if left is None else f"{left}.{node.attr.value}"
+    return None
+
+
+def last_name(node: cst.CSTNode | None) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def method_of(call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
+    f = call.func
+    if isinstance(f, cst.Attribute):
+        return f.value, f.attr.value
+    return None
+
+
+def is_bool(expr: cst.BaseExpression | None, value: bool) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == ("True" if value else "False")
+
+
+@dataclass
+class Step:
+    call: cst.Call
+    optimizer: cst.BaseExpression  # the optimizer expression (the argument of `scaler.step(O)`)
+    closure: bool  # `O.step(closure)`
+    via_scaler: bool
+
+
+@dataclass
+class LoopInfo:
+    node: cst.For | cst.While
+    backward: list[cst.Call] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    clears: list[cst.CSTNode] = field(default_factory=list)  # zero_grad calls, `.grad = None`, helper calls
+    cleared_optimizers: set[str] = field(default_factory=set)  # code of O in `O.zero_grad()`
+    clears_all: bool = False  # `model.zero_grad()`, `p.grad = None` loops, helpers
+    nested: list["LoopInfo"] = field(default_factory=list)  # loops directly or deeper inside
+    parent: "LoopInfo | None" = None
+
+    @property
+    def is_training(self) -> bool:
+        return bool(self.backward) and bool(self.steps)
+
+    @property
+    def is_step_loop(self) -> bool:
+        """A training loop with no training loop inside it: it runs once per optimizer step."""
+        return self.is_training and not any(n.is_training for n in self.nested)
+
+    @property
+    def is_epoch_loop(self) -> bool:
+        return any(n.is_training for n in self.nested)
+
+
+class TrainingFacts:
+    def __init__(self, model: ScriptModel) -> None:
+        self.m = model
+        self.order: dict[cst.CSTNode, int] = {}
+        for i, n in enumerate(model.parents):
+            self.order[n] = i + 1
+        self.order[model.module] = 0
+        self._effects_cache: dict[cst.CSTNode, set[str]] = {}
+        self._effects_busy: set[cst.CSTNode] = set()
+        self.loops: list[LoopInfo] = []
+        self.loop_info: dict[cst.CSTNode, LoopInfo] = {}
+        for node in model.parents:
+            if isinstance(node, _LOOPS):
+                info = LoopInfo(node)
+                self.loop_info[node] = info
+                self.loops.append(info)
+        for info in self.loops:
+            outer = self.enclosing_loop(info.node)
+            if outer is not None:
+                info.parent = self.loop_info[outer]
+            self._scan_loop(info)
+        for info in self.loops:
+            p = info.parent
+            while p is not None:
+                p.nested.append(info)
+                p = p.parent
+
+    # ------------------------------------------------------------------------------------------
+    # structure helpers
+    # ------------------------------------------------------------------------------------------
+    def before(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        return self.order.get(a, 0) < self.order.get(b, 0)
+
+    def enclosing_loop(self, node: cst.CSTNode, cross_defs: bool = False) -> cst.CSTNode | None:
+        for anc in self.m.ancestors(node):
+            if isinstance(anc, _LOOPS):
+                return anc
+            if not cross_defs and isinstance(anc, _DEFS):
+                return None
+        return None
+
+    def loops_around(self, node: cst.CSTNode) -> list[LoopInfo]:
+        """The loops containing `node` in its own function, innermost first."""
+        out = []
+        for anc in self.m.ancestors(node):
+            if isinstance(anc, _DEFS):
+                break
+            if isinstance(anc, _LOOPS):
+                out.append(self.loop_info[anc])
+        return out
+
+    def step_loop_of(self, node: cst.CSTNode) -> LoopInfo | None:
+        for info in self.loops_around(node):
+            if info.is_training:
+                return info if info.is_step_loop else None
+        return None
+
+    def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        return self.m.enclosing(node, cst.FunctionDef)  # type: ignore[return-value]
+
+    def calls_in(self, node: cst.CSTNode, into_defs: bool = True) -> Iterator[cst.Call]:
+        for n in walk(node, into_defs):
+            if isinstance(n, cst.Call):
+                yield n
+
+    def is_conditional_in(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+        """`node` sits under an `if`/`try`/`with`-less condition between it and `loop`."""
+        for anc in self.m.ancestors(node):
+            if anc is loop:
+                return False
+            if isinstance(anc, (cst.If, cst.Else, cst.IfExp, cst.BooleanOperation, cst.Try, cst.ExceptHandler)):
+                return True
+            if isinstance(anc, _DEFS):
+                return True
+        return True
+
+    # ------------------------------------------------------------------------------------------
+    # file helpers: what calling a function defined in this file does
+    # ------------------------------------------------------------------------------------------
+    def file_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
+        f = call.func
+        if isinstance(f, cst.Name):
+            if f.value in self.m.classes:
+                return []
+            return list(self.m.functions.get(f.value, []))
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+            cls = self.m.class_of(call)
+            if cls is not None:
+                info = self.m.classes.get(cls.name.value)
+                if info is not None and f.attr.value in info.methods:
+                    return [info.methods[f.attr.value]]
+        return []
+
+    def effects(self, fn: cst.FunctionDef) -> set[str]:
+        """What a file function does, transitively: "zero_grad", "grad" (gradient use),
+        "backward", "step", "eval", "train"."""
+        if fn in self._effects_cache:
+            return self._effects_cache[fn]
+        if fn in self._effects_busy:
+            return set()
+        self._effects_busy.add(fn)
+        out = self._direct_effects(fn.body)
+        for call in self.calls_in(fn.body):
+            for g in self.file_functions(call):
+                out |= self.effects(g)
+        self._effects_busy.discard(fn)
+        self._effects_cache[fn] = out
+        return out
+
+    def _direct_effects(self, node: cst.CSTNode) -> set[str]:
+        out: set[str] = set()
+        for n in walk(node):
+            if isinstance(n, cst.Call):
+                q = self.m.qualname(n.func)
+                mo = method_of(n)
+                if q in GRAD_FUNCTIONS or q in ENABLE_GRAD:
+                    out.add("grad")
+                if mo is not None:
+                    recv, meth = mo
+                    if meth in ("backward", "manual_backward"):
+                        out |= {"grad", "backward"}
+                    elif meth == "requires_grad_" and not (n.args and is_bool(n.args[0].value, False)):
+                        out.add("grad")
+                    elif meth == "zero_grad":
+                        out.add("zero_grad")
+                    elif meth == "step" and self.is_optimizer(recv):
+                        out.add("step")
+                    elif meth == "eval" and not n.args:
+                        out.add("eval")
+                    elif meth == "train":
+                        out.add(self._train_call_mode(n) or "unknown-mode")
+                for a in n.args:
+                    if a.keyword is not None and a.keyword.value == "requires_grad" and not is_bool(a.value, False):
+                        out.add("grad")
+            elif isinstance(n, cst.Attribute) and n.attr.value == "grad":
+                out.add("grad")
+                if self._clears_grad_attr(n):
+                    out.add("zero_grad")
+        return out
+
+    def _train_call_mode(self, call: cst.Call) -> str | None:
+        if not call.args:
+            return "train"
+        a = call.args[0]
+        if a.keyword is None or a.keyword.value == "mode":
+            if is_bool(a.value, True):
+                return "train"
+            if is_bool(a.value, False):
+                return "eval"
+        return None
+
+    def _clears_grad_attr(self, attr: cst.Attribute) -> bool:
+        """`p.grad = None`, `p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad.detach_()`."""
+        parent = self.m.parent(attr)
+        if isinstance(parent, cst.AssignTarget):
+            return True
+        cur: cst.CSTNode = attr
+        while isinstance(parent, cst.Attribute) and parent.value is cur:
+            if parent.attr.value in ("zero_", "detach_", "fill_", "requires_grad_"):
+                return parent.attr.value in ("zero_", "fill_")
+            cur, parent = parent, self.m.parent(parent)
+        return False
+
+    # ------------------------------------------------------------------------------------------
+    # kinds, with a little more reach than the ScriptModel: parameters through call sites
+    # ------------------------------------------------------------------------------------------
+    def call_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
+        name = fn.name.value
+        out = []
+        for call in self.m.calls:
+            f = call.func
+            if isinstance(f, cst.Name) and f.value == name and fn in self.m.functions.get(name, []):
+                out.append(call)
+            elif (
+                isinstance(f, cst.Attribute)
+                and f.attr.value == name
+                and isinstance(f.value, cst.Name)
+                and f.value.value == "self"
+                and self.m.class_of(fn) is not None
+                and self.m.class_of(call) is self.m.class_of(fn)
+            ):
+                out.append(call)
+        return out
+
+    def argument_for(self, fn: cst.FunctionDef, call: cst.Call, param: str) -> cst.BaseExpression | None:
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        if params and params[0] == "self" and isinstance(call.func, cst.Attribute):
+            params = params[1:]
+        pos = 0
+        for a in call.args:
+            if a.star:
+                return None
+            if a.keyword is not None:
+                if a.keyword.value == param:
+                    return a.value
+                continue
+            if pos < len(params) and params[pos] == param:
+                return a.value
+            pos += 1
+        return None
+
+    def _param_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        """For a parameter name: the arguments its function gets at the file's call sites."""
+        if not isinstance(expr, cst.Name):
+            return None
+        bindings = self.m.bindings_of(expr)
+        if len(bindings) != 1 or bindings[0].how != "param":
+            return None
+        fn = self.m.enclosing(bindings[0].node, cst.FunctionDef)
+        if not isinstance(fn, cst.FunctionDef):
+            return None
+        out = []
+        for call in self.call_sites(fn):
+            v = self.argument_for(fn, call, expr.value)
+            if v is not None:
+                out.append(v)
+        return out
+
+    def kind_of(self, expr: cst.BaseExpression | None, _depth: int = 0) -> Kind:
+        k = self.m.kind_of(expr)
+        if k is not Kind.UNKNOWN or expr is None or _depth > 3:
+            return k
+        values = self._param_values(expr)
+        if values:
+            kinds = {self.kind_of(v, _depth + 1) for v in values}
+            if len(kinds) == 1:
+                return kinds.pop()
+        return Kind.UNKNOWN
+
+    def is_optimizer(self, expr: cst.BaseExpression) -> bool:
+        k = self.kind_of(expr)
+        if k is Kind.OPTIMIZER:
+            return True
+        if k is not Kind.UNKNOWN:
+            return False
+        name = last_name(expr)
+        return bool(name and OPTIMIZER_NAME.search(name))
+
+    def is_scaler(self, expr: cst.BaseExpression) -> bool:
+        k = self.kind_of(expr)
+        if k is Kind.SCALER:
+            return True
+        name = last_name(expr)
+        return k is Kind.UNKNOWN and bool(name and SCALER_NAME.search(name))
+
+    def is_loss_module(self, expr: cst.BaseExpression) -> bool:
+        name = last_name(expr)
+        if name and LOSS_NAME.search(name):
+            return True
+        for b in self.m.bindings_of(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else ():
+            if isinstance(b.value, cst.Call):
+                q = self.m.qualname(b.value.func) or ""
+                if q.endswith("Loss"):
+                    return True
+        return False
+
+    def mode_receivers(self) -> set[str]:
+        """Code of every receiver of `.eval()` / `.train(...)` in the file (those are models)."""
+        out = set()
+        for call, recv, meth in self.m.method_calls("eval", "train"):
+            if meth == "eval" and call.args:
+                continue
+            d = dotted(recv)
+            if d is not None and self.m.qualname(recv) is None:
+                out.add(d)
+        return out
+
+    def is_model(self, expr: cst.BaseExpression) -> bool:
+        """A network (not a loss module): known Module, or a name the file calls `.eval()`/`.train()` on."""
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        if self.is_loss_module(expr):
+            return False
+        k = self.kind_of(expr)
+        if k is Kind.MODULE:
+            return True
+        if k is Kind.UNKNOWN:
+            d = dotted(expr)
+            return d is not None and d in self._mode_receivers_cached
+        return False
+
+    @property
+    def _mode_receivers_cached(self) -> set[str]:
+        if not hasattr(self, "_mr"):
+            self._mr = self.mode_receivers()
+        return self._mr
+
+    def model_calls(self, node: cst.CSTNode, into_defs: bool = False) -> list[cst.Call]:
+        return [c for c in self.calls_in(node, into_defs) if self.is_model(c.func)]
+
+    def mode_sensitive(self, expr: cst.BaseExpression) -> bool:
+        """Can `train()`/`eval()` change what this model computes? False only when the file shows
+        a model built from layers without dropout or normalisation statistics."""
+        values = []
+        for b in self.m.bindings_of(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else ():
+            if b.how == "param":
+                for v in self._param_values(expr) or []:
+                    values.append(v)
+                continue
+            values.append(b.value)
+        if not values:
+            return True
+        for v in values:
+            # see through `.to(...)`, `.cuda()`, wrappers
+            while isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value in (
+                "to", "cuda", "cpu", "float", "double", "half", "train", "eval",
+            ):
+                v = v.func.value
+            if not isinstance(v, cst.Call):
+                return True
+            if isinstance(v.func, cst.Name) and v.func.value in self.m.classes:
+                if self._class_sensitive(v.func.value, set()):
+                    return True
+                continue
+            q = self.m.qualname(v.func) or ""
+            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in ("Sequential", "Linear", "ReLU", "Conv2d", "Conv1d"):
+                text = self.m.module.code_for_node(v)
+                if MODE_SENSITIVE.search(text):
+                    return True
+                for n in walk(v):
+                    if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in self.m.classes:
+                        if self._class_sensitive(n.func.value, set()):
+                            return True
+                    elif isinstance(n, cst.Call) and self.m.qualname(n.func) is None and not isinstance(n.func, cst.Attribute):
+                        return True
+                continue
+            return True
+        return False
+
+    def _class_sensitive(self, name: str, seen: set[str]) -> bool:
+        if name in seen:
+            return False
+        seen.add(name)
+        info = self.m.classes[name]
+        text = self.m.module.code_for_node(info.node)
+        if MODE_SENSITIVE.search(text):
+            return True
+        for b in info.bases:
+            if b in self.m.classes and self._class_sensitive(b, seen):
+                return True
+            if b not in self.m.classes and not b.startswith("torch.nn.Module"):
+                return True  # an unknown base class
+        for n in walk(info.node):
+            if isinstance(n, cst.Call):
+                if isinstance(n.func, cst.Name) and n.func.value in self.m.classes:
+                    if self._class_sensitive(n.func.value, seen):
+                        return True
+                q = self.m.qualname(n.func) or ""
+                if q.startswith(("torchvision.", "timm.", "transformers.")):
+                    return True
+        return False
+
+    # ------------------------------------------------------------------------------------------
+    # per-loop scan
+    # ------------------------------------------------------------------------------------------
+    def _scan_loop(self, info: LoopInfo) -> None:
+        for n in walk(info.node):
+            if isinstance(n, cst.Attribute) and n.attr.value == "grad" and self._clears_grad_attr(n):
+                info.clears.append(n)
+                info.clears_all = True
+            if not isinstance(n, cst.Call):
+                continue
+            mo = method_of(n)
+            if mo is not None:
+                recv, meth = mo
+                if meth == "backward":
+                    info.backward.append(n)
+                elif meth == "zero_grad":
+                    info.clears.append(n)
+                    if self.is_optimizer(recv):
+                        info.cleared_optimizers.add(self.m.module.code_for_node(recv))
+                    else:
+                        info.clears_all = True
+                elif meth == "step":
+                    step = self._as_step(n, recv)
+                    if step is not None:
+                        info.steps.append(step)
+            for fn in self.file_functions(n):
+                if "zero_grad" in self.effects(fn):
+                    info.clears.append(n)
+                    info.clears_all = True
+
+    def _as_step(self, call: cst.Call, recv: cst.BaseExpression) -> Step | None:
+        args = [a for a in call.args]
+        if self.is_scaler(recv):
+            pos = [a for a in args if a.keyword is None]
+            if pos and self.is_optimizer(pos[0].value):
+                return Step(call, pos[0].value, False, True)
+            return None
+        if self.kind_of(recv) is Kind.SCHEDULER:
+            return None
+        if self.is_optimizer(recv):
+            return Step(call, recv, bool(args), False)
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # gradient regions
+    # ------------------------------------------------------------------------------------------
+    def _grad_item(self, call: cst.BaseExpression) -> str | None:
+        """"off", "on", "dynamic" for a grad-mode context manager / decorator expression."""
+        target = call.func if isinstance(call, cst.Call) else call
+        q = self.m.qualname(target)
+        if q in GRAD_OFF:
+            if isinstance(call, cst.Call) and q.endswith("inference_mode") and call.args and is_bool(call.args[0].value, False):
+                return "on"
+            return "off"
+        if q in ENABLE_GRAD:
+            return "on"
+        if q in SET_GRAD and isinstance(call, cst.Call) and call.args:
+            v = call.args[0].value
+            if is_bool(v, False):
+                return "off"
+            if is_bool(v, True):
+                return "on"
+            return "dynamic"
+        return None
+
+    def grad_mode_at(self, node: cst.CSTNode, _depth: int = 0) -> str | None:
+        """"off" when `node` runs with gradients disabled for sure, "dynamic" under
+        `set_grad_enabled(<expr>)` (or called from such places), "on" under enable_grad, None when
+        nothing says."""
+        for anc in self.m.ancestors(node):
+            if isinstance(anc, cst.With):
+                for item in anc.items:
+                    g = self._grad_item(item.item)
+                    if g is not None:
+                        return g
+            if isinstance(anc, cst.FunctionDef):
+                for dec in anc.decorators:
+                    g = self._grad_item(dec.decorator)
+                    if g is not None:
+                        return g
+                g = self._set_grad_statement_before(anc.body, node)
+                if g is not None:
+                    return g
+                if _depth >= 3:
+                    return None
+                modes = {self.grad_mode_at(c, _depth + 1) for c in self.call_sites(anc)}
+                if modes == {"off"}:
+                    return "off"
+                if "off" in modes or "dynamic" in modes:
+                    return "dynamic"  # called with and without gradients: cannot tell
+                return None
+            if isinstance(anc, (cst.ClassDef, cst.Lambda)):
+                return None
+        return self._set_grad_statement_before(self.m.module, node)
+
+    def _set_grad_statement_before(self, scope: cst.CSTNode, node: cst.CSTNode) -> str | None:
+        found = None
+        for call in self.calls_in(scope, into_defs=False):
+            if not self.before(call, node):
+                break
+            if self.m.qualname(call.func) in SET_GRAD and isinstance(self.m.parent(call), cst.Expr) and call.args:
+                v = call.args[0].value
+                found = "off" if is_bool(v, False) else ("on" if is_bool(v, True) else "dynamic")
+        return found
+
+    def in_no_grad(self, node: cst.CSTNode) -> bool:
+        return self.grad_mode_at(node) == "off"
+
+    def grad_use(self, node: cst.CSTNode) -> bool:
+        """Does running `node` use gradients (backward, autograd.grad, requires_grad_, enable_grad,
+        `.grad`), itself or through functions of the file it calls?"""
+        if "grad" in self._direct_effects(node):
+            return True
+        for call in self.calls_in(node):
+            for fn in self.file_functions(call):
+                if "grad" in self.effects(fn):
+                    return True
+        return False
+
+    # ------------------------------------------------------------------------------------------
+    # evaluation contexts and train/eval mode
+    # ------------------------------------------------------------------------------------------
+    def is_eval_function(self, fn: cst.FunctionDef | None) -> bool:
+        if fn is None:
+            return False
+        if not EVAL_FUNCTION.search(fn.name.value):
+            return False
+        if fn.name.value.lower().startswith("test") and (
+            self.m.uses_module("pytest") or self.m.uses_module("unittest")
+        ):
+            return False  # unit tests, not evaluation code
+        return True
+
+    def statement_mode(self, stmt: cst.CSTNode) -> str | None:
+        """The train/eval mode a statement leaves models in: "train", "eval", "mixed" or None."""
+        modes: set[str] = set()
+        if isinstance(stmt, _LOOPS) and self.loop_info[stmt].is_training:
+            modes.add("train")
+        for call in self.calls_in(stmt, into_defs=False):
+            mo = method_of(call)
+            if mo is not None and mo[1] == "eval" and not call.args and self.m.qualname(mo[0]) is None:
+                modes.add("eval")
+            elif mo is not None and mo[1] == "train" and self.m.qualname(mo[0]) is None:
+                modes.add(self._train_call_mode(call) or "unknown")
+            for fn in self.file_functions(call):
+                eff = self.effects(fn)
+                if "eval" in eff:
+                    modes.add("eval")
+                if "train" in eff:
+                    modes.add("train")
+                if "step" in eff and "backward" in eff:
+                    modes.add("train")
+        if not modes:
+            return None
+        if len(modes) == 1 and "unknown" not in modes:
+            return next(iter(modes))
+        # a compound statement whose last mode call decides is too fine for this analysis
+        return "mixed"
+
+    def mode_before(self, node: cst.CSTNode, _depth: int = 0) -> str | None:
+        """The train/eval mode models are in when `node` (a statement) starts: found walking back
+        through the preceding statements of its blocks to the nearest mode call or training loop,
+        and through the call sites of its function. None when the file does not say."""
+        cur = node
+        while True:
+            parent = self.m.parent(cur)
+            if parent is None:
+                return None
+            if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+                body = list(parent.body)
+                if cur in body:
+                    for stmt in reversed(body[: body.index(cur)]):
+                        mode = self.statement_mode(stmt)
+                        if mode is not None:
+                            return None if mode == "mixed" else mode
+            if isinstance(parent, cst.FunctionDef):
+                if _depth > 2:
+                    return None
+                sites = self.call_sites(parent)
+                if not sites:
+                    return None
+                modes = {self.mode_before(self.m.statement_of(s), _depth + 1) for s in sites}
+                return modes.pop() if len(modes) == 1 else None
+            if isinstance(parent, (cst.ClassDef, cst.Lambda)):
+                return None
+            if isinstance(parent, _LOOPS) and self.statement_mode(parent) is not None:
+                # the loop sets modes around `node`: what runs before the next iteration decides
+                return None
+            cur = parent
+
+    def passes_to_unknown(self, node: cst.CSTNode, exprs: Iterable[str]) -> bool:
+        """Does `node` pass one of these expressions (by code) to a function the file does not
+        define (which might do anything with it)?"""
+        wanted = set(exprs)
+        for call in self.calls_in(node, into_defs=False):
+            if self.file_functions(call):
+                continue
+            q = self.m.qualname(call.func) or ""
+            if isinstance(call.func, cst.Name) and call.func.value in ("print", "len", "isinstance", "getattr", "type", "id", "str", "repr"):
+                continue
+            if q.startswith("torch.") and not q.startswith("torch.func"):
+                continue
+            for a in call.args:
+                d = dotted(a.value)
+                if d is not None and d in wanted:
+                    return True
+        return False
+
+    def frameworks_drive_loop(self) -> bool:
+        return bool(self.m.frameworks & LOOP_FRAMEWORKS)

@@ -1,0 +1,105 @@
+"""GL401 missing-zero-grad."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.training import TrainingFacts, walk
+from gpulint.rule import Context, Rule
+
+
+class MissingZeroGrad(Rule):
+    code = "GL401"
+    name = "missing-zero-grad"
+    summary = "A training loop calls backward() and step() but never clears the gradients."
+    message = (
+        "gradients are never cleared in this training loop, so every step adds this batch's gradients "
+        "to all previous ones; call `{opt}.zero_grad(set_to_none=True)` once per step"
+    )
+    fix_safety = "safe"
+    default = True
+    kind = "silent"
+    prefilter = r"\.step\("
+    explanation = '''
+`loss.backward()` *adds* the new gradients to `param.grad`; it does not overwrite them. A loop
+that calls `backward()` and `optimizer.step()` without clearing the gradients in between makes
+step *n* use the sum of the gradients of batches 1..n: the effective learning rate grows every
+step and training diverges or stalls, silently.
+
+The rule stays silent on gradient accumulation (the step sits under an `if ... % k == 0` or an
+`accum` condition), on closures (`optimizer.step(closure)`, as LBFGS needs), and when the loop
+clears gradients any other way: `model.zero_grad()`, `param.grad = None`, a helper function of the
+file that does it.
+
+The fix inserts `optimizer.zero_grad(set_to_none=True)` as the first statement of the loop body.
+
+Bad:
+
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+
+Good:
+
+```python
+for x, y in loader:
+    optimizer.zero_grad(set_to_none=True)
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+'''
+
+    def check(self, ctx: Context):
+        facts: TrainingFacts = ctx.model.facts(TrainingFacts)
+        for loop in facts.loops:
+            if not loop.is_step_loop or loop.clears_all:
+                continue
+            if any(s.closure for s in loop.steps):
+                continue
+            if any(self._accumulation_guard(ctx, s.call, loop.node) for s in loop.steps):
+                continue
+            reported = set()
+            for step in loop.steps:
+                opt = ctx.code(step.optimizer)
+                if opt in loop.cleared_optimizers or opt in reported:
+                    continue
+                reported.add(opt)
+                yield ctx.finding(step.call, self.message.format(opt=opt), self._fix(ctx, loop.node, opt))
+
+    @staticmethod
+    def _accumulation_guard(ctx: Context, call: cst.Call, loop: cst.CSTNode) -> bool:
+        """The step only runs every k iterations: `if (i + 1) % k == 0`, `if step % accum == 0`,
+        `if ... accumulat...`, `if (i + 1) == len(loader)`."""
+        for anc in ctx.model.ancestors(call):
+            if anc is loop:
+                return False
+            if isinstance(anc, (cst.If, cst.While)):
+                for n in walk(anc.test):
+                    if isinstance(n, cst.Modulo):
+                        return True
+                    if isinstance(n, cst.Name) and ("accum" in n.value.lower() or n.value.lower() in ("len",)):
+                        return True
+                text = ctx.code(anc.test).lower()
+                if "accum" in text or "%" in text:
+                    return True
+        return False
+
+    @staticmethod
+    def _fix(ctx: Context, loop: cst.CSTNode, opt: str):
+        body = loop.body
+        if not isinstance(body, cst.IndentedBlock) or not body.body:
+            return None
+        first = body.body[0]
+        # above the first statement's own comment lines, right under the loop header
+        start, _ = ctx.span(first)
+        line = ctx.location(start)[0] - len(first.leading_lines)
+        offset = ctx.line_starts()[line - 1]
+        text = f"{ctx.indent_of(first)}{opt}.zero_grad(set_to_none=True){ctx.newline}"
+        return ctx.fix(
+            ctx.insert_text(offset, text),
+            message=f"Insert `{opt}.zero_grad(set_to_none=True)` at the top of the loop body",
+        )
