@@ -208,7 +208,7 @@ def resolve_mixed(func: Any, args: tuple, kwargs: dict, code_of: Callable[[Any],
         indices = args[1] if len(args) > 1 else kwargs.get("indices", [])
         for idx in _flat_tensors(indices):
             c = code_of(idx)
-            if c != sc and c != CPU and c != -2:
+            if c != sc and c != CPU and c >= CPU:
                 raise RuntimeError(
                     f"indices should be either on cpu or on the same device as the indexed tensor ({_fmt(sc)})"
                 )
@@ -216,7 +216,7 @@ def resolve_mixed(func: Any, args: tuple, kwargs: dict, code_of: Callable[[Any],
         for v in rest:
             for t in _flat_tensors(v):
                 c = code_of(t)
-                if c != sc and c != -2 and not (c == CPU and t.dim() == 0):
+                if c != sc and c >= CPU and not (c == CPU and t.dim() == 0):
                     raise RuntimeError(
                         "Expected all tensors to be on the same device, but found at least two devices, "
                         f"{_fmt(sc)} and {_fmt(c)}!"
@@ -231,7 +231,7 @@ def resolve_mixed(func: Any, args: tuple, kwargs: dict, code_of: Callable[[Any],
                 continue
             for t in _flat_tensors(value):
                 c = code_of(t)
-                if c == -2:
+                if c < CPU:
                     continue
                 if common is None:
                     common = c
@@ -268,7 +268,7 @@ def _tensor_iterator_check(func: Any, args: tuple, kwargs: dict, code_of: Callab
             break
     for t, is_out in operands:
         c = code_of(t)
-        if c == -2 or c == common:
+        if c < CPU or c == common:
             continue
         if common != CPU and c == CPU and not is_out and t.dim() == 0:
             continue

@@ -130,6 +130,25 @@ def _variant(base: type, index: int) -> type:
     return cls
 
 
+WILD = -3  # a CPU tensor made by PyTorch's C++ internals (device from options): adopts a device
+
+
+class _WildTensor(torch.Tensor):
+    """A buffer that C++ composite code created with ``tensor.options()``-style ``device=cpu``.
+
+    The emulator cannot know which tensor those options came from, so the buffer behaves as a CPU
+    tensor until an operator combines it with an emulated CUDA tensor, at which point it adopts that
+    device (``F.one_hot`` builds ``zeros(...)`` and then ``scatter_``s the CUDA labels into it).
+    """
+
+    __slots__ = ()
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+
+_INDEX_OF[_WildTensor] = WILD
+_BASE_OF[_WildTensor] = _Tensor
+
+
 def code_of(t: Any) -> int:
     """Device code of a tensor: its emulated cuda index, CPU (-1) or OTHER (-2)."""
     idx = _INDEX_OF.get(type(t))
@@ -199,7 +218,8 @@ def _m_numpy(self: torch.Tensor, *, force: bool = False) -> Any:
 
 
 def _copy_to(t: torch.Tensor, code: int, dtype: Any = None, memory_format: Any = None) -> torch.Tensor:
-    kwargs: dict[str, Any] = {"device": _CPU if code == CPU else torch.device("cuda", code)}
+    # pin_memory=False marks an explicit, user-level target (see EmulatedCuda._dispatch)
+    kwargs: dict[str, Any] = {"device": _CPU if code == CPU else torch.device("cuda", code), "pin_memory": False}
     if dtype is not None:
         kwargs["dtype"] = dtype
     if memory_format is not None:
@@ -502,6 +522,7 @@ class EmulatedCuda:
         index_of = _INDEX_OF
         dev: int | None = None
         mixed = False
+        wild = False
         for seq in (args, kwargs.values()):
             for a in seq:
                 ta = type(a)
@@ -513,7 +534,8 @@ class EmulatedCuda:
                             if not isinstance(b, torch.Tensor):
                                 continue
                             d = CPU if b.is_cpu else OTHER
-                        if d == OTHER:
+                        if d < CPU:
+                            wild = wild or d == WILD
                             continue
                         if dev is None:
                             dev = d
@@ -525,7 +547,8 @@ class EmulatedCuda:
                     if not isinstance(a, torch.Tensor):
                         continue
                     d = CPU if a.is_cpu else OTHER
-                if d == OTHER:
+                if d < CPU:
+                    wild = wild or d == WILD
                     continue
                 if dev is None:
                     dev = d
@@ -533,15 +556,26 @@ class EmulatedCuda:
                     mixed = True
 
         out_dev = dev
+        make_wild = False
         device_kw = kwargs.get("device") if kwargs else None
         if device_kw is not None:
             target = _target_code(device_kw)
+            explicit = "pin_memory" in kwargs  # the Python argument parser always passes it
             if target >= 0:
                 kwargs = dict(kwargs)
                 kwargs["device"] = _CPU
                 if kwargs.get("pin_memory"):
                     kwargs["pin_memory"] = False
-            out_dev = target
+                out_dev = target
+            elif target == CPU and not explicit:
+                # device=cpu from C++ internals (``self.options()``): that is the device of the tensor
+                # the options came from; with an emulated input it is that input's device
+                if dev is None:
+                    make_wild = True
+                    out_dev = None
+                # else: keep out_dev = dev
+            else:
+                out_dev = target
         elif kwargs and kwargs.get("pin_memory"):
             kwargs = dict(kwargs)
             kwargs["pin_memory"] = False
@@ -557,15 +591,19 @@ class EmulatedCuda:
             if device_kw is None:
                 out_dev = common
         if name in _COPY_IN_PLACE:
+            if wild and dev is not None and dev >= 0 and args and type(args[0]) is _WildTensor:
+                _tag(args[0], dev)
             result = func(*args, **kwargs)
             if name == "aten::set_" and dev is not None and dev >= 0 and isinstance(result, torch.Tensor):
                 self._track(result, dev)
             return result
 
-        if dev is None and out_dev is None:
-            return func(*args, **kwargs)
         if out_dev is None or out_dev < 0:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            if make_wild:
+                if type(result) is _Tensor:
+                    result.__class__ = _WildTensor
+            return result
 
         try:
             if is_random:
@@ -579,6 +617,10 @@ class EmulatedCuda:
                     "it has no CPU implementation (a CUDA-only kernel or extension); there is no GPU code to run",
                 ) from exc
             raise
+        if wild and is_mutating:
+            for a in (args[0] if args else None, kwargs.get("out")):
+                if type(a) is _WildTensor:
+                    _tag(a, out_dev)
         return self._tag_result(result, out_dev, args if is_mutating else None)
 
     def _run_random(self, func: Any, args: tuple, kwargs: dict, index: int) -> Any:
@@ -1018,6 +1060,23 @@ def _install(emu: EmulatedCuda) -> None:  # noqa: C901 - a flat list of patches
     prev_lift = torch._C._only_lift_cpu_tensors()
     torch._C._set_only_lift_cpu_tensors(True)
     emu._patches.append((_LiftRestore(), "restore", prev_lift))
+
+    # torch.tensor(..., device="cuda") needs an index in C++ (a CPU build has no CUDA guard to ask)
+    for fname in ("tensor", "as_tensor", "asarray"):
+        orig_factory = getattr(torch, fname, None)
+        if orig_factory is None:
+            continue
+
+        def factory(*args: Any, __orig: Any = orig_factory, **kwargs: Any) -> Any:
+            device = kwargs.get("device")
+            if device is not None:
+                dev = device if isinstance(device, torch.device) else torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
+                if dev.type == "cuda":
+                    kwargs["device"] = torch.device("cuda", _cuda_index(dev))
+            return __orig(*args, **kwargs)
+
+        functools.update_wrapper(factory, orig_factory)
+        p(torch, fname, factory)
 
     # Tensor-level hooks
     p(_Tensor, "data", property(_data_get, _data_set))
