@@ -1,0 +1,796 @@
+"""Mixed-precision facts shared by the GL2 rules: autocast regions, GradScalers and the order of
+scaler calls within one training iteration.
+
+Computed once per file with `ctx.model.facts(AmpFacts)`. Static only: never imports torch.
+
+Vocabulary
+- an *autocast region* is a `with torch.autocast(...)` (also `torch.amp.autocast`, the deprecated
+  `torch.cuda.amp.autocast` / `torch.cpu.amp.autocast`, a context held in a variable, or the same
+  call used as a decorator), with the device types and dtypes it may run with;
+- a *scaler* is a value known to be a GradScaler, or the receiver `S` of `S.scale(x).backward()`;
+- an *iteration* is the innermost loop around a `.backward()` call that contains it (or the
+  enclosing function when there is no loop); events of one iteration are ordered by their position
+  in the source, and two events in different branches of one `if`/`else` never follow each other.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+import libcst as cst
+
+from gpulint.model import SCALER_CLASSES, Kind, ScriptModel
+
+# qualified name -> (device type fixed by the API or None when it is the first argument,
+#                    names of the positional parameters after the device type)
+AUTOCAST_APIS: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    "torch.autocast": (None, ("device_type", "dtype", "enabled", "cache_enabled")),
+    "torch.amp.autocast": (None, ("device_type", "dtype", "enabled", "cache_enabled")),
+    "torch.amp.autocast_mode.autocast": (None, ("device_type", "dtype", "enabled", "cache_enabled")),
+    "torch.cuda.amp.autocast": ("cuda", ("enabled", "dtype", "cache_enabled")),
+    "torch.cuda.amp.autocast_mode.autocast": ("cuda", ("enabled", "dtype", "cache_enabled")),
+    "torch.cpu.amp.autocast": ("cpu", ("enabled", "dtype", "cache_enabled")),
+    "torch.cpu.amp.autocast_mode.autocast": ("cpu", ("enabled", "dtype", "cache_enabled")),
+}
+# the dtype autocast uses when none is given, by device type
+DEFAULT_AUTOCAST_DTYPE = {"cuda": "float16", "cpu": "bfloat16", "xpu": "bfloat16", "mps": "float16",
+                          "hpu": "bfloat16"}
+
+# deprecated API -> (replacement's last name, device type)
+DEPRECATED_AMP: dict[str, tuple[str, str]] = {
+    "torch.cuda.amp.autocast": ("autocast", "cuda"),
+    "torch.cuda.amp.autocast_mode.autocast": ("autocast", "cuda"),
+    "torch.cpu.amp.autocast": ("autocast", "cpu"),
+    "torch.cpu.amp.autocast_mode.autocast": ("autocast", "cpu"),
+    "torch.cuda.amp.GradScaler": ("GradScaler", "cuda"),
+    "torch.cuda.amp.grad_scaler.GradScaler": ("GradScaler", "cuda"),
+    "torch.cpu.amp.GradScaler": ("GradScaler", "cpu"),
+    "torch.cpu.amp.grad_scaler.GradScaler": ("GradScaler", "cpu"),
+}
+DEPRECATED_AMP_MODULES = {
+    "torch.cuda.amp": "cuda",
+    "torch.cpu.amp": "cpu",
+    "torch.cuda.amp.autocast_mode": "cuda",
+    "torch.cpu.amp.autocast_mode": "cpu",
+    "torch.cuda.amp.grad_scaler": "cuda",
+    "torch.cpu.amp.grad_scaler": "cpu",
+}
+
+SCALER_QUALNAMES = frozenset(
+    SCALER_CLASSES
+    | {
+        "torch.cpu.amp.GradScaler",
+        "torch.cpu.amp.grad_scaler.GradScaler",
+        "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler",
+        "torch.distributed.fsdp.ShardedGradScaler",
+    }
+)
+CLIP_FUNCTIONS = frozenset({"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm"})
+NO_GRAD_QUALNAMES = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+     "torch.autograd.grad_mode.inference_mode"}
+)
+FLOAT16 = frozenset({"torch.float16", "torch.half"})
+BFLOAT16 = frozenset({"torch.bfloat16"})
+FLOAT32 = frozenset({"torch.float32", "torch.float"})
+# frameworks that do mixed precision (and its loss scaling) themselves
+AMP_FRAMEWORKS = frozenset({"lightning", "accelerate", "deepspeed", "hf-trainer", "ignite", "composer"})
+
+_LOOPS = (cst.For, cst.While)
+_BUILTINS = frozenset(dir(builtins))
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AutocastRegion:
+    call: cst.Call  # the autocast(...) call
+    qualname: str
+    anchor: cst.CSTNode  # where a diagnostic points: the `with` statement or the decorator
+    body: cst.CSTNode  # the With statement, or the decorated FunctionDef
+    devices: frozenset[str] | None  # device types it may run on; None: cannot tell
+    dtypes: frozenset[str] | None  # "float16" / "bfloat16" / "float32"; None: cannot tell
+    device_arg: cst.BaseExpression | None  # the device-type argument as written (new API only)
+    enabled: cst.BaseExpression | None  # the `enabled=` argument, None when absent
+    condition: cst.BaseExpression | None = None  # `ctx = autocast(...) if COND else nullcontext()`
+    via_decorator: bool = False
+
+    @property
+    def disabled(self) -> bool:
+        return isinstance(self.enabled, cst.Name) and self.enabled.value == "False"
+
+    @property
+    def may_be_cuda_fp16(self) -> bool:
+        """Known to possibly run fp16 autocast on CUDA (every unknown answers False)."""
+        if self.disabled or self.devices is None or self.dtypes is None:
+            return False
+        return "cuda" in self.devices and "float16" in self.dtypes
+
+    @property
+    def is_legacy(self) -> bool:
+        return AUTOCAST_APIS[self.qualname][0] is not None
+
+
+@dataclass
+class BackwardCall:
+    call: cst.Call  # `X.backward(...)`
+    loss: cst.BaseExpression  # X, or L in `S.scale(L).backward()`
+    scaler: str | None  # source text of S for `S.scale(L).backward()`
+
+
+@dataclass
+class ScalerCall:
+    call: cst.Call
+    scaler: str  # the receiver's source text
+    method: str  # "step" / "unscale_" / "update" / "scale"
+    optimizer: str | None  # text of the first argument of step / unscale_
+
+
+@dataclass
+class DirectStep:
+    call: cst.Call  # `O.step()`
+    optimizer: str
+
+
+@dataclass
+class Iteration:
+    """The events of one training iteration (a loop body, or a function without a loop)."""
+
+    node: cst.CSTNode  # For / While / FunctionDef / Module
+    backwards: list[BackwardCall] = field(default_factory=list)
+    scaler_calls: list[ScalerCall] = field(default_factory=list)
+    steps: list[DirectStep] = field(default_factory=list)
+    clips: list[cst.Call] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# The analysis
+# ---------------------------------------------------------------------------------------------
+
+
+class _Order(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.order: dict[cst.CSTNode, int] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.order[node] = len(self.order)
+        return True
+
+
+class AmpFacts:
+    def __init__(self, model: ScriptModel) -> None:
+        self.m = model
+        order = _Order()
+        model.module.visit(order)
+        self.order = order.order
+        self._scope_cache = None
+        self.regions: list[AutocastRegion] = []
+        self.backwards: list[BackwardCall] = []
+        self.scaler_calls: list[ScalerCall] = []
+        self.direct_steps: list[DirectStep] = []
+        self.clips: list[cst.Call] = []
+        self.scaler_constructors: list[cst.Call] = []
+        self._collect()
+
+    # text -------------------------------------------------------------------------------------
+    def text(self, node: cst.CSTNode) -> str:
+        return self.m.module.code_for_node(node)
+
+    # collection -------------------------------------------------------------------------------
+    def _collect(self) -> None:
+        m = self.m
+        scaled_receivers: set[str] = set()
+        for call in m.calls:
+            q = m.qualname(call.func)
+            if q in SCALER_QUALNAMES:
+                self.scaler_constructors.append(call)
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value == "backward":
+                recv = f.value
+                scaler = None
+                loss = recv
+                if (
+                    isinstance(recv, cst.Call)
+                    and isinstance(recv.func, cst.Attribute)
+                    and recv.func.attr.value == "scale"
+                    and recv.args
+                ):
+                    scaler = self.text(recv.func.value)
+                    loss = recv.args[0].value
+                    scaled_receivers.add(scaler)
+                self.backwards.append(BackwardCall(call, loss, scaler))
+            last = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
+            if last in CLIP_FUNCTIONS:
+                self.clips.append(call)
+        self.scaler_names = set(scaled_receivers)
+        for call, recv, meth in m.method_calls("step", "unscale_", "update", "scale"):
+            text = self.text(recv)
+            if text not in self.scaler_names and m.kind_of(recv) is Kind.SCALER:
+                self.scaler_names.add(text)
+        for call, recv, meth in m.method_calls("step", "unscale_", "update", "scale"):
+            text = self.text(recv)
+            if text in self.scaler_names:
+                opt = None
+                if meth in ("step", "unscale_"):
+                    pos = [a for a in call.args if a.keyword is None and not a.star]
+                    if pos:
+                        opt = self.text(pos[0].value)
+                self.scaler_calls.append(ScalerCall(call, text, meth, opt))
+            elif meth == "step" and m.kind_of(recv) is Kind.OPTIMIZER:
+                self.direct_steps.append(DirectStep(call, text))
+        self._collect_regions()
+
+    def _collect_regions(self) -> None:
+        m = self.m
+        for call in m.calls:
+            q = m.qualname(call.func)
+            if q not in AUTOCAST_APIS:
+                continue
+            parent = m.parent(call)
+            if isinstance(parent, cst.WithItem):
+                with_stmt = m.parent(parent)
+                self.regions.append(self._region(call, q, with_stmt, with_stmt))
+            elif isinstance(parent, cst.Decorator):
+                fn = m.parent(parent)
+                region = self._region(call, q, parent, fn)
+                region.via_decorator = True
+                self.regions.append(region)
+            else:
+                # `ctx = autocast(...)` or `ctx = autocast(...) if COND else nullcontext()`, then `with ctx:`
+                condition = None
+                holder = parent
+                if isinstance(parent, cst.IfExp):
+                    if parent.body is call:
+                        condition = parent.test
+                    else:
+                        condition = cst.UnaryOperation(cst.Not(), cst.ensure_type(parent.test, cst.BaseExpression))
+                    holder = m.parent(parent)
+                if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1):
+                    continue
+                target = holder.targets[0].target
+                if not isinstance(target, cst.Name):
+                    continue
+                if len(m.bindings_of(target)) != 1:
+                    continue
+                for with_stmt in m.withs:
+                    for item in with_stmt.items:
+                        if isinstance(item.item, cst.Name) and item.item.value == target.value:
+                            bound = m.bindings_of(item.item)
+                            if len(bound) == 1 and bound[0].node is target:
+                                region = self._region(call, q, with_stmt, with_stmt)
+                                region.condition = condition
+                                self.regions.append(region)
+
+    def _region(self, call: cst.Call, q: str, anchor, body) -> AutocastRegion:
+        fixed_device, params = AUTOCAST_APIS[q]
+        args = _bind_args(call, params)
+        device_arg = None
+        if fixed_device is not None:
+            devices: frozenset[str] | None = frozenset({fixed_device})
+        else:
+            device_arg = args.get("device_type")
+            devices = self.possible_devices(device_arg) if device_arg is not None else None
+        if args is _UNBOUND:
+            return AutocastRegion(call, q, anchor, body, None, None, None, None)
+        dtype_arg = args.get("dtype")
+        if dtype_arg is not None:
+            dtypes = self.possible_dtypes(dtype_arg)
+        elif devices is not None and all(d in DEFAULT_AUTOCAST_DTYPE for d in devices):
+            dtypes = frozenset(DEFAULT_AUTOCAST_DTYPE[d] for d in devices)
+        else:
+            dtypes = None
+        if dtypes is not None and devices is not None and dtype_arg is None:
+            # fp16 matters on cuda only: keep the cuda default visible
+            pass
+        return AutocastRegion(call, q, anchor, body, devices, dtypes, device_arg, args.get("enabled"))
+
+    # value resolution -------------------------------------------------------------------------
+    def possible_devices(self, expr: cst.BaseExpression | None, _depth: int = 0) -> frozenset[str] | None:
+        """Device types an expression may evaluate to ("cuda", "cpu", ...); None: cannot tell."""
+        if expr is None or _depth > 8:
+            return None
+        m = self.m
+        if isinstance(expr, cst.SimpleString):
+            value = expr.evaluated_value
+            if isinstance(value, bytes):
+                return None
+            return frozenset({value.split(":", 1)[0]})
+        if isinstance(expr, cst.IfExp):
+            a = self.possible_devices(expr.body, _depth + 1)
+            b = self.possible_devices(expr.orelse, _depth + 1)
+            return None if a is None or b is None else a | b
+        if isinstance(expr, cst.Call):
+            q = m.qualname(expr.func)
+            if q == "torch.device" and expr.args and expr.args[0].keyword is None:
+                return self.possible_devices(expr.args[0].value, _depth + 1)
+            return None
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
+            return self.possible_devices(expr.value, _depth + 1)
+        if isinstance(expr, cst.Name):
+            bindings = m.bindings_of(expr)
+            if not bindings:
+                return None
+            out: set[str] = set()
+            for b in bindings:
+                if b.how != "assign" or b.value is None:
+                    return None
+                found = self.possible_devices(b.value, _depth + 1)
+                if found is None:
+                    return None
+                out |= found
+            return frozenset(out)
+        return None
+
+    def possible_dtypes(self, expr: cst.BaseExpression | None, _depth: int = 0) -> frozenset[str] | None:
+        if expr is None or _depth > 8:
+            return None
+        q = self.m.qualname(expr)
+        if q in FLOAT16:
+            return frozenset({"float16"})
+        if q in BFLOAT16:
+            return frozenset({"bfloat16"})
+        if q in FLOAT32:
+            return frozenset({"float32"})
+        if isinstance(expr, cst.IfExp):
+            a = self.possible_dtypes(expr.body, _depth + 1)
+            b = self.possible_dtypes(expr.orelse, _depth + 1)
+            return None if a is None or b is None else a | b
+        if isinstance(expr, cst.Name):
+            bindings = self.m.bindings_of(expr)
+            if not bindings:
+                return None
+            out: set[str] = set()
+            for b in bindings:
+                if b.how != "assign" or b.value is None:
+                    return None
+                found = self.possible_dtypes(b.value, _depth + 1)
+                if found is None:
+                    return None
+                out |= found
+            return frozenset(out)
+        return None
+
+    # whole-file questions ---------------------------------------------------------------------
+    @property
+    def uses_loss_scaling(self) -> bool:
+        """A GradScaler is built or used (`S.scale(L).backward()`, `S.unscale_`), or apex amp."""
+        if self.scaler_constructors or self.scaler_names:
+            return True
+        if self.m.uses_module("apex"):
+            return True
+        return any(meth == "unscale_" for _, _, meth in self.m.method_calls("unscale_"))
+
+    @property
+    def framework_precision(self) -> bool:
+        """A framework that handles precision and loss scaling drives the script."""
+        return bool(self.m.frameworks & AMP_FRAMEWORKS)
+
+    def trained_backwards(self) -> list[BackwardCall]:
+        """`.backward()` calls not under `no_grad`/`inference_mode`."""
+        return [b for b in self.backwards if not self.under_no_grad(b.call)]
+
+    def under_no_grad(self, node: cst.CSTNode) -> bool:
+        m = self.m
+        for anc in m.ancestors(node):
+            if isinstance(anc, cst.With):
+                for item in anc.items:
+                    it = item.item
+                    if isinstance(it, cst.Call) and m.qualname(it.func) in NO_GRAD_QUALNAMES:
+                        return True
+            if isinstance(anc, cst.FunctionDef):
+                for dec in anc.decorators:
+                    d = dec.decorator
+                    d = d.func if isinstance(d, cst.Call) else d
+                    if m.qualname(d) in NO_GRAD_QUALNAMES:
+                        return True
+        return False
+
+    # order and branches -----------------------------------------------------------------------
+    def before(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        return self.order[a] < self.order[b]
+
+    def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        return outer is inner or any(anc is outer for anc in self.m.ancestors(inner))
+
+    def exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """a and b sit in different branches of one `if`/`else` (or `try` body/handler)."""
+        path_a = [a, *self.m.ancestors(a)]
+        index = {id(n): i for i, n in enumerate(path_a)}
+        prev_b = b
+        for anc in self.m.ancestors(b):
+            if id(anc) in index:
+                i = index[id(anc)]
+                child_a = path_a[i - 1] if i > 0 else None
+                child_b = prev_b
+                if isinstance(anc, cst.If) and child_a is not None:
+                    return _branch_of(anc, child_a) != _branch_of(anc, child_b)
+                if isinstance(anc, cst.IfExp) and child_a is not None:
+                    return {child_a, child_b} == {anc.body, anc.orelse}
+                return False
+            prev_b = anc
+        return False
+
+    def may_follow(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+        """`second` may run after `first` in the same pass through the code."""
+        return self.before(first, second) and not self.exclusive(first, second)
+
+    # iterations ---------------------------------------------------------------------------------
+    def scope_node(self, node: cst.CSTNode) -> cst.CSTNode:
+        return self.m.scope_of(node)
+
+    def iteration_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The innermost loop (within the node's function) around `node` that contains a
+        `.backward()` call; else the enclosing function/module when it contains one."""
+        scope = self.scope_node(node)
+        for anc in self.m.ancestors(node):
+            if anc is scope:
+                break
+            if isinstance(anc, _LOOPS) and self._has_backward(anc):
+                return anc
+        if self._has_backward(scope):
+            return scope
+        return None
+
+    def _has_backward(self, node: cst.CSTNode) -> bool:
+        return any(self.contains(node, b.call) for b in self.backwards)
+
+    def in_iteration(self, iteration: cst.CSTNode, node: cst.CSTNode) -> bool:
+        return self.contains(iteration, node) and self.scope_node(node) is self.scope_node(iteration) or (
+            isinstance(iteration, (cst.FunctionDef,)) and self.scope_node(node) is iteration
+        )
+
+    def last_backward_before(self, iteration: cst.CSTNode, node: cst.CSTNode) -> BackwardCall | None:
+        best = None
+        for b in self.backwards:
+            if not self.contains(iteration, b.call):
+                continue
+            if self.may_follow(b.call, node) and (best is None or self.before(best.call, b.call)):
+                best = b
+        return best
+
+    def scaler_calls_in(self, iteration: cst.CSTNode, scaler: str | None = None, method: str | None = None):
+        return [
+            s
+            for s in self.scaler_calls
+            if self.contains(iteration, s.call)
+            and (scaler is None or s.scaler == scaler)
+            and (method is None or s.method == method)
+        ]
+
+    # names ----------------------------------------------------------------------------------------
+    def all_names(self) -> set[str]:
+        out: set[str] = set()
+        for (_, name) in self.m.bindings:
+            out.add(name)
+        out.update(self.m.aliases)
+        return out
+
+    def fresh_name(self, base: str) -> str:
+        taken = self.all_names()
+        if base not in taken:
+            return base
+        for i in range(2, 100):
+            cand = f"{base}{i}" if not base.endswith("_") else f"{base}{i}"
+            if cand not in taken:
+                return cand
+        return base + "_gl"
+
+    def available_at(self, expr: cst.BaseExpression, stmt: cst.CSTNode) -> bool:
+        """Every name `expr` reads is bound before `stmt` (and not re-bound after it), imported,
+        or a builtin: the expression can be evaluated at `stmt`."""
+        for name in _load_names(expr):
+            if name.value in self.m.aliases or (name.value in _BUILTINS and not self.m.bindings_of(name)):
+                continue
+            bindings = self.m.bindings_of(name)
+            # resolve in the scope of stmt, not of the expression
+            probe_scope = self.m.scope_of(stmt)
+            own = self.m.bindings.get((probe_scope, name.value)) or self.m.bindings.get((self.m.module, name.value))
+            bindings = own or bindings
+            if not bindings:
+                return False
+            for b in bindings:
+                if b.how in ("param",):
+                    continue
+                if not self.before(b.node, stmt):
+                    return False
+        return True
+
+
+_UNBOUND: dict = {}
+
+
+def _bind_args(call: cst.Call, params: tuple[str, ...]) -> dict[str, cst.BaseExpression]:
+    """Map a call's arguments onto parameter names; `_UNBOUND` when *args/**kwargs hide them."""
+    out: dict[str, cst.BaseExpression] = {}
+    pos = 0
+    for arg in call.args:
+        if arg.star:
+            return _UNBOUND
+        if arg.keyword is None:
+            if pos < len(params):
+                out[params[pos]] = arg.value
+            pos += 1
+        else:
+            out[arg.keyword.value] = arg.value
+    return out
+
+
+def _branch_of(node: cst.If, child: cst.CSTNode) -> str:
+    if child is node.test:
+        return "test"
+    if child is node.body:
+        return "body"
+    return "orelse"
+
+
+def _load_names(expr: cst.CSTNode) -> Iterator[cst.Name]:
+    """Names read by an expression (attribute heads, not attribute names or keywords)."""
+    if isinstance(expr, cst.Name):
+        yield expr
+        return
+    if isinstance(expr, cst.Attribute):
+        yield from _load_names(expr.value)
+        return
+    if isinstance(expr, cst.Arg):
+        yield from _load_names(expr.value)
+        return
+    if isinstance(expr, (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)):
+        # bail out: a comprehension binds names of its own
+        yield cst.Name("__gpulint_unresolvable__")
+        return
+    for child in expr.children:
+        if isinstance(child, cst.CSTNode):
+            yield from _load_names(child)
+
+
+def iter_statements(block: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    body = getattr(block, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        body = getattr(body, "body", None)
+    return body or ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Deprecated torch.cuda.amp / torch.cpu.amp APIs (GL205)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class DeprecatedUse:
+    """One use of a deprecated AMP class: a call (fixable when `call` is set) or a bare reference."""
+
+    node: cst.BaseExpression  # the expression naming the deprecated API (a call's func, or a reference)
+    qualname: str
+    kind: str  # "autocast" / "GradScaler"
+    device: str  # "cuda" / "cpu"
+    call: cst.Call | None  # the call, when `node` is called (with no *args/**kwargs)
+    new_func: str | None = None  # replacement text for `node` (direct `torch.cuda.amp.X` form)
+    reason: str | None = None  # why no fix
+
+
+@dataclass
+class DeprecatedImport:
+    """`from torch.cuda.amp import autocast, GradScaler`, `from torch.cuda import amp`,
+    `import torch.cuda.amp as amp`: the import and every use of the names it binds."""
+
+    stmt: cst.CSTNode  # the Import / ImportFrom
+    target: cst.BaseExpression  # the dotted module name to rewrite
+    new_module: str  # its replacement
+    old: str = ""  # the deprecated module the import reaches (`torch.cuda.amp`)
+    uses: list[DeprecatedUse] = field(default_factory=list)
+    reason: str | None = None  # why the group cannot be fixed
+
+
+class _Imports(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.CSTNode] = []
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        self.found.append(node)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        self.found.append(node)
+        return False
+
+
+def _dotted_text(node: cst.CSTNode | None) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        left = _dotted_text(node.value)
+        return None if left is None else f"{left}.{node.attr.value}"
+    return None
+
+
+class DeprecatedAmp:
+    """Where a file uses `torch.cuda.amp` / `torch.cpu.amp` classes, and how to rewrite them."""
+
+    def __init__(self, model: ScriptModel) -> None:
+        self.m = model
+        self.direct: list[DeprecatedUse] = []
+        self.imports: list[DeprecatedImport] = []
+        self._grouped: set[int] = set()
+        self._collect_imports()
+        self._collect_direct()
+
+    def _text(self, node: cst.CSTNode) -> str:
+        return self.m.module.code_for_node(node)
+
+    # uses through `torch.` ------------------------------------------------------------------
+    def _collect_direct(self) -> None:
+        m = self.m
+        seen: set[int] = set()
+        for node in self._attribute_nodes():
+            q = m.qualname(node)
+            if q not in DEPRECATED_AMP or id(node) in seen:
+                continue
+            seen.add(id(node))
+            head = node
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if id(head) in self._grouped:
+                continue
+            torch_prefix = _prefix_with_qualname(m, node, "torch")
+            if torch_prefix is None:
+                continue  # e.g. `from torch import cuda; cuda.amp.autocast()`: not ours to guess
+            kind, device = DEPRECATED_AMP[q]
+            use = self._use(node, q)
+            use.new_func = f"{self._text(torch_prefix)}.amp.{kind}"
+            self.direct.append(use)
+
+    def _attribute_nodes(self) -> Iterator[cst.Attribute]:
+        class V(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.out: list[cst.Attribute] = []
+
+            def visit_Import(self, node) -> bool:
+                return False
+
+            def visit_ImportFrom(self, node) -> bool:
+                return False
+
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                self.out.append(node)
+                return True
+
+        v = V()
+        self.m.module.visit(v)
+        return iter(v.out)
+
+    def _use(self, node: cst.BaseExpression, q: str) -> DeprecatedUse:
+        kind, device = DEPRECATED_AMP[q]
+        parent = self.m.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            if any(a.star for a in parent.args):
+                return DeprecatedUse(node, q, kind, device, None, reason="called with *args/**kwargs")
+            if kind == "autocast":
+                positional = [a for a in parent.args if a.keyword is None]
+                if len(positional) > 3:
+                    return DeprecatedUse(node, q, kind, device, None, reason="too many positional arguments")
+            return DeprecatedUse(node, q, kind, device, parent)
+        return DeprecatedUse(node, q, kind, device, None, reason="not called")
+
+    # uses through imports -------------------------------------------------------------------
+    def _collect_imports(self) -> None:
+        visitor = _Imports()
+        self.m.module.visit(visitor)
+        candidates = []
+        for stmt in visitor.found:
+            group = self._import_group(stmt)
+            if group is not None:
+                candidates.append(group)
+        if not candidates:
+            return
+        from libcst.metadata import MetadataWrapper, ScopeProvider
+
+        scopes = MetadataWrapper(self.m.module, unsafe_skip_copy=True).resolve(ScopeProvider)
+        for group, locals_ in candidates:
+            stmt = group.stmt
+            if self.m.enclosing(stmt, cst.Try) is not None:
+                continue  # a compatibility import (`try: from torch.amp ... except ImportError:`)
+            scope = scopes.get(stmt)
+            if scope is None:
+                continue
+            ok = True
+            for local, _full in locals_:
+                assignments = list(scope.assignments[local])
+                if len(assignments) != 1:
+                    ok = False  # bound more than once: which one a use means is unclear
+                    break
+            if not ok:
+                continue
+            for local, full in locals_:
+                (assignment,) = list(scope.assignments[local])
+                for ref in sorted(assignment.references, key=lambda r: self._pos(r.node)):
+                    self._grouped.add(id(ref.node))
+                    self._add_reference(group, ref.node, full)
+            self.imports.append(group)
+
+    _order: dict | None = None
+
+    def _pos(self, node: cst.CSTNode) -> int:
+        if self._order is None:
+            o = _Order()
+            self.m.module.visit(o)
+            self._order = o.order
+        return self._order.get(node, 0)
+
+    def _import_group(self, stmt: cst.CSTNode):
+        """(group, [(local name, qualified name)]) for a deprecated import, else None."""
+        if isinstance(stmt, cst.ImportFrom):
+            if stmt.relative or stmt.module is None or isinstance(stmt.names, cst.ImportStar):
+                return None
+            mod = _dotted_text(stmt.module)
+            names = [(a, _dotted_text(a.name)) for a in stmt.names]
+            locals_ = []
+            if mod in DEPRECATED_AMP_MODULES:
+                wanted = [(a, n) for a, n in names if f"{mod}.{n}" in DEPRECATED_AMP]
+                if not wanted:
+                    return None
+                group = DeprecatedImport(stmt, stmt.module, "torch.amp", mod)
+                if len(wanted) != len(names):
+                    group.reason = "the import also names other torch.cuda.amp objects"
+                for a, n in wanted:
+                    local = a.asname.name.value if a.asname is not None else n
+                    locals_.append((local, f"{mod}.{n}"))
+                return group, locals_
+            if mod in ("torch.cuda", "torch.cpu"):
+                wanted = [(a, n) for a, n in names if n == "amp"]
+                if not wanted:
+                    return None
+                group = DeprecatedImport(stmt, stmt.module, "torch", f"{mod}.amp")
+                if len(wanted) != len(names):
+                    group.reason = "the import also names other objects"
+                for a, n in wanted:
+                    local = a.asname.name.value if a.asname is not None else n
+                    locals_.append((local, f"{mod}.amp"))
+                return group, locals_
+            return None
+        if isinstance(stmt, cst.Import):
+            for a in stmt.names:
+                full = _dotted_text(a.name)
+                if full in ("torch.cuda.amp", "torch.cpu.amp") and a.asname is not None:
+                    local = a.asname.name.value
+                    group = DeprecatedImport(stmt, a.name, "torch.amp", full)
+                    if len(stmt.names) != 1:
+                        group.reason = "the import statement imports several modules"
+                    return group, [(local, full)]
+        return None
+
+    def _add_reference(self, group: DeprecatedImport, node: cst.CSTNode, full: str) -> None:
+        m = self.m
+        if not isinstance(node, cst.Name):
+            group.reason = group.reason or "an unusual reference"
+            return
+        if full in DEPRECATED_AMP:
+            use = self._use(node, full)
+            group.uses.append(use)
+            if use.call is None:
+                group.reason = group.reason or f"`{node.value}` is {use.reason}"
+            return
+        # a module alias: `amp.autocast(...)`, `amp.GradScaler(...)`
+        parent = m.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            q = f"{full}.{parent.attr.value}"
+            if q in DEPRECATED_AMP:
+                use = self._use(parent, q)
+                group.uses.append(use)
+                if use.call is None:
+                    group.reason = group.reason or f"`{self._text(parent)}` is {use.reason}"
+                return
+        group.reason = group.reason or f"`{self._text(parent if isinstance(parent, cst.Attribute) else node)}` has no torch.amp equivalent"
+
+
+def _prefix_with_qualname(model: ScriptModel, node: cst.BaseExpression, qualname: str):
+    cur = node
+    while isinstance(cur, cst.Attribute):
+        cur = cur.value
+        if model.qualname(cur) == qualname:
+            return cur
+    return None
