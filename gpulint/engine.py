@@ -181,7 +181,7 @@ def analyse(path: str, text: str, rules: Sequence[Rule]):
     from gpulint.suppression import Suppressions
 
     module = parse(text)
-    model = ScriptModel(module)
+    model = ScriptModel(module, text)
     ctx = Context(path, text, module, model)
     sup = Suppressions(text)
     ctx.suppressed = sup.suppressed

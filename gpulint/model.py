@@ -127,7 +127,13 @@ AVAILABILITY_NAMES = frozenset(
         "torch.xpu.is_available",
     }
 )
-_DEVICE_FLAG = re.compile(r"""["']--?device["']""")
+_DEVICE_FLAG = re.compile(r"""["']--?(?:device|devices|cuda|no[-_]cuda|gpu|gpus|no[-_]gpu|cpu|use[-_]cuda|accelerator)["']""")
+# Names test suites and libraries use to gate CUDA code (a file using them checks availability).
+AVAILABILITY_TOKENS = re.compile(
+    r"\b(?:TEST_CUDA|TEST_MULTIGPU|HAS_CUDA|HAS_GPU|RUN_CUDA|onlyCUDA|onlyCUDAAndPRIVATEUSE1|skipCUDAIf\w*|"
+    r"requires_cuda|requires_gpu|skipIfNoCuda|skip_if_no_cuda|skip_if_lt_x_gpu|cuda_available|"
+    r"device_count|is_available|instantiate_device_type_tests|largeTensorTest)\b"
+)
 
 
 def is_optimizer_qualname(q: str) -> bool:
@@ -414,8 +420,9 @@ def _dotted(node: cst.CSTNode) -> str | None:
 
 
 class ScriptModel:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, source: str | None = None) -> None:
         self.module = module
+        self.source = source if source is not None else module.code
         self.aliases: dict[str, str] = {}
         self.imported_modules: set[str] = set()
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
@@ -1023,7 +1030,7 @@ class ScriptModel:
         for call in self.calls:
             if self.qualname(call.func) in AVAILABILITY_NAMES:
                 return True
-        return False
+        return bool(AVAILABILITY_TOKENS.search(self.source))
 
     @property
     def frameworks(self) -> set[str]:

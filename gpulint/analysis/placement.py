@@ -24,8 +24,12 @@ class Use:
     call: cst.Call  # the module / loss call
     arg: cst.BaseExpression  # the argument expression (Name, Subscript, or the `**batch` value)
     origin: str  # the loop-target name the value comes from
-    moved: bool  # moved to a device on the way (inline `.to()` or a re-binding)
+    move: Move | None  # the move on the way (inline `.to()` or a re-binding), None when unmoved
     starred: bool = False
+
+    @property
+    def moved(self) -> bool:
+        return self.move is not None
 
 
 @dataclass
@@ -150,7 +154,7 @@ class PlacementFacts:
             mv = m.move_of_call(e)
             if mv is not None and isinstance(e.func, cst.Attribute):
                 inner = self._origin(e.func.value, ll, loop, depth + 1)
-                return (inner[0], True) if inner else None
+                return (inner[0], mv) if inner else None
             return None
         if isinstance(e, cst.Subscript):
             inner = self._origin(e.value, ll, loop, depth + 1)
@@ -161,10 +165,10 @@ class PlacementFacts:
                 if not any(b.node is ll.targets[e.value] for b in bs):
                     return None
                 if e.value in ll.origin_moves:
-                    return (e.value, True)
+                    return (e.value, ll.origin_moves[e.value][0])
                 if e.value in ll.origin_touched:
                     return None
-                return (e.value, False)
+                return (e.value, None)
             bs = m.bindings_of(e)
             if len(bs) != 1:
                 return None
