@@ -1,0 +1,94 @@
+"""GL109 numpy-on-device-tensor."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.devices import DeviceFacts
+from gpulint.rule import Context, Rule
+
+
+class NumpyOnDeviceTensor(Rule):
+    code = "GL109"
+    name = "numpy-on-device-tensor"
+    summary = "`.numpy()` on a tensor that lives on the GPU (a moved model's output, a moved tensor)."
+    message = "`{expr}` is on the accelerator: `.numpy()` only works on CPU tensors; use `{fixed}`"
+    fix_safety = "safe"
+    default = True
+    kind = "crash"
+    prefilter = r"\.numpy\("
+    explanation = '''
+NumPy arrays live in host memory, so `Tensor.numpy()` only accepts CPU tensors. On a tensor that
+is on the GPU (the output of a model moved with `model.to(device)`, a batch moved with
+`x.to(device)`, anything computed from them) it raises
+`TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor
+to host memory first.` The script works on a laptop without a GPU and fails on the cluster,
+usually in the evaluation code after the first epoch.
+
+The fix copies the tensor to the host first: `.detach().cpu().numpy()` (`.detach()` also avoids
+`Can't call numpy() on Tensor that requires grad`; it is harmless inside `torch.no_grad()`).
+Where the expression is already detached only `.cpu()` is added.
+
+The rule fires only where the tensor is known to be on a device: the output of a module that
+was moved to a non-CPU device (and never moved back), a loss or `torch`/`F` function of such a
+tensor, or a tensor moved with `.to(...)`/`.cuda()`; never after a `.cpu()`, and not for
+`.numpy(force=True)`.
+
+Bad:
+
+```python
+model = Net().to(device)
+with torch.no_grad():
+    preds = model(x).argmax(dim=1)
+accuracy = (preds.numpy() == labels).mean()
+```
+
+Good:
+
+```python
+model = Net().to(device)
+with torch.no_grad():
+    preds = model(x).argmax(dim=1)
+accuracy = (preds.detach().cpu().numpy() == labels).mean()
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        facts = m.facts(DeviceFacts)
+        for call, recv, _meth in m.method_calls("numpy"):
+            if any(a.keyword is not None and a.keyword.value == "force" for a in call.args) or call.args:
+                continue
+            if not facts.on_accelerator(recv):
+                continue
+            detached = _detached(recv)
+            insert = "cpu()." if detached else "detach().cpu()."
+            attr = call.func.attr  # type: ignore[union-attr]
+            start = ctx.span(attr)[0]  # right before `numpy`, after the dot
+            head = ctx.source[ctx.span(call)[0]:start]
+            fixed = f"{head}{insert}numpy()"
+            fix = ctx.fix(ctx.insert_text(start, insert), message=f"Copy to the host: `.{insert}numpy()`")
+            yield ctx.finding(call, self.message.format(expr=_short(head.rstrip(". \n")), fixed=_short(fixed)), fix)
+
+
+def _detached(e: cst.BaseExpression) -> bool:
+    """`x.detach()...` / `x.data...` in the receiver chain itself."""
+    cur = e
+    while True:
+        if isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute):
+            if cur.func.attr.value == "detach":
+                return True
+            cur = cur.func.value
+        elif isinstance(cur, cst.Attribute):
+            if cur.attr.value == "data":
+                return True
+            cur = cur.value
+        elif isinstance(cur, cst.Subscript):
+            cur = cur.value
+        else:
+            return False
+
+
+def _short(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 60 else code[:57] + "..."
