@@ -1,0 +1,210 @@
+"""GL110 load-without-map-location."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.devices import DeviceFacts
+from gpulint.rule import Context, Kind, Rule
+
+_STATE_HOLDERS = (Kind.MODULE, Kind.OPTIMIZER, Kind.SCHEDULER, Kind.SCALER)
+_HARMLESS_METHODS = frozenset({"keys", "items", "values", "get", "pop"})
+
+
+class LoadWithoutMapLocation(Rule):
+    code = "GL110"
+    name = "load-without-map-location"
+    summary = "`torch.load` without `map_location` in a script that uses a GPU: fails on CPU-only machines."
+    message = "`torch.load` without `map_location` restores tensors on the device they were saved from; pass `map_location={device}`"
+    fix_safety = "safe"
+    default = True
+    kind = "crash"
+    prefilter = r"torch|load"
+    explanation = '''
+`torch.load` puts every tensor back on the device it was saved from. A checkpoint written during
+GPU training therefore cannot be opened on a machine without CUDA (an evaluation box, a laptop, a
+CPU CI job): `RuntimeError: Attempting to deserialize object on a CUDA device but
+torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use
+torch.load with map_location=torch.device('cpu') to map your storages to the CPU.` On a
+multi-GPU machine it also puts every process's copy on `cuda:0`.
+
+The rule fires in files that move things to a device or check device availability.
+
+Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
+scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:
+`load_state_dict` copies the values onto the device of the object that receives them (not with
+`assign=True`). Otherwise the fix (unsafe) maps to the script's device expression,
+`map_location=device`, when one is defined before the load.
+
+Bad:
+
+```python
+model = Net().to(device)
+model.load_state_dict(torch.load("model.pt"))
+```
+
+Good:
+
+```python
+model = Net().to(device)
+model.load_state_dict(torch.load("model.pt", map_location="cpu"))
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        loads = [c for c in m.iter_calls("torch.load", "torch.serialization.load")]
+        if not loads or not self._uses_devices(ctx):
+            return
+        facts = m.facts(DeviceFacts)
+        for call in loads:
+            pos = [a for a in call.args if a.keyword is None]
+            if any(a.star for a in call.args) or len(pos) != 1:
+                continue  # no path, **kwargs, or map_location given positionally
+            if any(a.keyword is not None and a.keyword.value == "map_location" for a in call.args):
+                continue
+            if self._feeds_state_dicts_only(ctx, facts, call):
+                text, safe = '"cpu"', True
+            else:
+                text, safe = self._device_text(ctx, facts, call), False
+            fix = None
+            if text is not None:
+                fix = ctx.fix(
+                    ctx.insert_text(ctx.span(pos[0].value)[1], f", map_location={text}"),
+                    safe=safe,
+                    message=f"Add `map_location={text}`",
+                )
+            yield ctx.finding(call, self.message.format(device=text or "device"), fix)
+
+    @staticmethod
+    def _uses_devices(ctx: Context) -> bool:
+        m = ctx.model
+        if m.checks_availability:
+            return True
+        facts = m.facts(DeviceFacts)
+        for call in m.calls:
+            mv = m.move_of_call(call)
+            if mv is None or mv.to_cpu or facts.device_is_cpu(mv.device):
+                continue
+            if mv.method == "cuda" or facts.device_may_be_accelerator(mv.device) or m.is_device_expr(mv.device):
+                return True
+        return False
+
+    # where the loaded object goes ---------------------------------------------------------------
+    def _feeds_state_dicts_only(self, ctx: Context, facts: DeviceFacts, call: cst.Call) -> bool:
+        m = ctx.model
+        node: cst.CSTNode = call
+        parent = m.parent(node)
+        # torch.load(p)["model"]
+        while isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index)):
+            node, parent = parent, m.parent(parent)
+        if isinstance(parent, cst.Arg):
+            return self._state_dict_arg(ctx, parent)
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+            return self._name_feeds_only(ctx, facts, parent, 0)
+        return False
+
+    @staticmethod
+    def _state_dict_arg(ctx: Context, arg: cst.Arg) -> bool:
+        m = ctx.model
+        outer = m.parent(arg)
+        if not isinstance(outer, cst.Call) or not isinstance(outer.func, cst.Attribute):
+            return False
+        if outer.func.attr.value != "load_state_dict" or arg.keyword is not None:
+            return False
+        if outer.args[0] is not arg:
+            return False
+        for a in outer.args:
+            if a.keyword is not None and a.keyword.value == "assign" and not (
+                isinstance(a.value, cst.Name) and a.value.value == "False"
+            ):
+                return False  # assign=True keeps the loaded tensors (and their device)
+        return m.kind_of(outer.func.value) in _STATE_HOLDERS
+
+    def _name_feeds_only(self, ctx: Context, facts: DeviceFacts, assign: cst.CSTNode, depth: int) -> bool:
+        """Every read of the assigned name ends in `load_state_dict` (or is harmless)."""
+        m = ctx.model
+        if depth > 3:
+            return False
+        if isinstance(assign, cst.Assign):
+            if len(assign.targets) != 1:
+                return False
+            target = assign.targets[0].target
+        else:
+            target = assign.target  # type: ignore[attr-defined]
+        if not isinstance(target, cst.Name):
+            return False
+        bindings = m.bindings_of(target)
+        refs = facts.references(target.value, bindings)
+        if not refs:
+            return False
+        for ref in refs:
+            if not self._harmless_use(ctx, facts, ref, target.value, depth):
+                return False
+        return True
+
+    def _harmless_use(self, ctx: Context, facts: DeviceFacts, ref: cst.Name, name: str, depth: int) -> bool:
+        m = ctx.model
+        node: cst.CSTNode = ref
+        parent = m.parent(node)
+        # sd["model"], sd.get("model"), sd.items()
+        while True:
+            if isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index)):
+                node, parent = parent, m.parent(parent)
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _HARMLESS_METHODS:
+                call = m.parent(parent)
+                if isinstance(call, cst.Call) and call.func is parent:
+                    node, parent = call, m.parent(call)
+                    continue
+                return False
+            break
+        if isinstance(parent, cst.Arg):
+            return self._state_dict_arg(ctx, parent)
+        if isinstance(parent, cst.Comparison):
+            return True  # `"optimizer" in ckpt`
+        if isinstance(parent, cst.ComparisonTarget) and isinstance(parent.operator, (cst.In, cst.NotIn)):
+            return True
+        if isinstance(parent, cst.Del):
+            return True
+        # `sd = sd["state_dict"]`, `sd = {k.replace(...): v for k, v in sd.items()}`
+        stmt = m.statement_of(ref)
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            inner = stmt.body[0]
+            if isinstance(inner, cst.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0].target, cst.Name):
+                value = inner.value
+                if value is node or self._inside_comprehension_iter(m, ref, value):
+                    if inner.targets[0].target.value == name:
+                        return True  # re-bound: its reads are checked with the others
+                    return self._name_feeds_only(ctx, facts, inner, depth + 1)
+        return False
+
+    @staticmethod
+    def _inside_comprehension_iter(m, ref: cst.CSTNode, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, (cst.DictComp, cst.ListComp, cst.GeneratorExp)):
+            return False
+        for anc in m.ancestors(ref):
+            if isinstance(anc, cst.CompFor) and any(a is anc.iter for a in [ref, *m.ancestors(ref)]):
+                return True
+            if anc is value:
+                break
+        return False
+
+    # the device expression for the unsafe fix -------------------------------------------------------
+    @staticmethod
+    def _device_text(ctx: Context, facts: DeviceFacts, at: cst.Call) -> str | None:
+        m = ctx.model
+        candidates: list[cst.BaseExpression] = []
+        for call in m.calls:
+            mv = m.move_of_call(call)
+            if mv is None or mv.to_cpu or mv.device is None or mv.method == "cuda":
+                continue
+            d = mv.device
+            if isinstance(d, (cst.Name, cst.Attribute)) and m.is_device_expr(d) and not facts.device_is_cpu(d):
+                if isinstance(d, cst.Attribute) and d.attr.value == "device" and m.kind_of(d.value) in (Kind.TENSOR, Kind.MODULE):
+                    continue
+                candidates.append(d)
+        for d in candidates:
+            if facts.visible_at(d, at):
+                return ctx.code(d)
+        return None

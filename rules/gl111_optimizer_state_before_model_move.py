@@ -1,0 +1,133 @@
+"""GL111 optimizer-state-before-model-move."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.devices import DeviceFacts
+from gpulint.rule import Context, Kind, Rule
+
+
+class OptimizerStateBeforeModelMove(Rule):
+    code = "GL111"
+    name = "optimizer-state-before-model-move"
+    summary = "The optimizer's state is loaded before the model it was built from is moved to the GPU."
+    message = "`{opt}.load_state_dict()` runs before `{model}` is moved to the device: the state is restored on the CPU and `{opt}.step()` fails; move the model first"
+    fix_safety = "unsafe"
+    default = True
+    kind = "crash"
+    prefilter = r"load_state_dict"
+    explanation = '''
+`Optimizer.load_state_dict` puts the loaded state (Adam's `exp_avg`, SGD's momentum buffers)
+on the device of the parameters *at the time of the call*. When the model is moved afterwards,
+its parameters go to the GPU and the state stays behind on the CPU; the first `optimizer.step()`
+fails, with Adam's default multi-tensor implementation:
+`RuntimeError: Tensors of the same index must be on the same device and the same dtype except
+`step` tensors that can be CPU and float32/64 notwithstanding`.
+
+The rule fires when the optimizer was built from `model.parameters()` (or a list/filter/param
+groups of them) and every move of that model to a device comes after the optimizer's
+`load_state_dict` in the same function.
+
+The fix (unsafe: statements between the two may depend on where the model is) moves the
+model-move statement just above the `load_state_dict` call, when both are simple statements in
+the same block.
+
+Bad:
+
+```python
+model = Net()
+optimizer = torch.optim.Adam(model.parameters())
+optimizer.load_state_dict(ckpt["optimizer"])
+model.to(device)
+```
+
+Good:
+
+```python
+model = Net()
+optimizer = torch.optim.Adam(model.parameters())
+model.to(device)
+optimizer.load_state_dict(ckpt["optimizer"])
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        facts = m.facts(DeviceFacts)
+        for call, recv, _meth in m.method_calls("load_state_dict"):
+            if not isinstance(recv, (cst.Name, cst.Attribute)) or m.kind_of(recv) is not Kind.OPTIMIZER:
+                continue
+            for model in facts.optimizer_models(recv):
+                moves = [mv for mv in m.moves_of(model)]
+                if not moves or any(mv.to_cpu or facts.device_is_cpu(mv.device) for mv in moves):
+                    continue
+                if any(not facts.runs_before(call, mv.call, a_always=False) for mv in moves):
+                    continue  # some move comes first, elsewhere, or in another function
+                first = min(moves, key=lambda mv: facts.order(mv.call))
+                fix = self._fix(ctx, facts, call, first.call, model)
+                yield ctx.finding(call, self.message.format(opt=ctx.code(recv), model=ctx.code(model)), fix)
+                break
+
+    @staticmethod
+    def _fix(ctx: Context, facts: DeviceFacts, load: cst.Call, move: cst.Call, model: cst.BaseExpression):
+        m = ctx.model
+        load_stmt = m.statement_of(load)
+        move_stmt = m.statement_of(move)
+        if not isinstance(load_stmt, cst.SimpleStatementLine) or not isinstance(move_stmt, cst.SimpleStatementLine):
+            return None
+        if len(load_stmt.body) != 1 or len(move_stmt.body) != 1:
+            return None
+        block, i = facts.block_and_index(load_stmt)
+        block2, j = facts.block_and_index(move_stmt)
+        if block is None or block is not block2 or not isinstance(block, (cst.IndentedBlock, cst.Module)) or j <= i:
+            return None
+        # the move statement reads names; none of them may be (re)bound between the two
+        between = block.body[i:j]
+        read = _names_read(move_stmt)
+        for stmt in between:
+            for b in _bound_names(m, stmt):
+                if b in read:
+                    return None
+        first, _ = ctx._line_bounds(move_stmt)
+        _, last = ctx._line_bounds(move_stmt)
+        text = ctx.source[first:last]
+        if not text.endswith(("\n", "\r")):
+            text += ctx.newline
+        load_first, _ = ctx._line_bounds(load_stmt)
+        return ctx.fix(
+            ctx.edit(first, last, ""),
+            ctx.insert_text(load_first, text),
+            message=f"Move `{ctx.code(move_stmt.body[0])}` above the optimizer's `load_state_dict`",
+        )
+
+
+def _names_read(node: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            out.add(n.value)
+
+    node.visit(V())
+    return out
+
+
+def _bound_names(m, stmt: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+    for (scope, name), bs in m.bindings.items():
+        for b in bs:
+            if b.how == "param":
+                continue
+            s = m.statement_of(b.node)
+            if s is stmt or (s is not None and any(a is stmt for a in m.ancestors(s))):
+                out.add(name.split(".", 1)[-1] if name.startswith("self.") else name)
+    return out
