@@ -125,8 +125,9 @@ def _lint(
         name = stdin_filename or "-"
         raw = sys.stdin.buffer.read()
         from gpulint.diagnostics import FileResult
-        from gpulint.runner import codes_for_file, _rules_for
+        from gpulint.runner import _rules_for, codes_for_file, use_registry
 
+        use_registry(tuple(str(d) for d in settings.rule_dirs), registry)
         res = FileResult(name)
         try:
             src = decode(raw)

@@ -31,18 +31,32 @@ def display_path(path: str) -> str:
     return rel
 
 
+def use_registry(rule_dirs: tuple[str, ...], registry: Registry) -> None:
+    """Make the workers (this process, and forked ones) use the registry the caller resolved.
+
+    Without this, a process that runs gpulint more than once (tests, an editor integration)
+    kept the registry of its first run, and a rule added since was not found in it.
+    """
+    if _WORKER.get(rule_dirs) is not registry:
+        _WORKER[rule_dirs] = registry
+        _WORKER[("inst", rule_dirs)] = {}
+
+
 def _rules_for(codes: tuple[str, ...], rule_dirs: tuple[str, ...]):
     key = rule_dirs
     reg = _WORKER.get(key)
     if reg is None:
         reg = Registry.load([Path(d) for d in rule_dirs])
-        _WORKER[key] = reg
+        use_registry(key, reg)
     instances = _WORKER.setdefault(("inst", key), {})
     out = []
     for code in codes:
         inst = instances.get(code)
         if inst is None:
-            inst = instances[code] = reg.by_code(code)()
+            rule = reg.by_code(code)
+            if rule is None:
+                raise RuntimeError(f"rule {code} is not in the worker's registry")
+            inst = instances[code] = rule()
         out.append(inst)
     return out
 
@@ -170,6 +184,7 @@ def run_files(
     jobs: int | None = None,
 ) -> list[FileResult]:
     rule_dirs = tuple(str(d) for d in settings.rule_dirs)
+    use_registry(rule_dirs, registry)
     cache = None
     if use_cache:
         cache_dir = settings.cache_dir or (settings.root / ".gpulint_cache")
