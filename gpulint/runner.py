@@ -153,10 +153,15 @@ def fingerprint(settings: Settings, codes: Sequence[str], registry: Registry) ->
                 h.update(Path(f).read_bytes())
             except OSError:
                 pass
-    for dep in ("engine", "model", "rule", "suppression"):
-        mod = sys.modules.get(f"gpulint.{dep}")
-        if mod is not None and getattr(mod, "__file__", None):
-            h.update(Path(mod.__file__).read_bytes())
+    # the engine's own sources, by path: which of them happen to be imported yet must not matter
+    # (suppression.py is imported lazily, so the first and a later run in one process differed)
+    package = Path(__file__).resolve().parent
+    for f in sorted(package.rglob("*.py")):
+        try:
+            h.update(f.relative_to(package).as_posix().encode())
+            h.update(f.read_bytes())
+        except OSError:
+            pass
     return h.hexdigest()
 
 
