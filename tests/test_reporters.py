@@ -1,0 +1,259 @@
+"""Reporters: text, JSON, SARIF 2.1.0 and GitHub Actions annotations."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from cli_support import BOTH, BUGGY, CLEAN, gl, problems, rule_pack, write
+from gpulint import reporters
+from gpulint.diagnostics import Diagnostic, Edit, Fix
+
+
+def diag(path="a.py", line=3, col=5, code="GL103", message="msg", fix=None):
+    return Diagnostic(code, "some-name", message, path, line, col, line, col + 4, fix)
+
+
+# ---------------------------------------------------------------------------------------------
+# text
+# ---------------------------------------------------------------------------------------------
+
+
+def test_text_unit():
+    safe = Fix((Edit(0, 1, "x", (1, 1), (1, 2)),), "safe", "m")
+    unsafe = Fix((Edit(0, 1, "x", (1, 1), (1, 2)),), "unsafe", "m")
+    out = reporters.text([diag(fix=safe), diag(line=4, fix=unsafe), diag(line=5)])
+    assert out == "a.py:3:5: GL103 [*] msg\na.py:4:5: GL103 msg\na.py:5:5: GL103 msg\n"
+    assert reporters.text([diag(fix=unsafe)], unsafe_fixes=True) == "a.py:3:5: GL103 [*] msg\n"
+
+
+def test_summary_unit():
+    safe = Fix((Edit(0, 1, "x"),), "safe")
+    unsafe = Fix((Edit(0, 1, "x"),), "unsafe")
+    assert reporters.summary([]) == "All checks passed!\n"
+    assert reporters.summary([diag()]) == "Found 1 problem.\n"
+    assert reporters.summary([diag(fix=safe), diag(fix=unsafe), diag()]) == (
+        "Found 3 problems (1 fixable with 'gpulint fix', 1 more with --unsafe-fixes).\n"
+    )
+    assert reporters.summary([], fixed=2) == "Found 2 problems (2 fixed, 0 remaining).\n"
+
+
+def test_statistics_unit():
+    safe = Fix((Edit(0, 1, "x"),), "safe")
+    ds = [diag(code="GL104", fix=safe), diag(code="GL104"), diag(code="GL103", fix=safe), diag(code="GL104", fix=safe)]
+    rows = [ln.split("\t") for ln in reporters.statistics(ds).splitlines()]
+    assert rows == [["    3", "GL104", "[-] some-name"], ["    1", "GL103", "[*] some-name"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON
+# ---------------------------------------------------------------------------------------------
+
+
+def test_json_fields(tmp_path):
+    rule_pack(tmp_path)
+    write(tmp_path, {"a.py": BOTH + "nofix = 1\n", "b.py": CLEAN})
+    r = gl(["check", "--output-format", "json", "."], tmp_path)
+    assert r.exit_code == 1
+    data = json.loads(r.stdout)
+    text = gl(["check", "."], tmp_path).stdout
+    # the same problems, in the same order, as the text report
+    assert [(d["filename"], d["location"]["row"], d["location"]["column"], d["code"]) for d in data] == problems(text)
+    for d in data:
+        assert set(d) == {"code", "name", "message", "filename", "location", "end_location", "fix"}
+        assert set(d["location"]) == set(d["end_location"]) == {"row", "column"}
+        assert (d["end_location"]["row"], d["end_location"]["column"]) >= (d["location"]["row"], d["location"]["column"])
+    by_code = {d["code"]: d for d in data}
+    assert by_code["TST005"]["fix"] is None
+    assert by_code["TST005"]["name"] == "no-fix"
+    g103 = by_code["GL103"]
+    assert g103["name"] == "optimizer-moved-like-module"
+    assert g103["filename"] == "a.py"
+    # the call spans `torch.optim.SGD(...).to("cpu")` on line 4, columns 7..60 (end exclusive)
+    assert g103["location"] == {"row": 4, "column": 7}
+    assert g103["end_location"] == {"row": 4, "column": 7 + len('torch.optim.SGD(model.parameters(), lr=0.1).to("cpu")')}
+    fix = g103["fix"]
+    assert fix["applicability"] == "safe"
+    assert isinstance(fix["message"], str) and fix["message"]
+    assert fix["edits"] == [
+        {
+            "content": "torch.optim.SGD(model.parameters(), lr=0.1)",
+            "location": {"row": 4, "column": 7},
+            "end_location": {"row": 4, "column": 60},
+        }
+    ]
+
+
+def test_json_clean_is_an_empty_list(tmp_path):
+    write(tmp_path, {"ok.py": CLEAN})
+    r = gl(["check", "--output-format", "json", "ok.py"], tmp_path)
+    assert r.exit_code == 0
+    assert json.loads(r.stdout) == []
+
+
+def test_json_engine_error(tmp_path):
+    write(tmp_path, {"bad.py": "def f(:\n"})
+    data = json.loads(gl(["check", "--output-format", "json", "bad.py"], tmp_path).stdout)
+    assert [(d["code"], d["filename"], d["location"], d["fix"]) for d in data] == [
+        ("GL000", "bad.py", {"row": 1, "column": 7}, None)
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# SARIF 2.1.0 (required fields checked by hand: no SARIF schema is available offline)
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_sarif_shape(doc: dict) -> None:
+    assert doc["version"] == "2.1.0"
+    assert doc["$schema"].endswith("sarif-2.1.0.json") or "sarif" in doc["$schema"]
+    assert isinstance(doc["runs"], list) and len(doc["runs"]) == 1
+    run = doc["runs"][0]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "gpulint"
+    assert isinstance(driver["rules"], list)
+    ids = [r["id"] for r in driver["rules"]]
+    assert len(ids) == len(set(ids))
+    for rule in driver["rules"]:
+        assert rule["shortDescription"]["text"]
+        assert rule["name"]
+    for res in run["results"]:
+        assert res["ruleId"] in ids
+        if "ruleIndex" in res:
+            assert driver["rules"][res["ruleIndex"]]["id"] == res["ruleId"]
+        assert res["message"]["text"]
+        assert res["level"] in ("none", "note", "warning", "error")
+        assert len(res["locations"]) >= 1
+        phys = res["locations"][0]["physicalLocation"]
+        uri = phys["artifactLocation"]["uri"]
+        assert not uri.startswith("/") and "\\" not in uri
+        region = phys["region"]
+        assert region["startLine"] >= 1 and region["startColumn"] >= 1
+        assert (region["endLine"], region["endColumn"]) >= (region["startLine"], region["startColumn"])
+        assert res["partialFingerprints"] and all(isinstance(v, str) and v for v in res["partialFingerprints"].values())
+
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+@needs_git
+def test_sarif(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    write(tmp_path, {"src/train.py": BOTH, "src/other.py": BUGGY, "src/bad.py": "def f(:\n"})
+    r = gl(["check", "--output-format", "sarif", "."], tmp_path / "src")  # run from a subdirectory
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    _check_sarif_shape(doc)
+    run = doc["runs"][0]
+    results = run["results"]
+    # URIs are relative to the repository root, not to the current directory
+    locs = sorted(
+        (x["ruleId"], x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+         x["locations"][0]["physicalLocation"]["region"]["startLine"],
+         x["locations"][0]["physicalLocation"]["region"]["startColumn"])
+        for x in results
+    )
+    assert locs == [
+        ("GL000", "src/bad.py", 1, 7),
+        ("GL103", "src/other.py", 4, 7),
+        ("GL103", "src/train.py", 4, 7),
+        ("GL104", "src/train.py", 6, 1),
+    ]
+    # a URI with a base id resolves against the repository root
+    for x in results:
+        base = x["locations"][0]["physicalLocation"]["artifactLocation"].get("uriBaseId")
+        if base:
+            assert run["originalUriBaseIds"][base]["uri"] == tmp_path.resolve().as_uri() + "/"
+    # every enabled rule is described, plus GL000 for the engine error
+    enabled = {d["code"] for d in json.loads(gl(["rules", "--output-format", "json"], tmp_path).stdout) if d["default"]}
+    assert {x["id"] for x in run["tool"]["driver"]["rules"]} == enabled | {"GL000"}
+    # fingerprints are stable across runs and distinct between results
+    again = json.loads(gl(["check", "--output-format", "sarif", "."], tmp_path / "src").stdout)
+    fps = [x["partialFingerprints"] for x in results]
+    assert fps == [x["partialFingerprints"] for x in again["runs"][0]["results"]]
+    assert len({json.dumps(f, sort_keys=True) for f in fps}) == len(fps)
+
+
+def test_sarif_lists_only_the_selected_rules_and_no_results_when_clean(tmp_path):
+    write(tmp_path, {"ok.py": CLEAN})
+    r = gl(["check", "--output-format", "sarif", "--select", "GL103", "ok.py"], tmp_path)
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    _check_sarif_shape(doc)
+    assert [x["id"] for x in doc["runs"][0]["tool"]["driver"]["rules"]] == ["GL103"]
+    assert doc["runs"][0]["results"] == []
+
+
+def test_sarif_fingerprint_survives_a_line_shift(tmp_path):
+    write(tmp_path, {"a.py": BUGGY})
+    first = json.loads(gl(["check", "--output-format", "sarif", "a.py"], tmp_path).stdout)
+    write(tmp_path, {"a.py": "# a new comment line\n" + BUGGY})
+    second = json.loads(gl(["check", "--output-format", "sarif", "a.py"], tmp_path).stdout)
+    r1, r2 = first["runs"][0]["results"][0], second["runs"][0]["results"][0]
+    assert r2["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
+    assert r1["partialFingerprints"] == r2["partialFingerprints"]
+
+
+# ---------------------------------------------------------------------------------------------
+# GitHub Actions annotations
+# ---------------------------------------------------------------------------------------------
+
+
+def test_github_format(tmp_path):
+    write(tmp_path, {"bug.py": BUGGY})
+    r = gl(["check", "--output-format", "github", "bug.py"], tmp_path)
+    assert r.exit_code == 1
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1
+    m = re.match(r"^::error (?P<props>[^:]*)::(?P<msg>.*)$", lines[0])
+    assert m, lines[0]
+    props = dict(p.split("=", 1) for p in m["props"].split(","))
+    assert props["file"] == "bug.py"
+    assert props["line"] == "4" and props["col"] == "7"
+    assert props["title"] == "gpulint (GL103)"
+    assert m["msg"].startswith("GL103 ")
+
+
+def test_github_escaping_unit():
+    d = diag(path="odd:dir,x/a%b.py", message="100% wrong,\r\nreally: yes")
+    out = reporters.github([d])
+    assert out.endswith("\n") and out.count("\n") == 1
+    head, sep, data = out.rstrip("\n").partition("::GL103 ")
+    # data: % and CR/LF escaped; ':' and ',' allowed
+    assert data == "100%25 wrong,%0D%0Areally: yes"
+    # properties: additionally ':' and ','
+    assert "file=odd%3Adir%2Cx/a%25b.py," in head
+    props = head[len("::error "):].split(",")
+    assert [p.split("=", 1)[0] for p in props] == ["file", "line", "col", "endLine", "endColumn", "title"]
+
+
+def test_github_escaping_end_to_end(tmp_path):
+    rule_pack(tmp_path)
+    write(tmp_path, {"a.py": "nofix = 1\n"})
+    out = gl(["check", "--output-format", "github", "a.py"], tmp_path).stdout
+    assert out == (
+        "::error file=a.py,line=1,col=1,endLine=1,endColumn=6,title=gpulint (TST005)::"
+        "TST005 nofix: 100%25 wrong,%0Areally\n"
+    )
+
+
+def test_render_dispatch():
+    ds = [diag()]
+    assert reporters.render("text", ds, []) == reporters.text(ds)
+    assert json.loads(reporters.render("json", ds, []))[0]["code"] == "GL103"
+    assert reporters.render("github", ds, []).startswith("::error ")
+    assert json.loads(reporters.render("sarif", [], []))["version"] == "2.1.0"
+
+
+def test_output_formats_via_output_file_match_stdout(tmp_path):
+    write(tmp_path, {"bug.py": BUGGY})
+    for fmt in ("text", "json", "sarif", "github"):
+        out = gl(["check", "--output-format", fmt, "bug.py"], tmp_path).stdout
+        gl(["check", "--output-format", fmt, "-o", f"r.{fmt}", "bug.py"], tmp_path)
+        assert (tmp_path / f"r.{fmt}").read_text() == out, fmt
+        os.remove(tmp_path / f"r.{fmt}")
