@@ -1,0 +1,257 @@
+"""GL402 loss-accumulated-with-graph."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
+from gpulint.rule import Context, Kind, Rule
+
+_DETACHING = frozenset({"item", "detach", "cpu", "tolist", "numpy", "float", "int", "data"})
+_TENSOR_USES = frozenset({"item", "cpu", "detach", "numpy", "tolist", "backward", "to", "cuda", "clone", "mean", "sum", "size", "dim"})
+
+
+class LossAccumulatedWithGraph(Rule):
+    code = "GL402"
+    name = "loss-accumulated-with-graph"
+    summary = "A loss that still holds its autograd graph is summed or stored across iterations."
+    message = (
+        "`{loss}` still holds its autograd graph: accumulating it keeps every iteration's graph "
+        "(and activations) alive; accumulate `{loss}.{method}()` instead"
+    )
+    fix_safety = "safe"
+    default = True
+    kind = "silent"
+    prefilter = r"backward"
+    explanation = '''
+A loss tensor returned by the model carries its autograd graph, and through it the activations of
+the forward pass. `total_loss += loss` or `losses.append(loss)` keeps a reference to that graph
+(the sum's `grad_fn` chains back through every iteration), so memory grows every step until the
+process runs out of memory; `loss.backward()` does not free what the accumulator still holds.
+
+The rule fires inside a loop that calls `.backward()` on the accumulated loss, and stays silent when
+the value is already detached (`loss.item()`, `loss.detach()`, `float(loss)`), when the accumulation
+runs under `torch.no_grad()`, and when the accumulator is differentiated later
+(`total.backward()`, `torch.stack(losses).sum().backward()`): then keeping the graph is the point.
+
+The fix accumulates `loss.item()` into a Python number or list, and `loss.detach()` into a tensor
+(or wherever the accumulator is later used as a tensor).
+
+Bad:
+
+```python
+running_loss = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    running_loss += loss
+```
+
+Good:
+
+```python
+running_loss = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    running_loss += loss.item()
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        facts: TrainingFacts = m.facts(TrainingFacts)
+        for loop in facts.loops:
+            if not loop.backward:
+                continue
+            graph_names = self._graph_names(ctx, facts, loop.node)
+            if not graph_names:
+                continue
+            for stmt, acc, value in self._accumulations(loop.node):
+                # only statements whose innermost loop (with a backward) is this one
+                if facts.enclosing_loop(stmt) is not loop.node and self._inner_backward_loop(facts, stmt, loop.node):
+                    continue
+                names = [n for n in self._bare_names(value) if n.value in graph_names]
+                if not names:
+                    continue
+                if facts.grad_mode_at(stmt) in ("off", "dynamic"):
+                    continue
+                if self._detached_rebinding(ctx, loop.node, names[0].value):
+                    continue
+                acc_root = self._root(acc)
+                if acc_root is None or self._differentiated(ctx, acc_root):
+                    continue
+                method = self._method(ctx, facts, acc, acc_root)
+                loss = names[0].value
+                edits = [ctx.replace(n, f"{n.value}.{method}()") for n in names]
+                yield ctx.finding(
+                    stmt,
+                    self.message.format(loss=loss, method=method),
+                    ctx.fix(*edits, message=f"Accumulate `{loss}.{method}()`"),
+                )
+
+    @staticmethod
+    def _inner_backward_loop(facts, stmt, outer) -> bool:
+        for info in facts.loops_around(stmt):
+            if info.node is outer:
+                return False
+            if info.backward:
+                return True
+        return False
+
+    @staticmethod
+    def _graph_names(ctx: Context, facts: TrainingFacts, loop: cst.CSTNode) -> set[str]:
+        out = set()
+        for n in walk(loop):
+            if not isinstance(n, cst.Call):
+                continue
+            mo = method_of(n)
+            if mo is None:
+                continue
+            recv, meth = mo
+            positional = [a.value for a in n.args if a.keyword is None]
+            if meth == "backward" and (not positional or ctx.model.kind_of(recv) is Kind.TENSOR):
+                # loss.backward(), loss.backward(retain_graph=True), scaler.scale(loss).backward()
+                if isinstance(recv, cst.Name):
+                    out.add(recv.value)
+                elif isinstance(recv, cst.Call) and method_of(recv) and method_of(recv)[1] == "scale":
+                    args = [a.value for a in recv.args if a.keyword is None]
+                    if args and isinstance(args[0], cst.Name):
+                        out.add(args[0].value)
+            elif meth in ("backward", "manual_backward") and positional:
+                if isinstance(positional[0], cst.Name):
+                    out.add(positional[0].value)  # accelerator.backward(loss), self.manual_backward(loss)
+        return out
+
+    @staticmethod
+    def _accumulations(loop: cst.CSTNode):
+        """(statement, accumulator expression, added value) for `acc += v`, `acc = acc + v`,
+        `acc.append(v)` in the loop (not inside nested functions)."""
+        for n in walk(loop, into_defs=False):
+            if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign):
+                yield n, n.target, n.value
+            elif isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.value, cst.BinaryOperation):
+                tgt = n.targets[0].target
+                if isinstance(n.value.operator, cst.Add) and dotted(tgt) is not None and dotted(n.value.left) == dotted(tgt):
+                    yield n, tgt, n.value.right
+            elif isinstance(n, cst.Expr) and isinstance(n.value, cst.Call):
+                mo = method_of(n.value)
+                args = [a for a in n.value.args if a.keyword is None and not a.star]
+                if mo is not None and mo[1] == "append" and len(args) == 1:
+                    yield n, mo[0], args[0].value
+
+    @staticmethod
+    def _bare_names(value: cst.BaseExpression) -> list[cst.Name]:
+        """Names in `value` reached only through arithmetic (`loss`, `loss * bs`), not inside a
+        call or an attribute (`loss.item()`, `float(loss)`)."""
+        out = []
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, cst.Name):
+                out.append(v)
+            elif isinstance(v, cst.BinaryOperation):
+                stack.extend([v.left, v.right])
+            elif isinstance(v, cst.UnaryOperation):
+                stack.append(v.expression)
+        return out
+
+    @staticmethod
+    def _detached_rebinding(ctx: Context, loop: cst.CSTNode, name: str) -> bool:
+        """`loss = loss.item()` (or any detached value) somewhere in the loop: cannot tell which
+        binding reaches the accumulation, stay silent."""
+        for n in walk(loop, into_defs=False):
+            if isinstance(n, cst.Assign) and any(
+                isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets
+            ):
+                v = n.value
+                if isinstance(v, cst.Call):
+                    mo = method_of(v)
+                    if (mo is not None and mo[1] in _DETACHING) or (
+                        isinstance(v.func, cst.Name) and v.func.value in ("float", "int")
+                    ):
+                        return True
+                if isinstance(v, (cst.Integer, cst.Float)):
+                    return True
+        return False
+
+    @staticmethod
+    def _root(acc: cst.BaseExpression) -> str | None:
+        while isinstance(acc, (cst.Attribute, cst.Subscript)):
+            if isinstance(acc, cst.Attribute) and isinstance(acc.value, cst.Name) and acc.value.value == "self":
+                return dotted(acc)
+            acc = acc.value
+        return acc.value if isinstance(acc, cst.Name) else None
+
+    @staticmethod
+    def _mentions(ctx: Context, node: cst.CSTNode, root: str) -> bool:
+        for n in walk(node):
+            if dotted(n) == root:
+                return True
+        return dotted(node) == root
+
+    def _differentiated(self, ctx: Context, root: str) -> bool:
+        m = ctx.model
+        for call in m.calls:
+            mo = method_of(call)
+            if mo is not None and mo[1] in ("backward", "manual_backward"):
+                if self._mentions(ctx, mo[0], root) or any(self._mentions(ctx, a.value, root) for a in call.args):
+                    return True
+            q = m.qualname(call.func) or ""
+            if q.startswith(("torch.autograd.", "torch.func.")) and any(self._mentions(ctx, a.value, root) for a in call.args):
+                return True
+        # a name derived from the accumulator and differentiated: `loss = total / n; loss.backward()`
+        for derived in self._derived_names(ctx, root):
+            for call in m.calls:
+                mo = method_of(call)
+                if mo is not None and mo[1] in ("backward", "manual_backward") and (
+                    self._mentions(ctx, mo[0], derived) or any(self._mentions(ctx, a.value, derived) for a in call.args)
+                ):
+                    return True
+        return False
+
+    def _derived_names(self, ctx: Context, root: str) -> set[str]:
+        out = set()
+        for n in walk(ctx.module):
+            if isinstance(n, cst.Assign) and self._mentions(ctx, n.value, root):
+                for t in n.targets:
+                    d = dotted(t.target)
+                    if d is not None and d != root:
+                        out.add(d)
+        return out
+
+    def _method(self, ctx: Context, facts: TrainingFacts, acc: cst.BaseExpression, root: str) -> str:
+        """`item` for a Python number or list accumulator that is never used as a tensor."""
+        if not isinstance(acc, cst.Name):
+            return "detach"
+        inits = [b for b in ctx.model.bindings_of(acc) if b.how == "assign"]
+        if not inits or not all(
+            isinstance(b.value, (cst.Integer, cst.Float, cst.List))
+            or (isinstance(b.value, cst.Call) and isinstance(b.value.func, cst.Name) and b.value.func.value == "list")
+            for b in inits
+        ):
+            return "detach"
+        if any(isinstance(b.value, cst.List) and b.value.elements for b in inits):
+            return "detach"
+        names = {root} | self._derived_names(ctx, root)
+        for n in walk(ctx.module):
+            if isinstance(n, cst.Call):
+                q = ctx.model.qualname(n.func) or ""
+                if q.startswith("torch.") and any(self._mentions(ctx, a.value, x) for a in n.args for x in names):
+                    return "detach"
+                mo = method_of(n)
+                if mo is not None and mo[1] in _TENSOR_USES and any(self._mentions(ctx, mo[0], x) for x in names):
+                    return "detach"
+            # `for l in losses: l.item()`: elements used as tensors
+            if isinstance(n, (cst.For, cst.CompFor)) and any(self._mentions(ctx, n.iter, x) for x in names):
+                tgt = dotted(n.target)
+                if tgt is not None:
+                    scope = n if isinstance(n, cst.For) else ctx.model.parent(n)
+                    for c in walk(scope):
+                        if isinstance(c, cst.Call):
+                            mo = method_of(c)
+                            if mo is not None and mo[1] in _TENSOR_USES and dotted(mo[0]) == tgt:
+                                return "detach"
+        return "item"
