@@ -1,0 +1,145 @@
+"""GL113 hardcoded-device-index."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from gpulint.analysis.devices import DeviceFacts
+from gpulint.model import MODULE_BASES, WRAPPER_CLASSES
+from gpulint.rule import Context, Rule
+
+_INDEXED = re.compile(r"cuda:\d+")
+_QUIET_CALLS = frozenset({"print", "format", "info", "debug", "warning", "warn", "error", "log", "write", "startswith", "endswith"})
+
+
+class HardcodedDeviceIndex(Rule):
+    code = "GL113"
+    name = "hardcoded-device-index"
+    summary = "A fixed GPU index (`cuda:0`, `.cuda(0)`) inside a module or in a multi-GPU script; `.cuda()` in `forward`."
+    message = "hard-coded device index `{what}`: {advice}"
+    fix_safety = "none"
+    default = False
+    kind = "crash"
+    prefilter = r"cuda"
+    explanation = '''
+A device index written into the code pins work to one GPU. Inside an `nn.Module`, a tensor made
+with `device="cuda:0"` (or `.cuda(0)`, `torch.device("cuda", 0)`) meets inputs that live on
+another GPU as soon as the module runs under DistributedDataParallel, DataParallel or model
+parallelism: `RuntimeError: Expected all tensors to be on the same device, but found at least two
+devices, cuda:1 and cuda:0!`. In a DDP script, every process then also allocates on GPU 0, which
+runs out of memory or silently serialises the training. An index-less `.cuda()` inside `forward`
+has the same problem: it means "the current device", not the input's device.
+
+There is no automatic fix: use the device of an input or parameter (`x.device`,
+`torch.zeros(n, device=x.device)`) inside modules, and the local rank
+(`torch.device("cuda", local_rank)`, `f"cuda:{local_rank}"`) in distributed scripts.
+
+The rule is off by default: single-GPU scripts use `"cuda:0"` legitimately. It looks at code
+inside `nn.Module` methods, and at the whole file when the file uses DataParallel or
+DistributedDataParallel. Keys of a `map_location` dict (`{"cuda:0": f"cuda:{rank}"}`) are fine.
+
+Bad:
+
+```python
+class Net(nn.Module):
+    def forward(self, x):
+        mask = torch.ones(x.shape[0], device="cuda:0")
+        return self.fc(x) * mask[:, None]
+```
+
+Good:
+
+```python
+class Net(nn.Module):
+    def forward(self, x):
+        mask = torch.ones(x.shape[0], device=x.device)
+        return self.fc(x) * mask[:, None]
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        facts = m.facts(DeviceFacts)
+        distributed = any(m.qualname(c.func) in WRAPPER_CLASSES for c in m.calls)
+
+        def where(node):
+            in_module = self._in_module_method(ctx, node)
+            if in_module:
+                return "inside a module use the device of an input or parameter (`x.device`)"
+            if distributed:
+                return "under DDP/DataParallel use the local rank (`torch.device(\"cuda\", local_rank)`)"
+            return None
+
+        for s in facts.strings:
+            v = s.evaluated_value
+            if not isinstance(v, str) or not _INDEXED.fullmatch(v) or not self._device_position(ctx, s):
+                continue
+            advice = where(s)
+            if advice:
+                yield ctx.finding(s, self.message.format(what=v, advice=advice))
+        for call, _recv, _meth in m.method_calls("cuda"):
+            pos = [a for a in call.args if a.keyword is None]
+            dev = [a for a in call.args if a.keyword is not None and a.keyword.value == "device"]
+            arg = (pos or dev or [None])[0]
+            if arg is not None and isinstance(arg.value, cst.Integer):
+                advice = where(call)
+                if advice:
+                    yield ctx.finding(call, self.message.format(what=f".cuda({arg.value.value})", advice=advice))
+            elif arg is None and self._in_forward(ctx, call):
+                yield ctx.finding(
+                    call,
+                    "`.cuda()` in `forward` moves to the current GPU, not to the input's: use `.to(x.device)`",
+                )
+        for call in m.iter_calls("torch.device"):
+            if len(call.args) >= 2 and isinstance(call.args[1].value, cst.Integer):
+                first = call.args[0].value
+                if isinstance(first, cst.SimpleString) and first.evaluated_value == "cuda":
+                    advice = where(call)
+                    if advice:
+                        what = f'torch.device("cuda", {call.args[1].value.value})'
+                        yield ctx.finding(call, self.message.format(what=what, advice=advice))
+
+    @staticmethod
+    def _device_position(ctx: Context, s: cst.SimpleString) -> bool:
+        """The string is used as a device (an argument, an assigned value, a default), not a
+        comparison operand, a message, a docstring or a `map_location` dict key."""
+        m = ctx.model
+        node: cst.CSTNode = s
+        parent = m.parent(node)
+        while isinstance(parent, cst.IfExp):
+            node, parent = parent, m.parent(parent)
+        if isinstance(parent, cst.Arg):
+            call = m.parent(parent)
+            if isinstance(call, cst.Call):
+                f = call.func
+                name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+                if name in _QUIET_CALLS:
+                    return False
+            return True
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+            return True
+        if isinstance(parent, cst.Param):
+            return True
+        if isinstance(parent, cst.DictElement):
+            return parent.value is node
+        return False
+
+    @staticmethod
+    def _in_module_method(ctx: Context, node: cst.CSTNode) -> bool:
+        m = ctx.model
+        fn = m.enclosing(node, cst.FunctionDef)
+        if fn is None:
+            return False
+        cls = m.class_of(fn)
+        return cls is not None and m.class_is(cls.name.value, MODULE_BASES)
+
+    @staticmethod
+    def _in_forward(ctx: Context, node: cst.CSTNode) -> bool:
+        m = ctx.model
+        for anc in m.ancestors(node):
+            if isinstance(anc, cst.FunctionDef) and anc.name.value == "forward":
+                cls = m.class_of(anc)
+                return cls is not None and m.class_is(cls.name.value, MODULE_BASES)
+        return False

@@ -1,0 +1,202 @@
+"""GL114 cuda-in-dataloader-workers."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.devices import DeviceFacts
+from gpulint.model import DATALOADER_CLASSES, DATASET_BASES, TENSOR_FACTORIES
+from gpulint.rule import Context, Rule
+
+_SPAWN = ("spawn", "forkserver")
+
+
+class CudaInDataloaderWorkers(Rule):
+    code = "GL114"
+    name = "cuda-in-dataloader-workers"
+    summary = "A Dataset or collate_fn puts tensors on the GPU while its DataLoader uses worker processes or pinned memory."
+    message = "{what} puts tensors on the GPU inside {where}, but the DataLoader (line {line}) uses {why}; keep data loading on the CPU and move the batch in the training loop"
+    fix_safety = "none"
+    default = True
+    kind = "crash"
+    prefilter = r"DataLoader"
+    explanation = '''
+DataLoader workers are separate processes, forked from the training process on Linux. CUDA
+cannot be used in a forked child once the parent has initialised it, so a Dataset whose
+`__getitem__` (or whose tensors built in `__init__`) or a `collate_fn` that calls `.cuda()` /
+`.to("cuda")` fails in every worker: `RuntimeError: Caught RuntimeError in DataLoader worker
+process 0 ... Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing,
+you must use the 'spawn' start method`. With `pin_memory=True` the loader pins each batch, and
+a batch already on the GPU cannot be pinned: `RuntimeError: cannot pin 'torch.cuda.FloatTensor'
+only dense CPU tensors can be pinned`.
+
+Keep datasets and collate functions on the CPU, let the loader pin host memory, and move each
+batch in the training loop (`x = x.to(device, non_blocking=True)`). There is no automatic fix:
+where the move belongs depends on the loop.
+
+The rule fires when the loader has `num_workers` > 0 (without a spawn/forkserver
+`multiprocessing_context`) or `pin_memory=True`, and the Dataset class or collate function of the
+file creates a tensor with a CUDA device or moves one to a device that can be CUDA.
+
+Bad:
+
+```python
+class Frames(Dataset):
+    def __getitem__(self, i):
+        return self.x[i].to(device), self.y[i].to(device)
+
+loader = DataLoader(Frames(), batch_size=32, num_workers=4)
+```
+
+Good:
+
+```python
+class Frames(Dataset):
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+
+loader = DataLoader(Frames(), batch_size=32, num_workers=4, pin_memory=True)
+for x, y in loader:
+    x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        facts = m.facts(DeviceFacts)
+        reported: set = set()
+        for loader in m.iter_calls(*DATALOADER_CLASSES):
+            why = self._why(ctx, loader)
+            if why is None:
+                continue
+            line = ctx.line_of(loader)
+            targets: list[tuple[cst.CSTNode, str]] = []
+            cls = self._dataset_class(ctx, loader)
+            if cls is not None:
+                for meth in ("__getitem__", "__init__", "__getitems__"):
+                    fn = m.classes[cls].methods.get(meth)
+                    if fn is not None:
+                        targets.append((fn, f"`{cls}.{meth}`"))
+            collate = self._collate(ctx, loader)
+            if collate is not None:
+                targets.append(collate)
+            for body, where in targets:
+                for call, what in self._cuda_sites(ctx, facts, body):
+                    if call in reported:
+                        continue
+                    reported.add(call)
+                    yield ctx.finding(call, self.message.format(what=what, where=where, line=line, why=why))
+
+    @staticmethod
+    def _kw(call: cst.Call, name: str) -> cst.BaseExpression | None:
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == name:
+                return a.value
+        return None
+
+    def _why(self, ctx: Context, loader: cst.Call) -> str | None:
+        m = ctx.model
+        pin = self._kw(loader, "pin_memory")
+        pinned = (isinstance(pin, cst.Name) and pin.value == "True") or (
+            isinstance(pin, cst.Call) and m.qualname(pin.func) == "torch.cuda.is_available"
+        )
+        workers = self._kw(loader, "num_workers")
+        forked = workers is not None and _positive(m, workers)
+        context = self._kw(loader, "multiprocessing_context")
+        if forked and isinstance(context, cst.SimpleString) and context.evaluated_value in _SPAWN:
+            forked = False
+        if context is not None and not isinstance(context, cst.SimpleString):
+            forked = False  # a context object: cannot tell
+        if forked and pinned:
+            return "worker processes and `pin_memory=True`"
+        if forked:
+            return "worker processes (`num_workers` > 0)"
+        if pinned:
+            return "`pin_memory=True`"
+        return None
+
+    @staticmethod
+    def _dataset_class(ctx: Context, loader: cst.Call) -> str | None:
+        m = ctx.model
+        ds = None
+        pos = [a for a in loader.args if a.keyword is None]
+        if pos and not pos[0].star:
+            ds = pos[0].value
+        for a in loader.args:
+            if a.keyword is not None and a.keyword.value == "dataset":
+                ds = a.value
+        if isinstance(ds, cst.Name):
+            bs = m.bindings_of(ds)
+            if len(bs) != 1 or bs[0].how != "assign":
+                return None
+            ds = bs[0].value
+        if isinstance(ds, cst.Call) and isinstance(ds.func, cst.Name) and ds.func.value in m.classes:
+            name = ds.func.value
+            info = m.classes[name]
+            if m.class_is(name, DATASET_BASES) or "__getitem__" in info.methods:
+                return name
+        return None
+
+    @staticmethod
+    def _collate(ctx: Context, loader: cst.Call):
+        m = ctx.model
+        fn = None
+        for a in loader.args:
+            if a.keyword is not None and a.keyword.value == "collate_fn":
+                fn = a.value
+        if isinstance(fn, cst.Call) and m.qualname(fn.func) == "functools.partial" and fn.args:
+            fn = fn.args[0].value
+        if isinstance(fn, cst.Lambda):
+            return fn, "the `collate_fn` lambda"
+        if isinstance(fn, cst.Name):
+            defs = m.functions.get(fn.value, [])
+            if len(defs) == 1 and m.class_of(defs[0]) is None:
+                return defs[0], f"`collate_fn` `{fn.value}`"
+            bs = m.bindings_of(fn)
+            if len(bs) == 1 and isinstance(bs[0].value, cst.Lambda):
+                return bs[0].value, f"`collate_fn` `{fn.value}`"
+        return None
+
+    @staticmethod
+    def _cuda_sites(ctx: Context, facts: DeviceFacts, body: cst.CSTNode):
+        m = ctx.model
+        out = []
+        for call in m.calls:
+            if not any(a is body for a in m.ancestors(call)):
+                continue
+            mv = m.move_of_call(call)
+            if mv is None or mv.to_cpu:
+                continue
+            if mv.method == "cuda":
+                out.append((call, "`.cuda()`"))
+                continue
+            if mv.method == "device=":
+                q = m.qualname(call.func)
+                if not (q and q.startswith("torch.") and q[6:] in TENSOR_FACTORIES):
+                    continue
+            if facts.device_may_be_accelerator(mv.device):
+                label = f"`.to({ctx.code(mv.device)})`" if mv.method == "to" else f"`device={ctx.code(mv.device)}`"
+                out.append((call, label))
+        return out
+
+
+def _positive(m, e: cst.BaseExpression, depth: int = 0) -> bool:
+    """An int literal > 0, a name bound only to such literals, or a `cpu_count()`-based value."""
+    if depth > 3:
+        return False
+    if isinstance(e, cst.Integer):
+        return int(e.value, 0) > 0
+    if isinstance(e, cst.Call):
+        q = m.qualname(e.func) or ""
+        if q.endswith("cpu_count") or q in ("os.sched_getaffinity",):
+            return True
+        if isinstance(e.func, cst.Name) and e.func.value in ("min", "max") and e.args:
+            vals = [a.value for a in e.args]
+            if e.func.value == "min":
+                return all(_positive(m, v, depth + 1) for v in vals)
+            return any(_positive(m, v, depth + 1) for v in vals)
+        return False
+    if isinstance(e, cst.Name):
+        bs = m.bindings_of(e)
+        return bool(bs) and all(b.how == "assign" and b.value is not None and _positive(m, b.value, depth + 1) for b in bs)
+    return False

@@ -1,0 +1,267 @@
+"""GL115 cuda-visible-devices-too-late."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.devices import DeviceFacts
+from gpulint.rule import Context, Rule
+
+# torch.cuda functions that initialise the CUDA driver (and so read CUDA_VISIBLE_DEVICES).
+# `torch.cuda.device_count()` is NOT here: it asks NVML and honours later changes of the variable;
+# `torch.cuda.manual_seed*` queue their work until CUDA is initialised; `empty_cache`,
+# `memory_allocated` & co. do nothing before initialisation.
+INIT_FUNCTIONS = frozenset(
+    "is_available init set_device current_device get_device_name get_device_properties "
+    "get_device_capability synchronize mem_get_info is_bf16_supported get_arch_list "
+    "Stream Event current_stream default_stream".split()
+)
+
+
+class CudaVisibleDevicesTooLate(Rule):
+    code = "GL115"
+    name = "cuda-visible-devices-too-late"
+    summary = "`CUDA_VISIBLE_DEVICES` is set after CUDA was already initialised: it has no effect."
+    message = "`CUDA_VISIBLE_DEVICES` is set after CUDA was initialised (line {line}: `{trigger}`); it is ignored from then on — set it before any CUDA call, e.g. above `import torch`"
+    fix_safety = "unsafe"
+    default = True
+    kind = "silent"
+    prefilter = r"CUDA_VISIBLE_DEVICES"
+    explanation = '''
+The CUDA driver reads `CUDA_VISIBLE_DEVICES` once, when it is initialised in the process.
+Changing the variable afterwards does nothing: the script keeps using the GPUs it saw first
+(often all of them, or GPU 0 of the machine instead of the one that was meant), silently.
+
+`import torch` alone does not initialise CUDA, so setting the variable after the imports is fine
+as long as no CUDA call came first. What does initialise it: `torch.cuda.is_available()` (it calls
+`cudaGetDeviceCount`, unless `PYTORCH_NVML_BASED_CUDA_CHECK=1`), `torch.cuda.set_device`,
+`current_device`, `get_device_name`/`get_device_properties`, `synchronize`, creating or moving a
+tensor or module to CUDA (`.cuda()`, `.to("cuda")`, `device="cuda"`). `torch.cuda.device_count()`
+does not: it asks NVML and honours the variable's current value.
+
+The rule fires when such a call runs unconditionally before the assignment (in the same function,
+at module level before the function that sets the variable is called, or inside a function of the
+file called before it). The fix (unsafe: the assignment then runs earlier and unconditionally)
+moves the assignment above the first `import torch` when its value is a literal or comes from
+the environment or `sys.argv`.
+
+Bad:
+
+```python
+import os
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+```
+
+Good:
+
+```python
+import os
+os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        facts = m.facts(DeviceFacts)
+        triggers = self._triggers(ctx, facts)
+        if not triggers:
+            return
+        for assign in self._assignments(ctx):
+            trigger = self._first_trigger_before(ctx, facts, triggers, assign)
+            if trigger is None:
+                continue
+            msg = self.message.format(line=ctx.line_of(trigger), trigger=_short(ctx.code(trigger)))
+            yield ctx.finding(assign, msg, self._fix(ctx, facts, assign))
+
+    # what sets the variable ------------------------------------------------------------------------
+    @staticmethod
+    def _assignments(ctx: Context) -> list[cst.Assign]:
+        m = ctx.model
+        out = []
+        facts = m.facts(DeviceFacts)
+        for s in facts.strings:
+            if s.evaluated_value != "CUDA_VISIBLE_DEVICES":
+                continue
+            idx = m.parent(s)
+            elem = m.parent(idx) if isinstance(idx, cst.Index) else None
+            sub = m.parent(elem) if isinstance(elem, cst.SubscriptElement) else None
+            if not isinstance(sub, cst.Subscript) or m.qualname(sub.value) != "os.environ":
+                continue
+            target = m.parent(sub)
+            assign = m.parent(target) if isinstance(target, cst.AssignTarget) else None
+            if isinstance(assign, cst.Assign):
+                out.append(assign)
+        return out
+
+    # what initialises CUDA ---------------------------------------------------------------------------
+    def _triggers(self, ctx: Context, facts: DeviceFacts) -> list[cst.Call]:
+        m = ctx.model
+        out = []
+        for call in m.calls:
+            if self._initialises(ctx, facts, call):
+                out.append(call)
+        return out
+
+    @staticmethod
+    def _initialises(ctx: Context, facts: DeviceFacts, call: cst.Call) -> bool:
+        m = ctx.model
+        q = m.qualname(call.func)
+        if q and q.startswith("torch.cuda.") and q[len("torch.cuda."):] in INIT_FUNCTIONS:
+            return True
+        mv = m.move_of_call(call)
+        if mv is None or mv.to_cpu:
+            return False
+        if mv.method == "cuda":
+            return True
+        d = mv.device
+        if isinstance(d, cst.SimpleString) or (isinstance(d, cst.Call) and m.qualname(d.func) == "torch.device"):
+            return mv.literal is not None and mv.literal.split(":", 1)[0] == "cuda"
+        return False
+
+    def _first_trigger_before(self, ctx: Context, facts: DeviceFacts, triggers, assign: cst.Assign):
+        m = ctx.model
+        best = None
+        for t in triggers:
+            if self._runs_first(ctx, facts, t, assign, 0):
+                if best is None or facts.order(t) < facts.order(best):
+                    best = t
+        return best
+
+    def _runs_first(self, ctx: Context, facts: DeviceFacts, t: cst.CSTNode, assign: cst.CSTNode, depth: int) -> bool:
+        """`t` (a call) runs unconditionally before `assign` runs."""
+        m = ctx.model
+        if depth > 3:
+            return False
+        ts, as_ = m.scope_of(t), m.scope_of(assign)
+        if ts is as_:
+            return facts.runs_before(t, assign)
+        if ts is m.module and isinstance(as_, cst.FunctionDef):
+            # module-level code before every call of the function that sets the variable
+            sites = m.call_sites(as_)
+            return bool(sites) and all(self._runs_first(ctx, facts, t, s, depth + 1) for s in sites)
+        if isinstance(ts, cst.FunctionDef) and facts.always_reaches(t, ts.body):
+            # inside a helper called before the assignment
+            sites = m.call_sites(ts)
+            return any(self._runs_first(ctx, facts, s, assign, depth + 1) for s in sites)
+        return False
+
+    # the fix -------------------------------------------------------------------------------------------
+    def _fix(self, ctx: Context, facts: DeviceFacts, assign: cst.Assign):
+        m = ctx.model
+        stmt = m.parent(assign)
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        block, _ = facts.block_and_index(stmt)
+        scope = m.scope_of(stmt)
+        if block is None:
+            return None
+        if not (block is m.module or (isinstance(scope, cst.FunctionDef) and block is scope.body)):
+            return None  # conditional: moving it would drop the condition
+        target = assign.targets[0].target if len(assign.targets) == 1 else None
+        if not isinstance(target, cst.Subscript) or ctx.code(target.value) != "os.environ" or m.aliases.get("os") != "os":
+            return None
+        needs = self._value_needs(ctx, assign.value)
+        if needs is None:
+            return None
+        first_torch = self._first_torch_import(ctx)
+        if first_torch is None:
+            return None
+        imported = self._modules_imported_before(ctx, first_torch)
+        lines = [f"import {mod}" for mod in ("os", *sorted(needs)) if mod not in imported]
+        start, _ = ctx._line_bounds(first_torch)
+        if start > ctx.span(stmt)[0]:
+            return None
+        lo, hi = ctx._line_bounds(stmt)
+        text = ctx.source[lo:hi].strip()  # the statement with its trailing comment
+        new = "".join(line + ctx.newline for line in (*lines, text))
+        return ctx.fix(
+            ctx.insert_text(start, new),
+            ctx.edit(lo, hi, "") if not self._lone_in_block(ctx, stmt) else ctx.remove_statement(stmt),
+            message="Set CUDA_VISIBLE_DEVICES before `import torch`",
+        )
+
+    @staticmethod
+    def _lone_in_block(ctx: Context, stmt: cst.CSTNode) -> bool:
+        parent = ctx.model.parent(stmt)
+        return isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1
+
+    @staticmethod
+    def _value_needs(ctx: Context, value: cst.BaseExpression) -> set[str] | None:
+        """Modules the value reads ({} for a literal, {"sys"} for sys.argv), None when it depends on
+        anything else (parsed arguments, variables)."""
+        m = ctx.model
+        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+            return set()
+        if isinstance(value, cst.Call):
+            q = m.qualname(value.func)
+            if q in ("str",) or (isinstance(value.func, cst.Name) and value.func.value == "str" and "str" not in m.aliases):
+                if len(value.args) == 1:
+                    return CudaVisibleDevicesTooLate._value_needs(ctx, value.args[0].value)
+                return None
+            if q in ("os.environ.get", "os.getenv"):
+                need: set[str] = set()
+                for a in value.args:
+                    sub = CudaVisibleDevicesTooLate._value_needs(ctx, a.value)
+                    if sub is None:
+                        return None
+                    need |= sub
+                return need
+            return None
+        if isinstance(value, cst.Integer):
+            return set()
+        if isinstance(value, cst.Subscript):
+            q = m.qualname(value.value)
+            if q in ("os.environ", "sys.argv") and all(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.Integer))
+                for e in value.slice
+            ):
+                return {"sys"} if q == "sys.argv" else set()
+        return None
+
+    @staticmethod
+    def _first_torch_import(ctx: Context) -> cst.CSTNode | None:
+        for stmt in ctx.module.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    if any((_dotted(a.name) or "").split(".")[0] == "torch" for a in small.names):
+                        return stmt
+                elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                    if (_dotted(small.module) or "").split(".")[0] == "torch":
+                        return stmt
+        return None
+
+    @staticmethod
+    def _modules_imported_before(ctx: Context, stop: cst.CSTNode) -> set[str]:
+        out = set()
+        for stmt in ctx.module.body:
+            if stmt is stop:
+                break
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Import):
+                        for a in small.names:
+                            if a.asname is None:
+                                out.add(_dotted(a.name) or "")
+        return out
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        left = _dotted(node.value)
+        return None if left is None else f"{left}.{node.attr.value}"
+    return None
+
+
+def _short(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 50 else code[:47] + "..."
