@@ -103,6 +103,16 @@ NON_MODULE_NN = frozenset(
 MODULE_FACTORY_PREFIXES = ("torchvision.models.", "timm.create_model")
 PRETRAINED_PREFIXES = ("transformers.",)
 
+# torch.nn modules without parameters or buffers: where they "are" does not matter.
+STATELESS_MODULES = frozenset(
+    "ReLU ReLU6 GELU SiLU Mish Sigmoid Tanh Softmax LogSoftmax Softplus LeakyReLU ELU SELU Hardtanh "
+    "Hardswish Hardsigmoid Dropout Dropout1d Dropout2d Dropout3d AlphaDropout Flatten Unflatten Identity "
+    "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d "
+    "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d Upsample PixelShuffle "
+    "PixelUnshuffle ZeroPad2d ConstantPad1d ConstantPad2d ReflectionPad2d ReplicationPad2d CosineSimilarity "
+    "PairwiseDistance".split()
+)
+
 FRAMEWORK_MODULES = {
     "lightning": "lightning",
     "pytorch_lightning": "lightning",
@@ -735,6 +745,31 @@ class ScriptModel:
     def device_moves(self, expr: cst.BaseExpression) -> list[Move]:
         """Moves of `expr` to something other than the CPU (or that may not be the CPU)."""
         return [mv for mv in self.moves_of(expr) if not self.is_cpu_move(mv)]
+
+    def constructor_of(self, expr: cst.BaseExpression) -> cst.Call | None:
+        """The call that built the value of a name with a single assignment (through moves)."""
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            bs = self.bindings_of(expr)
+            if len(bs) != 1 or bs[0].how != "assign" or not isinstance(bs[0].value, cst.Call):
+                return None
+            expr = bs[0].value
+        cur = expr
+        while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in (
+            MOVE_METHODS | CAST_METHODS | {"train", "eval"}
+        ):
+            cur = cur.func.value
+        return cur if isinstance(cur, cst.Call) else None
+
+    def is_stateless_module(self, expr: cst.BaseExpression) -> bool:
+        """A loss or activation module (no parameters unless built with weight=...)."""
+        ctor = self.constructor_of(expr)
+        q = self.qualname(ctor.func) if ctor is not None else None
+        if q is None or not q.startswith("torch.nn."):
+            return False
+        last = q.rsplit(".", 1)[-1]
+        if last.endswith("Loss"):
+            return not any(a.keyword is not None and a.keyword.value in ("weight", "pos_weight") for a in ctor.args)
+        return last in STATELESS_MODULES
 
     # loops ------------------------------------------------------------------------------------
     def loader_of_loop(self, loop: cst.For) -> cst.BaseExpression | None:

@@ -104,7 +104,8 @@ for x, y in loader:
         if isinstance(d, (cst.SimpleString, cst.Integer)) or (
             isinstance(d, cst.Call) and all(isinstance(a.value, (cst.SimpleString, cst.Integer)) for a in d.args)
         ):
-            return ctx.code(d)
+            # never write a literal device where the model's own device is at hand
+            return model_device or ctx.code(d)
         return model_device
 
     @staticmethod

@@ -8,17 +8,6 @@ from gpulint.analysis.placement import PlacementFacts
 from gpulint.model import Kind
 from gpulint.rule import Context, Rule
 
-# torch.nn modules without parameters or buffers: where they "are" does not matter.
-_STATELESS = frozenset(
-    "ReLU ReLU6 GELU SiLU Mish Sigmoid Tanh Softmax LogSoftmax Softplus LeakyReLU ELU SELU Hardtanh "
-    "Hardswish Hardsigmoid Dropout Dropout1d Dropout2d Dropout3d AlphaDropout Flatten Unflatten Identity "
-    "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d "
-    "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d Upsample PixelShuffle "
-    "PixelUnshuffle ZeroPad2d ConstantPad1d ConstantPad2d ReflectionPad2d ReplicationPad2d CosineSimilarity "
-    "PairwiseDistance".split()
-)
-
-
 class ModelNotMoved(Rule):
     code = "GL112"
     name = "model-not-moved"
@@ -109,10 +98,9 @@ for x, y in loader:
             return None
         ctor = b.value
         q = m.qualname(ctor.func)
+        if m.is_stateless_module(callee):
+            return None
         if q is not None:
-            last = q.rsplit(".", 1)[-1]
-            if last in _STATELESS or last.endswith("Loss"):
-                return None
             if not (q.startswith("torch.nn.") or q.startswith("torchvision.models.")):
                 return None
         elif not (isinstance(ctor.func, cst.Name) and m.class_is(ctor.func.value, frozenset(

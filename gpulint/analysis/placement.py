@@ -188,7 +188,7 @@ class PlacementFacts:
         """Module calls in the loop whose callee is known to be on a non-CPU device."""
         out = []
         for call in ll.module_calls:
-            if self.m.kind_of(call.func) is not Kind.MODULE:
+            if self.m.kind_of(call.func) is not Kind.MODULE or self.m.is_stateless_module(call.func):
                 continue
             moves = self.m.device_moves(call.func)
             if moves:
