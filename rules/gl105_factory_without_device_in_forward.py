@@ -1,0 +1,92 @@
+"""GL105 factory-without-device-in-forward."""
+
+from __future__ import annotations
+
+from gpulint.analysis.modules import ModuleFacts
+from gpulint.rule import Context, Rule
+
+
+class FactoryWithoutDeviceInForward(Rule):
+    code = "GL105"
+    name = "factory-without-device-in-forward"
+    summary = "A tensor created in `forward` without `device=` lands on the CPU and meets inputs on the GPU."
+    message = "`{name}(...)` creates its tensor on the CPU, and it meets tensors on the model's device; pass `device={x}.device`"
+    fix_safety = "safe"
+    default = True
+    kind = "crash"
+    prefilter = r"def forward\b"
+    explanation = '''
+Inside an `nn.Module`'s `forward` (and the methods it calls), `torch.zeros(...)`, `torch.arange(...)`,
+`torch.ones(...)`, `torch.tensor([...])`, `torch.randn(...)`, `torch.FloatTensor(...)`... without
+`device=` create their tensor on the CPU, whatever device the model and its inputs are on. It works
+on a CPU-only machine, and on a GPU the first operation that mixes it with the input or a parameter
+fails: `RuntimeError: Expected all tensors to be on the same device, but found at least two devices,
+cuda:0 and cpu!`.
+
+The rule fires only when the new tensor meets a forward input, a parameter or a buffer (arithmetic,
+a comparison, `torch.cat`, a call of a submodule that has weights, ...), and not when it is used for
+a shape, a Python number, as an index, or is moved with `.to(x.device)` / `.type_as(x)`. `*_like`
+factories and `x.new_zeros(...)` follow their argument's device and are never flagged.
+
+The fix passes `device=x.device`, `x` being the first tensor parameter of `forward` (of the helper
+method, for a factory in a helper called from forward); legacy constructors such as
+`torch.FloatTensor(...)` take no `device=` and get `.to(x.device)`. It is safe for deterministic
+factories; for random ones (`rand`, `randn`, `randint`) it is unsafe, because drawing on the GPU
+changes the random stream.
+
+Bad:
+
+```python
+class Tagger(nn.Module):
+    def forward(self, tokens):
+        positions = torch.arange(tokens.size(1))
+        return self.tok(tokens) + self.pos(positions)
+```
+
+Good:
+
+```python
+class Tagger(nn.Module):
+    def forward(self, tokens):
+        positions = torch.arange(tokens.size(1), device=tokens.device)
+        return self.tok(tokens) + self.pos(positions)
+```
+'''
+
+    def check(self, ctx: Context):
+        facts: ModuleFacts = ctx.model.facts(ModuleFacts)
+        if facts.default_device_set:
+            return
+        seen = set()
+        for cls in facts.classes:
+            for call, site in cls.flow.factories.items():
+                if not site.met or call in seen:
+                    continue
+                seen.add(call)
+                x = site.fix_param
+                shown = x or "x"
+                spelled = ctx.code(call.func)
+                msg = self.message.format(name=spelled, x=shown)
+                if site.legacy:
+                    msg = (
+                        f"`{spelled}(...)` creates its tensor on the CPU, and it meets tensors on the "
+                        f"model's device; move it with `.to({shown}.device)`"
+                    )
+                fix = None
+                if x is not None:
+                    if site.legacy:
+                        end = ctx.span(call)[1]
+                        edit = ctx.insert_text(end, f".to({x}.device)")
+                        fix = ctx.fix(edit, message=f"Append `.to({x}.device)`")
+                    else:
+                        edit = self._add_device(ctx, call, f"device={x}.device")
+                        fix = ctx.fix(edit, safe=not site.random, message=f"Pass `device={x}.device`")
+                yield ctx.finding(call, msg, fix)
+
+    @staticmethod
+    def _add_device(ctx: Context, call, text: str):
+        if call.args:
+            end = ctx.span(call.args[-1].value)[1]
+            return ctx.insert_text(end, f", {text}")
+        end = ctx.span(call)[1]
+        return ctx.insert_text(end - 1, text)
