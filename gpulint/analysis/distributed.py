@@ -1,0 +1,594 @@
+"""Facts about multi-GPU and distributed training, shared by the GL3xx rules.
+
+`ctx.model.facts(DistFacts)` answers, for one file:
+- which calls wrap a model in `DataParallel` / `DistributedDataParallel` (through any import
+  alias), what they wrap, and which name holds the wrapper (`wraps`, `wrapper_reaching`);
+- the process-group setup (`init_calls`, `set_device_calls`, `destroy_calls`);
+- the samplers and DataLoaders, and which loader uses which sampler (`samplers`, `loaders`,
+  `sampler_of`);
+- the loops over a loader (also through a function of the file the loader is passed to) and the
+  epoch loop around them (`loader_loops`, `epoch_loops`);
+- local-rank expressions: `int(os.environ["LOCAL_RANK"])` (and `.get`/`os.getenv` forms),
+  `args.local_rank`, the first parameter of an `mp.spawn` target, and names bound to those
+  (`local_rank_names`, `local_rank_at`).
+
+Like the ScriptModel it is static and flow-insensitive, and says "don't know" (None, empty) when
+it cannot tell; rules stay silent then. It never imports torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gpulint.model import DATALOADER_CLASSES, Kind, ScriptModel
+
+DP_CLASSES = frozenset(
+    {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
+)
+DDP_CLASSES = frozenset(
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+        "torch.nn.DistributedDataParallel",
+    }
+)
+DDP_CPU_CLASSES = frozenset(
+    {"torch.nn.parallel.DistributedDataParallelCPU", "torch.nn.parallel.distributed_cpu.DistributedDataParallelCPU"}
+)
+INIT_FUNCS = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"})
+DESTROY_FUNCS = frozenset(
+    {"torch.distributed.destroy_process_group", "torch.distributed.distributed_c10d.destroy_process_group"}
+)
+SET_DEVICE_FUNCS = frozenset(
+    {
+        "torch.cuda.set_device",
+        "torch.cuda.device",  # `with torch.cuda.device(local_rank):`
+        "torch.accelerator.set_device_index",
+        "torch.accelerator.set_device_idx",
+        "torch.xpu.set_device",
+    }
+)
+DIST_SAMPLERS = frozenset(
+    {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
+)
+SPAWN_FUNCS = frozenset(
+    {
+        "torch.multiprocessing.spawn",
+        "torch.multiprocessing.start_processes",
+        "torch.multiprocessing.spawn.spawn",
+    }
+)
+# Frameworks that set up samplers, wrappers and process groups themselves.
+DIST_FRAMEWORKS = frozenset({"lightning", "accelerate", "deepspeed", "hf-trainer", "composer", "ignite"})
+
+
+@dataclass
+class Wrap:
+    """One `DataParallel(...)` / `DistributedDataParallel(...)` call."""
+
+    call: cst.Call
+    kind: str  # "dp", "ddp" or "ddp-cpu"
+    inner: cst.BaseExpression | None  # the wrapped module expression
+    # `w = DP(m)` or `w = DP(m).to(d)`: the assigned name and the whole assigned value
+    target: cst.Name | None = None
+    value: cst.BaseExpression | None = None
+
+    def keyword(self, name: str) -> cst.Arg | None:
+        for a in self.call.args:
+            if a.keyword is not None and a.keyword.value == name:
+                return a
+        return None
+
+
+@dataclass
+class SamplerInfo:
+    call: cst.Call
+    qualname: str | None
+    distributed: bool
+    shuffle: bool | None  # True (the default or a literal True), False (a literal False), None (unknown)
+    target: cst.Name | None = None
+
+
+@dataclass
+class LoaderInfo:
+    call: cst.Call
+    target: cst.Name | None
+    dataset: cst.BaseExpression | None
+    sampler: cst.BaseExpression | None  # the `sampler=` argument
+    batch_sampler: cst.BaseExpression | None
+    shuffle: cst.Arg | None
+    sampler_info: SamplerInfo | None = None
+
+    def keyword(self, name: str) -> cst.Arg | None:
+        for a in self.call.args:
+            if a.keyword is not None and a.keyword.value == name:
+                return a
+        return None
+
+
+@dataclass
+class LoaderLoop:
+    """A `for` over a loader; `via` is the call (in the caller) when the loop is in a file function
+    the loader is passed to."""
+
+    loop: cst.For
+    via: cst.Call | None = None
+
+    @property
+    def anchor(self) -> cst.CSTNode:
+        """The node whose enclosing loop is the epoch loop."""
+        return self.via if self.via is not None else self.loop
+
+
+@dataclass
+class DistFacts:
+    model: ScriptModel
+    wraps: list[Wrap] = field(default_factory=list)
+    init_calls: list[cst.Call] = field(default_factory=list)
+    destroy_calls: list[cst.Call] = field(default_factory=list)
+    set_device_calls: list[cst.Call] = field(default_factory=list)
+    samplers: list[SamplerInfo] = field(default_factory=list)
+    loaders: list[LoaderInfo] = field(default_factory=list)
+    spawn_targets: list[cst.FunctionDef] = field(default_factory=list)
+
+    def __init__(self, model: ScriptModel) -> None:
+        self.model = model
+        self.wraps = []
+        self.init_calls = []
+        self.destroy_calls = []
+        self.set_device_calls = []
+        self.samplers = []
+        self.loaders = []
+        self.spawn_targets = []
+        self._order = {n: i for i, n in enumerate(model.parents)}
+        self._order[model.module] = -1
+        m = model
+        for call in m.calls:
+            q = m.qualname(call.func)
+            if q is None:
+                continue
+            if q in DP_CLASSES or q in DDP_CLASSES or q in DDP_CPU_CLASSES:
+                kind = "dp" if q in DP_CLASSES else "ddp" if q in DDP_CLASSES else "ddp-cpu"
+                self.wraps.append(self._wrap(call, kind))
+            elif q in INIT_FUNCS:
+                self.init_calls.append(call)
+            elif q in DESTROY_FUNCS:
+                self.destroy_calls.append(call)
+            elif q in SET_DEVICE_FUNCS:
+                self.set_device_calls.append(call)
+            elif q in SPAWN_FUNCS:
+                target = _first_arg(call, "fn")
+                if isinstance(target, cst.Name):
+                    for fn in m.functions.get(target.value, []):
+                        self.spawn_targets.append(fn)
+            elif _is_sampler_qualname(q):
+                self.samplers.append(self._sampler(call, q))
+        for call in m.calls:
+            if m.qualname(call.func) in DATALOADER_CLASSES:
+                self.loaders.append(self._loader(call))
+
+    # ------------------------------------------------------------------------------------------
+    # ordering and small helpers
+    # ------------------------------------------------------------------------------------------
+    def order(self, node: cst.CSTNode) -> int:
+        """Position of a node in source order (pre-order)."""
+        return self._order.get(node, -1)
+
+    def assigned_name(self, value: cst.BaseExpression) -> cst.Name | None:
+        """`name = value` (a single plain target): the target Name."""
+        parent = self.model.parent(value)
+        if isinstance(parent, cst.Assign) and parent.value is value and len(parent.targets) == 1:
+            t = parent.targets[0].target
+            if isinstance(t, cst.Name):
+                return t
+        if isinstance(parent, cst.AnnAssign) and parent.value is value and isinstance(parent.target, cst.Name):
+            return parent.target
+        return None
+
+    def _binding_of_target(self, target: cst.Name):
+        for b in self.model.bindings_of(target):
+            if b.node is target:
+                return b
+        return None
+
+    def refers_to(self, use: cst.BaseExpression, target: cst.Name | None) -> bool:
+        """Whether the name `use` may refer to the binding made at `target`."""
+        if target is None or not isinstance(use, cst.Name) or use.value != target.value:
+            return False
+        return any(b.node is target for b in self.model.bindings_of(use))
+
+    # ------------------------------------------------------------------------------------------
+    # wrappers
+    # ------------------------------------------------------------------------------------------
+    def _wrap(self, call: cst.Call, kind: str) -> Wrap:
+        inner = _first_arg(call, "module")
+        # `DP(m)`, `DP(m).to(d)`, `DP(m).cuda()` assigned to a name
+        value: cst.BaseExpression = call
+        parent = self.model.parent(call)
+        if isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value in ("to", "cuda"):
+            grand = self.model.parent(parent)
+            if isinstance(grand, cst.Call) and grand.func is parent:
+                value = grand
+        target = self.assigned_name(value)
+        return Wrap(call, kind, inner, target, value if target is not None else None)
+
+    def wraps_of_module(self, *kinds: str) -> list[Wrap]:
+        """Wrapper calls whose argument is known to be an nn.Module."""
+        out = []
+        for w in self.wraps:
+            if kinds and w.kind not in kinds:
+                continue
+            if w.inner is not None and self.model.kind_of(w.inner) is Kind.MODULE:
+                out.append(w)
+        return out
+
+    def wrap_binding(self, binding) -> Wrap | None:
+        for w in self.wraps:
+            if w.target is not None and binding.node is w.target:
+                return w
+        return None
+
+    def wrapper_reaching(self, use: cst.BaseExpression) -> tuple[Wrap, bool] | None:
+        """The wrapper a name holds where it is used: (wrap, definitely).
+
+        The binding that reaches `use` is the latest binding of the name before it in the same
+        scope (or, for a global read in a function, the module's last binding). `definitely` is
+        False when that binding sits in a block (an `if`, ...) that does not also contain `use`.
+        None when the reaching binding is not a wrapper call of a known module.
+        """
+        if not isinstance(use, cst.Name):
+            return None
+        m = self.model
+        bindings = m.bindings_of(use)
+        if not bindings:
+            return None
+        pos = self.order(use)
+        use_scope = m.scope_of(use)
+        same = [b for b in bindings if m.scope_of(b.node) is use_scope]
+        if same:
+            before = [b for b in same if self.order(b.node) < pos]
+            if not before:
+                return None
+            reaching = max(before, key=lambda b: self.order(b.node))
+        else:
+            reaching = max(bindings, key=lambda b: self.order(b.node))
+        w = self.wrap_binding(reaching)
+        if w is None or w.inner is None or m.kind_of(w.inner) is not Kind.MODULE:
+            return None
+        stmt = m.statement_of(reaching.node)
+        block = m.parent(stmt) if stmt is not None else None
+        definitely = block is not None and (block is m.module or any(a is block for a in m.ancestors(use)))
+        if same:
+            # a block of the binding that the use is not in: the wrap is conditional
+            for anc in m.ancestors(stmt):
+                if anc is use_scope or anc is m.module:
+                    break
+                if isinstance(anc, (cst.If, cst.Else, cst.Try, cst.For, cst.While, cst.With)) and not any(
+                    a is anc for a in m.ancestors(use)
+                ):
+                    definitely = False
+        return w, definitely
+
+    def wrapped_class(self, w: Wrap) -> str | None:
+        """The name of the file's nn.Module subclass that a wrapper wraps, when known."""
+        return self.class_of_module_expr(w.inner)
+
+    def class_of_module_expr(self, expr: cst.BaseExpression | None, _depth: int = 0) -> str | None:
+        m = self.model
+        if expr is None or _depth > 8:
+            return None
+        if isinstance(expr, cst.Call):
+            f = expr.func
+            if isinstance(f, cst.Name) and f.value in m.classes and m.kind_of(expr) is Kind.MODULE:
+                return f.value
+            if isinstance(f, cst.Attribute) and f.attr.value in ("to", "cuda", "cpu", "train", "float", "half"):
+                return self.class_of_module_expr(f.value, _depth + 1)
+            return None
+        if isinstance(expr, cst.Name):
+            classes = set()
+            for b in m.bindings_of(expr):
+                if b.how != "assign" or b.value is None:
+                    return None
+                if self.wrap_binding(b) is not None:
+                    return None
+                c = self.class_of_module_expr(b.value, _depth + 1)
+                if c is None:
+                    return None
+                classes.add(c)
+            if len(classes) == 1:
+                return classes.pop()
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # samplers and loaders
+    # ------------------------------------------------------------------------------------------
+    def _sampler(self, call: cst.Call, q: str) -> SamplerInfo:
+        distributed = q in DIST_SAMPLERS
+        shuffle: bool | None = True if distributed else None
+        arg = _keyword(call, "shuffle")
+        positional = [a for a in call.args if a.keyword is None]
+        if arg is None and distributed and len(positional) >= 4:
+            arg = positional[3]
+        if arg is not None:
+            shuffle = _literal_bool(arg.value)
+        return SamplerInfo(call, q, distributed, shuffle, self.assigned_name(call))
+
+    def _loader(self, call: cst.Call) -> LoaderInfo:
+        positional = [a for a in call.args if a.keyword is None]
+        dataset = _first_arg(call, "dataset")
+        shuffle = _keyword(call, "shuffle")
+        if shuffle is None and len(positional) >= 3:
+            shuffle = positional[2]
+        sampler_arg = _keyword(call, "sampler")
+        if sampler_arg is None and len(positional) >= 4:
+            sampler_arg = positional[3]
+        batch_arg = _keyword(call, "batch_sampler")
+        if batch_arg is None and len(positional) >= 5:
+            batch_arg = positional[4]
+        sampler = sampler_arg.value if sampler_arg is not None else None
+        info = LoaderInfo(
+            call,
+            self.assigned_name(call),
+            dataset,
+            sampler,
+            batch_arg.value if batch_arg is not None else None,
+            shuffle,
+        )
+        info.sampler_info = self.sampler_of_expr(sampler)
+        return info
+
+    def sampler_of_expr(self, expr: cst.BaseExpression | None) -> SamplerInfo | None:
+        if expr is None:
+            return None
+        for s in self.samplers:
+            if s.call is expr or self.refers_to(expr, s.target):
+                return s
+        return None
+
+    def loaders_of_sampler(self, s: SamplerInfo) -> list[LoaderInfo]:
+        return [lo for lo in self.loaders if lo.sampler_info is s]
+
+    def loader_of_expr(self, expr: cst.BaseExpression | None) -> LoaderInfo | None:
+        if expr is None:
+            return None
+        for lo in self.loaders:
+            if lo.call is expr or self.refers_to(expr, lo.target):
+                return lo
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # loops
+    # ------------------------------------------------------------------------------------------
+    def iter_sources(self, it: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """What a `for` iterates, seen through enumerate/tqdm/iter/zip."""
+        m = self.model
+        while isinstance(it, cst.Call):
+            f = it.func
+            q = m.qualname(f) or (f.value if isinstance(f, cst.Name) else None)
+            args = [a.value for a in it.args if a.keyword is None]
+            if q in ("enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm") and args:
+                it = args[0]
+                continue
+            if q == "zip":
+                out = []
+                for a in args:
+                    out.extend(self.iter_sources(a))
+                return out
+            break
+        return [it]
+
+    def loader_loops(self, lo: LoaderInfo) -> list[LoaderLoop]:
+        """Loops over the loader: directly, or in a file function the loader is passed to."""
+        m = self.model
+        out: list[LoaderLoop] = []
+        if lo.target is None:
+            for loop in m.fors:
+                if any(src is lo.call for src in self.iter_sources(loop.iter)):
+                    out.append(LoaderLoop(loop))
+            return out
+        for loop in m.fors:
+            if any(self.refers_to(src, lo.target) for src in self.iter_sources(loop.iter)):
+                out.append(LoaderLoop(loop))
+        # passed to a function of the file that loops over the matching parameter
+        for call in m.calls:
+            if not isinstance(call.func, cst.Name) or call.func.value not in m.functions:
+                continue
+            fns = m.functions[call.func.value]
+            if len(fns) != 1:
+                continue
+            fn = fns[0]
+            for param in _matching_params(call, fn, lambda e: self.refers_to(e, lo.target)):
+                for loop in m.fors:
+                    if m.scope_of(loop) is not fn:
+                        continue
+                    for src in self.iter_sources(loop.iter):
+                        if isinstance(src, cst.Name) and src.value == param and m.scope_of(src) is fn:
+                            out.append(LoaderLoop(loop, call))
+        return out
+
+    def enclosing_loop(self, node: cst.CSTNode) -> cst.For | None:
+        """The nearest `for` around node within its function."""
+        for anc in self.model.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return None
+            if isinstance(anc, cst.For):
+                return anc
+        return None
+
+    def epoch_loops(self, lo: LoaderInfo) -> list[cst.For]:
+        """The loops around each pass over the loader (the epoch loops), without duplicates."""
+        out: list[cst.For] = []
+        for ll in self.loader_loops(lo):
+            outer = self.enclosing_loop(ll.anchor)
+            if outer is not None and all(outer is not o for o in out):
+                out.append(outer)
+        return out
+
+    def body_calls_backward(self, loop: cst.For) -> bool:
+        for call, _recv, _meth in self.model.method_calls("backward"):
+            if any(a is loop for a in self.model.ancestors(call)):
+                return True
+        return False
+
+    def is_training_loader(self, lo: LoaderInfo) -> bool:
+        return any(self.body_calls_backward(ll.loop) for ll in self.loader_loops(lo))
+
+    # ------------------------------------------------------------------------------------------
+    # local rank
+    # ------------------------------------------------------------------------------------------
+    def is_local_rank_expr(self, expr: cst.BaseExpression | None) -> bool:
+        """`int(os.environ["LOCAL_RANK"])`, `int(os.environ.get("LOCAL_RANK", 0))`,
+        `int(os.getenv("LOCAL_RANK"))`, `args.local_rank`, or a name bound to one of those."""
+        m = self.model
+        if expr is None:
+            return False
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "local_rank" and isinstance(expr.value, cst.Name):
+            return True
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "int":
+            args = [a.value for a in expr.args if a.keyword is None]
+            return len(args) == 1 and self._env_local_rank(args[0])
+        if isinstance(expr, cst.Name):
+            return self.is_local_rank_name(expr)
+        return False
+
+    def _env_local_rank(self, expr: cst.BaseExpression) -> bool:
+        m = self.model
+        if isinstance(expr, cst.Subscript):
+            if m.qualname(expr.value) != "os.environ" or len(expr.slice) != 1:
+                return False
+            idx = expr.slice[0].slice
+            return isinstance(idx, cst.Index) and _string_value(idx.value) == "LOCAL_RANK"
+        if isinstance(expr, cst.Call):
+            q = m.qualname(expr.func)
+            if q in ("os.environ.get", "os.getenv"):
+                args = [a.value for a in expr.args if a.keyword is None]
+                return bool(args) and _string_value(args[0]) == "LOCAL_RANK"
+        return False
+
+    def is_local_rank_name(self, name: cst.Name) -> bool:
+        bindings = self.model.bindings_of(name)
+        return bool(bindings) and all(self._binds_local_rank(b) for b in bindings)
+
+    def local_rank_at(self, node: cst.CSTNode) -> str | None:
+        """Source text of a local-rank expression usable at `node`: a name bound to the local rank
+        before `node` in its scope (or at module level), or an `X.local_rank` read in that scope."""
+        m = self.model
+        scope = m.scope_of(node)
+        pos = self.order(node)
+        best: tuple[int, str] | None = None
+        for (bscope, name), bindings in m.bindings.items():
+            if bscope is not scope and bscope is not m.module:
+                continue
+            if not all(self._binds_local_rank(b) for b in bindings):
+                continue
+            first = min(self.order(b.node) for b in bindings)
+            if bscope is scope and first > pos:
+                continue
+            if not _name_visible(m, name, scope, bscope):
+                continue
+            rank = 0 if bscope is scope else 1
+            if best is None or rank < best[0]:
+                best = (rank, name)
+        if best is not None:
+            return best[1]
+        for attr in self._local_rank_attrs():
+            if m.scope_of(attr) is scope and isinstance(attr.value, cst.Name):
+                if self.order(attr) < pos or m.bindings_of(attr.value):
+                    return f"{attr.value.value}.local_rank"
+        return None
+
+    def _binds_local_rank(self, b) -> bool:
+        m = self.model
+        if b.how == "param":
+            fn = m.enclosing(b.node, cst.FunctionDef)
+            if fn is None or not any(fn is t for t in self.spawn_targets):
+                return False
+            params = fn.params.posonly_params + fn.params.params
+            return bool(params) and params[0].name is b.node
+        if b.how != "assign" or b.value is None or isinstance(b.value, cst.Name):
+            return False
+        return self.is_local_rank_expr(b.value)
+
+    def _local_rank_attrs(self) -> list[cst.Attribute]:
+        out = []
+        for node in self.model.parents:
+            if isinstance(node, cst.Attribute) and node.attr.value == "local_rank" and isinstance(node.value, cst.Name):
+                if node.value.value != "self":
+                    out.append(node)
+        return out
+
+    def local_rank_names(self) -> set[str]:
+        m = self.model
+        return {name for (_scope, name), bs in m.bindings.items() if bs and all(self._binds_local_rank(b) for b in bs)}
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------
+
+
+def _is_sampler_qualname(q: str) -> bool:
+    if q in DIST_SAMPLERS:
+        return True
+    if q.startswith("torch.utils.data."):
+        last = q.rsplit(".", 1)[-1]
+        return last.endswith("Sampler") and last[:1].isupper()
+    return False
+
+
+def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a
+    return None
+
+
+def _first_arg(call: cst.Call, keyword: str) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is None and not a.star:
+            return a.value
+        break
+    kw = _keyword(call, keyword)
+    return kw.value if kw is not None else None
+
+
+def _literal_bool(expr: cst.BaseExpression) -> bool | None:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def _string_value(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.SimpleString):
+        try:
+            value = expr.evaluated_value
+        except Exception:
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _matching_params(call: cst.Call, fn: cst.FunctionDef, pred) -> list[str]:
+    """Names of fn's parameters that receive an argument of `call` satisfying pred."""
+    params = list(fn.params.posonly_params) + list(fn.params.params)
+    out = []
+    i = 0
+    for a in call.args:
+        if a.star:
+            return out
+        if a.keyword is None:
+            if i < len(params) and pred(a.value):
+                out.append(params[i].name.value)
+            i += 1
+        elif pred(a.value):
+            out.append(a.keyword.value)
+    return out
+
+
+def _name_visible(m: ScriptModel, name: str, scope: cst.CSTNode, bscope: cst.CSTNode) -> bool:
+    """A module-level name is visible in a function unless the function binds it too."""
+    if bscope is scope:
+        return True
+    return (scope, name) not in m.bindings
