@@ -1,0 +1,539 @@
+"""Fidelity of the emulated CUDA device: each test asserts what a real GPU does.
+
+The same tests run unchanged on a machine with CUDA (``cuda_env`` then hands out the real device),
+so each docstring states the real-CUDA behaviour that the test pins down.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+CUDA = torch.device("cuda", 0)
+
+
+# --- torch.cuda queries -------------------------------------------------------------------------
+
+
+def test_is_available_and_device_count(cuda_env):
+    """On a GPU machine torch.cuda.is_available() is True and device_count() counts the GPUs."""
+    assert torch.cuda.is_available() is True
+    assert torch.cuda.device_count() == cuda_env.gpus
+    assert torch.cuda.is_initialized() or torch.cuda.device_count() >= 1
+
+
+@pytest.mark.gpus(2)
+def test_current_device_set_device_and_device_context(cuda_env):
+    """current_device() starts at 0; set_device(1) and `with torch.cuda.device(1)` change it and
+    index-less "cuda" resolves to the current device; an out-of-range ordinal is an error."""
+    assert torch.cuda.current_device() == 0
+    assert torch.zeros(1, device="cuda").device == torch.device("cuda", 0)
+    with torch.cuda.device(1):
+        assert torch.cuda.current_device() == 1
+        assert torch.zeros(1, device="cuda").device == torch.device("cuda", 1)
+    assert torch.cuda.current_device() == 0
+    torch.cuda.set_device(1)
+    try:
+        assert torch.cuda.current_device() == 1
+        assert torch.ones(2).cuda().device == torch.device("cuda", 1)
+    finally:
+        torch.cuda.set_device(0)
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        torch.zeros(1, device=torch.device("cuda", torch.cuda.device_count() + 3))
+
+
+def test_device_name_properties_and_capability(cuda_env):
+    """get_device_name() is a non-empty string, get_device_properties() has name/total_memory/
+    major/minor, and get_device_capability() is a (major, minor) tuple matching the properties."""
+    name = torch.cuda.get_device_name(0)
+    props = torch.cuda.get_device_properties(0)
+    assert isinstance(name, str) and name == props.name and name
+    assert isinstance(props.total_memory, int) and props.total_memory > 0
+    assert torch.cuda.get_device_capability(0) == (props.major, props.minor)
+    assert "total_memory" in repr(props)
+
+
+def test_synchronize_and_empty_cache_are_callable(cuda_env):
+    """synchronize() and empty_cache() return None and leave tensors intact."""
+    x = torch.arange(4.0, device="cuda")
+    assert torch.cuda.synchronize() is None
+    assert torch.cuda.synchronize(0) is None
+    assert torch.cuda.empty_cache() is None
+    assert x.sum().item() == 6.0
+
+
+def test_manual_seed_reproduces_cuda_random_numbers(cuda_env):
+    """torch.cuda.manual_seed(s) makes CUDA random ops repeat; the CUDA generator is separate from
+    the CPU one, so drawing on the GPU does not advance the CPU random stream."""
+    torch.cuda.manual_seed(123)
+    a = torch.randn(5, device="cuda")
+    torch.cuda.manual_seed_all(123)
+    b = torch.randn(5, device="cuda")
+    assert torch.equal(a.cpu(), b.cpu())
+    torch.manual_seed(0)
+    c1 = torch.randn(3)
+    torch.manual_seed(0)
+    torch.randn(100, device="cuda")
+    nn.functional.dropout(torch.ones(10, device="cuda"), 0.5)
+    c2 = torch.randn(3)
+    assert torch.equal(c1, c2)
+    state = torch.cuda.get_rng_state()
+    d1 = torch.rand(4, device="cuda")
+    torch.cuda.set_rng_state(state)
+    d2 = torch.rand(4, device="cuda")
+    assert torch.equal(d1.cpu(), d2.cpu())
+
+
+def test_memory_statistics(cuda_env):
+    """memory_allocated() grows by the (512-byte-rounded) size of a new CUDA tensor and shrinks when
+    it is freed; max_memory_allocated() keeps the peak until reset_peak_memory_stats()."""
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    x = torch.empty(1024 * 1024, dtype=torch.uint8, device="cuda")
+    assert torch.cuda.memory_allocated() - base == 1024 * 1024
+    assert torch.cuda.max_memory_allocated() >= base + 1024 * 1024
+    assert torch.cuda.memory_reserved() >= torch.cuda.memory_allocated()
+    y = torch.empty(10, dtype=torch.uint8, device="cuda")
+    assert torch.cuda.memory_allocated() - base == 1024 * 1024 + 512
+    del x, y
+    assert torch.cuda.memory_allocated() == base
+    assert torch.cuda.max_memory_allocated() >= base + 1024 * 1024
+    torch.cuda.reset_peak_memory_stats()
+    assert torch.cuda.max_memory_allocated() == torch.cuda.memory_allocated()
+
+
+def test_bf16_support_and_cudnn_flags(cuda_env):
+    """is_bf16_supported() is a bool and bf16 tensors work when it is True; cuDNN is available and
+    its benchmark/deterministic flags read back what was set."""
+    supported = torch.cuda.is_bf16_supported()
+    assert isinstance(supported, bool)
+    if supported:
+        assert (torch.ones(2, device="cuda", dtype=torch.bfloat16) * 2).dtype == torch.bfloat16
+    assert torch.backends.cudnn.is_available() is True
+    assert isinstance(torch.backends.cudnn.version(), int)
+    old = torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic
+    try:
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.deterministic = True
+        assert torch.backends.cudnn.benchmark is True and torch.backends.cudnn.deterministic is True
+    finally:
+        torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = old
+
+
+# --- where tensors live ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: torch.zeros(2, 3, device=d),
+        lambda d: torch.ones(4, device=d),
+        lambda d: torch.empty(3, device=d),
+        lambda d: torch.randn(2, 2, device=d),
+        lambda d: torch.rand(3, device=d),
+        lambda d: torch.randint(0, 5, (3,), device=d),
+        lambda d: torch.arange(5, device=d),
+        lambda d: torch.full((2,), 7.0, device=d),
+        lambda d: torch.eye(3, device=d),
+        lambda d: torch.tensor([1.0, 2.0], device=d),
+        lambda d: torch.as_tensor(np.arange(3), device=d),
+        lambda d: torch.linspace(0, 1, 5, device=d),
+    ],
+    ids=["zeros", "ones", "empty", "randn", "rand", "randint", "arange", "full", "eye", "tensor", "as_tensor", "linspace"],
+)
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", CUDA])
+def test_factories_on_cuda_report_cuda(cuda_env, make, device):
+    """Factories with device="cuda"/"cuda:0"/torch.device("cuda", 0) return CUDA tensors:
+    .device == cuda:0, .is_cuda, get_device() == 0, and real values."""
+    t = make(device)
+    assert t.device == CUDA
+    assert t.is_cuda and not t.is_cpu
+    assert t.get_device() == 0
+    assert t.cpu().numel() == t.numel()
+
+
+def test_moving_tensors_to_cuda(cuda_env):
+    """.to("cuda"), .cuda(), .to(other_cuda_tensor), .type_as(cuda) copy a CPU tensor to the GPU
+    with the same values; new_* and *_like follow their source's device."""
+    src = torch.arange(6.0).reshape(2, 3)
+    on = torch.zeros(1, device="cuda")
+    for moved in (src.to("cuda"), src.cuda(), src.to(on), src.to(device=CUDA, dtype=torch.float64), src.type_as(on)):
+        assert moved.device == CUDA
+        assert torch.equal(moved.cpu().float(), src)
+    assert src.device.type == "cpu"
+    for made in (on.new_zeros(3), on.new_ones(2), on.new_empty(2), on.new_full((2,), 1.0), on.new_tensor([1, 2])):
+        assert made.device == CUDA
+    for made in (torch.zeros_like(on), torch.ones_like(on), torch.empty_like(on), torch.randn_like(on), torch.full_like(on, 3)):
+        assert made.device == CUDA
+    assert torch.zeros_like(on, device="cpu").device.type == "cpu"
+
+
+def test_to_same_device_returns_self_and_cpu_returns_plain_tensor(cuda_env):
+    """x.to("cuda") / x.cuda() on a tensor already on cuda:0 return x itself; .cpu() and
+    .to("cpu") return an independent CPU tensor (a torch.Tensor) with the same values."""
+    x = torch.randn(3, device="cuda")
+    assert x.to("cuda") is x
+    assert x.cuda() is x
+    assert x.to(CUDA) is x
+    c = x.cpu()
+    assert type(c) is torch.Tensor and c.device.type == "cpu" and not c.is_cuda
+    c2 = x.to("cpu")
+    assert type(c2) is torch.Tensor and c2.device.type == "cpu"
+    c[0] = 100.0
+    assert x[0].item() != 100.0
+    assert x.detach().cpu().tolist() == c2.tolist()
+
+
+def test_ops_views_and_results_stay_on_cuda(cuda_env):
+    """Results of ops on CUDA tensors (pointwise, reductions, views, indexing, matmul) are on CUDA,
+    and item()/tolist() read their values."""
+    x = torch.arange(12.0, device="cuda").reshape(3, 4)
+    for r in (x + 1, x.sum(0), x.view(4, 3), x.t(), x[1], x[:, 1:], x @ x.t(), torch.relu(x), x.max(dim=1).values):
+        assert r.device == CUDA
+    assert x.sum().item() == 66.0
+    assert x[0].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert "device='cuda:0'" in repr(x)
+    assert x.type() == "torch.cuda.FloatTensor"
+
+
+def test_autograd_gradients_are_on_cuda(cuda_env):
+    """Gradients of CUDA leaves are CUDA tensors with the right values."""
+    w = torch.tensor([1.0, 2.0, 3.0], device="cuda", requires_grad=True)
+    (w * w).sum().backward()
+    assert w.grad.device == CUDA
+    assert w.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+# --- device mismatches -------------------------------------------------------------------------
+
+
+def test_pointwise_cuda_and_cpu_mismatch_message(cuda_env):
+    """A pointwise op between a CUDA tensor and a (non-0-dim) CPU tensor raises RuntimeError
+    "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+    also for an in-place op on the CPU tensor."""
+    a = torch.ones(3, device="cuda")
+    b = torch.ones(3)
+    msg = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+    with pytest.raises(RuntimeError) as info:
+        a + b
+    assert str(info.value) == msg
+    with pytest.raises(RuntimeError) as info:
+        b + a
+    assert str(info.value) == msg
+    with pytest.raises(RuntimeError) as info:
+        b.add_(a)
+    assert str(info.value) == msg
+
+
+def test_zero_dim_cpu_tensors_are_allowed_with_cuda(cuda_env):
+    """0-dim CPU tensors act as scalars in ops with CUDA tensors; the result is on CUDA."""
+    a = torch.ones(3, device="cuda")
+    r = a * torch.tensor(2.0)
+    assert r.device == CUDA and r.tolist() == [2.0, 2.0, 2.0]
+    assert torch.where(a > 0, a, torch.tensor(0.0)).device == CUDA
+
+
+def test_linear_model_on_cuda_input_on_cpu(cuda_env):
+    """nn.Linear on CUDA fed a CPU batch fails in addmm: "Expected all tensors to be on the same
+    device, but got mat1 is on cpu, different from other tensors on cuda:0 (when checking argument
+    in method wrapper_CUDA_addmm)"."""
+    model = nn.Linear(4, 2).cuda()
+    with pytest.raises(RuntimeError) as info:
+        model(torch.randn(3, 4))
+    assert str(info.value) == (
+        "Expected all tensors to be on the same device, but got mat1 is on cpu, different from other "
+        "tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)"
+    )
+
+
+def test_linear_without_bias_mismatch(cuda_env):
+    """F.linear without bias is a matmul: "... but got mat2 is on cuda:0, different from other
+    tensors on cpu (when checking argument in method wrapper_CUDA_mm)"."""
+    weight = torch.randn(2, 4, device="cuda")
+    with pytest.raises(RuntimeError) as info:
+        F.linear(torch.randn(3, 4), weight)
+    assert str(info.value) == (
+        "Expected all tensors to be on the same device, but got mat2 is on cuda:0, different from other "
+        "tensors on cpu (when checking argument in method wrapper_CUDA_mm)"
+    )
+
+
+def test_embedding_mismatch_uses_index_select_wording(cuda_env):
+    """nn.Embedding on CUDA with CPU indices fails in index_select: "... but got index is on cpu,
+    different from other tensors on cuda:0 (when checking argument in method
+    wrapper_CUDA__index_select)"."""
+    emb = nn.Embedding(10, 3).cuda()
+    with pytest.raises(RuntimeError) as info:
+        emb(torch.tensor([1, 2, 3]))
+    assert str(info.value) == (
+        "Expected all tensors to be on the same device, but got index is on cpu, different from other "
+        "tensors on cuda:0 (when checking argument in method wrapper_CUDA__index_select)"
+    )
+
+
+def test_conv_mismatch_uses_type_wording(cuda_env):
+    """A CUDA conv fed a CPU image (or the reverse) fails with "Input type (torch.FloatTensor) and
+    weight type (torch.cuda.FloatTensor) should be the same or input should be a MKLDNN tensor and
+    weight is a dense tensor"."""
+    conv = nn.Conv2d(3, 4, 3).cuda()
+    with pytest.raises(RuntimeError) as info:
+        conv(torch.randn(1, 3, 8, 8))
+    assert str(info.value) == (
+        "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same or "
+        "input should be a MKLDNN tensor and weight is a dense tensor"
+    )
+    with pytest.raises(RuntimeError) as info:
+        nn.Conv2d(3, 4, 3)(torch.randn(1, 3, 8, 8, device="cuda"))
+    assert str(info.value).startswith("Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor)")
+
+
+def test_cross_entropy_and_cat_mismatch(cuda_env):
+    """cross_entropy with CUDA logits and CPU targets fails in nll_loss_forward on argument target;
+    torch.cat of CUDA and CPU tensors fails in cat on argument tensors."""
+    logits = torch.randn(4, 3, device="cuda")
+    with pytest.raises(RuntimeError) as info:
+        F.cross_entropy(logits, torch.tensor([0, 1, 2, 0]))
+    assert str(info.value) == (
+        "Expected all tensors to be on the same device, but got target is on cpu, different from other "
+        "tensors on cuda:0 (when checking argument in method wrapper_CUDA_nll_loss_forward)"
+    )
+    with pytest.raises(RuntimeError) as info:
+        torch.cat([logits, torch.randn(4, 3)])
+    assert str(info.value) == (
+        "Expected all tensors to be on the same device, but got tensors is on cpu, different from other "
+        "tensors on cuda:0 (when checking argument in method wrapper_CUDA_cat)"
+    )
+
+
+def test_indexing_with_cpu_and_cuda_indices(cuda_env):
+    """A CUDA tensor may be indexed with a CPU index tensor (result on CUDA); a CPU tensor indexed
+    with a CUDA index raises "indices should be either on cpu or on the same device as the indexed
+    tensor (cpu)"."""
+    x = torch.arange(5.0, device="cuda")
+    r = x[torch.tensor([0, 2])]
+    assert r.device == CUDA and r.tolist() == [0.0, 2.0]
+    with pytest.raises(RuntimeError) as info:
+        torch.arange(5.0)[torch.tensor([0, 2], device="cuda")]
+    assert str(info.value) == "indices should be either on cpu or on the same device as the indexed tensor (cpu)"
+
+
+@pytest.mark.gpus(2)
+def test_two_cuda_devices_do_not_mix(cuda_env):
+    """Tensors on cuda:0 and cuda:1 cannot meet in one op: "... found at least two devices, cuda:0
+    and cuda:1!"; .to("cuda:1") moves a tensor across devices."""
+    a = torch.ones(3, device="cuda:0")
+    b = torch.ones(3, device="cuda:1")
+    with pytest.raises(RuntimeError) as info:
+        a + b
+    assert str(info.value) == "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1!"
+    moved = a.to("cuda:1")
+    assert moved.device == torch.device("cuda", 1)
+    assert (moved + b).device == torch.device("cuda", 1)
+
+
+def test_numpy_of_cuda_tensor_raises(cuda_env):
+    """.numpy() (and np.asarray) on a CUDA tensor raise TypeError "can't convert cuda:0 device type
+    tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."."""
+    x = torch.ones(3, device="cuda")
+    msg = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
+    with pytest.raises(TypeError) as info:
+        x.numpy()
+    assert str(info.value) == msg
+    with pytest.raises(TypeError) as info:
+        np.asarray(x)
+    assert str(info.value) == msg
+    assert x.cpu().numpy().tolist() == [1.0, 1.0, 1.0]
+
+
+# --- modules, optimizers, checkpoints ------------------------------------------------------------
+
+
+class _Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.bn = nn.BatchNorm1d(2)
+        self.register_buffer("scale", torch.ones(2))
+        self.plain = torch.zeros(2)  # not registered: stays where it was created
+
+
+def test_module_to_moves_parameters_and_buffers_only(cuda_env):
+    """Module.to("cuda")/.cuda() move parameters and registered buffers in place (same Parameter
+    objects), and leave an unregistered tensor attribute on the CPU."""
+    net = _Net()
+    weight = net.fc.weight
+    assert net.to("cuda") is net
+    assert net.fc.weight is weight and isinstance(weight, nn.Parameter)
+    assert all(p.device == CUDA for p in net.parameters())
+    assert all(b.device == CUDA for b in net.buffers())
+    assert net.plain.device.type == "cpu"
+    net.cpu()
+    assert weight.device.type == "cpu"
+    net.cuda()
+    assert weight.device == CUDA
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        net.fc(torch.randn(1, 3, device="cuda")) * net.plain
+
+
+def test_optimizer_state_follows_parameters(cuda_env):
+    """Adam's exp_avg/exp_avg_sq are created on the parameters' device (its step counter on the CPU),
+    and an optimizer state_dict loaded from CPU is moved to the parameters' device."""
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1).cuda()
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    model(torch.randn(4, 3, device="cuda")).sum().backward()
+    opt.step()
+    state = opt.state[model.weight]
+    assert state["exp_avg"].device == CUDA and state["exp_avg_sq"].device == CUDA
+    cpu_model = nn.Linear(3, 1)
+    cpu_opt = torch.optim.Adam(cpu_model.parameters(), lr=0.01)
+    cpu_model(torch.randn(4, 3)).sum().backward()
+    cpu_opt.step()
+    opt.load_state_dict(cpu_opt.state_dict())
+    assert opt.state[model.weight]["exp_avg"].device == CUDA
+
+
+def test_save_and_load_checkpoints(cuda_env):
+    """torch.save of CUDA tensors records "cuda:0" storage locations; torch.load without
+    map_location restores them on CUDA, with map_location="cpu" on the CPU, and load_state_dict
+    copies a CPU state into a CUDA model."""
+    model = nn.Linear(3, 2).cuda()
+    buf = io.BytesIO()
+    torch.save({"model": model.state_dict(), "t": torch.arange(3.0, device="cuda")}, buf)
+    buf.seek(0)
+    locations: list[str] = []
+    torch.load(buf, map_location=lambda storage, loc: (locations.append(loc), storage)[1])
+    assert locations and set(locations) == {"cuda:0"}
+    buf.seek(0)
+    loaded = torch.load(buf)
+    assert loaded["t"].device == CUDA and loaded["model"]["weight"].device == CUDA
+    assert loaded["t"].tolist() == [0.0, 1.0, 2.0]
+    buf.seek(0)
+    on_cpu = torch.load(buf, map_location="cpu")
+    assert on_cpu["t"].device.type == "cpu" and on_cpu["model"]["weight"].device.type == "cpu"
+    fresh = nn.Linear(3, 2).cuda()
+    fresh.load_state_dict(on_cpu["model"])
+    assert fresh.weight.device == CUDA
+    assert torch.equal(fresh.weight.detach().cpu(), model.weight.detach().cpu())
+    buf2 = io.BytesIO()
+    torch.save(torch.ones(2), buf2)
+    buf2.seek(0)
+    assert torch.load(buf2).device.type == "cpu"
+
+
+def test_deepcopy_keeps_device(cuda_env):
+    """copy.deepcopy of a CUDA model gives CUDA parameters with equal values."""
+    model = nn.Linear(3, 2).cuda()
+    twin = copy.deepcopy(model)
+    assert twin.weight.device == CUDA and isinstance(twin.weight, nn.Parameter)
+    assert torch.equal(twin.weight.detach().cpu(), model.weight.detach().cpu())
+
+
+# --- mixed precision ---------------------------------------------------------------------------------
+
+
+def test_autocast_cuda_defaults_to_float16(cuda_env):
+    """torch.autocast("cuda") is enabled with float16 by default: a Linear runs in float16 inside,
+    float32 outside; is_autocast_enabled("cuda") reflects the context."""
+    layer = nn.Linear(4, 2).cuda()
+    x = torch.randn(3, 4, device="cuda")
+    assert torch.get_autocast_dtype("cuda") == torch.float16
+    with torch.autocast("cuda"):
+        assert torch.is_autocast_enabled("cuda")
+        y = layer(x)
+        assert y.dtype == torch.float16 and y.device == CUDA
+        y.float().sum().backward()
+    assert not torch.is_autocast_enabled("cuda")
+    assert layer.weight.grad.dtype == torch.float32 and layer.weight.grad.device == CUDA
+    assert layer(x).dtype == torch.float32
+
+
+def test_grad_scaler_scales_unscales_and_skips_inf_steps(cuda_env):
+    """GradScaler("cuda") is enabled, multiplies the loss by its scale, unscales gradients before
+    the step, skips the step and halves the scale when gradients contain inf."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda", init_scale=1024.0)
+    assert scaler.is_enabled()
+    x = torch.randn(8, 4, device="cuda")
+    loss = model(x).pow(2).mean()
+    scaled = scaler.scale(loss)
+    assert scaled.device == CUDA
+    assert scaled.item() == pytest.approx(loss.item() * 1024.0, rel=1e-5)
+    scaled.backward()
+    scaler.unscale_(opt)
+    reference = torch.autograd.grad(model(x).pow(2).mean(), model.weight)[0]
+    assert torch.allclose(model.weight.grad.cpu(), reference.cpu(), rtol=1e-4, atol=1e-6)
+    before = model.weight.detach().clone()
+    scaler.step(opt)
+    scaler.update()
+    assert not torch.equal(before.cpu(), model.weight.detach().cpu())
+    assert scaler.get_scale() == 1024.0
+    opt.zero_grad()
+    model(x).sum().backward()
+    model.weight.grad.fill_(float("inf"))
+    before = model.weight.detach().clone()
+    scaler.step(opt)
+    scaler.update()
+    assert torch.equal(before.cpu(), model.weight.detach().cpu())
+    assert scaler.get_scale() == 512.0
+
+
+# --- data loading -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_dataloader_pin_memory(cuda_env, workers):
+    """DataLoader(pin_memory=True) yields CPU batches that .to("cuda", non_blocking=True) moves to
+    the GPU."""
+    ds = torch.utils.data.TensorDataset(torch.arange(12.0).reshape(6, 2), torch.arange(6))
+    seen = []
+    for xb, yb in torch.utils.data.DataLoader(ds, batch_size=4, pin_memory=True, num_workers=workers):
+        assert xb.device.type == "cpu"
+        moved = xb.to("cuda", non_blocking=True)
+        assert moved.device == CUDA
+        seen.append(yb.tolist())
+    assert seen == [[0, 1, 2, 3], [4, 5]]
+
+
+# --- memory -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu_memory(64 * 1024 * 1024)
+def test_out_of_memory_raises_cuda_oom(cuda_env):
+    """Allocating more than the device holds raises torch.OutOfMemoryError (also available as
+    torch.cuda.OutOfMemoryError, a RuntimeError) with "CUDA out of memory. Tried to allocate ..."."""
+    total = torch.cuda.get_device_properties(0).total_memory
+    with pytest.raises(torch.OutOfMemoryError) as info:
+        torch.empty(total + 1024 * 1024, dtype=torch.uint8, device="cuda")
+    assert isinstance(info.value, torch.cuda.OutOfMemoryError)
+    assert isinstance(info.value, RuntimeError)
+    assert str(info.value).startswith("CUDA out of memory. Tried to allocate ")
+    x = torch.ones(1024, device="cuda")  # the device still works afterwards
+    assert x.sum().item() == 1024.0
+
+
+def test_training_loop_on_cuda_learns(cuda_env):
+    """A small model trained on CUDA with SGD lowers its loss; everything stays on the device."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1)).to("cuda")
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    x = torch.randn(64, 4)
+    y = x.sum(dim=1, keepdim=True)
+    losses = []
+    for _ in range(30):
+        xb, yb = x.to("cuda"), y.to("cuda")
+        loss = F.mse_loss(model(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        assert loss.device == CUDA
+    assert losses[-1] < 0.5 * losses[0]

@@ -1,0 +1,155 @@
+"""End to end: ``python -m gpulint.emulate SCRIPT ARGS`` in a subprocess, as ``gpulint run`` runs it.
+
+On a machine with a real GPU the runner does not emulate (the script gets the real device), so the
+assertions below hold on both kinds of machine; only the emulator's own report line differs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+import torch
+
+REAL_CUDA = torch.cuda.is_available()
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+TRAIN = r'''
+import json
+import torch
+import torch.nn as nn
+
+assert torch.cuda.is_available()
+device = torch.device("cuda")
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1)).to(device)
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+x = torch.randn(128, 8)
+y = (x[:, :1] * 2 - x[:, 1:2]).contiguous()
+losses = []
+for step in range(40):
+    pred = model(x.to(device))
+    loss = nn.functional.mse_loss(pred, y.to(device))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+print("GPULINT-TRAIN " + json.dumps({"first_loss": losses[0], "last_loss": losses[-1], "device": pred.device.type}))
+'''
+
+BUG = r'''
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 2).cuda()
+batch = torch.randn(3, 4)          # forgot .cuda()
+out = model(batch)
+print("unreachable")
+'''
+
+ARGV = r'''
+import sys
+import torch
+print(repr(sys.argv[1:]))
+print("name", __name__)
+line = sys.stdin.readline().strip()
+print("stdin", line)
+t = torch.ones(2, device="cuda")
+print("device", t.device)
+sys.exit(int(sys.argv[1]))
+'''
+
+
+def _last_json(stdout: str) -> dict:
+    lines = [l for l in stdout.splitlines() if l.startswith("GPULINT-TRAIN ")]
+    assert lines, stdout
+    return json.loads(lines[-1][len("GPULINT-TRAIN ") :])
+
+
+def test_tiny_training_script_trains_on_cuda(run_gpulint):
+    """A script that trains on "cuda" runs to completion, reports the cuda device and its loss falls."""
+    proc = run_gpulint(TRAIN)
+    assert proc.returncode == 0, proc.stderr
+    result = _last_json(proc.stdout)
+    assert result["device"] == "cuda"
+    assert result["last_loss"] < 0.5 * result["first_loss"]
+    if not REAL_CUDA:
+        lines = [l for l in proc.stderr.splitlines() if l.startswith("gpulint run: emulated cuda peak memory ")]
+        assert len(lines) == 1, proc.stderr
+        assert lines[0].endswith(("B", "KiB", "MiB", "GiB"))
+
+
+def test_model_on_cuda_input_on_cpu_fails_like_a_gpu(run_gpulint):
+    """The classic bug (model on cuda, batch on cpu) exits non-zero with the same-device error on
+    stderr and a traceback pointing at the script line."""
+    proc = run_gpulint(BUG)
+    assert proc.returncode == 1
+    assert "unreachable" not in proc.stdout
+    assert "RuntimeError: Expected all tensors to be on the same device" in proc.stderr
+    assert "wrapper_CUDA_addmm" in proc.stderr
+    assert "out = model(batch)" in proc.stderr
+    assert "gpulint/emulate" not in proc.stderr.replace("\\", "/")
+
+
+def test_argv_stdin_and_exit_code_pass_through(run_gpulint):
+    """sys.argv, __name__ == "__main__", stdin, stdout and the exit code are those of `python SCRIPT ARGS`."""
+    proc = run_gpulint(ARGV, "7", "--flag", "x y", stdin="hello\n")
+    assert proc.returncode == 7, proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[0] == repr(["7", "--flag", "x y"])
+    assert out[1] == "name __main__"
+    assert out[2] == "stdin hello"
+    assert out[3] == "device cuda:0"
+
+
+def test_gpus_and_gpu_memory_options(run_gpulint):
+    """--gpus 2 gives two devices; --gpu-memory sets the reported capacity and over-allocation
+    raises torch.OutOfMemoryError (the script can catch it like on a GPU)."""
+    if REAL_CUDA:
+        pytest.skip("the options configure the emulated device only")
+    source = r'''
+import torch
+print("count", torch.cuda.device_count())
+print("total", torch.cuda.get_device_properties(1).total_memory)
+try:
+    torch.empty(40 * 1024 * 1024, dtype=torch.uint8, device="cuda:1")
+except torch.OutOfMemoryError as exc:
+    print("oom", str(exc).split(".")[0])
+'''
+    proc = run_gpulint(source, options=("--gpus", "2", "--gpu-memory", "32MiB"))
+    assert proc.returncode == 0, proc.stderr
+    assert "count 2" in proc.stdout
+    assert f"total {32 * 1024 * 1024}" in proc.stdout
+    assert "oom CUDA out of memory" in proc.stdout
+    assert "(cuda:0 " in proc.stderr and "cuda:1 " in proc.stderr
+
+
+def test_unsupported_feature_is_reported_clearly(run_gpulint):
+    """torch.compile cannot be emulated: one `gpulint run: ... cannot be emulated: ...` line, exit 3."""
+    if REAL_CUDA:
+        pytest.skip("only the emulator refuses torch.compile")
+    source = r'''
+import torch
+model = torch.nn.Linear(2, 2).cuda()
+model = torch.compile(model)
+print("unreachable")
+'''
+    proc = run_gpulint(source)
+    assert proc.returncode == 3
+    assert "unreachable" not in proc.stdout
+    lines = [l for l in proc.stderr.splitlines() if "cannot be emulated" in l]
+    assert lines == ["gpulint run: torch.compile cannot be emulated: TorchInductor generates Triton/CUDA kernels that need a real GPU"]
+
+
+def test_importing_gpulint_emulate_does_not_import_torch(tmp_path):
+    """`import gpulint.emulate` (and parsing sizes) must not import torch."""
+    import subprocess
+
+    code = "import sys, gpulint, gpulint.emulate; gpulint.emulate.parse_size('1GiB'); print('torch' in sys.modules)"
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
