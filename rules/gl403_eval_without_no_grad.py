@@ -1,0 +1,119 @@
+"""GL403 eval-without-no-grad."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.training import TrainingFacts, dotted, walk
+from gpulint.rule import Context, Rule
+
+
+def torch_alias(ctx: Context) -> str | None:
+    for local, full in ctx.model.aliases.items():
+        if full == "torch":
+            return local
+    return None
+
+
+def wrap_in_with(ctx: Context, stmt: cst.CSTNode, header: str):
+    """An edit that puts `stmt` (a compound statement) inside `header:` re-indented one level;
+    None when re-indenting could change a multi-line string."""
+    for n in walk(stmt):
+        if isinstance(n, (cst.SimpleString, cst.FormattedString)) and "\n" in ctx.code(n):
+            return None
+    first, last = ctx._line_bounds(stmt)
+    start, _ = ctx.span(stmt)
+    indent = ctx.indent_of(stmt)
+    if ctx.source[first:start] != indent or indent.strip():
+        return None
+    unit = ctx.module.default_indent
+    text = ctx.source[first:last]
+    lines = text.splitlines(keepends=True)
+    out = [indent + header + ctx.newline]
+    for line in lines:
+        out.append(unit + line if line.strip() else line)
+    new = "".join(out)
+    if not new.endswith(("\n", "\r")):
+        new += ctx.newline
+    return ctx.edit(first, last, new)
+
+
+class EvalWithoutNoGrad(Rule):
+    code = "GL403"
+    name = "eval-without-no-grad"
+    summary = "An evaluation loop calls the model with autograd still recording."
+    message = (
+        "evaluation loop calls `{model}` with gradients enabled: autograd records a graph for every "
+        "batch (memory and time for nothing); run it under `with torch.no_grad():`"
+    )
+    fix_safety = "safe"
+    default = True
+    kind = "slow"
+    prefilter = r"\.eval\(|def \w*(?:val|eval|test|predict|inference)"
+    explanation = '''
+Outside `torch.no_grad()` / `torch.inference_mode()`, every forward pass records the autograd graph
+and keeps the activations it needs for a backward pass that never comes. An evaluation loop that
+forgets it runs slower and needs much more memory than it should, often running out of memory on
+the validation set of a model that trains fine. `model.eval()` does *not* turn autograd off: it
+only switches dropout and batch-norm behaviour.
+
+An evaluation loop is a loop that runs after `model.eval()`, or in a function named like
+`validate`/`evaluate`/`test`/`predict`, and does no gradient work. The rule stays silent on
+gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
+`torch.autograd.grad`, `requires_grad_` or `.grad` in the loop or its function), on loops already
+under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
+site of the function), and on Lightning / HF Trainer scripts, whose frameworks do this.
+
+The fix wraps the loop in `with torch.no_grad():`.
+
+Bad:
+
+```python
+model.eval()
+for x, y in val_loader:
+    correct += (model(x).argmax(1) == y).sum().item()
+```
+
+Good:
+
+```python
+model.eval()
+with torch.no_grad():
+    for x, y in val_loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+```
+'''
+
+    def check(self, ctx: Context):
+        facts: TrainingFacts = ctx.model.facts(TrainingFacts)
+        if facts.frameworks_drive_loop():
+            return
+        seen: set[cst.CSTNode] = set()
+        for loop in facts.loops:
+            node = loop.node
+            if loop.backward or loop.steps or facts.grad_use(node):
+                continue
+            fn = facts.function_of(node)
+            eval_fn = facts.is_eval_function(fn)
+            if not eval_fn and facts.mode_before(node) != "eval":
+                continue
+            if fn is not None and facts.grad_use(fn.body):
+                continue
+            if facts.grad_mode_at(node) is not None:
+                continue
+            calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None]
+            if not calls:
+                continue
+            models = {dotted(c.func) for c in calls}
+            if facts.passes_to_unknown(node, models):
+                continue
+            fix = None
+            alias = torch_alias(ctx)
+            if alias is not None:
+                edit = wrap_in_with(ctx, node, f"with {alias}.no_grad():")
+                if edit is not None:
+                    fix = ctx.fix(edit, message="Wrap the evaluation loop in `with torch.no_grad():`")
+            for c in facts.model_calls(node):
+                seen.add(c)
+            for c in calls:
+                yield ctx.finding(c, self.message.format(model=ctx.code(c.func)), fix)
