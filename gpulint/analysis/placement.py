@@ -122,7 +122,12 @@ class PlacementFacts:
                         ll.origin_moves.setdefault(name, []).extend(moves)
         # `x.to(d)` statements whose result is dropped: GL104's business, not ours
         for call, recv, _meth in m.method_calls("to", "cuda"):
-            if isinstance(recv, cst.Name) and recv.value in ll.targets and _inside(m, call, loop):
+            if (
+                isinstance(recv, cst.Name)
+                and recv.value in ll.targets
+                and isinstance(m.parent(call), cst.Expr)
+                and _inside(m, call, loop)
+            ):
                 ll.origin_touched.add(recv.value)
         for call in m.calls:
             if not _inside(m, call, loop):
