@@ -1,0 +1,192 @@
+"""GL404 train-eval-mode-toggling."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
+from gpulint.rule import Context, Rule
+
+
+def _line_above_comments(ctx: Context, stmt: cst.CSTNode) -> int:
+    """Offset of the first line of `stmt`'s own leading comments (or of `stmt`)."""
+    start, _ = ctx.span(stmt)
+    line = ctx.location(start)[0] - len(getattr(stmt, "leading_lines", ()))
+    return ctx.line_starts()[line - 1]
+
+
+class TrainEvalModeToggling(Rule):
+    code = "GL404"
+    name = "train-eval-mode-toggling"
+    summary = "`model.eval()` is never undone in the epoch loop, or evaluation runs in training mode."
+    message = "`{model}.eval()` in the training loop is never undone: later training steps run with dropout off and frozen batch-norm statistics; call `{model}.train()` before training again"
+    fix_safety = "safe"
+    default = True
+    kind = "silent"
+    prefilter = r"\.eval\(|\.train\(|no_grad|inference_mode|def \w*(?:val|eval|test)"
+    explanation = '''
+`model.eval()` and `model.train()` switch dropout and batch normalisation between their training
+and inference behaviour. Two mistakes are common and silent:
+
+- an epoch loop that calls `model.eval()` to validate and never calls `model.train()` again: from
+  the second epoch on, the model trains with dropout disabled and batch-norm running statistics
+  frozen;
+- evaluation that runs right after training without `model.eval()`: dropout stays active and
+  batch-norm uses (and updates) batch statistics, so the metrics are noisy and wrong.
+
+The rule only looks at models whose behaviour depends on the mode (dropout, batch norm, or a model
+the file cannot see into), stays silent where a helper the file does not define gets the model
+(it may switch modes itself), and on Lightning / HF Trainer scripts.
+
+The fix inserts `model.train()` before the training loop, or `model.eval()` before the
+evaluation loop and `model.train()` after it.
+
+Bad:
+
+```python
+for epoch in range(epochs):
+    for x, y in train_loader:
+        ...
+    model.eval()
+    with torch.no_grad():
+        evaluate(model, val_loader)
+```
+
+Good:
+
+```python
+for epoch in range(epochs):
+    model.train()
+    for x, y in train_loader:
+        ...
+    model.eval()
+    with torch.no_grad():
+        evaluate(model, val_loader)
+```
+'''
+
+    def check(self, ctx: Context):
+        facts: TrainingFacts = ctx.model.facts(TrainingFacts)
+        if facts.frameworks_drive_loop():
+            return
+        yield from self._never_undone(ctx, facts)
+        yield from self._eval_in_train_mode(ctx, facts)
+
+    # an epoch (or training) loop that calls eval() and never train() ------------------------
+    def _mode_effects(self, ctx, facts, loop):
+        effects = set()
+        for call in facts.calls_in(loop.node, into_defs=False):
+            mo = method_of(call)
+            if mo is not None and mo[1] == "train":
+                effects.add(facts._train_call_mode(call) or "unknown")
+            for fn in facts.file_functions(call):
+                eff = facts.effects(fn)
+                if "train" in eff or "unknown-mode" in eff:
+                    effects.add("train")
+        return effects
+
+    def _evals_in(self, ctx, facts, loop):
+        """(eval call, model expression in the loop's scope, file-function call or None)."""
+        for call in facts.calls_in(loop.node, into_defs=False):
+            mo = method_of(call)
+            if mo is not None and mo[1] == "eval" and not call.args and facts.is_model(mo[0]):
+                yield call, mo[0], None
+            for fn in facts.file_functions(call):
+                for inner in facts.calls_in(fn.body, into_defs=False):
+                    imo = method_of(inner)
+                    if imo is not None and imo[1] == "eval" and not inner.args and isinstance(imo[0], cst.Name):
+                        arg = facts.argument_for(fn, call, imo[0].value)
+                        if arg is not None and facts.is_model(arg):
+                            yield inner, arg, call
+
+    def _never_undone(self, ctx, facts):
+        reported = set()
+        for loop in facts.loops:
+            if not (loop.is_training or loop.is_epoch_loop):
+                continue
+            if self._mode_effects(ctx, facts, loop) & {"train", "unknown"}:
+                continue
+            for call, model, via in self._evals_in(ctx, facts, loop):
+                if call in reported:
+                    continue
+                name = dotted(model)
+                if name is None or not facts.mode_sensitive(model):
+                    continue
+                if not self._trained_in(facts, loop, name):
+                    continue
+                if facts.passes_to_unknown(loop.node, {name}):
+                    continue
+                reported.add(call)
+                yield ctx.finding(call, self.message.format(model=name), self._train_fix(ctx, facts, loop, name))
+
+    @staticmethod
+    def _trained_in(facts, loop, name) -> bool:
+        """`name(...)` is called with gradients on in a training loop inside `loop`."""
+        for info in [loop, *loop.nested]:
+            if not info.is_training:
+                continue
+            for c in facts.model_calls(info.node):
+                if dotted(c.func) == name and facts.grad_mode_at(c) is None:
+                    return True
+        return False
+
+    @staticmethod
+    def _train_fix(ctx, facts, loop, name):
+        if loop.is_epoch_loop:
+            inner = next((n for n in loop.nested if n.is_training), None)
+            if inner is None:
+                return None
+            offset = _line_above_comments(ctx, inner.node)
+            text = f"{ctx.indent_of(inner.node)}{name}.train(){ctx.newline}"
+        else:
+            body = loop.node.body
+            if not isinstance(body, cst.IndentedBlock) or not body.body:
+                return None
+            first = body.body[0]
+            offset = _line_above_comments(ctx, first)
+            text = f"{ctx.indent_of(first)}{name}.train(){ctx.newline}"
+        return ctx.fix(ctx.insert_text(offset, text), message=f"Insert `{name}.train()` before training")
+
+    # evaluation right after training without eval() -----------------------------------------
+    def _eval_in_train_mode(self, ctx, facts):
+        done: set[cst.CSTNode] = set()
+        for loop in facts.loops:
+            node = loop.node
+            if any(a in done for a in ctx.model.ancestors(node)):
+                continue
+            if loop.backward or loop.steps or facts.grad_use(node):
+                continue
+            fn = facts.function_of(node)
+            if not (facts.is_eval_function(fn) or facts.grad_mode_at(node) == "off"):
+                continue
+            models = []
+            for c in facts.model_calls(node):
+                name = dotted(c.func)
+                if name is not None and name not in models:
+                    models.append(name)
+            if len(models) != 1:
+                continue
+            name = models[0]
+            model_expr = next(c.func for c in facts.model_calls(node) if dotted(c.func) == name)
+            if not facts.mode_sensitive(model_expr):
+                continue
+            if any(
+                method_of(c) and method_of(c)[1] in ("eval", "train") for c in facts.calls_in(node, into_defs=False)
+            ):
+                continue
+            if facts.mode_before(node) != "train":
+                continue
+            if facts.passes_to_unknown(node, {name}):
+                continue
+            done.add(node)
+            fix = ctx.fix(
+                ctx.insert_text(_line_above_comments(ctx, node), f"{ctx.indent_of(node)}{name}.eval(){ctx.newline}"),
+                ctx.insert_after(node, f"{name}.train()"),
+                message=f"Insert `{name}.eval()` before the evaluation loop and `{name}.train()` after it",
+            )
+            yield ctx.finding(
+                node,
+                f"evaluation loop runs `{name}` in training mode (dropout on, batch-norm statistics updated); "
+                f"call `{name}.eval()` before it and `{name}.train()` after it",
+                fix,
+            )
