@@ -1,0 +1,92 @@
+"""GL405 host-sync-in-hot-loop."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.training import TrainingFacts, method_of
+from gpulint.rule import Context, Kind, Rule
+
+_SYNC_METHODS = frozenset({"item", "cpu", "numpy", "tolist"})
+_SYNC_FUNCTIONS = frozenset({"torch.cuda.synchronize", "torch.cuda.current_stream().synchronize"})
+
+
+class HostSyncInHotLoop(Rule):
+    code = "GL405"
+    name = "host-sync-in-hot-loop"
+    summary = "The training step waits for the GPU every iteration (`.item()`, `.cpu()`, `print(t)`, synchronize)."
+    message = (
+        "`{what}` every step makes the CPU wait for the GPU to finish, so the next step cannot be "
+        "queued ahead; do it every N steps (`if step % N == 0:`) or keep the value on the device"
+    )
+    fix_safety = "none"
+    default = False
+    kind = "slow"
+    prefilter = r"\.item\(|\.cpu\(|\.numpy\(|\.tolist\(|print\(|synchronize\("
+    explanation = '''
+CUDA kernels run asynchronously: the Python loop normally races ahead and queues the next step
+while the GPU works. `.item()`, `.cpu()`, `.numpy()`, `.tolist()`, printing a tensor and
+`torch.cuda.synchronize()` all block until the GPU has caught up, so an unconditional one in the
+innermost training loop serialises CPU and GPU every step. For small models this can cost a large
+fraction of the throughput.
+
+The rule is off by default (select it with `--select GL405`): logging the loss every step is
+common and often acceptable. It reports only unconditional calls in the innermost training loop;
+a call under `if step % log_every == 0:` is fine.
+
+Bad:
+
+```python
+for step, (x, y) in enumerate(loader):
+    ...
+    loss.backward()
+    optimizer.step()
+    print(f"loss {loss.item():.4f}")
+```
+
+Good:
+
+```python
+for step, (x, y) in enumerate(loader):
+    ...
+    loss.backward()
+    optimizer.step()
+    if step % 100 == 0:
+        print(f"loss {loss.item():.4f}")
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        facts: TrainingFacts = m.facts(TrainingFacts)
+        for loop in facts.loops:
+            if not loop.is_step_loop:
+                continue
+            for call in facts.calls_in(loop.node, into_defs=False):
+                if facts.is_conditional_in(call, loop.node):
+                    continue
+                if facts.enclosing_loop(call) is not loop.node:
+                    continue  # an inner non-training loop: not every step's critical path
+                what = self._sync(ctx, call)
+                if what is not None:
+                    yield ctx.finding(call, self.message.format(what=what))
+
+    @staticmethod
+    def _sync(ctx: Context, call: cst.Call) -> str | None:
+        m = ctx.model
+        q = m.qualname(call.func)
+        if q == "torch.cuda.synchronize":
+            return "torch.cuda.synchronize()"
+        mo = method_of(call)
+        if mo is not None and mo[1] in _SYNC_METHODS and not call.args:
+            recv, meth = mo
+            if m.kind_of(recv) in (Kind.MODULE, Kind.OPTIMIZER, Kind.DATALOADER):
+                return None
+            if meth in ("cpu", "numpy", "tolist") and m.kind_of(recv) is not Kind.TENSOR:
+                return None
+            return f".{meth}()"
+        if isinstance(call.func, cst.Name) and call.func.value == "print":
+            for a in call.args:
+                if m.kind_of(a.value) is Kind.TENSOR:
+                    return "print(<tensor>)"
+        return None
