@@ -439,11 +439,6 @@ class AmpFacts:
     def _has_backward(self, node: cst.CSTNode) -> bool:
         return any(self.contains(node, b.call) for b in self.backwards)
 
-    def in_iteration(self, iteration: cst.CSTNode, node: cst.CSTNode) -> bool:
-        return self.contains(iteration, node) and self.scope_node(node) is self.scope_node(iteration) or (
-            isinstance(iteration, (cst.FunctionDef,)) and self.scope_node(node) is iteration
-        )
-
     def last_backward_before(self, iteration: cst.CSTNode, node: cst.CSTNode) -> BackwardCall | None:
         best = None
         for b in self.backwards:
@@ -461,6 +456,64 @@ class AmpFacts:
             and (scaler is None or s.scaler == scaler)
             and (method is None or s.method == method)
         ]
+
+    def statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.m.statement_of(node)
+
+    def lone_call_statement(self, call: cst.Call) -> cst.SimpleStatementLine | None:
+        """The statement line when `call` is the whole of a one-statement line, else None."""
+        expr = self.m.parent(call)
+        line = self.m.parent(expr) if expr is not None else None
+        if isinstance(expr, cst.Expr) and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            return line
+        return None
+
+    def block_of(self, stmt: cst.CSTNode) -> cst.CSTNode | None:
+        """The IndentedBlock/Module whose statement list holds `stmt` directly."""
+        parent = self.m.parent(stmt)
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            return parent
+        return None
+
+    def conditions_between(self, node: cst.CSTNode, outer: cst.CSTNode) -> list[tuple[cst.If, bool]] | None:
+        """The `if` statements between `outer` and `node`: (if, True when node is in its body).
+        None when `node` is in an `elif`/`else` chain deeper than one level or in a `try`/`while`
+        condition that cannot be expressed."""
+        out = []
+        child = node
+        for anc in self.m.ancestors(node):
+            if anc is outer:
+                return out
+            if isinstance(anc, cst.If):
+                branch = _branch_of(anc, child)
+                if branch == "test":
+                    return None
+                if branch == "orelse" and isinstance(anc.orelse, cst.If):
+                    return None  # an elif chain
+                out.append((anc, branch == "body"))
+            child = anc
+        return out
+
+    def update_anchor(self, step_calls: list[cst.Call], iteration: cst.CSTNode) -> cst.SimpleStatementLine | None:
+        """Where `S.update()` goes: after the last of these step statements, when they are all
+        statement lines of one block (so the update runs exactly when a step ran)."""
+        stmts = []
+        for call in step_calls:
+            stmt = self.m.statement_of(call)
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                return None
+            stmts.append(stmt)
+        if not stmts:
+            return None
+        block = self.block_of(stmts[0])
+        if block is None or any(self.block_of(s) is not block for s in stmts):
+            return None
+        for anc in self.m.ancestors(block):
+            if anc is iteration:
+                break
+            if isinstance(anc, (*_LOOPS, cst.FunctionDef, cst.Lambda)):
+                return None  # e.g. `for opt in optimizers: scaler.step(opt)`: update after that loop
+        return max(stmts, key=lambda s: self.order[s])
 
     # names ----------------------------------------------------------------------------------------
     def all_names(self) -> set[str]:

@@ -1,0 +1,259 @@
+"""GL201 autocast-without-gradscaler."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.amp import AmpFacts, AutocastRegion
+from gpulint.rule import Context, Rule
+
+
+class AutocastWithoutGradScaler(Rule):
+    code = "GL201"
+    name = "autocast-without-gradscaler"
+    summary = "float16 autocast on CUDA in a training script with no GradScaler."
+    message = "float16 autocast while training without a GradScaler: small gradients underflow to zero in fp16; scale the loss with `torch.amp.GradScaler` (or use `dtype=torch.bfloat16`)"
+    fix_safety = "unsafe"
+    default = True
+    kind = "silent"
+    prefilter = r"autocast"
+    explanation = '''
+On CUDA, `torch.autocast("cuda")` runs matmuls and convolutions in float16 unless told otherwise
+(`torch.cuda.amp.autocast()` too). Gradients computed in float16 underflow: values below about
+6e-8 become zero, and training silently stalls or diverges. A `GradScaler` multiplies the loss
+before `backward()` so that gradients stay representable, unscales them before the optimizer
+step, and skips steps whose gradients overflowed.
+
+bfloat16 autocast (`dtype=torch.bfloat16`) has float32's range and needs no scaler, and neither
+does autocast used only for inference; frameworks that manage precision (Lightning `precision=`,
+Accelerate `mixed_precision=`, DeepSpeed, the HF Trainer `fp16=`) scale the loss themselves.
+The rule stays silent in all these cases, and whenever the device type or dtype cannot be
+resolved from the file.
+
+The fix (unsafe: it changes the training loop) creates `scaler = torch.amp.GradScaler(...)` before
+the training loop, with autocast's device type and, when AMP is switched by a condition
+(`enabled=use_amp`, `if use_amp:`), `enabled=` that same condition; it then rewrites
+`loss.backward()` to `scaler.scale(loss).backward()`, `optimizer.step()` to
+`scaler.step(optimizer)`, inserts `scaler.unscale_(optimizer)` before gradient clipping and
+`scaler.update()` after the step. On a machine without CUDA, `GradScaler("cuda")` disables
+itself with a warning and the script still runs.
+
+Bad:
+
+```python
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast(device_type="cuda"):
+        loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+
+Good:
+
+```python
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast(device_type="cuda"):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+```
+'''
+
+    def check(self, ctx: Context):
+        facts = ctx.model.facts(AmpFacts)
+        if facts.uses_loss_scaling or facts.framework_precision:
+            return
+        training = [(r, it) for r in facts.regions if r.may_be_cuda_fp16 for it in [self._training(facts, r)] if it]
+        iterations = []
+        for _, it in training:
+            if it is not True and all(it is not seen for seen in iterations):
+                iterations.append(it)
+        fix = None
+        if len(iterations) == 1 and all(it is iterations[0] for _, it in training):
+            fix = self._fix(ctx, facts, iterations[0], [r for r, _ in training])
+        for region, _ in training:
+            yield ctx.finding(region.anchor, fix=fix)
+
+    # which regions train ---------------------------------------------------------------------
+    @staticmethod
+    def _training(facts: AmpFacts, region: AutocastRegion):
+        """The training iteration the region runs in; True when it trains through code elsewhere
+        (a decorated or module-level forward); None when it is not known to train."""
+        m = facts.m
+        if _no_grad_items(facts, region) or facts.under_no_grad(region.body):
+            return None
+        if not facts.trained_backwards():
+            return None
+        if region.via_decorator:
+            fn = region.body
+            if any(facts.contains(fn, b.call) for b in facts.trained_backwards()):
+                return True
+            if m.class_of(fn) is not None and _in_module_class(facts, fn):
+                return True
+            name = fn.name.value
+            for call in m.calls:
+                if isinstance(call.func, cst.Name) and call.func.value == name and facts.iteration_of(call):
+                    return True
+            return None
+        it = facts.iteration_of(region.body)
+        if it is not None and any(facts.contains(it, b.call) for b in facts.trained_backwards()):
+            return it
+        if _in_module_class(facts, region.body):
+            return True
+        return None
+
+    # the fix ---------------------------------------------------------------------------------
+    def _fix(self, ctx: Context, facts: AmpFacts, it, regions: list[AutocastRegion]):
+        m = ctx.model
+        if not isinstance(it, (cst.For, cst.While)):
+            return None
+        torch_name = next((k for k, v in sorted(m.aliases.items()) if v == "torch"), None)
+        if torch_name is None:
+            return None
+        # where the scaler is created: before the outermost loop of the function around `it`
+        outer = it
+        scope = m.scope_of(it)
+        for anc in m.ancestors(it):
+            if anc is scope:
+                break
+            if isinstance(anc, (cst.For, cst.While)):
+                outer = anc
+        # the scaler's device type, from autocast's
+        devices = set()
+        for r in regions:
+            if r.is_legacy or r.device_arg is None:
+                devices.add('"cuda"')
+            elif isinstance(r.device_arg, cst.SimpleString):
+                devices.add('"cuda"' if "cuda" in (r.devices or ()) else ctx.code(r.device_arg))
+            else:
+                if not facts.available_at(r.device_arg, outer):
+                    return None
+                devices.add(ctx.code(r.device_arg))
+        if len(devices) != 1:
+            return None
+        device = devices.pop()
+        # the condition that switches AMP, if any
+        conds = set()
+        for r in regions:
+            for c in _conditions(facts, r, it):
+                if c is False:
+                    return None
+                conds.add(c)
+        cond_text = None
+        if len(conds) > 1:
+            return None
+        if conds:
+            cond = conds.pop()
+            cond_text = cond
+        # the statements to rewrite
+        backwards = [
+            b
+            for b in facts.backwards
+            if b.scaler is None
+            and facts.contains(it, b.call)
+            and any(not facts.exclusive(r.body, b.call) for r in regions)
+        ]
+        if not backwards:
+            return None
+        steps = [
+            st for st in facts.direct_steps if facts.contains(it, st.call) and any(facts.may_follow(b.call, st.call) for b in backwards)
+        ]
+        if not steps or any(st.call.args for st in steps):
+            return None
+        name = facts.fresh_name("scaler")
+        edits = []
+        for b in backwards:
+            recv = b.call.func.value  # type: ignore[attr-defined]
+            inner = recv.with_changes(lpar=[], rpar=[]) if getattr(recv, "lpar", None) else recv
+            edits.append(ctx.replace(b.call.func, f"{name}.scale({ctx.render(inner)}).backward"))
+        for st in steps:
+            edits.append(ctx.replace(st.call, f"{name}.step({st.optimizer})"))
+        opts = []
+        for st in steps:
+            if st.optimizer not in opts:
+                opts.append(st.optimizer)
+        clips = [
+            c
+            for c in facts.clips
+            if facts.contains(it, c)
+            and any(facts.may_follow(b.call, c) for b in backwards)
+            and any(facts.may_follow(c, st.call) for st in steps)
+        ]
+        if clips:
+            first = min(clips, key=lambda c: facts.order[c])
+            stmt = facts.statement(first)
+            if stmt is None or any(facts.contains(stmt, b.call) for b in backwards):
+                return None
+            edits.append(ctx.insert_before(stmt, "\n".join(f"{name}.unscale_({o})" for o in opts)))
+        anchor = facts.update_anchor([st.call for st in steps], it)
+        if anchor is None:
+            return None
+        edits.append(ctx.insert_after(anchor, f"{name}.update()"))
+        args = device + (f", enabled={cond_text}" if cond_text else "")
+        edits.append(ctx.insert_before(outer, f"{name} = {torch_name}.amp.GradScaler({args})"))
+        return ctx.fix(*edits, message="Scale the loss with a GradScaler")
+
+
+def _in_module_class(facts: AmpFacts, node) -> bool:
+    cls = facts.m.class_of(node)
+    return cls is not None and facts.m.class_is(cls.name.value, _module_bases())
+
+
+def _module_bases():
+    from gpulint.model import MODULE_BASES
+
+    return MODULE_BASES
+
+
+def _no_grad_items(facts: AmpFacts, region: AutocastRegion) -> bool:
+    from gpulint.analysis.amp import NO_GRAD_QUALNAMES
+
+    body = region.body
+    if isinstance(body, cst.With):
+        for item in body.items:
+            it = item.item
+            if isinstance(it, cst.Call) and facts.m.qualname(it.func) in NO_GRAD_QUALNAMES:
+                return True
+    return False
+
+
+def _conditions(facts: AmpFacts, region: AutocastRegion, it):
+    """Source texts of the conditions under which the region runs with AMP on (False: one that
+    cannot be used for the scaler)."""
+    out = []
+    enabled = region.enabled
+    if enabled is not None and not (isinstance(enabled, cst.Name) and enabled.value == "True"):
+        out.append(_cond_text(facts, enabled, True, it))
+    if region.condition is not None:
+        out.append(_cond_text(facts, region.condition, True, it))
+    branches = facts.conditions_between(region.body, it)
+    if branches is None:
+        return [False]
+    for if_node, in_body in branches:
+        out.append(_cond_text(facts, if_node.test, in_body, it))
+    if len(out) > 1:
+        return [False]
+    return out
+
+
+def _cond_text(facts: AmpFacts, expr, positive: bool, it):
+    outer = it
+    for anc in facts.m.ancestors(it):
+        if anc is facts.m.scope_of(it):
+            break
+        if isinstance(anc, (cst.For, cst.While)):
+            outer = anc
+    if not facts.available_at(expr, outer):
+        return False
+    text = facts.text(expr.with_changes(lpar=[], rpar=[]) if getattr(expr, "lpar", None) else expr)
+    if positive:
+        return text
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        return facts.text(expr.expression)
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return f"not {text}"
+    return f"not ({text})"
