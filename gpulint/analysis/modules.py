@@ -241,10 +241,28 @@ class ModuleClass:
         return self._flow
 
     def tensor_params(self) -> list[str]:
-        """forward's parameters that are tensors (annotated so, or used as one in the reachable
-        methods), in order."""
+        """forward's parameters that are tensors (annotated so, or used as one in forward), in order."""
         assert self._facts is not None
         return [p.name.value for p in self.forward_params if self._facts._param_is_tensor(self, p)]
+
+    def input_params(self) -> list[str]:
+        """forward's parameters taken as inputs on the model's device by the dataflow: the tensor
+        parameters, and the first positional parameter unless it is used as something else (a dict,
+        a count...)."""
+        assert self._facts is not None
+        names = self.tensor_params()
+        positional = [p for p in self.forward_params if p.star == "" or p.star is None]
+        first = positional[0] if positional else None
+        if (
+            first is not None
+            and first.name.value not in names
+            and first.annotation is None
+            and first.default is None
+            and first in [*self.forward.params.posonly_params, *self.forward.params.params]  # type: ignore[union-attr]
+            and not self._facts._param_not_tensor(self, first)
+        ):
+            names.insert(0, first.name.value)
+        return names
 
 
 class ModuleFacts:
@@ -450,6 +468,35 @@ class ModuleFacts:
                     return True
         return False
 
+    def _param_not_tensor(self, cls: ModuleClass, p: cst.Param) -> bool:
+        """Is the parameter used as something other than a tensor (a dict, a count, a list)?"""
+        m = self.model
+        name = p.name.value
+        if cls.forward is None:
+            return True
+        for node in _walk(cls.forward.body):
+            if not (isinstance(node, cst.Name) and node.value == name):
+                continue
+            parent = m.parent(node)
+            if isinstance(parent, cst.Subscript) and parent.value is node:
+                for el in parent.slice:
+                    if isinstance(el.slice, cst.Index) and _str_value(el.slice.value) is not None:
+                        return True
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                if parent.attr.value in ("items", "keys", "values", "get", "append", "pop", "update"):
+                    return True
+            if isinstance(parent, cst.For) and parent.iter is node:
+                return True
+            if isinstance(parent, cst.Arg) and parent.value is node:
+                call = m.parent(parent)
+                if isinstance(call, cst.Call):
+                    q = m.qualname(call.func)
+                    if isinstance(call.func, cst.Name) and call.func.value in ("range", "int", "float", "str", "len"):
+                        return True
+                    if q is not None and q.startswith("torch.") and q[len("torch."):] in FACTORIES | LEGACY_CONSTRUCTORS:
+                        return True
+        return False
+
     def _annotation_is_tensor(self, ann: cst.BaseExpression) -> bool:
         q = self.model.qualname(ann)
         if q in TENSOR_ANNOTATIONS:
@@ -562,11 +609,13 @@ class DeviceFlow:
         self._fn: cst.FunctionDef | None = None
         self._ret: set = set()
         self._changed = False
+        self._evidenced: set[str] = set()
         self._candidate_attrs = {
             a for a in cls.init_assigns if cls.attr_kind(a) == "tensor" and a not in cls.forward_writes
         }
         if cls.forward is not None:
-            self.param_tags[cls.forward] = {p: frozenset({D}) for p in cls.tensor_params()}
+            self.param_tags[cls.forward] = {p: frozenset({D}) for p in cls.input_params()}
+            self._evidenced = set(cls.tensor_params())
             self._run()
 
     # driver -----------------------------------------------------------------------------------
@@ -993,6 +1042,8 @@ class DeviceFlow:
         if fn is None:
             return None
         for name in self._method_params(fn) + [p.name.value for p in fn.params.kwonly_params]:
+            if fn is self.cls.forward and name not in self._evidenced:
+                continue
             tags = env.get(name, EMPTY)
             if tags == frozenset({D}):
                 return name

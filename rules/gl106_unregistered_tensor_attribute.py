@@ -1,0 +1,177 @@
+"""GL106 unregistered-tensor-attribute."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.modules import (
+    AttrAssign,
+    ModuleClass,
+    ModuleFacts,
+    super_init_index,
+    top_statement_index,
+)
+from gpulint.rule import Context, Rule
+
+_PLACING_METHODS = frozenset({"to", "cuda"})
+
+
+class UnregisteredTensorAttribute(Rule):
+    code = "GL106"
+    name = "unregistered-tensor-attribute"
+    summary = "A tensor stored as a plain attribute in `__init__` does not move with `model.to(device)`."
+    message = (
+        "`self.{attr}` is a plain tensor attribute, not a parameter or buffer: `model.to(device)` leaves it "
+        "on the CPU, and forward combines it with tensors on the device; register it with "
+        "`self.register_buffer(\"{attr}\", ..., persistent=False)`"
+    )
+    fix_safety = "safe"
+    default = True
+    kind = "crash"
+    prefilter = r"def forward\b"
+    explanation = '''
+`model.to(device)` (and `.cuda()`, `.half()`, DDP's broadcast, `state_dict()`) only sees what the
+module registered: parameters, buffers and submodules. A tensor stored with a plain
+`self.mask = torch.tril(...)` in `__init__` is an ordinary Python attribute: it stays on the CPU
+when the model moves, and the first operation in `forward` that combines it with the input or a
+parameter fails on a GPU with `RuntimeError: Expected all tensors to be on the same device`.
+
+The rule fires when such an attribute is read in `forward` (or a method that forward calls) in an
+operation with a device tensor; not when the attribute is a `nn.Parameter`, a registered buffer,
+a Python number, a 0-dim scalar tensor, is reassigned in forward, is only used in `__init__`, as
+an index or for its shape, or is moved with `.to(x.device)` where it is used.
+
+The fix registers it as a non-persistent buffer, which moves with the module and leaves the
+`state_dict` keys unchanged: `self.register_buffer("mask", torch.tril(...), persistent=False)`.
+
+Bad:
+
+```python
+class Decoder(nn.Module):
+    def __init__(self, steps):
+        super().__init__()
+        self.mask = torch.tril(torch.ones(steps, steps))
+
+    def forward(self, scores):
+        return scores.masked_fill(self.mask == 0, float("-inf"))
+```
+
+Good:
+
+```python
+class Decoder(nn.Module):
+    def __init__(self, steps):
+        super().__init__()
+        self.register_buffer("mask", torch.tril(torch.ones(steps, steps)), persistent=False)
+
+    def forward(self, scores):
+        return scores.masked_fill(self.mask == 0, float("-inf"))
+```
+'''
+
+    def check(self, ctx: Context):
+        facts: ModuleFacts = ctx.model.facts(ModuleFacts)
+        seen = set()
+        for cls in facts.classes:
+            if any(name in cls.methods for name in ("_apply", "to", "cuda")):
+                continue  # the class moves its own state
+            for attr in sorted(cls.flow.attr_meets):
+                assigns = cls.init_assigns.get(attr, [])
+                tensors = [a for a in assigns if a.kind == "tensor"]
+                if not tensors or any(self._placed(ctx, a.value) or self._maybe_scalar(ctx, cls, a.value) for a in tensors):
+                    continue
+                first = tensors[0]
+                if first.node in seen:
+                    continue
+                seen.add(first.node)
+                yield ctx.finding(first.node, self.message.format(attr=attr), self._fix(ctx, cls, attr, assigns))
+
+    # -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _expr_nodes(ctx: Context, value: cst.BaseExpression, depth: int = 0):
+        """The value's nodes, and those of the values of the local names it uses (one level)."""
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            yield node
+            if isinstance(node, cst.Name) and depth == 0:
+                for b in ctx.model.bindings_of(node):
+                    if b.how == "assign" and b.value is not None and b.value is not value:
+                        yield from UnregisteredTensorAttribute._expr_nodes(ctx, b.value, depth + 1)
+            stack.extend(node.children)
+
+    def _placed(self, ctx: Context, value) -> bool:
+        """The tensor is created on a chosen device (`device=...`, `.to(...)`, `.cuda()`)."""
+        if value is None:
+            return True
+        for node in self._expr_nodes(ctx, value):
+            if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
+                return True
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _PLACING_METHODS:
+                return True
+        return False
+
+    def _maybe_scalar(self, ctx: Context, cls: ModuleClass, value) -> bool:
+        """Built from `torch.tensor(<number>)`: a 0-dim tensor, which may meet device tensors."""
+        for node in self._expr_nodes(ctx, value):
+            if isinstance(node, cst.Call) and ctx.model.qualname(node.func) in ("torch.tensor", "torch.as_tensor"):
+                args = [a for a in node.args if a.keyword is None]
+                if not args or not cls.flow.list_data(args[0].value):
+                    return True
+        return False
+
+    def _fix(self, ctx: Context, cls: ModuleClass, attr: str, assigns: list[AttrAssign]):
+        if len(assigns) != 1:
+            return None
+        a = assigns[0]
+        node = a.node
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1 or node.targets[0].target is not a.target:
+            return None
+        # register_buffer needs Module.__init__ to have run
+        start = super_init_index(ctx.model, a.method)
+        here = top_statement_index(ctx.model, a.method, node)
+        if start is None or here is None or here <= start:
+            return None
+        # other assignments of the attribute (outside __init__) must keep it a tensor (or None)
+        facts = cls._facts
+        for name, fn in cls.methods.items():
+            if fn is a.method:
+                continue
+            for other in _assignments(fn, attr):
+                if other is None or facts.value_kind(other) not in ("tensor", "none"):
+                    return None
+        text = f'self.register_buffer("{attr}", {ctx.code(node.value)}, persistent=False)'
+        return ctx.fix(ctx.replace(node, text), message=f"Register `{attr}` as a non-persistent buffer")
+
+
+def _assignments(fn: cst.FunctionDef, attr: str):
+    """Values assigned to `self.<attr>` in `fn` (None for augmented / tuple assignments)."""
+    for node in _iter(fn):
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                target = t.target
+                if _is_self_attr(target, attr):
+                    yield node.value
+                elif isinstance(target, (cst.Tuple, cst.List)) and any(
+                    _is_self_attr(el.value, attr) for el in target.elements
+                ):
+                    yield None
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and _is_self_attr(node.target, attr):
+            yield node.value if isinstance(node, cst.AnnAssign) else None
+
+
+def _is_self_attr(node, attr: str) -> bool:
+    return (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+        and node.attr.value == attr
+    )
+
+
+def _iter(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(cur.children)
