@@ -432,6 +432,12 @@ def _func_flags(func: Any) -> tuple[bool, bool, str]:
 
 
 class _EmulationMode(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch.compile is refused under emulation; without this, every operator would pass through
+        # a torch._dynamo.disable wrapper (and the first one would import torch._dynamo: ~2 s)
+        return False
+
     def __init__(self, emu: "EmulatedCuda") -> None:
         super().__init__()
         self.emu = emu
