@@ -1,0 +1,155 @@
+"""GL206 pure-fp16-training."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.amp import FLOAT16, AmpFacts
+from gpulint.model import Kind, is_optimizer_qualname
+from gpulint.rule import Context, Rule
+
+
+class PureFp16Training(Rule):
+    code = "GL206"
+    name = "pure-fp16-training"
+    summary = "A model converted to float16 (`.half()`) is trained without a GradScaler."
+    message = "`{m}` is converted to float16 and trained without a GradScaler: fp16 weights, gradients and optimizer state underflow and overflow (NaN); keep float32 weights and use `torch.autocast` + `torch.amp.GradScaler`, or bfloat16"
+    fix_safety = "none"
+    default = True
+    kind = "silent"
+    prefilter = r"\.half\(|float16"
+    explanation = '''
+`model.half()` (or `model.to(torch.float16)`) converts the weights themselves to float16. Training
+such a model stores weights, gradients and optimizer state in float16: updates smaller than the
+weight's precision are lost (lr * grad rounds to zero), small gradients underflow, Adam's second
+moment overflows, and the loss soon becomes NaN.
+
+Mixed precision keeps float32 master weights and runs only the compute in float16: wrap the
+forward pass in `torch.autocast(device_type, dtype=torch.float16)` and scale the loss with a
+`torch.amp.GradScaler`. On hardware with bfloat16 (Ampere and newer), `dtype=torch.bfloat16`
+needs no scaler. No automatic fix: the change touches the model, the loop and the optimizer.
+
+The rule fires only when the converted model's parameters are given to an optimizer and a
+`.backward()` follows the conversion in the same function; frozen half-precision models (a VAE
+or teacher that is not optimized), inference-only scripts and frameworks that manage precision are
+left alone.
+
+Bad:
+
+```python
+model = Net().to(device).half()
+optimizer = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = criterion(model(x.half()), y)
+    loss.backward()
+    optimizer.step()
+```
+
+Good:
+
+```python
+model = Net().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        facts = m.facts(AmpFacts)
+        if facts.uses_loss_scaling or facts.framework_precision:
+            return
+        backwards = facts.trained_backwards()
+        if not backwards:
+            return
+        optimized = _optimized_names(m)
+        optimized_params = _optimized_names(m, parameters_only=True)
+        for call, recv, meth in m.method_calls("half", "to"):
+            if meth == "to" and not _to_float16(m, call):
+                continue
+            if meth == "half" and call.args:
+                continue
+            name = _model_name(m, call, recv)
+            if name is None or name not in optimized:
+                continue
+            # a known module, or a name whose `.parameters()` an optimizer receives
+            if m.kind_of(recv) is not Kind.MODULE and name not in optimized_params:
+                continue
+            scope = m.scope_of(call)
+            if not any(m.scope_of(b.call) is scope and facts.before(call, b.call) for b in backwards):
+                continue
+            yield ctx.finding(call, self.message.format(m=name))
+
+
+def _to_float16(m, call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value == "dtype":
+            if m.qualname(arg.value) in FLOAT16:
+                return True
+    return False
+
+
+def _model_name(m, call: cst.Call, recv: cst.BaseExpression) -> str | None:
+    """The name the converted module is known by: `model` in `model.half()` / `model.to(d).half()`,
+    or the target of `model = Net().half()`."""
+    while (
+        isinstance(recv, cst.Call)
+        and isinstance(recv.func, cst.Attribute)
+        and recv.func.attr.value in ("to", "cuda", "cpu", "half", "float", "train", "eval")
+    ):
+        recv = recv.func.value
+    if isinstance(recv, cst.Name) and m.qualname(recv) is None:
+        return recv.value
+    node = call
+    parent = m.parent(node)
+    while isinstance(parent, (cst.Attribute, cst.Call)):
+        node, parent = parent, m.parent(parent)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return parent.targets[0].target.value
+    return None
+
+
+def _optimized_names(m, parameters_only: bool = False) -> set[str]:
+    """Names read in the arguments of optimizer constructors (`Adam(model.parameters())`); with
+    `parameters_only`, only the names whose `.parameters()` / `.named_parameters()` is passed."""
+    out: set[str] = set()
+    for call in m.calls:
+        q = m.qualname(call.func)
+        if q is None or not is_optimizer_qualname(q):
+            continue
+        for arg in call.args:
+            if parameters_only:
+                out.update(_parameter_owners(arg.value))
+            else:
+                out.update(_names(arg.value))
+    return out
+
+
+def _parameter_owners(node: cst.CSTNode):
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("parameters", "named_parameters")
+        and isinstance(node.func.value, cst.Name)
+    ):
+        yield node.func.value.value
+        return
+    for child in node.children:
+        yield from _parameter_owners(child)
+
+
+def _names(node: cst.CSTNode):
+    if isinstance(node, cst.Name):
+        yield node.value
+        return
+    if isinstance(node, cst.Attribute):
+        yield from _names(node.value)
+        return
+    for child in node.children:
+        yield from _names(child)
