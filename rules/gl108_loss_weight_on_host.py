@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
-from gpulint.model import MODULE_BASES, RANDOM_FACTORIES, TENSOR_FACTORIES, Move
+from gpulint.model import MODULE_BASES, TENSOR_FACTORIES, Move
 from gpulint.rule import Context, Kind, Rule
 
 # loss classes whose first positional parameter is `weight`
@@ -176,30 +176,45 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
         return None, ""
 
     def _on_host(self, ctx: Context, facts: DeviceFacts, e: cst.BaseExpression, depth: int) -> bool:
-        """The weight tensor is known to be created on the CPU and not moved."""
+        """The weight tensor is known to be computed on the CPU (factories without `device=`,
+        `torch` functions and tensor methods of such tensors) and never moved."""
         m = ctx.model
-        if depth > 4:
+        if depth > 16:
             return False
+        host = lambda x: self._on_host(ctx, facts, x, depth + 1)  # noqa: E731
         if isinstance(e, cst.Call):
             if m.move_of_call(e) is not None:
                 return False  # .to(...), .cuda(), device=...
             q = m.qualname(e.func)
             if q and q.startswith("torch."):
                 tail = q[6:]
-                return (tail in TENSOR_FACTORIES and tail not in RANDOM_FACTORIES) or tail in _HOST_FUNCTIONS
-            if isinstance(e.func, cst.Attribute) and e.func.attr.value in ("float", "double", "half", "clone", "detach", "sqrt", "reciprocal", "view", "reshape", "unsqueeze"):
-                return self._on_host(ctx, facts, e.func.value, depth + 1)
+                if tail in TENSOR_FACTORIES or tail in _HOST_FUNCTIONS:
+                    return True
+                if "." in tail or not tail[:1].islower():
+                    return False
+                tensors = [a.value for a in e.args if a.keyword is None and not _literal(a.value)]
+                return bool(tensors) and all(host(t) for t in tensors)
+            if isinstance(e.func, cst.Attribute) and e.func.attr.value not in ("to", "cuda", "pin_memory"):
+                if m.kind_of(e.func.value) is Kind.MODULE:
+                    return False
+                return host(e.func.value)
             return False
+        if isinstance(e, cst.Subscript):
+            return host(e.value)
         if isinstance(e, cst.BinaryOperation):
-            sides = [s for s in (e.left, e.right) if not isinstance(s, (cst.Integer, cst.Float))]
-            return bool(sides) and all(self._on_host(ctx, facts, s, depth + 1) for s in sides)
+            sides = [s for s in (e.left, e.right) if not _literal(s)]
+            return bool(sides) and all(host(s) for s in sides)
+        if isinstance(e, cst.Comparison):
+            sides = [e.left, *(c.comparator for c in e.comparisons)]
+            sides = [s for s in sides if not _literal(s)]
+            return bool(sides) and all(host(s) for s in sides)
         if isinstance(e, cst.Name):
             bs = m.bindings_of(e)
             if not bs or any(b.how != "assign" for b in bs):
                 return False
             if m.moves_of(e):
                 return False
-            return all(self._on_host(ctx, facts, b.value, depth + 1) for b in bs)
+            return all(host(b.value) for b in bs)
         return False
 
     @staticmethod
@@ -213,3 +228,13 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
         if isinstance(parent, cst.AnnAssign) and parent.value is call and isinstance(parent.target, (cst.Name, cst.Attribute)):
             return parent.target
         return None
+
+
+def _literal(e: cst.BaseExpression) -> bool:
+    if isinstance(e, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(e, cst.UnaryOperation):
+        return _literal(e.expression)
+    if isinstance(e, (cst.List, cst.Tuple)):
+        return all(_literal(el.value) for el in e.elements)
+    return False
