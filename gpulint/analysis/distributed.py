@@ -289,9 +289,9 @@ class DistFacts:
         if isinstance(expr, cst.Name):
             classes = set()
             for b in m.bindings_of(expr):
-                if b.how != "assign" or b.value is None:
-                    return None
                 if self.wrap_binding(b) is not None:
+                    continue  # `model = DP(model)`: what was wrapped is the other bindings
+                if b.how != "assign" or b.value is None:
                     return None
                 c = self.class_of_module_expr(b.value, _depth + 1)
                 if c is None:

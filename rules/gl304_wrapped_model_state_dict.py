@@ -1,0 +1,103 @@
+"""GL304 wrapped-model-state-dict."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts
+from gpulint.rule import Context, Rule
+
+SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
+
+
+class WrappedModelStateDict(Rule):
+    code = "GL304"
+    name = "wrapped-model-state-dict"
+    summary = "`torch.save(model.state_dict())` of a DataParallel/DDP wrapper: every key gets a `module.` prefix."
+    message = (
+        "`{name}` is a `{wrapper}` wrapper: its state_dict keys all start with `module.`, so loading the "
+        "checkpoint into a plain model fails (unexpected/missing keys); save "
+        '`getattr({name}, "module", {name}).state_dict()`'
+    )
+    fix_safety = "unsafe"
+    default = True
+    kind = "crash"
+    prefilter = r"DataParallel"
+    explanation = '''
+`DataParallel` and `DistributedDataParallel` keep the real model in `.module`, so the wrapper's
+`state_dict()` has every key prefixed with `module.`. A checkpoint saved that way does not load
+into the unwrapped model (single-GPU inference, another script, a different number of GPUs):
+`load_state_dict` fails with `Missing key(s) ... Unexpected key(s) "module.fc.weight"`.
+
+The rule fires on `torch.save(W.state_dict(), ...)` (also inside a dict/list passed to
+`torch.save`) where `W` holds a wrapper of a known model at that point. The (unsafe: the keys of
+the saved file change) fix saves `getattr(W, "module", W).state_dict()`, which also works when
+the wrapping is conditional.
+
+Bad:
+
+```python
+model = nn.DataParallel(Net()).to(device)
+...
+torch.save(model.state_dict(), "model.pt")
+```
+
+Good:
+
+```python
+model = nn.DataParallel(Net()).to(device)
+...
+torch.save(getattr(model, "module", model).state_dict(), "model.pt")
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        if m.frameworks & DIST_FRAMEWORKS:
+            return
+        facts: DistFacts = m.facts(DistFacts)
+        if not facts.wraps:
+            return
+        for call in m.iter_calls(*SAVE_FUNCS):
+            args = [a for a in call.args if a.keyword is None]
+            obj = args[0].value if args else next((a.value for a in call.args if a.keyword and a.keyword.value == "obj"), None)
+            found = []
+            for sd in _state_dict_calls(obj):
+                recv = sd.func.value  # type: ignore[union-attr]
+                reach = facts.wrapper_reaching(recv)
+                if reach is not None:
+                    found.append((recv, reach[0]))
+            if not found:
+                continue
+            edits = [ctx.replace(recv, f'getattr({recv.value}, "module", {recv.value})') for recv, _ in found]
+            recv, w = found[0]
+            wrapper = "DataParallel" if w.kind == "dp" else "DistributedDataParallel"
+            yield ctx.finding(
+                call,
+                self.message.format(name=recv.value, wrapper=wrapper),
+                ctx.fix(*edits, message="Save the unwrapped model's state_dict"),
+            )
+
+
+def _state_dict_calls(expr, depth: int = 0):
+    """`W.state_dict()` calls at the top of a torch.save argument or inside dict/list/tuple literals."""
+    if expr is None or depth > 4:
+        return
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "state_dict"
+        and isinstance(expr.func.value, cst.Name)
+    ):
+        yield expr
+    elif isinstance(expr, cst.Dict):
+        for el in expr.elements:
+            if isinstance(el, cst.DictElement):
+                yield from _state_dict_calls(el.value, depth + 1)
+    elif isinstance(expr, (cst.List, cst.Tuple)):
+        for el in expr.elements:
+            yield from _state_dict_calls(el.value, depth + 1)
+    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":
+        for a in expr.args:
+            if a.keyword is not None:
+                yield from _state_dict_calls(a.value, depth + 1)

@@ -1,0 +1,147 @@
+"""GL305 attribute-through-wrapper."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts
+from gpulint.rule import Context, Rule
+
+# Public attributes every nn.Module has: reading them through a wrapper works (on the wrapper).
+NN_MODULE_ATTRS = frozenset(
+    """
+    training forward add_module register_module get_submodule set_submodule get_parameter get_buffer
+    get_extra_state set_extra_state apply cuda ipu xpu mtia cpu type float double half bfloat16 to_empty
+    to register_backward_hook register_full_backward_hook register_full_backward_pre_hook
+    register_forward_pre_hook register_forward_hook state_dict load_state_dict
+    register_state_dict_pre_hook register_state_dict_post_hook register_load_state_dict_pre_hook
+    register_load_state_dict_post_hook parameters named_parameters buffers named_buffers children
+    named_children modules named_modules train eval requires_grad_ zero_grad share_memory extra_repr
+    compile register_buffer register_parameter dump_patches call_super_init T_destination
+    """.split()
+)
+# Attributes of the wrappers themselves.
+WRAPPER_ATTRS = frozenset(
+    """
+    module device_ids output_device dim src_device_obj device_type process_group broadcast_buffers
+    find_unused_parameters no_sync join join_hook join_device join_process_group register_comm_hook
+    static_graph gradient_as_bucket_view reducer logger bucket_bytes_cap scatter gather replicate
+    parallel_apply to_kwargs will_sync_module_buffers mixed_precision parameters_to_ignore
+    require_backward_grad_sync require_forward_param_sync is_multi_device_module device
+    """.split()
+)
+
+
+class AttributeThroughWrapper(Rule):
+    code = "GL305"
+    name = "attribute-through-wrapper"
+    summary = "A custom attribute or method of the model read through its DataParallel/DDP wrapper."
+    message = (
+        "`{name}` is a `{wrapper}` wrapper, which does not forward attributes: `{name}.{attr}` raises "
+        "AttributeError; use `{name}.module.{attr}`"
+    )
+    fix_safety = "unsafe"
+    default = True
+    kind = "crash"
+    prefilter = r"DataParallel"
+    explanation = '''
+`DataParallel` and `DistributedDataParallel` are modules of their own that hold the real model in
+`.module`; they forward `__call__` (so `model(x)` works) but not the model's own attributes and
+methods. After `model = nn.DataParallel(Net())`, `model.classifier` or `model.generate(...)`
+raises `AttributeError: 'DataParallel' object has no attribute 'generate'`.
+
+The rule fires on `W.attr` where `W` holds a wrapper of a model whose class is defined in the
+file, and `attr` is defined by that class (a method, a `self.attr = ...`, a class attribute), not
+by `nn.Module` or by the wrapper. The (unsafe) fix reads it through `.module`
+(`getattr(W, "module", W).attr` when the model is only wrapped on some paths).
+
+Bad:
+
+```python
+model = nn.DataParallel(Classifier(num_classes=10))
+print(model.num_classes)
+```
+
+Good:
+
+```python
+model = nn.DataParallel(Classifier(num_classes=10))
+print(model.module.num_classes)
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        if m.frameworks & DIST_FRAMEWORKS:
+            return
+        facts: DistFacts = m.facts(DistFacts)
+        if not facts.wraps:
+            return
+        attrs_cache: dict[str, set[str]] = {}
+        for node in list(m.parents):
+            if not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
+                continue
+            attr = node.attr.value
+            if attr.startswith("__") or attr in NN_MODULE_ATTRS or attr in WRAPPER_ATTRS:
+                continue
+            if _is_store(m, node):
+                continue
+            reach = facts.wrapper_reaching(node.value)
+            if reach is None:
+                continue
+            w, definitely = reach
+            cls = facts.wrapped_class(w)
+            if cls is None:
+                continue
+            if cls not in attrs_cache:
+                attrs_cache[cls] = _class_attrs(m, cls)
+            if attr not in attrs_cache[cls]:
+                continue
+            name = node.value.value
+            wrapper = "DataParallel" if w.kind == "dp" else "DistributedDataParallel"
+            new = f"{name}.module.{attr}" if definitely else f'getattr({name}, "module", {name}).{attr}'
+            yield ctx.finding(
+                node,
+                self.message.format(name=name, attr=attr, wrapper=wrapper),
+                ctx.fix(ctx.replace(node, new), message=f"Read `{attr}` from the wrapped model"),
+            )
+
+
+def _is_store(m, node: cst.Attribute) -> bool:
+    parent = m.parent(node)
+    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        return True
+    if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+        return True
+    if isinstance(parent, cst.Del):
+        return True
+    return False
+
+
+def _class_attrs(m, name: str, seen: frozenset = frozenset()) -> set[str]:
+    """Attributes a class of the file defines: methods, `self.x = ...` in its methods, class-level
+    assignments, and those of its file-defined bases."""
+    info = m.classes.get(name)
+    if info is None or name in seen:
+        return set()
+    out = set(info.methods)
+    for (scope, key), _bindings in m.bindings.items():
+        if scope is info.node and key.startswith("self."):
+            out.add(key[len("self."):])
+    body = info.node.body
+    if isinstance(body, cst.IndentedBlock):
+        for stmt in body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    targets = []
+                    if isinstance(small, cst.Assign):
+                        targets = [t.target for t in small.targets]
+                    elif isinstance(small, cst.AnnAssign):
+                        targets = [small.target]
+                    out.update(t.value for t in targets if isinstance(t, cst.Name))
+            elif isinstance(stmt, cst.FunctionDef):
+                out.add(stmt.name.value)
+    for base in info.bases:
+        if base in m.classes:
+            out |= _class_attrs(m, base, seen | {name})
+    return out

@@ -1,0 +1,251 @@
+"""GL306 removed-parallel-api."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.rule import Context, Rule
+
+# old qualified name -> (new last component, what happened)
+RENAMED = {
+    "torch.nn.parallel.DistributedDataParallelCPU": (
+        "DistributedDataParallel",
+        "`DistributedDataParallelCPU` is a deprecated alias slated for removal: `DistributedDataParallel` "
+        "works on CPU (gloo backend, no `device_ids`)",
+    ),
+    "torch.distributed.reduce_op": (
+        "ReduceOp",
+        "`torch.distributed.reduce_op` is deprecated and slated for removal: use `torch.distributed.ReduceOp`",
+    ),
+    "torch.distributed._all_gather_base": (
+        "all_gather_into_tensor",
+        "`_all_gather_base` is a private, deprecated function: use `all_gather_into_tensor` (same arguments)",
+    ),
+    "torch.distributed._reduce_scatter_base": (
+        "reduce_scatter_tensor",
+        "`_reduce_scatter_base` is a private, deprecated function: use `reduce_scatter_tensor` (same arguments)",
+    ),
+}
+REMOVED_MODULES = {
+    "torch.distributed.deprecated": "`torch.distributed.deprecated` no longer exists (removed years ago): use `torch.distributed`",
+}
+DATA_PARALLEL_FN = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"})
+
+
+class RemovedParallelApi(Rule):
+    code = "GL306"
+    name = "removed-parallel-api"
+    summary = "Removed, deprecated or misused parallel APIs (`DistributedDataParallelCPU`, `data_parallel`, `reduce_op`...)."
+    message = "removed or deprecated parallel API"
+    fix_safety = "safe"
+    default = True
+    kind = "crash"
+    prefilter = r"DistributedDataParallelCPU|data_parallel|reduce_op|_all_gather_base|_reduce_scatter_base|distributed\.deprecated"
+    explanation = '''
+Parallel APIs that no longer exist, are on their way out, or are used in a way that cannot work:
+
+- `torch.nn.parallel.DistributedDataParallelCPU`: a deprecated alias; `DistributedDataParallel`
+  runs on CPU with the gloo backend (leave `device_ids` unset). Fix: the 1:1 rename, imports included.
+- `torch.distributed.reduce_op` → `torch.distributed.ReduceOp`; `dist._all_gather_base` →
+  `dist.all_gather_into_tensor`; `dist._reduce_scatter_base` → `dist.reduce_scatter_tensor`
+  (same arguments). Fix: the rename.
+- `torch.nn.parallel.data_parallel` is a *function* `data_parallel(module, inputs, ...)` that runs
+  one forward pass, and it shadows the submodule of the same name: `data_parallel(model)` (used like
+  the class) raises `TypeError: missing 'inputs'`, and `torch.nn.parallel.data_parallel.DataParallel`
+  raises `AttributeError: 'function' object has no attribute 'DataParallel'`. Fix: use
+  `torch.nn.parallel.DataParallel` (where the call is written through the module path).
+- `torch.distributed.deprecated` was removed: use `torch.distributed` (no automatic fix).
+
+Bad:
+
+```python
+from torch.nn.parallel import DistributedDataParallelCPU
+model = DistributedDataParallelCPU(model)
+```
+
+Good:
+
+```python
+from torch.nn.parallel import DistributedDataParallel
+model = DistributedDataParallel(model)
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        yield from self._renames(ctx)
+        yield from self._data_parallel(ctx)
+        for node in list(m.parents):
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                names = []
+                if isinstance(node, cst.Import):
+                    names = [_dotted(a.name) for a in node.names]
+                elif node.module is not None and not node.relative:
+                    mod = _dotted(node.module)
+                    names = [mod]
+                    if not isinstance(node.names, cst.ImportStar):
+                        names += [f"{mod}.{_dotted(a.name)}" for a in node.names]
+                for n in names:
+                    if n and any(n == r or n.startswith(r + ".") for r in REMOVED_MODULES):
+                        key = next(r for r in REMOVED_MODULES if n == r or n.startswith(r + "."))
+                        yield ctx.finding(node, REMOVED_MODULES[key])
+                        break
+
+    # renames ----------------------------------------------------------------------------------
+    def _renames(self, ctx: Context):
+        m = ctx.model
+        groups: dict[str, list[tuple[cst.CSTNode, list]]] = {}
+        for node in list(m.parents):
+            if isinstance(node, cst.Attribute):
+                if _in_import(m, node):
+                    continue
+                q = m.qualname(node)
+                if q in RENAMED:
+                    new = RENAMED[q][0]
+                    edits = [ctx.replace(node.attr, new)]
+                    groups.setdefault(q, []).append((node, edits))
+            elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
+                if isinstance(node.names, cst.ImportStar):
+                    continue
+                mod = _dotted(node.module)
+                for alias in node.names:
+                    q = f"{mod}.{_dotted(alias.name)}"
+                    if q not in RENAMED:
+                        continue
+                    new = RENAMED[q][0]
+                    if alias.asname is not None:
+                        groups.setdefault(q, []).append((node, [ctx.replace(alias.name, new)]))
+                        continue
+                    local = _dotted(alias.name)
+                    edits = self._rename_local(ctx, node, alias, local, new)
+                    groups.setdefault(q, []).append((node, edits))
+        # bare-name uses (`from torch.nn.parallel import DistributedDataParallelCPU [as X]`; X(...))
+        for node in list(m.parents):
+            if isinstance(node, cst.Name) and not _in_import(m, node) and not _is_attr_name(m, node):
+                q = m.aliases.get(node.value)
+                if q in groups and not m.bindings_of(node):
+                    groups[q].append((node, []))
+        for q, items in groups.items():
+            all_edits = []
+            ok = True
+            for _node, edits in items:
+                if edits is None:
+                    ok = False
+                    break
+                all_edits.extend(edits)
+            # one fix for every site of the same API, so imports and uses change together
+            fix = ctx.fix(*_dedupe(all_edits), message=f"Use `{RENAMED[q][0]}`") if ok and all_edits else None
+            for node, _ in items:
+                yield ctx.finding(node, RENAMED[q][1], fix)
+
+    def _rename_local(self, ctx: Context, imp: cst.ImportFrom, alias: cst.ImportAlias, local: str, new: str):
+        """`from x import old` -> `from x import new`, and every use of `old` renamed. When `new` is
+        already imported from the same place, the old name is dropped from the import instead."""
+        m = ctx.model
+        target_q = f"{_dotted(imp.module)}.{new}"
+        existing = m.aliases.get(new)
+        uses = [
+            n
+            for n in m.parents
+            if isinstance(n, cst.Name) and n.value == local and not _in_import(m, n) and not _is_attr_name(m, n)
+        ]
+        if any((m.scope_of(u), local) in m.bindings and m.scope_of(u) is not m.module for u in uses):
+            return None  # shadowed somewhere: leave it to a human
+        edits = [ctx.replace(u, new) for u in uses]
+        if existing is None:
+            edits.append(ctx.replace(alias.name, new))
+            return edits
+        if existing != target_q:
+            return None  # `new` means something else in this file
+        names = [a for a in imp.names if a is not alias]
+        stmt = m.statement_of(imp)
+        if not names:
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+                edits.append(ctx.remove_statement(stmt))
+                return edits
+            return None
+        new_names = list(names)
+        new_names[-1] = new_names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        new_imp = imp.with_changes(names=new_names)
+        edits.append(ctx.replace(imp, ctx.render(new_imp)))
+        return edits
+
+    # data_parallel ----------------------------------------------------------------------------
+    def _data_parallel(self, ctx: Context):
+        m = ctx.model
+        for node in list(m.parents):
+            # torch.nn.parallel.data_parallel.DataParallel: the function shadows the submodule
+            if (
+                isinstance(node, cst.Attribute)
+                and not _in_import(m, node)
+                and isinstance(node.value, cst.Attribute)
+                and m.qualname(node.value) == "torch.nn.parallel.data_parallel"
+                and node.attr.value in ("DataParallel", "data_parallel")
+            ):
+                base = ctx.code(node.value.value)
+                yield ctx.finding(
+                    node,
+                    f"`torch.nn.parallel.data_parallel` is the function, not the module: `.{node.attr.value}` raises "
+                    f"AttributeError; use `torch.nn.parallel.{node.attr.value}`",
+                    ctx.fix(ctx.replace(node, f"{base}.{node.attr.value}"), message="Drop `.data_parallel`"),
+                )
+        for call in m.calls:
+            q = m.qualname(call.func)
+            if q not in DATA_PARALLEL_FN:
+                continue
+            if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Attribute):
+                if m.qualname(call.func.value) == "torch.nn.parallel.data_parallel":
+                    continue  # reported above
+            positional = [a for a in call.args if a.keyword is None]
+            if any(a.star for a in call.args) or len(positional) >= 2 or any(
+                a.keyword is not None and a.keyword.value == "inputs" for a in call.args
+            ):
+                continue
+            fix = None
+            if isinstance(call.func, cst.Attribute) and not any(
+                a.keyword is not None and a.keyword.value == "module_kwargs" for a in call.args
+            ):
+                fix = ctx.fix(ctx.replace(call.func.attr, "DataParallel"), message="Use `DataParallel`")
+            yield ctx.finding(
+                call,
+                "`data_parallel(module, inputs, ...)` is a function that runs one forward pass, not a wrapper: "
+                "called without inputs it raises TypeError; wrap the model with `nn.parallel.DataParallel(model)` "
+                "(or better, DistributedDataParallel)",
+                fix,
+            )
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        left = _dotted(node.value)
+        return None if left is None else f"{left}.{node.attr.value}"
+    return None
+
+
+def _in_import(m, node) -> bool:
+    return m.enclosing(node, cst.Import, cst.ImportFrom) is not None
+
+
+def _is_attr_name(m, node: cst.Name) -> bool:
+    """The `attr` part of `x.attr`, a keyword name, or a definition's name."""
+    parent = m.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return True
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return True
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+        return True
+    return False
+
+
+def _dedupe(edits):
+    seen = set()
+    out = []
+    for e in edits:
+        if (e.start, e.end) in seen:
+            continue
+        seen.add((e.start, e.end))
+        out.append(e)
+    return out
