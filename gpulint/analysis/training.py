@@ -711,3 +711,87 @@ class TrainingFacts:
 
     def frameworks_drive_loop(self) -> bool:
         return bool(self.m.frameworks & LOOP_FRAMEWORKS)
+
+
+# ---------------------------------------------------------------------------------------------
+# DataLoaders and keyword-argument edits (used by the GL5 rules)
+# ---------------------------------------------------------------------------------------------
+
+DATALOADER_QUALNAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+
+def loader_call_of(model: ScriptModel, expr: cst.BaseExpression | None, _depth: int = 0) -> cst.Call | None:
+    """The `DataLoader(...)` call a batch value comes from: `for x, y in loader`, `for batch in
+    tqdm(loader)` with `x, y = batch`, `enumerate(loader)`. None when it cannot tell."""
+    if expr is None or _depth > 4:
+        return None
+    if isinstance(expr, cst.Call):
+        return expr if model.qualname(expr.func) in DATALOADER_QUALNAMES else None
+    if isinstance(expr, cst.Subscript):
+        return loader_call_of(model, expr.value, _depth + 1)
+    if not isinstance(expr, (cst.Name, cst.Attribute)):
+        return None
+    found = None
+    name = dotted(expr)
+    for b in model.bindings_of(expr):
+        value = b.value
+        if b.how == "unpack" and isinstance(value, (cst.Tuple, cst.List)) and len(b.index) == 1 and b.index[0] < len(value.elements):
+            value = value.elements[b.index[0]].value
+        if b.how in ("assign", "unpack") and _moves_itself(value, name):
+            continue  # `x = x.to(device)`, `x, y = x.to(d), y.to(d)`: says nothing new
+        if b.how == "for":
+            source, _ = model.unwrap_iterable(b.value, b.index)
+            call = loader_source(model, source, _depth + 1)
+        elif b.how == "unpack" and isinstance(b.value, (cst.Name, cst.Attribute)):
+            call = loader_call_of(model, b.value, _depth + 1)
+        elif b.how == "assign" and isinstance(b.value, cst.Call) and model.qualname(b.value.func) in DATALOADER_QUALNAMES:
+            call = b.value
+        else:
+            return None
+        if call is None or (found is not None and call is not found):
+            return None
+        found = call
+    return found
+
+
+def _moves_itself(value: cst.BaseExpression | None, name: str | None) -> bool:
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        value = value.func.value
+        if dotted(value) == name:
+            return True
+    return False
+
+
+def loader_source(model: ScriptModel, source: cst.BaseExpression | None, _depth: int = 0) -> cst.Call | None:
+    """The DataLoader call behind an iterated expression (`loader`, `DataLoader(...)`)."""
+    if isinstance(source, cst.Call):
+        return source if model.qualname(source.func) in DATALOADER_QUALNAMES else None
+    if isinstance(source, (cst.Name, cst.Attribute)):
+        calls = [b.value for b in model.bindings_of(source) if b.how == "assign"]
+        if len(calls) == 1 and isinstance(calls[0], cst.Call) and model.qualname(calls[0].func) in DATALOADER_QUALNAMES:
+            return calls[0]
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a
+    return None
+
+
+def set_keyword_edit(ctx, call: cst.Call, name: str, value: str):
+    """An edit that makes `call` pass `name=value`: replaces an existing value or appends the
+    argument (after a trailing comma when there is one)."""
+    existing = keyword(call, name)
+    if existing is not None:
+        return ctx.replace(existing.value, value)
+    if not call.args:
+        _, end = ctx.span(call)
+        return ctx.insert_text(end - 1, f"{name}={value}")
+    last = call.args[-1]
+    if isinstance(last.comma, cst.Comma):
+        _, comma_end = ctx.span(last.comma)
+        return ctx.insert_text(comma_end, f" {name}={value},")
+    _, value_end = ctx.span(last)
+    return ctx.insert_text(value_end, f", {name}={value}")

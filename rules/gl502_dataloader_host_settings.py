@@ -1,0 +1,94 @@
+"""GL502 dataloader-host-settings."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.training import TrainingFacts, is_bool, keyword, loader_call_of, method_of, set_keyword_edit, walk
+from gpulint.rule import Context, Rule
+
+DEFAULT_WORKERS = "2"
+
+
+class DataLoaderHostSettings(Rule):
+    code = "GL502"
+    name = "dataloader-host-settings"
+    summary = "A DataLoader feeding CUDA training loads batches in the main process and does not pin memory."
+    message = (
+        "this DataLoader feeds training on the GPU with {problems}: the GPU waits while the main "
+        "process loads each batch; set `num_workers` (e.g. {workers}) and `pin_memory=True`"
+    )
+    fix_safety = "unsafe"
+    default = False
+    kind = "slow"
+    prefilter = r"DataLoader"
+    explanation = f'''
+With `num_workers=0` (the default) the main process loads and collates every batch between
+training steps, and the GPU sits idle meanwhile. Without `pin_memory=True`, host-to-device copies
+come from pageable memory and cannot overlap with compute.
+
+The rule looks at DataLoaders whose batches are moved to a device in a training loop of a script
+that uses CUDA. Off by default.
+
+The fix (unsafe) adds `pin_memory=True` and `num_workers={DEFAULT_WORKERS}` (tune it to your CPU
+count): worker processes re-import the script on platforms that spawn them (Windows, macOS), which
+needs an `if __name__ == "__main__":` guard, and a dataset that is not picklable or uses CUDA fails
+in workers.
+
+Bad:
+
+```python
+loader = DataLoader(train_ds, batch_size=64, shuffle=True)
+```
+
+Good:
+
+```python
+loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, pin_memory=True)
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        if "cuda" not in ctx.source:
+            return
+        facts: TrainingFacts = m.facts(TrainingFacts)
+        seen = set()
+        for loop in facts.loops:
+            if not loop.is_step_loop:
+                continue
+            for n in walk(loop.node, into_defs=False):
+                if not isinstance(n, cst.Call):
+                    continue
+                mo = method_of(n)
+                if mo is None or mo[1] not in ("to", "cuda") or not (n.args or mo[1] == "cuda"):
+                    continue
+                loader = loader_call_of(m, mo[0])
+                if loader is None or loader in seen or any(a.star for a in loader.args):
+                    continue
+                seen.add(loader)
+                finding = self._finding(ctx, loader)
+                if finding is not None:
+                    yield finding
+
+    def _finding(self, ctx: Context, loader: cst.Call):
+        problems, edits = [], []
+        workers = keyword(loader, "num_workers")
+        if workers is None or (isinstance(workers.value, cst.Integer) and workers.value.value == "0"):
+            problems.append("`num_workers=0`" if workers is not None else "no `num_workers`")
+            edits.append(set_keyword_edit(ctx, loader, "num_workers", DEFAULT_WORKERS))
+        pin = keyword(loader, "pin_memory")
+        if pin is None or is_bool(pin.value, False):
+            problems.append("`pin_memory=False`" if pin is not None else "no `pin_memory`")
+            edits.append(set_keyword_edit(ctx, loader, "pin_memory", "True"))
+        if not problems:
+            return None
+        # two insertions at the end of the call become one
+        if len(edits) == 2 and edits[0].start == edits[0].end == edits[1].start == edits[1].end:
+            text = edits[0].content.rstrip(",") + ", " + edits[1].content.lstrip(", ")
+            edits = [ctx.insert_text(edits[0].start, text)]
+        return ctx.finding(
+            loader,
+            self.message.format(problems=" and ".join(problems), workers=DEFAULT_WORKERS),
+            ctx.fix(*edits, message="Set `num_workers` and `pin_memory=True`"),
+        )
