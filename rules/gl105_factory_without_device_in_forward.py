@@ -86,7 +86,9 @@ class Tagger(nn.Module):
     @staticmethod
     def _add_device(ctx: Context, call, text: str):
         if call.args:
-            end = ctx.span(call.args[-1].value)[1]
+            value = call.args[-1].value
+            # a node's span leaves its own parentheses out: `torch.zeros((3, 4))`
+            end = ctx.span(value.rpar[-1])[1] if getattr(value, "rpar", None) else ctx.span(value)[1]
             return ctx.insert_text(end, f", {text}")
         end = ctx.span(call)[1]
         return ctx.insert_text(end - 1, text)

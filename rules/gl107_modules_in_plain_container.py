@@ -1,0 +1,268 @@
+"""GL107 modules-in-plain-container."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.modules import ModuleClass, ModuleFacts, nn_prefix, self_attr
+from gpulint.rule import Context, Rule
+
+# attributes of nn.ModuleDict: a key with one of these names cannot be a ModuleDict entry
+_MODULEDICT_ATTRS = frozenset(
+    "T_destination add_module apply bfloat16 buffers call_super_init children clear compile cpu cuda "
+    "double dump_patches eval extra_repr float forward get_buffer get_extra_state get_parameter "
+    "get_submodule half ipu items keys load_state_dict modules mtia named_buffers named_children "
+    "named_modules named_parameters parameters pop register_backward_hook register_buffer "
+    "register_forward_hook register_forward_pre_hook register_full_backward_hook "
+    "register_full_backward_pre_hook register_load_state_dict_post_hook "
+    "register_load_state_dict_pre_hook register_module register_parameter "
+    "register_state_dict_post_hook register_state_dict_pre_hook requires_grad_ set_extra_state "
+    "set_submodule share_memory state_dict to to_empty train training type update values xpu "
+    "zero_grad".split()
+)
+_GROWING = frozenset({"append", "extend", "insert"})
+
+
+class ModulesInPlainContainer(Rule):
+    code = "GL107"
+    name = "modules-in-plain-container"
+    summary = "Submodules kept in a plain list/dict/tuple are not registered: never moved, never trained."
+    message = (
+        "`self.{attr}` keeps modules in a plain {what}: they are not registered, so `model.to(device)`, "
+        "`model.parameters()` and `state_dict()` skip them; use {container}"
+    )
+    fix_safety = "unsafe"
+    default = True
+    kind = "crash"
+    prefilter = r"nn\b|torch"
+    explanation = '''
+An `nn.Module` registers the submodules assigned to its attributes, and `nn.ModuleList` /
+`nn.ModuleDict` register the modules they hold. A plain Python `list`, `dict` or `tuple` does not:
+modules kept in one are invisible to `model.parameters()` (so the optimizer never updates them),
+to `model.to(device)` (so they stay on the CPU, and the forward pass fails on a GPU with
+`RuntimeError: Expected all tensors to be on the same device`), to `state_dict()`,
+`model.train()`/`eval()` and DDP.
+
+The rule fires in `__init__` of the file's `nn.Module` subclasses, on an attribute assigned a list,
+tuple or dict literal (or comprehension) that builds modules, or an empty list/dict that modules are
+then appended (or assigned) to. Lists of references to modules that are registered anyway
+(`[self.conv1, self.conv2]`), lists handed to `nn.Sequential(*layers)`, and modules deliberately
+hidden from registration (a teacher model passed in) are not flagged.
+
+The fix wraps the container in `nn.ModuleList` / `nn.ModuleDict` (spelled the way the file
+imports torch.nn). It is unsafe: the `state_dict` gains the modules' keys, and list or dict
+operations that the Module containers lack would fail. A dict gets no fix unless its keys are
+strings that `nn.ModuleDict` accepts.
+
+Bad:
+
+```python
+class Ensemble(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.heads = [nn.Linear(16, 2) for _ in range(n)]
+```
+
+Good:
+
+```python
+class Ensemble(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(16, 2) for _ in range(n)])
+```
+'''
+
+    def check(self, ctx: Context):
+        facts: ModuleFacts = ctx.model.facts(ModuleFacts)
+        seen = set()
+        for cls in facts.classes:
+            if cls.registers_dynamically:
+                continue
+            for attr, assigns in cls.init_assigns.items():
+                if len(assigns) != 1:
+                    continue  # e.g. `self.layers = []` ... `self.layers = nn.ModuleList(self.layers)`
+                a = assigns[0]
+                if a.node in seen or not isinstance(a.node, cst.Assign) or a.value is None:
+                    continue
+                if self._handed_on(ctx, a.method, attr):
+                    continue
+                found = self._inspect(ctx, facts, cls, a.method, attr, a.value)
+                if found is None:
+                    continue
+                seen.add(a.node)
+                what, container, fix_node, fixable = found
+                prefix = nn_prefix(ctx.model, container)
+                shown = f"`{prefix or 'nn.' + container}`"
+                if container == "ModuleDict" and not fixable:
+                    shown += " with string keys (no '.')"
+                msg = self.message.format(attr=attr, what=what, container=shown)
+                fix = None
+                if fixable and prefix is not None:
+                    start, end = ctx.span(fix_node)
+                    if getattr(fix_node, "lpar", None):  # spans leave a node's own parentheses out
+                        start, end = ctx.span(fix_node.lpar[0])[0], ctx.span(fix_node.rpar[-1])[1]
+                    code = ctx.source[start:end]
+                    if isinstance(fix_node, cst.Tuple) and not fix_node.lpar:
+                        code = f"({code})"
+                    edit = ctx.edit(start, end, f"{prefix}({code})")
+                    fix = ctx.fix(edit, message=f"Wrap in `{prefix}`")
+                yield ctx.finding(a.node, msg, fix)
+
+    # -------------------------------------------------------------------------------------------
+    def _inspect(self, ctx: Context, facts: ModuleFacts, cls: ModuleClass, init, attr: str, value):
+        """(what, container class, node to wrap, fixable) when `value` keeps modules unregistered."""
+        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            if not value.elements:
+                if isinstance(value, cst.List):
+                    return self._grown_list(ctx, facts, init, attr, value)
+                return None
+            mods = [self._is_new_module(ctx, facts, init, el.value) for el in value.elements]
+            if not any(mods):
+                return None
+            what = {cst.List: "list", cst.Tuple: "tuple", cst.Set: "set"}[type(value)]
+            fixable = all(mods) and not isinstance(value, cst.Set)
+            return what, "ModuleList", value, fixable
+        if isinstance(value, cst.ListComp):
+            if self._is_new_module(ctx, facts, init, value.elt):
+                return "list", "ModuleList", value, True
+            return None
+        if isinstance(value, cst.Dict):
+            if not value.elements:
+                return self._grown_dict(ctx, facts, init, attr, value)
+            mods = [
+                isinstance(el, cst.DictElement) and self._is_new_module(ctx, facts, init, el.value)
+                for el in value.elements
+            ]
+            if not any(mods):
+                return None
+            keys_ok = all(isinstance(el, cst.DictElement) and _good_key(el.key) for el in value.elements)
+            return "dict", "ModuleDict", value, all(mods) and keys_ok
+        if isinstance(value, cst.DictComp):
+            if self._is_new_module(ctx, facts, init, value.value):
+                return "dict", "ModuleDict", value, _good_key(value.key)
+            return None
+        return None
+
+    def _grown_list(self, ctx, facts, init, attr, value):
+        """`self.x = []` then `self.x.append(Module(...))` in __init__."""
+        added = []
+        for call in _calls(init):
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value in _GROWING and self_attr(f.value) == attr:
+                args = [a.value for a in call.args]
+                if f.attr.value == "insert":
+                    args = args[1:]
+                if f.attr.value == "extend":
+                    if len(args) == 1 and isinstance(args[0], (cst.List, cst.Tuple)):
+                        args = [el.value for el in args[0].elements]
+                    elif len(args) == 1 and isinstance(args[0], cst.ListComp):
+                        args = [args[0].elt]
+                    else:
+                        args = [None]
+                added.extend(self._is_new_module(ctx, facts, init, v) if v is not None else False for v in args)
+        for node in _nodes(init):
+            if isinstance(node, cst.AugAssign) and self_attr(node.target) == attr:
+                v = node.value
+                if isinstance(v, cst.List):
+                    added.extend(self._is_new_module(ctx, facts, init, el.value) for el in v.elements)
+                else:
+                    added.append(False)
+        if not any(added):
+            return None
+        return "list", "ModuleList", value, all(added)
+
+    def _grown_dict(self, ctx, facts, init, attr, value):
+        """`self.x = {}` then `self.x[key] = Module(...)` in __init__."""
+        added, keys_ok = [], True
+        for node in _nodes(init):
+            if isinstance(node, cst.Assign):
+                for t in node.targets:
+                    target = t.target
+                    if isinstance(target, cst.Subscript) and self_attr(target.value) == attr:
+                        added.append(self._is_new_module(ctx, facts, init, node.value))
+                        sl = target.slice
+                        if len(sl) != 1 or not isinstance(sl[0].slice, cst.Index) or not _good_key(sl[0].slice.value):
+                            keys_ok = False
+        if not any(added):
+            return None
+        return "dict", "ModuleDict", value, all(added) and keys_ok
+
+    @staticmethod
+    def _handed_on(ctx: Context, init, attr: str) -> bool:
+        """`self.x` is read in __init__ other than to grow it (`nn.Sequential(*self.x)`, a loop that
+        registers its items...): its modules may well be registered another way."""
+        for node in _nodes(init):
+            if not (isinstance(node, cst.Attribute) and self_attr(node) == attr):
+                continue
+            parent = ctx.model.parent(node)
+            if isinstance(parent, cst.AssignTarget):
+                continue
+            if isinstance(parent, cst.AugAssign) and parent.target is node:
+                continue
+            if isinstance(parent, cst.Attribute) and parent.attr.value in _GROWING:
+                continue
+            if isinstance(parent, cst.Subscript) and isinstance(ctx.model.parent(parent), cst.AssignTarget):
+                continue
+            return True
+        return False
+
+    @staticmethod
+    def _is_new_module(ctx: Context, facts: ModuleFacts, init, expr) -> bool:
+        """A module built right here (not a reference to a registered one, not one passed in)."""
+        if facts.constructs_module(expr):
+            return True
+        if isinstance(expr, cst.Name):
+            bindings = ctx.model.bindings_of(expr)
+            if not bindings or not all(b.how == "assign" and facts.constructs_module(b.value) for b in bindings):
+                return False
+            # the local must not reach anything else that could register it (`self.fc = layer`,
+            # `nn.Sequential(layer)`, another list): attribute uses such as `layer.bias` are fine
+            targets = {id(b.node) for b in bindings}
+            for n in _nodes(init):
+                if not (isinstance(n, cst.Name) and n.value == expr.value) or n is expr or id(n) in targets:
+                    continue
+                parent = ctx.model.parent(n)
+                if isinstance(parent, cst.Attribute) and parent.value is n:
+                    continue
+                return False
+            return True
+        return False
+
+
+def _good_key(key) -> bool:
+    """A key nn.ModuleDict accepts for sure: a string without '.', not a Module attribute name."""
+    if isinstance(key, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = key.evaluated_value
+        except Exception:  # pragma: no cover
+            return False
+        return (
+            isinstance(value, str) and value != "" and "." not in value and not value.startswith("_")
+            and value not in _MODULEDICT_ATTRS
+        )
+    if isinstance(key, cst.FormattedString):
+        parts = key.parts
+        text = "".join(p.value for p in parts if isinstance(p, cst.FormattedStringText))
+        first = parts[0] if parts else None
+        return (
+            "." not in text
+            and isinstance(first, cst.FormattedStringText)
+            and not first.value.startswith("_")
+            and any(isinstance(p, cst.FormattedStringExpression) for p in parts)
+        )
+    return False
+
+
+def _nodes(root: cst.CSTNode):
+    stack = [root]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(cur.children)
+
+
+def _calls(root: cst.CSTNode):
+    for n in _nodes(root):
+        if isinstance(n, cst.Call):
+            yield n
