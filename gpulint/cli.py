@@ -42,6 +42,7 @@ def _lint_options(f):
         click.option("--unsafe-fixes", is_flag=True, default=None, help="Also apply (or count) fixes marked unsafe."),
         click.option("--config", type=click.Path(dir_okay=False), help="Path to a pyproject.toml or gpulint.toml."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
+        click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files .gitignore ignores (default: on)."),
         click.option("--stdin-filename", help="The name of the file read from stdin (with PATHS '-')."),
         click.option("-q", "--quiet", is_flag=True, help="Print only the problems, no summary."),
         click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Worker processes (default: one per core)."),
@@ -87,6 +88,7 @@ def _lint(
     unsafe_fixes,
     config,
     no_cache,
+    respect_gitignore,
     stdin_filename,
     quiet,
     jobs,
@@ -117,6 +119,8 @@ def _lint(
                 raise RuleError(f"unknown rule selector(s) in per-file-ignores for {pattern!r}: {', '.join(unknown)}")
     except (ConfigError, RuleError) as exc:
         raise _fail(str(exc))
+    if respect_gitignore is not None:
+        settings.respect_gitignore = respect_gitignore
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     opts = Options(fix=fix or diff, unsafe_fixes=unsafe, write=not diff and not use_stdin)
     enabled = [r.code for r in enabled_rules]
