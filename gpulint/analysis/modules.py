@@ -381,7 +381,7 @@ class ModuleFacts:
                             cls.forward_writes.setdefault(a, []).append(el)
                 if isinstance(node, cst.Attribute):
                     a = self_attr(node)
-                    if a is not None and not self._is_store(node):
+                    if a is not None and a not in methods and not self._is_store(node):
                         cls.forward_reads.setdefault(a, []).append(node)
         return cls
 
@@ -901,12 +901,19 @@ class DeviceFlow:
             tail = q[len("torch."):]
             if tail in FACTORIES or tail in LEGACY_CONSTRUCTORS:
                 return self._factory(call, tail, env)
-            args = self._args(call, env)
             if tail in LIKE_FACTORIES:
+                args = self._args(call, env)
                 return args[0] if args and call.args[0].keyword is None else EMPTY
+            # torch.cat([x, t]): the tensors of a list or tuple argument are operands too
+            groups = []
+            for a in call.args:
+                if a.star == "" and isinstance(a.value, (cst.List, cst.Tuple)):
+                    groups.extend(self._expr(el.value, env) for el in a.value.elements)
+                else:
+                    groups.append(self._expr(a.value, env))
             if q in NO_MEET_FUNCTIONS or tail.startswith(("cuda.", "backends.", "distributed.", "jit.", "autograd.")):
                 return EMPTY
-            return self._meet(*args)
+            return self._meet(*groups)
         f = call.func
         if isinstance(f, cst.Attribute):
             meth = f.attr.value
