@@ -175,6 +175,22 @@ def resolve_mixed(func: Any, args: tuple, kwargs: dict, code_of: Callable[[Any],
     if name in _COPY_OPS:
         dst = args[0] if args else None
         return code_of(dst) if isinstance(dst, torch.Tensor) else CPU
+    if name in CPU_ARGUMENTS:
+        cpu_ok = CPU_ARGUMENTS[name]
+        common: int | None = None
+        for arg, value in _bound_arguments(func, args, kwargs):
+            for t in _flat_tensors(value):
+                c = code_of(t)
+                if c < CPU or (arg.name in cpu_ok and c == CPU):
+                    continue
+                if common is None:
+                    common = c
+                elif c != common:
+                    raise RuntimeError(
+                        "Expected all tensors to be on the same device, but found at least two devices, "
+                        f"{_fmt(common)} and {_fmt(c)}!"
+                    )
+        return common if common is not None else CPU
     if name == "aten::embedding":
         weight, indices = args[0], args[1]
         wc, ic = code_of(weight), code_of(indices)
@@ -299,5 +315,22 @@ _COPY_OPS = frozenset(
         "aten::_foreach_copy_",
     }
 )
+
+#: operators whose named arguments are CPU tensors by contract (packed-sequence batch sizes)
+CPU_ARGUMENTS: dict[str, frozenset[str]] = {
+    "aten::_pack_padded_sequence": frozenset({"lengths"}),
+    "aten::_pad_packed_sequence": frozenset({"batch_sizes"}),
+    "aten::_pack_padded_sequence_backward": frozenset({"batch_sizes"}),
+    "aten::lstm": frozenset({"batch_sizes"}),
+    "aten::gru": frozenset({"batch_sizes"}),
+    "aten::rnn_tanh": frozenset({"batch_sizes"}),
+    "aten::rnn_relu": frozenset({"batch_sizes"}),
+}
+
+#: outputs (by position) that stay on the CPU whatever the inputs' device
+CPU_OUTPUTS: dict[str, frozenset[int]] = {
+    "aten::_pack_padded_sequence": frozenset({1}),
+    "aten::_pad_packed_sequence": frozenset({1}),
+}
 
 _INDEX_OPS = frozenset({"aten::index", "aten::index_put_", "aten::index_put", "aten::_index_put_impl_", "aten::_unsafe_index", "aten::_unsafe_index_put"})

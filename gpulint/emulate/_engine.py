@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
 import time
 import weakref
@@ -136,13 +137,52 @@ WILD = -3  # a CPU tensor made by PyTorch's C++ internals (device from options):
 class _WildTensor(torch.Tensor):
     """A buffer that C++ composite code created with ``tensor.options()``-style ``device=cpu``.
 
-    The emulator cannot know which tensor those options came from, so the buffer behaves as a CPU
-    tensor until an operator combines it with an emulated CUDA tensor, at which point it adopts that
-    device (``F.one_hot`` builds ``zeros(...)`` and then ``scatter_``s the CUDA labels into it).
+    The emulator cannot know which tensor those options came from, so the buffer (and views of it)
+    behaves as a CPU tensor until an operator writes emulated CUDA data into it or combines it with
+    an emulated CUDA tensor in place; then its storage adopts that device, and every tensor object
+    on that storage turns into a CUDA tensor the next time it is looked at (``F.one_hot`` builds
+    ``zeros(...)`` and ``scatter_``s the labels into it; ``pad_packed_sequence`` copies into
+    slices of a ``full(...)`` buffer).
     """
 
     __slots__ = ()
     __torch_function__ = torch._C._disabled_torch_function_impl
+
+
+def _adopted(t: torch.Tensor) -> int | None:
+    """The device a wild tensor's storage adopted (re-tagging the object), or None."""
+    emu = _ACTIVE
+    if emu is None or not emu._wild_adopted:
+        return None
+    idx = emu._wild_adopted.get(t.untyped_storage()._cdata)
+    if idx is not None:
+        t.__class__ = _variant(_Tensor, idx)
+    return idx
+
+
+def _wild_forward(name: str, is_property: bool = False) -> Any:
+    if is_property:
+        plain = getattr(_Tensor, name)
+
+        def getter(self: torch.Tensor) -> Any:
+            if _adopted(self) is not None:
+                return getattr(self, name)
+            return plain.__get__(self)
+
+        return property(getter)
+
+    def method(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if _adopted(self) is not None:
+            return getattr(self, name)(*args, **kwargs)
+        return getattr(_Tensor, name)(self, *args, **kwargs)  # looked up late: may be patched
+
+    return method
+
+
+for _name in ("device", "is_cuda", "is_cpu"):
+    setattr(_WildTensor, _name, _wild_forward(_name, is_property=True))
+for _name in ("get_device", "numpy", "to", "cuda", "cpu", "type", "new_tensor", "__repr__", "__reduce_ex__"):
+    setattr(_WildTensor, _name, _wild_forward(_name))
 
 
 _INDEX_OF[_WildTensor] = WILD
@@ -217,7 +257,7 @@ def _m_numpy(self: torch.Tensor, *, force: bool = False) -> Any:
     return self.detach().cpu().numpy(force=True)
 
 
-def _copy_to(t: torch.Tensor, code: int, dtype: Any = None, memory_format: Any = None) -> torch.Tensor:
+def _raw_copy(t: torch.Tensor, code: int, dtype: Any = None, memory_format: Any = None) -> torch.Tensor:
     # pin_memory=False marks an explicit, user-level target (see EmulatedCuda._dispatch)
     kwargs: dict[str, Any] = {"device": _CPU if code == CPU else torch.device("cuda", code), "pin_memory": False}
     if dtype is not None:
@@ -225,6 +265,32 @@ def _copy_to(t: torch.Tensor, code: int, dtype: Any = None, memory_format: Any =
     if memory_format is not None:
         kwargs["memory_format"] = memory_format
     return torch.ops.aten._to_copy.default(t, **kwargs)
+
+
+class _DeviceMove(torch.autograd.Function):
+    """A differentiable copy between (emulated) devices whose backward moves the gradient back.
+
+    ATen's own ``_to_copy`` backward calls ``grad.to(self.options())``, and for a tensor that C++
+    sees as a CPU tensor those options cannot say whether the source was emulated CUDA or the CPU.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, t: torch.Tensor, code: int, dtype: Any, memory_format: Any) -> torch.Tensor:
+        ctx.src = code_of(t)
+        ctx.src_dtype = t.dtype if dtype is not None and dtype != t.dtype else None
+        return _raw_copy(t, code, dtype, memory_format)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> Any:
+        if grad is None:
+            return None, None, None, None
+        return _raw_copy(grad, ctx.src if ctx.src >= CPU else CPU, ctx.src_dtype), None, None, None
+
+
+def _copy_to(t: torch.Tensor, code: int, dtype: Any = None, memory_format: Any = None) -> torch.Tensor:
+    if t.requires_grad and torch.is_grad_enabled():
+        return _DeviceMove.apply(t, code, dtype, memory_format)
+    return _raw_copy(t, code, dtype, memory_format)
 
 
 def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, Any, bool, bool, Any]:
@@ -465,6 +531,7 @@ class EmulatedCuda:
         self.peak_total = 0
         self._total = 0
         self._live: dict[int, tuple[int, int]] = {}
+        self._wild_adopted: dict[int, int] = {}
         self.generators = [torch.Generator() for _ in range(self.gpus)]
         self.unsupported_seen: list[EmulationUnsupported] = []
         self._patches: list[tuple[Any, str, Any]] = []
@@ -473,6 +540,11 @@ class EmulatedCuda:
         self._load_tags: dict[int, tuple[Any, int]] = {}
         self._io_depth = 0
         self._thread = threading.get_ident()
+
+    # ---- wild buffers -------------------------------------------------------------------------
+    def _adopt(self, t: torch.Tensor, index: int) -> None:
+        _tag(t, index)
+        self._wild_adopted[t.untyped_storage()._cdata] = index
 
     # ---- memory -----------------------------------------------------------------------------
     def _track(self, t: torch.Tensor, index: int) -> None:
@@ -494,6 +566,7 @@ class EmulatedCuda:
         weakref.finalize(storage, self._release, key)
 
     def _release(self, key: int) -> None:
+        self._wild_adopted.pop(key, None)
         rec = self._live.pop(key, None)
         if rec is not None:
             index, size = rec
@@ -540,8 +613,12 @@ class EmulatedCuda:
                             if not isinstance(b, torch.Tensor):
                                 continue
                             d = CPU if b.is_cpu else OTHER
-                        if d < CPU:
-                            wild = wild or d == WILD
+                        if d == WILD:
+                            d = _adopted(b)
+                            if d is None:
+                                wild = True
+                                continue
+                        elif d < CPU:
                             continue
                         if dev is None:
                             dev = d
@@ -553,8 +630,12 @@ class EmulatedCuda:
                     if not isinstance(a, torch.Tensor):
                         continue
                     d = CPU if a.is_cpu else OTHER
-                if d < CPU:
-                    wild = wild or d == WILD
+                if d == WILD:
+                    d = _adopted(a)
+                    if d is None:
+                        wild = True
+                        continue
+                elif d < CPU:
                     continue
                 if dev is None:
                     dev = d
@@ -598,7 +679,7 @@ class EmulatedCuda:
                 out_dev = common
         if name in _COPY_IN_PLACE:
             if wild and dev is not None and dev >= 0 and args and type(args[0]) is _WildTensor:
-                _tag(args[0], dev)
+                self._adopt(args[0], dev)
             result = func(*args, **kwargs)
             if name == "aten::set_" and dev is not None and dev >= 0 and isinstance(result, torch.Tensor):
                 self._track(result, dev)
@@ -606,9 +687,14 @@ class EmulatedCuda:
 
         if out_dev is None or out_dev < 0:
             result = func(*args, **kwargs)
-            if make_wild:
+            if make_wild or (wild and dev is None):
+                # a C++-internal buffer, or a view/result computed from wild buffers only
                 if type(result) is _Tensor:
                     result.__class__ = _WildTensor
+                elif type(result) is tuple or type(result) is list:
+                    for r in result:
+                        if type(r) is _Tensor:
+                            r.__class__ = _WildTensor
             return result
 
         try:
@@ -626,7 +712,13 @@ class EmulatedCuda:
         if wild and is_mutating:
             for a in (args[0] if args else None, kwargs.get("out")):
                 if type(a) is _WildTensor:
-                    _tag(a, out_dev)
+                    self._adopt(a, out_dev)
+        cpu_outputs = _devcheck.CPU_OUTPUTS.get(name)
+        if cpu_outputs is not None and isinstance(result, (tuple, list)):
+            for i, r in enumerate(result):
+                if i not in cpu_outputs and type(r) is _Tensor:
+                    _tag(r, out_dev)
+            return result
         return self._tag_result(result, out_dev, args if is_mutating else None)
 
     def _run_random(self, func: Any, args: tuple, kwargs: dict, index: int) -> Any:
@@ -845,6 +937,34 @@ class _Event:
         if self._time is None or end_event._time is None:
             raise RuntimeError("Both events must be recorded before calculating elapsed time.")
         return (end_event._time - self._time) * 1000.0
+
+
+def _regroup(groups: dict) -> dict:
+    """Split ``_group_tensors_by_device_and_dtype`` results by emulated device."""
+    out: dict = {}
+    for (device, dtype), (lists, indices) in groups.items():
+        if device.type != "cpu" or not lists or not lists[0]:
+            out[(device, dtype)] = (lists, indices)
+            continue
+        buckets: dict[int, list[int]] = {}
+        for pos in range(len(lists[0])):
+            code = CPU
+            for lst in lists:
+                if lst and lst[pos] is not None:
+                    code = code_of(lst[pos])
+                    break
+            buckets.setdefault(code if code >= 0 else CPU, []).append(pos)
+        if len(buckets) == 1:
+            code = next(iter(buckets))
+            key_dev = device if code == CPU else torch.device("cuda", code)
+            out[(key_dev, dtype)] = (lists, indices)
+            continue
+        for code, positions in buckets.items():
+            key_dev = device if code == CPU else torch.device("cuda", code)
+            new_lists = [[lst[i] for i in positions] if lst else lst for lst in lists]
+            new_indices = [indices[i] for i in positions] if indices else indices
+            out[(key_dev, dtype)] = (new_lists, new_indices)
+    return out
 
 
 def _unsupported(feature: str, reason: str) -> Callable[..., Any]:
@@ -1073,12 +1193,21 @@ def _install(emu: EmulatedCuda) -> None:  # noqa: C901 - a flat list of patches
         if orig_factory is None:
             continue
 
-        def factory(*args: Any, __orig: Any = orig_factory, **kwargs: Any) -> Any:
+        def factory(*args: Any, __orig: Any = orig_factory, __name: str = fname, **kwargs: Any) -> Any:
             device = kwargs.get("device")
             if device is not None:
                 dev = device if isinstance(device, torch.device) else torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
                 if dev.type == "cuda":
-                    kwargs["device"] = torch.device("cuda", _cuda_index(dev))
+                    kwargs["device"] = dev = torch.device("cuda", _cuda_index(dev))
+            data = args[0] if args else kwargs.get("data", kwargs.get("obj"))
+            if isinstance(data, torch.Tensor) and code_of(data) >= 0:
+                # C++ would see a CPU tensor and skip (or mis-tag) the device copy
+                target = kwargs.get("device", data.device)
+                dtype = kwargs.get("dtype") or data.dtype
+                if __name == "tensor":
+                    out = data.detach().to(device=target, dtype=dtype, copy=True)
+                    return out.requires_grad_(bool(kwargs.get("requires_grad", False)))
+                return data.to(device=target, dtype=dtype, copy=bool(kwargs.get("copy", False)))
             return __orig(*args, **kwargs)
 
         functools.update_wrapper(factory, orig_factory)
@@ -1107,15 +1236,24 @@ def _install(emu: EmulatedCuda) -> None:  # noqa: C901 - a flat list of patches
 
     p(param_cls, "__new__", staticmethod(param_new))
 
-    # torch.utils._foreach_utils: let optimizers take the foreach path as they do on CUDA
-    try:
-        import torch.utils._foreach_utils as fe
+    # Foreach paths: optimizers and clip_grad_norm_ group tensors by device; C++ sees "cpu" for all of
+    # them, so regroup by emulated device (and let optimizers take the foreach path as on CUDA).
+    supported = [_Tensor, param_cls]
+    supported += [_variant(_Tensor, i) for i in range(emu.gpus)] + [_variant(param_cls, i) for i in range(emu.gpus)]
+    orig_group = torch._C._group_tensors_by_device_and_dtype
 
-        supported = list(fe._foreach_supported_types)
-        supported += [_variant(_Tensor, i) for i in range(emu.gpus)] + [_variant(param_cls, i) for i in range(emu.gpus)]
-        p(fe, "_foreach_supported_types", supported)
-    except Exception:  # pragma: no cover
-        pass
+    def group_tensors(tensorlistlist: Any, with_indices: bool = False) -> Any:
+        return _regroup(orig_group(tensorlistlist, with_indices))
+
+    p(torch._C, "_group_tensors_by_device_and_dtype", group_tensors)
+    for modname in ("torch.utils._foreach_utils", "torch.optim.optimizer", "torch.nn.utils.clip_grad"):
+        mod = sys.modules.get(modname)
+        if mod is None:
+            continue
+        if hasattr(mod, "_foreach_supported_types"):
+            p(mod, "_foreach_supported_types", supported)
+        if modname != "torch.utils._foreach_utils" and hasattr(mod, "_group_tensors_by_device_and_dtype"):
+            p(mod, "_group_tensors_by_device_and_dtype", lambda tll, with_indices=False: group_tensors(tll, with_indices))
 
     # Autocast: mirror CUDA autocast state onto CPU autocast (our kernels run on the CPU key).
     orig_set_enabled = torch.set_autocast_enabled
