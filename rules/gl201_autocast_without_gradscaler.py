@@ -100,7 +100,13 @@ for x, y in loader:
                     return True
             return None
         it = facts.iteration_of(region.body)
-        if it is not None and any(facts.contains(it, b.call) for b in facts.trained_backwards()):
+        scope = m.scope_of(region.body)
+        in_loop = any(isinstance(a, (cst.For, cst.While)) for a in _ancestors_within(m, region.body, scope))
+        if it is not None and not isinstance(it, (cst.For, cst.While)) and in_loop:
+            it = None  # e.g. an evaluation loop in a function that also trains elsewhere
+        if it is not None and any(
+            facts.contains(it, b.call) and not facts.exclusive(region.body, b.call) for b in facts.trained_backwards()
+        ):
             return it
         if _in_module_class(facts, region.body):
             return True
@@ -130,7 +136,7 @@ for x, y in loader:
             elif isinstance(r.device_arg, cst.SimpleString):
                 devices.add('"cuda"' if "cuda" in (r.devices or ()) else ctx.code(r.device_arg))
             else:
-                if not facts.available_at(r.device_arg, outer):
+                if not _is_device_type_text(facts, r.device_arg) or not facts.available_at(r.device_arg, outer):
                     return None
                 devices.add(ctx.code(r.device_arg))
         if len(devices) != 1:
@@ -257,3 +263,26 @@ def _cond_text(facts: AmpFacts, expr, positive: bool, it):
     if isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
         return f"not {text}"
     return f"not ({text})"
+
+
+def _ancestors_within(m, node, stop):
+    for anc in m.ancestors(node):
+        if anc is stop:
+            return
+        yield anc
+
+
+def _is_device_type_text(facts: AmpFacts, expr) -> bool:
+    """`device.type`, or a name bound only to strings: a valid `GradScaler(device)` argument."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
+        return True
+    if isinstance(expr, (cst.SimpleString, cst.IfExp)):
+        return isinstance(expr, cst.SimpleString) or (
+            _is_device_type_text(facts, expr.body) and _is_device_type_text(facts, expr.orelse)
+        )
+    if isinstance(expr, cst.Name):
+        bindings = facts.m.bindings_of(expr)
+        return bool(bindings) and all(
+            b.how == "assign" and b.value is not None and _is_device_type_text(facts, b.value) for b in bindings
+        )
+    return False

@@ -72,6 +72,11 @@ scaler.update()
             ]
             if unscaled:
                 continue
+            if any(
+                u.scaler == s and u.method == "unscale_" and ctx.model.scope_of(u.call) is not ctx.model.scope_of(clip)
+                for u in facts.scaler_calls
+            ):
+                continue  # unscaled in a helper function the iteration may call
             groups.setdefault((id(it), id(last.call)), []).append((clip, last, steps))
         for members in groups.values():
             fix = self._fix(ctx, facts, members)

@@ -63,8 +63,11 @@ for x, y in loader:
             ]
             if updates:
                 continue
-            if not _is_loop(it) and any(u.method == "update" and u.scaler == sc.scaler for u in facts.scaler_calls):
+            others = [u for u in facts.scaler_calls if u.method == "update" and u.scaler == sc.scaler]
+            if not _is_loop(it) and others:
                 continue  # a step helper: its caller may update
+            if any(ctx.model.scope_of(u.call) is not ctx.model.scope_of(sc.call) for u in others):
+                continue  # updated in another function, which the iteration may call
             key = (id(it), sc.scaler)
             if key not in fixes:
                 fixes[key] = self._fix(ctx, facts, it, sc.scaler)

@@ -1,0 +1,306 @@
+"""Unit tests of gpulint.analysis.amp (autocast regions, scaler order, deprecated torch.cuda.amp)
+and of GL2 rule decisions on small snippets that are not worth a whole fixture script."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from fixture_support import check, fix
+from gpulint.analysis.amp import AmpFacts, DeprecatedAmp
+from gpulint.model import ScriptModel
+
+
+def facts(src: str) -> AmpFacts:
+    return ScriptModel(cst.parse_module(textwrap.dedent(src))).facts(AmpFacts)
+
+
+def deprecated(src: str) -> DeprecatedAmp:
+    return ScriptModel(cst.parse_module(textwrap.dedent(src))).facts(DeprecatedAmp)
+
+
+def codes(src: str, *select: str):
+    return [(d.line, d.code) for d in check(textwrap.dedent(src), set(select))]
+
+
+# autocast regions ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "head, devices, dtypes",
+    [
+        ('torch.autocast("cuda")', {"cuda"}, {"float16"}),
+        ('torch.autocast("cuda:0", dtype=torch.bfloat16)', {"cuda"}, {"bfloat16"}),
+        ('torch.amp.autocast(device_type="cpu")', {"cpu"}, {"bfloat16"}),
+        ("torch.autocast(device.type)", {"cuda", "cpu"}, {"float16", "bfloat16"}),
+        ("torch.autocast(device.type, torch.float16)", {"cuda", "cpu"}, {"float16"}),
+        ("torch.cuda.amp.autocast()", {"cuda"}, {"float16"}),
+        ("torch.cuda.amp.autocast(True, torch.bfloat16)", {"cuda"}, {"bfloat16"}),
+        ("torch.cpu.amp.autocast()", {"cpu"}, {"bfloat16"}),
+        ("torch.autocast(args.device)", None, None),
+        ("torch.autocast(**cfg)", None, None),
+        ("torch.autocast('cuda', dtype=amp_dtype)", {"cuda"}, {"float16", "bfloat16"}),
+    ],
+)
+def test_region_device_and_dtype(head, devices, dtypes):
+    f = facts(
+        f"""
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        amp_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        with {head}:
+            pass
+        """
+    )
+    (region,) = f.regions
+    assert region.devices == (frozenset(devices) if devices is not None else None)
+    assert region.dtypes == (frozenset(dtypes) if dtypes is not None else None)
+
+
+def test_region_forms_decorator_variable_and_disabled():
+    f = facts(
+        """
+        import torch
+        from contextlib import nullcontext
+        ctx = torch.autocast("cuda") if use_amp else nullcontext()
+
+        @torch.amp.autocast("cuda", enabled=False)
+        def fp32_part(x):
+            return x
+
+        with ctx:
+            pass
+        """
+    )
+    by_kind = {r.via_decorator: r for r in f.regions}
+    assert by_kind[True].disabled and not by_kind[True].may_be_cuda_fp16
+    var = by_kind[False]
+    assert isinstance(var.body, cst.With) and var.may_be_cuda_fp16
+    assert f.text(var.condition) == "use_amp"
+
+
+def test_if_else_branches_are_exclusive_and_order():
+    src = """
+    import torch
+    for x in loader:
+        if use_amp:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+        else:
+            loss.backward()
+            opt.step()
+        scaler.update()
+    """
+    f = facts(src)
+    scaled, plain = f.backwards
+    assert scaled.scaler == "scaler" and plain.scaler is None
+    step_s = next(c for c in f.scaler_calls if c.method == "step")
+    update = next(c for c in f.scaler_calls if c.method == "update")
+    assert f.exclusive(scaled.call, plain.call)
+    assert not f.may_follow(scaled.call, plain.call)
+    assert f.may_follow(step_s.call, update.call) and f.may_follow(plain.call, update.call)
+    assert isinstance(f.iteration_of(step_s.call), cst.For)
+
+
+def test_iteration_is_innermost_loop_with_backward():
+    f = facts(
+        """
+        for epoch in range(3):
+            for micro in range(4):
+                scaler.scale(loss).backward()
+            for opt in optimizers:
+                scaler.step(opt)
+            scaler.update()
+        """
+    )
+    step = next(c for c in f.scaler_calls if c.method == "step")
+    it = f.iteration_of(step.call)
+    assert isinstance(it, cst.For) and f.text(it.target) == "epoch"
+
+
+def test_loss_scaling_and_frameworks():
+    assert facts("import torch\ns = torch.amp.GradScaler('cuda')\n").uses_loss_scaling
+    assert facts("def f(s):\n    s.scale(loss).backward()\n").uses_loss_scaling
+    assert not facts("import torch\nloss.backward()\n").uses_loss_scaling
+    assert facts("from accelerate import Accelerator\n").framework_precision
+
+
+# deprecated torch.cuda.amp ---------------------------------------------------------------------
+
+
+def test_deprecated_import_groups():
+    d = deprecated(
+        """
+        import torch
+        from torch.cuda.amp import autocast as ac, GradScaler
+        from torch.cuda.amp import custom_fwd, autocast as ac2
+        try:
+            from torch.amp import autocast
+        except ImportError:
+            from torch.cuda.amp import autocast
+        with ac():
+            pass
+        s = GradScaler()
+        with ac2():
+            pass
+        f = torch.cuda.amp.autocast
+        """
+    )
+    first, mixed = d.imports
+    assert [u.kind for u in first.uses] == ["autocast", "GradScaler"] and first.reason is None
+    assert mixed.reason is not None  # custom_fwd has no drop-in torch.amp equivalent
+    (direct,) = d.direct
+    assert direct.call is None and direct.reason == "not called"
+
+
+def test_gl205_suppressed_call_blocks_the_group_fix():
+    src = """\
+    from torch.cuda.amp import GradScaler, autocast
+    scaler = GradScaler()  # noqa: GL205
+    with autocast():
+        pass
+    """
+    diags = check(textwrap.dedent(src), {"GL205"})
+    assert [(d.line, d.fix is None) for d in diags] == [(1, True), (3, True)]
+    assert fix(textwrap.dedent(src), {"GL205"}, False).text == textwrap.dedent(src)
+
+
+def test_gl205_keywords_for_old_positionals_and_idempotent():
+    src = "import torch\nwith torch.cuda.amp.autocast(False, torch.float16, True):\n    pass\n"
+    out = fix(src, {"GL205"}, False).text
+    assert out == (
+        'import torch\nwith torch.amp.autocast("cuda", enabled=False, dtype=torch.float16, cache_enabled=True):\n'
+        "    pass\n"
+    )
+    assert fix(out, {"GL205"}, False).text == out
+
+
+# rule decisions -------------------------------------------------------------------------------
+
+TRAIN_FP32_EVAL_AUTOCAST = """
+import torch
+
+def main(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+    for x, y in loader:
+        with torch.autocast("cuda"):
+            out = model(x)
+"""
+
+
+def test_gl201_silent_on_evaluation_loop_next_to_fp32_training():
+    assert codes(TRAIN_FP32_EVAL_AUTOCAST, "GL201") == []
+
+
+def test_gl201_device_object_is_reported_without_fix():
+    src = """
+    import torch
+    device = torch.device("cuda")
+    for x, y in loader:
+        with torch.autocast(device):
+            loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+    """
+    diags = check(textwrap.dedent(src), {"GL201"})
+    assert [d.code for d in diags] == ["GL201"] and diags[0].fix is None
+
+
+def test_gl201_two_training_loops_get_no_partial_fix():
+    src = """
+    import torch
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in a:
+        with torch.autocast("cuda"):
+            loss = model(x).sum()
+        loss.backward()
+        opt.step()
+    for x in b:
+        with torch.autocast("cuda"):
+            loss = model(x).sum()
+        loss.backward()
+        opt.step()
+    """
+    diags = check(textwrap.dedent(src), {"GL201"})
+    assert len(diags) == 2 and all(d.fix is None for d in diags)
+
+
+def test_gl204_silent_when_another_function_updates():
+    src = """
+    import torch
+    class Trainer:
+        def __init__(self):
+            self.scaler = torch.amp.GradScaler("cuda")
+        def after_step(self):
+            self.scaler.update()
+        def fit(self, loader):
+            for x in loader:
+                self.scaler.scale(self.loss(x)).backward()
+                self.scaler.step(self.opt)
+                self.after_step()
+    """
+    assert codes(src, "GL204") == []
+
+
+def test_gl204_update_after_the_loop_is_reported():
+    src = """
+    import torch
+    scaler = torch.amp.GradScaler("cuda")
+    for x in loader:
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+    scaler.update()
+    """
+    assert codes(src, "GL204") == [(6, "GL204")]
+
+
+def test_gl202_silent_when_a_helper_unscales():
+    src = """
+    import torch
+    scaler = torch.amp.GradScaler("cuda")
+    def unscale_all():
+        scaler.unscale_(opt)
+    for x in loader:
+        scaler.scale(loss).backward()
+        unscale_all()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        scaler.step(opt)
+        scaler.update()
+    """
+    assert codes(src, "GL202") == []
+
+
+def test_gl202_gan_unscales_only_the_optimizer_of_its_cycle():
+    src = """\
+    import torch
+    scaler = torch.amp.GradScaler("cuda")
+    for x in loader:
+        scaler.scale(loss_d).backward()
+        torch.nn.utils.clip_grad_norm_(d.parameters(), 1.0)
+        scaler.step(opt_d)
+        scaler.scale(loss_g).backward()
+        scaler.step(opt_g)
+        scaler.update()
+    """
+    out = fix(textwrap.dedent(src), {"GL202"}, False).text
+    assert "scaler.unscale_(opt_d)\n" in out and "unscale_(opt_g)" not in out
+
+
+def test_gl206_frozen_half_model_is_silent_and_trained_one_is_not():
+    src = """
+    import torch
+    vae = Vae().half()
+    model = Net()
+    model.half()
+    optimizer = torch.optim.AdamW(model.parameters())
+    for x in loader:
+        loss = model(vae(x)).sum()
+        loss.backward()
+        optimizer.step()
+    """
+    assert codes(src, "GL206") == [(5, "GL206")]
