@@ -792,6 +792,13 @@ def set_keyword_edit(ctx, call: cst.Call, name: str, value: str):
     last = call.args[-1]
     if isinstance(last.comma, cst.Comma):
         _, comma_end = ctx.span(last.comma)
+        _, call_end = ctx.span(call)
+        indent = ctx.indent_of(last)
+        if "\n" in ctx.source[comma_end:call_end] and not indent.strip():
+            # one argument per line: add ours on its own line
+            line_end = ctx.source.index("\n", comma_end) if "\n" in ctx.source[comma_end:] else comma_end
+            if not ctx.source[comma_end:line_end].strip():
+                return ctx.insert_text(line_end + 1, f"{indent}{name}={value},{ctx.newline}")
         return ctx.insert_text(comma_end, f" {name}={value},")
     _, value_end = ctx.span(last)
     return ctx.insert_text(value_end, f", {name}={value}")

@@ -1,0 +1,160 @@
+"""GL504 loop-invariant-transfer."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.training import TrainingFacts, dotted, walk
+from gpulint.rule import Context, Kind, Rule
+
+_READ_PARENTS = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Index,
+                 cst.SubscriptElement)
+
+
+class LoopInvariantTransfer(Rule):
+    code = "GL504"
+    name = "loop-invariant-transfer"
+    summary = "The same tensor is copied to the device on every iteration of a loop."
+    message = "`{name}` does not change in this loop, but `{call}` copies it to the device on every iteration; move it above the loop"
+    fix_safety = "unsafe"
+    default = True
+    kind = "slow"
+    prefilter = r"\.(?:to|cuda)\("
+    explanation = '''
+`x.to(device)` on a tensor that lives elsewhere makes a new copy each time it runs. Inside a loop,
+a tensor defined before the loop and never changed in it (class weights, a mask, a lookup table,
+positional encodings) is copied again on every iteration: a host-to-device transfer, and often a
+synchronisation, per step for the same bytes.
+
+The rule is careful that the tensor really is loop-invariant: it is not re-assigned in the loop,
+not changed in place (no `x.add_()`, `x[i] = ...`, `x.data = ...`), not passed to a function that
+could change it, and the device expression does not change either.
+
+The fix (unsafe: it changes when the copy is made, and the hoisted name then exists before the
+loop) moves a `y = x.to(device)` statement above the loop.
+
+Bad:
+
+```python
+for x, y in loader:
+    w = class_weights.to(device)
+    loss = F.cross_entropy(model(x.to(device)), y.to(device), weight=w)
+```
+
+Good:
+
+```python
+w = class_weights.to(device)
+for x, y in loader:
+    loss = F.cross_entropy(model(x.to(device)), y.to(device), weight=w)
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        facts: TrainingFacts = m.facts(TrainingFacts)
+        for call, recv, meth in m.method_calls("to", "cuda"):
+            if not isinstance(recv, cst.Name):
+                continue
+            loop = facts.enclosing_loop(call)
+            if loop is None:
+                continue
+            if facts.kind_of(recv) is not Kind.TENSOR:
+                continue
+            if meth == "to" and not call.args:
+                continue
+            if not self._invariant_name(ctx, facts, recv, loop):
+                continue
+            if not all(self._invariant_expr(ctx, facts, a.value, loop) for a in call.args):
+                continue
+            yield ctx.finding(
+                call,
+                self.message.format(name=recv.value, call=ctx.code(call)),
+                self._hoist(ctx, facts, call, loop),
+            )
+
+    @staticmethod
+    def _inside(m, node, loop) -> bool:
+        return any(a is loop for a in m.ancestors(node))
+
+    def _invariant_name(self, ctx, facts, name: cst.Name, loop) -> bool:
+        m = ctx.model
+        bindings = m.bindings_of(name)
+        if not bindings:
+            return False
+        for b in bindings:
+            if self._inside(m, b.node, loop) or not facts.before(b.node, loop):
+                return False
+        # every use in the loop only reads the tensor
+        for n in walk(loop):
+            if isinstance(n, cst.Name) and n.value == name.value and not self._read_only(ctx, facts, n):
+                return False
+        return True
+
+    def _read_only(self, ctx, facts, n: cst.Name) -> bool:
+        m = ctx.model
+        parent = m.parent(n)
+        if isinstance(parent, cst.Attribute) and parent.value is n:
+            grand = m.parent(parent)
+            if isinstance(grand, cst.Call) and grand.func is parent:
+                meth = parent.attr.value
+                return not meth.endswith("_") and meth not in ("resize_", "set_", "copy_", "put_", "index_put_")
+            if isinstance(grand, (cst.AssignTarget, cst.AugAssign, cst.Del)):
+                return False
+            return parent.attr.value in ("device", "dtype", "shape", "T", "ndim")
+        if isinstance(parent, cst.Subscript) and parent.value is n:
+            return not isinstance(m.parent(parent), (cst.AssignTarget, cst.AugAssign, cst.Del))
+        if isinstance(parent, _READ_PARENTS):
+            return True
+        if isinstance(parent, cst.Arg):
+            call = m.parent(parent)
+            if isinstance(call, cst.Call):
+                q = m.qualname(call.func) or ""
+                if q.startswith("torch.") and not any(a.keyword is not None and a.keyword.value == "out" for a in call.args):
+                    return True
+                if facts.is_model(call.func) or facts.is_loss_module(call.func):
+                    return True
+                if isinstance(call.func, cst.Name) and call.func.value in ("print", "len"):
+                    return True
+        return False
+
+    def _invariant_expr(self, ctx, facts, expr, loop) -> bool:
+        m = ctx.model
+        for n in [expr, *walk(expr)]:
+            if isinstance(n, cst.Name) and not (isinstance(m.parent(n), cst.Attribute) and m.parent(n).attr is n):
+                for b in m.bindings_of(n):
+                    if self._inside(m, b.node, loop):
+                        return False
+            if isinstance(n, cst.Call):
+                return False
+        return True
+
+    def _hoist(self, ctx, facts, call, loop):
+        m = ctx.model
+        assign = m.parent(call)
+        line = m.parent(assign)
+        if not (isinstance(assign, cst.Assign) and assign.value is call and isinstance(line, cst.SimpleStatementLine)):
+            return None
+        if len(line.body) != 1 or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return None
+        if m.parent(line) is not loop.body:
+            return None  # only statements that run unconditionally on every iteration
+        target = assign.targets[0].target
+        if any(b.node is not target and self._inside(m, b.node, loop) for b in m.bindings_of(target)):
+            return None
+        if not isinstance(loop.body, cst.IndentedBlock) or len(loop.body.body) < 2:
+            return None
+        start, _ = ctx.span(loop)
+        row = ctx.location(start)[0] - len(loop.leading_lines)
+        offset = ctx.line_starts()[row - 1]
+        return ctx.fix(
+            ctx.insert_text(offset, ctx.indent_of(loop) + self._line_text(ctx, line) + ctx.newline),
+            ctx.remove_statement(line),
+            message="Move the transfer above the loop",
+        )
+
+    @staticmethod
+    def _line_text(ctx: Context, line: cst.SimpleStatementLine) -> str:
+        """The statement with its trailing comment, without indentation or newline."""
+        first, last = ctx._line_bounds(line)
+        return ctx.source[first:last].strip()

@@ -1,0 +1,90 @@
+"""GL601 load-weights-only-unset."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.training import method_of, set_keyword_edit
+from gpulint.rule import Context, Rule
+
+
+class LoadWeightsOnlyUnset(Rule):
+    code = "GL601"
+    name = "load-weights-only-unset"
+    summary = "`torch.load(...)` without `weights_only=`."
+    message = (
+        "`torch.load` without `weights_only=`: the default changed to `True` in PyTorch 2.6 and full "
+        "unpickling can run arbitrary code; pass `weights_only=True` (or `False` for a trusted file "
+        "that stores other objects)"
+    )
+    fix_safety = "safe"
+    default = False
+    kind = "future"
+    prefilter = r"\bload\("
+    explanation = '''
+`torch.load` unpickles the file. With `weights_only=False`, a checkpoint can run arbitrary code
+when loaded; with `weights_only=True` only tensors, primitive types and containers are accepted.
+PyTorch 2.6 changed the default from `False` to `True`, so a script that does not say which one it
+needs behaves differently across versions: a checkpoint that stores other objects (an argparse
+`Namespace`, a numpy array) stops loading. Saying it explicitly makes the script portable.
+
+The fix adds `weights_only=True` only when the loaded object goes straight into
+`load_state_dict(...)` (a state dict is plain tensors and containers); elsewhere the rule only
+reports, because the file may hold other objects. Off by default.
+
+Bad:
+
+```python
+model.load_state_dict(torch.load("model.pt", map_location="cpu"))
+```
+
+Good:
+
+```python
+model.load_state_dict(torch.load("model.pt", map_location="cpu", weights_only=True))
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        for call in m.iter_calls("torch.load", "torch.serialization.load"):
+            if any(a.keyword is not None and a.keyword.value in ("weights_only", "pickle_module") for a in call.args):
+                continue
+            if any(a.star for a in call.args):
+                continue
+            fix = None
+            if self._feeds_load_state_dict(ctx, call):
+                fix = ctx.fix(set_keyword_edit(ctx, call, "weights_only", "True"), message="Add `weights_only=True`")
+            yield ctx.finding(call, fix=fix)
+
+    @staticmethod
+    def _is_load_state_dict_arg(m, node) -> bool:
+        arg = m.parent(node)
+        call = m.parent(arg) if isinstance(arg, cst.Arg) else None
+        if isinstance(call, cst.Call) and arg.keyword is None and call.args and call.args[0] is arg:
+            mo = method_of(call)
+            return mo is not None and mo[1] == "load_state_dict"
+        return False
+
+    def _feeds_load_state_dict(self, ctx: Context, call: cst.Call) -> bool:
+        m = ctx.model
+        if self._is_load_state_dict_arg(m, call):
+            return True
+        assign = m.parent(call)
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+            return False
+        name = assign.targets[0].target
+        if len(m.bindings_of(name)) != 1:
+            return False
+        scope = m.scope_of(call)
+        uses = []
+        for n in m.parents:
+            if not isinstance(n, cst.Name) or n.value != name.value or n is name or m.scope_of(n) is not scope:
+                continue
+            parent = m.parent(n)
+            if isinstance(parent, cst.Attribute) and parent.attr is n:
+                continue  # `x.sd`, not the name
+            if isinstance(parent, cst.Arg) and parent.keyword is n:
+                continue  # `f(sd=...)` keyword
+            uses.append(n)
+        return bool(uses) and all(self._is_load_state_dict_arg(m, n) for n in uses)
