@@ -1,0 +1,228 @@
+"""Unit tests for gpulint.analysis.training (TrainingFacts)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from gpulint.analysis.training import TrainingFacts
+from gpulint.model import ScriptModel
+
+
+def facts_of(src: str) -> tuple[TrainingFacts, ScriptModel]:
+    model = ScriptModel(cst.parse_module(textwrap.dedent(src)))
+    return model.facts(TrainingFacts), model
+
+
+def code(model: ScriptModel, node) -> str:
+    return model.module.code_for_node(node).strip()
+
+
+def test_facts_are_computed_once():
+    _, model = facts_of("import torch\n")
+    assert model.facts(TrainingFacts) is model.facts(TrainingFacts)
+
+
+TRAIN = """
+import torch
+from torch import nn
+model = nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = (model(x) - y).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        for x, y in val_loader:
+            model(x)
+"""
+
+
+def test_training_step_and_epoch_loops():
+    f, m = facts_of(TRAIN)
+    epoch, step, val = f.loops
+    assert epoch.is_epoch_loop and not epoch.is_step_loop
+    assert step.is_training and step.is_step_loop
+    assert not val.is_training
+    assert [code(m, s.call) for s in step.steps] == ["optimizer.step()"]
+    assert step.cleared_optimizers == {"optimizer"}
+
+
+def test_no_grad_regions_and_mode():
+    f, m = facts_of(TRAIN)
+    val = f.loops[2]
+    call = f.model_calls(val.node)[0]
+    assert f.grad_mode_at(call) == "off"
+    # nothing precedes the loop inside `with`; the epoch body before the `with` has model.eval()
+    assert f.mode_before(val.node) == "eval"
+    assert f.mode_before(f.loops[1].node) == "train"
+
+
+def test_decorators_set_grad_enabled_and_callers():
+    f, m = facts_of(
+        """
+        import torch
+        @torch.no_grad()
+        def a(model, xs):
+            for x in xs:
+                model(x)
+        @torch.inference_mode
+        def b(model, xs):
+            for x in xs:
+                model(x)
+        def c(model, xs):
+            for x in xs:
+                model(x)
+        def d(model, xs, train):
+            with torch.set_grad_enabled(train):
+                for x in xs:
+                    model(x)
+        with torch.no_grad():
+            c(net, data)
+        torch.set_grad_enabled(False)
+        for x in data:
+            net(x)
+        """
+    )
+    modes = [f.grad_mode_at(loop.node) for loop in f.loops]
+    assert modes == ["off", "off", "off", "dynamic", "off"]
+
+
+def test_gradient_use_detection():
+    f, _ = facts_of(
+        """
+        import torch
+        def helper(m, x):
+            return torch.autograd.grad(m(x).sum(), x)[0]
+        for x in xs:
+            x.requires_grad_()
+            model(x).sum().backward()
+        for x in xs:
+            helper(model, x)
+        for x in xs:
+            model(x)
+        for x in xs:
+            x.requires_grad_(False)
+        """
+    )
+    assert [f.grad_use(l.node) for l in f.loops] == [True, True, False, False]
+
+
+def test_zero_grad_via_helper_model_and_grad_none():
+    f, _ = facts_of(
+        """
+        import torch
+        optimizer = torch.optim.Adam(params)
+        def clear(net):
+            for p in net.parameters():
+                p.grad = None
+        for x in xs:
+            clear(model)
+            loss(x).backward()
+            optimizer.step()
+        for x in xs:
+            model.zero_grad()
+            loss(x).backward()
+            optimizer.step()
+        for x in xs:
+            for p in params:
+                p.grad.zero_()
+            loss(x).backward()
+            optimizer.step()
+        for x in xs:
+            loss(x).backward()
+            optimizer.step()
+        """
+    )
+    step_loops = [l for l in f.loops if l.is_training]
+    assert [l.clears_all for l in step_loops] == [True, True, True, False]
+
+
+def test_optimizer_parameters_resolved_through_call_sites():
+    f, m = facts_of(
+        """
+        import torch
+        def train(net, opt, sched, scaler):
+            for x in xs:
+                scaler.scale(net(x).sum()).backward()
+                scaler.step(opt)
+                sched.step()
+        train(model, torch.optim.SGD(model.parameters(), lr=1), torch.optim.lr_scheduler.StepLR(o, 1), torch.amp.GradScaler())
+        """
+    )
+    (loop,) = f.loops
+    assert [code(m, s.optimizer) for s in loop.steps] == ["opt"]
+    assert loop.steps[0].via_scaler and loop.is_training
+
+
+def test_closure_step():
+    f, _ = facts_of(
+        """
+        import torch
+        optimizer = torch.optim.LBFGS(params)
+        for i in range(3):
+            def closure():
+                optimizer.zero_grad()
+                l = f(x)
+                l.backward()
+                return l
+            optimizer.step(closure)
+        """
+    )
+    (loop,) = f.loops
+    assert loop.is_training and loop.steps[0].closure
+
+
+def test_eval_function_names():
+    f, m = facts_of(
+        """
+        def validate(): pass
+        def evaluate_model(): pass
+        def run_test(): pass
+        def train_one_epoch(): pass
+        def interval(): pass
+        """
+    )
+    names = {fn.name.value: f.is_eval_function(fn) for fns in m.functions.values() for fn in fns}
+    assert names == {"validate": True, "evaluate_model": True, "run_test": True, "train_one_epoch": False, "interval": False}
+    f2, m2 = facts_of("import pytest\ndef test_forward(): pass\n")
+    assert not f2.is_eval_function(m2.functions["test_forward"][0])
+
+
+def test_mode_sensitivity():
+    f, m = facts_of(
+        """
+        import torch.nn as nn
+        class Plain(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+        class WithDrop(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.d = nn.Dropout(0.1)
+        a = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        b = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+        c = Plain().to("cpu")
+        d = WithDrop()
+        e = load_somehow()
+        """
+    )
+    names = {}
+    for stmt in m.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign):
+            target = stmt.body[0].targets[0].target
+            names[target.value] = f.mode_sensitive(target)
+    assert names == {"a": False, "b": True, "c": False, "d": True, "e": True}
+
+
+def test_frameworks_drive_loop():
+    f, _ = facts_of("import lightning as L\n")
+    assert f.frameworks_drive_loop()
+    f, _ = facts_of("from accelerate import Accelerator\n")
+    assert not f.frameworks_drive_loop()
