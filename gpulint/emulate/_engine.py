@@ -67,6 +67,7 @@ import functools
 import sys
 import threading
 import time
+import warnings
 import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Iterator
@@ -831,6 +832,10 @@ class EmulatedCuda:
 
 
 _MISSING = object()
+_COPY_CONSTRUCT_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
+)
 
 
 class _LiftRestore:
@@ -1157,6 +1162,8 @@ def _install(emu: EmulatedCuda) -> None:  # noqa: C901 - a flat list of patches
     cudnn = torch.backends.cudnn
     p(cudnn, "is_available", lambda: True)
     p(cudnn, "version", lambda: 91000)
+    # cuDNN-specific paths (RNN weight flattening) would call CUDA kernels: never take them
+    p(cudnn, "is_acceptable", lambda tensor: False)
 
     # torch.accelerator (DataLoader pinning, device-generic code)
     acc = getattr(torch, "accelerator", None)
@@ -1205,6 +1212,7 @@ def _install(emu: EmulatedCuda) -> None:  # noqa: C901 - a flat list of patches
                 target = kwargs.get("device", data.device)
                 dtype = kwargs.get("dtype") or data.dtype
                 if __name == "tensor":
+                    warnings.warn(_COPY_CONSTRUCT_WARNING, UserWarning, stacklevel=2)
                     out = data.detach().to(device=target, dtype=dtype, copy=True)
                     return out.requires_grad_(bool(kwargs.get("requires_grad", False)))
                 return data.to(device=target, dtype=dtype, copy=bool(kwargs.get("copy", False)))
@@ -1314,6 +1322,63 @@ def _install(emu: EmulatedCuda) -> None:  # noqa: C901 - a flat list of patches
     p(torch.serialization, "save", save)
     p(torch.serialization, "load", load)
     p(torch._utils, "_rebuild_tensor", rebuild_tensor)
+
+    # nn.DataParallel: CUDA's scatter/gather/broadcast are C++ CUDA code; emulate them with copies,
+    # and run the replicas one after another on this thread (the emulation is thread-local).
+    def dp_scatter(tensor: torch.Tensor, devices: Any, chunk_sizes: Any = None, dim: int = 0, streams: Any = None) -> Any:
+        chunks = tensor.split(list(chunk_sizes), dim) if chunk_sizes else tensor.chunk(len(devices), dim)
+        return tuple(c.contiguous().to(torch.device("cuda", _cuda_index(d))) for c, d in zip(chunks, devices))
+
+    def dp_gather(tensors: Any, dim: int = 0, destination: Any = None) -> torch.Tensor:
+        if destination is None or (isinstance(destination, int) and destination < 0):
+            target: Any = "cpu" if destination == -1 else torch.device("cuda", emu.current)
+        else:
+            target = torch.device("cuda", _cuda_index(destination))
+        return torch.cat([t.to(target) for t in tensors], dim)
+
+    def dp_broadcast_coalesced(tensors: Any, devices: Any, buffer_size: int = 0) -> Any:
+        return [[t.to(torch.device("cuda", _cuda_index(d))) for t in tensors] for d in devices]
+
+    def dp_broadcast(tensor: torch.Tensor, devices: Any) -> Any:
+        return [tensor.to(torch.device("cuda", _cuda_index(d))) for d in devices]
+
+    for name, value in {
+        "_scatter": dp_scatter,
+        "_gather": dp_gather,
+        "_broadcast_coalesced": dp_broadcast_coalesced,
+        "_broadcast": dp_broadcast,
+    }.items():
+        p(torch._C, name, value)
+
+    def parallel_apply(modules: Any, inputs: Any, kwargs_tup: Any = None, devices: Any = None) -> list[Any]:
+        kwargs_tup = kwargs_tup if kwargs_tup is not None else ({},) * len(modules)
+        devices = devices if devices is not None else [None] * len(modules)
+        outputs = []
+        for module, inp, kw, device in zip(modules, inputs, kwargs_tup, devices):
+            if not isinstance(inp, (list, tuple)):
+                inp = (inp,)
+            with torch.cuda.device(device if device is not None else emu.current):
+                outputs.append(module(*inp, **kw))
+        return outputs
+
+    __import__("torch.nn.parallel.data_parallel")  # submodules are shadowed by same-named functions
+    functions_mod = sys.modules.get("torch.nn.parallel._functions")
+    comm_mod = sys.modules.get("torch.nn.parallel.comm")
+    if functions_mod is not None and comm_mod is not None:
+
+        def scatter_forward(ctx: Any, target_gpus: Any, chunk_sizes: Any, dim: int, input: torch.Tensor) -> Any:
+            # the real one copies from the CPU on background streams; here copies are synchronous
+            target_gpus = [_cuda_index(x) for x in target_gpus]
+            ctx.dim = dim
+            ctx.input_device = input.get_device() if input.device.type != "cpu" else -1
+            return comm_mod.scatter(input, target_gpus, chunk_sizes, ctx.dim, None)
+
+        p(functions_mod.Scatter, "forward", staticmethod(scatter_forward))
+    p(cuda.nccl, "is_available", lambda tensors=None: False)
+    for modname in ("torch.nn.parallel.parallel_apply", "torch.nn.parallel.data_parallel"):
+        mod = sys.modules.get(modname)
+        if mod is not None:
+            p(mod, "parallel_apply", parallel_apply)
 
     # Features that cannot be emulated
     p(torch, "compile", _unsupported("torch.compile", "TorchInductor generates Triton/CUDA kernels that need a real GPU"))

@@ -537,3 +537,120 @@ def test_training_loop_on_cuda_learns(cuda_env):
         losses.append(loss.item())
         assert loss.device == CUDA
     assert losses[-1] < 0.5 * losses[0]
+
+
+# --- more of what training scripts do -----------------------------------------------------------------------
+
+
+def test_one_hot_and_custom_autograd_function(cuda_env):
+    """F.one_hot of CUDA labels is a CUDA tensor (of CPU labels a CPU tensor); a custom
+    autograd.Function's backward receives CUDA gradients and saved CUDA tensors."""
+    labels = torch.tensor([0, 2, 1], device="cuda")
+    oh = F.one_hot(labels, 3)
+    assert oh.device == CUDA and oh.tolist() == [[1, 0, 0], [0, 0, 1], [0, 1, 0]]
+    assert F.one_hot(torch.tensor([1, 0]), 2).device.type == "cpu"
+    seen = {}
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            seen["grad"], seen["saved"] = grad.device, x.device
+            return 2 * x * grad
+
+    x = torch.tensor([1.0, 3.0], device="cuda", requires_grad=True)
+    Square.apply(x).sum().backward()
+    assert seen == {"grad": CUDA, "saved": CUDA}
+    assert x.grad.tolist() == [2.0, 6.0]
+
+
+def test_gradient_hooks_and_clip_grad_norm(cuda_env):
+    """Tensor hooks see CUDA gradients; clip_grad_norm_ returns a CUDA norm and rescales the CUDA
+    gradients to the requested norm."""
+    model = nn.Sequential(nn.Linear(3, 8), nn.Linear(8, 1)).cuda()
+    hooked = []
+    model[0].weight.register_hook(lambda g: hooked.append(g.device))
+    (model(torch.randn(16, 3, device="cuda")) * 100).sum().backward()
+    assert hooked == [CUDA]
+    norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)
+    assert norm.device == CUDA and norm.item() > 0.5
+    total = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    assert total.device == CUDA
+    assert total.item() == pytest.approx(0.5, rel=1e-3)
+
+
+def test_model_split_between_cpu_and_cuda_trains(cuda_env):
+    """A model whose first layer stays on the CPU and second is on CUDA trains with an explicit
+    .cuda() between them; gradients flow back to the CPU layer and Adam updates both devices."""
+    torch.manual_seed(0)
+    first, second = nn.Linear(3, 4), nn.Linear(4, 1).cuda()
+    opt = torch.optim.Adam(list(first.parameters()) + list(second.parameters()), lr=0.01)
+    before = first.weight.detach().clone(), second.weight.detach().cpu().clone()
+    out = second(first(torch.randn(5, 3)).cuda())
+    out.pow(2).mean().backward()
+    assert first.weight.grad.device.type == "cpu" and second.weight.grad.device == CUDA
+    opt.step()
+    assert first.weight.device.type == "cpu" and second.weight.device == CUDA
+    assert not torch.equal(before[0], first.weight.detach())
+    assert not torch.equal(before[1], second.weight.detach().cpu())
+
+
+def test_packed_sequences_and_lstm(cuda_env):
+    """pack_padded_sequence keeps data on CUDA and batch_sizes on the CPU (CUDA lengths are accepted
+    and moved); an LSTM on CUDA consumes it and pad_packed_sequence returns CUDA output, CPU lengths."""
+    x = torch.randn(4, 2, 3, device="cuda")
+    packed = nn.utils.rnn.pack_padded_sequence(x, torch.tensor([4, 2], device="cuda"))
+    assert packed.data.device == CUDA and packed.batch_sizes.device.type == "cpu"
+    lstm = nn.LSTM(3, 5).cuda()
+    out, (h, c) = lstm(packed)
+    padded, lengths = nn.utils.rnn.pad_packed_sequence(out)
+    assert padded.device == CUDA and h.device == CUDA and c.device == CUDA
+    assert lengths.device.type == "cpu" and lengths.tolist() == [4, 2]
+    padded.sum().backward()
+    assert lstm.weight_ih_l0.grad.device == CUDA
+
+
+def test_set_default_device_cuda(cuda_env):
+    """torch.set_default_device("cuda") makes factories and new modules allocate on CUDA."""
+    torch.set_default_device("cuda")
+    try:
+        assert torch.zeros(2).device == CUDA
+        assert nn.Linear(2, 2).weight.device == CUDA
+    finally:
+        torch.set_default_device(None)
+    assert torch.zeros(2).device.type == "cpu"
+
+
+def test_tensor_constructors_from_cuda_data(cuda_env):
+    """torch.tensor/as_tensor of a CUDA tensor with device="cpu" copy it to the CPU; without a
+    device, as_tensor keeps it on CUDA (no copy) and torch.tensor copies it on CUDA."""
+    x = torch.arange(3.0, device="cuda")
+    assert torch.as_tensor(x) is x
+    assert torch.as_tensor(x, device="cpu").device.type == "cpu"
+    with pytest.warns(UserWarning):
+        t = torch.tensor(x)
+    assert t.device == CUDA and t is not x
+    with pytest.warns(UserWarning):
+        assert torch.tensor(x, device="cpu").device.type == "cpu"
+
+
+@pytest.mark.gpus(2)
+def test_data_parallel_splits_batch_over_devices(cuda_env):
+    """nn.DataParallel scatters the batch over the GPUs, gathers outputs on cuda:0, matches the
+    single-device result and accumulates gradients on the module's parameters; parameters not on
+    device_ids[0] are rejected."""
+    torch.manual_seed(0)
+    dp = nn.DataParallel(nn.Linear(4, 2).cuda())
+    x = torch.randn(6, 4, device="cuda")
+    y = dp(x)
+    assert y.device == CUDA and y.shape == (6, 2)
+    assert torch.allclose(y.detach().cpu(), dp.module(x).detach().cpu(), atol=1e-6)
+    y.sum().backward()
+    assert dp.module.weight.grad.device == CUDA
+    with pytest.raises(RuntimeError, match=r"module must have its parameters and buffers on device cuda:0"):
+        nn.DataParallel(nn.Linear(4, 2))(x)
