@@ -69,12 +69,30 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 text, safe = self._device_text(ctx, facts, call), False
             fix = None
             if text is not None:
-                fix = ctx.fix(
-                    ctx.insert_text(ctx.span(pos[0].value)[1], f", map_location={text}"),
-                    safe=safe,
-                    message=f"Add `map_location={text}`",
-                )
+                fix = ctx.fix(self._insert(ctx, call, pos[0], f"map_location={text}"), safe=safe, message=f"Add `map_location={text}`")
             yield ctx.finding(call, self.message.format(device=text or "device"), fix)
+
+    @staticmethod
+    def _insert(ctx: Context, call: cst.Call, first: cst.Arg, kw: str):
+        """Add `kw` right after the path argument, in the layout the call already uses."""
+        src = ctx.source
+        v_end = ctx.span(first.value)[1]
+        i = list(call.args).index(first)
+        if i + 1 < len(call.args):
+            n_start = ctx.span(call.args[i + 1])[0]
+            between = src[v_end:n_start]
+            sep = between[between.index(",") + 1:] if "," in between else " "
+            return ctx.insert_text(n_start, f"{kw},{sep}")
+        tail = src[v_end:ctx.span(call)[1]]
+        if isinstance(first.comma, cst.Comma) and "," in tail:
+            comma_at = v_end + tail.index(",") + 1
+            after = src[comma_at:ctx.span(call)[1]]
+            if "\n" in after:
+                line_start = src.rfind("\n", 0, ctx.span(first)[0]) + 1
+                indent = src[line_start:ctx.span(first)[0]]
+                return ctx.insert_text(comma_at, f"{ctx.newline}{indent}{kw},")
+            return ctx.insert_text(comma_at, f" {kw},")
+        return ctx.insert_text(v_end, f", {kw}")
 
     @staticmethod
     def _uses_devices(ctx: Context) -> bool:
