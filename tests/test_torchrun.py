@@ -115,6 +115,16 @@ def _torchrun(script: Path, nproc: int, tmp_path: Path) -> tuple[subprocess.Comp
     return proc, streams, work
 
 
+def _describe(proc, streams) -> str:
+    """What each rank wrote (the last lines of each stream), for failure messages."""
+    parts = []
+    for (rank, name), lines in sorted(streams.items()):
+        parts.append(f"--- rank {rank} {name} ---\n" + "\n".join(lines[-40:]))
+    launcher = [l for l in (proc.stdout + proc.stderr).splitlines() if not PREFIX.match(l)]
+    parts.append("--- torchrun ---\n" + "\n".join(launcher[-30:]))
+    return "\n".join(parts)
+
+
 def _saves(tmp_path: Path) -> list[dict]:
     log = tmp_path / "saves.jsonl"
     if not log.exists():
@@ -127,7 +137,7 @@ def _saves(tmp_path: Path) -> list[dict]:
 def test_trains_under_torchrun(case: Case, tmp_path):
     nproc = case.torchrun
     proc, streams, work = _torchrun(_script(case), nproc, tmp_path)
-    tail = (proc.stdout[-3000:] + "\n" + proc.stderr[-4000:]).strip()
+    tail = _describe(proc, streams)
     assert proc.returncode == 0, tail
     # exactly one GPULINT-TRAIN line, from rank 0, last on its stdout, loss down
     train_lines = [(rank, l) for (rank, name), lines in streams.items() if name == "stdout" for l in lines
