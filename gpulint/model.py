@@ -77,7 +77,8 @@ SCHEDULER_FUNCTIONS = frozenset(
 )
 SCALER_CLASSES = frozenset(
     {"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler",
-     "torch.cuda.amp.grad_scaler.GradScaler", "torch.GradScaler"}
+     "torch.cuda.amp.grad_scaler.GradScaler", "torch.GradScaler", "torch.cpu.amp.GradScaler",
+     "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler"}
 )
 DATALOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 DATASET_BASES = frozenset(
@@ -1066,6 +1067,23 @@ class ScriptModel:
             if self.qualname(call.func) in AVAILABILITY_NAMES:
                 return True
         return bool(AVAILABILITY_TOKENS.search(self.source))
+
+    @property
+    def is_script(self) -> bool:
+        """The file runs something: a `__main__` guard, top-level loops/with/calls, or a backward pass.
+        A module of only imports, definitions and constants is a library."""
+        for stmt in self.module.body:
+            if isinstance(stmt, (cst.For, cst.While, cst.With)):
+                return True
+            if isinstance(stmt, cst.If):
+                test = self.module.code_for_node(stmt.test)
+                if "__name__" in test and "__main__" in test:
+                    return True
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                        return True
+        return any(meth == "backward" for _c, _r, meth in self.method_calls("backward"))
 
     @property
     def frameworks(self) -> set[str]:

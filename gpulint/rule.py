@@ -119,7 +119,9 @@ class Context:
         """A fix from edits; its safety defaults to the rule's declared safety."""
         if safe is None:
             safe = self.rule is None or self.rule.fix_safety == SAFE
-        return Fix(tuple(sorted(edits)), SAFE if safe else UNSAFE, message)
+        # stable: insertions at the same offset keep the order the rule gave them
+        ordered = tuple(sorted(edits, key=lambda e: (e.start, e.end)))
+        return Fix(ordered, SAFE if safe else UNSAFE, message)
 
     def location(self, offset: int) -> tuple[int, int]:
         starts = self.line_starts()
