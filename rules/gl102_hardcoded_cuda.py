@@ -73,8 +73,8 @@ x = torch.randn(8, 3, device=device)
 
     def check(self, ctx: Context):
         m = ctx.model
-        if m.checks_availability or m.frameworks:
-            return
+        if m.checks_availability or m.frameworks or not m.is_script:
+            return  # libraries gate CUDA code at their call sites; the fix is for scripts
         sites = list(self._sites(ctx))
         if not sites:
             return
@@ -104,6 +104,13 @@ x = torch.randn(8, 3, device=device)
             if isinstance(f, cst.Attribute) and f.attr.value == "cuda" and q is None:
                 pos = [a for a in call.args if a.keyword is None]
                 idx = pos[0].value if pos else None
+                if (idx is not None and not isinstance(idx, cst.Integer)) or len(pos) > 1 or any(
+                    a.keyword is not None and a.keyword.value not in ("non_blocking", "memory_format") for a in call.args
+                ):
+                    continue  # `.cuda(device)` is not hard-coded; other signatures are not Tensor.cuda
+                fn = m.enclosing(call, cst.FunctionDef)
+                if fn is not None and fn.name.value in ("cuda", "to", "_apply"):
+                    continue  # implementing the .cuda() API itself
                 routable = idx is None or (isinstance(idx, cst.Integer) and idx.value == "0")
                 routable = routable and all(
                     a.keyword is not None and a.keyword.value == "non_blocking" or a.keyword is None for a in call.args
@@ -121,7 +128,7 @@ x = torch.randn(8, 3, device=device)
                 kw = arg.keyword.value if arg.keyword is not None else None
                 if kw == "device" or (is_to and kw is None and i == 0):
                     yield arg.value, f'hard-coded device {ctx.code(arg.value)}', lit in ("cuda", "cuda:0")
-        # `device = "cuda"` and `def f(device="cuda")`
+        # `device = "cuda"` and `def f(device="cuda")` in a script (its caller passes nothing else)
         for (scope, name), bindings in m.bindings.items():
             for b in bindings:
                 if b.how in ("assign", "param") and b.value is not None and _cuda_literal(b.value):
