@@ -25,9 +25,8 @@ DP_ONLY_ATTRS = frozenset({"device_ids", "output_device", "src_device_obj", "dim
 ITERABLE_DATASETS = frozenset({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"})
 
 BASE_MESSAGE = (
-    "`nn.DataParallel` drives all GPUs from one process: it re-copies the model and scatters every batch from "
-    "GPU 0 each step and is GIL-bound; PyTorch recommends DistributedDataParallel (one process per GPU, launched "
-    "with `torchrun`)"
+    "`nn.DataParallel` drives every GPU from one process (it replicates the model and scatters each batch from "
+    "GPU 0 every step); use DistributedDataParallel, one process per GPU launched with `torchrun`"
 )
 
 

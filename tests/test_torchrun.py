@@ -147,7 +147,7 @@ def test_trains_under_torchrun(case: Case, tmp_path):
     assert result is not None, f"GPULINT-TRAIN is not the last line of rank 0's stdout:\n{tail}"
     assert result["device"] == "cpu"
     assert trained(result), f"loss did not go down: {result}"
-    if case.code == "GL301":
+    if case.code == "GL301" and case.fixed_path.exists():
         _check_conversion(case, streams, work, tmp_path, nproc)
 
 
@@ -177,8 +177,8 @@ def _check_conversion(case: Case, streams, work: Path, tmp_path: Path, nproc: in
     # checkpoints: written by rank 0 only, into the working directory
     saves = _saves(tmp_path)
     expected_saves = shards[0].get("checkpoints", 0)
+    assert len(saves) == expected_saves, f"expected {expected_saves} torch.save calls in all, got {saves}"
     if expected_saves:
-        assert saves, "the script was expected to save checkpoints"
         assert {s["rank"] for s in saves} == {0}, f"checkpoints written by ranks {sorted({s['rank'] for s in saves})}"
         for s in saves:
             assert (work / s["path"]).exists() or Path(s["path"]).exists(), f"missing checkpoint {s['path']}"
@@ -206,5 +206,5 @@ def test_dataparallel_input_trains_single_process(case: Case, tmp_path):
 
 def test_torchrun_fixtures_exist():
     """Guard against the leg silently running nothing (a renamed marker, a missing snapshot)."""
-    assert len(RUNS) >= 5, [c.id for c in CASES]
+    assert len(RUNS) >= 8, [c.id for c in CASES]
     assert len(GL301_INPUTS) >= 3
