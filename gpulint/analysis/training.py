@@ -30,7 +30,7 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from gpulint.model import Kind, ScriptModel
+from gpulint.model import WRAPPER_CLASSES, Kind, ScriptModel
 
 GRAD_OFF = frozenset(
     {
@@ -70,7 +70,9 @@ EVAL_FUNCTION = re.compile(
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_|$)|optimi[sz]er", re.IGNORECASE)
 SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
 LOSS_NAME = re.compile(r"loss|criterion", re.IGNORECASE)
-MODE_SENSITIVE = re.compile(r"Dropout|BatchNorm|dropout|DropPath|drop_path|self\.training|SyncBatchNorm|LayerDrop")
+MODE_SENSITIVE = re.compile(
+    r"Dropout|BatchNorm|dropout|DropPath|drop_path|\.training\b|SyncBatchNorm|LayerDrop|Transformer|RReLU"
+)
 MODULE_ARGS_ONLY = re.compile(r"^[\s\w.,()=+\-*/\[\]]*$")
 
 _LOOPS = (cst.For, cst.While)
@@ -464,7 +466,16 @@ class TrainingFacts:
                     return True
                 continue
             q = self.m.qualname(v.func) or ""
-            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in ("Sequential", "Linear", "ReLU", "Conv2d", "Conv1d"):
+            while q in WRAPPER_CLASSES and v.args:
+                v = v.args[0].value
+                if not isinstance(v, cst.Call):
+                    return True
+                q = self.m.qualname(v.func) or ""
+            if isinstance(v.func, cst.Name) and v.func.value in self.m.classes:
+                if self._class_sensitive(v.func.value, set()):
+                    return True
+                continue
+            if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
                 text = self.m.module.code_for_node(v)
                 if MODE_SENSITIVE.search(text):
                     return True
