@@ -87,6 +87,10 @@ class Case:
         return {self.code} | {c for _, c in self.expected()}
 
     def unsafe(self) -> bool:
+        """Fix with --unsafe-fixes: for unsafe rules, and for a safe rule's case whose header says
+        `# fixture: unsafe-fixes` (a rule whose fix is safe in some cases and unsafe in others)."""
+        if any(re.search(r"#\s*fixture:\s*unsafe-fixes\b", line) for line in self.header()):
+            return True
         return registry().by_code(self.code).fix_safety == "unsafe"
 
 
