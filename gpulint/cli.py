@@ -281,6 +281,30 @@ def explain(rule: str, config: str | None) -> None:
     click.echo(r.explanation.strip())
 
 
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--gpus", type=click.IntRange(1, 64), default=1, show_default=True, help="Number of emulated CUDA devices.")
+@click.option("--gpu-memory", metavar="SIZE", help="Emulated memory per device, e.g. 16GiB; allocations past it raise CUDA's out-of-memory error.")
+@click.option("--force-emulation", is_flag=True, help="Emulate even when a real CUDA device is available.")
+@click.argument("script", type=click.Path(dir_okay=False))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def run(gpus: int, gpu_memory: str | None, force_emulation: bool, script: str, args: tuple[str, ...]) -> None:
+    """Run SCRIPT (like `python SCRIPT ARGS...`) on an emulated CUDA device when torch has no GPU.
+
+    Device mistakes raise the errors a real GPU raises, so they show up on a laptop.
+    """
+    from gpulint.emulate import parse_size, run_script
+
+    if not Path(script).is_file():
+        raise _fail(f"script not found: {script}")
+    memory = None
+    if gpu_memory:
+        try:
+            memory = parse_size(gpu_memory)
+        except ValueError as exc:
+            raise _fail(f"--gpu-memory: {exc}")
+    raise click.exceptions.Exit(run_script(script, list(args), gpus=gpus, gpu_memory=memory, force=force_emulation))
+
+
 def _registry(config: str | None):
     from gpulint.config import ConfigError, load_settings
     from gpulint.registry import Registry, RuleError
