@@ -241,6 +241,8 @@ class DistFacts:
         if not isinstance(use, cst.Name):
             return None
         m = self.model
+        if self.checks_wrapping(use):
+            return None
         bindings = m.bindings_of(use)
         if not bindings:
             return None
@@ -270,6 +272,30 @@ class DistFacts:
                 ):
                     definitely = False
         return w, definitely
+
+    def checks_wrapping(self, use: cst.Name) -> bool:
+        """`use` sits under a test like `isinstance(model, nn.DataParallel)` or
+        `hasattr(model, "module")`: the code already handles both cases."""
+        m = self.model
+        for anc in m.ancestors(use):
+            test = None
+            if isinstance(anc, (cst.If, cst.IfExp, cst.While)):
+                test = anc.test
+            elif isinstance(anc, cst.BooleanOperation):
+                test = anc.left
+            if test is None:
+                continue
+            for n in _walk(test):
+                if (
+                    isinstance(n, cst.Call)
+                    and isinstance(n.func, cst.Name)
+                    and n.func.value in ("isinstance", "hasattr", "getattr")
+                    and n.args
+                    and isinstance(n.args[0].value, cst.Name)
+                    and n.args[0].value.value == use.value
+                ):
+                    return True
+        return False
 
     def wrapped_class(self, w: Wrap) -> str | None:
         """The name of the file's nn.Module subclass that a wrapper wraps, when known."""
@@ -527,6 +553,14 @@ class DistFacts:
 # ----------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
 
 
 def _is_sampler_qualname(q: str) -> bool:
