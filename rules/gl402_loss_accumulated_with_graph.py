@@ -16,18 +16,20 @@ class LossAccumulatedWithGraph(Rule):
     name = "loss-accumulated-with-graph"
     summary = "A loss that still holds its autograd graph is summed or stored across iterations."
     message = (
-        "`{loss}` still holds its autograd graph: accumulating it keeps every iteration's graph "
-        "(and activations) alive; accumulate `{loss}.{method}()` instead"
+        "`{loss}` still holds its autograd graph: accumulating it chains every iteration's graph onto "
+        "the accumulator, which grows each step and is never freed; accumulate `{loss}.{method}()` instead"
     )
     fix_safety = "safe"
     default = True
     kind = "silent"
     prefilter = r"backward"
     explanation = '''
-A loss tensor returned by the model carries its autograd graph, and through it the activations of
-the forward pass. `total_loss += loss` or `losses.append(loss)` keeps a reference to that graph
-(the sum's `grad_fn` chains back through every iteration), so memory grows every step until the
-process runs out of memory; `loss.backward()` does not free what the accumulator still holds.
+A loss tensor carries its autograd graph. `total_loss += loss` or `losses.append(loss)` keeps a
+reference to that graph: the sum's `grad_fn` chains back through every iteration's graph, so the
+accumulator holds one more graph per step and memory grows for as long as it lives (until the
+process runs out of memory on long runs). `loss.backward()` frees the tensors saved for the
+backward pass, but not the graph nodes the accumulator still references; where the accumulation
+happens before `backward()` (or with `retain_graph=True`) the saved activations stay alive too.
 
 The rule fires inside a loop that calls `.backward()` on the accumulated loss, and stays silent when
 the value is already detached (`loss.item()`, `loss.detach()`, `float(loss)`), when the accumulation
