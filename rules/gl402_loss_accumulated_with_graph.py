@@ -28,8 +28,8 @@ A loss tensor carries its autograd graph. `total_loss += loss` or `losses.append
 reference to that graph: the sum's `grad_fn` chains back through every iteration's graph, so the
 accumulator holds one more graph per step and memory grows for as long as it lives (until the
 process runs out of memory on long runs). `loss.backward()` frees the tensors saved for the
-backward pass, but not the graph nodes the accumulator still references; where the accumulation
-happens before `backward()` (or with `retain_graph=True`) the saved activations stay alive too.
+backward pass, but not the graph nodes the accumulator still references; with
+`backward(retain_graph=True)` the saved activations stay alive too.
 
 The rule fires inside a loop that calls `.backward()` on the accumulated loss, and stays silent when
 the value is already detached (`loss.item()`, `loss.detach()`, `float(loss)`), when the accumulation
