@@ -80,6 +80,9 @@ class FileResult:
     fixed: list[str] = field(default_factory=list)  # codes of the diagnostics fixed
     notes: list[str] = field(default_factory=list)  # e.g. fixes dropped because they broke parsing
     error: str | None = None  # unrecoverable problem writing the file
+    # (mtime_ns, size, content digest) of the bytes the diagnostics were computed from (after a
+    # fix was written: of the new file), for the cache; None when the file could not be read
+    stamp: tuple[int, int, str] | None = None
 
     def to_dict(self) -> dict:
         return {

@@ -80,7 +80,19 @@ def decode(raw: bytes) -> Source:
     return Source(text, encoding)
 
 
+def digest(data: bytes) -> str:
+    """The content hash the result cache keys files by."""
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 def read_source(path: str) -> Source:
+    return read_source_stamped(path)[0]
+
+
+def read_source_stamped(path: str) -> tuple[Source, tuple[int, int, str]]:
+    """A file's decoded source and the (mtime_ns, size, digest) of the bytes it was decoded from."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -98,7 +110,7 @@ def read_source(path: str) -> Source:
         raise BadInput("file disappeared before it could be read")
     except OSError as exc:
         raise BadInput(f"cannot read file: {exc.strerror or exc}")
-    return decode(raw)
+    return decode(raw), (st.st_mtime_ns, len(raw), digest(raw))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,8 +326,9 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
 # ---------------------------------------------------------------------------------------------
 
 
-def write_atomic(path: str, text: str, encoding: str) -> None:
-    """Replace a file's content in one step, keeping its permissions; never half-written."""
+def write_atomic(path: str, text: str, encoding: str) -> bytes:
+    """Replace a file's content in one step, keeping its permissions; never half-written.
+    Returns the bytes written."""
     data = text.encode(encoding)
     st = os.stat(path)
     directory = os.path.dirname(os.path.abspath(path))
@@ -331,6 +344,7 @@ def write_atomic(path: str, text: str, encoding: str) -> None:
         except (PermissionError, AttributeError):
             pass
         os.replace(tmp, path)
+        return data
     except BaseException:
         try:
             os.unlink(tmp)
@@ -343,7 +357,7 @@ def process_file(path: str, display: str, rules: Sequence[Rule], opts: Options) 
     """Check (and fix) one file on disk; every problem becomes a diagnostic, never an exception."""
     result = FileResult(display)
     try:
-        src = read_source(path)
+        src, stamp = read_source_stamped(path)
         outcome = run_text(display, src.text, rules, opts)
     except BadInput as exc:
         result.diagnostics = [engine_diagnostic(display, str(exc), exc.line, exc.col)]
@@ -355,12 +369,15 @@ def process_file(path: str, display: str, rules: Sequence[Rule], opts: Options) 
     result.applied = outcome.applied
     result.fixed = [d.code for d in outcome.fixed]
     result.notes = outcome.dropped
+    result.stamp = stamp
     if outcome.text != src.text:
         result.original_source = src.text
         result.fixed_source = outcome.text
+        result.stamp = None
         if opts.write:
             try:
-                write_atomic(path, outcome.text, src.encoding)
+                data = write_atomic(path, outcome.text, src.encoding)
+                result.stamp = (os.stat(path).st_mtime_ns, len(data), digest(data))
             except FileNotFoundError:
                 result.error = "file disappeared before the fixes could be written"
             except (OSError, UnicodeEncodeError) as exc:

@@ -17,6 +17,7 @@ from gpulint.config import Settings
 from gpulint.diagnostics import SAFE, Diagnostic, FileResult
 from gpulint.discovery import Candidate, per_file_ignored
 from gpulint.engine import Options, process_file
+from gpulint.engine import digest as content_digest
 from gpulint.registry import Registry
 
 # Worker state: rule instances by code, built once per process.
@@ -82,9 +83,7 @@ class Cache:
         except (OSError, ValueError):
             self.entries = {}
 
-    @staticmethod
-    def digest(data: bytes) -> str:
-        return hashlib.blake2b(data, digest_size=16).hexdigest()
+    digest = staticmethod(content_digest)
 
     def lookup(self, path: str) -> list[Diagnostic] | None:
         key = os.path.abspath(path)
@@ -110,16 +109,15 @@ class Cache:
     def store(self, path: str, result: FileResult) -> None:
         if any(d.code == "GL000" for d in result.diagnostics):
             return  # unreadable / unparseable files are always re-checked
-        try:
-            st = os.stat(path)
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            return
+        if result.stamp is None:
+            return  # not known which bytes the diagnostics belong to
+        # the stamp of the bytes the engine read: reading the file again here would cost a
+        # second read, and would pair these diagnostics with a newer content if it changed
+        mtime, size, digest = result.stamp
         self.entries[os.path.abspath(path)] = {
-            "mtime": st.st_mtime_ns,
-            "size": st.st_size,
-            "hash": self.digest(data),
+            "mtime": mtime,
+            "size": size,
+            "hash": digest,
             "diagnostics": [d.to_dict() for d in result.diagnostics],
         }
         self.dirty = True
@@ -215,8 +213,8 @@ def run_files(
             with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
                 done = list(pool.map(_work, todo, chunksize=chunk))
         for item, res in zip(todo, done):
-            if cache is not None and res.fixed_source is None or (cache is not None and opts.write):
-                cache.store(item[0], res)
+            if cache is not None:
+                cache.store(item[0], res)  # a result whose fixes were not written has no stamp
             results.append(res)
     if cache is not None:
         cache.save()

@@ -447,3 +447,22 @@ def test_corrupt_cache_is_ignored(tmp_path):
         f.write_text("{not json")
     r = gl(["check", "a.py"], tmp_path)
     assert problems(r.stdout) == [("a.py", 4, 7, "GL103")]
+
+
+def test_cache_is_keyed_to_the_bytes_that_were_checked(tmp_path, monkeypatch):
+    # the file changes right after it was checked: the cached (clean) result must not be
+    # attached to the new (buggy) content
+    write(tmp_path, {"a.py": CLEAN})
+    real = gpulint.runner.process_file
+
+    def then_edit(path, *a, **k):
+        res = real(path, *a, **k)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(BUGGY)
+        return res
+
+    monkeypatch.setattr(gpulint.runner, "process_file", then_edit)
+    assert gl(["check", "-j", "1", "a.py"], tmp_path).exit_code == 0
+    monkeypatch.setattr(gpulint.runner, "process_file", real)
+    r = gl(["check", "-j", "1", "a.py"], tmp_path)
+    assert problems(r.stdout) == [("a.py", 4, 7, "GL103")]
