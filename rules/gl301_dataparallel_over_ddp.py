@@ -242,8 +242,6 @@ class _Converter:
 
         # imports
         lines = []
-        if need_os:
-            lines.append("import os")
         if need_torch:
             lines.append("import torch")
         if need_dist:
@@ -252,8 +250,7 @@ class _Converter:
             lines.append("from torch.nn.parallel import DistributedDataParallel as DDP")
         if need_sampler:
             lines.append("from torch.utils.data.distributed import DistributedSampler")
-        if lines:
-            self.edits.append(self.import_edit(lines))
+        self.edits.extend(self.import_edits(need_os, lines))
 
         # process group, rank, local rank, device
         init = [
@@ -560,20 +557,35 @@ class _Converter:
             return s
         raise Refuse("no place for the process-group setup before the model and the data")
 
-    def import_edit(self, lines: list[str]):
+    def import_edits(self, need_os: bool, torch_lines: list[str]) -> list:
+        """`import os` goes after the standard-library imports that come before the first torch
+        import (when there are some), the torch imports after the last import of the header."""
         ctx = self.ctx
-        last = None
+        header = []
         for s in ctx.module.body:
             if isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body):
-                last = s
-            elif isinstance(s, cst.SimpleStatementLine) and last is None and isinstance(s.body[0], cst.Expr):
+                header.append(s)
+            elif isinstance(s, cst.SimpleStatementLine) and not header and isinstance(s.body[0], cst.Expr):
                 continue  # module docstring
             else:
                 break
-        if last is None:
-            first = ctx.module.body[0]
-            return ctx.insert_before(first, self.nl.join(lines))
-        return ctx.insert_after(last, self.nl.join(lines))
+        edits = []
+        if not header:
+            lines = (["import os"] if need_os else []) + torch_lines
+            return [ctx.insert_before(ctx.module.body[0], self.nl.join(lines))] if lines else []
+        if need_os:
+            before_torch = []
+            for s in header:
+                if "torch" in ctx.code(s):
+                    break
+                before_torch.append(s)
+            if before_torch and before_torch[-1] is not header[-1]:
+                edits.append(ctx.insert_after(before_torch[-1], "import os"))
+            else:
+                torch_lines = ["import os"] + torch_lines
+        if torch_lines:
+            edits.append(ctx.insert_after(header[-1], self.nl.join(torch_lines)))
+        return edits
 
     # -- rank-0 guards --------------------------------------------------------------------------------
     def rank0_statements(self, first) -> list:
