@@ -944,6 +944,56 @@ class _Event:
         return (end_event._time - self._time) * 1000.0
 
 
+def _check_rnn_devices(args: tuple) -> None:
+    """``check_attributes`` of ATen's RNN.h: hidden state and weights on the input's device."""
+    if len(args) < 4:
+        return
+    packed = not isinstance(args[3], bool)
+    inp, hx, params = (args[0], args[2], args[3]) if packed else (args[0], args[1], args[2])
+    if not isinstance(inp, torch.Tensor):
+        return
+    here = code_of(inp)
+    hiddens = [hx] if isinstance(hx, torch.Tensor) else list(hx or ())
+    for name, tensors in (("hidden", hiddens), ("parameter", list(params or ()))):
+        for t in tensors:
+            if isinstance(t, torch.Tensor) and code_of(t) != here and code_of(t) >= CPU and here >= CPU:
+                raise RuntimeError(
+                    f"Input and {name} tensors are not at the same device, found input tensor at "
+                    f"{_devcheck._fmt(here)} and {name} tensor at {_devcheck._fmt(code_of(t))}"
+                )
+
+
+def _generator_factory(real: type) -> type:
+    class _GeneratorMeta(type(real)):  # type: ignore[misc]
+        def __instancecheck__(cls, obj: Any) -> bool:
+            return isinstance(obj, real)
+
+        def __subclasscheck__(cls, sub: type) -> bool:
+            return issubclass(sub, real)
+
+    class Generator(real, metaclass=_GeneratorMeta):  # type: ignore[misc, valid-type]
+        """``torch.Generator`` that accepts ``device="cuda"`` (a CPU generator underneath)."""
+
+        def __new__(cls, device: Any = "cpu") -> Any:
+            dev = torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
+            if dev.type == "cuda":
+                gen = super().__new__(cls, "cpu")
+                gen._gl_device = torch.device("cuda", _cuda_index(dev))
+                return gen
+            return real(dev)
+
+        def __init__(self, device: Any = "cpu") -> None:
+            pass
+
+        @property
+        def device(self) -> torch.device:  # type: ignore[override]
+            return getattr(self, "_gl_device", None) or real.device.__get__(self)
+
+    Generator.__module__ = "torch"
+    Generator.__qualname__ = "Generator"
+    return Generator
+
+
 def _regroup(groups: dict) -> dict:
     """Split ``_group_tensors_by_device_and_dtype`` results by emulated device."""
     out: dict = {}
@@ -1379,6 +1429,31 @@ def _install(emu: EmulatedCuda) -> None:  # noqa: C901 - a flat list of patches
         mod = sys.modules.get(modname)
         if mod is not None:
             p(mod, "parallel_apply", parallel_apply)
+
+    # Threads started while emulating run under the emulation too (the dispatch mode is per thread).
+    orig_bootstrap = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+
+    def bootstrap_inner(thread: threading.Thread) -> None:
+        if _ACTIVE is emu:
+            with _EmulationMode(emu):
+                return orig_bootstrap(thread)
+        return orig_bootstrap(thread)
+
+    p(threading.Thread, "_bootstrap_inner", bootstrap_inner)
+
+    # torch.Generator(device="cuda"): a CPU generator that reports the CUDA device
+    p(torch, "Generator", _generator_factory(torch.Generator))
+
+    # RNNs: the device check happens inside C++ composite code that the dispatch mode cannot see
+    vf = torch._VF
+    for rnn_name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
+        orig_rnn = getattr(vf, rnn_name)
+
+        def rnn(*args: Any, __orig: Any = orig_rnn, **kwargs: Any) -> Any:
+            _check_rnn_devices(args)
+            return __orig(*args, **kwargs)
+
+        p(vf, rnn_name, rnn)
 
     # Features that cannot be emulated
     p(torch, "compile", _unsupported("torch.compile", "TorchInductor generates Triton/CUDA kernels that need a real GPU"))

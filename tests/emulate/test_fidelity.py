@@ -654,3 +654,60 @@ def test_data_parallel_splits_batch_over_devices(cuda_env):
     assert dp.module.weight.grad.device == CUDA
     with pytest.raises(RuntimeError, match=r"module must have its parameters and buffers on device cuda:0"):
         nn.DataParallel(nn.Linear(4, 2))(x)
+
+
+def test_work_in_threads_and_cuda_generators(cuda_env):
+    """CUDA work started from another Python thread behaves the same (devices, mismatch errors);
+    torch.Generator(device="cuda") reports cuda and seeds CUDA random ops reproducibly."""
+    import threading
+
+    result = {}
+
+    def work():
+        try:
+            result["moved"] = torch.ones(2).cuda().device
+            result["op"] = (torch.ones(2, device="cuda") * 2).device
+            torch.ones(2, device="cuda") + torch.ones(2)
+        except RuntimeError as exc:
+            result["error"] = str(exc)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert result["moved"] == CUDA and result["op"] == CUDA
+    assert result["error"].startswith("Expected all tensors to be on the same device")
+    gen = torch.Generator(device="cuda")
+    assert gen.device == CUDA and isinstance(gen, torch.Generator)
+    gen.manual_seed(7)
+    a = torch.randn(4, device="cuda", generator=gen)
+    gen.manual_seed(7)
+    b = torch.randn(4, device="cuda", generator=gen)
+    assert a.device == CUDA and torch.equal(a.cpu(), b.cpu())
+
+
+def test_save_whole_model_and_reload(cuda_env, tmp_path):
+    """torch.save(model) of a CUDA module and torch.load(weights_only=False) give back a module with
+    CUDA parameters (map_location="cpu" gives CPU ones)."""
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3)).cuda()
+    path = tmp_path / "model.pt"
+    torch.save(model, path)
+    again = torch.load(path, weights_only=False)
+    assert all(p.device == CUDA for p in again.parameters())
+    assert all(isinstance(p, nn.Parameter) for p in again.parameters())
+    assert again[1].running_mean.device == CUDA
+    on_cpu = torch.load(path, weights_only=False, map_location="cpu")
+    assert all(p.device.type == "cpu" for p in on_cpu.parameters())
+
+
+def test_rnn_hidden_state_on_wrong_device(cuda_env):
+    """A CUDA GRU started from a CPU hidden state raises "Input and hidden tensors are not at the
+    same device, found input tensor at cuda:0 and hidden tensor at cpu"; with a CUDA state it runs."""
+    gru = nn.GRU(3, 4, batch_first=True).cuda()
+    x = torch.randn(2, 5, 3, device="cuda")
+    with pytest.raises(RuntimeError) as info:
+        gru(x, torch.zeros(1, 2, 4))
+    assert str(info.value) == (
+        "Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu"
+    )
+    out, h = gru(x, torch.zeros(1, 2, 4, device="cuda"))
+    assert out.device == CUDA and h.device == CUDA
