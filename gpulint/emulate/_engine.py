@@ -39,8 +39,11 @@ and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Pyt
    autocast (CUDA autocast state is mirrored to CPU autocast, because the CPU kernels consult the
    CPU autocast key), and DataLoader pinning.
 
-Only ATen operators dispatched on the thread that entered the emulation are checked: the mode is
-thread-local, as ``TorchDispatchMode`` is.
+The dispatch mode is thread-local, so Python threads started while emulating (DataLoader's pin
+thread, prefetchers) enter it too; work on threads started earlier, or on C++ threads, is not
+checked. ``nn.DataParallel`` works: CUDA's scatter/gather/broadcast are replaced by copies and the
+replicas run one after another. RNNs check hidden state and weights against the input's device in
+C++ composite code the mode cannot see, so ``torch._VF.lstm/gru/rnn_*`` are wrapped to do it.
 
 What it cannot emulate
 ======================
