@@ -10,7 +10,7 @@ Importing this package does not import torch; torch is imported when emulation s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpulint.emulate._errors import EmulationUnsupported
 from gpulint.emulate.sizes import format_size, parse_size
@@ -19,12 +19,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from gpulint.emulate._engine import EmulatedCuda
 
 __all__ = [
-    "run_script",
-    "emulated_cuda",
-    "parse_size",
-    "format_size",
-    "EmulationUnsupported",
     "EXIT_UNSUPPORTED",
+    "EmulationUnsupported",
+    "emulated_cuda",
+    "format_size",
+    "parse_size",
+    "run_script",
 ]
 
 #: exit code of ``gpulint run`` when the script reaches a feature that cannot be emulated
@@ -48,7 +48,7 @@ def run_script(
     return _run(script, list(args), gpus=gpus, gpu_memory=gpu_memory, force=force)
 
 
-def emulated_cuda(gpus: int = 1, memory: int | None = None) -> "EmulatedCuda":
+def emulated_cuda(gpus: int = 1, memory: int | None = None) -> EmulatedCuda:
     """Context manager that activates emulated CUDA in this process (imports torch)."""
     from gpulint.emulate._engine import EmulatedCuda
 

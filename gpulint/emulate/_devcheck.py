@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -49,7 +50,7 @@ class OpInfo:
 _YAML_INDEX: dict[str, OpInfo] | None = None
 _FUNC_CACHE: dict[Any, OpInfo | None] = {}
 
-_ENTRY_RE = re.compile(r"^- func: ([A-Za-z0-9_.]+)\(", re.M)
+_ENTRY_RE = re.compile(r"^- func: ([A-Za-z0-9_.]+)\(", re.MULTILINE)
 
 
 def _load_yaml_index() -> dict[str, OpInfo]:
@@ -130,7 +131,8 @@ def _fmt(code: int) -> str:
 
 
 def _is_tensor_type(type_str: str) -> bool:
-    return type_str.startswith("Tensor") or type_str.startswith("Optional[Tensor]") or "Tensor" in type_str
+    # "Tensor", "Optional[Tensor]", "List[Tensor]", "List[Optional[Tensor]]"
+    return "Tensor" in type_str
 
 
 def _bound_arguments(func: Any, args: tuple, kwargs: dict) -> list[tuple[Any, Any]]:

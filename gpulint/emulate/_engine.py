@@ -73,7 +73,8 @@ import time
 import warnings
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
@@ -82,7 +83,7 @@ from gpulint.emulate import _devcheck
 from gpulint.emulate._errors import EmulationUnsupported
 from gpulint.emulate.sizes import format_cuda_size
 
-__all__ = ["EmulatedCuda", "EmulationUnsupported", "active", "DEFAULT_TOTAL_MEMORY"]
+__all__ = ["DEFAULT_TOTAL_MEMORY", "EmulatedCuda", "EmulationUnsupported", "active"]
 
 _TB = torch._C.TensorBase
 _Tensor = torch.Tensor
@@ -92,15 +93,15 @@ OTHER = -2
 DEFAULT_TOTAL_MEMORY = 80 * 1024**3  # reported when --gpu-memory is not given (no limit enforced)
 _BLOCK = 512  # CUDA caching allocator rounds every block to 512 bytes
 
-_ACTIVE: "EmulatedCuda | None" = None
+_ACTIVE: EmulatedCuda | None = None
 
 
-def active() -> "EmulatedCuda | None":
+def active() -> EmulatedCuda | None:
     """The emulator currently installed in this process, if any."""
     return _ACTIVE
 
 
-def _need_active() -> "EmulatedCuda":
+def _need_active() -> EmulatedCuda:
     emu = _ACTIVE
     if emu is None:
         raise RuntimeError("gpulint emulated CUDA is not active")
@@ -288,7 +289,7 @@ class _DeviceMove(torch.autograd.Function):
     def backward(ctx: Any, grad: torch.Tensor) -> Any:
         if grad is None:
             return None, None, None, None
-        return _raw_copy(grad, ctx.src if ctx.src >= CPU else CPU, ctx.src_dtype), None, None, None
+        return _raw_copy(grad, max(ctx.src, CPU), ctx.src_dtype), None, None, None
 
 
 def _copy_to(t: torch.Tensor, code: int, dtype: Any = None, memory_format: Any = None) -> torch.Tensor:
@@ -483,22 +484,25 @@ def _plain_type_as(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
 # The dispatch mode
 # --------------------------------------------------------------------------------------------
 _aten = torch.ops.aten
-_SPECIAL_PIN = {_aten._pin_memory.default}
-_SPECIAL_IS_PINNED = {_aten.is_pinned.default}
 _COPY_IN_PLACE = frozenset({"aten::copy_", "aten::_copy_from", "aten::_copy_from_and_resize", "aten::set_", "aten::_foreach_copy_"})
 _FACTORY_NOT_ON_INPUT = frozenset({"aten::_to_copy"})
 
 
-@functools.lru_cache(maxsize=None)
-def _func_flags(func: Any) -> tuple[bool, bool, str]:
-    """(is_random, is_mutating, qualified name)."""
-    try:
-        tags = func.tags
-    except Exception:  # pragma: no cover
-        tags = ()
-    is_random = torch.Tag.nondeterministic_seeded in tags
-    schema = func._schema
-    return is_random, bool(schema.is_mutable), schema.name
+_FLAGS: dict[int, tuple[Any, bool, bool, str]] = {}
+
+
+def _func_flags(func: Any) -> tuple[Any, bool, bool, str]:
+    """(func, is_random, is_mutating, qualified name), cached by identity (OpOverload hashing is slow)."""
+    flags = _FLAGS.get(id(func))
+    if flags is None:
+        try:
+            tags = func.tags
+        except Exception:  # pragma: no cover
+            tags = ()
+        schema = func._schema
+        flags = (func, torch.Tag.nondeterministic_seeded in tags, bool(schema.is_mutable), schema.name)
+        _FLAGS[id(func)] = flags  # keeps func alive, so its id stays unique
+    return flags
 
 
 class _EmulationMode(TorchDispatchMode):
@@ -508,7 +512,7 @@ class _EmulationMode(TorchDispatchMode):
         # a torch._dynamo.disable wrapper (and the first one would import torch._dynamo: ~2 s)
         return False
 
-    def __init__(self, emu: "EmulatedCuda") -> None:
+    def __init__(self, emu: EmulatedCuda) -> None:
         super().__init__()
         self.emu = emu
 
@@ -563,10 +567,8 @@ class EmulatedCuda:
         self._live[key] = (index, size)
         self.allocated[index] += size
         self._total += size
-        if self.allocated[index] > self.peak[index]:
-            self.peak[index] = self.allocated[index]
-        if self._total > self.peak_total:
-            self.peak_total = self._total
+        self.peak[index] = max(self.peak[index], self.allocated[index])
+        self.peak_total = max(self.peak_total, self._total)
         weakref.finalize(storage, self._release, key)
 
     def _release(self, key: int) -> None:
@@ -671,12 +673,12 @@ class EmulatedCuda:
             kwargs = dict(kwargs)
             kwargs["pin_memory"] = False
 
-        if func in _SPECIAL_IS_PINNED:
+        _, is_random, is_mutating, name = _func_flags(func)
+        if name == "aten::is_pinned":
             return False
-        if func in _SPECIAL_PIN:
+        if name == "aten::_pin_memory":
             return args[0].clone()
 
-        is_random, is_mutating, name = _func_flags(func)
         if mixed:
             common = _devcheck.resolve_mixed(func, args, kwargs, code_of)
             if device_kw is None:
@@ -785,7 +787,7 @@ class EmulatedCuda:
         self._patches.append((obj, name, old))
         setattr(obj, name, value)
 
-    def __enter__(self) -> "EmulatedCuda":
+    def __enter__(self) -> EmulatedCuda:
         global _ACTIVE
         if _ACTIVE is not None:
             raise RuntimeError("emulated CUDA is already active in this process")
@@ -800,7 +802,7 @@ class EmulatedCuda:
             raise
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         global _ACTIVE
         try:
             if self._mode is not None:
@@ -939,7 +941,7 @@ class _Event:
     def synchronize(self) -> None:
         pass
 
-    def elapsed_time(self, end_event: "_Event") -> float:
+    def elapsed_time(self, end_event: _Event) -> float:
         if not self.enable_timing or not end_event.enable_timing:
             raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
         if self._time is None or end_event._time is None:
@@ -1050,7 +1052,7 @@ def _refused_class(name: str, feature: str, reason: str) -> type:
     return type(name, (_RefusedClass,), {"_feature": feature, "_reason": reason})
 
 
-def _install(emu: EmulatedCuda) -> None:  # noqa: C901 - a flat list of patches
+def _install(emu: EmulatedCuda) -> None:
     cuda = torch.cuda
     p = emu._patch
 
@@ -1161,7 +1163,7 @@ def _install(emu: EmulatedCuda) -> None:  # noqa: C901 - a flat list of patches
         "_exchange_device": exchange_device,
         "_maybe_exchange_device": exchange_device,
         "get_device_name": lambda device=None: get_device_properties(device).name,
-        "get_device_capability": lambda device=None: (8, 0) if idx_of(device) >= 0 else (8, 0),
+        "get_device_capability": lambda device=None: (idx_of(device), (8, 0))[1],
         "get_device_properties": get_device_properties,
         "get_arch_list": lambda: ["sm_80"],
         "synchronize": synchronize,

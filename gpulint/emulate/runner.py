@@ -11,7 +11,7 @@ from typing import Any
 
 from gpulint.emulate._errors import EmulationUnsupported
 
-__all__ = ["run_script", "EXIT_UNSUPPORTED", "PREFIX"]
+__all__ = ["EXIT_UNSUPPORTED", "PREFIX", "run_script"]
 
 EXIT_UNSUPPORTED = 3
 PREFIX = "gpulint run:"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["parse_size", "format_size", "format_cuda_size"]
+__all__ = ["format_cuda_size", "format_size", "parse_size"]
 
 _UNITS = {
     "": 1,

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -65,7 +66,7 @@ def run_gpulint(tmp_path: Any):
         env = dict(os.environ)
         env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("OMP_NUM_THREADS", "1")
-        return subprocess.run(
+        return subprocess.run(  # noqa: PLW1510 - the exit code is what the tests look at
             [sys.executable, "-m", "gpulint.emulate", *options, str(script), *args],
             input=stdin,
             capture_output=True,

@@ -12,8 +12,8 @@ import io
 import numpy as np
 import pytest
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 CUDA = torch.device("cuda", 0)
 
