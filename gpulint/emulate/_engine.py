@@ -245,6 +245,13 @@ def _target_code(device: Any) -> int:
     return OTHER
 
 
+def _itemsize(dtype: Any) -> int:
+    try:
+        return torch.empty((), dtype=dtype).element_size() if not isinstance(dtype, torch.dtype) else dtype.itemsize
+    except Exception:  # pragma: no cover - exotic dtypes
+        return 1
+
+
 def _m_device(self: torch.Tensor) -> torch.device:
     return type(self)._gl_device
 
@@ -403,14 +410,29 @@ _STANDALONE_SAVE_TAGS: dict[int, tuple[Any, int]] = {}
 
 
 def _m_repr(self: torch.Tensor, *, tensor_contents: Any = None) -> str:
-    text = torch._tensor_str._str(self, tensor_contents=tensor_contents)
-    name = type(self).__name__
-    if text.startswith(name + "("):
-        pad = len(name) + 1
-        text = "tensor(" + text[pad:].replace("\n" + " " * pad, "\n" + " " * len("tensor("))
-    if isinstance(self, torch.nn.Parameter) and _BASE_OF.get(type(self)) is not _Tensor:
+    """PyTorch's own formatting, as for a plain CUDA tensor (``tensor(..., device='cuda:0')``)."""
+    cls = type(self)
+    base = _BASE_OF.get(cls, _Tensor)
+    device = cls._gl_device
+    saved = _Tensor.__dict__.get("device", _MISSING)
+
+    def device_of(t: torch.Tensor) -> torch.device:
+        return device if t is self else _TB.device.__get__(t)
+
+    self.__class__ = base  # the formatter prints plain "tensor(" only for exact Tensor/Parameter
+    _Tensor.device = property(device_of)  # type: ignore[assignment, method-assign]
+    try:
+        text = torch._tensor_str._str(self, tensor_contents=tensor_contents)
+    finally:
+        if saved is _MISSING:
+            del _Tensor.device
+        else:
+            _Tensor.device = saved  # type: ignore[method-assign]
+        self.__class__ = cls
+    if issubclass(base, torch.nn.Parameter):
         return "Parameter containing:\n" + text
     return text
+
 
 _MIXIN: dict[str, Any] = {
     "__torch_function__": torch._C._disabled_torch_function_impl,
@@ -571,6 +593,23 @@ class EmulatedCuda:
         self.peak_total = max(self.peak_total, self._total)
         weakref.finalize(storage, self._release, key)
 
+    def _precheck_allocation(self, args: tuple, kwargs: dict, index: int) -> None:
+        """Refuse a factory or a host-to-device copy that cannot fit, before the CPU allocates it."""
+        nbytes = None
+        first = args[0] if args else None
+        if isinstance(first, torch.Tensor):
+            dtype = kwargs.get("dtype") or first.dtype
+            nbytes = first.numel() * _itemsize(dtype)
+        elif isinstance(first, (list, tuple)) and all(isinstance(n, int) for n in first):
+            numel = 1
+            for n in first:
+                numel *= n
+            nbytes = numel * _itemsize(kwargs.get("dtype") or torch.get_default_dtype())
+        if nbytes is not None:
+            size = ((nbytes + _BLOCK - 1) // _BLOCK) * _BLOCK
+            if self.allocated[index] + size > self.memory:  # type: ignore[operator]
+                self._raise_oom(index, size)
+
     def _release(self, key: int) -> None:
         self._wild_adopted.pop(key, None)
         rec = self._live.pop(key, None)
@@ -703,6 +742,8 @@ class EmulatedCuda:
                             r.__class__ = _WildTensor
             return result
 
+        if self.memory is not None and dev != out_dev:
+            self._precheck_allocation(args, kwargs, out_dev)
         try:
             if is_random:
                 result = self._run_random(func, args, kwargs, out_dev)

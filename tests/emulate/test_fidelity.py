@@ -711,3 +711,27 @@ def test_rnn_hidden_state_on_wrong_device(cuda_env):
     )
     out, h = gru(x, torch.zeros(1, 2, 4, device="cuda"))
     assert out.device == CUDA and h.device == CUDA
+
+
+@pytest.mark.gpu_memory(64 * 1024 * 1024)
+def test_huge_allocation_is_a_cuda_oom_not_a_host_failure(cuda_env):
+    """Asking for far more than the device holds (here 1 TiB) raises torch.OutOfMemoryError naming the
+    requested size, also when copying a host tensor that does not fit."""
+    with pytest.raises(torch.OutOfMemoryError) as info:
+        torch.zeros(1024**4 // 4, device="cuda")
+    assert "Tried to allocate 1024.00 GiB" in str(info.value)
+    total = torch.cuda.get_device_properties(0).total_memory
+    if total <= 2 * 1024**3:
+        host = torch.empty(total // 4 + 1024 * 1024, dtype=torch.float32)
+        with pytest.raises(torch.OutOfMemoryError):
+            host.to("cuda")
+
+
+def test_parameter_repr_and_type_string(cuda_env):
+    """repr of a CUDA Parameter is "Parameter containing:\\ntensor(..., device='cuda:0',
+    requires_grad=True)"; Tensor.type() of CUDA tensors names the torch.cuda type."""
+    p = nn.Parameter(torch.ones(2, device="cuda"))
+    assert isinstance(p, nn.Parameter) and p.device == CUDA
+    assert repr(p) == "Parameter containing:\ntensor([1., 1.], device='cuda:0', requires_grad=True)"
+    assert torch.ones(1, device="cuda", dtype=torch.float16).type() == "torch.cuda.HalfTensor"
+    assert torch.ones(1, device="cuda", dtype=torch.int64).type() == "torch.cuda.LongTensor"
