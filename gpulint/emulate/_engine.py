@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import threading
 import time
@@ -562,6 +563,8 @@ class EmulatedCuda:
         self._total = 0
         self._live: dict[int, tuple[int, int]] = {}
         self._wild_adopted: dict[int, int] = {}
+        self._pinned: set[int] = set()
+        self._forked = False  # set in a child forked while emulating: CUDA cannot be used there
         self.generators = [torch.Generator() for _ in range(self.gpus)]
         self.unsupported_seen: list[EmulationUnsupported] = []
         self._patches: list[tuple[Any, str, Any]] = []
@@ -570,6 +573,15 @@ class EmulatedCuda:
         self._load_tags: dict[int, tuple[Any, int]] = {}
         self._io_depth = 0
         self._thread = threading.get_ident()
+
+    # ---- pinned host memory (a copy, remembered as pinned) ------------------------------------
+    def _pin(self, t: torch.Tensor) -> torch.Tensor:
+        out = t.clone()
+        storage = out.untyped_storage()
+        key = storage._cdata
+        self._pinned.add(key)
+        weakref.finalize(storage, self._pinned.discard, key)
+        return out
 
     # ---- wild buffers -------------------------------------------------------------------------
     def _adopt(self, t: torch.Tensor, index: int) -> None:
@@ -714,9 +726,9 @@ class EmulatedCuda:
 
         _, is_random, is_mutating, name = _func_flags(func)
         if name == "aten::is_pinned":
-            return False
+            return code_of(args[0]) == CPU and args[0].untyped_storage()._cdata in self._pinned
         if name == "aten::_pin_memory":
-            return args[0].clone()
+            return self._pin(args[0])
 
         if mixed:
             common = _devcheck.resolve_mixed(func, args, kwargs, code_of)
@@ -742,6 +754,11 @@ class EmulatedCuda:
                             r.__class__ = _WildTensor
             return result
 
+        if self._forked:
+            raise RuntimeError(
+                "Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
+                "you must use the 'spawn' start method"
+            )
         if self.memory is not None and dev != out_dev:
             self._precheck_allocation(args, kwargs, out_dev)
         try:
@@ -878,6 +895,14 @@ class EmulatedCuda:
 
 
 _MISSING = object()
+
+
+def _after_fork_in_child() -> None:
+    if _ACTIVE is not None:
+        _ACTIVE._forked = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 _COPY_CONSTRUCT_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
     "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
@@ -1040,6 +1065,12 @@ def _generator_factory(real: type) -> type:
     return Generator
 
 
+_FOREACH_DEVICE_MESSAGE = (
+    "Tensors of the same index must be on the same device and the same dtype except `step` tensors that "
+    "can be CPU and float32/64, and optimizer states that can be bfloat16 for mixed-precision training"
+)
+
+
 def _regroup(groups: dict) -> dict:
     """Split ``_group_tensors_by_device_and_dtype`` results by emulated device."""
     out: dict = {}
@@ -1049,12 +1080,17 @@ def _regroup(groups: dict) -> dict:
             continue
         buckets: dict[int, list[int]] = {}
         for pos in range(len(lists[0])):
-            code = CPU
+            code = None
             for lst in lists:
-                if lst and lst[pos] is not None:
-                    code = code_of(lst[pos])
-                    break
-            buckets.setdefault(code if code >= 0 else CPU, []).append(pos)
+                t = lst[pos] if lst else None
+                if t is None:
+                    continue
+                c = max(code_of(t), CPU)
+                if code is None:
+                    code = c
+                elif c != code and not (c == CPU and t.numel() == 1 and t.dtype in (torch.float32, torch.float64)):
+                    raise RuntimeError(_FOREACH_DEVICE_MESSAGE)
+            buckets.setdefault(CPU if code is None else code, []).append(pos)
         if len(buckets) == 1:
             code = next(iter(buckets))
             key_dev = device if code == CPU else torch.device("cuda", code)
@@ -1278,12 +1314,6 @@ def _install(emu: EmulatedCuda) -> None:
         }.items():
             if hasattr(acc, name):
                 p(acc, name, value)
-    try:
-        import torch.utils.data._utils.pin_memory as pin_mod
-
-        p(pin_mod, "pin_memory", lambda data, device=None: data)
-    except Exception:  # pragma: no cover
-        pass
 
     # torch.tensor(..., device="cuda"): build on the CPU, then move with an operator we see
     prev_lift = torch._C._only_lift_cpu_tensors()

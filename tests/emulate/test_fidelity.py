@@ -491,16 +491,70 @@ def test_grad_scaler_scales_unscales_and_skips_inf_steps(cuda_env):
 
 @pytest.mark.parametrize("workers", [0, 1])
 def test_dataloader_pin_memory(cuda_env, workers):
-    """DataLoader(pin_memory=True) yields CPU batches that .to("cuda", non_blocking=True) moves to
-    the GPU."""
+    """DataLoader(pin_memory=True) yields pinned CPU batches that .to("cuda", non_blocking=True)
+    moves to the GPU."""
     ds = torch.utils.data.TensorDataset(torch.arange(12.0).reshape(6, 2), torch.arange(6))
     seen = []
     for xb, yb in torch.utils.data.DataLoader(ds, batch_size=4, pin_memory=True, num_workers=workers):
-        assert xb.device.type == "cpu"
+        assert xb.device.type == "cpu" and xb.is_pinned()
         moved = xb.to("cuda", non_blocking=True)
         assert moved.device == CUDA
         seen.append(yb.tolist())
     assert seen == [[0, 1, 2, 3], [4, 5]]
+    assert torch.ones(3).pin_memory().is_pinned() and not torch.ones(3).is_pinned()
+
+
+def test_pinning_a_cuda_batch_fails(cuda_env):
+    """A collate_fn that already moved the batch to CUDA cannot be combined with pin_memory=True:
+    "cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned"."""
+    ds = torch.utils.data.TensorDataset(torch.randn(4, 2))
+    loader = torch.utils.data.DataLoader(
+        ds, batch_size=2, pin_memory=True, collate_fn=lambda b: torch.stack([x for (x,) in b]).cuda()
+    )
+    with pytest.raises(RuntimeError) as info:
+        next(iter(loader))
+    assert "cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned" in str(info.value)
+
+
+class _CudaItems(torch.utils.data.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return torch.ones(2).cuda() * i
+
+
+def test_cuda_in_forked_dataloader_worker_fails(cuda_env):
+    """Using CUDA in a forked DataLoader worker after the parent used CUDA fails with "Cannot
+    re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the
+    'spawn' start method"."""
+    torch.ones(1, device="cuda")  # the parent has initialised CUDA
+    loader = torch.utils.data.DataLoader(_CudaItems(), batch_size=2, num_workers=1, multiprocessing_context="fork")
+    with pytest.raises(RuntimeError) as info:
+        next(iter(loader))
+    assert "Cannot re-initialize CUDA in forked subprocess" in str(info.value)
+
+
+def test_optimizer_state_left_on_cpu_fails_foreach_step(cuda_env):
+    """Adam(foreach=True) whose moments were restored on the CPU while its parameters are on CUDA
+    fails: "Tensors of the same index must be on the same device and the same dtype except `step`
+    tensors that can be CPU and float32/64 ..."."""
+    cpu_model = nn.Linear(3, 2)
+    cpu_opt = torch.optim.Adam(cpu_model.parameters(), foreach=True)
+    cpu_model(torch.randn(4, 3)).sum().backward()
+    cpu_opt.step()
+    state = cpu_opt.state_dict()
+    model = nn.Linear(3, 2)
+    opt = torch.optim.Adam(model.parameters(), foreach=True)
+    opt.load_state_dict(state)  # moments follow the (CPU) parameters
+    model.cuda()  # ... which then move; the moments stay behind
+    model(torch.randn(4, 3, device="cuda")).sum().backward()
+    with pytest.raises(RuntimeError) as info:
+        opt.step()
+    assert str(info.value).startswith(
+        "Tensors of the same index must be on the same device and the same dtype except `step` tensors "
+        "that can be CPU and float32/64"
+    )
 
 
 # --- memory -------------------------------------------------------------------------------------------------
