@@ -86,7 +86,11 @@ DATASET_BASES = frozenset(
      "torch.utils.data.TensorDataset"}
 )
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential",
-                          "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+                          "torch.nn.ModuleList", "torch.nn.ModuleDict",
+                          # LightningModule subclasses nn.Module
+                          "lightning.LightningModule", "lightning.pytorch.LightningModule",
+                          "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+                          "lightning.pytorch.core.LightningModule"})
 WRAPPER_CLASSES = frozenset(
     {
         "torch.nn.DataParallel",
@@ -296,6 +300,8 @@ class _Collector(cst.CSTVisitor):
         elif t is cst.For:
             m.fors.append(node)
             self._bind_target(node.target, node.iter, "for", ())
+        elif t is cst.While:
+            m.whiles.append(node)
         elif t is cst.With:
             m.withs.append(node)
             for item in node.items:
@@ -440,6 +446,7 @@ class ScriptModel:
         self.bindings: dict[tuple[cst.CSTNode, str], list[Binding]] = {}
         self.calls: list[cst.Call] = []
         self.fors: list[cst.For] = []
+        self.whiles: list[cst.While] = []
         self.withs: list[cst.With] = []
         self.functions: dict[str, list[cst.FunctionDef]] = {}
         self.classes: dict[str, ClassInfo] = {}
