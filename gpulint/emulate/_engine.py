@@ -392,22 +392,15 @@ def _m_pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
 def _m_reduce_ex(self: torch.Tensor, proto: int) -> Any:
     """Pickle like a real CUDA tensor: plain ``_rebuild_tensor_v2`` with a ``cuda:i`` storage."""
     emu = _ACTIVE
-    if emu is not None:
+    if emu is not None and emu._io_depth > 0:  # inside torch.save: the tagger will write cuda:i
         emu._mark_for_save(self)
-    else:
-        _STANDALONE_SAVE_TAGS[self.untyped_storage()._cdata] = (self.untyped_storage(), type(self)._gl_index)
     state = torch._utils._get_obj_state(self)
     if isinstance(state, dict) and state.get("_is_param"):
-        state = {k: v for k, v in state.items() if k != "_is_param"}
-        data = self.detach()
-        return (torch._utils._rebuild_parameter, (data, self.requires_grad, OrderedDict()))
+        return (torch._utils._rebuild_parameter, (self.detach(), self.requires_grad, OrderedDict()))
     func, args = self._reduce_ex_internal(proto)
     if not state:
         return func, args
     return (torch._utils._rebuild_from_type_v2, (func, torch.Tensor, args, state))
-
-
-_STANDALONE_SAVE_TAGS: dict[int, tuple[Any, int]] = {}
 
 
 def _m_repr(self: torch.Tensor, *, tensor_contents: Any = None) -> str:
@@ -506,9 +499,7 @@ def _plain_type_as(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
 # --------------------------------------------------------------------------------------------
 # The dispatch mode
 # --------------------------------------------------------------------------------------------
-_aten = torch.ops.aten
 _COPY_IN_PLACE = frozenset({"aten::copy_", "aten::_copy_from", "aten::_copy_from_and_resize", "aten::set_", "aten::_foreach_copy_"})
-_FACTORY_NOT_ON_INPUT = frozenset({"aten::_to_copy"})
 
 
 _FLAGS: dict[int, tuple[Any, bool, bool, str]] = {}
@@ -821,7 +812,7 @@ class EmulatedCuda:
     def _tagger(self, storage: Any) -> str | None:
         if _ACTIVE is not self:
             return None
-        rec = self._save_tags.get(getattr(storage, "_cdata", None)) or _STANDALONE_SAVE_TAGS.get(getattr(storage, "_cdata", None))
+        rec = self._save_tags.get(getattr(storage, "_cdata", None))
         if rec is None:
             return None
         return f"cuda:{rec[1]}"
@@ -1422,7 +1413,6 @@ def _install(emu: EmulatedCuda) -> None:
             emu._io_depth -= 1
             if emu._io_depth == 0:
                 emu._save_tags.clear()
-                _STANDALONE_SAVE_TAGS.clear()
 
     def load(*args: Any, **kwargs: Any) -> Any:
         emu._io_depth += 1
