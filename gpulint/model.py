@@ -1077,8 +1077,9 @@ class ScriptModel:
 
     @property
     def is_script(self) -> bool:
-        """The file runs something: a `__main__` guard, top-level loops/with/calls, or a backward pass.
-        A module of only imports, definitions and constants is a library."""
+        """The file runs something: a `__main__` guard, top-level loops or `with` blocks, a top-level
+        call of one of its own functions, or a backward pass. A module of imports, definitions,
+        constants and registrations is a library."""
         for stmt in self.module.body:
             if isinstance(stmt, (cst.For, cst.While, cst.With)):
                 return True
@@ -1088,9 +1089,16 @@ class ScriptModel:
                     return True
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    # `main()` / `train(args)`: a function of this file run at import. (A call of an
+                    # imported function, e.g. a registration, does not make a library a script.)
+                    if (
+                        isinstance(small, cst.Expr)
+                        and isinstance(small.value, cst.Call)
+                        and isinstance(small.value.func, cst.Name)
+                        and small.value.func.value in self.functions
+                    ):
                         return True
-        return any(meth == "backward" for _c, _r, meth in self.method_calls("backward"))
+        return any(True for _ in self.method_calls("backward"))
 
     @property
     def frameworks(self) -> set[str]:

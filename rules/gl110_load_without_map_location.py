@@ -54,8 +54,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
     def check(self, ctx: Context):
         m = ctx.model
         loads = [c for c in m.iter_calls("torch.load", "torch.serialization.load")]
-        if not loads or not self._uses_devices(ctx):
-            return
+        if not loads or not m.is_script or not self._uses_devices(ctx):
+            return  # a library's loader is called by scripts that choose where tensors go
         facts = m.facts(DeviceFacts)
         for call in loads:
             pos = [a for a in call.args if a.keyword is None]
