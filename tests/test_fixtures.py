@@ -15,6 +15,7 @@ For every tests/fixtures/GLxxx/*.py:
 from __future__ import annotations
 
 import shutil
+import sys
 
 import pytest
 
@@ -134,6 +135,32 @@ def test_buggy_script_fails_on_cuda(case: Case, tmp_path):
     shutil.copy(case.path, target)
     proc = run_script(target, tmp_path)
     assert proc.returncode != 0, "the buggy script ran without error on CUDA"
+    assert case.fails_on_cuda in proc.stderr, proc.stderr[-3000:]
+
+
+# Emulated CUDA (gpulint run): the CUDA checks on a machine without a GPU -----------------------
+
+EMULATE = [sys.executable, "-m", "gpulint.emulate", "--force"]
+
+
+@pytest.mark.parametrize("case,script", RUNNABLE)
+def test_fixed_script_trains_on_emulated_cuda(case: Case, script, tmp_path):
+    target = tmp_path / script.name
+    shutil.copy(script, target)
+    proc = run_script(target, tmp_path, argv_prefix=EMULATE)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = train_result(proc.stdout)
+    assert result is not None, f"no GPULINT-TRAIN line as the last line of stdout:\n{proc.stdout[-2000:]}"
+    assert result["device"] == "cuda", result
+    assert trained(result), f"loss did not go down: {result}"
+
+
+@pytest.mark.parametrize("case", CRASHERS, ids=_ids(CRASHERS))
+def test_buggy_script_fails_on_emulated_cuda(case: Case, tmp_path):
+    target = tmp_path / case.path.name
+    shutil.copy(case.path, target)
+    proc = run_script(target, tmp_path, argv_prefix=EMULATE)
+    assert proc.returncode != 0, "the buggy script ran without error on emulated CUDA"
     assert case.fails_on_cuda in proc.stderr, proc.stderr[-3000:]
 
 
