@@ -552,7 +552,7 @@ class EmulatedCuda:
         self.peak = [0] * self.gpus
         self.peak_total = 0
         self._total = 0
-        self._live: dict[int, tuple[int, int]] = {}
+        self._live: dict[int, tuple[int, int, Any]] = {}
         self._wild_adopted: dict[int, int] = {}
         self._pinned: set[int] = set()
         self._forked = False  # set in a child forked while emulating: CUDA cannot be used there
@@ -589,12 +589,20 @@ class EmulatedCuda:
         size = ((nbytes + _BLOCK - 1) // _BLOCK) * _BLOCK
         if self.memory is not None and self.allocated[index] + size > self.memory:
             self._raise_oom(index, size)
-        self._live[key] = (index, size)
-        self.allocated[index] += size
+        # a plain weakref with a callback is much cheaper than weakref.finalize
+        self._live[key] = (index, size, weakref.ref(storage, functools.partial(self._on_dead, key)))
+        allocated = self.allocated[index] + size
+        self.allocated[index] = allocated
         self._total += size
-        self.peak[index] = max(self.peak[index], self.allocated[index])
-        self.peak_total = max(self.peak_total, self._total)
-        weakref.finalize(storage, self._release, key)
+        if allocated > self.peak[index]:
+            self.peak[index] = allocated
+        if self._total > self.peak_total:
+            self.peak_total = self._total
+
+    def _on_dead(self, key: int, ref: Any) -> None:
+        rec = self._live.get(key)
+        if rec is not None and rec[2] is ref:
+            self._release(key)
 
     def _precheck_allocation(self, args: tuple, kwargs: dict, index: int) -> None:
         """Refuse a factory or a host-to-device copy that cannot fit, before the CPU allocates it."""
@@ -617,7 +625,7 @@ class EmulatedCuda:
         self._wild_adopted.pop(key, None)
         rec = self._live.pop(key, None)
         if rec is not None:
-            index, size = rec
+            index, size, _ = rec
             self.allocated[index] -= size
             self._total -= size
 
