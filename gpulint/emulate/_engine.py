@@ -8,7 +8,10 @@ autograd engine asks the CUDA device-guard for the tensor's stream as soon as a 
 a CPU build has no CUDA guard, so the process aborts (``PyTorch is not linked with support for
 cuda devices``; even ``torch._C._ensureCUDADeviceGuardSet()`` does not help on a CPU-only wheel).
 The ``privateuse1`` backend could have a Python guard, but it cannot be named "cuda", so scripts
-would see ``privateuseone:0``. The "meta" device has no values, so nothing could train.
+would see ``privateuseone:0``. The "meta" device and ``FakeTensorMode`` carry no values, so nothing
+could train or print a loss. A ``TorchFunctionMode`` alone would miss every tensor made below the
+Python API (gradients from the autograd engine, optimizer ``foreach`` results, tensors made inside
+C++ composites) and would turn each ``.shape``/``.device`` access into a Python call.
 
 So the emulator keeps every tensor a genuine CPU tensor for C++ (autograd, kernels, the dispatcher
 and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Python* layer:
@@ -26,7 +29,7 @@ and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Pyt
    optimizer state and views are produced by operators, so they are tagged like on a GPU. Random
    operators on the emulated device draw from a per-device generator (``torch.cuda.manual_seed``).
    Each new emulated storage is counted (rounded to the CUDA allocator's 512-byte blocks) until a
-   weakref finalizer on the storage fires: that is the emulated memory, its peak, and the
+   weakref callback on the storage fires: that is the emulated memory, its peak, and the
    ``--gpu-memory`` limit that raises ``torch.OutOfMemoryError``.
 3. **Python-level patches**, active only inside :class:`EmulatedCuda`: ``torch.cuda`` queries
    (``is_available``, ``device_count``, ``get_device_properties``, memory statistics, seeding,
@@ -37,7 +40,15 @@ and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Pyt
    ``torch.save``/``torch.load`` (a serialization tagger writes ``cuda:i`` locations like a GPU does;
    loading restores ``cuda`` locations as emulated tensors unless ``map_location`` says otherwise),
    autocast (CUDA autocast state is mirrored to CPU autocast, because the CPU kernels consult the
-   CPU autocast key), and DataLoader pinning.
+   CPU autocast key), the foreach grouping used by optimizers and ``clip_grad_norm_`` (regrouped by
+   emulated device, with CUDA's same-index device check), ``torch.Generator(device="cuda")``,
+   ``nn.DataParallel``'s scatter/gather, RNN device checks, and threads (see below).
+4. **Buffers made by C++ internals.** A factory reaching the mode with ``device=cpu`` but without
+   the ``pin_memory`` argument the Python argument parser always passes comes from C++ code using
+   some tensor's ``options()``: with an emulated input it belongs to that input's device; with no
+   tensor input (``F.one_hot``'s ``zeros``) it is a "wild" buffer that adopts the device of the first
+   emulated tensor written into it. Pinning returns a copy remembered as pinned; CUDA work in a
+   child forked while emulating raises CUDA's "Cannot re-initialize CUDA in forked subprocess".
 
 The dispatch mode is thread-local, so Python threads started while emulating (DataLoader's pin
 thread, prefetchers) enter it too; work on threads started earlier, or on C++ threads, is not
