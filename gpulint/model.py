@@ -277,8 +277,13 @@ class _Collector(cst.CSTVisitor):
     # generic hooks: parent map and scope bookkeeping
     def on_visit(self, node: cst.CSTNode) -> bool:
         m = self.m
+        m.kids[node] = []
+        m.order[node] = len(m.nodes)
+        m.nodes.append(node)
         if self.stack:
-            m.parents[node] = self.stack[-1]
+            parent = self.stack[-1]
+            m.parents[node] = parent
+            m.kids[parent].append(node)
         self.stack.append(node)
         t = type(node)
         if t is cst.Call:
@@ -422,6 +427,33 @@ class _Collector(cst.CSTVisitor):
         self._bind_name(name, target, value, how, index, annotation, scope=scope)
 
 
+_ACTIVE: "ScriptModel | None" = None  # the model built last in this process (one file at a time)
+
+
+def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    """`node.children`, from the recorded tree of the file being analysed when it has the node.
+
+    For helpers that walk subtrees without a model at hand; LibCST's own `.children` re-runs its
+    visitor machinery on every call."""
+    model = _ACTIVE
+    if model is not None:
+        found = model.kids.get(node)
+        if found is not None:
+            return found
+    return node.children
+
+
+def walk(node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
+    """Every node below `node` in source order (see ScriptModel.walk)."""
+    stack = list(reversed(children(node)))
+    while stack:
+        n = stack.pop()
+        yield n
+        if skip and isinstance(n, skip):
+            continue
+        stack.extend(reversed(children(n)))
+
+
 def _dotted(node: cst.CSTNode) -> str | None:
     if isinstance(node, cst.Name):
         return node.value
@@ -443,6 +475,11 @@ class ScriptModel:
         self.aliases: dict[str, str] = {}
         self.imported_modules: set[str] = set()
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        # The tree, recorded once: walking it again through LibCST's visitor machinery (or a
+        # node's `.children`, which runs that machinery) costs as much as the first walk.
+        self.kids: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+        self.nodes: list[cst.CSTNode] = []  # every node in source (pre-)order
+        self.order: dict[cst.CSTNode, int] = {}  # node -> position in `nodes`
         self.bindings: dict[tuple[cst.CSTNode, str], list[Binding]] = {}
         self.calls: list[cst.Call] = []
         self.fors: list[cst.For] = []
@@ -458,6 +495,29 @@ class ScriptModel:
         self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._inplace: dict[int, list[Move]] | None = None
         module.visit(_Collector(self))
+        global _ACTIVE
+        _ACTIVE = self
+
+    # the tree -----------------------------------------------------------------------------------
+    def children(self, node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+        """A node's children in source order (recorded by the model's one walk)."""
+        found = self.kids.get(node)
+        return found if found is not None else node.children
+
+    def walk(self, node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
+        """Every node below `node` (not `node` itself) in source order; the subtrees of nodes of
+        the `skip` types are not entered (the nodes themselves are yielded)."""
+        stack = list(reversed(self.children(node)))
+        while stack:
+            n = stack.pop()
+            yield n
+            if skip and isinstance(n, skip):
+                continue
+            stack.extend(reversed(self.children(n)))
+
+    def precedes(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """`a` starts before `b` in the source (both nodes of this file)."""
+        return self.order[a] < self.order[b]
 
     # derived facts ----------------------------------------------------------------------------
     def facts(self, provider: type):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.model import children as _children
+
 from gpulint.analysis.modules import (
     AttrAssign,
     ModuleClass,
@@ -98,7 +100,7 @@ class Decoder(nn.Module):
                 for b in ctx.model.bindings_of(node):
                     if b.how == "assign" and b.value is not None and b.value is not value:
                         yield from UnregisteredTensorAttribute._expr_nodes(ctx, b.value, depth + 1)
-            stack.extend(node.children)
+            stack.extend(_children(node))
 
     def _placed(self, ctx: Context, value) -> bool:
         """The tensor is created on a chosen device (`device=...`, `.to(...)`, `.cuda()`)."""
@@ -174,4 +176,4 @@ def _iter(node: cst.CSTNode):
     while stack:
         cur = stack.pop()
         yield cur
-        stack.extend(cur.children)
+        stack.extend(_children(cur))

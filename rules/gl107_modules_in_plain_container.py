@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.model import children as _children
+
 from gpulint.analysis.modules import ModuleClass, ModuleFacts, nn_prefix, self_attr
 from gpulint.rule import Context, Rule
 
@@ -259,7 +261,7 @@ def _nodes(root: cst.CSTNode):
     while stack:
         cur = stack.pop()
         yield cur
-        stack.extend(cur.children)
+        stack.extend(_children(cur))
 
 
 def _calls(root: cst.CSTNode):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.model import children as _children
+
 from gpulint.analysis.amp import FLOAT16, AmpFacts
 from gpulint.model import Kind, is_optimizer_qualname
 from gpulint.rule import Context, Rule
@@ -140,7 +142,7 @@ def _parameter_owners(node: cst.CSTNode):
     ):
         yield node.func.value.value
         return
-    for child in node.children:
+    for child in _children(node):
         yield from _parameter_owners(child)
 
 
@@ -151,5 +153,5 @@ def _names(node: cst.CSTNode):
     if isinstance(node, cst.Attribute):
         yield from _names(node.value)
         return
-    for child in node.children:
+    for child in _children(node):
         yield from _names(child)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.model import children as _children
+
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, LoaderInfo, Wrap
 from gpulint.rule import Context, Kind, Rule
 
@@ -741,7 +743,7 @@ def _walk(node):
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(n.children)
+        stack.extend(_children(n))
 
 
 def _str(node: cst.SimpleString):

@@ -21,6 +21,8 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
+from gpulint.model import children as _children
+
 from gpulint.model import SCALER_CLASSES, Kind, ScriptModel
 
 # qualified name -> (device type fixed by the API or None when it is the first argument,
@@ -153,21 +155,10 @@ class Iteration:
 # ---------------------------------------------------------------------------------------------
 
 
-class _Order(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.order: dict[cst.CSTNode, int] = {}
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.order[node] = len(self.order)
-        return True
-
-
 class AmpFacts:
     def __init__(self, model: ScriptModel) -> None:
         self.m = model
-        order = _Order()
-        model.module.visit(order)
-        self.order = order.order
+        self.order = model.order
         self._scope_cache = None
         self.regions: list[AutocastRegion] = []
         self.backwards: list[BackwardCall] = []
@@ -596,7 +587,7 @@ def _load_names(expr: cst.CSTNode) -> Iterator[cst.Name]:
         # bail out: a comprehension binds names of its own
         yield cst.Name("__gpulint_unresolvable__")
         return
-    for child in expr.children:
+    for child in _children(expr):
         if isinstance(child, cst.CSTNode):
             yield from _load_names(child)
 
@@ -637,19 +628,6 @@ class DeprecatedImport:
     old: str = ""  # the deprecated module the import reaches (`torch.cuda.amp`)
     uses: list[DeprecatedUse] = field(default_factory=list)
     reason: str | None = None  # why the group cannot be fixed
-
-
-class _Imports(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[cst.CSTNode] = []
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        self.found.append(node)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        self.found.append(node)
-        return False
 
 
 def _dotted_text(node: cst.CSTNode | None) -> str | None:
@@ -698,23 +676,8 @@ class DeprecatedAmp:
             self.direct.append(use)
 
     def _attribute_nodes(self) -> Iterator[cst.Attribute]:
-        class V(cst.CSTVisitor):
-            def __init__(self) -> None:
-                self.out: list[cst.Attribute] = []
-
-            def visit_Import(self, node) -> bool:
-                return False
-
-            def visit_ImportFrom(self, node) -> bool:
-                return False
-
-            def visit_Attribute(self, node: cst.Attribute) -> bool:
-                self.out.append(node)
-                return True
-
-        v = V()
-        self.m.module.visit(v)
-        return iter(v.out)
+        skip = (cst.Import, cst.ImportFrom)
+        return (n for n in self.m.walk(self.m.module, skip=skip) if type(n) is cst.Attribute)
 
     def _use(self, node: cst.BaseExpression, q: str) -> DeprecatedUse:
         kind, device = DEPRECATED_AMP[q]
@@ -731,10 +694,8 @@ class DeprecatedAmp:
 
     # uses through imports -------------------------------------------------------------------
     def _collect_imports(self) -> None:
-        visitor = _Imports()
-        self.m.module.visit(visitor)
         candidates = []
-        for stmt in visitor.found:
+        for stmt in (n for n in self.m.nodes if type(n) in (cst.Import, cst.ImportFrom)):
             group = self._import_group(stmt)
             if group is not None:
                 candidates.append(group)
@@ -765,14 +726,8 @@ class DeprecatedAmp:
                     self._add_reference(group, ref.node, full)
             self.imports.append(group)
 
-    _order: dict | None = None
-
     def _pos(self, node: cst.CSTNode) -> int:
-        if self._order is None:
-            o = _Order()
-            self.m.module.visit(o)
-            self._order = o.order
-        return self._order.get(node, 0)
+        return self.m.order.get(node, 0)
 
     def _import_group(self, stmt: cst.CSTNode):
         """(group, [(local name, qualified name)]) for a deprecated import, else None."""

@@ -33,29 +33,19 @@ _LOOPS = (cst.For, cst.While)
 ACCELERATOR_PREFIXES = ("cuda", "mps", "xpu", "hpu", "npu", "xla")
 
 
-class _Walker(cst.CSTVisitor):
-    def __init__(self, facts: "DeviceFacts") -> None:
-        self.f = facts
-        self.i = 0
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.f._order[node] = self.i
-        self.i += 1
-        t = type(node)
-        if t is cst.Name:
-            self.f._names.setdefault(node.value, []).append(node)
-        elif t is cst.SimpleString:
-            self.f.strings.append(node)
-        return True
-
-
 class DeviceFacts:
     def __init__(self, model: ScriptModel) -> None:
         self.m = model
         self._order: dict[cst.CSTNode, int] = {}
         self._names: dict[str, list[cst.Name]] = {}
         self.strings: list[cst.SimpleString] = []
-        model.module.visit(_Walker(self))
+        self._order = model.order  # the model's one walk, not a second one
+        for node in model.nodes:
+            t = type(node)
+            if t is cst.Name:
+                self._names.setdefault(node.value, []).append(node)
+            elif t is cst.SimpleString:
+                self.strings.append(node)
         self._targets = {id(b.node) for bs in model.bindings.values() for b in bs}
         self._acc_cache: dict[cst.CSTNode, bool] = {}
         self._acc_busy: set = set()

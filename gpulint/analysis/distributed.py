@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from gpulint.model import children as _children
+
 from gpulint.model import DATALOADER_CLASSES, Kind, ScriptModel
 
 DP_CLASSES = frozenset(
@@ -560,7 +562,7 @@ def _walk(node: cst.CSTNode):
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(n.children)
+        stack.extend(_children(n))
 
 
 def _is_sampler_qualname(q: str) -> bool:

@@ -27,6 +27,8 @@ from typing import Iterable
 
 import libcst as cst
 
+from gpulint.model import children as _children
+
 from gpulint.model import ClassInfo, Kind, ScriptModel
 
 # ---------------------------------------------------------------------------------------------
@@ -153,7 +155,7 @@ def _walk(node: cst.CSTNode, skip_defs: bool = True) -> Iterable[cst.CSTNode]:
     while stack:
         cur = stack.pop()
         yield cur
-        for child in reversed(cur.children):
+        for child in reversed(_children(cur)):
             if skip_defs and isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
             stack.append(child)

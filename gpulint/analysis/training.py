@@ -30,6 +30,8 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
+from gpulint.model import children as _children
+
 from gpulint.model import WRAPPER_CLASSES, Kind, ScriptModel
 
 GRAD_OFF = frozenset(
@@ -81,13 +83,13 @@ _DEFS = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 def walk(node: cst.CSTNode, into_defs: bool = True) -> Iterator[cst.CSTNode]:
     """Every node below `node` (not `node` itself), in source order."""
-    stack = list(reversed(node.children))
+    stack = list(reversed(_children(node)))
     while stack:
         n = stack.pop()
         yield n
         if not into_defs and isinstance(n, _DEFS):
             continue
-        stack.extend(reversed(n.children))
+        stack.extend(reversed(_children(n)))
 
 
 def dotted(node: cst.CSTNode | None) -> str | None:
