@@ -18,6 +18,8 @@ places, each with its own wording:
   input should be a MKLDNN tensor and weight is a dense tensor``.
 * ``embedding`` is ``weight.index_select(0, indices)`` on CUDA, so it fails in
   ``wrapper_CUDA__index_select`` with argument ``index``.
+* ``masked_fill`` checks its mask first: ``expected self and mask to be on the same device, but got
+  mask on cpu and self on cuda:0``.
 * Advanced indexing accepts CPU index tensors for a CUDA tensor, but not the reverse:
   ``indices should be either on cpu or on the same device as the indexed tensor (cpu)``.
 
@@ -193,6 +195,13 @@ def resolve_mixed(func: Any, args: tuple, kwargs: dict, code_of: Callable[[Any],
                         f"{_fmt(common)} and {_fmt(c)}!"
                     )
         return common if common is not None else CPU
+    if name in ("aten::masked_fill", "aten::masked_fill_"):
+        self_t, mask = args[0], args[1]
+        sc, mc = code_of(self_t), code_of(mask)
+        if sc != mc and sc >= CPU and mc >= CPU:
+            raise RuntimeError(
+                f"expected self and mask to be on the same device, but got mask on {_fmt(mc)} and self on {_fmt(sc)}"
+            )
     if name == "aten::embedding":
         weight, indices = args[0], args[1]
         wc, ic = code_of(weight), code_of(indices)

@@ -789,3 +789,15 @@ def test_parameter_repr_and_type_string(cuda_env):
     assert repr(p) == "Parameter containing:\ntensor([1., 1.], device='cuda:0', requires_grad=True)"
     assert torch.ones(1, device="cuda", dtype=torch.float16).type() == "torch.cuda.HalfTensor"
     assert torch.ones(1, device="cuda", dtype=torch.int64).type() == "torch.cuda.LongTensor"
+
+
+def test_masked_fill_with_cpu_mask(cuda_env):
+    """masked_fill of a CUDA tensor with a CPU mask raises "expected self and mask to be on the same
+    device, but got mask on cpu and self on cuda:0"; a CUDA mask works."""
+    scores = torch.randn(3, 3, device="cuda")
+    causal = torch.tril(torch.ones(3, 3))
+    with pytest.raises(RuntimeError) as info:
+        scores.masked_fill(causal == 0, float("-inf"))
+    assert str(info.value) == "expected self and mask to be on the same device, but got mask on cpu and self on cuda:0"
+    out = scores.masked_fill(causal.cuda() == 0, float("-inf"))
+    assert out.device == CUDA and torch.isinf(out.cpu()).sum().item() == 3
