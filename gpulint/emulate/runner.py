@@ -123,7 +123,7 @@ def run_script(
         _say(f"--gpus must be at least 1 (got {gpus})")
         return 2
     if not os.path.exists(script):
-        sys.stderr.write(f"{sys.executable}: can't open file {script!r}: [Errno 2] No such file or directory\n")
+        sys.stderr.write(f"{sys.executable}: can't open file {os.path.abspath(script)!r}: [Errno 2] No such file or directory\n")
         return 2
     import torch
 
