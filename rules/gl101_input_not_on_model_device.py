@@ -13,11 +13,11 @@ class InputNotOnModelDevice(Rule):
     code = "GL101"
     name = "input-not-on-model-device"
     summary = "The model is moved to a GPU, but the batches from the DataLoader reach it on the CPU."
-    message = "`{name}` comes from the DataLoader on the CPU and reaches `{callee}` on `{device}` unmoved; move it first: `{line}`"
+    message = "`{name}` comes from {source} on the CPU and reaches `{callee}` on `{device}` unmoved; move it first: `{line}`"
     fix_safety = "unsafe"
     default = True
     kind = "crash"
-    prefilter = r"DataLoader"
+    prefilter = r"DataLoader|return_tensors"
     explanation = '''
 A model moved with `model.to(device)` keeps its weights on the GPU; the batches a DataLoader
 yields stay on the CPU until they are moved. Passing them unmoved crashes the first step with
@@ -25,9 +25,14 @@ yields stay on the CPU until they are moved. Passing them unmoved crashes the fi
 cuda:0 and cpu!` (for `nn.Linear`: `... (when checking argument for argument mat1 in method
 wrapper_CUDA_addmm)`), an hour into a cluster job if the script was only tried on a laptop.
 
+The same holds for one batch taken with `next(iter(loader))` and for a tokenizer's
+`return_tensors="pt"` output (`model(**inputs)`).
+
 The fix (unsafe: it changes where the loop's tensors live) moves the batch at the top of the loop
-body with the same device expression the model was moved with: `x = x.to(device)` for tuple
-batches, `batch = {k: v.to(device) for k, v in batch.items()}` for dict batches.
+body (or right after the statement that made it) with the same device expression the model was
+moved with, or the model's own `next(model.parameters()).device`, never a literal device:
+`x = x.to(device)` for tuple batches, `batch = {k: v.to(device) for k, v in batch.items()}` for
+dict batches, `inputs = inputs.to(device)` for tokenizer output.
 
 The rule is silent when the loader has a `collate_fn` or a Dataset of the file that moves
 tensors itself, when the batch is re-bound or moved anywhere in the loop, and when the model's
@@ -76,7 +81,11 @@ for x, y in loader:
                 yield ctx.finding(
                     call,
                     self.message.format(
-                        name=origin, callee=ctx.code(call.func), device=device_text or "cuda", line=lines[origin]
+                        name=origin,
+                        source="the tokenizer" if ll.source == "tokenizer" else "the DataLoader",
+                        callee=ctx.code(call.func),
+                        device=device_text or "cuda",
+                        line=lines[origin],
                     ),
                     fix,
                 )
@@ -117,7 +126,9 @@ for x, y in loader:
                 continue
             use = reported[origin][1]
             arg = use.arg
-            if use.starred or (isinstance(arg, cst.Subscript) and _string_keys(arg)):
+            if ll.source == "tokenizer":  # a BatchEncoding: its .to() moves every tensor
+                lines[origin] = f"{origin} = {origin}{move}"
+            elif use.starred or (isinstance(arg, cst.Subscript) and _string_keys(arg)):
                 lines[origin] = f"{origin} = {{k: v{move} for k, v in {origin}.items()}}"
             elif isinstance(arg, cst.Subscript):
                 lines[origin] = f"{origin} = [t{move} for t in {origin}]"
@@ -127,6 +138,13 @@ for x, y in loader:
 
     @staticmethod
     def _fix(ctx: Context, ll, lines: dict[str, str]):
+        if ll.source is not None:  # one batch bound by a statement: move it right after
+            if not lines:
+                return None
+            return ctx.fix(
+                ctx.insert_after(ll.loop, "\n".join(lines.values())),
+                message="Move the batch to the model's device after it is made",
+            )
         body = ll.loop.body
         if not isinstance(body, cst.IndentedBlock) or not body.body or not lines:
             return None

@@ -34,8 +34,13 @@ class Use:
 
 @dataclass
 class LoaderLoop:
-    loop: cst.For
+    """Where batches come from: a `for` loop over a DataLoader, or (with `source` set) a statement
+    that binds one batch outside a loop: `x, y = next(iter(loader))`,
+    `inputs = tokenizer(..., return_tensors="pt")`. Uses are then the calls after it in its scope."""
+
+    loop: cst.For | cst.SimpleStatementLine
     loader: cst.BaseExpression
+    source: str | None = None  # None for loops; "next" or "tokenizer"
     targets: dict[str, cst.Name] = field(default_factory=dict)  # loop-target names
     uses: list[Use] = field(default_factory=list)
     module_calls: list[cst.Call] = field(default_factory=list)  # calls of Module-kind callees
@@ -63,6 +68,42 @@ class PlacementFacts:
             if loader is None or self._loader_places_batches(loader):
                 continue
             self.loops.append(self._analyse(loop, loader))
+        for stmt, value, source in self._single_batches():
+            self.loops.append(self._analyse(stmt, value, source))
+
+    def _single_batches(self):
+        """Statements binding one batch outside a loop (see LoaderLoop)."""
+        m = self.m
+        for bindings in m.bindings.values():
+            for b in bindings:
+                if b.how not in ("assign", "unpack") or not isinstance(b.value, cst.Call):
+                    continue
+                stmt = m.statement_of(b.node)
+                if (
+                    not isinstance(stmt, cst.SimpleStatementLine)
+                    or len(stmt.body) != 1
+                    or not isinstance(stmt.body[0], cst.Assign)
+                    or len(stmt.body[0].targets) != 1
+                ):
+                    continue
+                call = b.value
+                if m.enclosing(stmt, cst.For, cst.While) is not None:
+                    continue  # inside a loop: the loop analysis (or nothing) covers it
+                if any(
+                    a.keyword is not None and a.keyword.value == "return_tensors"
+                    and isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == "pt"
+                    for a in call.args
+                ):
+                    yield stmt, call, "tokenizer"
+                elif (
+                    isinstance(call.func, cst.Name) and call.func.value == "next"
+                    and m.kind_of(call) is Kind.BATCH
+                ):
+                    inner = call.args[0].value if call.args else None
+                    if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" and inner.args:
+                        inner = inner.args[0].value
+                    if not self._loader_places_batches(inner):
+                        yield stmt, call, "next"
 
     # a DataLoader whose collate_fn / dataset may already put batches on a device: unknown
     def _loader_places_batches(self, loader: cst.BaseExpression, depth: int = 0) -> bool:
@@ -103,10 +144,18 @@ class PlacementFacts:
                         return True
         return False
 
-    def _analyse(self, loop: cst.For, loader: cst.BaseExpression) -> LoaderLoop:
+    def _analyse(self, loop, loader: cst.BaseExpression, source: str | None = None) -> LoaderLoop:
         m = self.m
-        ll = LoaderLoop(loop, loader)
-        for n in _names_in_target(loop.target):
+        ll = LoaderLoop(loop, loader, source)
+        if source is None:
+            target = loop.target
+        else:
+            target = loop.body[0].targets[0].target
+        seen = set()
+        for n in _names_in_target(target):
+            if n.value in seen:
+                continue  # `x, x = ...`
+            seen.add(n.value)
             ll.targets[n.value] = n
         scope = m.scope_of(loop)
         for name, node in ll.targets.items():
@@ -126,11 +175,11 @@ class PlacementFacts:
                 isinstance(recv, cst.Name)
                 and recv.value in ll.targets
                 and isinstance(m.parent(call), cst.Expr)
-                and _inside(m, call, loop)
+                and _inside(m, call, ll)
             ):
                 ll.origin_touched.add(recv.value)
         for call in m.calls:
-            if not _inside(m, call, loop):
+            if not _inside(m, call, ll):
                 continue
             if not self._is_module_or_loss_call(call):
                 continue
@@ -161,7 +210,7 @@ class PlacementFacts:
                 inner = self._origin(e.func.value, ll, loop, depth + 1)
                 return (inner[0], mv) if inner else None
             return None
-        if isinstance(e, cst.Subscript):
+        if isinstance(e, cst.Subscript) or (isinstance(e, cst.Attribute) and ll.source == "tokenizer"):
             inner = self._origin(e.value, ll, loop, depth + 1)
             return inner
         if isinstance(e, cst.Name):
@@ -178,7 +227,7 @@ class PlacementFacts:
             if len(bs) != 1:
                 return None
             b = bs[0]
-            if b.how not in ("assign", "unpack") or not _inside(m, b.node, loop):
+            if b.how not in ("assign", "unpack") or not _inside(m, b.node, ll):
                 return None
             if b.how == "unpack":
                 if isinstance(b.value, cst.Name):
@@ -201,13 +250,25 @@ class PlacementFacts:
         return out
 
 
-def _inside(m: ScriptModel, node: cst.CSTNode, loop: cst.For) -> bool:
+def _inside(m: ScriptModel, node: cst.CSTNode, ll: "LoaderLoop | cst.For") -> bool:
+    """In the loop's body; for a single batch, after its statement in the same scope."""
+    if isinstance(ll, LoaderLoop):
+        if ll.source is not None:
+            stmt = ll.loop
+            return m.scope_of(node) is m.scope_of(stmt) and m.precedes(stmt, node) and not _within(m, node, stmt)
+        loop = ll.loop
+    else:
+        loop = ll
     for anc in m.ancestors(node):
         if anc is loop.body:
             return True
         if anc is loop:
             return False
     return False
+
+
+def _within(m: ScriptModel, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    return any(anc is container for anc in m.ancestors(node))
 
 
 def _moves_inside(m: ScriptModel, value: cst.CSTNode) -> list[Move]:
