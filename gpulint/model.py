@@ -454,13 +454,17 @@ def walk(node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode
         stack.extend(reversed(children(n)))
 
 
-def _dotted(node: cst.CSTNode) -> str | None:
+def dotted(node: cst.CSTNode | None) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None (no import resolution: see qualname)."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
-        left = _dotted(node.value)
+        left = dotted(node.value)
         return None if left is None else f"{left}.{node.attr.value}"
     return None
+
+
+_dotted = dotted
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.model import dotted as _dotted
+
 from gpulint.analysis.devices import DeviceFacts
 from gpulint.rule import Context, Rule
 
@@ -253,13 +255,6 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         return out
 
 
-def _dotted(node) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        left = _dotted(node.value)
-        return None if left is None else f"{left}.{node.attr.value}"
-    return None
 
 
 def _short(code: str) -> str:

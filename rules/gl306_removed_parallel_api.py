@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.model import dotted as _dotted
+
 from gpulint.rule import Context, Rule
 
 # old qualified name -> (new last component, what happened)
@@ -215,13 +217,6 @@ model = DistributedDataParallel(model)
             )
 
 
-def _dotted(node) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        left = _dotted(node.value)
-        return None if left is None else f"{left}.{node.attr.value}"
-    return None
 
 
 def _in_import(m, node) -> bool:

@@ -21,6 +21,8 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
+from gpulint.model import dotted as _dotted_text
+
 from gpulint.model import children as _children
 
 from gpulint.model import SCALER_CLASSES, Kind, ScriptModel
@@ -630,13 +632,6 @@ class DeprecatedImport:
     reason: str | None = None  # why the group cannot be fixed
 
 
-def _dotted_text(node: cst.CSTNode | None) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        left = _dotted_text(node.value)
-        return None if left is None else f"{left}.{node.attr.value}"
-    return None
 
 
 class DeprecatedAmp:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gpulint.model import children as _children
+from gpulint.model import walk as _model_walk
 
 from gpulint.model import DATALOADER_CLASSES, Kind, ScriptModel
 
@@ -558,11 +558,8 @@ class DistFacts:
 
 
 def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(_children(n))
+    yield node
+    yield from _model_walk(node)
 
 
 def _is_sampler_qualname(q: str) -> bool:

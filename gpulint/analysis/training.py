@@ -30,7 +30,9 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from gpulint.model import children as _children
+from gpulint.model import dotted  # noqa: F401  (re-exported for the rules)
+
+from gpulint.model import walk as _model_walk
 
 from gpulint.model import WRAPPER_CLASSES, Kind, ScriptModel
 
@@ -83,22 +85,9 @@ _DEFS = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 def walk(node: cst.CSTNode, into_defs: bool = True) -> Iterator[cst.CSTNode]:
     """Every node below `node` (not `node` itself), in source order."""
-    stack = list(reversed(_children(node)))
-    while stack:
-        n = stack.pop()
-        yield n
-        if not into_defs and isinstance(n, _DEFS):
-            continue
-        stack.extend(reversed(_children(n)))
+    return _model_walk(node, () if into_defs else _DEFS)
 
 
-def dotted(node: cst.CSTNode | None) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        left = dotted(node.value)
-        return None if left is None else f"{left}.{node.attr.value}"
-    return None
 
 
 def last_name(node: cst.CSTNode | None) -> str | None:
