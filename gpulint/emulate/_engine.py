@@ -778,10 +778,12 @@ class EmulatedCuda:
                 result = func(*args, **kwargs)
         except NotImplementedError as exc:
             if func.namespace not in ("aten", "prim", "prims", "_c10d_functional", "c10d", "quantized"):
-                raise EmulationUnsupported(
+                unsupported = EmulationUnsupported(
                     f"custom operator {func._schema.name}",
                     "it has no CPU implementation (a CUDA-only kernel or extension); there is no GPU code to run",
-                ) from exc
+                )
+                self.unsupported_seen.append(unsupported)
+                raise unsupported from exc
             raise
         if wild and is_mutating:
             for a in (args[0] if args else None, kwargs.get("out")):
