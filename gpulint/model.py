@@ -348,6 +348,7 @@ class _Collector(cst.CSTVisitor):
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
+        self.m.end[original_node] = len(self.m.nodes)
         t = type(original_node)
         if t is cst.FunctionDef or t is cst.Lambda:
             self.scopes.pop()
@@ -484,6 +485,8 @@ class ScriptModel:
         self.kids: dict[cst.CSTNode, list[cst.CSTNode]] = {}
         self.nodes: list[cst.CSTNode] = []  # every node in source (pre-)order
         self.order: dict[cst.CSTNode, int] = {}  # node -> position in `nodes`
+        self.end: dict[cst.CSTNode, int] = {}  # node -> position after its subtree in `nodes`
+        self._call_order: list[int] | None = None
         self.bindings: dict[tuple[cst.CSTNode, str], list[Binding]] = {}
         self.calls: list[cst.Call] = []
         self.fors: list[cst.For] = []
@@ -518,6 +521,36 @@ class ScriptModel:
             if skip and isinstance(n, skip):
                 continue
             stack.extend(reversed(self.children(n)))
+
+    def calls_in(self, node: cst.CSTNode, skip: tuple[type, ...] = ()) -> list[cst.Call]:
+        """The calls below `node` (not `node` itself), in source order, without walking (`skip`: leave
+        out calls nested in nodes of these types below `node`, e.g. function definitions)."""
+        import bisect
+
+        if self._call_order is None:
+            self._call_order = [self.order[c] for c in self.calls]
+        start, stop = self.order.get(node), self.end.get(node)
+        if start is None or stop is None:
+            return [n for n in self.walk(node, skip) if type(n) is cst.Call]
+        lo = bisect.bisect_right(self._call_order, start)  # below `node`, not `node` itself
+        hi = bisect.bisect_left(self._call_order, stop)
+        found = self.calls[lo:hi]
+        if skip:
+            found = [c for c in found if not self._nested_in(c, node, skip)]
+        return found
+
+    def _nested_in(self, n: cst.CSTNode, top: cst.CSTNode, types: tuple[type, ...]) -> bool:
+        cur = self.parents.get(n)
+        while cur is not None and cur is not top:
+            if isinstance(cur, types):
+                return True
+            cur = self.parents.get(cur)
+        return False
+
+    def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        """`inner` is `outer` or lies in its subtree."""
+        i = self.order.get(inner)
+        return i is not None and self.order.get(outer, -1) <= i < self.end.get(outer, -1)
 
     def precedes(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         """`a` starts before `b` in the source (both nodes of this file)."""

@@ -28,6 +28,7 @@ RENAMED = {
         "`_reduce_scatter_base` is a private, deprecated function: use `reduce_scatter_tensor` (same arguments)",
     ),
 }
+_RENAMED_LAST = frozenset(q.rsplit(".", 1)[-1] for q in RENAMED)
 REMOVED_MODULES = {
     "torch.distributed.deprecated": "`torch.distributed.deprecated` no longer exists (removed years ago): use `torch.distributed`",
 }
@@ -99,10 +100,10 @@ model = DistributedDataParallel(model)
         groups: dict[str, list[tuple[cst.CSTNode, list]]] = {}
         for node in list(m.parents):
             if isinstance(node, cst.Attribute):
-                if _in_import(m, node):
-                    continue
+                if node.attr.value not in _RENAMED_LAST:
+                    continue  # cheap test first: most attributes are not renamed APIs
                 q = m.qualname(node)
-                if q in RENAMED:
+                if q in RENAMED and not _in_import(m, node):
                     new = RENAMED[q][0]
                     edits = [ctx.replace(node.attr, new)]
                     groups.setdefault(q, []).append((node, edits))
@@ -123,9 +124,9 @@ model = DistributedDataParallel(model)
                     groups.setdefault(q, []).append((node, edits))
         # bare-name uses (`from torch.nn.parallel import DistributedDataParallelCPU [as X]`; X(...))
         for node in list(m.parents):
-            if isinstance(node, cst.Name) and not _in_import(m, node) and not _is_attr_name(m, node):
+            if isinstance(node, cst.Name) and m.aliases.get(node.value) in groups:
                 q = m.aliases.get(node.value)
-                if q in groups and not m.bindings_of(node):
+                if not _in_import(m, node) and not _is_attr_name(m, node) and not m.bindings_of(node):
                     groups[q].append((node, []))
         for q, items in groups.items():
             all_edits = []

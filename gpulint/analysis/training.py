@@ -145,10 +145,8 @@ class LoopInfo:
 class TrainingFacts:
     def __init__(self, model: ScriptModel) -> None:
         self.m = model
-        self.order: dict[cst.CSTNode, int] = {}
-        for i, n in enumerate(model.parents):
-            self.order[n] = i + 1
-        self.order[model.module] = 0
+        self.order = model.order  # source order, from the model's walk
+        self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
         self._effects_busy: set[cst.CSTNode] = set()
         self.loops: list[LoopInfo] = []
@@ -203,9 +201,7 @@ class TrainingFacts:
         return self.m.enclosing(node, cst.FunctionDef)  # type: ignore[return-value]
 
     def calls_in(self, node: cst.CSTNode, into_defs: bool = True) -> Iterator[cst.Call]:
-        for n in walk(node, into_defs):
-            if isinstance(n, cst.Call):
-                yield n
+        return iter(self.m.calls_in(node, () if into_defs else _DEFS))
 
     def is_conditional_in(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
         """`node` sits under an `if`/`try`/`with`-less condition between it and `loop`."""
@@ -309,6 +305,12 @@ class TrainingFacts:
     # kinds, with a little more reach than the ScriptModel: parameters through call sites
     # ------------------------------------------------------------------------------------------
     def call_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
+        cached = self._sites.get(fn)
+        if cached is None:
+            cached = self._sites[fn] = self._find_call_sites(fn)
+        return cached
+
+    def _find_call_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
         name = fn.name.value
         out = []
         for call in self.m.calls:
