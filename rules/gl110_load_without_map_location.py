@@ -57,7 +57,11 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
         if not loads or not m.is_script or not self._uses_devices(ctx):
             return  # a library's loader is called by scripts that choose where tensors go
         facts = m.facts(DeviceFacts)
+        saves = list(m.iter_calls("torch.save", "torch.serialization.save"))
         for call in loads:
+            scope = m.scope_of(call)
+            if any(m.scope_of(s) is scope and m.precedes(s, call) for s in saves):
+                continue  # a save/load round trip in one function: same machine, same devices
             pos = [a for a in call.args if a.keyword is None]
             if any(a.star for a in call.args) or len(pos) != 1:
                 continue  # no path, **kwargs, or map_location given positionally

@@ -148,6 +148,35 @@ for epoch in range(epochs):
         return ctx.fix(ctx.insert_text(offset, text), message=f"Insert `{name}.train()` before training")
 
     # evaluation right after training without eval() -----------------------------------------
+    @staticmethod
+    def _deliberate_train(ctx, facts, loop, name: str) -> bool:
+        """`model.train()` just before the loop, with no training loop in between, is a choice (e.g.
+        updating batch-norm statistics, as torch.optim.swa_utils.update_bn does), not a slip."""
+        m = ctx.model
+        parent = m.parent(loop)
+        body = getattr(parent, "body", None)
+        if not isinstance(body, (list, tuple)):
+            return False
+        idx = next((i for i, st in enumerate(body) if st is loop), None)
+        if idx is None:
+            return False
+        for stmt in reversed(body[:idx]):
+            calls = [stmt] if isinstance(stmt, cst.Call) else m.calls_in(stmt)
+            for c in calls:
+                mo = method_of(c)
+                if mo and mo[1] in ("backward", "step"):
+                    return False
+            if (
+                isinstance(stmt, cst.SimpleStatementLine)
+                and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.Expr)
+                and isinstance(stmt.body[0].value, cst.Call)
+            ):
+                mo = method_of(stmt.body[0].value)
+                if mo and mo[1] == "train" and dotted(stmt.body[0].value.func.value) == name:
+                    return True
+        return False
+
     def _eval_in_train_mode(self, ctx, facts):
         done: set[cst.CSTNode] = set()
         for loop in facts.loops:
@@ -177,6 +206,8 @@ for epoch in range(epochs):
             if facts.mode_before(node) != "train":
                 continue
             if facts.passes_to_unknown(node, {name}):
+                continue
+            if self._deliberate_train(ctx, facts, node, name):
                 continue
             done.add(node)
             fix = ctx.fix(
