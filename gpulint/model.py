@@ -1174,9 +1174,9 @@ class ScriptModel:
 
     @property
     def is_script(self) -> bool:
-        """The file runs something: a `__main__` guard, top-level loops or `with` blocks, a top-level
-        call of one of its own functions, or a backward pass. A module of imports, definitions,
-        constants and registrations is a library."""
+        """The file runs something: a `__main__` guard, top-level loops or `with` blocks, or a
+        top-level call of one of its own functions. A module of imports, definitions, constants and
+        registrations is a library (even one whose methods call `.backward()`, like a trainer's)."""
         for stmt in self.module.body:
             if isinstance(stmt, (cst.For, cst.While, cst.With)):
                 return True
@@ -1195,7 +1195,7 @@ class ScriptModel:
                         and small.value.func.value in self.functions
                     ):
                         return True
-        return any(True for _ in self.method_calls("backward"))
+        return False
 
     @property
     def frameworks(self) -> set[str]:

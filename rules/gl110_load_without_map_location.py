@@ -54,7 +54,7 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
     def check(self, ctx: Context):
         m = ctx.model
         loads = [c for c in m.iter_calls("torch.load", "torch.serialization.load")]
-        if not loads or not m.is_script or not self._uses_devices(ctx):
+        if not loads or not m.is_script or m.frameworks or not self._uses_devices(ctx):
             return  # a library's loader is called by scripts that choose where tensors go
         facts = m.facts(DeviceFacts)
         saves = list(m.iter_calls("torch.save", "torch.serialization.save"))
