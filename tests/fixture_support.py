@@ -59,6 +59,12 @@ class Case:
         return any(re.search(r"#\s*fixture:\s*static\b", line) for line in self.header())
 
     @property
+    def cpu_only(self) -> bool:
+        """A script that trains on the CPU by design (`# fixture: cpu-only`): on (emulated) CUDA it
+        must still train, on the CPU."""
+        return any(re.search(r"#\s*fixture:\s*cpu-only\b", line) for line in self.header())
+
+    @property
     def torchrun(self) -> int | None:
         for line in self.header():
             m = re.search(r"#\s*fixture:\s*torchrun\s+(\d+)", line)
