@@ -22,6 +22,8 @@ Everything here is static: torch is never imported.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -119,6 +121,7 @@ TENSOR_EVIDENCE_METHODS = frozenset(
 )
 
 D = "D"  # the tag of values on the model's device
+_SIZE_NAME = re.compile(r"(?:^|_)(?:size|sizes|shape|dims?|len|length|num|count)(?:_|$)|^n_|^num_")
 EMPTY: frozenset = frozenset()
 
 
@@ -474,6 +477,8 @@ class ModuleFacts:
         """Is the parameter used as something other than a tensor (a dict, a count, a list)?"""
         m = self.model
         name = p.name.value
+        if _SIZE_NAME.search(name):
+            return True  # `window_size`, `shape`, `num_heads`, `seq_len`: sizes, not tensors
         if cls.forward is None:
             return True
         for node in _walk(cls.forward.body):
@@ -1036,6 +1041,9 @@ class DeviceFlow:
             first = positional[0].value
             if isinstance(first, (cst.Tuple, cst.List)) and not first.elements:
                 return EMPTY  # 0-dim
+            sizes = list(first.elements) if isinstance(first, (cst.Tuple, cst.List)) else [positional[0]]
+            if any(isinstance(el.value, cst.Integer) and el.value.value == "0" for el in sizes):
+                return EMPTY  # no elements: a placeholder argument (`torch.empty([0])`), never read
         site = self.factories.get(call)
         fix_param = self._fix_param(env)
         if site is None:
