@@ -77,6 +77,7 @@ RUNS = [pytest.param(c, id=c.id) for c in CASES if _script(c) is not None]
 
 
 def _torchrun(script: Path, nproc: int, tmp_path: Path) -> tuple[subprocess.CompletedProcess, dict, Path]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     work = tmp_path / "work"
     work.mkdir()
     target = work / script.name
@@ -115,6 +116,17 @@ def _torchrun(script: Path, nproc: int, tmp_path: Path) -> tuple[subprocess.Comp
     return proc, streams, work
 
 
+def _teardown_abort(proc, streams, nproc: int) -> bool:
+    """Every rank printed its final lines, and a rank died of SIGABRT at exit with the C++ runtime's
+    'terminate called without an active exception'."""
+    if proc.returncode == 0:
+        return False
+    finished = all(any(l.startswith("GPULINT-") for l in streams.get((r, "stderr"), []) + streams.get((r, "stdout"), []))
+                   for r in range(nproc))
+    aborted = "terminate called without an active exception" in proc.stdout + proc.stderr
+    return finished and aborted
+
+
 def _describe(proc, streams) -> str:
     """What each rank wrote (the last lines of each stream), for failure messages."""
     parts = []
@@ -136,7 +148,16 @@ def _saves(tmp_path: Path) -> list[dict]:
 @pytest.mark.parametrize("case", RUNS)
 def test_trains_under_torchrun(case: Case, tmp_path):
     nproc = case.torchrun
-    proc, streams, work = _torchrun(_script(case), nproc, tmp_path)
+    proc, streams, work = _torchrun(_script(case), nproc, tmp_path / "try1")
+    if _teardown_abort(proc, streams, nproc):
+        # Gloo sometimes aborts a rank at interpreter exit, after the script has finished and
+        # printed everything ("terminate called without an active exception", SIGABRT; a known
+        # PyTorch/Gloo teardown race, seen here under heavy load). That is not the script's
+        # behaviour under test: run it once more, and every assertion below applies to the rerun.
+        proc, streams, work = _torchrun(_script(case), nproc, tmp_path / "try2")
+        tmp_path = tmp_path / "try2"
+    else:
+        tmp_path = tmp_path / "try1"
     tail = _describe(proc, streams)
     assert proc.returncode == 0, tail
     # exactly one GPULINT-TRAIN line, from rank 0, last on its stdout, loss down
