@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.analysis.amp import DeprecatedAmp, DeprecatedImport, DeprecatedUse
@@ -61,6 +63,8 @@ with autocast("cuda", dtype=torch.float16):
     def check(self, ctx: Context):
         facts = ctx.model.facts(DeprecatedAmp)
         for use in facts.direct:
+            if _version_guarded(ctx, use.node):
+                continue  # `torch.amp.X(...) if torch >= 2.4 else torch.cuda.amp.X()`: the fallback is the point
             fix = None
             if use.call is not None:
                 fix = ctx.fix(*_call_edits(ctx, use), message=f"Use `{use.new_func}(\"{use.device}\", ...)`")
@@ -70,6 +74,24 @@ with autocast("cuda", dtype=torch.float16):
             yield ctx.finding(group.stmt, _import_message(ctx, group), fix)
             for use in group.uses:
                 yield ctx.finding(use.call or use.node, _use_message(use, None), fix)
+
+
+_GUARD = re.compile(r"version|TORCH_|_TORCH|hasattr|__version__|_GREATER|_LESS", re.IGNORECASE)
+
+
+def _version_guarded(ctx: Context, node) -> bool:
+    """Inside a branch chosen by a torch-version (or feature) test: compatibility code."""
+    m = ctx.model
+    for anc in m.ancestors(node):
+        test = None
+        if isinstance(anc, (cst.If, cst.IfExp, cst.While)):
+            test = anc.test
+        elif isinstance(anc, cst.Else):
+            parent = m.parent(anc)
+            test = getattr(parent, "test", None)
+        if test is not None and _GUARD.search(ctx.code(test)):
+            return True
+    return False
 
 
 def _use_message(use: DeprecatedUse, new_func: str | None) -> str:
