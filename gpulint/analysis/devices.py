@@ -485,9 +485,13 @@ class DeviceFacts:
         if mv is not None:
             if mv.to_cpu or self.device_is_cpu(mv.device):
                 return False
-            if mv.method == "device=":
-                return bool(q and q.startswith("torch.") and q[6:] in TENSOR_FACTORIES)
             d = mv.device
+            if mv.method == "device=":
+                if not (q and q.startswith("torch.") and q[6:] in TENSOR_FACTORIES):
+                    return False
+                if isinstance(d, cst.Attribute) and d.attr.value == "device":
+                    return acc(d.value)  # torch.zeros(n, device=x.device): wherever x is
+                return self.device_may_be_accelerator(d)
             if isinstance(d, cst.Attribute) and d.attr.value == "device":
                 return acc(d.value)  # y.to(x.device): wherever x is
             if mv.method == "to" and d is not None and not m.is_device_expr(d):
