@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, dotted, walk
+from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
 
@@ -94,6 +95,9 @@ with torch.no_grad():
             if loop.backward or loop.steps or facts.grad_use(node):
                 continue
             fn = facts.function_of(node)
+            cls = ctx.model.class_of(node)
+            if cls is not None and ctx.model.class_is(cls.name.value, MODULE_BASES):
+                continue  # inside an nn.Module's own methods: its caller chooses the grad mode
             eval_fn = facts.is_eval_function(fn)
             if not eval_fn and facts.mode_before(node) != "eval":
                 continue
