@@ -84,7 +84,7 @@ for x, y in loader:
                         name=origin,
                         source="the tokenizer" if ll.source == "tokenizer" else "the DataLoader",
                         callee=ctx.code(call.func),
-                        device=device_text or "cuda",
+                        device=ctx.code(move.device) if move.device is not None else "cuda",
                         line=lines[origin],
                     ),
                     fix,
