@@ -534,6 +534,7 @@ class DeviceFacts:
         if b.how == "param":
             args = m.param_arguments(b)
             return bool(args) and all(self.on_accelerator(a, depth + 1) for a in args)
-        if b.how == "augassign":
-            return True  # `x += y` keeps x where it was; the other bindings decide
+        if b.how == "augassign" and isinstance(b.value, cst.AugAssign):
+            # `x -= y` keeps x where it was: what reaches x before it decides (or y, if on a device)
+            return self.on_accelerator(b.value.target, depth + 1) or self.on_accelerator(b.value.value, depth + 1)
         return False
