@@ -121,6 +121,11 @@ TENSOR_EVIDENCE_METHODS = frozenset(
 )
 
 D = "D"  # the tag of values on the model's device
+_FIRST_OPERAND_ONLY = frozenset(
+    "multinomial bincount topk kthvalue narrow repeat_interleave roll flip chunk split tensor_split "
+    "unsqueeze squeeze reshape flatten transpose permute movedim tile sort argsort cumsum cumprod "
+    "softmax log_softmax argmax argmin".split()
+)
 _SIZE_NAME = re.compile(r"(?:^|_)(?:size|sizes|shape|dims?|len|length|num|count)(?:_|$)|^n_|^num_")
 EMPTY: frozenset = frozenset()
 
@@ -911,6 +916,11 @@ class DeviceFlow:
             if tail in LIKE_FACTORIES:
                 args = self._args(call, env)
                 return args[0] if args and call.args[0].keyword is None else EMPTY
+            if tail in _FIRST_OPERAND_ONLY and call.args and call.args[0].keyword is None:
+                # torch.multinomial(p, n), torch.topk(x, k)...: the other arguments are counts/sizes
+                for a in call.args[1:]:
+                    self._expr(a.value, env)
+                return self._expr(call.args[0].value, env)
             # torch.cat([x, t]): the tensors of a list or tuple argument are operands too
             groups = []
             for a in call.args:
