@@ -62,6 +62,12 @@ torch.save = _logged_save
 script = sys.argv[1]
 sys.argv = sys.argv[1:]
 runpy.run_path(script, run_name="__main__")
+# The script finished (it has called destroy_process_group). Leave without interpreter
+# finalization: Gloo's worker threads can abort the process there ("terminate called without an
+# active exception", SIGABRT), a PyTorch teardown race that is not the script's behaviour.
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)
 '''
 
 
