@@ -49,8 +49,6 @@ def summary(diags: Sequence[Diagnostic], unsafe_fixes: bool = False, fixed: int 
         if unsafe:
             extra.append(f"{unsafe} more with --unsafe-fixes" if safe else f"{unsafe} fixable with 'gpulint fix --unsafe-fixes'")
         out = f"Found {n} {word}" + (f" ({', '.join(extra)})" if extra else "") + ".\n"
-    if n and fixed == 0 and not unsafe_fixes:
-        pass
     return out
 
 
