@@ -169,7 +169,7 @@ def gl_proc(args: list[str], cwd: Path, input: bytes | None = None, env: dict | 
         input=input,
         capture_output=True,
         env=full_env,
-        timeout=300,
+        timeout=900,
     )
 
 

@@ -118,7 +118,7 @@ def fix(text: str, codes, unsafe: bool, path: str = "fixture.py"):
     return run_text(path, text, rules_for(codes), Options(fix=True, unsafe_fixes=unsafe, write=False))
 
 
-def run_script(path: Path, cwd: Path, env_extra: dict | None = None, timeout: int = 120, argv_prefix=None):
+def run_script(path: Path, cwd: Path, env_extra: dict | None = None, timeout: int = 900, argv_prefix=None):
     env = dict(os.environ)
     env.setdefault("PYTHONHASHSEED", "0")
     env.update(env_extra or {})

@@ -112,7 +112,7 @@ def _torchrun(script: Path, nproc: int, tmp_path: Path) -> tuple[subprocess.Comp
         str(spy),
         str(target),
     ]
-    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=900)
     streams: dict[tuple[int, str], list[str]] = {}
     for name, text in (("stdout", proc.stdout), ("stderr", proc.stderr)):
         for line in text.splitlines():

@@ -60,7 +60,7 @@ def run_gpulint(tmp_path: Any):
     """Run ``python -m gpulint.emulate [opts] script [args]`` in a subprocess; returns CompletedProcess."""
     import subprocess
 
-    def run(source: str, *args: str, options: tuple[str, ...] = (), stdin: str | None = None, timeout: float = 120):
+    def run(source: str, *args: str, options: tuple[str, ...] = (), stdin: str | None = None, timeout: float = 900):
         script = tmp_path / "script.py"
         script.write_text(source)
         env = dict(os.environ)
