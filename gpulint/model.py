@@ -501,6 +501,7 @@ class ScriptModel:
         self._facts: dict[type, object] = {}
         self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._inplace: dict[int, list[Move]] | None = None
+        self._flow = None
         module.visit(_Collector(self))
         global _ACTIVE
         _ACTIVE = self
@@ -555,6 +556,39 @@ class ScriptModel:
     def precedes(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         """`a` starts before `b` in the source (both nodes of this file)."""
         return self.order[a] < self.order[b]
+
+    # the flow engine ---------------------------------------------------------------------------
+    @property
+    def flow(self):
+        """The flow engine's results for this file (`gpulint.flow.Flow`), computed on first use."""
+        found = self._flow
+        if found is None:
+            from gpulint.flow import Flow
+
+            found = self._flow = Flow(self)
+        return found
+
+    def value_of(self, expr: cst.CSTNode | None):
+        """The engine's abstract value of an expression (`gpulint.flow.Value`: kind, dev, half, ...)
+        at the point where it is evaluated; `flow.UNKNOWN` when the engine did not reach it."""
+        from gpulint.flow import UNKNOWN
+
+        if expr is None:
+            return UNKNOWN
+        return self.flow.values.get(expr, UNKNOWN)
+
+    def device_of(self, expr: cst.CSTNode | None):
+        """Where a tensor or module lives (`gpulint.flow.Dev`: `.is_host`, `.is_acc`, `.expr` the
+        device expression) at that point; None when unknown or when host on one path and device on
+        another (`Dev.where == "either"` is returned as None too)."""
+        d = self.value_of(expr).dev
+        if d is None or d.where == "either":
+            return None
+        return d
+
+    def mismatches(self):
+        """Operations whose tensor operands live on different devices (`gpulint.flow.Mismatch`)."""
+        return self.flow.mismatches
 
     # derived facts ----------------------------------------------------------------------------
     def facts(self, provider: type):
