@@ -151,6 +151,13 @@ AVAILABILITY_TOKENS = re.compile(
 )
 
 
+_ENGINE_KINDS = {
+    "tensor": Kind.TENSOR, "module": Kind.MODULE, "metric": Kind.MODULE, "optimizer": Kind.OPTIMIZER,
+    "scheduler": Kind.SCHEDULER, "loader": Kind.DATALOADER, "dataset": Kind.DATASET, "batch": Kind.BATCH,
+    "scaler": Kind.SCALER, "device": Kind.DEVICE,
+}
+
+
 def is_optimizer_qualname(q: str) -> bool:
     if q.startswith(SCHEDULER_PREFIXES) or q in SCHEDULER_FUNCTIONS:
         return False
@@ -958,9 +965,19 @@ class ScriptModel:
             self._in_progress.discard(expr)
             hit = self._cycle_hit
             self._cycle_hit = saved or hit
+        if kind is Kind.UNKNOWN and not self._in_progress:
+            kind = self._engine_kind(expr)
         if not hit:  # a result that saw a cycle is partial: do not remember it
             self._kind_cache[expr] = kind
         return kind
+
+    def _engine_kind(self, expr: cst.BaseExpression) -> Kind:
+        """The flow engine's kind where the binding table cannot tell (values through calls,
+        methods, `self` attributes set in other methods, helpers' results)."""
+        v = self.flow.values.get(expr)
+        if v is None or v.kind is None:
+            return Kind.UNKNOWN
+        return _ENGINE_KINDS.get(v.kind, Kind.UNKNOWN)
 
     def is_kind(self, expr: cst.BaseExpression | None, *kinds: Kind) -> bool:
         return self.kind_of(expr) in kinds
@@ -1161,6 +1178,13 @@ class ScriptModel:
         return Kind.UNKNOWN
 
     def _kind_of_qualified_call(self, q: str, call: cst.Call) -> Kind | None:
+        from gpulint import flowkb
+
+        ek = flowkb.class_kind(q)
+        if ek is not None and q not in WRAPPER_CLASSES:  # the class's real MRO (AveragedModel: a Module)
+            k = _ENGINE_KINDS.get(ek)
+            if k is not None:
+                return k
         if q.startswith("torch."):
             tail = q[len("torch."):]
             if tail in TENSOR_FACTORIES or tail in TENSOR_FUNCTIONS:
