@@ -679,7 +679,8 @@ class Flow:
                 return Value(DEVICE, bv.dev, origin=e)
             return Value(DEVICE, None, origin=e)
         if k == TENSOR:
-            if attr in ("T", "mT", "H", "data", "real", "imag", "grad"):
+            how = kb.tensor_attribute(attr)
+            if how == "same":
                 return Value(TENSOR, bv.dev, bv.half, bv.nonscalar, bv.nograd or attr == "data", origin=bv.origin)
             return Value(HOSTVAL, HOST) if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad") else UNKNOWN
         if k == MODULE:
@@ -956,30 +957,38 @@ class Flow:
 
     def _tensor_operands(self, info, pos, kw) -> list:
         ops = []
-        names = info.tensor_params
+        names = info.tensor_params or ()
+        star = "*args" in names
         for i, (x, v, s) in enumerate(pos):
             if s:
                 continue
-            if v.kind == TUPLE and (names and i < len(names) and names[i] in ("tensors", "inputs")):
+            pname = names[i] if i < len(names) else ("*args" if star else None)
+            if pname is None:
+                continue
+            if v.kind == TUPLE:
                 ops.extend((x, it) for it in (v.items or ()) if it.kind == TENSOR)
                 if v.elem is not None and v.elem.kind == TENSOR:
                     ops.append((x, v.elem))
                 continue
-            if v.kind == TENSOR and (names is None or i < len(names)):
+            if v.kind == TENSOR:
                 ops.append((x, v))
         for k, (x, v) in kw.items():
-            if v.kind == TENSOR and names and k in names:
+            if v.kind == TENSOR and k in names:
                 ops.append((x, v))
         return ops
 
     def _torch_function(self, e, q, info, pos, kw, frame) -> Value:
         ret = info.returns
+        if ret == "tensor_or_tensors":
+            ret = "tensor" if len(pos) + len(kw) > 1 else "other"
         if ret not in ("tensor", "tensors"):
-            if ret == "module":
-                return Value(MODULE, HOST, origin=e)
-            return Value(HOSTVAL, HOST) if ret in ("bool", "int", "float", "str", "none") else UNKNOWN
+            if ret in (MODULE, OPTIMIZER, SCHEDULER, LOADER, DATASET, METRIC, SCALER):
+                dev, given = self._placement(e, kw)
+                return Value(ret, dev if given else (HOST if ret == MODULE else None), origin=e)
+            return Value(HOSTVAL, HOST) if ret == "none" else UNKNOWN
         ops = self._tensor_operands(info, pos, kw)
         dev, given = self._placement(e, kw)
+        creates = False
         if not given:
             if ops:
                 dev = ops[0][1].dev
@@ -988,11 +997,12 @@ class Flow:
                 if len(ops) > 1:
                     self._check(e, "call", ops, frame)
             elif info.creates:
+                creates = True
                 dev = None if self.set_default_device else HOST
             else:
                 dev = None
         half = any(v.half for _, v in ops)
-        nonscalar = info.creates and self._nonscalar_factory(q, pos, kw)
+        nonscalar = (creates or given) and self._nonscalar_factory(q, pos, kw)
         if not nonscalar and ops and info.shape_same:
             nonscalar = any(v.nonscalar for _, v in ops)
         v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None)

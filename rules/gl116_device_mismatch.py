@@ -66,9 +66,10 @@ noise_scale = betas[t]
             origin = mm.host_value.origin
             if self._gl105_owns(m, mm, origin):
                 continue
-            host, acc = ctx.code(mm.host), ctx.code(mm.acc)
+            acc_node = self._representative(m, mm.acc)
+            host, acc = ctx.code(mm.host), ctx.code(acc_node)
             where = self._where(ctx, origin)
-            fix = self._fix(ctx, mm, origin)
+            fix = self._fix(ctx, mm, origin, acc_node)
             if mm.op == "index":
                 what = f"move the table to its device: `{host}.to({acc}.device)` (or make it with `device=`)"
             elif fix is not None:
@@ -76,6 +77,19 @@ noise_scale = betas[t]
             else:
                 what = f"make it on the same device (`device={acc}.device` or `.to({acc}.device)`)"
             yield ctx.finding(mm.node, self.message.format(host=host, where=where, acc=acc, what=what), fix)
+
+    @staticmethod
+    def _representative(m, acc):
+        """A name for the accelerator operand: itself when it is a name, else the first tensor name
+        on the accelerator inside it (`pred` in `(pred - target) ** 2`)."""
+        if isinstance(acc, (cst.Name, cst.Attribute)):
+            return acc
+        for n in m.walk(acc):
+            if isinstance(n, (cst.Name, cst.Attribute)):
+                d = m.device_of(n)
+                if d is not None and d.is_acc and m.value_of(n).kind == "tensor":
+                    return n
+        return acc
 
     @staticmethod
     def _gl105_owns(m, mm, origin) -> bool:
@@ -96,7 +110,7 @@ noise_scale = betas[t]
         return "made without a device"
 
     @staticmethod
-    def _fix(ctx: Context, mm, origin):
+    def _fix(ctx: Context, mm, origin, acc):
         m = ctx.model
         if not isinstance(origin, cst.Call) or mm.op == "index":
             return None
@@ -109,7 +123,6 @@ noise_scale = betas[t]
             return None
         if m.scope_of(origin) is not m.scope_of(mm.node) or not m.precedes(origin, mm.node):
             return None
-        acc = mm.acc
         if not isinstance(acc, cst.Name):
             return None
         # the device operand must be bound before the factory runs
