@@ -1140,6 +1140,9 @@ class Flow:
         info = self.m.classes.get(name)
         if info is None or name in _seen:
             return None
+        if not _seen and "update" in info.methods and "compute" in info.methods:
+            if self._class_kind(name, ("",)) in (MODULE, METRIC):
+                return METRIC  # an nn.Module-based metric of the file (state buffers, update/compute)
         for b in info.bases:
             k = self._class_kind(b, (*_seen, name)) if b in self.m.classes else kb.class_kind(b)
             if k is not None:
