@@ -674,6 +674,8 @@ class Flow:
             return UNKNOWN
         bv = self.eval(base, frame)
         k = bv.kind
+        if k is None and bv.dev == HOST:
+            return Value(None, HOST, origin=bv.origin)  # a field of a structure moved to the host
         if attr == "device":
             if k in (TENSOR, MODULE, BATCH) or bv.dev is not None:
                 return Value(DEVICE, bv.dev, origin=e)
@@ -737,6 +739,8 @@ class Flow:
                     if part is not None:
                         self.eval(part, frame)
         k = base.kind
+        if k is None and base.dev == HOST:
+            return Value(None, HOST, origin=base.origin)
         if k == TENSOR:
             tensor_idx = [(x, v) for x, v in idx_vals if v.kind == TENSOR]
             if tensor_idx:
@@ -1079,6 +1083,11 @@ class Flow:
             return UNKNOWN
         if rv.cls is not None:
             return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
+        if k is None and meth in ("to", "cpu"):
+            # whatever it is (a tensor, a structure of tensors), moved to the host it is there
+            if self._move_target(meth, pos, kw, rv) == HOST:
+                return Value(None, HOST, origin=e, placed=e)
+            return UNKNOWN
         if type(recv) is cst.Name and recv.value == "self" and frame.cls is not None:
             return self._call_method(frame.cls, meth, rv, e, pos, kw, frame)
         if k == DEVICE:
