@@ -95,6 +95,7 @@ class Value:
     cls: str | None = None  # an instance of a class of this file
     origin: cst.CSTNode | None = field(default=None, repr=False)  # where made (not compared)
     placed: cst.CSTNode | None = field(default=None, repr=False)  # the call that placed it (not compared)
+    half_at: cst.CSTNode | None = field(default=None, repr=False)  # the call that made it float16
 
     def __eq__(self, o):
         return (
@@ -1060,10 +1061,12 @@ class Flow:
             if how == "inplace_move":
                 if meth in ("to", "cuda", "cpu"):
                     dev = self._move_target(meth, pos, kw, rv)
-                    half = rv.half or any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
-                    return Value(k, dev, half, origin=rv.origin, placed=e, cls=rv.cls)
-                return Value(k, rv.dev, meth == "half" or (rv.half and meth not in ("float", "double")),
-                             origin=rv.origin, placed=rv.placed, cls=rv.cls)
+                    to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
+                    return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
+                                 half_at=e if to_half else rv.half_at)
+                half = meth == "half" or (rv.half and meth not in ("float", "double", "bfloat16"))
+                return Value(k, rv.dev, half, origin=rv.origin, placed=rv.placed, cls=rv.cls,
+                             half_at=(e if meth == "half" else rv.half_at) if half else None)
             if how == "same":
                 return rv
             if how == "tensor_iter":
