@@ -179,6 +179,8 @@ class _Frame:
         self.record = record
 
 
+_ELEMENTWISE_CMP = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
+                    cst.GreaterThanEqual)
 _NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 _DEVICE_NAME_HINTS = ("device", "rank", "gpu", "dev", "cuda")
@@ -195,6 +197,7 @@ class Flow:
         self._missed_reads: set[tuple[str, str]] = set()
         self.site_values: dict[cst.FunctionDef, dict[cst.Call, list]] = {}
         self._site_count: dict[str, int] = {}
+        self._calls_by_attr: dict[str, list] = {}
         self._summaries: dict = {}
         self._in_summary: list = []
         self._work = 0
@@ -294,7 +297,7 @@ class Flow:
         if callee == "__init__":
             cls = self.m.class_of(fn)
             callee = cls.name.value if cls is not None else callee
-        if not sites or len(sites) != self._site_count.get(callee, -1):
+        if not sites or len(sites) != self._site_total(fn, callee):
             return None
         out = None
         for argmap in sites.values():
@@ -303,6 +306,33 @@ class Flow:
                 return None
             out = v if out is None else join(out, v)
         return out
+
+    def _site_total(self, fn: cst.FunctionDef, callee: str) -> int:
+        """How many calls in the file may call `fn`: calls by its name, less the method calls
+        whose receiver is known to be something else (`self.optimizer.step()` for a `step`)."""
+        total = self._site_count.get(callee, -1)
+        if callee == fn.name.value and self.m.class_of(fn) is not None:
+            by_name = self._calls_by_attr.get(callee)
+            if by_name is None:
+                by_name = self._calls_by_attr[callee] = [
+                    c for c in self.m.calls if type(c.func) is cst.Attribute and c.func.attr.value == callee
+                ]
+            for c in by_name:
+                rv = self._known_receiver(c.func.value)
+                if rv is not None and rv.kind in (OPTIMIZER, SCHEDULER, SCALER, TENSOR, MODULE, LOADER, DATASET):
+                    if rv.cls is None:
+                        total -= 1
+        return total
+
+    def _known_receiver(self, recv) -> Value | None:
+        v = self.values.get(recv)
+        if v is not None and v.kind is not None:
+            return v
+        if type(recv) is cst.Attribute and type(recv.value) is cst.Name and recv.value.value == "self":
+            cls = self.m.class_of(recv)
+            if cls is not None:
+                return self.class_attrs.get(cls.name.value, {}).get(recv.attr.value)
+        return None
 
     def _record_function(self, fn: cst.FunctionDef, cls: str | None) -> None:
         self.recorded.add(fn)
@@ -577,9 +607,17 @@ class Flow:
                 self.eval(el.value, frame)
             return UNKNOWN
         if t is cst.Comparison:
-            self.eval(e.left, frame)
-            for c in e.comparisons:
-                self.eval(c.comparator, frame)
+            vals = [self.eval(e.left, frame)] + [self.eval(c.comparator, frame) for c in e.comparisons]
+            if len(vals) == 2 and type(e.comparisons[0].operator) in _ELEMENTWISE_CMP:
+                a, b = vals
+                if a.kind == TENSOR and b.kind == TENSOR:
+                    self._check(e, "binary", [(e.left, a), (e.comparisons[0].comparator, b)], frame)
+                    return Value(TENSOR, join_dev(a.dev, b.dev) if a.dev == b.dev else None,
+                                 nonscalar=a.nonscalar or b.nonscalar, origin=e)
+                if a.kind == TENSOR and b.kind in (HOSTVAL, None):
+                    return Value(TENSOR, a.dev, nonscalar=a.nonscalar, nograd=True, origin=a.origin)
+                if b.kind == TENSOR and a.kind in (HOSTVAL, None):
+                    return Value(TENSOR, b.dev, nonscalar=b.nonscalar, nograd=True, origin=b.origin)
             return UNKNOWN
         if t is cst.BooleanOperation:
             self.eval(e.left, frame)
@@ -642,6 +680,12 @@ class Flow:
         return UNKNOWN
 
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
+        v = self._self_attr_raw(attr, frame, note_miss)
+        if v is not None and v.kind == MODULE and v.dev is not None and self._class_kind(frame.cls) in (MODULE, METRIC):
+            return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
+        return v
+
+    def _self_attr_raw(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         v = frame.env.get("self." + attr)
         if v is not None:
             return v
@@ -654,9 +698,32 @@ class Flow:
         for base in info.bases if info is not None else ():
             if base in self.class_attrs and attr in self.class_attrs[base]:
                 return self.class_attrs[base][attr]
+        if self._ensure_init(frame.cls):
+            return self._self_attr_raw(attr, frame, note_miss)
         if note_miss:
             self._missed_reads.add((frame.cls, attr))
         return None
+
+    def _ensure_init(self, cls: str) -> bool:
+        """Before the class is recorded, a method summarised from module-level code reads the
+        attributes its `__init__` sets: run `__init__` once with its call sites' arguments."""
+        info = self.m.classes.get(cls)
+        if info is None or (cls, "__init__") in self._attr_by_method:
+            return False
+        init = info.methods.get("__init__")
+        self._attr_by_method[(cls, "__init__")] = {}
+        if init is None or init in self._in_summary:
+            return False
+        frame = _Frame(init, cls, self.module_frame, False)
+        self._params_of(init, cls, None, frame)
+        frame.env["self"] = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
+        self._in_summary.append(init)
+        try:
+            self._block(init.body.body if isinstance(init.body, cst.IndentedBlock) else [init.body], frame)
+        finally:
+            self._in_summary.pop()
+        self._store_attrs(frame, cls)
+        return True
 
     def _e_attribute(self, e: cst.Attribute, frame) -> Value:
         base = e.value
@@ -732,8 +799,10 @@ class Flow:
     def _e_subscript(self, e: cst.Subscript, frame) -> Value:
         base = self.eval(e.value, frame)
         idx_vals = []
+        only_slices = True
         for s in e.slice:
             if isinstance(s.slice, cst.Index):
+                only_slices = False
                 idx_vals.append((s.slice.value, self.eval(s.slice.value, frame)))
             else:
                 for part in (s.slice.lower, s.slice.upper, s.slice.step):
@@ -746,9 +815,9 @@ class Flow:
             tensor_idx = [(x, v) for x, v in idx_vals if v.kind == TENSOR]
             if tensor_idx:
                 self._check(e, "index", [(e.value, base)] + tensor_idx, frame)
-                dev = base.dev
-                return Value(TENSOR, dev, base.half, False, base.nograd, origin=e)
-            return Value(TENSOR, base.dev, base.half, False, base.nograd, origin=e)
+                nonscalar = any(v.nonscalar for _, v in tensor_idx)
+                return Value(TENSOR, base.dev, base.half, nonscalar, base.nograd, origin=base.origin)
+            return Value(TENSOR, base.dev, base.half, base.nonscalar and only_slices, base.nograd, origin=base.origin)
         if k == BATCH:
             return Value(TENSOR, base.dev, origin=base.origin)
         if k == TUPLE:
@@ -1001,9 +1070,9 @@ class Flow:
                     dev = join_dev(dev, v.dev)
                 if len(ops) > 1:
                     self._check(e, "call", ops, frame)
-            elif info.creates:
+            elif info.creates or q.rsplit(".", 1)[-1] in ("from_numpy", "tensor", "as_tensor"):
                 creates = True
-                dev = None if self.set_default_device else HOST
+                dev = None if (self.set_default_device and not q.endswith("from_numpy")) else HOST
             else:
                 dev = None
         half = any(v.half for _, v in ops)
@@ -1017,10 +1086,15 @@ class Flow:
 
     def _nonscalar_factory(self, q, pos, kw) -> bool:
         last = q.rsplit(".", 1)[-1]
+        if last == "from_numpy":
+            return True  # an array (0-d arrays through from_numpy are rare)
         if last in ("tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"):
             return bool(pos) and type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp)
         if last in ("arange", "linspace", "logspace", "randperm", "eye"):
             return True
+        if last in ("randint",):
+            sizes = [x for x, v, st in pos if type(x) in (cst.Tuple, cst.List)]
+            return bool(sizes) and len(sizes[-1].elements) > 0
         if last in ("zeros", "ones", "empty", "full", "rand", "randn"):
             if not pos:
                 return False
@@ -1126,6 +1200,9 @@ class Flow:
     def _module_call(self, e, mv: Value, pos, kw, frame) -> Value:
         tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
         dev = mv.dev
+        if dev is not None and dev.where == "acc" and tensors:
+            # a module on the accelerator called with a CPU tensor
+            self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
         if dev is None or dev == EITHER:
             dev = None
         if mv.cls is not None and dev is not None:

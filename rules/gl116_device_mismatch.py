@@ -64,13 +64,15 @@ noise_scale = betas[t]
             return
         for mm in m.mismatches():
             origin = mm.host_value.origin
-            if self._gl105_owns(m, mm, origin):
+            if self._gl105_owns(m, mm, origin) or self._gl101_owns(m, origin):
                 continue
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
             where = self._where(ctx, origin)
             fix = self._fix(ctx, mm, origin, acc_node)
-            if mm.op == "index":
+            if mm.op == "module-call":
+                what = "move the input to the model's device (`.to(device)`)"
+            elif mm.op == "index":
                 what = f"move the table to its device: `{host}.to({acc}.device)` (or make it with `device=`)"
             elif fix is not None:
                 what = f"make it on the same device: `device={acc}.device`"
@@ -90,6 +92,15 @@ noise_scale = betas[t]
                 if d is not None and d.is_acc and m.value_of(n).kind == "tensor":
                     return n
         return acc
+
+    @staticmethod
+    def _gl101_owns(m, origin) -> bool:
+        """GL101 reports batches of a DataLoader that reach the model unmoved."""
+        if not isinstance(origin, cst.Call):
+            return False
+        from gpulint import flowkb
+
+        return flowkb.class_kind(m.qualname(origin.func)) == "loader"
 
     @staticmethod
     def _gl105_owns(m, mm, origin) -> bool:
