@@ -179,6 +179,12 @@ class _Frame:
         self.record = record
 
 
+# Tensor methods no other common type has (numpy arrays, lists, dicts, modules): a receiver of
+# unknown kind that answers one is a tensor
+_TENSOR_ONLY_METHODS = frozenset(
+    "unsqueeze unsqueeze_ permute contiguous masked_fill masked_fill_ expand_as type_as new_zeros new_ones "
+    "new_full new_empty new_tensor unflatten index_select masked_select is_contiguous".split()
+)
 _ELEMENTWISE_CMP = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
                     cst.GreaterThanEqual)
 _NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
@@ -349,7 +355,10 @@ class Flow:
     def _store_attrs(self, frame: _Frame, cls: str) -> None:
         per = self._attr_by_method.setdefault((cls, frame.fn.name.value), {})
         for attr in frame.assigned_self:
-            per[attr] = frame.env.get("self." + attr, UNKNOWN)
+            v = frame.env.get("self." + attr, UNKNOWN)
+            if v.kind is None and v.dev is None and attr in per:
+                continue  # a pass without its arguments knows less than one with them
+            per[attr] = v
         merged: dict[str, Value] = {}
         for (c, _), attrs in self._attr_by_method.items():
             if c != cls:
@@ -467,7 +476,7 @@ class Flow:
                 if v.items is not None and len(v.items) == n:
                     sub = v.items[i]
                 elif v.kind == BATCH or (v.kind == TUPLE and v.elem is not None):
-                    sub = v.elem if v.kind == TUPLE else Value(TENSOR, v.dev, origin=v.origin)
+                    sub = v.elem if v.kind == TUPLE else Value(TENSOR, v.dev, nonscalar=True, origin=v.origin)
                 else:
                     sub = UNKNOWN
                 self._bind(el.value, sub, frame,
@@ -819,7 +828,7 @@ class Flow:
                 return Value(TENSOR, base.dev, base.half, nonscalar, base.nograd, origin=base.origin)
             return Value(TENSOR, base.dev, base.half, base.nonscalar and only_slices, base.nograd, origin=base.origin)
         if k == BATCH:
-            return Value(TENSOR, base.dev, origin=base.origin)
+            return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
         if k == TUPLE:
             if len(idx_vals) == 1 and isinstance(idx_vals[0][0], cst.Integer) and base.items is not None:
                 i = int(idx_vals[0][0].value, 0)
@@ -846,6 +855,8 @@ class Flow:
         """The device a device expression names (`"cuda"`, `torch.device(...)`, a device variable,
         `x.device`, a tensor for `.to(other)`)."""
         if v is not None and v.kind in (DEVICE, TENSOR) and v.dev is not None:
+            if v.kind == DEVICE and v.dev.where == "acc" and type(expr) in (cst.Name, cst.Attribute):
+                return Dev("acc", v.dev.key, expr)  # keep the expression the user wrote (`self.device`)
             return v.dev
         if v is not None and v.kind == DTYPE:
             return None
@@ -894,6 +905,15 @@ class Flow:
                         self.values[func] = av
                     pos, kw = self._args(e, frame)
                     return self._module_call(e, av, pos, kw, frame)
+            if (type(recv) is cst.Call and type(recv.func) is cst.Name and recv.func.value == "super"
+                    and frame.cls is not None):
+                pos, kw = self._args(e, frame)
+                info = self.m.classes.get(frame.cls)
+                selfv = frame.env.get("self")
+                for base in info.bases if info is not None else ():
+                    if base in self.m.classes:
+                        return self._call_method(base, meth, selfv, e, pos, kw, frame)
+                return UNKNOWN
             rv = self.eval(recv, frame)
             pos, kw = self._args(e, frame)
             return self._method(e, meth, recv, rv, pos, kw, frame)
@@ -909,8 +929,12 @@ class Flow:
             if defs and len(defs) == 1 and self._lookup(name, frame) is None and self.m.class_of(defs[0]) is None:
                 return self._call_function(defs[0], None, e, pos, kw, frame, None)
             fv = self._lookup(name, frame)
+            if fv is not None and frame.record:
+                self.values[func] = fv
             if fv is not None and fv.kind in (MODULE, METRIC):
                 return self._module_call(e, fv, pos, kw, frame)
+            if fv is not None and fv.cls is not None:
+                return self._call_method(fv.cls, "__call__", fv, e, pos, kw, frame)
             return self._builtin(name, e, pos, kw, frame)
         fv = self.eval(func, frame) if tf is not cst.Name else UNKNOWN
         if fv.kind in (MODULE, METRIC):
@@ -1160,6 +1184,9 @@ class Flow:
             return UNKNOWN
         if rv.cls is not None:
             return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
+        if k is None and meth in _TENSOR_ONLY_METHODS and not self.m.qualname(recv):
+            # only a tensor has this method (numpy arrays and lists do not): `transform(raw).unsqueeze(0)`
+            return Value(TENSOR, None, origin=e)
         if k is None and meth in ("to", "cpu"):
             # whatever it is (a tensor, a structure of tensors), moved to the host it is there
             if self._move_target(meth, pos, kw, rv) == HOST:
@@ -1203,6 +1230,8 @@ class Flow:
         if dev is not None and dev.where == "acc" and tensors:
             # a module on the accelerator called with a CPU tensor
             self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
+        elif len(tensors) > 1:
+            self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
         if dev is None or dev == EITHER:
             dev = None
         if mv.cls is not None and dev is not None:
@@ -1242,15 +1271,17 @@ class Flow:
         info = self.m.classes.get(cls)
         fn = None
         seen = set()
+        owner = cls
         while info is not None and fn is None and id(info) not in seen:
             seen.add(id(info))
             fn = info.methods.get(meth)
             if fn is None:
                 nxt = [b for b in info.bases if b in self.m.classes]
                 info = self.m.classes[nxt[0]] if nxt else None
+                owner = nxt[0] if nxt else owner
         if fn is None:
             return UNKNOWN
-        return self._call_function(fn, cls, e, pos, kw, frame, selfv)
+        return self._call_function(fn, owner, e, pos, kw, frame, selfv)
 
     def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv) -> Value:
         p = fn.params
@@ -1294,6 +1325,8 @@ class Flow:
                 frame.env["self"] = selfv
             self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
             out = frame.returns if frame.returns is not None else Value(HOSTVAL, HOST)
+            if cls is not None and frame.assigned_self and fn.name.value == "__init__":
+                self._store_attrs(frame, cls)  # what this instance's constructor sets
         finally:
             self._in_summary.pop()
         self._summaries[key] = out
