@@ -204,6 +204,7 @@ class Flow:
         self.site_values: dict[cst.FunctionDef, dict[cst.Call, list]] = {}
         self._site_count: dict[str, int] = {}
         self._calls_by_attr: dict[str, list] = {}
+        self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
         self._summaries: dict = {}
         self._in_summary: list = []
         self._work = 0
@@ -235,11 +236,18 @@ class Flow:
     def _run(self) -> None:
         m = self.m
         counts: dict[str, int] = {}
+        by_attr = self._calls_by_attr
         for c in m.calls:
             f = c.func
-            name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
-            if name is not None:
-                counts[name] = counts.get(name, 0) + 1
+            t = type(f)
+            if t is cst.Attribute:
+                name = f.attr.value
+                by_attr.setdefault(name, []).append(c)
+            elif t is cst.Name:
+                name = f.value
+            else:
+                continue
+            counts[name] = counts.get(name, 0) + 1
         self._site_count = counts
         frame = _Frame(m.module, None, None, True)
         self.module_frame = frame
@@ -263,8 +271,9 @@ class Flow:
         self._missed_reads = set()
         for fn in methods:
             self._record_function(fn, name)
-        if any(c == name for c, _ in self._missed_reads):
-            for fn in methods:
+        known = self.class_attrs.get(name, {})
+        if any(c == name and a in known for c, a in self._missed_reads):
+            for fn in methods:  # a method read an attribute a later method sets: once more
                 self._record_function(fn, name)
 
     def _params_of(self, fn: cst.FunctionDef, cls: str | None, args: dict | None, frame: _Frame) -> None:
@@ -318,12 +327,7 @@ class Flow:
         whose receiver is known to be something else (`self.optimizer.step()` for a `step`)."""
         total = self._site_count.get(callee, -1)
         if callee == fn.name.value and self.m.class_of(fn) is not None:
-            by_name = self._calls_by_attr.get(callee)
-            if by_name is None:
-                by_name = self._calls_by_attr[callee] = [
-                    c for c in self.m.calls if type(c.func) is cst.Attribute and c.func.attr.value == callee
-                ]
-            for c in by_name:
+            for c in self._calls_by_attr.get(callee, ()):
                 rv = self._known_receiver(c.func.value)
                 if rv is not None and rv.kind in (OPTIMIZER, SCHEDULER, SCALER, TENSOR, MODULE, LOADER, DATASET):
                     if rv.cls is None:
@@ -353,19 +357,21 @@ class Flow:
         return self.module_frame  # closures read the module's values (enclosing functions: unknown)
 
     def _store_attrs(self, frame: _Frame, cls: str) -> None:
-        per = self._attr_by_method.setdefault((cls, frame.fn.name.value), {})
+        """What a method leaves in `self.attr`, joined over the class's methods that set it."""
+        method = frame.fn.name.value
+        per = self._attr_by_method.setdefault((cls, method), {})
+        merged = self.class_attrs.setdefault(cls, {})
         for attr in frame.assigned_self:
             v = frame.env.get("self." + attr, UNKNOWN)
             if v.kind is None and v.dev is None and attr in per:
                 continue  # a pass without its arguments knows less than one with them
             per[attr] = v
-        merged: dict[str, Value] = {}
-        for (c, _), attrs in self._attr_by_method.items():
-            if c != cls:
-                continue
-            for a, v in attrs.items():
-                merged[a] = join(merged[a], v) if a in merged else v
-        self.class_attrs[cls] = merged
+            setters = self._attr_setters.setdefault((cls, attr), {})
+            setters[method] = v
+            out = None
+            for sv in setters.values():
+                out = sv if out is None else join(out, sv)
+            merged[attr] = out
 
     # ------------------------------------------------------------------------------------------
     # statements
