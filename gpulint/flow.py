@@ -96,6 +96,7 @@ class Value:
     origin: cst.CSTNode | None = field(default=None, repr=False)  # where made (not compared)
     placed: cst.CSTNode | None = field(default=None, repr=False)  # the call that placed it (not compared)
     half_at: cst.CSTNode | None = field(default=None, repr=False)  # the call that made it float16
+    stateful: bool = field(default=False, repr=False)  # a module with parameters or buffers
 
     def __eq__(self, o):
         return (
@@ -139,6 +140,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         a.cls if a.cls == b.cls else None,
         a.origin,
         a.placed if a.dev == join_dev(a.dev, b.dev) else b.placed,
+        stateful=a.stateful or b.stateful,
     )
 
 
@@ -165,6 +167,17 @@ class Mismatch:
     function: cst.CSTNode | None  # the function (or module) it is in
 
 
+def _is_none(e) -> bool:
+    return type(e) is cst.Name and e.value == "None"
+
+
+class NoFlow:
+    """The engine's answer when it could not run (every value unknown)."""
+
+    values: dict = {}
+    mismatches: list = []
+
+
 class _Frame:
     __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record")
 
@@ -184,6 +197,9 @@ class _Frame:
 _TENSOR_ONLY_METHODS = frozenset(
     "unsqueeze unsqueeze_ permute contiguous masked_fill masked_fill_ expand_as type_as new_zeros new_ones "
     "new_full new_empty new_tensor unflatten index_select masked_select is_contiguous".split()
+)
+_WEIGHT_FIRST = frozenset(
+    {"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss", "NLLLoss2d"}
 )
 _ELEMENTWISE_CMP = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
                     cst.GreaterThanEqual)
@@ -778,7 +794,13 @@ class Flow:
 
     def _e_ifexp(self, e: cst.IfExp, frame) -> Value:
         self.eval(e.test, frame)
-        return join(self.eval(e.body, frame), self.eval(e.orelse, frame))
+        a, b = self.eval(e.body, frame), self.eval(e.orelse, frame)
+        # `x if cond else None`: where x lives is what matters (None has no device)
+        if _is_none(e.orelse):
+            return a
+        if _is_none(e.body):
+            return b
+        return join(a, b)
 
     def _e_unary(self, e, frame) -> Value:
         v = self.eval(e.expression, frame)
@@ -1028,7 +1050,7 @@ class Flow:
                 dev, given = None, True
             if not given:
                 dev = HOST if kb.builds_on_host(q) else None
-            return Value(kind, dev, origin=e, placed=e if given else None)
+            return Value(kind, dev, origin=e, placed=e if given else None, stateful=self._stateful(q, pos, kw))
         if kind == TENSOR:  # torch.Tensor(...), nn.Parameter(t), torch.FloatTensor(...)
             inner = pos[0][1] if pos else None
             if inner is not None and inner.kind == TENSOR:
@@ -1051,6 +1073,18 @@ class Flow:
         if kind in (OPTIMIZER, SCHEDULER, SCALER):
             return Value(kind, None, origin=e)
         return Value(kind, None, origin=e)
+
+    def _stateful(self, q: str, pos, kw) -> bool:
+        """A torch module that holds tensors: layers, and losses given a weight tensor."""
+        from gpulint.model import STATELESS_MODULES
+
+        last = q.rsplit(".", 1)[-1]
+        if "loss" in kb.class_tags(q) or last.endswith("Loss"):
+            ws = [v for k, (x, v) in kw.items() if k in ("weight", "pos_weight")]
+            if last in _WEIGHT_FIRST and pos:
+                ws.append(pos[0][1])
+            return any(v.kind == TENSOR and v.dev is not None and v.dev.is_host for v in ws)
+        return q.startswith("torch.nn.") and last not in STATELESS_MODULES
 
     def _dataset_device(self, ds: Value) -> Dev | None:
         if ds.kind == DATASET:
@@ -1167,10 +1201,10 @@ class Flow:
                     dev = self._move_target(meth, pos, kw, rv)
                     to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
                     return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
-                                 half_at=e if to_half else rv.half_at)
+                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful)
                 half = meth == "half" or (rv.half and meth not in ("float", "double", "bfloat16"))
                 return Value(k, rv.dev, half, origin=rv.origin, placed=rv.placed, cls=rv.cls,
-                             half_at=(e if meth == "half" else rv.half_at) if half else None)
+                             half_at=(e if meth == "half" else rv.half_at) if half else None, stateful=rv.stateful)
             if how == "same":
                 return rv
             if how == "tensor_iter":
@@ -1232,10 +1266,14 @@ class Flow:
 
     def _module_call(self, e, mv: Value, pos, kw, frame) -> Value:
         tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
+        tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
         dev = mv.dev
         if dev is not None and dev.where == "acc" and tensors:
             # a module on the accelerator called with a CPU tensor
             self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
+        elif dev is not None and dev.is_host and mv.stateful and tensors:
+            # a module holding CPU tensors called with device inputs
+            self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)
         elif len(tensors) > 1:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
         if dev is None or dev == EITHER:
@@ -1250,7 +1288,8 @@ class Flow:
         kind = self._class_kind(name)
         if kind in (MODULE, METRIC):
             dev, given = self._placement(e, kw)
-            return Value(kind, dev if given else HOST, origin=e, cls=name, placed=e if given else None)
+            return Value(kind, dev if given else HOST, origin=e, cls=name, placed=e if given else None,
+                         stateful=True)
         if kind is not None:
             return Value(kind, None, origin=e, cls=name)
         init = self.m.classes[name].methods.get("__init__")
