@@ -97,6 +97,7 @@ class Value:
     placed: cst.CSTNode | None = field(default=None, repr=False)  # the call that placed it (not compared)
     half_at: cst.CSTNode | None = field(default=None, repr=False)  # the call that made it float16
     stateful: bool = field(default=False, repr=False)  # a module with parameters or buffers
+    scatters: bool = field(default=False, repr=False)  # DataParallel/DDP: moves its inputs itself
 
     def __eq__(self, o):
         return (
@@ -109,6 +110,8 @@ class Value:
             and self.items == o.items
             and self.elem == o.elem
             and self.cls == o.cls
+            and self.scatters == o.scatters
+            and self.stateful == o.stateful
         )
 
     def __hash__(self):
@@ -141,6 +144,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         a.origin,
         a.placed if a.dev == join_dev(a.dev, b.dev) else b.placed,
         stateful=a.stateful or b.stateful,
+        scatters=a.scatters and b.scatters,
     )
 
 
@@ -198,6 +202,8 @@ _TENSOR_ONLY_METHODS = frozenset(
     "unsqueeze unsqueeze_ permute contiguous masked_fill masked_fill_ expand_as type_as new_zeros new_ones "
     "new_full new_empty new_tensor unflatten index_select masked_select is_contiguous".split()
 )
+# Tensor methods that take an operand on another device by design
+_CROSS_DEVICE_METHODS = frozenset({"copy_", "set_", "to", "type_as", "new_tensor", "pin_memory"})
 _WEIGHT_FIRST = frozenset(
     {"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss", "NLLLoss2d"}
 )
@@ -1044,7 +1050,8 @@ class Flow:
                 inner = pos[0][1]
                 if inner.kind in (OPTIMIZER, SCHEDULER):
                     return inner
-                return Value(MODULE, inner.dev, inner.half, origin=e) if inner.kind == MODULE else Value(MODULE, None, origin=e)
+                return Value(MODULE, inner.dev if inner.kind == MODULE else None, inner.half, origin=e,
+                             stateful=True, scatters=True)
             dev, given = self._placement(e, kw)
             if "device_map" in kw:
                 dev, given = None, True
@@ -1178,7 +1185,7 @@ class Flow:
                 return UNKNOWN
             if how in ("same", "inplace", "cast"):
                 ops = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
-                if ops and how != "cast":
+                if ops and how != "cast" and meth not in _CROSS_DEVICE_METHODS:
                     self._check(e, "call", [(recv, rv)] + ops, frame)
                 nonscalar = rv.nonscalar and meth in kb.SHAPE_KEEPING
                 if how == "cast":
@@ -1201,10 +1208,11 @@ class Flow:
                     dev = self._move_target(meth, pos, kw, rv)
                     to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
                     return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
-                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful)
+                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters)
                 half = meth == "half" or (rv.half and meth not in ("float", "double", "bfloat16"))
                 return Value(k, rv.dev, half, origin=rv.origin, placed=rv.placed, cls=rv.cls,
-                             half_at=(e if meth == "half" else rv.half_at) if half else None, stateful=rv.stateful)
+                             half_at=(e if meth == "half" else rv.half_at) if half else None, stateful=rv.stateful,
+                             scatters=rv.scatters)
             if how == "same":
                 return rv
             if how == "tensor_iter":
@@ -1268,7 +1276,9 @@ class Flow:
         tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
         tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
         dev = mv.dev
-        if dev is not None and dev.where == "acc" and tensors:
+        if mv.scatters:
+            pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
+        elif dev is not None and dev.where == "acc" and tensors:
             # a module on the accelerator called with a CPU tensor
             self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
         elif dev is not None and dev.is_host and mv.stateful and tensors:
@@ -1384,13 +1394,17 @@ class Flow:
         if not frame.record or self._in_summary:
             return
         host = acc = None
+        # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
+        # inputs of a model's forward are on its device); other methods may run before a move
+        fn = frame.fn
+        in_forward = isinstance(fn, cst.FunctionDef) and fn.name.value == "forward"
         for x, v in operands:
             d = v.dev
             if d is None or v.kind != TENSOR:
                 continue
             if d.is_host and (v.nonscalar or (op == "index" and v is operands[0][1])):
                 host = host or (x, v)
-            elif d.where == "acc" or (d.where == "model" and op != "module-call"):
+            elif d.where == "acc" or (d.where == "model" and op != "module-call" and in_forward):
                 acc = acc or (x, v)
         if host is None or acc is None or node in self._mismatch_seen:
             return
