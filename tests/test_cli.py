@@ -210,10 +210,24 @@ def test_statistics(tmp_path):
     assert r.exit_code == 1
     assert problems(r.stdout) == []  # no per-problem lines
     rows = [ln.split() for ln in r.stdout.splitlines() if ln.strip()]
-    assert rows == [
+    assert rows[:2] == [
         ["2", "GL104", "[*]", "tensor-move-discarded"],
         ["1", "GL103", "[*]", "optimizer-moved-like-module"],
     ]
+    # issue 9: a total line
+    assert rows[2][:2] == ["3", "total"]
+    assert "3 problems in 2 files, 3 fixable" in r.stdout
+    assert len(rows) == 3
+
+
+def test_statistics_json(tmp_path):
+    # issue 9: --statistics is no longer ignored with JSON output
+    write(tmp_path, {"a.py": BOTH, "b.py": MOVE})
+    r = gl(["check", ".", "--statistics", "--output-format", "json"], tmp_path)
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert doc["total"] == 3 and doc["files"] == 2 and doc["fixable"] == 3
+    assert [(x["code"], x["count"], x["fixable"]) for x in doc["rules"]] == [("GL104", 2, 2), ("GL103", 1, 1)]
 
 
 def test_exit_zero(tmp_path):
