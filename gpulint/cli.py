@@ -86,7 +86,7 @@ def fix(fix_flag, **kw) -> None:
 
 
 def _stdout_binary():
-    """The binary stdout (click 9 drops click.get_binary_stream)."""
+    """The binary stdout (click 9 removes click's binary-stream helper)."""
     sys.stdout.flush()
     return getattr(sys.stdout, "buffer", sys.stdout)
 
@@ -288,7 +288,9 @@ def _lint(
             )
         for problem in problems_found:
             where, _, message = problem.partition(": ")
-            results.append(FileResult(where, [engine_diagnostic(os.path.relpath(where) if os.path.isabs(where) else where, message)]))
+            from gpulint.runner import display_path
+
+            results.append(FileResult(display_path(where), [engine_diagnostic(display_path(where), message)]))
         results.sort(key=lambda r: r.path)
         if not results and not quiet:
             click.echo(

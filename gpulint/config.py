@@ -184,7 +184,7 @@ def _table(path: Path) -> dict | None:
 
 
 def find_config(start: Path) -> Path | None:
-    start = start.resolve()
+    start = Path(os.path.realpath(start))
     if start.is_file():
         start = start.parent
     for directory in (start, *start.parents):

@@ -312,15 +312,22 @@ def repo_root(start: Path) -> Path:
 
 
 def _uri(path: str, root: Path) -> str:
-    p = Path(path).resolve()
+    """A percent-encoded URI reference: relative to the root, else an absolute file URI."""
+    from urllib.parse import quote
+
     try:
-        return p.relative_to(root).as_posix()
+        p = Path(os.path.realpath(path))
+    except (OSError, RuntimeError, ValueError):  # e.g. a symlink loop
+        p = Path(os.path.abspath(path))
+    try:
+        rel = p.relative_to(root).as_posix()
     except ValueError:
-        return p.as_uri()
+        return "file://" + quote(p.as_posix(), safe="/", errors="surrogateescape")
+    return quote(rel, safe="/", errors="surrogateescape")
 
 
 def sarif(diags: Sequence[Diagnostic], rules: Sequence[type], root: Path | None = None) -> str:
-    root = (root or repo_root(Path.cwd())).resolve()
+    root = Path(os.path.realpath(root or repo_root(Path.cwd())))
     rule_list = list(rules)
     if any(d.code == "GL000" for d in diags):
         from gpulint.registry import ENGINE_CODE
@@ -396,12 +403,18 @@ def sarif(diags: Sequence[Diagnostic], rules: Sequence[type], root: Path | None 
                         "rules": driver_rules,
                     }
                 },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + _quote_path(root.as_posix()).rstrip("/") + "/"}},
                 "results": results,
             }
         ],
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _quote_path(p: str) -> str:
+    from urllib.parse import quote
+
+    return quote(p, safe="/", errors="surrogateescape")
 
 
 def _line_text(path: str, line: int) -> str:
