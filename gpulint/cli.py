@@ -154,6 +154,9 @@ def _lint(
         registry = Registry.load(trusted.rule_dirs)
     except (ConfigError, RuleError) as exc:
         raise _fail(str(exc))
+    from gpulint.suppression import set_known
+
+    set_known((r.code for r in registry.rules), {r.name: r.code for r in registry.rules})
 
     enabled_cache: dict[int, list] = {}
 

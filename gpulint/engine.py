@@ -215,7 +215,7 @@ def analyse(path: str, text: str, rules: Sequence[Rule], settings=None):
                     line,
                 )
             )
-    diags = [d for d in diags if d.code == ENGINE_CODE or not sup.suppressed(d.line, d.code)]
+    diags = sup.apply(diags, path, {r.code for r in rules})  # suppressions; GL001/GL002 when they ran
     diags.sort(key=Diagnostic.sort_key)
     return diags, sup
 
