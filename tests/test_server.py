@@ -229,3 +229,92 @@ def test_utf16_positions(session, tmp_path):
     fixed = apply_text_edits(text, edits_of(fix["edit"], uri))
     assert '.to("cpu")' not in fixed and fixed.count("🙂") == 2
     assert client.close() == 0
+
+
+NVIM_SCRIPT = r"""
+local out = io.open(OUT, "w")
+local function emit(s) out:write(s .. "\n") out:flush() end
+vim.cmd("edit " .. DOC)
+local buf = vim.api.nvim_get_current_buf()
+local config = { name = "gpulint", cmd = CMD, cmd_env = { PYTHONPATH = PYPATH }, root_dir = ROOT }
+if vim.lsp.start ~= nil then
+  vim.lsp.start(config)
+else  -- Neovim 0.7: no vim.lsp.start
+  vim.lsp.buf_attach_client(buf, vim.lsp.start_client(config))
+end
+local function show(label)
+  vim.wait(500)
+  emit("== " .. label)
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    emit(string.format("%s %d:%d-%d:%d %d", tostring(d.code), d.lnum, d.col, d.end_lnum, d.end_col, d.severity))
+  end
+end
+vim.wait(60000, function() return #vim.diagnostic.get(buf) == 2 end, 50)
+show("open")
+local uri = vim.uri_from_bufnr(buf)
+local res = vim.lsp.buf_request_sync(buf, "textDocument/codeAction", {
+  textDocument = { uri = uri },
+  range = { start = { line = 3, character = 10 }, ["end"] = { line = 3, character = 10 } },
+  context = { diagnostics = {} },
+}, 60000)
+for _, r in pairs(res or {}) do
+  for _, a in ipairs(r.result or {}) do
+    if a.isPreferred then vim.lsp.util.apply_workspace_edit(a.edit, "utf-16") end
+  end
+end
+vim.wait(60000, function() return #vim.diagnostic.get(buf) == 1 end, 50)
+show("quickfix")
+local hov = vim.lsp.buf_request_sync(buf, "textDocument/hover", { textDocument = { uri = uri }, position = { line = 5, character = 2 } }, 60000)
+for _, r in pairs(hov or {}) do emit("hover " .. vim.split(r.result.contents.value, "\n")[1]) end
+vim.lsp.buf_request_sync(buf, "workspace/executeCommand", { command = "gpulint.applyAutofix", arguments = { uri } }, 60000)
+vim.wait(60000, function() return #vim.diagnostic.get(buf) == 0 end, 50)
+show("fixall")
+emit("== buffer")
+for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do emit(l) end
+out:close()
+vim.cmd("qa!")
+"""
+
+
+def test_neovim_client(tmp_path):
+    """Neovim's own LSP client, headless, when `nvim` is installed (the README's editor check)."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        pytest.skip("nvim is not installed")
+    doc = tmp_path / "train.py"
+    doc.write_text(BOTH, encoding="utf-8")
+    out = tmp_path / "out.txt"
+    header = "".join(
+        f"local {name} = {json.dumps(value)}\n"
+        for name, value in {
+            "OUT": str(out),
+            "DOC": str(doc),
+            "ROOT": str(tmp_path),
+            "PYPATH": str(Path(__file__).resolve().parents[1]),
+        }.items()
+    ) + f"local CMD = {{ {json.dumps(sys.executable)}, '-m', 'gpulint', 'server' }}\n"
+    script = tmp_path / "check.lua"
+    script.write_text(header + NVIM_SCRIPT, encoding="utf-8")
+    proc = subprocess.run(
+        [nvim, "--headless", "--clean", "-c", f"luafile {script}"], cwd=tmp_path, capture_output=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    lines = out.read_text(encoding="utf-8").splitlines()
+    sections, current = {}, None
+    for line in lines:
+        if line.startswith("== "):
+            current = sections.setdefault(line[3:], [])
+        elif line.startswith("hover "):
+            sections["hover"] = [line[6:]]
+        else:
+            current.append(line)
+    assert sections["open"] == [f"GL103 3:6-3:{len(L4)} 1", "GL104 5:0-5:11 1"]
+    assert sections["quickfix"] == ["GL104 5:0-5:11 1"]
+    assert sections["hover"][0].startswith("**GL104**")
+    assert sections["fixall"] == []
+    assert "\n".join(sections["buffer"]) + "\n" == BOTH_FIXED
