@@ -180,10 +180,11 @@ class LspClient:
                     raise LspError(f"no {method} within {timeout} s; got {[m['method'] for m in self.notifications]}")
                 self._lock.wait(min(left, 0.5))
 
-    def diagnostics(self, uri: str, version: int, timeout: float = TIMEOUT) -> list[dict]:
-        """The diagnostics published for exactly this version of a document."""
+    def diagnostics(self, uri: str, version: int, timeout: float = TIMEOUT, start: int = 0) -> list[dict]:
+        """The diagnostics published for exactly this version of a document (the first such
+        publication from notification number `start` on)."""
         params = self.wait_notification(
-            "textDocument/publishDiagnostics", lambda p: p["uri"] == uri and p.get("version") == version, timeout
+            "textDocument/publishDiagnostics", lambda p: p["uri"] == uri and p.get("version") == version, timeout, start
         )
         return params["diagnostics"]
 
@@ -191,7 +192,11 @@ class LspClient:
 
     def initialize(self, root: Path, capabilities: dict | None = None) -> dict:
         caps = capabilities or {
-            "workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True}},
+            "workspace": {
+                "applyEdit": True,
+                "workspaceEdit": {"documentChanges": True},
+                "didChangeWatchedFiles": {"dynamicRegistration": True},
+            },
             "textDocument": {
                 "publishDiagnostics": {"versionSupport": True},
                 "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "source", "source.fixAll"]}}},

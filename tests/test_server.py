@@ -152,10 +152,19 @@ def test_closest_config_is_honoured(session, tmp_path):
     loud = client.open(tmp_path / "loud" / "train.py", BOTH)
     assert codes(client.diagnostics(quiet, 1)) == ["GL104"]
     assert codes(client.diagnostics(loud, 1)) == ["GL103", "GL104"]
-    # editing the config is picked up on the next change of the document
-    (tmp_path / "quiet" / "gpulint.toml").write_text('ignore = ["GL104"]\n', encoding="utf-8")
+    # the server asked to watch configuration files; a change of one re-analyses open documents
+    regs = [r for r in client.server_requests if r["method"] == "client/registerCapability"]
+    assert regs and regs[0]["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles"
+    config = tmp_path / "quiet" / "gpulint.toml"
+    config.write_text('ignore = ["GL104"]\n', encoding="utf-8")
+    mark = len(client.notifications)
+    client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": config.as_uri(), "type": 2}]})
+    assert codes(client.diagnostics(quiet, 1, start=mark)) == ["GL103"]
+    assert codes(client.diagnostics(loud, 1, start=mark)) == ["GL103", "GL104"]
+    # without a file watcher, an edited config is still picked up on the next change
+    config.write_text('ignore = ["GL103", "GL104"]\n', encoding="utf-8")
     v = client.change(quiet, BOTH + "\n")
-    assert codes(client.diagnostics(quiet, v)) == ["GL103"]
+    assert client.diagnostics(quiet, v) == []
     # a broken config is a GL000 diagnostic (the CLI exits 2), not a dead server
     (tmp_path / "quiet" / "gpulint.toml").write_text('ignore = ["GL103"\n', encoding="utf-8")
     v = client.change(quiet, BOTH)

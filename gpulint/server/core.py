@@ -210,11 +210,14 @@ class Linter:
     def analyse(self, path: Path | None, text: str) -> "Analysis":
         """The engine's diagnostics for one text; every problem is a GL000 diagnostic."""
         from gpulint.config import ConfigError
-        from gpulint.engine import BadInput, Options, engine_diagnostic, run_text
+        from gpulint.engine import MAX_FILE_BYTES, BadInput, Options, engine_diagnostic, run_text
         from gpulint.registry import RuleError
         from gpulint.runner import codes_for_file
 
         display = str(path) if path is not None else "untitled"
+        if len(text) > MAX_FILE_BYTES:  # the CLI's limit: an editor buffer is no exception
+            msg = f"file is too large to check ({len(text) / 2**20:.1f} MiB; the limit is {MAX_FILE_BYTES // 2**20} MiB)"
+            return Analysis(text, [engine_diagnostic(display, msg)], None, [])
         try:
             resolved = self.resolve(path)
         except (ConfigError, RuleError) as exc:

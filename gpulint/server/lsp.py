@@ -178,6 +178,43 @@ def did_save(ls: GpulintLanguageServer, params: types.DidSaveTextDocumentParams)
     ls.schedule(params.text_document.uri, 0)
 
 
+CONFIG_NAMES = ("pyproject.toml", "gpulint.toml", ".gpulint.toml")
+
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: GpulintLanguageServer, params: types.InitializedParams) -> None:
+    """Ask the client to report changes of configuration files, when it can."""
+    caps = ls.client_capabilities
+    ws = caps.workspace if caps is not None else None
+    watched = ws.did_change_watched_files if ws is not None else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
+    try:
+        await ls.client_register_capability_async(
+            types.RegistrationParams(
+                registrations=[
+                    types.Registration(
+                        id="gpulint-config-files",
+                        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+                    )
+                ]
+            )
+        )
+    except Exception as exc:  # a client that refuses: configuration is still re-read on each change
+        log.info("could not watch configuration files: %s", exc)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: GpulintLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+    """A configuration file changed: analyse every open document again."""
+    if any(c.uri.rsplit("/", 1)[-1] in CONFIG_NAMES for c in params.changes):
+        for uri in list(ls.workspace.text_documents):
+            ls.snapshots.pop(uri, None)
+            ls.schedule(uri, 0)
+
+
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: GpulintLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
