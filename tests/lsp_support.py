@@ -210,10 +210,10 @@ class LspClient:
         self.notify("initialized", {})
         return result
 
-    def open(self, path: Path, text: str, version: int = 1) -> str:
+    def open(self, path: Path, text: str, version: int = 1, language_id: str = "python") -> str:
         uri = path.as_uri()
         self.docs[uri] = {"text": text, "version": version}
-        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": version, "text": text}})
+        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language_id, "version": version, "text": text}})
         return uri
 
     def change(self, uri: str, text: str | None = None, edits: list[dict] | None = None) -> int:

@@ -183,6 +183,18 @@ def test_excluded_document_gets_no_diagnostics(session, tmp_path):
     assert client.close() == 0
 
 
+def test_only_python_documents_are_analysed(session, tmp_path):
+    client = session()
+    md = client.open(tmp_path / "README.md", "# Title\n\n" + BOTH, language_id="markdown")
+    py = client.open(tmp_path / "t.py", BOTH)
+    # analyses run one after another in the order the documents were opened: by the time the
+    # Python document's diagnostics arrive, the markdown document's would have been published
+    assert codes(client.diagnostics(py, 1)) == ["GL103", "GL104"]
+    assert [n for n in client.notifications if n["params"].get("uri") == md] == []
+    assert client.request("textDocument/hover", {"textDocument": {"uri": md}, "position": {"line": 5, "character": 8}}) is None
+    assert client.close() == 0
+
+
 def test_unsafe_fix_is_labelled_and_left_out_of_fix_all(session, tmp_path):
     write(tmp_path, {"gpulint.toml": 'rule-dirs = ["myrules"]\nextend-select = ["TST001"]\n', "myrules/tst.py": TEST_RULES})
     client = session()

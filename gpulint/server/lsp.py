@@ -43,6 +43,16 @@ class Snapshot:
     fixed_done: bool = False
 
 
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def is_python(doc) -> bool:
+    """Python documents only: a client may send every open document (markdown, TOML...)."""
+    if doc.language_id:
+        return doc.language_id == "python"
+    return doc.uri.lower().endswith(PYTHON_SUFFIXES)
+
+
 class GpulintLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("gpulint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
@@ -84,7 +94,9 @@ class GpulintLanguageServer(LanguageServer):
         )
 
     def schedule(self, uri: str, delay: float) -> None:
-        doc = self.workspace.get_text_document(uri)
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None or not is_python(doc):
+            return
         self.latest[uri] = doc.version
         old = self.tasks.pop(uri, None)
         if old is not None and not old.done():
@@ -110,7 +122,7 @@ class GpulintLanguageServer(LanguageServer):
     async def current(self, uri: str) -> Snapshot | None:
         """The analysis of the document's current text (computed now if not yet available)."""
         doc = self.workspace.text_documents.get(uri)
-        if doc is None:
+        if doc is None or not is_python(doc):
             return None
         snap = self.snapshots.get(uri)
         if snap is not None and snap.version == doc.version and snap.index.text == doc.source:
