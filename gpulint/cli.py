@@ -481,6 +481,18 @@ def run(gpus: int, gpu_memory: str | None, force_emulation: bool, script: str, a
     raise click.exceptions.Exit(run_script(script, list(args), gpus=gpus, gpu_memory=memory, force=force_emulation))
 
 
+@cli.command("server")
+@click.option("--stdio", is_flag=True, help="Talk LSP over stdin/stdout (the default and only transport).")
+def server_cmd(stdio: bool) -> None:
+    """Run the Language Server (LSP over stdio) for editors; needs `gpulint[server]`."""
+    from gpulint.server import MissingDependency, serve
+
+    try:
+        serve()
+    except MissingDependency as exc:
+        raise _fail(str(exc))
+
+
 def _registry(config: str | None):
     from gpulint.config import ConfigError, load_settings
     from gpulint.registry import Registry, RuleError
