@@ -346,3 +346,8 @@ def per_file_ignored(display_path: str, settings: Settings) -> list[str]:
 
 
 _PFI_SPECS: dict[str, object] = {}
+
+
+def _rel_to_root(path: Path, root: Path) -> str | None:
+    """A path relative to a folder (resolved, symlink loops tolerated), or None when outside."""
+    return _rel_to(str(path), realpath(root))

@@ -231,3 +231,8 @@ def test_include_and_extend_include(tmp_path):
     assert gl(["check", "--show-files", "."], tmp_path).stdout.split() == ["a.py", "b.pyw", "nb.ipynb"]
     write(tmp_path, {"pyproject.toml": '[tool.gpulint]\ninclude = ["*.py"]\n'})
     assert gl(["check", "--show-files", "."], tmp_path).stdout.split() == ["a.py"]
+
+
+def test_the_shipped_example_notebook_is_the_seed_tutorial_in_cells():
+    shipped = json.loads((REPO / "examples" / "seed_tutorial.ipynb").read_text(encoding="utf-8"))
+    assert shipped == seed_notebook()[0]
