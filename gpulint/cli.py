@@ -494,11 +494,13 @@ def server_cmd(stdio: bool) -> None:
 
 
 def _registry(config: str | None):
-    from gpulint.config import ConfigError, load_settings
+    from gpulint.config import ConfigError, Resolver
     from gpulint.registry import Registry, RuleError
 
     try:
-        settings = load_settings(Path(config) if config else None, Path.cwd())
+        settings = Resolver(Path(config) if config else None).trusted  # same trust rules as check
+        if settings.rule_dirs:
+            click.echo(f"gpulint: loading rules from {', '.join(str(d) for d in settings.rule_dirs)}", err=True)
         return Registry.load(settings.rule_dirs)
     except (ConfigError, RuleError) as exc:
         raise _fail(str(exc))

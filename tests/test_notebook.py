@@ -236,3 +236,12 @@ def test_include_and_extend_include(tmp_path):
 def test_the_shipped_example_notebook_is_the_seed_tutorial_in_cells():
     shipped = json.loads((REPO / "examples" / "seed_tutorial.ipynb").read_text(encoding="utf-8"))
     assert shipped == seed_notebook()[0]
+
+
+def test_cached_notebook_results_keep_their_cells(tmp_path):
+    nb, _ = seed_notebook()
+    write(tmp_path, {"seed.ipynb": dump(nb)})
+    first = gl(["check", "seed.ipynb"], tmp_path).stdout
+    assert list((tmp_path / ".gpulint_cache").rglob("*.json"))
+    assert gl(["check", "seed.ipynb"], tmp_path).stdout == first
+    assert "seed.ipynb:cell 7:" in first
