@@ -412,6 +412,7 @@ def process_notebook(path: str, display: str, rules, opts):
     if outcome.text != nb.script:
         result.original_source = nb.script
         result.fixed_source = outcome.text
+        result.cell_numbers = [c.index + 1 for c in nb.cells]  # for --diff headers
         result.stamp = None
         try:
             new_text = write_back(nb, outcome.text)

@@ -245,3 +245,14 @@ def test_cached_notebook_results_keep_their_cells(tmp_path):
     assert list((tmp_path / ".gpulint_cache").rglob("*.json"))
     assert gl(["check", "seed.ipynb"], tmp_path).stdout == first
     assert "seed.ipynb:cell 7:" in first
+
+
+def test_diff_of_a_notebook_is_per_cell(tmp_path):
+    nb, _ = seed_notebook()
+    write(tmp_path, {"seed.ipynb": dump(nb)})
+    r = gl(["check", "--diff", "--no-cache", "seed.ipynb"], tmp_path)
+    assert r.exit_code == 1
+    assert "--- a/seed.ipynb:cell 6\n+++ b/seed.ipynb:cell 6\n" in r.stdout  # the GL103 fix, in the model cell
+    assert "-optimizer = torch.optim.Adam(model.parameters(), lr=0.001).to('cuda')" in r.stdout
+    assert "gpulint: notebook cell boundary" not in r.stdout
+    assert (tmp_path / "seed.ipynb").read_text(encoding="utf-8") == dump(nb)  # nothing written
