@@ -96,7 +96,7 @@ def _parse_comment(comment: str, line: int, col: int, known: dict) -> list[Direc
                 elif e in known["names"]:
                     d.codes.add(known["names"][e])
                 elif i == 0:
-                    d.invalid.append(e)  # `# noqa: some-name`: not a list of codes at all
+                    d.invalid.append(e)  # e.g. a noqa list starting with a word: not a list of codes at all
                     break
                 else:
                     break  # prose after the codes (`# noqa: E501 long URL`), as flake8 reads it
