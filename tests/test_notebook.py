@@ -255,3 +255,13 @@ def test_diff_of_a_notebook_is_per_cell(tmp_path):
     assert "-optimizer = torch.optim.Adam(model.parameters(), lr=0.001).to('cuda')" in r.stdout
     assert "gpulint: notebook cell boundary" not in r.stdout
     assert (tmp_path / "seed.ipynb").read_text(encoding="utf-8") == dump(nb)  # nothing written
+
+
+def test_json_fix_edits_of_a_notebook_are_in_cell_lines(tmp_path):
+    nb, _ = seed_notebook()
+    write(tmp_path, {"seed.ipynb": dump(nb)})
+    data = json.loads(gl(["check", "--no-cache", "--output-format", "json", "seed.ipynb"], tmp_path).stdout)
+    gl103 = next(d for d in data if d["code"] == "GL103")
+    assert (gl103["cell"], gl103["location"]["row"]) == (6, 2)
+    (edit,) = gl103["fix"]["edits"]
+    assert edit["location"]["row"] == 2 and edit["end_location"]["row"] == 2
