@@ -62,14 +62,24 @@ def cli() -> None:
 @_lint_options
 def check(**kw) -> None:
     """Check files for problems (default path: the current directory)."""
-    _lint(fix=False, **kw)
+    _interruptible(_lint, fix=False, **kw)
 
 
 @cli.command()
 @_lint_options
 def fix(**kw) -> None:
     """Apply safe fixes (and unsafe ones with --unsafe-fixes), then report what remains."""
-    _lint(fix=True, **kw)
+    _interruptible(_lint, fix=True, **kw)
+
+
+def _interruptible(fn, **kw) -> None:
+    """Ctrl-C: exit 130 (not click's "Aborted!" and 1, which reads like findings). The runner
+    has stopped its workers and removed their temporary files by the time this is reached."""
+    try:
+        fn(**kw)
+    except KeyboardInterrupt:
+        click.echo("gpulint: interrupted", err=True)
+        raise click.exceptions.Exit(130)
 
 
 def _lint(
@@ -104,6 +114,8 @@ def _lint(
     use_stdin = paths == ("-",)
     if "-" in paths and not use_stdin:
         raise _fail("'-' (stdin) cannot be combined with other paths")
+    if select and not _split(select):
+        raise _fail("--select needs at least one rule (a code, a prefix such as GL1, a name, or ALL)")
     try:
         start = Path(stdin_filename).parent if use_stdin and stdin_filename else common_start(paths)
         settings = load_settings(Path(config) if config else None, start)

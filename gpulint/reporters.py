@@ -177,7 +177,7 @@ def sarif(diags: Sequence[Diagnostic], rules: Sequence[type], root: Path | None 
         line_text = _line_text(d.path, d.line)
         key = f"{d.code}:{uri}:{line_text.strip()}"
         seen[key] += 1
-        fingerprint = hashlib.sha256(f"{key}:{seen[key]}".encode()).hexdigest()[:32]
+        fingerprint = hashlib.sha256(f"{key}:{seen[key]}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
         res = {
             "ruleId": d.code,
             "level": "error",
