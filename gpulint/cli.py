@@ -75,14 +75,14 @@ def cli() -> None:
 @_lint_options
 def check(fix_flag, **kw) -> None:
     """Check files for problems (default path: the current directory). `check --fix` is `fix`."""
-    _lint(fix=bool(fix_flag) or kw["fix_only"], **kw)
+    _interruptible(_lint, fix=bool(fix_flag) or kw["fix_only"], **kw)
 
 
 @cli.command()
 @_lint_options
 def fix(fix_flag, **kw) -> None:
     """Apply safe fixes (and unsafe ones with --unsafe-fixes), then report what remains."""
-    _lint(fix=fix_flag is not False, **kw)
+    _interruptible(_lint, fix=fix_flag is not False, **kw)
 
 
 def _stdout_binary():
@@ -96,6 +96,16 @@ def _is_terminal() -> bool:
         return sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _interruptible(fn, **kw) -> None:
+    """Ctrl-C: exit 130 (not click's "Aborted!" and 1, which reads like findings). The runner
+    has stopped its workers and removed their temporary files by the time this is reached."""
+    try:
+        fn(**kw)
+    except KeyboardInterrupt:
+        click.echo("gpulint: interrupted", err=True)
+        raise click.exceptions.Exit(130)
 
 
 def _lint(
@@ -137,6 +147,8 @@ def _lint(
     use_stdin = paths == ("-",)
     if "-" in paths and not use_stdin:
         raise _fail("'-' (stdin) cannot be combined with other paths")
+    if select and not _split(select):
+        raise _fail("--select needs at least one rule (a code, a prefix such as GL1, a name, or ALL)")
     if add_noqa and (fix or diff or use_stdin):
         raise _fail("--add-noqa cannot be combined with fixing, --diff or stdin")
 
