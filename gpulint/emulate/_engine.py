@@ -442,6 +442,13 @@ def _m_reduce_ex(self: torch.Tensor, proto: int) -> Any:
     emu = _ACTIVE
     if emu is not None and emu._io_depth > 0:  # inside torch.save: the tagger will write cuda:i
         emu._mark_for_save(self)
+    elif emu is not None:
+        # another pickler (multiprocessing queues and process arguments, pickle.dumps): send the
+        # plain tensor (shared memory under torch.multiprocessing) and re-tag it on the other side
+        base = _BASE_OF.get(type(self), _Tensor)
+        with _disable_current_modes():
+            plain = _TB._make_subclass(base, self, self.requires_grad)
+        return (_rebuild_tagged, (plain, type(self)._gl_index))
     state = torch._utils._get_obj_state(self)
     if isinstance(state, dict) and state.get("_is_param"):
         return (torch._utils._rebuild_parameter, (self.detach(), self.requires_grad, OrderedDict()))
@@ -449,6 +456,14 @@ def _m_reduce_ex(self: torch.Tensor, proto: int) -> Any:
     if not state:
         return func, args
     return (torch._utils._rebuild_from_type_v2, (func, torch.Tensor, args, state))
+
+
+def _rebuild_tagged(plain: torch.Tensor, index: int) -> torch.Tensor:
+    """Unpickle an emulated CUDA tensor: tagged again when the receiving process emulates."""
+    emu = _ACTIVE
+    if emu is not None and 0 <= index < emu.gpus:
+        _tag(plain, index)
+    return plain
 
 
 def _m_repr(self: torch.Tensor, *, tensor_contents: Any = None) -> str:

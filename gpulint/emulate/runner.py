@@ -132,10 +132,25 @@ def run_script(
 
     from gpulint.emulate._engine import EmulatedCuda
 
+    import tempfile
+
+    from gpulint.emulate import _child
+
     emu = EmulatedCuda(gpus=gpus, memory=gpu_memory)
-    with emu:
-        code = _execute(script, list(args))
-    if code == 0 and emu.unsupported_seen:
+    fd, report = tempfile.mkstemp(prefix="gpulint-run-", suffix=".children")
+    os.close(fd)
+    try:
+        with emu:
+            _child.install(emu, {"gpus": gpus, "memory": gpu_memory, "report": report})
+            code = _execute(script, list(args))
+        child_problems = _child.read_reports(report)
+    finally:
+        os.unlink(report)
+    if child_problems:
+        for line in dict.fromkeys(child_problems):
+            _say(line)
+        code = EXIT_UNSUPPORTED
+    elif code == 0 and emu.unsupported_seen:
         first = emu.unsupported_seen[0]
         _say(f"note: the script caught '{first}' and went on; that part did not run as on a GPU")
     sys.stderr.write(emu.peak_line() + "\n")
