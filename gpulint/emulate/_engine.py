@@ -647,6 +647,21 @@ class EmulatedCuda:
         self._load_tags: dict[int, tuple[Any, int]] = {}
         self._io_depth = 0
         self._thread = threading.get_ident()
+        self._streams = threading.local()  # the current stream is per thread, as in CUDA
+
+    @property
+    def streams(self) -> dict[int, Any]:
+        current = getattr(self._streams, "by_device", None)
+        if current is None:
+            current = self._streams.by_device = {}
+        return current
+
+    def set_stream(self, s: Any) -> Any:
+        """Make ``s`` current on its device (and its device current); returns the previous stream."""
+        prev = self.streams.get(s.device_index) or _default_stream(s.device_index)
+        self.streams[s.device_index] = s
+        self.current = s.device_index
+        return prev
 
     # ---- pinned host memory (a copy, remembered as pinned) ------------------------------------
     def _pin(self, t: torch.Tensor) -> torch.Tensor:
@@ -1037,15 +1052,34 @@ class _DeviceProperties:
         )
 
 
-class _DefaultStream:
-    """The (only) default stream of an emulated device: work runs in program order."""
+class _Stream:
+    """``torch.cuda.Stream`` of an emulated device.
 
-    def __init__(self, index: int) -> None:
+    All work runs on the host thread in program order, so every ordering a stream, an event or
+    ``wait_stream`` asks for already holds: queries report completion and waits return at once.
+    Stream 0 of each device is its default stream.
+    """
+
+    _next_id = 1
+
+    def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> Any:
+        return cls._make(_cuda_index(device), priority)
+
+    @classmethod
+    def _make(cls, index: int, priority: int = 0, stream_id: int | None = None) -> Any:
+        self = object.__new__(cls)
+        if stream_id is None:
+            stream_id = _Stream._next_id
+            _Stream._next_id += 1
         self.device_index = index
         self.device = torch.device("cuda", index)
-        self.cuda_stream = 0
-        self.stream_id = 0
-        self.priority = 0
+        self.stream_id = stream_id
+        self.cuda_stream = 0 if stream_id == 0 else 0x1000 + stream_id
+        self.priority = int(priority)
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
 
     def synchronize(self) -> None:
         pass
@@ -1057,24 +1091,48 @@ class _DefaultStream:
         return False
 
     def wait_stream(self, stream: Any) -> None:
-        pass
+        if not isinstance(stream, _Stream):
+            raise TypeError(f"wait_stream(): expected a torch.cuda.Stream, got {type(stream).__name__}")
 
     def wait_event(self, event: Any) -> None:
-        pass
+        event.wait(self)
 
     def record_event(self, event: Any = None) -> Any:
         event = event if event is not None else _Event()
         event.record(self)
         return event
 
+    def __enter__(self) -> _Stream:
+        self._gl_prev = _need_active().set_stream(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _need_active().set_stream(self._gl_prev)
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _DefaultStream) and other.device_index == self.device_index
+        return isinstance(other, _Stream) and (other.device_index, other.stream_id) == (self.device_index, self.stream_id)
 
     def __hash__(self) -> int:
-        return hash(("gpulint-stream", self.device_index))
+        return hash(("gpulint-stream", self.device_index, self.stream_id))
 
     def __repr__(self) -> str:
-        return f"<torch.cuda.Stream device=cuda:{self.device_index} cuda_stream=0x0>"
+        return f"<torch.cuda.Stream device=cuda:{self.device_index} cuda_stream={self.cuda_stream:#x}>"
+
+
+_Stream.__name__ = _Stream.__qualname__ = "Stream"
+_Stream.__module__ = "torch.cuda.streams"
+_DefaultStream = _Stream
+
+
+def _check_stream(s: Any) -> None:
+    if not isinstance(s, _Stream):
+        if type(s).__name__ == "ExternalStream":
+            _unsupported("CUDA streams", "external streams need a CUDA driver")()
+        raise TypeError(f"expected a torch.cuda.Stream, got {type(s).__name__}")
+
+
+def _default_stream(index: int) -> _Stream:
+    return _Stream._make(index, 0, stream_id=0)
 
 
 class _Event:
@@ -1328,18 +1386,31 @@ def _install(emu: EmulatedCuda) -> None:
         if device is not None:
             idx_of(device)
 
-    def current_stream(device: Any = None) -> _DefaultStream:
-        return _DefaultStream(idx_of(device))
+    def current_stream(device: Any = None) -> _Stream:
+        idx = idx_of(device)
+        return emu.streams.get(idx) or _default_stream(idx)
+
+    def default_stream(device: Any = None) -> _Stream:
+        return _default_stream(idx_of(device))
 
     @contextlib.contextmanager
     def stream(s: Any) -> Iterator[None]:
-        if s is not None and not isinstance(s, _DefaultStream):
-            _unsupported("CUDA streams", "side streams run concurrently on a GPU; the emulated device has only its default stream")()
-        yield
+        if s is None:
+            yield
+            return
+        _check_stream(s)
+        prev_device = emu.current
+        prev = emu.set_stream(s)
+        try:
+            yield
+        finally:
+            emu.set_stream(prev)
+            emu.current = prev_device
 
     def set_stream(s: Any) -> None:
-        if s is not None and not isinstance(s, _DefaultStream):
-            _unsupported("CUDA streams", "side streams run concurrently on a GPU; the emulated device has only its default stream")()
+        if s is not None:
+            _check_stream(s)
+            emu.set_stream(s)
 
     def noop(*args: Any, **kwargs: Any) -> None:
         return None
@@ -1383,12 +1454,12 @@ def _install(emu: EmulatedCuda) -> None:
         "init": noop,
         "_lazy_init": noop,
         "current_stream": current_stream,
-        "default_stream": current_stream,
+        "default_stream": default_stream,
         "is_current_stream_capturing": lambda: False,
         "stream": stream,
         "set_stream": set_stream,
         "Event": _Event,
-        "Stream": _refused_class("Stream", "CUDA streams", "side streams run concurrently on a GPU; the emulated device has only its default stream"),
+        "Stream": _Stream,
         "ExternalStream": _refused_class("ExternalStream", "CUDA streams", "external streams need a CUDA driver"),
         "CUDAGraph": _refused_class("CUDAGraph", "CUDA graphs", "graph capture records GPU kernel launches"),
         "graph": _unsupported("CUDA graphs", "graph capture records GPU kernel launches"),
@@ -1396,6 +1467,10 @@ def _install(emu: EmulatedCuda) -> None:
     }
     for name, value in simple.items():
         p(cuda, name, value)
+    streams_mod = getattr(cuda, "streams", None)
+    if streams_mod is not None:
+        p(streams_mod, "Stream", _Stream)
+        p(streams_mod, "Event", _Event)
     for name in ("range_push", "range_pop", "mark", "range_start", "range_end"):
         p(cuda.nvtx, name, noop)
     p(cuda.nvtx, "range", lambda *a, **k: contextlib.nullcontext())

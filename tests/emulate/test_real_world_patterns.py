@@ -165,3 +165,51 @@ def test_compile_with_eager_backends(cuda_env, backend):
         return (x * 2).sum()
 
     assert f(torch.ones(3, device="cuda")).item() == 6.0
+
+
+# --- streams and events ----------------------------------------------------------------------------
+
+
+def test_side_stream_prefetching_pattern(cuda_env):
+    """A prefetcher (timm/apex style) copies the next batch on a side stream, the compute stream
+    waits for it and the batch records the compute stream; values arrive intact."""
+    stream = torch.cuda.Stream()
+    assert isinstance(stream, torch.cuda.Stream) and isinstance(torch.cuda.current_stream(), torch.cuda.Stream)
+    assert stream != torch.cuda.default_stream() and stream.device == CUDA
+    batches = [torch.full((4, 3), float(i)).pin_memory() for i in range(3)]
+    seen = []
+    for b in batches:
+        with torch.cuda.stream(stream):
+            assert torch.cuda.current_stream() == stream
+            nxt = b.cuda(non_blocking=True).float().mul_(2)
+        assert torch.cuda.current_stream() == torch.cuda.default_stream()
+        torch.cuda.current_stream().wait_stream(stream)
+        nxt.record_stream(torch.cuda.current_stream())
+        seen.append(nxt.sum().item())
+    assert seen == [0.0, 24.0, 48.0]
+    stream.synchronize()
+    assert stream.query() is True
+
+
+def test_events_on_streams(cuda_env):
+    """Events record on a stream, can be waited on by another stream, and time the work between two
+    timing events (a non-negative number of milliseconds)."""
+    side = torch.cuda.Stream(priority=-1)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    with torch.cuda.stream(side):
+        y = torch.randn(64, 64, device="cuda") @ torch.randn(64, 64, device="cuda")
+        done = side.record_event()
+    torch.cuda.current_stream().wait_event(done)
+    end.record()
+    end.synchronize()
+    assert done.query() is True
+    assert start.elapsed_time(end) >= 0.0
+    assert y.device == CUDA
+    with pytest.raises(RuntimeError, match="enable_timing"):
+        torch.cuda.Event().elapsed_time(torch.cuda.Event())
+    torch.cuda.set_stream(side)
+    try:
+        assert torch.cuda.current_stream() == side
+    finally:
+        torch.cuda.set_stream(torch.cuda.default_stream())
