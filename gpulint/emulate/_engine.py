@@ -648,6 +648,7 @@ class EmulatedCuda:
         self._io_depth = 0
         self._thread = threading.get_ident()
         self._streams = threading.local()  # the current stream is per thread, as in CUDA
+        self._nccl: _EmulatedNccl | None = None
 
     @property
     def streams(self) -> dict[int, Any]:
@@ -827,6 +828,8 @@ class EmulatedCuda:
             kwargs["pin_memory"] = False
 
         _, is_random, is_mutating, name = _func_flags(func)
+        if self._nccl is not None and name.startswith("c10d::") and not self._nccl.busy:
+            self._nccl.check(name, args, dev)
         if name == "aten::is_pinned":
             return code_of(args[0]) == CPU and args[0].untyped_storage()._cdata in self._pinned
         if name == "aten::_pin_memory":
@@ -1297,6 +1300,137 @@ class _RefusedClass:
 
 def _refused_class(name: str, feature: str, reason: str) -> type:
     return type(name, (_RefusedClass,), {"_feature": feature, "_reason": reason})
+
+
+_NCCL_HEADER = (
+    "NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5 (emulated)\n"
+    "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+)
+
+
+class _EmulatedNccl:
+    """An NCCL process group served by Gloo, with the device rules NCCL enforces.
+
+    Gloo computes the collectives on the (CPU-backed) emulated tensors with the same semantics. NCCL
+    additionally needs every tensor on a GPU (a pure ``nccl`` group has no CPU backend) and one GPU per
+    rank: at a rank's first collective the ranks publish their devices in the store and two ranks on
+    one GPU fail with NCCL's "Duplicate GPU detected" error, as when a real communicator is created.
+    """
+
+    def __init__(self, emu: EmulatedCuda, dist: Any, cpu_backend: bool, bound: int | None) -> None:
+        self.emu = emu
+        self.dist = dist
+        self.cpu_backend = cpu_backend  # "cpu:gloo,cuda:nccl" (or the default): CPU tensors use Gloo
+        self.bound = bound
+        self.device: int | None = None
+        self.busy = False
+
+    def check(self, name: str, args: tuple, dev: int | None) -> None:
+        if name in ("c10d::monitored_barrier_",):
+            return
+        if self.device is not None:
+            return
+        if dev is not None and dev >= 0:
+            device = dev
+        elif name == "c10d::barrier":
+            ids = args[2] if len(args) > 2 and isinstance(args[2], (list, tuple)) else []
+            rank = self.dist.get_rank()
+            device = ids[0] if ids else self.bound if self.bound is not None else rank % self.emu.gpus
+        else:
+            return  # no device known yet (e.g. a C++-internal metadata buffer): decide later
+        self.device = device
+        self._check_unique(device)
+
+    def _check_unique(self, device: int) -> None:
+        dist = self.dist
+        world = dist.get_world_size()
+        if world < 2:
+            return
+        rank = dist.get_rank()
+        store = dist.distributed_c10d._get_default_store()
+        key = "gpulint-emulated-nccl-device-{}"
+        self.busy = True
+        try:
+            with _disable_current_modes():
+                store.set(key.format(rank), str(device))
+                keys = [key.format(r) for r in range(world)]
+                try:
+                    store.wait(keys, __import__("datetime").timedelta(seconds=60))
+                except Exception:  # a peer never reached a collective: cannot tell, stay silent
+                    return
+                devices = [int(store.get(k)) for k in keys]
+        finally:
+            self.busy = False
+        for other, other_device in enumerate(devices):
+            if other != rank and other_device == device:
+                raise dist.DistBackendError(
+                    _NCCL_HEADER + f"Duplicate GPU detected : rank {rank} and rank {other} both on CUDA device {device + 1}000"
+                )
+
+
+def _install_nccl(emu: EmulatedCuda, p: Callable[..., None], dist: Any) -> None:
+    """``init_process_group("nccl")`` (or the default backend): served by Gloo with NCCL's rules."""
+    orig_init_pg = dist.init_process_group
+    orig_get_backend = dist.get_backend
+
+    def init_process_group(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            kwargs["backend"] = args[0]
+            args = args[1:]
+        backend = kwargs.get("backend")
+        text = str(backend).lower() if backend is not None else None
+        if text is not None and "nccl" not in text:
+            return orig_init_pg(*args, **kwargs)
+        cpu_backend = text is None or "cpu:" in text
+        device_id = kwargs.pop("device_id", None)
+        bound = None
+        if device_id is not None:
+            bound = _cuda_index(device_id)
+        kwargs["backend"] = "gloo"
+        result = orig_init_pg(*args, **kwargs)
+        emu._nccl = _EmulatedNccl(emu, dist, cpu_backend, bound)
+        return result
+
+    def get_backend(group: Any = None) -> Any:
+        name = orig_get_backend(group)
+        nccl = emu._nccl
+        if nccl is not None and str(name) == "gloo":
+            return "cpu:gloo,cuda:nccl" if nccl.cpu_backend else "nccl"
+        return name
+
+    # a pure NCCL group has no CPU backend: user-level collectives on CPU tensors fail (checked at
+    # the Python API: torch's own helpers such as all_gather_object pick the device themselves)
+    for fname in (
+        "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor",
+        "reduce", "reduce_scatter", "gather", "scatter", "all_to_all", "all_to_all_single",
+        "send", "recv", "isend", "irecv",
+    ):  # fmt: skip
+        orig_fn = getattr(dist, fname, None)
+        if orig_fn is None:
+            continue
+
+        def collective(*args: Any, __orig: Any = orig_fn, **kwargs: Any) -> Any:
+            nccl = emu._nccl
+            if nccl is not None and not nccl.cpu_backend:
+                for value in (*args, *kwargs.values()):
+                    for t in value if isinstance(value, (list, tuple)) else (value,):
+                        if isinstance(t, torch.Tensor) and code_of(t) == CPU:
+                            raise RuntimeError("No backend type associated with device type cpu")
+            return __orig(*args, **kwargs)
+
+        functools.update_wrapper(collective, orig_fn)
+        p(dist, fname, collective)
+
+    functools.update_wrapper(init_process_group, orig_init_pg)
+    functools.update_wrapper(get_backend, orig_get_backend)
+    p(dist, "init_process_group", init_process_group)
+    p(dist, "get_backend", get_backend)
+    p(dist, "is_nccl_available", lambda: True)
+    c10d = sys.modules.get("torch.distributed.distributed_c10d")
+    if c10d is not None:
+        p(c10d, "init_process_group", init_process_group)
+        p(c10d, "get_backend", get_backend)
+        p(c10d, "is_nccl_available", lambda: True)
 
 
 def _install(emu: EmulatedCuda) -> None:
@@ -1808,17 +1942,8 @@ def _install(emu: EmulatedCuda) -> None:
         import torch.distributed as dist
 
         if dist.is_available():
-            orig_init_pg = dist.init_process_group
-
-            def init_process_group(*args: Any, **kwargs: Any) -> Any:
-                backend = kwargs.get("backend", args[0] if args else None)
-                if backend is not None and "nccl" in str(backend).lower():
-                    _unsupported("NCCL", "collectives between GPUs need the NCCL library and real devices; use backend='gloo'")()
-                return orig_init_pg(*args, **kwargs)
-
-            functools.update_wrapper(init_process_group, orig_init_pg)
-            p(dist, "init_process_group", init_process_group)
-    except Exception:  # pragma: no cover
+            _install_nccl(emu, p, dist)
+    except ImportError:  # pragma: no cover
         pass
     try:
         import torch.utils.cpp_extension as cpp_ext
