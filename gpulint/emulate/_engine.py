@@ -372,6 +372,9 @@ _LEGACY_TYPES = (
 )  # fmt: skip
 
 
+_CPU_LEGACY = {getattr(torch, n).dtype: getattr(torch, n) for n in ("DoubleTensor", "FloatTensor", "HalfTensor", "BFloat16Tensor")}
+
+
 def _legacy_target(spec: Any) -> tuple[bool, Any] | None:
     """(on_cuda, dtype) of a legacy type spec: ``"torch.cuda.HalfTensor"``, ``torch.cuda.FloatTensor``..."""
     if isinstance(spec, str):
@@ -649,6 +652,7 @@ class EmulatedCuda:
         self._thread = threading.get_ident()
         self._streams = threading.local()  # the current stream is per thread, as in CUDA
         self._nccl: _EmulatedNccl | None = None
+        self._cuda_generators: dict[int, torch.device] = {}
 
     @property
     def streams(self) -> dict[int, Any]:
@@ -828,6 +832,13 @@ class EmulatedCuda:
             kwargs["pin_memory"] = False
 
         _, is_random, is_mutating, name = _func_flags(func)
+        if is_random and kwargs:
+            gen = kwargs.get("generator")
+            if gen is not None:
+                want = "cuda" if out_dev is not None and out_dev >= 0 else "cpu"
+                have = "cuda" if gen._cdata in self._cuda_generators else "cpu"
+                if want != have:
+                    raise RuntimeError(f"Expected a '{want}' device type for generator but found '{have}'")
         if self._nccl is not None and name.startswith("c10d::") and not self._nccl.busy:
             self._nccl.check(name, args, dev)
         if name == "aten::is_pinned":
@@ -1016,6 +1027,16 @@ _COPY_CONSTRUCT_WARNING = (
 )
 
 
+class _OnUndo:
+    """Calls ``fn`` when the patch list unwinds (for undo actions that are not attribute restores)."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        object.__setattr__(self, "_fn", fn)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._fn()
+
+
 class _LiftRestore:
     """Restores ``torch._C._set_only_lift_cpu_tensors`` when the patch list unwinds."""
 
@@ -1165,6 +1186,17 @@ class _Event:
         return (end_event._time - self._time) * 1000.0
 
 
+def _default_device() -> torch.device | None:
+    """The device of the innermost ``DeviceContext`` (``torch.set_default_device``), when it is CUDA."""
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._device import DeviceContext
+
+    for mode in reversed(_get_current_function_mode_stack()):
+        if isinstance(mode, DeviceContext):
+            return mode.device if mode.device.type == "cuda" else None
+    return None
+
+
 def _check_rnn_devices(args: tuple) -> None:
     """``check_attributes`` of ATen's RNN.h: hidden state and weights on the input's device."""
     if len(args) < 4:
@@ -1200,6 +1232,10 @@ def _generator_factory(real: type) -> type:
             if dev.type == "cuda":
                 gen = super().__new__(cls, "cpu")
                 gen._gl_device = torch.device("cuda", _cuda_index(dev))
+                emu = _ACTIVE
+                if emu is not None:  # operators receive a new wrapper object: remember the C++ generator
+                    emu._cuda_generators[gen._cdata] = gen._gl_device
+                    weakref.finalize(gen, emu._cuda_generators.pop, gen._cdata, None)
                 return gen
             return real(dev)
 
@@ -1649,6 +1685,10 @@ def _install(emu: EmulatedCuda) -> None:
 
         def factory(*args: Any, __orig: Any = orig_factory, __name: str = fname, **kwargs: Any) -> Any:
             device = kwargs.get("device")
+            if device is None and not (args and isinstance(args[0], torch.Tensor)):
+                device = _default_device()  # torch.set_default_device("cuda")
+                if device is not None:
+                    kwargs["device"] = device
             if device is not None:
                 dev = device if isinstance(device, torch.device) else torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
                 if dev.type == "cuda":
@@ -1699,6 +1739,24 @@ def _install(emu: EmulatedCuda) -> None:
 
     functools.update_wrapper(ctc_loss, orig_ctc)
     p(torch, "ctc_loss", ctc_loss)
+
+    # torch.set_default_tensor_type(torch.cuda.FloatTensor) (deprecated, still in old scripts)
+    orig_default_type = torch.set_default_tensor_type
+
+    def set_default_tensor_type(t: Any) -> None:
+        legacy = _legacy_target(t)
+        if legacy is not None and legacy[0]:
+            if legacy[1] not in _CPU_LEGACY:
+                raise TypeError("only floating-point types are supported as the default type")
+            orig_default_type(_CPU_LEGACY[legacy[1]])
+            torch.set_default_device("cuda")
+            return
+        if legacy is not None and _default_device() is not None:
+            torch.set_default_device("cpu")
+        orig_default_type(t)
+
+    functools.update_wrapper(set_default_tensor_type, orig_default_type)
+    p(torch, "set_default_tensor_type", set_default_tensor_type)
 
     # Legacy typed constructors: torch.cuda.FloatTensor(3), torch.cuda.LongTensor([1, 2]), isinstance
     for legacy_name in _LEGACY_TYPES:
@@ -1793,6 +1851,10 @@ def _install(emu: EmulatedCuda) -> None:
 
     p(torch, "set_autocast_enabled", set_autocast_enabled)
     p(torch, "set_autocast_dtype", set_autocast_dtype)
+    from gpulint.emulate import _autocast
+
+    autocast_lib = _autocast.install(lambda t: code_of(t) >= 0)
+    emu._patches.append((_OnUndo(autocast_lib._destroy), "undo", None))
 
     # Serialization
     torch.serialization.register_package(-1000, emu._tagger, emu._deserializer)
