@@ -473,12 +473,25 @@ def explain(rule: str, config: str | None) -> None:
 @click.option("--gpus", type=click.IntRange(1, 64), default=1, show_default=True, help="Number of emulated CUDA devices.")
 @click.option("--gpu-memory", metavar="SIZE", help="Emulated memory per device, e.g. 16GiB; allocations past it raise CUDA's out-of-memory error.")
 @click.option("--force-emulation", is_flag=True, help="Emulate even when a real CUDA device is available.")
+@click.option("--nproc-per-node", type=click.IntRange(1, 64), default=None, metavar="N", help="Start N ranks like torchrun, one emulated GPU each (NCCL served by Gloo).")
+@click.option("--max-steps", type=click.IntRange(1), default=None, metavar="N", help="Stop cleanly after N optimizer steps (exit 0).")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S", help="Stop cleanly after S seconds (exit 0).")
 @click.argument("script", type=click.Path(dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(gpus: int, gpu_memory: str | None, force_emulation: bool, script: str, args: tuple[str, ...]) -> None:
+def run(
+    gpus: int,
+    gpu_memory: str | None,
+    force_emulation: bool,
+    nproc_per_node: int | None,
+    max_steps: int | None,
+    max_time: float | None,
+    script: str,
+    args: tuple[str, ...],
+) -> None:
     """Run SCRIPT (like `python SCRIPT ARGS...`) on an emulated CUDA device when torch has no GPU.
 
-    Device mistakes raise the errors a real GPU raises, so they show up on a laptop.
+    Device mistakes raise the errors a real GPU raises, so they show up on a laptop. With
+    --nproc-per-node N the script starts like `torchrun --nproc-per-node N SCRIPT ARGS...`.
     """
     from gpulint.emulate import parse_size, run_script
 
@@ -490,7 +503,20 @@ def run(gpus: int, gpu_memory: str | None, force_emulation: bool, script: str, a
             memory = parse_size(gpu_memory)
         except ValueError as exc:
             raise _fail(f"--gpu-memory: {exc}")
-    raise click.exceptions.Exit(run_script(script, list(args), gpus=gpus, gpu_memory=memory, force=force_emulation))
+    if nproc_per_node is not None:
+        from gpulint.emulate.launch import launch
+
+        options = ["--force"] if force_emulation else []
+        if memory is not None:
+            options += ["--gpu-memory", str(memory)]
+        if max_steps is not None:
+            options += ["--max-steps", str(max_steps)]
+        if max_time is not None:
+            options += ["--max-time", str(max_time)]
+        raise click.exceptions.Exit(launch(script, list(args), nproc_per_node, options))
+    raise click.exceptions.Exit(
+        run_script(script, list(args), gpus=gpus, gpu_memory=memory, force=force_emulation, max_steps=max_steps, max_time=max_time)
+    )
 
 
 @cli.command("server")
