@@ -163,6 +163,9 @@ class Resolved:
         return False
 
 
+RECENT = 16
+
+
 class Linter:
     """Configuration lookup and analysis for documents; thread-safe (one lock around config)."""
 
@@ -171,6 +174,8 @@ class Linter:
         self._lock = threading.Lock()
         # config path (or None) -> (stamp, Resolved)
         self._resolved: dict[Path | None, tuple[object, Resolved]] = {}
+        # (path, text) -> Analysis, the most recent RECENT analyses
+        self._recent: dict[tuple[Path | None, str], Analysis] = {}
 
     def resolve(self, path: Path | None) -> Resolved:
         """The settings for a document at `path` (None for an unsaved document). Raises
@@ -210,9 +215,8 @@ class Linter:
     def analyse(self, path: Path | None, text: str) -> "Analysis":
         """The engine's diagnostics for one text; every problem is a GL000 diagnostic."""
         from gpulint.config import ConfigError
-        from gpulint.engine import MAX_FILE_BYTES, BadInput, Options, engine_diagnostic, run_text
+        from gpulint.engine import MAX_FILE_BYTES, engine_diagnostic
         from gpulint.registry import RuleError
-        from gpulint.runner import codes_for_file
 
         display = str(path) if path is not None else "untitled"
         if len(text) > MAX_FILE_BYTES:  # the CLI's limit: an editor buffer is no exception
@@ -222,6 +226,22 @@ class Linter:
             resolved = self.resolve(path)
         except (ConfigError, RuleError) as exc:
             return Analysis(text, [engine_diagnostic(display, f"configuration error: {exc}")], None, [])
+        key = (path, text)
+        with self._lock:
+            hit = self._recent.get(key)
+        if hit is not None and hit.resolved is resolved:
+            return hit  # the same text under the same configuration (a save, an undo)
+        analysis = self._analyse(path, display, text, resolved)
+        with self._lock:
+            self._recent[key] = analysis
+            while len(self._recent) > RECENT:
+                self._recent.pop(next(iter(self._recent)))
+        return analysis
+
+    def _analyse(self, path: Path | None, display: str, text: str, resolved: Resolved) -> "Analysis":
+        from gpulint.engine import BadInput, Options, engine_diagnostic, run_text
+        from gpulint.runner import codes_for_file
+
         if path is not None and resolved.excluded(path):
             return Analysis(text, [], resolved, [], excluded=True)
         codes = codes_for_file(display, resolved.settings, resolved.enabled, resolved.registry)
