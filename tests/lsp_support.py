@@ -88,6 +88,7 @@ class LspClient:
         self.server_requests: list[dict] = []
         self.applied_edits: list[dict] = []
         self.docs: dict[str, dict] = {}  # uri -> {"text": str, "version": int}
+        self.notebooks: dict[str, dict] = {}  # uri -> {"version": int, "cells": [(kind, uri)]}
         self.stderr = b""
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
         self._reader.start()
@@ -234,6 +235,64 @@ class LspClient:
             changes = [{"text": text}]
         self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": doc["version"]}, "contentChanges": changes})
         return doc["version"]
+
+    # -- notebooks (LSP 3.17 notebook sync) --------------------------------------------------------
+
+    def open_notebook(self, path: Path, cells: list[tuple[str, str]]) -> tuple[str, list[str]]:
+        """Open a notebook of ("code" | "markdown", text) cells; returns its URI and the cells'."""
+        uri = path.as_uri()
+        cell_uris = [f"vscode-notebook-cell:{path.as_posix()}#cell{i}" for i in range(len(cells))]
+        self.notebooks[uri] = {"version": 1, "cells": [(kind, u) for (kind, _), u in zip(cells, cell_uris)]}
+        docs = []
+        for (kind, text), u in zip(cells, cell_uris):
+            lang = "python" if kind == "code" else "markdown"
+            self.docs[u] = {"text": text, "version": 1}
+            docs.append({"uri": u, "languageId": lang, "version": 1, "text": text})
+        self.notify(
+            "notebookDocument/didOpen",
+            {
+                "notebookDocument": {
+                    "uri": uri,
+                    "notebookType": "jupyter-notebook",
+                    "version": 1,
+                    "cells": [{"kind": 2 if k == "code" else 1, "document": u} for k, u in self.notebooks[uri]["cells"]],
+                },
+                "cellTextDocuments": docs,
+            },
+        )
+        return uri, cell_uris
+
+    def change_cells(self, uri: str, edits: dict[str, list[dict]]) -> int:
+        """Edit cells' texts (cell uri -> TextEdits); returns the notebook's new version."""
+        nb = self.notebooks[uri]
+        nb["version"] += 1
+        content = []
+        for cell_uri, cell_edits in edits.items():
+            doc = self.docs[cell_uri]
+            doc["version"] += 1
+            changes = []
+            for e in sorted(cell_edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
+                changes.append({"range": e["range"], "text": e["newText"]})
+                doc["text"] = apply_text_edits(doc["text"], [e])
+            content.append({"document": {"uri": cell_uri, "version": doc["version"]}, "changes": changes})
+        self.notify(
+            "notebookDocument/didChange",
+            {"notebookDocument": {"uri": uri, "version": nb["version"]}, "change": {"cells": {"textContent": content}}},
+        )
+        return nb["version"]
+
+    def remove_cell(self, uri: str, index: int) -> int:
+        nb = self.notebooks[uri]
+        nb["version"] += 1
+        _, cell_uri = nb["cells"].pop(index)
+        self.notify(
+            "notebookDocument/didChange",
+            {
+                "notebookDocument": {"uri": uri, "version": nb["version"]},
+                "change": {"cells": {"structure": {"array": {"start": index, "deleteCount": 1}, "didClose": [{"uri": cell_uri}]}}},
+            },
+        )
+        return nb["version"]
 
     def close(self, timeout: float = 60) -> int:
         """shutdown + exit; the server's exit code."""

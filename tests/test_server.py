@@ -339,3 +339,55 @@ def test_neovim_client(tmp_path):
     assert sections["hover"][0].startswith("**GL104**")
     assert sections["fixall"] == []
     assert "\n".join(sections["buffer"]) + "\n" == BOTH_FIXED
+
+
+def test_notebook_cells(session, tmp_path):
+    """A notebook is one script (a tensor made in one cell and moved in another is one flow);
+    diagnostics, quick fixes and fix-all are per cell; IPython lines are left alone."""
+    client = session()
+    cells = [
+        ("code", "%matplotlib inline\nimport torch\n"),
+        ("markdown", "# Training\nx.to('cpu') is not code here\n"),
+        ("code", 'model = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1).to("cpu")\nx = torch.zeros(2)\n'),
+        ("code", '!nvidia-smi\nx.to("cpu")'),
+    ]
+    nb, (a, md, c, d) = client.open_notebook(tmp_path / "train.ipynb", cells)
+    got = {u: client.diagnostics(u, 1) for u in (a, c, d)}
+    assert got[a] == []
+    assert codes(got[c]) == ["GL103"]
+    line = cells[2][1].splitlines()[1]
+    assert got[c][0]["range"] == {"start": {"line": 1, "character": 6}, "end": {"line": 1, "character": len(line)}}
+    assert codes(got[d]) == ["GL104"]
+    assert got[d][0]["range"] == {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 11}}
+    assert [n for n in client.notifications if n["params"].get("uri") == md] == []
+
+    # hover in a cell
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": d}, "position": {"line": 1, "character": 3}})
+    assert "GL104" in hover["contents"]["value"]
+
+    # the GL103 quick fix edits that cell only; applied, the cell's diagnostic goes away
+    actions = code_actions(client, c, got[c][0]["range"])
+    fix = next(x for x in actions if x.get("isPreferred"))
+    assert [dc["textDocument"]["uri"] for dc in fix["edit"]["documentChanges"]] == [c]
+    mark = len(client.notifications)
+    client.change_cells(nb, {c: edits_of(fix["edit"], c)})
+    assert client.diagnostics(c, 2, start=mark) == []
+    assert codes(client.diagnostics(d, 1, start=mark)) == ["GL104"]
+
+    # fix-all through the command: the shell escape in the cell is kept
+    assert client.request("workspace/executeCommand", {"command": "gpulint.applyAutofix", "arguments": [nb]}) == {"applied": True}
+    edit = client.applied_edits[-1]
+    assert [dc["textDocument"]["uri"] for dc in edit["documentChanges"]] == [d]
+    mark = len(client.notifications)
+    client.change_cells(nb, {d: edits_of(edit, d)})
+    assert client.docs[d]["text"] == '!nvidia-smi\nx = x.to("cpu")'
+    assert client.diagnostics(d, 2, start=mark) == []
+
+    # a removed cell loses its diagnostics; the others are analysed without it
+    client.change_cells(nb, {d: [{"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 15}}, "newText": 'x.to("cpu")'}]})
+    assert codes(client.diagnostics(d, 3)) == ["GL104"]
+    mark = len(client.notifications)
+    client.remove_cell(nb, 3)
+    cleared = client.wait_notification("textDocument/publishDiagnostics", lambda p: p["uri"] == d and p.get("version") is None, start=mark)
+    assert cleared["diagnostics"] == []
+    assert client.close() == 0

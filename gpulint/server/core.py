@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import bisect
 import difflib
+import functools
 import os
 import re
 import threading
@@ -376,3 +377,173 @@ def path_of_uri(uri: str) -> Path | None:
     if os.name == "nt" and re.match(r"^/[A-Za-z]:", path):  # pragma: no cover
         path = path[1:]
     return Path(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Notebooks (LSP 3.17 notebook documents): the code cells joined into one script
+# ---------------------------------------------------------------------------------------------
+
+# A comment line between two cells: the analysis sees one script (a model moved in cell 2 and a
+# loop in cell 5 are one flow); after fix-all the script is split back at these lines.
+CELL_BOUNDARY = "# %% [gpulint: cell boundary]"
+_LINE_MAGIC = re.compile(r"^([ \t]*)(?:[%!]|[\w.]+[ \t]*=[ \t]*[%!])")
+_HELP = re.compile(r"^[ \t]*\??[\w.]+\?{1,2}[ \t]*$")  # obj? obj?? ?obj
+# cell magics whose body is Python
+_PY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
+
+
+def mask_cell(text: str) -> tuple[str, set[int]]:
+    """IPython syntax replaced line by line (line magics, shell escapes, `x = !cmd`, `obj?`,
+    cell magics): each such line becomes `pass` at its indentation, so the line structure and
+    every other line's columns are kept. Returns (masked text, 0-based masked lines)."""
+    lines = _split_lines(text)
+    masked: set[int] = set()
+    out = []
+    magic_line = next((i for i, line in enumerate(lines) if line.strip()), None)
+    whole = False
+    if magic_line is not None and lines[magic_line].lstrip().startswith("%%"):
+        words = lines[magic_line].strip()[2:].split()
+        whole = not words or words[0] not in _PY_CELL_MAGICS  # %%bash, %%writefile...: not Python
+    else:
+        magic_line = None
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        is_magic = (
+            i == magic_line
+            or (whole and body.strip() != "")
+            or _LINE_MAGIC.match(body) is not None
+            or _HELP.match(body) is not None
+        )
+        if is_magic:
+            indent = "" if whole else body[: len(body) - len(body.lstrip())]
+            out.append(f"{indent}pass{ending}")
+            masked.add(i)
+        else:
+            out.append(line)
+    return "".join(out), masked
+
+
+@dataclass
+class Cell:
+    uri: str
+    text: str  # the cell's own text
+    masked: str  # the text the analysis saw
+    masked_lines: set[int]
+    index: TextIndex  # over `text`, in the client's units
+    line0: int  # the cell's first line in the script (0-based)
+    start: int  # the cell's offset in the script
+    end: int  # the end of the cell's text in the script
+    n_lines: int
+
+    @functools.cached_property
+    def masked_index(self) -> TextIndex:
+        return TextIndex(self.masked, "utf-32")
+
+    def local(self, offset: int) -> tuple[int, int] | None:
+        """A script offset inside this cell as a 0-based (line, character) of the cell's text,
+        or None when it is outside the cell or on a masked line."""
+        if not (self.start <= offset <= self.end):
+            return None
+        line, col = self.masked_index.position(offset - self.start)
+        if line in self.masked_lines:
+            return None
+        return line, col
+
+
+def join_cells(cells: Sequence[tuple[str, str]], encoding: str) -> tuple[str, list[Cell]]:
+    """One script from (uri, text) code cells, and where each cell is in it."""
+    parts: list[str] = []
+    out: list[Cell] = []
+    offset = 0
+    line0 = 0
+    for n, (uri, text) in enumerate(cells):
+        if n:
+            sep = CELL_BOUNDARY + "\n"
+            parts.append(sep)
+            offset += len(sep)
+            line0 += 1
+        masked, masked_lines = mask_cell(text)
+        n_lines = len(_split_lines(masked)) or 1
+        out.append(Cell(uri, text, masked, masked_lines, TextIndex(text, encoding), line0, offset, offset + len(masked), n_lines))
+        parts.append(masked)
+        offset += len(masked)
+        if not masked.endswith(("\n", "\r")):
+            parts.append("\n")
+            offset += 1
+            line0 += n_lines
+        else:
+            line0 += n_lines
+    return "".join(parts), out
+
+
+def cell_at_line(cells: Sequence[Cell], line0: int) -> int:
+    """The index of the cell holding a 0-based script line (a boundary line: the cell before)."""
+    i = bisect.bisect_right([c.line0 for c in cells], line0) - 1
+    return max(i, 0)
+
+
+def local_diagnostic(cell: Cell, d: Diagnostic) -> Diagnostic:
+    """A script diagnostic in the coordinates of its cell (its end clamped to the cell)."""
+    from dataclasses import replace
+
+    line = d.line - cell.line0
+    end_line, end_col = d.end_line - cell.line0, d.end_col
+    if end_line > cell.n_lines:
+        end_line = cell.n_lines
+        end_col = len(cell.index.line_text(end_line - 1)) + 1
+    return replace(d, line=max(line, 1), end_line=max(end_line, 1), end_col=end_col)
+
+
+def cell_fix_edits(cells: Sequence[Cell], fix: Fix) -> dict[str, list[TextEdit]] | None:
+    """A script fix as edits of the cells' texts, or None when an edit leaves a cell or touches a
+    masked (IPython) line."""
+    out: dict[str, list[TextEdit]] = {}
+    for e in sorted(fix.edits, key=lambda e: e.start):
+        for cell in cells:
+            a = cell.local(e.start)
+            b = cell.local(e.end)
+            if a is not None and b is not None:
+                sa = cell.index.starts[a[0]] + a[1] if a[0] < len(cell.index.starts) else len(cell.text)
+                sb = cell.index.starts[b[0]] + b[1] if b[0] < len(cell.index.starts) else len(cell.text)
+                out.setdefault(cell.uri, []).append(((cell.index.position(sa), cell.index.position(sb)), e.content))
+                break
+        else:
+            return None
+    return out
+
+
+def split_fixed(cells: Sequence[Cell], fixed: str) -> dict[str, str] | None:
+    """The fixed script cut back into cells (uri -> new cell text, changed cells only), or None
+    when the boundaries moved or a fix touched a masked line."""
+    chunks: list[list[str]] = [[]]
+    for line in _split_lines(fixed):
+        if line.rstrip("\r\n") == CELL_BOUNDARY:
+            chunks.append([])
+        else:
+            chunks[-1].append(line)
+    if len(chunks) != len(cells):
+        return None
+    out: dict[str, str] = {}
+    for cell, chunk in zip(cells, chunks):
+        new_masked = "".join(chunk)
+        if not cell.masked.endswith(("\n", "\r")) and new_masked.endswith("\n"):
+            new_masked = new_masked[:-1]  # the newline join_cells added
+        if new_masked == cell.masked:
+            continue
+        old_lines = _split_lines(cell.masked)
+        new_lines = _split_lines(new_masked)
+        orig_lines = _split_lines(cell.text)
+        if len(orig_lines) != len(old_lines):
+            return None
+        result: list[str] = []
+        sm = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            if tag == "equal":
+                result.extend(orig_lines[i1:i2])
+                continue
+            if any(i in cell.masked_lines for i in range(i1, i2)):
+                return None
+            result.extend(new_lines[j1:j2])
+        out[cell.uri] = "".join(result)
+    return out
