@@ -26,8 +26,16 @@ class LspError(Exception):
     pass
 
 
-def _offset(text: str, line: int, character: int) -> int:
-    """A 0-based (line, UTF-16 character) position as an offset into `text`."""
+def _units(ch: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(ch.encode("utf-8"))
+    if encoding == "utf-32":
+        return 1
+    return 2 if ord(ch) > 0xFFFF else 1
+
+
+def _offset(text: str, line: int, character: int, encoding: str = "utf-16") -> int:
+    """A 0-based (line, character in the encoding's code units) position as an offset into `text`."""
     starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
     if line >= len(starts):
         return len(text)
@@ -36,18 +44,18 @@ def _offset(text: str, line: int, character: int) -> int:
     units = 0
     pos = start
     while pos < end and text[pos] not in "\r\n" and units < character:
-        units += 2 if ord(text[pos]) > 0xFFFF else 1
+        units += _units(text[pos], encoding)
         pos += 1
     return pos
 
 
-def apply_text_edits(text: str, edits: list[dict]) -> str:
+def apply_text_edits(text: str, edits: list[dict], encoding: str = "utf-16") -> str:
     """Apply LSP TextEdits (all relative to the original text, non-overlapping)."""
     spans = []
     for e in edits:
         r = e["range"]
-        a = _offset(text, r["start"]["line"], r["start"]["character"])
-        b = _offset(text, r["end"]["line"], r["end"]["character"])
+        a = _offset(text, r["start"]["line"], r["start"]["character"], encoding)
+        b = _offset(text, r["end"]["line"], r["end"]["character"], encoding)
         spans.append((a, b, e["newText"]))
     for a, b, new in sorted(spans, key=lambda s: (s[0], s[1]), reverse=True):
         text = text[:a] + new + text[b:]
@@ -88,6 +96,7 @@ class LspClient:
         self.server_requests: list[dict] = []
         self.applied_edits: list[dict] = []
         self.docs: dict[str, dict] = {}  # uri -> {"text": str, "version": int}
+        self.encoding = "utf-16"  # the position encoding the server chose
         self.notebooks: dict[str, dict] = {}  # uri -> {"version": int, "cells": [(kind, uri)]}
         self.stderr = b""
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
@@ -208,6 +217,7 @@ class LspClient:
             "initialize",
             {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps, "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}]},
         )
+        self.encoding = result["capabilities"].get("positionEncoding", "utf-16")
         self.notify("initialized", {})
         return result
 
@@ -228,7 +238,7 @@ class LspClient:
             # the document backwards so that each one's range is still valid
             for e in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
                 changes.append({"range": e["range"], "text": e["newText"]})
-                new = apply_text_edits(new, [e])
+                new = apply_text_edits(new, [e], self.encoding)
             doc["text"] = new
         else:
             doc["text"] = text
@@ -273,7 +283,7 @@ class LspClient:
             changes = []
             for e in sorted(cell_edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
                 changes.append({"range": e["range"], "text": e["newText"]})
-                doc["text"] = apply_text_edits(doc["text"], [e])
+                doc["text"] = apply_text_edits(doc["text"], [e], self.encoding)
             content.append({"document": {"uri": cell_uri, "version": doc["version"]}, "changes": changes})
         self.notify(
             "notebookDocument/didChange",

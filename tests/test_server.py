@@ -233,9 +233,21 @@ def test_noqa_action_suppresses_the_diagnostic(session, tmp_path):
     assert client.close() == 0
 
 
-def test_utf16_positions(session, tmp_path):
-    # a character outside the BMP before the finding: two UTF-16 code units, one Python character
-    client = session()
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])
+def test_positions_in_the_negotiated_encoding(session, tmp_path, encoding):
+    # a character outside the BMP before the finding: one Python character, two UTF-16 code
+    # units, four UTF-8 bytes
+    client = LspClient(cwd=tmp_path)
+    try:
+        caps = {"general": {"positionEncodings": [encoding]}} if encoding != "utf-16" else {}
+        result = client.initialize(tmp_path, caps or None)
+        assert result["capabilities"]["positionEncoding"] == encoding
+        _check_positions(client, tmp_path, {"utf-16": 1, "utf-8": 3}[encoding])
+    finally:
+        client.kill()
+
+
+def _check_positions(client, tmp_path, extra_units):
     text = BUGGY.replace("model = torch", "# 🙂\nmodel = torch").replace('opt = ', 'opt = ( "🙂" and ')
     text = text.rstrip("\n") + ")\n"
     uri = client.open(tmp_path / "t.py", text)
@@ -243,12 +255,14 @@ def test_utf16_positions(session, tmp_path):
     assert codes(diags) == ["GL103"]
     line = text.splitlines()[4]
     col = line.index("torch.optim")
-    # in UTF-16 units the emoji counts twice, so the range starts one unit later than in characters
-    assert diags[0]["range"]["start"] == {"line": 4, "character": col + 1}
+    assert diags[0]["range"]["start"] == {"line": 4, "character": col + extra_units}
     actions = code_actions(client, uri, diags[0]["range"], diagnostics=diags)
     fix = next(a for a in actions if a.get("isPreferred"))
-    fixed = apply_text_edits(text, edits_of(fix["edit"], uri))
+    fixed = apply_text_edits(text, edits_of(fix["edit"], uri), client.encoding)
     assert '.to("cpu")' not in fixed and fixed.count("🙂") == 2
+    v = client.change(uri, edits=edits_of(fix["edit"], uri))  # the server reads them in the same units
+    assert client.diagnostics(uri, v) == []
+    assert client.docs[uri]["text"] == fixed
     assert client.close() == 0
 
 

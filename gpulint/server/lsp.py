@@ -216,7 +216,13 @@ class GpulintLanguageServer(LanguageServer):
         if inputs is None or inputs[0] != version:
             return
         loop = asyncio.get_running_loop()
-        snap = await loop.run_in_executor(self.pool, self._analyse, uri, version, inputs[2], False)
+        try:
+            snap = await loop.run_in_executor(self.pool, self._analyse, uri, version, inputs[2], False)
+        except RuntimeError:  # the pool is shut down: the server is exiting
+            return
+        except Exception:  # a server bug: say so on stderr (the client's log), keep serving
+            log.exception("analysis of %s failed", uri)
+            return
         if snap is None or self.latest.get(uri) != version:
             return
         self.snapshots[uri] = snap
