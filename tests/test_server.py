@@ -405,3 +405,20 @@ def test_notebook_cells(session, tmp_path):
     cleared = client.wait_notification("textDocument/publishDiagnostics", lambda p: p["uri"] == d and p.get("version") is None, start=mark)
     assert cleared["diagnostics"] == []
     assert client.close() == 0
+
+
+def test_rapid_changes_publish_in_order_and_end_on_the_last_version(session, tmp_path):
+    client = session()
+    uri = client.open(tmp_path / "t.py", BUGGY)
+    client.diagnostics(uri, 1)
+    mark = len(client.notifications)
+    # typing: ten versions in a row, alternately with and without the GL104 statement
+    for i in range(10):
+        v = client.change(uri, BOTH if i % 2 == 0 else BUGGY)
+    assert v == 11
+    final = client.diagnostics(uri, v, start=mark)
+    assert codes(final) == ["GL103"]  # version 11 is BUGGY
+    published = [n["params"]["version"] for n in client.notifications[mark:] if n["params"].get("uri") == uri]
+    assert published == sorted(published) and published[-1] == 11
+    assert len(published) == len(set(published))  # each version at most once
+    assert client.close() == 0
