@@ -218,6 +218,35 @@ def test_unsafe_fix_is_labelled_and_left_out_of_fix_all(session, tmp_path):
     assert client.close() == 0
 
 
+def test_rule_dirs_only_from_the_workspace_configuration(session, tmp_path):
+    # a repository opened from elsewhere names a rule folder: its Python must not be imported
+    mark = tmp_path / "imported"
+    other = tmp_path / "elsewhere"
+    write(
+        other,
+        {
+            "gpulint.toml": 'rule-dirs = ["myrules"]\n',
+            "myrules/evil.py": f"open({str(mark)!r}, 'w').close()\n" + TEST_RULES,
+            "train.py": BOTH,
+        },
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    client = session(ws)
+    uri = client.open(other / "train.py", BOTH)
+    assert codes(client.diagnostics(uri, 1)) == ["GL103", "GL104"]  # the built-in rules still run
+    assert not mark.exists()
+    log = client.wait_notification("window/logMessage", lambda p: "rule-dirs" in p["message"])
+    assert "ignored" in log["message"]
+    # selecting a rule of that folder is then an unknown selector, reported as such
+    (other / "gpulint.toml").write_text('rule-dirs = ["myrules"]\nextend-select = ["TST001"]\n', encoding="utf-8")
+    v = client.change(uri, BOTH + "print(1)\n")
+    diags = client.diagnostics(uri, v)
+    assert codes(diags) == ["GL000"] and "TST001" in diags[0]["message"] and "rule-dirs" in diags[0]["message"]
+    assert not mark.exists()
+    assert client.close() == 0
+
+
 def test_noqa_action_suppresses_the_diagnostic(session, tmp_path):
     client = session()
     uri = client.open(tmp_path / "t.py", BOTH)

@@ -171,46 +171,81 @@ class Linter:
     """Configuration lookup and analysis for documents; thread-safe (one lock around config)."""
 
     def __init__(self, default_root: Path | None = None) -> None:
+        # the workspace root: its configuration is the trusted one (see resolve)
         self.default_root = default_root or Path.cwd()
         self._lock = threading.Lock()
-        # config path (or None) -> (stamp, Resolved)
-        self._resolved: dict[Path | None, tuple[object, Resolved]] = {}
+        # (config path, its stamp, trusted rule folders) -> Resolved
+        self._resolved: dict[tuple, Resolved] = {}
         # (path, text) -> Analysis, the most recent RECENT analyses
         self._recent: dict[tuple[Path | None, str], Analysis] = {}
+        self.warnings: list[str] = []  # configuration warnings, each once, for the client's log
+
+    @staticmethod
+    def _stamp(config: Path | None):
+        if config is None:
+            return None
+        try:
+            st = config.stat()
+            return (st.st_mtime_ns, st.st_size)
+        except OSError:
+            return None
+
+    def _trusted(self) -> tuple[Path | None, tuple[Path, ...]]:
+        """The workspace's own configuration and the rule folders it names."""
+        from gpulint.config import find_config, load_settings
+
+        config = find_config(self.default_root)
+        if config is None:
+            return None, ()
+        return config, tuple(load_settings(config, self.default_root).rule_dirs)
 
     def resolve(self, path: Path | None) -> Resolved:
-        """The settings for a document at `path` (None for an unsaved document). Raises
-        ConfigError/RuleError for a bad configuration, like the CLI (which exits 2)."""
+        """The settings for a document at `path` (None for an unsaved document): the closest
+        configuration to it, as the CLI finds it. Raises ConfigError/RuleError for a bad
+        configuration, like the CLI (which exits 2).
+
+        `rule-dirs` are Python code: like the CLI, only the configuration of the project the
+        server runs in (the workspace root's) may name them; a document under another
+        configuration gets the workspace's rule folders, so that opening a file of some other
+        repository never imports that repository's rule files.
+        """
         from gpulint.config import find_config, load_settings
         from gpulint.discovery import _Excluder
-        from gpulint.registry import Registry
+        from gpulint.registry import Registry, RuleError
 
         start = path.parent if path is not None else self.default_root
         config = find_config(start)
-        stamp = None
-        if config is not None:
-            try:
-                st = config.stat()
-                stamp = (st.st_mtime_ns, st.st_size)
-            except OSError:
-                stamp = None
         with self._lock:
-            hit = self._resolved.get(config)
-            if hit is not None and hit[0] == stamp:
-                return hit[1]
+            trusted_config, trusted_dirs = self._trusted()
+            key = (config, self._stamp(config), trusted_config, self._stamp(trusted_config))
+            hit = self._resolved.get(key)
+            if hit is not None:
+                return hit
             settings = load_settings(config, start)
             if config is None:
                 settings.root = start.resolve()
+            is_trusted = config is not None and trusted_config is not None and config.resolve() == trusted_config.resolve()
+            warning = None
+            if not is_trusted and tuple(settings.rule_dirs) != trusted_dirs:
+                if settings.rule_dirs:
+                    warning = (
+                        f"{config}: `rule-dirs` ignored: rules are loaded only from the workspace's configuration "
+                        f"({trusted_config or 'none found at ' + str(self.default_root)})"
+                    )
+                    if warning not in self.warnings:
+                        self.warnings.append(warning)
+                settings.rule_dirs = list(trusted_dirs)
             registry = Registry.load(settings.rule_dirs)
-            enabled = [r.code for r in registry.resolve(settings.select, settings.extend_select, settings.ignore)]
-            for pattern, selectors in settings.per_file_ignores.items():
-                unknown = [s for s in selectors if s.strip().upper() != ENGINE_CODE and not registry.match(s)]
-                if unknown:
-                    from gpulint.registry import RuleError
-
-                    raise RuleError(f"unknown rule selector(s) in per-file-ignores for {pattern!r}: {', '.join(unknown)}")
+            try:
+                enabled = [r.code for r in registry.resolve(settings.select, settings.extend_select, settings.ignore)]
+                for pattern, selectors in settings.per_file_ignores.items():
+                    unknown = [s for s in selectors if s.strip().upper() != ENGINE_CODE and not registry.match(s)]
+                    if unknown:
+                        raise RuleError(f"unknown rule selector(s) in per-file-ignores for {pattern!r}: {', '.join(unknown)}")
+            except RuleError as exc:
+                raise RuleError(f"{exc} ({warning})" if warning else str(exc)) from exc
             resolved = Resolved(settings, registry, enabled, excluder=_Excluder(settings.all_excludes))
-            self._resolved[config] = (stamp, resolved)
+            self._resolved[key] = resolved
             return resolved
 
     def analyse(self, path: Path | None, text: str) -> "Analysis":

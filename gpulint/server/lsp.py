@@ -99,6 +99,7 @@ class GpulintLanguageServer(LanguageServer):
         self.tasks: dict[str, asyncio.Task] = {}
         self.latest: dict[str, int | None] = {}
         self.published_cells: dict[str, set[str]] = {}
+        self.warned = 0  # how many of the linter's warnings were sent to the client's log
 
     @property
     def encoding(self) -> str:
@@ -227,6 +228,10 @@ class GpulintLanguageServer(LanguageServer):
             return
         self.snapshots[uri] = snap
         self.publish(snap)
+        while self.warned < len(self.linter.warnings):
+            message = f"gpulint: {self.linter.warnings[self.warned]}"
+            self.warned += 1
+            self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=message))
 
     def publish(self, snap: Snapshot) -> None:
         is_notebook = self.workspace.get_notebook_document(notebook_uri=snap.uri) is not None
@@ -362,6 +367,14 @@ def notebook_did_close(ls: GpulintLanguageServer, params: types.DidCloseNotebook
 
 
 # -- configuration files ------------------------------------------------------------------------
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: GpulintLanguageServer, params: types.InitializeParams) -> None:
+    """The workspace root's configuration is the trusted one (it may name rule folders)."""
+    root = ls.workspace.root_path
+    if root:
+        ls.linter.default_root = Path(root)
 
 
 @server.feature(types.INITIALIZED)
