@@ -451,3 +451,17 @@ def test_rapid_changes_publish_in_order_and_end_on_the_last_version(session, tmp
     assert published == sorted(published) and published[-1] == 11
     assert len(published) == len(set(published))  # each version at most once
     assert client.close() == 0
+
+
+def test_without_pygls_the_command_says_how_to_install_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    write(tmp_path / "fake", {"pygls/__init__.py": "raise ImportError('No module named pygls')\n"})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / "fake"), str(Path(__file__).resolve().parents[1])]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpulint", "server"], input=b"", capture_output=True, env=env, cwd=tmp_path, timeout=900
+    )
+    assert proc.returncode == 2
+    assert b"gpulint[server]" in proc.stderr and b"Traceback" not in proc.stderr
