@@ -139,6 +139,16 @@ class Resolved:
     instances: dict = field(default_factory=dict)  # rule code -> rule instance
     excluder: object = None
 
+    def options(self, opts):
+        """The engine options with what rules may read of the settings (`ctx.settings`: the
+        target torch version...), where the engine has that (gpulint.config.RuleSettings)."""
+        from gpulint import config
+
+        rule_settings = getattr(config, "RuleSettings", None)
+        if rule_settings is not None and hasattr(opts, "settings"):
+            opts.settings = rule_settings.of(self.settings)
+        return opts
+
     def rules(self, codes: Sequence[str]) -> list:
         out = []
         for code in codes:
@@ -283,7 +293,7 @@ class Linter:
         codes = codes_for_file(display, resolved.settings, resolved.enabled, resolved.registry)
         rules = resolved.rules(codes)
         try:
-            outcome = run_text(display, text, rules, Options())
+            outcome = run_text(display, text, rules, resolved.options(Options()))
             diags = outcome.diagnostics
         except BadInput as exc:
             diags = [engine_diagnostic(display, str(exc), exc.line, exc.col)]
@@ -301,7 +311,7 @@ class Linter:
         if analysis.resolved is None or not analysis.fixable(analysis.resolved.settings.unsafe_fixes):
             return None
         display = str(path) if path is not None else "untitled"
-        opts = Options(fix=True, unsafe_fixes=analysis.resolved.settings.unsafe_fixes, write=False)
+        opts = analysis.resolved.options(Options(fix=True, unsafe_fixes=analysis.resolved.settings.unsafe_fixes, write=False))
         try:
             outcome = run_text(display, analysis.text, analysis.rules, opts)
         except (BadInput, RecursionError):
@@ -429,8 +439,22 @@ _PY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
 
 def mask_cell(text: str) -> tuple[str, set[int]]:
     """IPython syntax replaced line by line (line magics, shell escapes, `x = !cmd`, `obj?`,
-    cell magics): each such line becomes `pass` at its indentation, so the line structure and
-    every other line's columns are kept. Returns (masked text, 0-based masked lines)."""
+    cell magics), keeping the line structure and every other line's columns. Returns (masked
+    text, 0-based masked lines).
+
+    The CLI's masking (gpulint.notebook.mask, same-length placeholders) is used where the engine
+    has it, so that the editor and `gpulint check` see the same script; else each such line
+    becomes `pass` at its indentation.
+    """
+    try:
+        from gpulint.notebook import mask as cli_mask
+    except ImportError:
+        cli_mask = None
+    if cli_mask is not None:
+        masked_text = cli_mask(text)[0]
+        new, old = _split_lines(masked_text), _split_lines(text)
+        if len(new) == len(old):
+            return masked_text, {i for i, (a, b) in enumerate(zip(new, old)) if a != b}
     lines = _split_lines(text)
     masked: set[int] = set()
     out = []
