@@ -170,6 +170,11 @@ def test_closest_config_is_honoured(session, tmp_path):
     v = client.change(quiet, BOTH)
     diags = client.diagnostics(quiet, v)
     assert codes(diags) == ["GL000"] and "configuration error" in diags[0]["message"]
+    # a save analyses the document again: the repaired config is read
+    config.write_text('ignore = ["GL103"]\n', encoding="utf-8")
+    mark = len(client.notifications)
+    client.notify("textDocument/didSave", {"textDocument": {"uri": quiet}})
+    assert codes(client.diagnostics(quiet, v, start=mark)) == ["GL104"]
     assert client.close() == 0
 
 
