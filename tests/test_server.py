@@ -214,6 +214,11 @@ def test_unsafe_fix_is_labelled_and_left_out_of_fix_all(session, tmp_path):
     assert unsafe[0]["title"].endswith("(unsafe)") and not unsafe[0].get("isPreferred")
     assert apply_text_edits(text, edits_of(unsafe[0]["edit"], uri)) == MOVE + "log(x)\n"
 
+    # listed with the quick fixes, fix-all is a command (this client cannot resolve edits)
+    listed = [a for a in actions if a["kind"] == "source.fixAll.gpulint"]
+    assert len(listed) == 1 and "edit" not in listed[0]
+    assert listed[0]["command"]["command"] == "gpulint.applyAutofix" and listed[0]["command"]["arguments"] == [uri]
+
     only_fix_all = code_actions(client, uri, whole, only=["source.fixAll"])
     assert [a["kind"] for a in only_fix_all] == ["source.fixAll.gpulint"]
     fixed = apply_text_edits(text, edits_of(only_fix_all[0]["edit"], uri))
@@ -250,6 +255,29 @@ def test_rule_dirs_only_from_the_workspace_configuration(session, tmp_path):
     assert codes(diags) == ["GL000"] and "TST001" in diags[0]["message"] and "rule-dirs" in diags[0]["message"]
     assert not mark.exists()
     assert client.close() == 0
+
+
+def test_fix_all_is_resolved_lazily_when_the_client_can(tmp_path):
+    client = LspClient(cwd=tmp_path)
+    try:
+        client.initialize(
+            tmp_path,
+            {
+                "workspace": {"workspaceEdit": {"documentChanges": True}},
+                "textDocument": {"codeAction": {"dataSupport": True, "resolveSupport": {"properties": ["edit"]}}},
+            },
+        )
+        uri = client.open(tmp_path / "t.py", BOTH)
+        client.diagnostics(uri, 1)
+        whole = {"start": {"line": 0, "character": 0}, "end": {"line": 6, "character": 0}}
+        actions = code_actions(client, uri, whole)
+        fix_all = [a for a in actions if a["kind"] == "source.fixAll.gpulint"]
+        assert len(fix_all) == 1 and "edit" not in fix_all[0] and "command" not in fix_all[0]
+        resolved = client.request("codeAction/resolve", fix_all[0])
+        assert apply_text_edits(BOTH, edits_of(resolved["edit"], uri)) == BOTH_FIXED
+        assert client.close() == 0
+    finally:
+        client.kill()
 
 
 def test_noqa_action_suppresses_the_diagnostic(session, tmp_path):

@@ -284,6 +284,14 @@ class GpulintLanguageServer(LanguageServer):
 
     # -- edits ------------------------------------------------------------------------------------
 
+    def can_resolve_edits(self) -> bool:
+        """Whether the client resolves a code action's edit lazily (codeAction/resolve)."""
+        caps = self.client_capabilities
+        td = caps.text_document if caps is not None else None
+        ca = td.code_action if td is not None else None
+        rs = ca.resolve_support if ca is not None else None
+        return rs is not None and "edit" in (rs.properties or [])
+
     def workspace_edit(self, snap: Snapshot, edits: Edits) -> types.WorkspaceEdit:
         def text_edits(items):
             return [
@@ -419,7 +427,7 @@ def did_change_watched_files(ls: GpulintLanguageServer, params: types.DidChangeW
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
-        resolve_provider=False,
+        resolve_provider=True,
     ),
 )
 async def code_action(ls: GpulintLanguageServer, params: types.CodeActionParams):
@@ -463,15 +471,38 @@ async def code_action(ls: GpulintLanguageServer, params: types.CodeActionParams)
                             edit=ls.workspace_edit(snap, {uri: [edit]}),
                         )
                     )
-    if wanted(FIX_ALL_KIND):
-        edits = await ls.fixed(snap)
-        if edits:
+    if wanted(FIX_ALL_KIND) and snap.analysis.resolved is not None and snap.analysis.fixable(snap.analysis.resolved.settings.unsafe_fixes):
+        title = "gpulint: Fix all auto-fixable problems"
+        if only:
+            # asked for by kind (a "fix all" key, on save): the edit itself
+            edits = await ls.fixed(snap)
+            if edits:
+                actions.append(types.CodeAction(title=title, kind=FIX_ALL_KIND, edit=ls.workspace_edit(snap, edits)))
+        elif ls.can_resolve_edits():
+            # listed with the quick fixes (every cursor move): computed only if chosen, so that
+            # it never delays the diagnostics of the next change
+            actions.append(types.CodeAction(title=title, kind=FIX_ALL_KIND, data={"uri": uri, "version": snap.version}))
+        else:
             actions.append(
                 types.CodeAction(
-                    title="gpulint: Fix all auto-fixable problems", kind=FIX_ALL_KIND, edit=ls.workspace_edit(snap, edits)
+                    title=title, kind=FIX_ALL_KIND, command=types.Command(title=title, command=CMD_FIX_ALL, arguments=[uri])
                 )
             )
     return actions or None
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+async def code_action_resolve(ls: GpulintLanguageServer, action: types.CodeAction) -> types.CodeAction:
+    data = action.data if isinstance(action.data, dict) else {}
+    uri = data.get("uri")
+    if action.kind != FIX_ALL_KIND or not isinstance(uri, str):
+        return action
+    snap = await ls.current(uri)
+    if snap is not None:
+        edits = await ls.fixed(snap)
+        if edits:
+            action.edit = ls.workspace_edit(snap, edits)
+    return action
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
