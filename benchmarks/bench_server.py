@@ -50,6 +50,17 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def peak_rss_mib(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def engine_only(text: str, runs: int) -> tuple[list[float], list[float]]:
     from gpulint.engine import Options, run_text
     from gpulint.registry import Registry
@@ -110,6 +121,7 @@ def main() -> int:
                 )
                 latencies.append(params["_received"] - sent)
             cpu1 = cpu_seconds(client.proc.pid)
+            rss = peak_rss_mib(client.proc.pid)
             code = client.close()
         finally:
             client.kill()
@@ -124,6 +136,8 @@ def main() -> int:
     )
     if cpu0 is not None and cpu1 is not None:
         print(f"  server CPU time per change: {(cpu1 - cpu0) * 1000 / len(ms):.0f} ms (what the latency would be on an idle core)")
+    if rss is not None:
+        print(f"  server peak RSS: {rss:.0f} MiB")
     em = [x * 1000 for x in engine]
     ec = [x * 1000 for x in engine_cpu]
     print(

@@ -563,6 +563,22 @@ def on_shutdown(ls: GpulintLanguageServer, *args) -> None:
     ls.pool.shutdown(wait=False, cancel_futures=True)
 
 
+def tune_gc() -> None:
+    """Fewer cyclic garbage collections: an analysis allocates hundreds of thousands of short-lived
+    objects (the LibCST tree, the model), and Python's default thresholds collect every 700
+    allocations: about 10 ms of each analysis (15-20% of its CPU time here) goes to the
+    collector. The long-lived objects loaded at start are frozen out of the collections."""
+    import gc
+
+    import gpulint.engine  # noqa: F401  (the engine's modules, loaded before the freeze)
+    import gpulint.model  # noqa: F401
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+
+
 def serve() -> None:
     logging.basicConfig(level=logging.WARNING, format="gpulint server: %(levelname)s: %(message)s")
+    tune_gc()
     server.start_io()
