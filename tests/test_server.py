@@ -122,6 +122,16 @@ def test_session_end_to_end(session, tmp_path):
     assert b"Traceback" not in client.stderr, client.stderr.decode()
 
 
+def test_severity_follows_the_rule_kind(session, tmp_path):
+    # GL205 (a deprecation: kind "future") is a warning; GL103 (a crash) an error
+    client = session()
+    text = BUGGY + "scaler = torch.cuda.amp.GradScaler()\n"
+    uri = client.open(tmp_path / "t.py", text)
+    diags = client.diagnostics(uri, 1)
+    assert [(d["code"], d["severity"]) for d in diags] == [("GL103", 1), ("GL205", 2)]
+    assert client.close() == 0
+
+
 def test_syntax_error_is_a_gl000_diagnostic(session, tmp_path):
     client = session()
     uri = client.open(tmp_path / "broken.py", "import torch\n\ndef f(:\n    pass\n")

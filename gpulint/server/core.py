@@ -34,9 +34,13 @@ SEVERITY_BY_KIND = {"crash": ERROR, "silent": ERROR, "slow": WARNING, "future": 
 
 
 def docs_url(code: str) -> str:
-    from gpulint.reporters import INFO_URI
+    """The rule's section of docs/rules.md, the link the other reporters give."""
+    from gpulint import reporters
 
-    return f"{INFO_URI}/blob/main/docs/rules.md#{code.lower()}"
+    rule_url = getattr(reporters, "rule_url", None)
+    if rule_url is not None:
+        return rule_url(code)
+    return f"{reporters.INFO_URI}/blob/main/docs/rules.md#{code.lower()}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,7 +344,10 @@ def severity(analysis: Analysis, d: Diagnostic) -> int:
     if d.code == ENGINE_CODE:
         return ERROR
     rule = analysis.rule(d.code)
-    return SEVERITY_BY_KIND.get(getattr(rule, "kind", ""), WARNING)
+    kind = getattr(rule, "kind", None)
+    if kind is None:  # as the SARIF/GitHub reporters: a rule of no kind is an error
+        return ERROR
+    return SEVERITY_BY_KIND.get(kind, WARNING)
 
 
 # ---------------------------------------------------------------------------------------------
