@@ -29,6 +29,7 @@ class Options:
     fix: bool = False
     unsafe_fixes: bool = False
     write: bool = True  # False for --diff and stdin: compute fixes, do not write files
+    settings: object = None  # config.RuleSettings the rules see as ctx.settings (torch version...)
 
 
 @dataclass
@@ -184,7 +185,7 @@ def check_syntax(text: str) -> None:
         parse(text)
 
 
-def analyse(path: str, text: str, rules: Sequence[Rule]):
+def analyse(path: str, text: str, rules: Sequence[Rule], settings=None):
     """Run the rules over a text. Returns (diagnostics, suppressions) or raises BadInput."""
     import libcst as cst  # imported lazily: files skipped by the prefilter never pay for it
 
@@ -195,6 +196,8 @@ def analyse(path: str, text: str, rules: Sequence[Rule]):
     module = parse(text)
     model = ScriptModel(module, text)
     ctx = Context(path, text, module, model)
+    if settings is not None:
+        ctx.settings = settings
     sup = Suppressions(text)
     ctx.suppressed = sup.suppressed
     diags: list[Diagnostic] = []
@@ -212,7 +215,7 @@ def analyse(path: str, text: str, rules: Sequence[Rule]):
                     line,
                 )
             )
-    diags = [d for d in diags if d.code == ENGINE_CODE or not sup.suppressed(d.line, d.code)]
+    diags = sup.apply(diags, path, {r.code for r in rules})  # suppressions; GL001/GL002 when they ran
     diags.sort(key=Diagnostic.sort_key)
     return diags, sup
 
@@ -289,7 +292,7 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
     if not selected:
         check_syntax(text)  # nothing to analyse, but a file that does not parse is still reported
         return Outcome([], text)
-    diags, _ = analyse(path, text, selected)
+    diags, _ = analyse(path, text, selected, opts.settings)
     if not opts.fix:
         return Outcome(diags, text)
     outcome = Outcome(diags, text)
@@ -317,7 +320,7 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
         outcome.applied += len(fixes)
         outcome.text = new_text
         selected = Prefilter(rules).select(new_text)
-        outcome.diagnostics = analyse(path, new_text, selected)[0] if selected else []
+        outcome.diagnostics = analyse(path, new_text, selected, opts.settings)[0] if selected else []
     return outcome
 
 
@@ -355,6 +358,10 @@ def write_atomic(path: str, text: str, encoding: str) -> bytes:
 
 def process_file(path: str, display: str, rules: Sequence[Rule], opts: Options) -> FileResult:
     """Check (and fix) one file on disk; every problem becomes a diagnostic, never an exception."""
+    if path.endswith(".ipynb"):  # a notebook: its code cells as one script (gpulint/notebook.py)
+        from gpulint.notebook import process_notebook
+
+        return process_notebook(path, display, rules, opts)
     result = FileResult(display)
     try:
         src, stamp = read_source_stamped(path)

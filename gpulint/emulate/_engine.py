@@ -366,21 +366,58 @@ def _m_cpu(self: torch.Tensor, memory_format: Any = torch.preserve_format) -> to
     return _copy_to(self, CPU, None, memory_format)
 
 
+_LEGACY_TYPES = (
+    "DoubleTensor", "FloatTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+    "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
+)  # fmt: skip
+
+
+def _legacy_target(spec: Any) -> tuple[bool, Any] | None:
+    """(on_cuda, dtype) of a legacy type spec: ``"torch.cuda.HalfTensor"``, ``torch.cuda.FloatTensor``..."""
+    if isinstance(spec, str):
+        if not spec.startswith("torch."):
+            return None
+        on_cuda = spec.startswith("torch.cuda.")
+        legacy = getattr(torch, spec.rsplit(".", 1)[-1], None)
+        target_dtype = getattr(legacy, "dtype", None)
+        if target_dtype is None or spec.count(".") != (2 if on_cuda else 1):
+            raise ValueError(f"invalid type: '{spec}'")
+        return on_cuda, target_dtype
+    if isinstance(spec, type) and isinstance(getattr(spec, "dtype", None), torch.dtype) and hasattr(spec, "is_cuda"):
+        return bool(spec.is_cuda), spec.dtype
+    return None
+
+
 def _m_type(self: torch.Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
     if dtype is None:
         base = _TB.type(self)
         return "torch.cuda." + base[len("torch.") :] if base.startswith("torch.") else base
-    if isinstance(dtype, str):
-        on_cuda = dtype.startswith("torch.cuda.")
-        name = dtype.rsplit(".", 1)[-1]
-        legacy = getattr(torch, name, None)
-        target_dtype = getattr(legacy, "dtype", None)
-        if target_dtype is None:
-            raise ValueError(f"invalid type: '{dtype}'")
+    legacy = _legacy_target(dtype)
+    if legacy is not None:
+        on_cuda, target_dtype = legacy
         if on_cuda:
             return self.to(dtype=target_dtype, non_blocking=non_blocking)
         return self.to(device="cpu", dtype=target_dtype, non_blocking=non_blocking)
     return self.to(dtype=dtype, non_blocking=non_blocking)
+
+
+def _plain_type(self: torch.Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """``Tensor.type`` of a CPU tensor: ``t.type(torch.cuda.FloatTensor)`` moves it to the emulated GPU."""
+    if dtype is not None:
+        legacy = _legacy_target(dtype) if not isinstance(dtype, torch.dtype) else None
+        if legacy is not None and legacy[0]:
+            return self.to(device=torch.device("cuda", _need_active().current), dtype=legacy[1], non_blocking=non_blocking)
+        if legacy is not None:
+            return _TB.type(self, legacy[1], non_blocking, **kwargs)
+        return _TB.type(self, dtype, non_blocking, **kwargs)
+    return _TB.type(self)
+
+
+def _m_format(self: torch.Tensor, format_spec: str) -> str:
+    """``Tensor.__format__``: a 0-dim tensor formats as its number (exact Tensor class only, as in torch)."""
+    if self.dim() == 0 and _BASE_OF.get(type(self)) is _Tensor:
+        return self.detach().item().__format__(format_spec)
+    return object.__format__(self, format_spec)
 
 
 def _m_new_tensor(self: torch.Tensor, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kwargs: Any) -> torch.Tensor:
@@ -450,6 +487,7 @@ _MIXIN: dict[str, Any] = {
     "cuda": _m_cuda,
     "cpu": _m_cpu,
     "type": _m_type,
+    "__format__": _m_format,
     "new_tensor": _m_new_tensor,
     "is_pinned": _m_is_pinned,
     "pin_memory": _m_pin_memory,
@@ -474,6 +512,8 @@ def _data_get(self: torch.Tensor) -> torch.Tensor:
 
 def _data_set(self: torch.Tensor, value: torch.Tensor) -> None:
     _DATA.__set__(self, value)
+    if isinstance(self, _UNINITIALIZED):
+        self._gl_lazy_device = getattr(value, "_gl_lazy_device", None)
     idx = _INDEX_OF.get(type(value))
     if idx is not None:
         _tag(self, idx, track=False)
@@ -481,8 +521,23 @@ def _data_set(self: torch.Tensor, value: torch.Tensor) -> None:
         _untag(self)
 
 
+_UNINITIALIZED: Any = torch.nn.parameter.UninitializedTensorMixin
+
+
+def _lazy_moved(self: torch.Tensor, code: int, dtype: Any) -> torch.Tensor:
+    """An uninitialized (lazy) parameter or buffer "moved" to ``code``: materializes there later."""
+    with torch._C.DisableTorchFunctionSubclass():
+        out = type(self)(requires_grad=self.requires_grad, dtype=dtype if dtype is not None else _TB.dtype.__get__(self))
+    out._gl_lazy_device = None if code < 0 else torch.device("cuda", code)
+    return out
+
+
 def _plain_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     device, dtype, non_blocking, copy, memory_format = _parse_to(args, kwargs)
+    if isinstance(self, _UNINITIALIZED) and device is not None:
+        code = _target_code(device)
+        if code >= 0 or getattr(self, "_gl_lazy_device", None) is not None:
+            return _lazy_moved(self, code, dtype)
     if device is not None:
         code = _target_code(device)
         if code >= 0:
@@ -500,6 +555,8 @@ def code_of_device(device: torch.device) -> int:
 
 
 def _plain_cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False, memory_format: Any = torch.preserve_format) -> torch.Tensor:
+    if isinstance(self, _UNINITIALIZED):
+        return _lazy_moved(self, _cuda_index(device), None)
     return _copy_to(self, _cuda_index(device), None, memory_format)
 
 
@@ -592,7 +649,10 @@ class EmulatedCuda:
 
     # ---- memory -----------------------------------------------------------------------------
     def _track(self, t: torch.Tensor, index: int) -> None:
-        storage = t.untyped_storage()
+        try:
+            storage = t.untyped_storage()
+        except NotImplementedError:  # sparse tensors: their indices and values are tracked
+            return
         key = storage._cdata
         if key in self._live:
             return
@@ -714,7 +774,9 @@ class EmulatedCuda:
         device_kw = kwargs.get("device") if kwargs else None
         if device_kw is not None:
             target = _target_code(device_kw)
-            explicit = "pin_memory" in kwargs  # the Python argument parser always passes it
+            # the Python argument parser always passes pin_memory (False); C++ code building a tensor
+            # from an input's options passes None (sparse gradients of nn.Embedding(sparse=True))
+            explicit = "pin_memory" in kwargs and (dev is None or kwargs["pin_memory"] is not None)
             if target >= 0:
                 kwargs = dict(kwargs)
                 kwargs["device"] = _CPU
@@ -1116,6 +1178,29 @@ def _regroup(groups: dict) -> dict:
     return out
 
 
+class _LegacyCudaMeta(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, torch.Tensor) and code_of(obj) >= 0 and obj.dtype == cls.dtype and obj.layout == torch.strided
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return sub is cls
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.cuda.{cls.__name__}'>"
+
+
+def _legacy_cuda_class(name: str, cpu_type: Any) -> type:
+    """``torch.cuda.FloatTensor`` & co.: the CPU constructor, then a copy to the current device."""
+
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> torch.Tensor:
+        device = kwargs.pop("device", None)
+        index = _need_active().current if device is None else _cuda_index(device)
+        return cpu_type(*args, **kwargs).to(torch.device("cuda", index))
+
+    ns = {"__new__": __new__, "dtype": cpu_type.dtype, "is_cuda": True, "is_sparse": False, "__module__": "torch.cuda"}
+    return _LegacyCudaMeta(name, (), ns)
+
+
 def _unsupported(feature: str, reason: str) -> Callable[..., Any]:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         exc = EmulationUnsupported(feature, reason)
@@ -1359,7 +1444,72 @@ def _install(emu: EmulatedCuda) -> None:
         functools.update_wrapper(factory, orig_factory)
         p(torch, fname, factory)
 
+    # Lazy modules moved to the GPU before their first forward materialize there
+    orig_materialize = _UNINITIALIZED.materialize
+
+    def materialize(self: Any, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        lazy_device = getattr(self, "_gl_lazy_device", None)
+        if device is None and lazy_device is not None:
+            device = lazy_device
+        orig_materialize(self, shape, device=device, dtype=dtype)
+        if device is not None and torch.device(device).type == "cuda":
+            _tag(self, _cuda_index(device), track=False)
+
+    p(_UNINITIALIZED, "materialize", materialize)
+
+    # ctc_loss with tensor lengths: for plain tensors ATen copies the lengths to the host and takes the
+    # IntArrayRef path; under a dispatch mode it would take the subclass path (a CPU/CUDA mix a GPU
+    # never sees), so take the plain-tensor path here
+    orig_ctc = torch.ctc_loss
+
+    def ctc_loss(*args: Any, **kwargs: Any) -> Any:
+        if len(args) >= 4 and isinstance(args[0], torch.Tensor) and code_of(args[0]) >= 0:
+            lengths = list(args[2:4])
+            for i, (name, value) in enumerate(zip(("input_lengths", "target_lengths"), lengths)):
+                if isinstance(value, torch.Tensor):
+                    if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
+                        raise RuntimeError(f"{name} must be integral")
+                    lengths[i] = value.to("cpu", torch.long).tolist()
+            args = (*args[:2], *lengths, *args[4:])
+        return orig_ctc(*args, **kwargs)
+
+    functools.update_wrapper(ctc_loss, orig_ctc)
+    p(torch, "ctc_loss", ctc_loss)
+
+    # Legacy typed constructors: torch.cuda.FloatTensor(3), torch.cuda.LongTensor([1, 2]), isinstance
+    for legacy_name in _LEGACY_TYPES:
+        cpu_type = getattr(torch, legacy_name, None)
+        if cpu_type is not None:
+            p(cuda, legacy_name, _legacy_cuda_class(legacy_name, cpu_type))
+
+    # Tensor.record_stream: the emulated caching allocator frees a block when Python frees the tensor
+    def record_stream(self: torch.Tensor, stream: Any) -> None:
+        if not isinstance(stream, (_DefaultStream, torch.Stream)):
+            raise TypeError(f"record_stream(): argument 'stream' must be torch.Stream, not {type(stream).__name__}")
+
+    p(_Tensor, "record_stream", record_stream)
+
+    # Allocator and sync-debug settings: the torch.cuda wrappers validate, these hold the values
+    fractions = [1.0] * emu.gpus
+    sync_debug = [0]
+
+    def set_memory_fraction(fraction: float, device: int) -> None:
+        emu.check_ordinal(device)
+        fractions[device] = fraction
+        limit = int(min(fractions) * emu.total_memory)
+        emu.memory = limit if fraction < 1.0 or emu.memory is not None else None
+
+    for name, value in {
+        "_cuda_setMemoryFraction": set_memory_fraction,
+        "_cuda_getMemoryFraction": lambda device: fractions[device],
+        "_cuda_getAllocatorBackend": lambda: "native",
+        "_cuda_set_sync_debug_mode": lambda mode: sync_debug.__setitem__(0, int(mode)),
+        "_cuda_get_sync_debug_mode": lambda: sync_debug[0],
+    }.items():
+        p(torch._C, name, value)
+
     # Tensor-level hooks
+    p(_Tensor, "type", _plain_type)
     p(_Tensor, "data", property(_data_get, _data_set))
     p(_Tensor, "to", _plain_to)
     p(_Tensor, "cuda", _plain_cuda)
@@ -1543,7 +1693,27 @@ def _install(emu: EmulatedCuda) -> None:
         p(vf, rnn_name, rnn)
 
     # Features that cannot be emulated
-    p(torch, "compile", _unsupported("torch.compile", "TorchInductor generates Triton/CUDA kernels that need a real GPU"))
+    orig_compile = torch.compile
+    refuse_compile = _unsupported("torch.compile", "TorchInductor generates Triton/CUDA kernels that need a real GPU")
+
+    def compile(*args: Any, **kwargs: Any) -> Any:
+        backend = kwargs.get("backend", "inductor")
+        if backend not in ("eager", "aot_eager"):
+            return refuse_compile()
+        # no generated kernels: the captured graph would run the same operators eagerly, so run the
+        # model eagerly (Dynamo cannot trace through the emulator's dispatch mode), in the wrapper
+        # torch.compile returns (``_orig_mod``, prefixed state_dict keys)
+        model = args[0] if args else kwargs.get("model")
+        if model is None:
+            return lambda m: compile(m, **{k: v for k, v in kwargs.items() if k != "model"})
+        from torch._dynamo.eval_frame import DisableContext, OptimizedModule
+
+        if isinstance(model, torch.nn.Module):
+            return OptimizedModule(model, DisableContext())
+        return functools.wraps(model)(lambda *a, **k: model(*a, **k))
+
+    functools.update_wrapper(compile, orig_compile)
+    p(torch, "compile", compile)
     try:
         import torch.distributed as dist
 
