@@ -26,8 +26,16 @@ class LspError(Exception):
     pass
 
 
-def _offset(text: str, line: int, character: int) -> int:
-    """A 0-based (line, UTF-16 character) position as an offset into `text`."""
+def _units(ch: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(ch.encode("utf-8"))
+    if encoding == "utf-32":
+        return 1
+    return 2 if ord(ch) > 0xFFFF else 1
+
+
+def _offset(text: str, line: int, character: int, encoding: str = "utf-16") -> int:
+    """A 0-based (line, character in the encoding's code units) position as an offset into `text`."""
     starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
     if line >= len(starts):
         return len(text)
@@ -36,18 +44,18 @@ def _offset(text: str, line: int, character: int) -> int:
     units = 0
     pos = start
     while pos < end and text[pos] not in "\r\n" and units < character:
-        units += 2 if ord(text[pos]) > 0xFFFF else 1
+        units += _units(text[pos], encoding)
         pos += 1
     return pos
 
 
-def apply_text_edits(text: str, edits: list[dict]) -> str:
+def apply_text_edits(text: str, edits: list[dict], encoding: str = "utf-16") -> str:
     """Apply LSP TextEdits (all relative to the original text, non-overlapping)."""
     spans = []
     for e in edits:
         r = e["range"]
-        a = _offset(text, r["start"]["line"], r["start"]["character"])
-        b = _offset(text, r["end"]["line"], r["end"]["character"])
+        a = _offset(text, r["start"]["line"], r["start"]["character"], encoding)
+        b = _offset(text, r["end"]["line"], r["end"]["character"], encoding)
         spans.append((a, b, e["newText"]))
     for a, b, new in sorted(spans, key=lambda s: (s[0], s[1]), reverse=True):
         text = text[:a] + new + text[b:]
@@ -88,6 +96,8 @@ class LspClient:
         self.server_requests: list[dict] = []
         self.applied_edits: list[dict] = []
         self.docs: dict[str, dict] = {}  # uri -> {"text": str, "version": int}
+        self.encoding = "utf-16"  # the position encoding the server chose
+        self.notebooks: dict[str, dict] = {}  # uri -> {"version": int, "cells": [(kind, uri)]}
         self.stderr = b""
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
         self._reader.start()
@@ -207,6 +217,7 @@ class LspClient:
             "initialize",
             {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps, "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}]},
         )
+        self.encoding = result["capabilities"].get("positionEncoding", "utf-16")
         self.notify("initialized", {})
         return result
 
@@ -227,13 +238,71 @@ class LspClient:
             # the document backwards so that each one's range is still valid
             for e in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
                 changes.append({"range": e["range"], "text": e["newText"]})
-                new = apply_text_edits(new, [e])
+                new = apply_text_edits(new, [e], self.encoding)
             doc["text"] = new
         else:
             doc["text"] = text
             changes = [{"text": text}]
         self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": doc["version"]}, "contentChanges": changes})
         return doc["version"]
+
+    # -- notebooks (LSP 3.17 notebook sync) --------------------------------------------------------
+
+    def open_notebook(self, path: Path, cells: list[tuple[str, str]]) -> tuple[str, list[str]]:
+        """Open a notebook of ("code" | "markdown", text) cells; returns its URI and the cells'."""
+        uri = path.as_uri()
+        cell_uris = [f"vscode-notebook-cell:{path.as_posix()}#cell{i}" for i in range(len(cells))]
+        self.notebooks[uri] = {"version": 1, "cells": [(kind, u) for (kind, _), u in zip(cells, cell_uris)]}
+        docs = []
+        for (kind, text), u in zip(cells, cell_uris):
+            lang = "python" if kind == "code" else "markdown"
+            self.docs[u] = {"text": text, "version": 1}
+            docs.append({"uri": u, "languageId": lang, "version": 1, "text": text})
+        self.notify(
+            "notebookDocument/didOpen",
+            {
+                "notebookDocument": {
+                    "uri": uri,
+                    "notebookType": "jupyter-notebook",
+                    "version": 1,
+                    "cells": [{"kind": 2 if k == "code" else 1, "document": u} for k, u in self.notebooks[uri]["cells"]],
+                },
+                "cellTextDocuments": docs,
+            },
+        )
+        return uri, cell_uris
+
+    def change_cells(self, uri: str, edits: dict[str, list[dict]]) -> int:
+        """Edit cells' texts (cell uri -> TextEdits); returns the notebook's new version."""
+        nb = self.notebooks[uri]
+        nb["version"] += 1
+        content = []
+        for cell_uri, cell_edits in edits.items():
+            doc = self.docs[cell_uri]
+            doc["version"] += 1
+            changes = []
+            for e in sorted(cell_edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
+                changes.append({"range": e["range"], "text": e["newText"]})
+                doc["text"] = apply_text_edits(doc["text"], [e], self.encoding)
+            content.append({"document": {"uri": cell_uri, "version": doc["version"]}, "changes": changes})
+        self.notify(
+            "notebookDocument/didChange",
+            {"notebookDocument": {"uri": uri, "version": nb["version"]}, "change": {"cells": {"textContent": content}}},
+        )
+        return nb["version"]
+
+    def remove_cell(self, uri: str, index: int) -> int:
+        nb = self.notebooks[uri]
+        nb["version"] += 1
+        _, cell_uri = nb["cells"].pop(index)
+        self.notify(
+            "notebookDocument/didChange",
+            {
+                "notebookDocument": {"uri": uri, "version": nb["version"]},
+                "change": {"cells": {"structure": {"array": {"start": index, "deleteCount": 1}, "didClose": [{"uri": cell_uri}]}}},
+            },
+        )
+        return nb["version"]
 
     def close(self, timeout: float = 60) -> int:
         """shutdown + exit; the server's exit code."""

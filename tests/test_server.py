@@ -122,6 +122,16 @@ def test_session_end_to_end(session, tmp_path):
     assert b"Traceback" not in client.stderr, client.stderr.decode()
 
 
+def test_severity_follows_the_rule_kind(session, tmp_path):
+    # GL205 (a deprecation: kind "future") is a warning; GL103 (a crash) an error
+    client = session()
+    text = BUGGY + "scaler = torch.cuda.amp.GradScaler()\n"
+    uri = client.open(tmp_path / "t.py", text)
+    diags = client.diagnostics(uri, 1)
+    assert [(d["code"], d["severity"]) for d in diags] == [("GL103", 1), ("GL205", 2)]
+    assert client.close() == 0
+
+
 def test_syntax_error_is_a_gl000_diagnostic(session, tmp_path):
     client = session()
     uri = client.open(tmp_path / "broken.py", "import torch\n\ndef f(:\n    pass\n")
@@ -170,6 +180,11 @@ def test_closest_config_is_honoured(session, tmp_path):
     v = client.change(quiet, BOTH)
     diags = client.diagnostics(quiet, v)
     assert codes(diags) == ["GL000"] and "configuration error" in diags[0]["message"]
+    # a save analyses the document again: the repaired config is read
+    config.write_text('ignore = ["GL103"]\n', encoding="utf-8")
+    mark = len(client.notifications)
+    client.notify("textDocument/didSave", {"textDocument": {"uri": quiet}})
+    assert codes(client.diagnostics(quiet, v, start=mark)) == ["GL104"]
     assert client.close() == 0
 
 
@@ -209,6 +224,11 @@ def test_unsafe_fix_is_labelled_and_left_out_of_fix_all(session, tmp_path):
     assert unsafe[0]["title"].endswith("(unsafe)") and not unsafe[0].get("isPreferred")
     assert apply_text_edits(text, edits_of(unsafe[0]["edit"], uri)) == MOVE + "log(x)\n"
 
+    # listed with the quick fixes, fix-all is a command (this client cannot resolve edits)
+    listed = [a for a in actions if a["kind"] == "source.fixAll.gpulint"]
+    assert len(listed) == 1 and "edit" not in listed[0]
+    assert listed[0]["command"]["command"] == "gpulint.applyAutofix" and listed[0]["command"]["arguments"] == [uri]
+
     only_fix_all = code_actions(client, uri, whole, only=["source.fixAll"])
     assert [a["kind"] for a in only_fix_all] == ["source.fixAll.gpulint"]
     fixed = apply_text_edits(text, edits_of(only_fix_all[0]["edit"], uri))
@@ -216,6 +236,58 @@ def test_unsafe_fix_is_labelled_and_left_out_of_fix_all(session, tmp_path):
     # `only: quickfix` leaves the source action out
     assert all(a["kind"] == "quickfix" for a in code_actions(client, uri, whole, only=["quickfix"]))
     assert client.close() == 0
+
+
+def test_rule_dirs_only_from_the_workspace_configuration(session, tmp_path):
+    # a repository opened from elsewhere names a rule folder: its Python must not be imported
+    mark = tmp_path / "imported"
+    other = tmp_path / "elsewhere"
+    write(
+        other,
+        {
+            "gpulint.toml": 'rule-dirs = ["myrules"]\n',
+            "myrules/evil.py": f"open({str(mark)!r}, 'w').close()\n" + TEST_RULES,
+            "train.py": BOTH,
+        },
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    client = session(ws)
+    uri = client.open(other / "train.py", BOTH)
+    assert codes(client.diagnostics(uri, 1)) == ["GL103", "GL104"]  # the built-in rules still run
+    assert not mark.exists()
+    log = client.wait_notification("window/logMessage", lambda p: "rule-dirs" in p["message"])
+    assert "ignored" in log["message"]
+    # selecting a rule of that folder is then an unknown selector, reported as such
+    (other / "gpulint.toml").write_text('rule-dirs = ["myrules"]\nextend-select = ["TST001"]\n', encoding="utf-8")
+    v = client.change(uri, BOTH + "print(1)\n")
+    diags = client.diagnostics(uri, v)
+    assert codes(diags) == ["GL000"] and "TST001" in diags[0]["message"] and "rule-dirs" in diags[0]["message"]
+    assert not mark.exists()
+    assert client.close() == 0
+
+
+def test_fix_all_is_resolved_lazily_when_the_client_can(tmp_path):
+    client = LspClient(cwd=tmp_path)
+    try:
+        client.initialize(
+            tmp_path,
+            {
+                "workspace": {"workspaceEdit": {"documentChanges": True}},
+                "textDocument": {"codeAction": {"dataSupport": True, "resolveSupport": {"properties": ["edit"]}}},
+            },
+        )
+        uri = client.open(tmp_path / "t.py", BOTH)
+        client.diagnostics(uri, 1)
+        whole = {"start": {"line": 0, "character": 0}, "end": {"line": 6, "character": 0}}
+        actions = code_actions(client, uri, whole)
+        fix_all = [a for a in actions if a["kind"] == "source.fixAll.gpulint"]
+        assert len(fix_all) == 1 and "edit" not in fix_all[0] and "command" not in fix_all[0]
+        resolved = client.request("codeAction/resolve", fix_all[0])
+        assert apply_text_edits(BOTH, edits_of(resolved["edit"], uri)) == BOTH_FIXED
+        assert client.close() == 0
+    finally:
+        client.kill()
 
 
 def test_noqa_action_suppresses_the_diagnostic(session, tmp_path):
@@ -233,9 +305,21 @@ def test_noqa_action_suppresses_the_diagnostic(session, tmp_path):
     assert client.close() == 0
 
 
-def test_utf16_positions(session, tmp_path):
-    # a character outside the BMP before the finding: two UTF-16 code units, one Python character
-    client = session()
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])
+def test_positions_in_the_negotiated_encoding(session, tmp_path, encoding):
+    # a character outside the BMP before the finding: one Python character, two UTF-16 code
+    # units, four UTF-8 bytes
+    client = LspClient(cwd=tmp_path)
+    try:
+        caps = {"general": {"positionEncodings": [encoding]}} if encoding != "utf-16" else {}
+        result = client.initialize(tmp_path, caps or None)
+        assert result["capabilities"]["positionEncoding"] == encoding
+        _check_positions(client, tmp_path, {"utf-16": 1, "utf-8": 3}[encoding])
+    finally:
+        client.kill()
+
+
+def _check_positions(client, tmp_path, extra_units):
     text = BUGGY.replace("model = torch", "# 🙂\nmodel = torch").replace('opt = ', 'opt = ( "🙂" and ')
     text = text.rstrip("\n") + ")\n"
     uri = client.open(tmp_path / "t.py", text)
@@ -243,12 +327,14 @@ def test_utf16_positions(session, tmp_path):
     assert codes(diags) == ["GL103"]
     line = text.splitlines()[4]
     col = line.index("torch.optim")
-    # in UTF-16 units the emoji counts twice, so the range starts one unit later than in characters
-    assert diags[0]["range"]["start"] == {"line": 4, "character": col + 1}
+    assert diags[0]["range"]["start"] == {"line": 4, "character": col + extra_units}
     actions = code_actions(client, uri, diags[0]["range"], diagnostics=diags)
     fix = next(a for a in actions if a.get("isPreferred"))
-    fixed = apply_text_edits(text, edits_of(fix["edit"], uri))
+    fixed = apply_text_edits(text, edits_of(fix["edit"], uri), client.encoding)
     assert '.to("cpu")' not in fixed and fixed.count("🙂") == 2
+    v = client.change(uri, edits=edits_of(fix["edit"], uri))  # the server reads them in the same units
+    assert client.diagnostics(uri, v) == []
+    assert client.docs[uri]["text"] == fixed
     assert client.close() == 0
 
 
@@ -339,3 +425,86 @@ def test_neovim_client(tmp_path):
     assert sections["hover"][0].startswith("**GL104**")
     assert sections["fixall"] == []
     assert "\n".join(sections["buffer"]) + "\n" == BOTH_FIXED
+
+
+def test_notebook_cells(session, tmp_path):
+    """A notebook is one script (a tensor made in one cell and moved in another is one flow);
+    diagnostics, quick fixes and fix-all are per cell; IPython lines are left alone."""
+    client = session()
+    cells = [
+        ("code", "%matplotlib inline\nimport torch\n"),
+        ("markdown", "# Training\nx.to('cpu') is not code here\n"),
+        ("code", 'model = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1).to("cpu")\nx = torch.zeros(2)\n'),
+        ("code", '!nvidia-smi\nx.to("cpu")'),
+    ]
+    nb, (a, md, c, d) = client.open_notebook(tmp_path / "train.ipynb", cells)
+    got = {u: client.diagnostics(u, 1) for u in (a, c, d)}
+    assert got[a] == []
+    assert codes(got[c]) == ["GL103"]
+    line = cells[2][1].splitlines()[1]
+    assert got[c][0]["range"] == {"start": {"line": 1, "character": 6}, "end": {"line": 1, "character": len(line)}}
+    assert codes(got[d]) == ["GL104"]
+    assert got[d][0]["range"] == {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 11}}
+    assert [n for n in client.notifications if n["params"].get("uri") == md] == []
+
+    # hover in a cell
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": d}, "position": {"line": 1, "character": 3}})
+    assert "GL104" in hover["contents"]["value"]
+
+    # the GL103 quick fix edits that cell only; applied, the cell's diagnostic goes away
+    actions = code_actions(client, c, got[c][0]["range"])
+    fix = next(x for x in actions if x.get("isPreferred"))
+    assert [dc["textDocument"]["uri"] for dc in fix["edit"]["documentChanges"]] == [c]
+    mark = len(client.notifications)
+    client.change_cells(nb, {c: edits_of(fix["edit"], c)})
+    assert client.diagnostics(c, 2, start=mark) == []
+    assert codes(client.diagnostics(d, 1, start=mark)) == ["GL104"]
+
+    # fix-all through the command: the shell escape in the cell is kept
+    assert client.request("workspace/executeCommand", {"command": "gpulint.applyAutofix", "arguments": [nb]}) == {"applied": True}
+    edit = client.applied_edits[-1]
+    assert [dc["textDocument"]["uri"] for dc in edit["documentChanges"]] == [d]
+    mark = len(client.notifications)
+    client.change_cells(nb, {d: edits_of(edit, d)})
+    assert client.docs[d]["text"] == '!nvidia-smi\nx = x.to("cpu")'
+    assert client.diagnostics(d, 2, start=mark) == []
+
+    # a removed cell loses its diagnostics; the others are analysed without it
+    client.change_cells(nb, {d: [{"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 15}}, "newText": 'x.to("cpu")'}]})
+    assert codes(client.diagnostics(d, 3)) == ["GL104"]
+    mark = len(client.notifications)
+    client.remove_cell(nb, 3)
+    cleared = client.wait_notification("textDocument/publishDiagnostics", lambda p: p["uri"] == d and p.get("version") is None, start=mark)
+    assert cleared["diagnostics"] == []
+    assert client.close() == 0
+
+
+def test_rapid_changes_publish_in_order_and_end_on_the_last_version(session, tmp_path):
+    client = session()
+    uri = client.open(tmp_path / "t.py", BUGGY)
+    client.diagnostics(uri, 1)
+    mark = len(client.notifications)
+    # typing: ten versions in a row, alternately with and without the GL104 statement
+    for i in range(10):
+        v = client.change(uri, BOTH if i % 2 == 0 else BUGGY)
+    assert v == 11
+    final = client.diagnostics(uri, v, start=mark)
+    assert codes(final) == ["GL103"]  # version 11 is BUGGY
+    published = [n["params"]["version"] for n in client.notifications[mark:] if n["params"].get("uri") == uri]
+    assert published == sorted(published) and published[-1] == 11
+    assert len(published) == len(set(published))  # each version at most once
+    assert client.close() == 0
+
+
+def test_without_pygls_the_command_says_how_to_install_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    write(tmp_path / "fake", {"pygls/__init__.py": "raise ImportError('No module named pygls')\n"})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / "fake"), str(Path(__file__).resolve().parents[1])]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpulint", "server"], input=b"", capture_output=True, env=env, cwd=tmp_path, timeout=900
+    )
+    assert proc.returncode == 2
+    assert b"gpulint[server]" in proc.stderr and b"Traceback" not in proc.stderr

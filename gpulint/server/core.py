@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import bisect
 import difflib
+import functools
 import os
 import re
 import threading
@@ -33,9 +34,13 @@ SEVERITY_BY_KIND = {"crash": ERROR, "silent": ERROR, "slow": WARNING, "future": 
 
 
 def docs_url(code: str) -> str:
-    from gpulint.reporters import INFO_URI
+    """The rule's section of docs/rules.md, the link the other reporters give."""
+    from gpulint import reporters
 
-    return f"{INFO_URI}/blob/main/docs/rules.md#{code.lower()}"
+    rule_url = getattr(reporters, "rule_url", None)
+    if rule_url is not None:
+        return rule_url(code)
+    return f"{reporters.INFO_URI}/blob/main/docs/rules.md#{code.lower()}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,6 +143,16 @@ class Resolved:
     instances: dict = field(default_factory=dict)  # rule code -> rule instance
     excluder: object = None
 
+    def options(self, opts):
+        """The engine options with what rules may read of the settings (`ctx.settings`: the
+        target torch version...), where the engine has that (gpulint.config.RuleSettings)."""
+        from gpulint import config
+
+        rule_settings = getattr(config, "RuleSettings", None)
+        if rule_settings is not None and hasattr(opts, "settings"):
+            opts.settings = rule_settings.of(self.settings)
+        return opts
+
     def rules(self, codes: Sequence[str]) -> list:
         out = []
         for code in codes:
@@ -163,56 +178,95 @@ class Resolved:
         return False
 
 
+RECENT = 16
+
+
 class Linter:
     """Configuration lookup and analysis for documents; thread-safe (one lock around config)."""
 
     def __init__(self, default_root: Path | None = None) -> None:
+        # the workspace root: its configuration is the trusted one (see resolve)
         self.default_root = default_root or Path.cwd()
         self._lock = threading.Lock()
-        # config path (or None) -> (stamp, Resolved)
-        self._resolved: dict[Path | None, tuple[object, Resolved]] = {}
+        # (config path, its stamp, trusted rule folders) -> Resolved
+        self._resolved: dict[tuple, Resolved] = {}
+        # (path, text) -> Analysis, the most recent RECENT analyses
+        self._recent: dict[tuple[Path | None, str], Analysis] = {}
+        self.warnings: list[str] = []  # configuration warnings, each once, for the client's log
+
+    @staticmethod
+    def _stamp(config: Path | None):
+        if config is None:
+            return None
+        try:
+            st = config.stat()
+            return (st.st_mtime_ns, st.st_size)
+        except OSError:
+            return None
+
+    def _trusted(self) -> tuple[Path | None, tuple[Path, ...]]:
+        """The workspace's own configuration and the rule folders it names."""
+        from gpulint.config import find_config, load_settings
+
+        config = find_config(self.default_root)
+        if config is None:
+            return None, ()
+        return config, tuple(load_settings(config, self.default_root).rule_dirs)
 
     def resolve(self, path: Path | None) -> Resolved:
-        """The settings for a document at `path` (None for an unsaved document). Raises
-        ConfigError/RuleError for a bad configuration, like the CLI (which exits 2)."""
+        """The settings for a document at `path` (None for an unsaved document): the closest
+        configuration to it, as the CLI finds it. Raises ConfigError/RuleError for a bad
+        configuration, like the CLI (which exits 2).
+
+        `rule-dirs` are Python code: like the CLI, only the configuration of the project the
+        server runs in (the workspace root's) may name them; a document under another
+        configuration gets the workspace's rule folders, so that opening a file of some other
+        repository never imports that repository's rule files.
+        """
         from gpulint.config import find_config, load_settings
         from gpulint.discovery import _Excluder
-        from gpulint.registry import Registry
+        from gpulint.registry import Registry, RuleError
 
         start = path.parent if path is not None else self.default_root
         config = find_config(start)
-        stamp = None
-        if config is not None:
-            try:
-                st = config.stat()
-                stamp = (st.st_mtime_ns, st.st_size)
-            except OSError:
-                stamp = None
         with self._lock:
-            hit = self._resolved.get(config)
-            if hit is not None and hit[0] == stamp:
-                return hit[1]
+            trusted_config, trusted_dirs = self._trusted()
+            key = (config, self._stamp(config), trusted_config, self._stamp(trusted_config))
+            hit = self._resolved.get(key)
+            if hit is not None:
+                return hit
             settings = load_settings(config, start)
             if config is None:
                 settings.root = start.resolve()
+            is_trusted = config is not None and trusted_config is not None and config.resolve() == trusted_config.resolve()
+            warning = None
+            if not is_trusted and tuple(settings.rule_dirs) != trusted_dirs:
+                if settings.rule_dirs:
+                    warning = (
+                        f"{config}: `rule-dirs` ignored: rules are loaded only from the workspace's configuration "
+                        f"({trusted_config or 'none found at ' + str(self.default_root)})"
+                    )
+                    if warning not in self.warnings:
+                        self.warnings.append(warning)
+                settings.rule_dirs = list(trusted_dirs)
             registry = Registry.load(settings.rule_dirs)
-            enabled = [r.code for r in registry.resolve(settings.select, settings.extend_select, settings.ignore)]
-            for pattern, selectors in settings.per_file_ignores.items():
-                unknown = [s for s in selectors if s.strip().upper() != ENGINE_CODE and not registry.match(s)]
-                if unknown:
-                    from gpulint.registry import RuleError
-
-                    raise RuleError(f"unknown rule selector(s) in per-file-ignores for {pattern!r}: {', '.join(unknown)}")
+            try:
+                enabled = [r.code for r in registry.resolve(settings.select, settings.extend_select, settings.ignore)]
+                for pattern, selectors in settings.per_file_ignores.items():
+                    unknown = [s for s in selectors if s.strip().upper() != ENGINE_CODE and not registry.match(s)]
+                    if unknown:
+                        raise RuleError(f"unknown rule selector(s) in per-file-ignores for {pattern!r}: {', '.join(unknown)}")
+            except RuleError as exc:
+                raise RuleError(f"{exc} ({warning})" if warning else str(exc)) from exc
             resolved = Resolved(settings, registry, enabled, excluder=_Excluder(settings.all_excludes))
-            self._resolved[config] = (stamp, resolved)
+            self._resolved[key] = resolved
             return resolved
 
     def analyse(self, path: Path | None, text: str) -> "Analysis":
         """The engine's diagnostics for one text; every problem is a GL000 diagnostic."""
         from gpulint.config import ConfigError
-        from gpulint.engine import MAX_FILE_BYTES, BadInput, Options, engine_diagnostic, run_text
+        from gpulint.engine import MAX_FILE_BYTES, engine_diagnostic
         from gpulint.registry import RuleError
-        from gpulint.runner import codes_for_file
 
         display = str(path) if path is not None else "untitled"
         if len(text) > MAX_FILE_BYTES:  # the CLI's limit: an editor buffer is no exception
@@ -222,12 +276,28 @@ class Linter:
             resolved = self.resolve(path)
         except (ConfigError, RuleError) as exc:
             return Analysis(text, [engine_diagnostic(display, f"configuration error: {exc}")], None, [])
+        key = (path, text)
+        with self._lock:
+            hit = self._recent.get(key)
+        if hit is not None and hit.resolved is resolved:
+            return hit  # the same text under the same configuration (a save, an undo)
+        analysis = self._analyse(path, display, text, resolved)
+        with self._lock:
+            self._recent[key] = analysis
+            while len(self._recent) > RECENT:
+                self._recent.pop(next(iter(self._recent)))
+        return analysis
+
+    def _analyse(self, path: Path | None, display: str, text: str, resolved: Resolved) -> "Analysis":
+        from gpulint.engine import BadInput, Options, engine_diagnostic, run_text
+        from gpulint.runner import codes_for_file
+
         if path is not None and resolved.excluded(path):
             return Analysis(text, [], resolved, [], excluded=True)
         codes = codes_for_file(display, resolved.settings, resolved.enabled, resolved.registry)
         rules = resolved.rules(codes)
         try:
-            outcome = run_text(display, text, rules, Options())
+            outcome = run_text(display, text, rules, resolved.options(Options()))
             diags = outcome.diagnostics
         except BadInput as exc:
             diags = [engine_diagnostic(display, str(exc), exc.line, exc.col)]
@@ -245,7 +315,7 @@ class Linter:
         if analysis.resolved is None or not analysis.fixable(analysis.resolved.settings.unsafe_fixes):
             return None
         display = str(path) if path is not None else "untitled"
-        opts = Options(fix=True, unsafe_fixes=analysis.resolved.settings.unsafe_fixes, write=False)
+        opts = analysis.resolved.options(Options(fix=True, unsafe_fixes=analysis.resolved.settings.unsafe_fixes, write=False))
         try:
             outcome = run_text(display, analysis.text, analysis.rules, opts)
         except (BadInput, RecursionError):
@@ -274,7 +344,10 @@ def severity(analysis: Analysis, d: Diagnostic) -> int:
     if d.code == ENGINE_CODE:
         return ERROR
     rule = analysis.rule(d.code)
-    return SEVERITY_BY_KIND.get(getattr(rule, "kind", ""), WARNING)
+    kind = getattr(rule, "kind", None)
+    if kind is None:  # as the SARIF/GitHub reporters: a rule of no kind is an error
+        return ERROR
+    return SEVERITY_BY_KIND.get(kind, WARNING)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -356,3 +429,187 @@ def path_of_uri(uri: str) -> Path | None:
     if os.name == "nt" and re.match(r"^/[A-Za-z]:", path):  # pragma: no cover
         path = path[1:]
     return Path(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Notebooks (LSP 3.17 notebook documents): the code cells joined into one script
+# ---------------------------------------------------------------------------------------------
+
+# A comment line between two cells: the analysis sees one script (a model moved in cell 2 and a
+# loop in cell 5 are one flow); after fix-all the script is split back at these lines.
+CELL_BOUNDARY = "# %% [gpulint: cell boundary]"
+_LINE_MAGIC = re.compile(r"^([ \t]*)(?:[%!]|[\w.]+[ \t]*=[ \t]*[%!])")
+_HELP = re.compile(r"^[ \t]*\??[\w.]+\?{1,2}[ \t]*$")  # obj? obj?? ?obj
+# cell magics whose body is Python
+_PY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
+
+
+def mask_cell(text: str) -> tuple[str, set[int]]:
+    """IPython syntax replaced line by line (line magics, shell escapes, `x = !cmd`, `obj?`,
+    cell magics), keeping the line structure and every other line's columns. Returns (masked
+    text, 0-based masked lines).
+
+    The CLI's masking (gpulint.notebook.mask, same-length placeholders) is used where the engine
+    has it, so that the editor and `gpulint check` see the same script; else each such line
+    becomes `pass` at its indentation.
+    """
+    try:
+        from gpulint.notebook import mask as cli_mask
+    except ImportError:
+        cli_mask = None
+    if cli_mask is not None:
+        masked_text = cli_mask(text)[0]
+        new, old = _split_lines(masked_text), _split_lines(text)
+        if len(new) == len(old):
+            return masked_text, {i for i, (a, b) in enumerate(zip(new, old)) if a != b}
+    lines = _split_lines(text)
+    masked: set[int] = set()
+    out = []
+    magic_line = next((i for i, line in enumerate(lines) if line.strip()), None)
+    whole = False
+    if magic_line is not None and lines[magic_line].lstrip().startswith("%%"):
+        words = lines[magic_line].strip()[2:].split()
+        whole = not words or words[0] not in _PY_CELL_MAGICS  # %%bash, %%writefile...: not Python
+    else:
+        magic_line = None
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        is_magic = (
+            i == magic_line
+            or (whole and body.strip() != "")
+            or _LINE_MAGIC.match(body) is not None
+            or _HELP.match(body) is not None
+        )
+        if is_magic:
+            indent = "" if whole else body[: len(body) - len(body.lstrip())]
+            out.append(f"{indent}pass{ending}")
+            masked.add(i)
+        else:
+            out.append(line)
+    return "".join(out), masked
+
+
+@dataclass
+class Cell:
+    uri: str
+    text: str  # the cell's own text
+    masked: str  # the text the analysis saw
+    masked_lines: set[int]
+    index: TextIndex  # over `text`, in the client's units
+    line0: int  # the cell's first line in the script (0-based)
+    start: int  # the cell's offset in the script
+    end: int  # the end of the cell's text in the script
+    n_lines: int
+
+    @functools.cached_property
+    def masked_index(self) -> TextIndex:
+        return TextIndex(self.masked, "utf-32")
+
+    def local(self, offset: int) -> tuple[int, int] | None:
+        """A script offset inside this cell as a 0-based (line, character) of the cell's text,
+        or None when it is outside the cell or on a masked line."""
+        if not (self.start <= offset <= self.end):
+            return None
+        line, col = self.masked_index.position(offset - self.start)
+        if line in self.masked_lines:
+            return None
+        return line, col
+
+
+def join_cells(cells: Sequence[tuple[str, str]], encoding: str) -> tuple[str, list[Cell]]:
+    """One script from (uri, text) code cells, and where each cell is in it."""
+    parts: list[str] = []
+    out: list[Cell] = []
+    offset = 0
+    line0 = 0
+    for n, (uri, text) in enumerate(cells):
+        if n:
+            sep = CELL_BOUNDARY + "\n"
+            parts.append(sep)
+            offset += len(sep)
+            line0 += 1
+        masked, masked_lines = mask_cell(text)
+        n_lines = len(_split_lines(masked)) or 1
+        out.append(Cell(uri, text, masked, masked_lines, TextIndex(text, encoding), line0, offset, offset + len(masked), n_lines))
+        parts.append(masked)
+        offset += len(masked)
+        if not masked.endswith(("\n", "\r")):
+            parts.append("\n")
+            offset += 1
+            line0 += n_lines
+        else:
+            line0 += n_lines
+    return "".join(parts), out
+
+
+def cell_at_line(cells: Sequence[Cell], line0: int) -> int:
+    """The index of the cell holding a 0-based script line (a boundary line: the cell before)."""
+    i = bisect.bisect_right([c.line0 for c in cells], line0) - 1
+    return max(i, 0)
+
+
+def local_diagnostic(cell: Cell, d: Diagnostic) -> Diagnostic:
+    """A script diagnostic in the coordinates of its cell (its end clamped to the cell)."""
+    from dataclasses import replace
+
+    line = d.line - cell.line0
+    end_line, end_col = d.end_line - cell.line0, d.end_col
+    if end_line > cell.n_lines:
+        end_line = cell.n_lines
+        end_col = len(cell.index.line_text(end_line - 1)) + 1
+    return replace(d, line=max(line, 1), end_line=max(end_line, 1), end_col=end_col)
+
+
+def cell_fix_edits(cells: Sequence[Cell], fix: Fix) -> dict[str, list[TextEdit]] | None:
+    """A script fix as edits of the cells' texts, or None when an edit leaves a cell or touches a
+    masked (IPython) line."""
+    out: dict[str, list[TextEdit]] = {}
+    for e in sorted(fix.edits, key=lambda e: e.start):
+        for cell in cells:
+            a = cell.local(e.start)
+            b = cell.local(e.end)
+            if a is not None and b is not None:
+                sa = cell.index.starts[a[0]] + a[1] if a[0] < len(cell.index.starts) else len(cell.text)
+                sb = cell.index.starts[b[0]] + b[1] if b[0] < len(cell.index.starts) else len(cell.text)
+                out.setdefault(cell.uri, []).append(((cell.index.position(sa), cell.index.position(sb)), e.content))
+                break
+        else:
+            return None
+    return out
+
+
+def split_fixed(cells: Sequence[Cell], fixed: str) -> dict[str, str] | None:
+    """The fixed script cut back into cells (uri -> new cell text, changed cells only), or None
+    when the boundaries moved or a fix touched a masked line."""
+    chunks: list[list[str]] = [[]]
+    for line in _split_lines(fixed):
+        if line.rstrip("\r\n") == CELL_BOUNDARY:
+            chunks.append([])
+        else:
+            chunks[-1].append(line)
+    if len(chunks) != len(cells):
+        return None
+    out: dict[str, str] = {}
+    for cell, chunk in zip(cells, chunks):
+        new_masked = "".join(chunk)
+        if not cell.masked.endswith(("\n", "\r")) and new_masked.endswith("\n"):
+            new_masked = new_masked[:-1]  # the newline join_cells added
+        if new_masked == cell.masked:
+            continue
+        old_lines = _split_lines(cell.masked)
+        new_lines = _split_lines(new_masked)
+        orig_lines = _split_lines(cell.text)
+        if len(orig_lines) != len(old_lines):
+            return None
+        result: list[str] = []
+        sm = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            if tag == "equal":
+                result.extend(orig_lines[i1:i2])
+                continue
+            if any(i in cell.masked_lines for i in range(i1, i2)):
+                return None
+            result.extend(new_lines[j1:j2])
+        out[cell.uri] = "".join(result)
+    return out
