@@ -152,9 +152,6 @@ def _lint(
     if add_noqa and (fix or diff or use_stdin):
         raise _fail("--add-noqa cannot be combined with fixing, --diff or stdin")
 
-    if select and not _split(select):
-        raise _fail("--select is empty: name rules (codes, prefixes, names or ALL)")
-
     def overrides(s) -> None:
         if respect_gitignore is not None:
             s.respect_gitignore = respect_gitignore
