@@ -368,9 +368,11 @@ class Resolver:
         key = Path(os.path.realpath(config)) if config is not None else None
         s = self.by_config.get(key)
         if s is None:
-            s = load_settings(config, self.cwd) if config is not None else load_settings(None, self.cwd)
-            if config is None:
-                s = self.by_config.get(None) or s
+            if config is not None:
+                s = load_settings(config)
+            else:  # no configuration: the defaults, rooted at the current directory
+                s = Settings(root=self.cwd)
+                _torch_from_project(s, self.cwd)
             if self.overrides is not None:
                 self.overrides(s)
             trusted = getattr(self, "trusted", None)
