@@ -385,8 +385,10 @@ def main() -> int:
             print(f"  CPU time: gpulint {cold.cpu:.2f} s, ruff {ruff.cpu:.2f} s, ratio {ratio:.1f}x (goal <= 25x)  {'OK' if ratio <= 25 else 'MISSED'}")
             print(f"  wall time: gpulint {cold.wall:.2f} s, ruff {ruff.wall:.2f} s, ratio {cold.wall / max(ruff.wall, 1e-9):.1f}x")
         per100k = warm.wall / max(n_lines, 1) * 100_000
-        print(f"  warm under 0.3 s per 100k lines:   {per100k:6.2f} s/100k  {'OK' if per100k <= 0.3 else 'MISSED'}")
-        print(f"  {n_script}-line script under 200 ms:      {best.wall * 1000:6.0f} ms  {'OK' if best.wall <= 0.2 else 'MISSED'}")
+        per100k_cpu = warm.cpu / max(n_lines, 1) * 100_000
+        print(f"  warm under 0.3 s per 100k lines:   {per100k:6.2f} s/100k wall, {per100k_cpu:.2f} s/100k CPU  {'OK' if per100k <= 0.3 else 'MISSED'}")
+        print(f"  {n_script}-line script under 200 ms:      {best.wall * 1000:6.0f} ms wall, {best.cpu * 1000:.0f} ms CPU  {'OK' if best.wall <= 0.2 else 'MISSED'}")
+        print("  (on a loaded machine wall times are inflated; CPU times are comparable between runs)")
         peak = max(r.tree_mb for r in runs if r is not ruff)
         print(f"  peak memory under 400 MB:          {peak:6.0f} MB (process tree)  {'OK' if peak < 400 else 'MISSED'}")
 

@@ -358,9 +358,17 @@ def guarded(fn, *args):
     if getattr(_GUARD, "active", False):
         return fn(*args)
     box: dict = {}
+    started = threading.Event()
 
     def target() -> None:
         _GUARD.active = True
+        try:
+            # taken here, while this thread surely exists (asking for a finished thread's clock
+            # reads freed memory); reading the clock later is a plain system call
+            box["clock"] = time.pthread_getcpuclockid(threading.get_ident())
+        except (AttributeError, OSError):  # pragma: no cover - not on Linux/BSD
+            pass
+        started.set()
         try:
             box["value"] = fn(*args)
         except BaseException as exc:  # noqa: B036 - carried to the caller's thread
@@ -379,11 +387,18 @@ def guarded(fn, *args):
             thread.start()
         finally:
             threading.stack_size(old_stack)
-        try:
-            clock = time.pthread_getcpuclockid(thread.ident)
-            cpu = lambda: time.clock_gettime(clock)  # noqa: E731
-        except (AttributeError, OSError):  # pragma: no cover - not on Linux/BSD: wall time
-            cpu = time.monotonic
+        started.wait()
+        clock = box.pop("clock", None)
+
+        def cpu() -> float:
+            if clock is None:  # pragma: no cover - not on Linux/BSD: wall time
+                return time.monotonic()
+            try:
+                return time.clock_gettime(clock)
+            except OSError:  # the thread has just finished
+                return cpu0
+
+        cpu0 = 0.0
         cpu0 = cpu()
         mem0 = _rss_bytes()
         reason = None
