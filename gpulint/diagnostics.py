@@ -46,9 +46,11 @@ class Diagnostic:
     fix: Fix | None = None
     # Offsets of the reported range, used by the engine for fixes; not part of the output.
     extra: dict = field(default_factory=dict)
+    # In a notebook: the 1-based cell number (line and column are then in that cell)
+    cell: int | None = None
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.col, self.code, self.message)
+        return (self.path, self.cell or 0, self.line, self.col, self.code, self.message)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -32,6 +32,7 @@ class Options:
     fix: bool = False
     unsafe_fixes: bool = False
     write: bool = True  # False for --diff and stdin: compute fixes, do not write files
+    settings: object = None  # config.RuleSettings the rules see as ctx.settings (torch version...)
 
 
 @dataclass
@@ -434,7 +435,7 @@ def guarded(fn, *args):
     return box["value"]
 
 
-def analyse(path: str, text: str, rules: Sequence[Rule], checked: bool = False, module=None):
+def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked: bool = False, module=None):
     """Run the rules over a text. Returns (diagnostics, suppressions) or raises BadInput.
 
     `checked`: the text already passed `python_syntax` and `bound_tree`; `module`: its LibCST
@@ -447,6 +448,8 @@ def analyse(path: str, text: str, rules: Sequence[Rule], checked: bool = False, 
         module = parse(text, checked)
     model = ScriptModel(module, text)
     ctx = Context(path, text, module, model)
+    if settings is not None:
+        ctx.settings = settings
     sup = Suppressions(text)
     ctx.suppressed = sup.suppressed
     diags: list[Diagnostic] = []
@@ -466,7 +469,7 @@ def analyse(path: str, text: str, rules: Sequence[Rule], checked: bool = False, 
                     line,
                 )
             )
-    diags = [d for d in diags if d.code == ENGINE_CODE or not sup.suppressed(d.line, d.code)]
+    diags = sup.apply(diags, path, {r.code for r in rules})  # suppressions; GL001/GL002 when they ran
     diags.sort(key=Diagnostic.sort_key)
     return diags, sup
 
@@ -561,7 +564,7 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
         if not python_ok:
             parse(text)  # nothing to analyse, but a file that does not parse is still reported
         return Outcome([], text)
-    diags, _ = analyse(path, text, selected, checked=python_ok)
+    diags, _ = analyse(path, text, selected, opts.settings, checked=python_ok)
     if not opts.fix:
         return Outcome(diags, text)
     outcome = Outcome(diags, text, initial=diags)
@@ -591,7 +594,9 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
         outcome.applied += len(fixes)
         outcome.text = new_text
         selected = Prefilter(rules).select(new_text)
-        outcome.diagnostics = analyse(path, new_text, selected, checked=python_ok, module=module)[0] if selected else []
+        outcome.diagnostics = (
+            analyse(path, new_text, selected, opts.settings, checked=python_ok, module=module)[0] if selected else []
+        )
     return outcome
 
 
@@ -677,6 +682,10 @@ def remove_stale_temps(directories, pid: int) -> None:
 
 def process_file(path: str, display: str, rules: Sequence[Rule], opts: Options) -> FileResult:
     """Check (and fix) one file on disk; every problem becomes a diagnostic, never an exception."""
+    if path.endswith(".ipynb"):  # a notebook: its code cells as one script (gpulint/notebook.py)
+        from gpulint.notebook import process_notebook
+
+        return process_notebook(path, display, rules, opts)
     result = FileResult(display)
     try:
         src, stamp, raw = _read(path)

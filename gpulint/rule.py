@@ -83,6 +83,9 @@ class Context:
         self._line_starts: list[int] | None = None
         self.rule: Rule | None = None  # set by the engine before each rule runs
         self.suppressed = lambda line, code: False  # replaced by the engine
+        from gpulint.config import RuleSettings
+
+        self.settings = RuleSettings()  # the project's settings rules may read (torch_version); set by the engine
 
     # positions --------------------------------------------------------------------------------
     @property

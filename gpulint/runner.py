@@ -391,6 +391,7 @@ def fingerprint(settings: Settings, codes: Sequence[str], registry: Registry) ->
     h.update(__version__.encode())
     h.update(json.dumps(sorted(codes)).encode())
     h.update(json.dumps(sorted(settings.per_file_ignores.items())).encode())
+    h.update(repr(getattr(settings, "torch_version", None)).encode())  # fixes depend on it
     for rule in registry.rules:  # rule sources: editing a rule invalidates the cache
         mod = sys.modules.get(rule.__module__)
         f = getattr(mod, "__file__", None)

@@ -106,8 +106,8 @@ with torch.no_grad():
             if facts.grad_mode_at(node) is not None:
                 continue
             calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None]
-            if not calls:
-                continue
+            if not calls or all(_detached_at_once(ctx.model, c) for c in calls):
+                continue  # outputs detached on the spot: no graph is kept (model assembly, not evaluation)
             models = {dotted(c.func) for c in calls}
             if facts.passes_to_unknown(node, models):
                 continue
@@ -121,3 +121,11 @@ with torch.no_grad():
                 seen.add(c)
             for c in calls:
                 yield ctx.finding(c, self.message.format(model=ctx.code(c.func)), fix)
+
+
+def _detached_at_once(m, call: cst.Call) -> bool:
+    """`model(x).detach()` (or `.detach().cpu()...`): the result keeps no graph."""
+    parent = m.parent(call)
+    if isinstance(parent, cst.Attribute) and parent.attr.value in ("detach", "detach_"):
+        return isinstance(m.parent(parent), cst.Call)
+    return False
