@@ -241,6 +241,21 @@ class _PythonRejects(BadInput):
     """CPython's SyntaxError that is not one of its limits."""
 
 
+_TOKEN = re.compile(r"[A-Za-z_0-9.]+|[^\sA-Za-z_0-9.]")
+_TOKENS_PER_NODE = 3  # real code has 1.4-1.6 tokens per syntax node, data tables up to ~4
+
+
+def bound_size(text: str) -> None:
+    """Raise TooComplex for a text that is surely past MAX_NODES, before Python's parser builds a
+    tree for it (a 5 MB list literal makes a 1.3-million-node tree of about 1.4 GB). Counts
+    token-like pieces with one regular expression pass, only for texts over 1 MiB."""
+    if len(text) <= 2**20:
+        return
+    _, n = _TOKEN.subn("", text)
+    if n > MAX_NODES * _TOKENS_PER_NODE:
+        raise TooComplex(f"{TOO_COMPLEX}: about {n:,} tokens (the limit is {MAX_NODES * _TOKENS_PER_NODE:,})")
+
+
 def bound_tree(tree) -> None:
     """Raise TooComplex when a Python syntax tree is past MAX_EXPR_DEPTH, MAX_BLOCK_DEPTH or
     MAX_NODES. Iterative: a tree too deep for recursion is exactly what it looks for."""
@@ -555,6 +570,7 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
     if might_skip_file(text) and Suppressions(text).skip_file:
         return Outcome([], text)
     python_ok = True
+    bound_size(text)
     try:
         bound_tree(python_syntax(text))  # CPython first: its verdict, and the bounds
     except _PythonRejects:
@@ -605,8 +621,9 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
 # ---------------------------------------------------------------------------------------------
 
 
-class WriteRefused(Exception):
-    """A fixed file that is deliberately not written (read-only, changed meanwhile)."""
+class WriteRefused(OSError):
+    """A fixed file that is deliberately not written (read-only, changed meanwhile). An OSError,
+    so that every caller that reports a failed write (notebooks too) reports this one."""
 
 
 def write_atomic(path: str, text: str, encoding: str, expected: bytes | None = None) -> bytes:
