@@ -201,25 +201,23 @@ import torch
 import torch.nn as nn
 
 
-def batches():
-    for _ in range(2):
-        yield torch.randn(8, 4)
+def prepare(x, device):
+    x.to(device)
+    return x * 2
 
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 model = nn.Linear(4, 2).to(device)
-for x in batches():
-    x.to(device)
-    out = model(x)
+out = model(prepare(torch.randn(8, 4), device))
 '''
 
 
 def test_device_error_ends_with_the_static_finding_that_explains_it(run_gpulint):
-    """The crash is at the model call; the hint names the discarded move two lines above it."""
+    """The crash is at the model call; the hint names the discarded move in the helper above it."""
     if REAL_CUDA:
         pytest.skip("hints follow emulated crashes")
     proc = run_gpulint(HINT)
     assert proc.returncode == 1
     assert "Expected all tensors to be on the same device" in proc.stderr
     hints = [l for l in proc.stderr.splitlines() if l.startswith("gpulint run: hint: ")]
-    assert hints and hints[0].startswith("gpulint run: hint: gpulint check reports GL104 at script.py:14: ")
+    assert hints and hints[0].startswith("gpulint run: hint: gpulint check reports GL104 at script.py:7: ")
