@@ -75,14 +75,14 @@ def cli() -> None:
 @_lint_options
 def check(fix_flag, **kw) -> None:
     """Check files for problems (default path: the current directory). `check --fix` is `fix`."""
-    _lint(fix=bool(fix_flag) or kw["fix_only"], **kw)
+    _interruptible(_lint, fix=bool(fix_flag) or kw["fix_only"], **kw)
 
 
 @cli.command()
 @_lint_options
 def fix(fix_flag, **kw) -> None:
     """Apply safe fixes (and unsafe ones with --unsafe-fixes), then report what remains."""
-    _lint(fix=fix_flag is not False, **kw)
+    _interruptible(_lint, fix=fix_flag is not False, **kw)
 
 
 def _stdout_binary():
@@ -96,6 +96,16 @@ def _is_terminal() -> bool:
         return sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _interruptible(fn, **kw) -> None:
+    """Ctrl-C: exit 130 (not click's "Aborted!" and 1, which reads like findings). The runner
+    has stopped its workers and removed their temporary files by the time this is reached."""
+    try:
+        fn(**kw)
+    except KeyboardInterrupt:
+        click.echo("gpulint: interrupted", err=True)
+        raise click.exceptions.Exit(130)
 
 
 def _lint(
@@ -137,6 +147,8 @@ def _lint(
     use_stdin = paths == ("-",)
     if "-" in paths and not use_stdin:
         raise _fail("'-' (stdin) cannot be combined with other paths")
+    if select and not _split(select):
+        raise _fail("--select needs at least one rule (a code, a prefix such as GL1, a name, or ALL)")
     if add_noqa and (fix or diff or use_stdin):
         raise _fail("--add-noqa cannot be combined with fixing, --diff or stdin")
 
@@ -461,12 +473,25 @@ def explain(rule: str, config: str | None) -> None:
 @click.option("--gpus", type=click.IntRange(1, 64), default=1, show_default=True, help="Number of emulated CUDA devices.")
 @click.option("--gpu-memory", metavar="SIZE", help="Emulated memory per device, e.g. 16GiB; allocations past it raise CUDA's out-of-memory error.")
 @click.option("--force-emulation", is_flag=True, help="Emulate even when a real CUDA device is available.")
+@click.option("--nproc-per-node", type=click.IntRange(1, 64), default=None, metavar="N", help="Start N ranks like torchrun, one emulated GPU each (NCCL served by Gloo).")
+@click.option("--max-steps", type=click.IntRange(1), default=None, metavar="N", help="Stop cleanly after N optimizer steps (exit 0).")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S", help="Stop cleanly after S seconds (exit 0).")
 @click.argument("script", type=click.Path(dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(gpus: int, gpu_memory: str | None, force_emulation: bool, script: str, args: tuple[str, ...]) -> None:
+def run(
+    gpus: int,
+    gpu_memory: str | None,
+    force_emulation: bool,
+    nproc_per_node: int | None,
+    max_steps: int | None,
+    max_time: float | None,
+    script: str,
+    args: tuple[str, ...],
+) -> None:
     """Run SCRIPT (like `python SCRIPT ARGS...`) on an emulated CUDA device when torch has no GPU.
 
-    Device mistakes raise the errors a real GPU raises, so they show up on a laptop.
+    Device mistakes raise the errors a real GPU raises, so they show up on a laptop. With
+    --nproc-per-node N the script starts like `torchrun --nproc-per-node N SCRIPT ARGS...`.
     """
     from gpulint.emulate import parse_size, run_script
 
@@ -478,7 +503,20 @@ def run(gpus: int, gpu_memory: str | None, force_emulation: bool, script: str, a
             memory = parse_size(gpu_memory)
         except ValueError as exc:
             raise _fail(f"--gpu-memory: {exc}")
-    raise click.exceptions.Exit(run_script(script, list(args), gpus=gpus, gpu_memory=memory, force=force_emulation))
+    if nproc_per_node is not None:
+        from gpulint.emulate.launch import launch
+
+        options = ["--force"] if force_emulation else []
+        if memory is not None:
+            options += ["--gpu-memory", str(memory)]
+        if max_steps is not None:
+            options += ["--max-steps", str(max_steps)]
+        if max_time is not None:
+            options += ["--max-time", str(max_time)]
+        raise click.exceptions.Exit(launch(script, list(args), nproc_per_node, options))
+    raise click.exceptions.Exit(
+        run_script(script, list(args), gpus=gpus, gpu_memory=memory, force=force_emulation, max_steps=max_steps, max_time=max_time)
+    )
 
 
 @cli.command("server")

@@ -364,7 +364,7 @@ def sarif(diags: Sequence[Diagnostic], rules: Sequence[type], root: Path | None 
         line_text = _line_text(d.path, d.line) if d.cell is None else f"cell {d.cell}:{d.line}"
         key = f"{d.code}:{uri}:{line_text.strip()}"
         seen[key] += 1
-        fingerprint = hashlib.sha256(f"{key}:{seen[key]}".encode()).hexdigest()[:32]
+        fingerprint = hashlib.sha256(f"{key}:{seen[key]}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
         res = {
             "ruleId": d.code,
             "level": sev.get(d.code, "error"),

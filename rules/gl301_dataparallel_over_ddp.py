@@ -14,7 +14,7 @@ import libcst as cst
 from gpulint.model import children as _children
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, LoaderInfo, Wrap
-from gpulint.rule import Context, Kind, Rule
+from gpulint.rule import Context, Kind, Rule, split_lines
 
 SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
 LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})
@@ -675,7 +675,7 @@ class _Converter:
             end = self.line_end(ctx.span(last)[1] - 1)
             indent = ctx.indent_of(first)
             text = ctx.source[start:end]
-            body = "".join((self.unit + line if line.strip() else line) for line in text.splitlines(keepends=True))
+            body = "".join((self.unit + line if line.strip() else line) for line in split_lines(text, keepends=True))
             if not body.endswith(("\n", "\r")):
                 body += self.nl
             edits.append(ctx.edit(start, end, f"{indent}if {self.rank} == 0:{self.nl}{body}"))

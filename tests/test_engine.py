@@ -110,14 +110,14 @@ def test_unreadable_file(tmp_path):
 def test_unreadable_file_simulated(tmp_path, monkeypatch):
     # the same path as above without needing an unprivileged user: opening the file fails
     write(tmp_path, {"secret.py": BUGGY, "bug.py": BUGGY})
-    real_open = open
+    real_open = os.open  # the engine reads with os.open (non-blocking, bounded)
 
     def guarded_open(path, *a, **k):
         if os.path.basename(str(path)) == "secret.py":
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *a, **k)
 
-    monkeypatch.setattr(gpulint.engine, "open", guarded_open, raising=False)
+    monkeypatch.setattr(gpulint.engine.os, "open", guarded_open)
     r = gl(["check", "--no-cache", "-j", "1", "."], tmp_path)
     assert r.exit_code == 1
     assert gl000(r.stdout)["secret.py"][2] == "cannot read file: Permission denied"

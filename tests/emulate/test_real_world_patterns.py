@@ -165,3 +165,113 @@ def test_compile_with_eager_backends(cuda_env, backend):
         return (x * 2).sum()
 
     assert f(torch.ones(3, device="cuda")).item() == 6.0
+
+
+# --- streams and events ----------------------------------------------------------------------------
+
+
+def test_side_stream_prefetching_pattern(cuda_env):
+    """A prefetcher (timm/apex style) copies the next batch on a side stream, the compute stream
+    waits for it and the batch records the compute stream; values arrive intact."""
+    stream = torch.cuda.Stream()
+    assert isinstance(stream, torch.cuda.Stream) and isinstance(torch.cuda.current_stream(), torch.cuda.Stream)
+    assert stream != torch.cuda.default_stream() and stream.device == CUDA
+    batches = [torch.full((4, 3), float(i)).pin_memory() for i in range(3)]
+    seen = []
+    for b in batches:
+        with torch.cuda.stream(stream):
+            assert torch.cuda.current_stream() == stream
+            nxt = b.cuda(non_blocking=True).float().mul_(2)
+        assert torch.cuda.current_stream() == torch.cuda.default_stream()
+        torch.cuda.current_stream().wait_stream(stream)
+        nxt.record_stream(torch.cuda.current_stream())
+        seen.append(nxt.sum().item())
+    assert seen == [0.0, 24.0, 48.0]
+    stream.synchronize()
+    assert stream.query() is True
+
+
+def test_events_on_streams(cuda_env):
+    """Events record on a stream, can be waited on by another stream, and time the work between two
+    timing events (a non-negative number of milliseconds)."""
+    side = torch.cuda.Stream(priority=-1)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    with torch.cuda.stream(side):
+        y = torch.randn(64, 64, device="cuda") @ torch.randn(64, 64, device="cuda")
+        done = side.record_event()
+    torch.cuda.current_stream().wait_event(done)
+    end.record()
+    end.synchronize()
+    assert done.query() is True
+    assert start.elapsed_time(end) >= 0.0
+    assert y.device == CUDA
+    with pytest.raises(RuntimeError, match="enable_timing"):
+        torch.cuda.Event().elapsed_time(torch.cuda.Event())
+    torch.cuda.set_stream(side)
+    try:
+        assert torch.cuda.current_stream() == side
+    finally:
+        torch.cuda.set_stream(torch.cuda.default_stream())
+
+
+# --- CUDA autocast's op lists, the default device ---------------------------------------------------
+
+
+def test_binary_cross_entropy_is_unsafe_to_autocast(cuda_env):
+    """Under fp16 CUDA autocast F.binary_cross_entropy (nn.BCELoss) raises; BCEWithLogits is fine,
+    and so is BCE outside autocast."""
+    logits = torch.randn(4, 1, device="cuda", requires_grad=True)
+    target = torch.ones(4, 1, device="cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        with pytest.raises(RuntimeError, match=r"binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast"):
+            nn.BCELoss()(torch.sigmoid(logits), target)
+        loss = nn.BCEWithLogitsLoss()(logits, target)
+    assert loss.dtype == torch.float32
+    loss.backward()
+    assert F.binary_cross_entropy(torch.sigmoid(logits), target).device == CUDA
+
+
+def test_cuda_autocast_policy_lists(cuda_env):
+    """CUDA autocast (fp16): matmuls run in fp16; layer_norm, softmax, exp, pow, sum and logsumexp
+    run in fp32; addcmul promotes to the widest input type; float64 is left alone."""
+    x = torch.randn(4, 8, device="cuda")
+    w = torch.randn(8, 8, device="cuda")
+    ln = nn.LayerNorm(8).cuda()
+    with torch.autocast("cuda", dtype=torch.float16):
+        h = x @ w
+        assert h.dtype == torch.float16
+        assert torch.mv(w, x[0]).dtype == torch.float16
+        assert ln(h).dtype == torch.float32
+        assert torch.softmax(h, -1).dtype == torch.float32
+        assert F.log_softmax(h, -1).dtype == torch.float32
+        assert h.exp().dtype == torch.float32 and h.pow(2).dtype == torch.float32
+        assert h.sum().dtype == torch.float32 and torch.logsumexp(h, -1).dtype == torch.float32
+        assert torch.addcmul(h, x, h).dtype == torch.float32
+        assert torch.relu(h).dtype == torch.float16
+        assert (x.double() @ w.double()).dtype == torch.float64
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        assert (x @ w).dtype == torch.bfloat16 and torch.softmax(x @ w, -1).dtype == torch.float32
+
+
+def test_set_default_device_cuda(cuda_env):
+    """set_default_device("cuda") puts factories (torch.tensor included) on the GPU; a shuffling
+    DataLoader with its default CPU generator then fails with CUDA's generator error, and works with
+    a CUDA generator."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    data = TensorDataset(torch.arange(8.0))
+    torch.set_default_device("cuda")
+    try:
+        assert torch.zeros(2).device == CUDA and torch.tensor([1.0]).device == CUDA and torch.arange(3).device == CUDA
+        assert torch.get_default_device() == CUDA
+        with pytest.raises(RuntimeError, match=r"Expected a 'cuda' device type for generator but found 'cpu'"):
+            list(DataLoader(data, batch_size=4, shuffle=True))
+        batches = list(DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator(device="cuda")))
+        assert sorted(v for (b,) in batches for v in b.tolist()) == [float(i) for i in range(8)]
+        assert [b.tolist() for (b,) in DataLoader(data, batch_size=4)] == [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
+    finally:
+        torch.set_default_device(None)
+    with pytest.raises(RuntimeError, match=r"Expected a 'cpu' device type for generator but found 'cuda'"):
+        torch.randperm(4, generator=torch.Generator(device="cuda"))
+    assert torch.zeros(1).device.type == "cpu"
