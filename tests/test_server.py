@@ -147,6 +147,18 @@ def test_syntax_error_is_a_gl000_diagnostic(session, tmp_path):
     assert client.close() == 0
 
 
+def test_nasty_documents_do_not_stop_the_server(session, tmp_path):
+    client = session()
+    deep = client.open(tmp_path / "deep.py", "x = " + "(" * 5000 + ")" * 5000 + "\n")
+    nul = client.open(tmp_path / "nul.py", "import torch\nx = 1\x00\n")
+    crlf = client.open(tmp_path / "crlf.py", BOTH.replace("\n", "\r\n"))
+    assert codes(client.diagnostics(deep, 1)) == ["GL000"]
+    assert codes(client.diagnostics(nul, 1)) == ["GL000"]
+    diags = client.diagnostics(crlf, 1)  # CRLF line ends: the same positions as with LF
+    assert codes(diags) == ["GL103", "GL104"] and diags[0]["range"] == GL103_RANGE and diags[1]["range"] == GL104_RANGE
+    assert client.close() == 0
+
+
 def test_closest_config_is_honoured(session, tmp_path):
     write(
         tmp_path,

@@ -20,10 +20,11 @@ import re
 import threading
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Sequence
 
 from gpulint.diagnostics import SAFE, Diagnostic, Fix
+from gpulint.notebook import BOUNDARY  # the line `gpulint check` puts between two cells
 from gpulint.registry import ENGINE_CODE
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -35,12 +36,9 @@ SEVERITY_BY_KIND = {"crash": ERROR, "silent": ERROR, "slow": WARNING, "future": 
 
 def docs_url(code: str) -> str:
     """The rule's section of docs/rules.md, the link the other reporters give."""
-    from gpulint import reporters
+    from gpulint.reporters import rule_url
 
-    rule_url = getattr(reporters, "rule_url", None)
-    if rule_url is not None:
-        return rule_url(code)
-    return f"{reporters.INFO_URI}/blob/main/docs/rules.md#{code.lower()}"
+    return rule_url(code)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,16 +139,13 @@ class Resolved:
     registry: object  # gpulint.registry.Registry
     enabled: list[str]
     instances: dict = field(default_factory=dict)  # rule code -> rule instance
-    excluder: object = None
 
     def options(self, opts):
         """The engine options with what rules may read of the settings (`ctx.settings`: the
-        target torch version...), where the engine has that (gpulint.config.RuleSettings)."""
-        from gpulint import config
+        target torch version...)."""
+        from gpulint.config import RuleSettings
 
-        rule_settings = getattr(config, "RuleSettings", None)
-        if rule_settings is not None and hasattr(opts, "settings"):
-            opts.settings = rule_settings.of(self.settings)
+        opts.settings = RuleSettings.of(self.settings)
         return opts
 
     def rules(self, codes: Sequence[str]) -> list:
@@ -163,19 +158,11 @@ class Resolved:
         return out
 
     def excluded(self, path: Path) -> bool:
-        """Whether `exclude`/`extend-exclude` name the document or a folder above it (relative
-        to the config's folder), as `gpulint check DIR` would skip it when walking."""
-        from gpulint.discovery import _rel_to_root
+        """Whether `exclude`/`extend-exclude` leave the document out, as `gpulint check
+        --force-exclude` does for a named file (ruff's server does the same)."""
+        from gpulint.discovery import force_excluded
 
-        rel = _rel_to_root(path, self.settings.root)
-        if rel is None:
-            return False
-        parts = PurePosixPath(rel).parts
-        for i, name in enumerate(parts):
-            sub = "/".join(parts[: i + 1])
-            if self.excluder(name, sub, sub):
-                return True
-        return False
+        return force_excluded(str(path), self.settings)
 
 
 RECENT = 16
@@ -185,80 +172,62 @@ class Linter:
     """Configuration lookup and analysis for documents; thread-safe (one lock around config)."""
 
     def __init__(self, default_root: Path | None = None) -> None:
-        # the workspace root: its configuration is the trusted one (see resolve)
+        # the workspace root: the CLI's "current directory", whose configuration is trusted
         self.default_root = default_root or Path.cwd()
         self._lock = threading.Lock()
-        # (config path, its stamp, trusted rule folders) -> Resolved
-        self._resolved: dict[tuple, Resolved] = {}
+        self._resolved: dict[str, Resolved] = {}  # the settings, as JSON -> Resolved
+        self._registries: dict[tuple, object] = {}  # rule folders -> Registry
         # (path, text) -> Analysis, the most recent RECENT analyses
         self._recent: dict[tuple[Path | None, str], Analysis] = {}
         self.warnings: list[str] = []  # configuration warnings, each once, for the client's log
 
-    @staticmethod
-    def _stamp(config: Path | None):
-        if config is None:
-            return None
-        try:
-            st = config.stat()
-            return (st.st_mtime_ns, st.st_size)
-        except OSError:
-            return None
-
-    def _trusted(self) -> tuple[Path | None, tuple[Path, ...]]:
-        """The workspace's own configuration and the rule folders it names."""
-        from gpulint.config import find_config, load_settings
-
-        config = find_config(self.default_root)
-        if config is None:
-            return None, ()
-        return config, tuple(load_settings(config, self.default_root).rule_dirs)
-
     def resolve(self, path: Path | None) -> Resolved:
         """The settings for a document at `path` (None for an unsaved document): the closest
-        configuration to it, as the CLI finds it. Raises ConfigError/RuleError for a bad
-        configuration, like the CLI (which exits 2).
+        configuration to it, found by the CLI's config.Resolver with the workspace root as the
+        current directory (so only the workspace's own configuration may name rule folders:
+        opening a file of another repository never imports that repository's rule files).
+        Read afresh for every analysis (a few milliseconds), so edits of any configuration
+        file, `extend`ed ones included, are seen. Raises ConfigError/RuleError for a bad
+        configuration, like the CLI (which exits 2)."""
+        import json
 
-        `rule-dirs` are Python code: like the CLI, only the configuration of the project the
-        server runs in (the workspace root's) may name them; a document under another
-        configuration gets the workspace's rule folders, so that opening a file of some other
-        repository never imports that repository's rule files.
-        """
-        from gpulint.config import find_config, load_settings
-        from gpulint.discovery import _Excluder
+        from gpulint.config import Resolver
         from gpulint.registry import Registry, RuleError
+        from gpulint.suppression import set_known
 
-        start = path.parent if path is not None else self.default_root
-        config = find_config(start)
         with self._lock:
-            trusted_config, trusted_dirs = self._trusted()
-            key = (config, self._stamp(config), trusted_config, self._stamp(trusted_config))
+            resolver = Resolver(cwd=self.default_root)
+            if path is not None:
+                settings = resolver.for_dir(str(path.parent))
+            else:
+                settings = resolver.for_dir(str(self.default_root))
+            for w in resolver.warnings:
+                if w not in self.warnings:
+                    self.warnings.append(w)
+            key = json.dumps(settings.describe(), sort_keys=True, default=str)
             hit = self._resolved.get(key)
             if hit is not None:
                 return hit
-            settings = load_settings(config, start)
-            if config is None:
-                settings.root = start.resolve()
-            is_trusted = config is not None and trusted_config is not None and config.resolve() == trusted_config.resolve()
-            warning = None
-            if not is_trusted and tuple(settings.rule_dirs) != trusted_dirs:
-                if settings.rule_dirs:
-                    warning = (
-                        f"{config}: `rule-dirs` ignored: rules are loaded only from the workspace's configuration "
-                        f"({trusted_config or 'none found at ' + str(self.default_root)})"
-                    )
-                    if warning not in self.warnings:
-                        self.warnings.append(warning)
-                settings.rule_dirs = list(trusted_dirs)
-            registry = Registry.load(settings.rule_dirs)
+            dirs = tuple(str(d) for d in settings.rule_dirs)
+            registry = self._registries.get(dirs)
+            if registry is None:
+                registry = self._registries[dirs] = Registry.load(settings.rule_dirs)
+                # the codes and names that noqa comments may name (GL001), as the CLI sets them
+                set_known((r.code for r in registry.rules), {r.name: r.code for r in registry.rules})
             try:
                 enabled = [r.code for r in registry.resolve(settings.select, settings.extend_select, settings.ignore)]
                 for pattern, selectors in settings.per_file_ignores.items():
-                    unknown = [s for s in selectors if s.strip().upper() != ENGINE_CODE and not registry.match(s)]
+                    unknown = [x for x in selectors if x.strip().upper() != ENGINE_CODE and not registry.match(x)]
                     if unknown:
                         raise RuleError(f"unknown rule selector(s) in per-file-ignores for {pattern!r}: {', '.join(unknown)}")
             except RuleError as exc:
-                raise RuleError(f"{exc} ({warning})" if warning else str(exc)) from exc
-            resolved = Resolved(settings, registry, enabled, excluder=_Excluder(settings.all_excludes))
+                if settings.ignored_rule_dirs:
+                    raise RuleError(
+                        f"{exc} (`rule-dirs` of {settings.config_path} ignored: rules are loaded only from the "
+                        f"workspace's configuration)"
+                    ) from exc
+                raise
+            resolved = Resolved(settings, registry, enabled)
             self._resolved[key] = resolved
             return resolved
 
@@ -435,59 +404,16 @@ def path_of_uri(uri: str) -> Path | None:
 # Notebooks (LSP 3.17 notebook documents): the code cells joined into one script
 # ---------------------------------------------------------------------------------------------
 
-# A comment line between two cells: the analysis sees one script (a model moved in cell 2 and a
-# loop in cell 5 are one flow); after fix-all the script is split back at these lines.
-CELL_BOUNDARY = "# %% [gpulint: cell boundary]"
-_LINE_MAGIC = re.compile(r"^([ \t]*)(?:[%!]|[\w.]+[ \t]*=[ \t]*[%!])")
-_HELP = re.compile(r"^[ \t]*\??[\w.]+\?{1,2}[ \t]*$")  # obj? obj?? ?obj
-# cell magics whose body is Python
-_PY_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
-
-
 def mask_cell(text: str) -> tuple[str, set[int]]:
-    """IPython syntax replaced line by line (line magics, shell escapes, `x = !cmd`, `obj?`,
-    cell magics), keeping the line structure and every other line's columns. Returns (masked
-    text, 0-based masked lines).
+    """The cell as `gpulint check` analyses it (gpulint.notebook.mask: IPython syntax replaced by
+    placeholders of the same length, line by line), and its 0-based masked lines."""
+    from gpulint.notebook import mask
 
-    The CLI's masking (gpulint.notebook.mask, same-length placeholders) is used where the engine
-    has it, so that the editor and `gpulint check` see the same script; else each such line
-    becomes `pass` at its indentation.
-    """
-    try:
-        from gpulint.notebook import mask as cli_mask
-    except ImportError:
-        cli_mask = None
-    if cli_mask is not None:
-        masked_text = cli_mask(text)[0]
-        new, old = _split_lines(masked_text), _split_lines(text)
-        if len(new) == len(old):
-            return masked_text, {i for i, (a, b) in enumerate(zip(new, old)) if a != b}
-    lines = _split_lines(text)
-    masked: set[int] = set()
-    out = []
-    magic_line = next((i for i, line in enumerate(lines) if line.strip()), None)
-    whole = False
-    if magic_line is not None and lines[magic_line].lstrip().startswith("%%"):
-        words = lines[magic_line].strip()[2:].split()
-        whole = not words or words[0] not in _PY_CELL_MAGICS  # %%bash, %%writefile...: not Python
-    else:
-        magic_line = None
-    for i, line in enumerate(lines):
-        body = line.rstrip("\r\n")
-        ending = line[len(body) :]
-        is_magic = (
-            i == magic_line
-            or (whole and body.strip() != "")
-            or _LINE_MAGIC.match(body) is not None
-            or _HELP.match(body) is not None
-        )
-        if is_magic:
-            indent = "" if whole else body[: len(body) - len(body.lstrip())]
-            out.append(f"{indent}pass{ending}")
-            masked.add(i)
-        else:
-            out.append(line)
-    return "".join(out), masked
+    masked = mask(text)[0]
+    new, old = _split_lines(masked), _split_lines(text)
+    if len(new) != len(old):  # pragma: no cover - mask keeps lines; never edit such a cell
+        return masked, set(range(max(len(new), len(old))))
+    return masked, {i for i, (a, b) in enumerate(zip(new, old)) if a != b}
 
 
 @dataclass
@@ -518,14 +444,16 @@ class Cell:
 
 
 def join_cells(cells: Sequence[tuple[str, str]], encoding: str) -> tuple[str, list[Cell]]:
-    """One script from (uri, text) code cells, and where each cell is in it."""
+    """One script from (uri, text) code cells, and where each cell is in it: the cells joined as
+    `gpulint check` joins a notebook's (a boundary comment line between two cells), so that a
+    model moved in one cell and a loop in a later one are one flow."""
     parts: list[str] = []
     out: list[Cell] = []
     offset = 0
     line0 = 0
     for n, (uri, text) in enumerate(cells):
         if n:
-            sep = CELL_BOUNDARY + "\n"
+            sep = BOUNDARY + "\n"
             parts.append(sep)
             offset += len(sep)
             line0 += 1
@@ -584,7 +512,7 @@ def split_fixed(cells: Sequence[Cell], fixed: str) -> dict[str, str] | None:
     when the boundaries moved or a fix touched a masked line."""
     chunks: list[list[str]] = [[]]
     for line in _split_lines(fixed):
-        if line.rstrip("\r\n") == CELL_BOUNDARY:
+        if line.rstrip("\r\n") == BOUNDARY:
             chunks.append([])
         else:
             chunks[-1].append(line)
