@@ -280,6 +280,34 @@ def run_parallel(todo: list, workers: int) -> list[FileResult]:
     return results  # type: ignore[return-value]
 
 
+class _sigterm_unwinds:
+    """While files are processed, SIGTERM (a CI timeout, an editor stopping the linter) unwinds
+    like Ctrl-C does, exiting 143: workers are stopped and a write in progress removes its
+    temporary file. Only in the main thread (signal handlers can only be set there)."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            def handler(signum, frame):
+                raise SystemExit(128 + signum)
+
+            try:
+                self.old = signal.signal(signal.SIGTERM, handler)
+            except (ValueError, OSError):  # pragma: no cover
+                self.old = None
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+        return False
+
+
 def default_jobs(n_files: int) -> int:
     """Workers for n files when -j is not given: one per usable core that is not already busy
     (the load average), and no more than one per 8 files (a worker costs a process start-up and
@@ -454,10 +482,11 @@ def run_files(
         todo.append((cand.path, display, codes, rule_dirs, opts))
     if todo:
         workers = min(jobs, len(todo)) if jobs else default_jobs(len(todo))
-        if workers <= 1 or len(todo) < 2:
-            done = [_work(item) for item in todo]
-        else:
-            done = run_parallel(todo, workers)
+        with _sigterm_unwinds():
+            if workers <= 1 or len(todo) < 2:
+                done = [_work(item) for item in todo]
+            else:
+                done = run_parallel(todo, workers)
         for item, res in zip(todo, done):
             if cache is not None:
                 cache.store(item[0], res)  # a result whose fixes were not written has no stamp

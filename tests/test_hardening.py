@@ -240,6 +240,8 @@ def test_workers_die_with_their_parent(tmp_path, sig):
     assert workers and proc.pid not in workers
     proc.send_signal(sig)
     proc.wait(60)
+    if sig == signal.SIGTERM:  # unwound like Ctrl-C: workers stopped, temporary files removed
+        assert proc.returncode == 143
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() and _alive(w) for w in workers):
         time.sleep(0.1)
