@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import sys
 import tempfile
@@ -191,6 +190,7 @@ def run_parallel(todo: list, workers: int) -> list[FileResult]:
     removed; the other files are processed as usual. Workers end with this process (see
     `_die_with_parent`); on Ctrl-C they are stopped and their temporary files removed.
     """
+    import multiprocessing  # imported here: a run over one file or with -j 1 never needs it
     import time
     from multiprocessing.connection import wait
 
