@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import sys
 import tempfile
@@ -191,6 +190,7 @@ def run_parallel(todo: list, workers: int) -> list[FileResult]:
     removed; the other files are processed as usual. Workers end with this process (see
     `_die_with_parent`); on Ctrl-C they are stopped and their temporary files removed.
     """
+    import multiprocessing  # imported here: a run over one file or with -j 1 never needs it
     import time
     from multiprocessing.connection import wait
 
@@ -278,6 +278,34 @@ def run_parallel(todo: list, workers: int) -> list[FileResult]:
         if w.proc.is_alive():
             w.stop(kill=True)
     return results  # type: ignore[return-value]
+
+
+class _sigterm_unwinds:
+    """While files are processed, SIGTERM (a CI timeout, an editor stopping the linter) unwinds
+    like Ctrl-C does, exiting 143: workers are stopped and a write in progress removes its
+    temporary file. Only in the main thread (signal handlers can only be set there)."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            def handler(signum, frame):
+                raise SystemExit(128 + signum)
+
+            try:
+                self.old = signal.signal(signal.SIGTERM, handler)
+            except (ValueError, OSError):  # pragma: no cover
+                self.old = None
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+        return False
 
 
 def default_jobs(n_files: int) -> int:
@@ -454,10 +482,11 @@ def run_files(
         todo.append((cand.path, display, codes, rule_dirs, opts))
     if todo:
         workers = min(jobs, len(todo)) if jobs else default_jobs(len(todo))
-        if workers <= 1 or len(todo) < 2:
-            done = [_work(item) for item in todo]
-        else:
-            done = run_parallel(todo, workers)
+        with _sigterm_unwinds():
+            if workers <= 1 or len(todo) < 2:
+                done = [_work(item) for item in todo]
+            else:
+                done = run_parallel(todo, workers)
         for item, res in zip(todo, done):
             if cache is not None:
                 cache.store(item[0], res)  # a result whose fixes were not written has no stamp

@@ -240,6 +240,8 @@ def test_workers_die_with_their_parent(tmp_path, sig):
     assert workers and proc.pid not in workers
     proc.send_signal(sig)
     proc.wait(60)
+    if sig == signal.SIGTERM:  # unwound like Ctrl-C: workers stopped, temporary files removed
+        assert proc.returncode == 143
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() and _alive(w) for w in workers):
         time.sleep(0.1)
@@ -283,11 +285,20 @@ def test_symlink_to_dev_zero_is_not_read(tmp_path):
 
 
 def test_read_is_bounded_whatever_the_size_claims(tmp_path, monkeypatch):
+    """A file whose size says small but that keeps giving bytes (a growing file, a /proc-like
+    file) is read only up to the limit."""
     monkeypatch.setattr(gpulint.engine, "MAX_FILE_BYTES", 100)
     f = tmp_path / "a.py"
-    f.write_text("x = 1\n" * 50)
-    real_stat = os.stat
-    monkeypatch.setattr(gpulint.engine.os, "stat", lambda p, *a, **k: real_stat(p, *a, **k))
+    f.write_text("x = 1\n" * 50)  # 300 bytes
+    real_stat, real_fstat = os.stat, os.fstat
+
+    def small(st):
+        fields = list(st)
+        fields[6] = 10  # st_size
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(gpulint.engine.os, "stat", lambda p, *a, **k: small(real_stat(p, *a, **k)))
+    monkeypatch.setattr(gpulint.engine.os, "fstat", lambda fd: small(real_fstat(fd)))
     with pytest.raises(BadInput, match="too large"):
         gpulint.engine.read_source(str(f))
 
