@@ -359,8 +359,12 @@ def guarded(fn, *args):
     if getattr(_GUARD, "active", False):
         return fn(*args)
     box: dict = {}
+    # the thread waits until the caller has its CPU clock: a thread that has already ended has
+    # had its (512 MiB, so not cached) stack unmapped, and pthread_getcpuclockid on it crashes
+    clocked = threading.Event()
 
     def target() -> None:
+        clocked.wait()
         _GUARD.active = True
         try:
             box["value"] = fn(*args)
@@ -381,11 +385,14 @@ def guarded(fn, *args):
         finally:
             threading.stack_size(old_stack)
         try:
-            clock = time.pthread_getcpuclockid(thread.ident)
-            cpu = lambda: time.clock_gettime(clock)  # noqa: E731
-        except (AttributeError, OSError):  # pragma: no cover - not on Linux/BSD: wall time
-            cpu = time.monotonic
-        cpu0 = cpu()
+            try:
+                clock = time.pthread_getcpuclockid(thread.ident)
+                cpu = lambda: time.clock_gettime(clock)  # noqa: E731
+            except (AttributeError, OSError):  # pragma: no cover - not on Linux/BSD: wall time
+                cpu = time.monotonic
+            cpu0 = cpu()
+        finally:
+            clocked.set()
         mem0 = _rss_bytes()
         reason = None
         deadline = 0.0
@@ -394,7 +401,11 @@ def guarded(fn, *args):
             if not thread.is_alive():
                 break
             if reason is None:
-                if cpu() - cpu0 > MAX_FILE_SECONDS:
+                try:
+                    used = cpu() - cpu0
+                except OSError:  # the thread ended since is_alive(): its clock is gone
+                    continue
+                if used > MAX_FILE_SECONDS:
                     reason = f"over {MAX_FILE_SECONDS:g} s of CPU time"
                 elif _rss_bytes() - mem0 > MAX_FILE_MEMORY:
                     reason = f"over {MAX_FILE_MEMORY // 2**20} MiB of memory"
