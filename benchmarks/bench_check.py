@@ -320,6 +320,7 @@ def main() -> int:
     ap.add_argument("--max-files", type=int, help="check an evenly spread subset of this many files")
     ap.add_argument("--script-runs", type=int, default=5)
     ap.add_argument("--skip-ruff", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="skip the --no-cache cold run: the cold run that writes the cache is the cold figure")
     ap.add_argument("--profile", action="store_true", help="also profile one in-process cold run (-j 1)")
     ap.add_argument("--profile-files", type=int, default=150, help="files for --profile (a spread subset)")
     args = ap.parse_args()
@@ -351,8 +352,11 @@ def main() -> int:
         (tmp / "gpulint.toml").write_text(f'cache-dir = "{(tmp / "cache").as_posix()}"\n', encoding="utf-8")
 
         runs: list[Run] = []
-        runs.append(measure("gpulint cold (--no-cache)", gl + ["--no-cache", str(tree)], tmp, env))
+        if not args.quick:
+            runs.append(measure("gpulint cold (--no-cache)", gl + ["--no-cache", str(tree)], tmp, env))
         runs.append(measure("gpulint cold, writing the cache", gl + ["--config", str(tmp / "gpulint.toml"), str(tree)], tmp, env))
+        if args.quick:
+            runs.insert(0, runs[0])
         runs.append(measure("gpulint warm (cache)", gl + ["--config", str(tmp / "gpulint.toml"), str(tree)], tmp, env))
         ruff = None
         ruff_bin = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
@@ -370,7 +374,7 @@ def main() -> int:
 
         print()
         print(f"{'run':48s} {'wall s':>8s} {'cpu s':>8s} {'max RSS MB':>11s} {'tree RSS MB':>12s} {'rc':>3s}")
-        for r in runs:
+        for r in runs[1:] if args.quick else runs:
             print(f"{r.name:48s} {r.wall:8.2f} {r.cpu:8.2f} {r.maxrss_mb:11.0f} {r.tree_mb:12.0f} {r.rc:3d}")
         for r in runs:
             if r.rc not in (0,):
@@ -385,8 +389,10 @@ def main() -> int:
             print(f"  CPU time: gpulint {cold.cpu:.2f} s, ruff {ruff.cpu:.2f} s, ratio {ratio:.1f}x (goal <= 25x)  {'OK' if ratio <= 25 else 'MISSED'}")
             print(f"  wall time: gpulint {cold.wall:.2f} s, ruff {ruff.wall:.2f} s, ratio {cold.wall / max(ruff.wall, 1e-9):.1f}x")
         per100k = warm.wall / max(n_lines, 1) * 100_000
-        print(f"  warm under 0.3 s per 100k lines:   {per100k:6.2f} s/100k  {'OK' if per100k <= 0.3 else 'MISSED'}")
-        print(f"  {n_script}-line script under 200 ms:      {best.wall * 1000:6.0f} ms  {'OK' if best.wall <= 0.2 else 'MISSED'}")
+        per100k_cpu = warm.cpu / max(n_lines, 1) * 100_000
+        print(f"  warm under 0.3 s per 100k lines:   {per100k:6.2f} s/100k wall, {per100k_cpu:.2f} s/100k CPU  {'OK' if per100k <= 0.3 else 'MISSED'}")
+        print(f"  {n_script}-line script under 200 ms:      {best.wall * 1000:6.0f} ms wall, {best.cpu * 1000:.0f} ms CPU  {'OK' if best.wall <= 0.2 else 'MISSED'}")
+        print("  (on a loaded machine wall times are inflated; CPU times are comparable between runs)")
         peak = max(r.tree_mb for r in runs if r is not ruff)
         print(f"  peak memory under 400 MB:          {peak:6.0f} MB (process tree)  {'OK' if peak < 400 else 'MISSED'}")
 

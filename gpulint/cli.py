@@ -152,6 +152,9 @@ def _lint(
     if add_noqa and (fix or diff or use_stdin):
         raise _fail("--add-noqa cannot be combined with fixing, --diff or stdin")
 
+    if select and not _split(select):
+        raise _fail("--select is empty: name rules (codes, prefixes, names or ALL)")
+
     def overrides(s) -> None:
         if respect_gitignore is not None:
             s.respect_gitignore = respect_gitignore
@@ -353,16 +356,7 @@ def _lint(
         if diff:
             changed = [r for r in results if r.fixed_source is not None]
             for r in changed:
-                emit(
-                    "".join(
-                        difflib.unified_diff(
-                            r.original_source.splitlines(keepends=True),
-                            r.fixed_source.splitlines(keepends=True),
-                            fromfile=f"a/{r.path}",
-                            tofile=f"b/{r.path}",
-                        )
-                    )
-                )
+                emit(_unified_diff(r))
             if not quiet:
                 would = n_fixed
                 click.echo(
@@ -408,6 +402,39 @@ def _lint(
     if diags and not exit_zero:
         raise click.exceptions.Exit(EXIT_PROBLEMS)
     raise click.exceptions.Exit(EXIT_CLEAN)
+
+
+def _unified_diff(r) -> str:
+    """A file's fixes as a unified diff; a notebook's per cell (`a/x.ipynb:cell 5`)."""
+    if r.path.endswith(".ipynb"):
+        from gpulint.notebook import BOUNDARY
+
+        def cells(text: str) -> list[list[str]]:
+            out: list[list[str]] = [[]]
+            for ln in text.splitlines(keepends=True):
+                if ln.rstrip("\r\n") == BOUNDARY:
+                    out.append([])
+                else:
+                    out[-1].append(ln)
+            return out
+
+        before, after = cells(r.original_source), cells(r.fixed_source)
+        numbers = getattr(r, "cell_numbers", None)
+        if len(before) == len(after):
+            parts = []
+            for i, (a, b) in enumerate(zip(before, after)):
+                if a != b:
+                    n = numbers[i] if numbers and i < len(numbers) else i + 1
+                    parts.append("".join(difflib.unified_diff(a, b, fromfile=f"a/{r.path}:cell {n}", tofile=f"b/{r.path}:cell {n}")))
+            return "".join(parts)
+    return "".join(
+        difflib.unified_diff(
+            r.original_source.splitlines(keepends=True),
+            r.fixed_source.splitlines(keepends=True),
+            fromfile=f"a/{r.path}",
+            tofile=f"b/{r.path}",
+        )
+    )
 
 
 def _show_fixes(results, diags, fix_mode: bool) -> str:
@@ -532,11 +559,13 @@ def server_cmd(stdio: bool) -> None:
 
 
 def _registry(config: str | None):
-    from gpulint.config import ConfigError, load_settings
+    from gpulint.config import ConfigError, Resolver
     from gpulint.registry import Registry, RuleError
 
     try:
-        settings = load_settings(Path(config) if config else None, Path.cwd())
+        settings = Resolver(Path(config) if config else None).trusted  # same trust rules as check
+        if settings.rule_dirs:
+            click.echo(f"gpulint: loading rules from {', '.join(str(d) for d in settings.rule_dirs)}", err=True)
         return Registry.load(settings.rule_dirs)
     except (ConfigError, RuleError) as exc:
         raise _fail(str(exc))

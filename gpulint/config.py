@@ -190,10 +190,10 @@ def find_config(start: Path) -> Path | None:
     for directory in (start, *start.parents):
         for name in (".gpulint.toml", "gpulint.toml"):
             cand = directory / name
-            if cand.is_file():
+            if _is_file(cand):
                 return cand
         cand = directory / "pyproject.toml"
-        if cand.is_file():
+        if _is_file(cand):
             try:
                 if _table(cand) is not None:
                     return cand
@@ -440,13 +440,20 @@ class Resolver:
         return self.for_dir(p if os.path.isdir(p) else os.path.dirname(p))
 
 
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except OSError:  # e.g. a folder without search permission
+        return False
+
+
 def _config_in(directory: Path) -> Path | None:
     for name in (".gpulint.toml", "gpulint.toml"):
         cand = directory / name
-        if cand.is_file():
+        if _is_file(cand):
             return cand
     cand = directory / "pyproject.toml"
-    if cand.is_file() and _table(cand) is not None:
+    if _is_file(cand) and _table(cand) is not None:
         return cand
     return None
 

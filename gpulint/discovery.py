@@ -257,8 +257,15 @@ def discover(paths: Iterable[str], settings: Settings | Resolver, problems: list
     git = GitIgnore()
     out: list[Candidate] = []
     for p in paths:
-        if not os.path.lexists(p):
+        try:
+            os.lstat(p)
+        except (FileNotFoundError, NotADirectoryError):
             raise MissingPath(p)
+        except OSError:
+            # it may exist but cannot be looked at (a folder above it without search
+            # permission): the engine reports it as GL000 like any unreadable file
+            out.append(Candidate(p, True, resolver.for_path(p)))
+            continue
         if os.path.isdir(p):
             top = resolver.for_path(p)
             if top.force_exclude and force_excluded(p, top, git):

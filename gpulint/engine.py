@@ -241,6 +241,21 @@ class _PythonRejects(BadInput):
     """CPython's SyntaxError that is not one of its limits."""
 
 
+_TOKEN = re.compile(r"[A-Za-z_0-9.]+|[^\sA-Za-z_0-9.]")
+_TOKENS_PER_NODE = 3  # real code has 1.4-1.6 tokens per syntax node, data tables up to ~4
+
+
+def bound_size(text: str) -> None:
+    """Raise TooComplex for a text that is surely past MAX_NODES, before Python's parser builds a
+    tree for it (a 5 MB list literal makes a 1.3-million-node tree of about 1.4 GB). Counts
+    token-like pieces with one regular expression pass, only for texts over 1 MiB."""
+    if len(text) <= 2**20:
+        return
+    _, n = _TOKEN.subn("", text)
+    if n > MAX_NODES * _TOKENS_PER_NODE:
+        raise TooComplex(f"{TOO_COMPLEX}: about {n:,} tokens (the limit is {MAX_NODES * _TOKENS_PER_NODE:,})")
+
+
 def bound_tree(tree) -> None:
     """Raise TooComplex when a Python syntax tree is past MAX_EXPR_DEPTH, MAX_BLOCK_DEPTH or
     MAX_NODES. Iterative: a tree too deep for recursion is exactly what it looks for."""
@@ -359,13 +374,17 @@ def guarded(fn, *args):
     if getattr(_GUARD, "active", False):
         return fn(*args)
     box: dict = {}
-    # the thread waits until the caller has its CPU clock: a thread that has already ended has
-    # had its (512 MiB, so not cached) stack unmapped, and pthread_getcpuclockid on it crashes
-    clocked = threading.Event()
+    started = threading.Event()
 
     def target() -> None:
-        clocked.wait()
         _GUARD.active = True
+        try:
+            # taken here, while this thread surely exists (asking for a finished thread's clock
+            # reads freed memory); reading the clock later is a plain system call
+            box["clock"] = time.pthread_getcpuclockid(threading.get_ident())
+        except (AttributeError, OSError):  # pragma: no cover - not on Linux/BSD
+            pass
+        started.set()
         try:
             box["value"] = fn(*args)
         except BaseException as exc:  # noqa: B036 - carried to the caller's thread
@@ -384,15 +403,19 @@ def guarded(fn, *args):
             thread.start()
         finally:
             threading.stack_size(old_stack)
-        try:
+        started.wait()
+        clock = box.pop("clock", None)
+
+        def cpu() -> float:
+            if clock is None:  # pragma: no cover - not on Linux/BSD: wall time
+                return time.monotonic()
             try:
-                clock = time.pthread_getcpuclockid(thread.ident)
-                cpu = lambda: time.clock_gettime(clock)  # noqa: E731
-            except (AttributeError, OSError):  # pragma: no cover - not on Linux/BSD: wall time
-                cpu = time.monotonic
-            cpu0 = cpu()
-        finally:
-            clocked.set()
+                return time.clock_gettime(clock)
+            except OSError:  # the thread has just finished
+                return cpu0
+
+        cpu0 = 0.0
+        cpu0 = cpu()
         mem0 = _rss_bytes()
         reason = None
         deadline = 0.0
@@ -401,11 +424,7 @@ def guarded(fn, *args):
             if not thread.is_alive():
                 break
             if reason is None:
-                try:
-                    used = cpu() - cpu0
-                except OSError:  # the thread ended since is_alive(): its clock is gone
-                    continue
-                if used > MAX_FILE_SECONDS:
+                if cpu() - cpu0 > MAX_FILE_SECONDS:
                     reason = f"over {MAX_FILE_SECONDS:g} s of CPU time"
                 elif _rss_bytes() - mem0 > MAX_FILE_MEMORY:
                     reason = f"over {MAX_FILE_MEMORY // 2**20} MiB of memory"
@@ -551,6 +570,7 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
     if might_skip_file(text) and Suppressions(text).skip_file:
         return Outcome([], text)
     python_ok = True
+    bound_size(text)
     try:
         bound_tree(python_syntax(text))  # CPython first: its verdict, and the bounds
     except _PythonRejects:
@@ -601,8 +621,9 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
 # ---------------------------------------------------------------------------------------------
 
 
-class WriteRefused(Exception):
-    """A fixed file that is deliberately not written (read-only, changed meanwhile)."""
+class WriteRefused(OSError):
+    """A fixed file that is deliberately not written (read-only, changed meanwhile). An OSError,
+    so that every caller that reports a failed write (notebooks too) reports this one."""
 
 
 def write_atomic(path: str, text: str, encoding: str, expected: bytes | None = None) -> bytes:

@@ -96,6 +96,7 @@ class Value:
     origin: cst.CSTNode | None = field(default=None, repr=False)  # where made (not compared)
     placed: cst.CSTNode | None = field(default=None, repr=False)  # the call that placed it (not compared)
     half_at: cst.CSTNode | None = field(default=None, repr=False)  # the call that made it float16
+    stateful: bool = field(default=False, repr=False)  # a module with parameters or buffers
 
     def __eq__(self, o):
         return (
@@ -139,6 +140,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         a.cls if a.cls == b.cls else None,
         a.origin,
         a.placed if a.dev == join_dev(a.dev, b.dev) else b.placed,
+        stateful=a.stateful or b.stateful,
     )
 
 
@@ -165,6 +167,17 @@ class Mismatch:
     function: cst.CSTNode | None  # the function (or module) it is in
 
 
+def _is_none(e) -> bool:
+    return type(e) is cst.Name and e.value == "None"
+
+
+class NoFlow:
+    """The engine's answer when it could not run (every value unknown)."""
+
+    values: dict = {}
+    mismatches: list = []
+
+
 class _Frame:
     __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record")
 
@@ -185,6 +198,9 @@ _TENSOR_ONLY_METHODS = frozenset(
     "unsqueeze unsqueeze_ permute contiguous masked_fill masked_fill_ expand_as type_as new_zeros new_ones "
     "new_full new_empty new_tensor unflatten index_select masked_select is_contiguous".split()
 )
+_WEIGHT_FIRST = frozenset(
+    {"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss", "NLLLoss2d"}
+)
 _ELEMENTWISE_CMP = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
                     cst.GreaterThanEqual)
 _NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
@@ -204,6 +220,7 @@ class Flow:
         self.site_values: dict[cst.FunctionDef, dict[cst.Call, list]] = {}
         self._site_count: dict[str, int] = {}
         self._calls_by_attr: dict[str, list] = {}
+        self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
         self._summaries: dict = {}
         self._in_summary: list = []
         self._work = 0
@@ -235,11 +252,18 @@ class Flow:
     def _run(self) -> None:
         m = self.m
         counts: dict[str, int] = {}
+        by_attr = self._calls_by_attr
         for c in m.calls:
             f = c.func
-            name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
-            if name is not None:
-                counts[name] = counts.get(name, 0) + 1
+            t = type(f)
+            if t is cst.Attribute:
+                name = f.attr.value
+                by_attr.setdefault(name, []).append(c)
+            elif t is cst.Name:
+                name = f.value
+            else:
+                continue
+            counts[name] = counts.get(name, 0) + 1
         self._site_count = counts
         frame = _Frame(m.module, None, None, True)
         self.module_frame = frame
@@ -263,8 +287,9 @@ class Flow:
         self._missed_reads = set()
         for fn in methods:
             self._record_function(fn, name)
-        if any(c == name for c, _ in self._missed_reads):
-            for fn in methods:
+        known = self.class_attrs.get(name, {})
+        if any(c == name and a in known for c, a in self._missed_reads):
+            for fn in methods:  # a method read an attribute a later method sets: once more
                 self._record_function(fn, name)
 
     def _params_of(self, fn: cst.FunctionDef, cls: str | None, args: dict | None, frame: _Frame) -> None:
@@ -318,12 +343,7 @@ class Flow:
         whose receiver is known to be something else (`self.optimizer.step()` for a `step`)."""
         total = self._site_count.get(callee, -1)
         if callee == fn.name.value and self.m.class_of(fn) is not None:
-            by_name = self._calls_by_attr.get(callee)
-            if by_name is None:
-                by_name = self._calls_by_attr[callee] = [
-                    c for c in self.m.calls if type(c.func) is cst.Attribute and c.func.attr.value == callee
-                ]
-            for c in by_name:
+            for c in self._calls_by_attr.get(callee, ()):
                 rv = self._known_receiver(c.func.value)
                 if rv is not None and rv.kind in (OPTIMIZER, SCHEDULER, SCALER, TENSOR, MODULE, LOADER, DATASET):
                     if rv.cls is None:
@@ -353,19 +373,21 @@ class Flow:
         return self.module_frame  # closures read the module's values (enclosing functions: unknown)
 
     def _store_attrs(self, frame: _Frame, cls: str) -> None:
-        per = self._attr_by_method.setdefault((cls, frame.fn.name.value), {})
+        """What a method leaves in `self.attr`, joined over the class's methods that set it."""
+        method = frame.fn.name.value
+        per = self._attr_by_method.setdefault((cls, method), {})
+        merged = self.class_attrs.setdefault(cls, {})
         for attr in frame.assigned_self:
             v = frame.env.get("self." + attr, UNKNOWN)
             if v.kind is None and v.dev is None and attr in per:
                 continue  # a pass without its arguments knows less than one with them
             per[attr] = v
-        merged: dict[str, Value] = {}
-        for (c, _), attrs in self._attr_by_method.items():
-            if c != cls:
-                continue
-            for a, v in attrs.items():
-                merged[a] = join(merged[a], v) if a in merged else v
-        self.class_attrs[cls] = merged
+            setters = self._attr_setters.setdefault((cls, attr), {})
+            setters[method] = v
+            out = None
+            for sv in setters.values():
+                out = sv if out is None else join(out, sv)
+            merged[attr] = out
 
     # ------------------------------------------------------------------------------------------
     # statements
@@ -772,7 +794,13 @@ class Flow:
 
     def _e_ifexp(self, e: cst.IfExp, frame) -> Value:
         self.eval(e.test, frame)
-        return join(self.eval(e.body, frame), self.eval(e.orelse, frame))
+        a, b = self.eval(e.body, frame), self.eval(e.orelse, frame)
+        # `x if cond else None`: where x lives is what matters (None has no device)
+        if _is_none(e.orelse):
+            return a
+        if _is_none(e.body):
+            return b
+        return join(a, b)
 
     def _e_unary(self, e, frame) -> Value:
         v = self.eval(e.expression, frame)
@@ -1022,7 +1050,7 @@ class Flow:
                 dev, given = None, True
             if not given:
                 dev = HOST if kb.builds_on_host(q) else None
-            return Value(kind, dev, origin=e, placed=e if given else None)
+            return Value(kind, dev, origin=e, placed=e if given else None, stateful=self._stateful(q, pos, kw))
         if kind == TENSOR:  # torch.Tensor(...), nn.Parameter(t), torch.FloatTensor(...)
             inner = pos[0][1] if pos else None
             if inner is not None and inner.kind == TENSOR:
@@ -1045,6 +1073,18 @@ class Flow:
         if kind in (OPTIMIZER, SCHEDULER, SCALER):
             return Value(kind, None, origin=e)
         return Value(kind, None, origin=e)
+
+    def _stateful(self, q: str, pos, kw) -> bool:
+        """A torch module that holds tensors: layers, and losses given a weight tensor."""
+        from gpulint.model import STATELESS_MODULES
+
+        last = q.rsplit(".", 1)[-1]
+        if "loss" in kb.class_tags(q) or last.endswith("Loss"):
+            ws = [v for k, (x, v) in kw.items() if k in ("weight", "pos_weight")]
+            if last in _WEIGHT_FIRST and pos:
+                ws.append(pos[0][1])
+            return any(v.kind == TENSOR and v.dev is not None and v.dev.is_host for v in ws)
+        return q.startswith("torch.nn.") and last not in STATELESS_MODULES
 
     def _dataset_device(self, ds: Value) -> Dev | None:
         if ds.kind == DATASET:
@@ -1161,10 +1201,10 @@ class Flow:
                     dev = self._move_target(meth, pos, kw, rv)
                     to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
                     return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
-                                 half_at=e if to_half else rv.half_at)
+                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful)
                 half = meth == "half" or (rv.half and meth not in ("float", "double", "bfloat16"))
                 return Value(k, rv.dev, half, origin=rv.origin, placed=rv.placed, cls=rv.cls,
-                             half_at=(e if meth == "half" else rv.half_at) if half else None)
+                             half_at=(e if meth == "half" else rv.half_at) if half else None, stateful=rv.stateful)
             if how == "same":
                 return rv
             if how == "tensor_iter":
@@ -1226,10 +1266,14 @@ class Flow:
 
     def _module_call(self, e, mv: Value, pos, kw, frame) -> Value:
         tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
+        tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
         dev = mv.dev
         if dev is not None and dev.where == "acc" and tensors:
             # a module on the accelerator called with a CPU tensor
             self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
+        elif dev is not None and dev.is_host and mv.stateful and tensors:
+            # a module holding CPU tensors called with device inputs
+            self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)
         elif len(tensors) > 1:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
         if dev is None or dev == EITHER:
@@ -1244,7 +1288,8 @@ class Flow:
         kind = self._class_kind(name)
         if kind in (MODULE, METRIC):
             dev, given = self._placement(e, kw)
-            return Value(kind, dev if given else HOST, origin=e, cls=name, placed=e if given else None)
+            return Value(kind, dev if given else HOST, origin=e, cls=name, placed=e if given else None,
+                         stateful=True)
         if kind is not None:
             return Value(kind, None, origin=e, cls=name)
         init = self.m.classes[name].methods.get("__init__")

@@ -131,3 +131,7 @@ def module_method(name: str) -> str | None:
     if name in ("parameters", "buffers"):
         return "tensor_iter"
     return None
+
+
+def class_tags(q: str | None) -> tuple:
+    return _kb.class_tags(q) if q else ()

@@ -570,9 +570,13 @@ class ScriptModel:
         """The flow engine's results for this file (`gpulint.flow.Flow`), computed on first use."""
         found = self._flow
         if found is None:
-            from gpulint.flow import Flow
+            from gpulint.flow import Flow, NoFlow
 
-            found = self._flow = Flow(self)
+            try:
+                found = Flow(self)
+            except RecursionError:
+                found = NoFlow()  # a pathological nesting depth: every value unknown
+            self._flow = found
         return found
 
     def value_of(self, expr: cst.CSTNode | None):

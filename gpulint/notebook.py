@@ -352,6 +352,8 @@ def _to_cells(nb: Notebook, diags, script: str | None = None) -> None:
         i = max(bisect.bisect_right(starts, line) - 1, 0)
         return nb.cells[i].index + 1, max(line - starts[i] + 1, 1)
 
+    from dataclasses import replace
+
     for d in diags:
         cell, line = where(d.line)
         end_cell, end_line = where(d.end_line)
@@ -360,6 +362,15 @@ def _to_cells(nb: Notebook, diags, script: str | None = None) -> None:
             d.end_line = end_line
         else:
             d.end_line, d.end_col = line, d.col
+        if d.fix is not None:  # edit positions for reporters, in the cell's lines too
+            d.fix = replace(
+                d.fix,
+                edits=tuple(
+                    replace(e, location=(where(e.location[0])[1], e.location[1]), end_location=(where(e.end_location[0])[1], e.end_location[1]))
+                    if e.location[0] else e
+                    for e in d.fix.edits
+                ),
+            )
 
 
 def check_text(display: str, raw: bytes, rules, opts, nb: Notebook | None = None):
@@ -412,6 +423,7 @@ def process_notebook(path: str, display: str, rules, opts):
     if outcome.text != nb.script:
         result.original_source = nb.script
         result.fixed_source = outcome.text
+        result.cell_numbers = [c.index + 1 for c in nb.cells]  # for --diff headers
         result.stamp = None
         try:
             new_text = write_back(nb, outcome.text)

@@ -68,6 +68,9 @@ class Directive:
     codes: set[str]  # codes it suppresses ({"*"} for a blanket noqa)
     invalid: list[str] = field(default_factory=list)  # entries that are not valid
     used: set[str] = field(default_factory=set)
+    end_col: int = 0  # 1-based column just after the directive
+    entries: list[str] = field(default_factory=list)  # the list as written (noqa lists)
+    kind: str = "noqa"  # "noqa" | "ignore"
 
 
 def _entries(text: str) -> list[str]:
@@ -77,11 +80,12 @@ def _entries(text: str) -> list[str]:
 def _parse_comment(comment: str, line: int, col: int, known: dict) -> list[Directive]:
     out = []
     for m in _NOQA.finditer(comment):
-        d = Directive(line, col + m.start(), set())
+        d = Directive(line, col + m.start(), set(), end_col=col + m.end())
         if m.group("colon") is None:
             d.codes.add(_ALL)
         else:
             entries = _entries(m.group("codes") or "")
+            d.entries = entries
             if not entries:
                 d.invalid.append("(empty list)")
             for i, e in enumerate(entries):
@@ -96,13 +100,13 @@ def _parse_comment(comment: str, line: int, col: int, known: dict) -> list[Direc
                 elif e in known["names"]:
                     d.codes.add(known["names"][e])
                 elif i == 0:
-                    d.invalid.append(e)  # `# noqa: some-name`: not a list of codes at all
+                    d.invalid.append(e)  # e.g. a noqa list starting with a word: not a list of codes at all
                     break
                 else:
                     break  # prose after the codes (`# noqa: E501 long URL`), as flake8 reads it
         out.append(d)
     for m in _IGNORE.finditer(comment):
-        d = Directive(line, col + m.start(), set())
+        d = Directive(line, col + m.start(), set(), end_col=col + m.end(), kind="ignore")
         codes = m.group("codes")
         if codes is None:
             d.codes.add(_ALL)
@@ -127,6 +131,7 @@ class Suppressions:
         self.by_line: dict[int, set[str]] = {}
         self.directives: list[Directive] = []
         self.skip_file = False
+        self.source = source
         if "#" not in source or not _CANDIDATE.search(source):
             return  # the common case: no directive anywhere, nothing to tokenize
         known = known or _known()
@@ -195,10 +200,44 @@ class Suppressions:
                         Diagnostic(
                             UNUSED_NOQA, names[UNUSED_NOQA],
                             f"unused suppression ({what}): no such problem on this line; remove it",
-                            path, dr.line, dr.col, dr.line, dr.col + 1,
+                            path, dr.line, dr.col, dr.line, dr.end_col or dr.col + 1,
+                            fix=self._removal(dr, set(unused)),
                         )
                     )
         return kept + extra
+
+
+    def _removal(self, dr: Directive, unused: set[str]):
+        """A safe fix for an unused suppression: drop the unused codes from its list, or the whole
+        directive when nothing in it is used. Offered only when the directive ends its line (no
+        other comment after it) and its list holds nothing but codes."""
+        from gpulint.diagnostics import SAFE, Edit, Fix
+
+        lines = self.source.splitlines(keepends=True)
+        if not 1 <= dr.line <= len(lines) or dr.invalid:
+            return None
+        text = lines[dr.line - 1]
+        body = text.rstrip("\r\n")
+        start, end = dr.col - 1, dr.end_col - 1
+        tail = body[end:]
+        if tail.strip() and not tail.lstrip().startswith("#"):
+            return None  # prose follows the directive on the line
+        offset = sum(len(x) for x in lines[: dr.line - 1])
+        keep = [e for e in dr.entries if e.upper() not in unused and e not in unused and _known()["names"].get(e) not in unused]
+        stop = end + (len(tail) - len(tail.lstrip())) if tail.strip() else len(body)  # up to another comment
+        if "(all)" in unused or not keep:
+            cut = start if tail.strip() else len(body[:start].rstrip())
+            new = ""
+        else:
+            if any(not _CODE.match(e.upper()) and e not in _known()["names"] for e in dr.entries):
+                return None  # prose after the codes: leave it to the user
+            cut = start
+            new = ("# noqa: " if dr.kind == "noqa" else "# gpulint: ignore[") + ", ".join(keep) + ("" if dr.kind == "noqa" else "]")
+            if tail.strip():
+                new += "  "
+        a, b = offset + cut, offset + stop
+        edit = Edit(a, b, new, (dr.line, cut + 1), (dr.line, stop + 1))
+        return Fix((edit,), SAFE, "Remove the unused suppression" if not new else "Remove the unused codes")
 
 
 # ---------------------------------------------------------------------------------------------

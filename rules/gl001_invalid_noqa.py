@@ -51,7 +51,7 @@ class UnusedNoqa(Rule):
     name = "unused-noqa"
     summary = "A suppression comment that suppresses nothing (opt in with `extend-select = [\"GL002\"]`)."
     message = "unused suppression: no such problem on this line"
-    fix_safety = "none"
+    fix_safety = "safe"
     default = False
     kind = "slow"
     prefilter = _PREFILTER
@@ -60,7 +60,9 @@ A `# noqa: GL103` on a line where GL103 no longer fires (the bug was fixed, the 
 the next real problem on that line. This opt-in rule reports suppressions that suppressed
 nothing: a blanket `# noqa` on a line with no gpulint finding, or codes of rules that ran on the
 file and found nothing on that line. Codes of rules that are not enabled and other tools' codes
-are not reported. Enable it with `extend-select = ["GL002"]` or `--extend-select GL002`.
+are not reported. Enable it with `extend-select = ["GL002"]` or `--extend-select GL002`. The fix
+removes the unused codes (or the whole comment when none is used) when the directive ends its
+line.
 
 Bad:
 

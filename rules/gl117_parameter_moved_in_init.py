@@ -51,28 +51,33 @@ class Scale(nn.Module):
 
     def check(self, ctx: Context):
         m = ctx.model
-        for cls in m.module_classes():
-            for fn in cls.methods.values():
-                for node in m.walk(fn, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                    if not isinstance(node, cst.Assign):
-                        continue
-                    if not any(self._self_attr(t.target) for t in node.targets):
-                        continue
-                    found = self._converted_parameter(m, node.value)
-                    if found is None:
-                        continue
-                    outer, param, data = found
-                    conv = ctx.code(outer)[len(ctx.code(param)):]  # `.to(device)`, `.cuda()`, ...
-                    rest = "".join(
-                        ", " + (f"{a.keyword.value}={ctx.code(a.value)}" if a.keyword is not None else ctx.code(a.value))
-                        for a in param.args[1:]
-                    )
-                    code = ctx.code(data)
-                    if not isinstance(data, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-                        code = f"({code})"
-                    fixed = f"{ctx.code(param.func)}({code}{conv}{rest})"
-                    fix = ctx.fix(ctx.replace(outer, fixed), message=f"Convert inside: `{fixed}`")
-                    yield ctx.finding(node, self.message.format(code=ctx.code(outer), fixed=fixed), fix)
+        classes = {c.node for c in m.module_classes()}
+        if not classes:
+            return
+        for (scope, name), bindings in m.bindings.items():
+            if scope not in classes or not name.startswith("self."):
+                continue
+            for b in bindings:
+                if b.how != "assign" or not isinstance(b.value, cst.Call):
+                    continue
+                found = self._converted_parameter(m, b.value)
+                if found is None:
+                    continue
+                node = m.enclosing(b.node, cst.Assign)
+                if node is None or node.value is not b.value:
+                    continue
+                outer, param, data = found
+                conv = ctx.code(outer)[len(ctx.code(param)):]  # `.to(device)`, `.cuda()`, ...
+                rest = "".join(
+                    ", " + (f"{a.keyword.value}={ctx.code(a.value)}" if a.keyword is not None else ctx.code(a.value))
+                    for a in param.args[1:]
+                )
+                code = ctx.code(data)
+                if not isinstance(data, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                    code = f"({code})"
+                fixed = f"{ctx.code(param.func)}({code}{conv}{rest})"
+                fix = ctx.fix(ctx.replace(outer, fixed), message=f"Convert inside: `{fixed}`")
+                yield ctx.finding(node, self.message.format(code=ctx.code(outer), fixed=fixed), fix)
 
     @staticmethod
     def _self_attr(t) -> bool:

@@ -476,3 +476,10 @@ def test_fix_stdin_uses_no_click_api_deprecated_for_click_9(tmp_path):
     assert r.stdout == MOVE.replace('x.to("cpu")', 'x = x.to("cpu")')
     src = (gpulint.__file__.rsplit("/", 1)[0]) + "/cli.py"
     assert "click.get_binary_stream" not in open(src, encoding="utf-8").read()
+
+
+def test_empty_select_is_a_usage_error(tmp_path):
+    # issue 11: `--select ""` ran no rule and passed
+    write(tmp_path, {"bug.py": BUGGY})
+    p = gl_proc(["check", "--select", "", "bug.py"], tmp_path)
+    assert p.returncode == 2 and b"--select is empty" in p.stderr

@@ -536,3 +536,25 @@ def test_rules_see_the_torch_version(tmp_path):
     })
     r = gl(["check", "--no-cache", "--select", "TST090", "a.py"], tmp_path)
     assert "torch (2, 0)" in r.stdout
+
+
+def test_explicit_file_that_cannot_be_looked_at_is_a_candidate_not_exit_2(tmp_path, monkeypatch):
+    # a file in a folder without search permission: lstat fails with EACCES (simulated: the
+    # tests run as root); it must reach the engine (GL000 there), not be "path does not exist"
+    import gpulint.discovery as disc
+    from gpulint.config import Resolver
+
+    write(tmp_path, {"locked/a.py": CLEAN})
+    real_lstat = os.lstat
+
+    def lstat(p, *a, **k):
+        if str(p).endswith("a.py"):
+            raise PermissionError(13, "Permission denied", str(p))
+        return real_lstat(p, *a, **k)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(disc.os, "lstat", lstat)
+    found = disc.discover(["locked/a.py"], Resolver(None, cwd=tmp_path))
+    assert [c.path for c in found] == ["locked/a.py"]
+    with pytest.raises(disc.MissingPath):
+        disc.discover(["locked/missing.py"], Resolver(None, cwd=tmp_path))

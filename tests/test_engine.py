@@ -466,3 +466,18 @@ def test_cache_is_keyed_to_the_bytes_that_were_checked(tmp_path, monkeypatch):
     monkeypatch.setattr(gpulint.runner, "process_file", real)
     r = gl(["check", "-j", "1", "a.py"], tmp_path)
     assert problems(r.stdout) == [("a.py", 4, 7, "GL103")]
+
+
+def test_default_jobs_from_files_and_cores(monkeypatch):
+    # issue 14: a worker per 8 files at most, never more than the usable cores, at least one;
+    # a core already busy (load average) is not counted
+    monkeypatch.setattr(gpulint.runner.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(gpulint.runner.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert gpulint.runner.default_jobs(1) == 1
+    assert gpulint.runner.default_jobs(8) == 1
+    assert gpulint.runner.default_jobs(9) == 2
+    assert gpulint.runner.default_jobs(1000) == 4
+    monkeypatch.setattr(gpulint.runner.os, "getloadavg", lambda: (3.0, 0.0, 0.0))
+    assert gpulint.runner.default_jobs(1000) == 1
+    monkeypatch.setattr(gpulint.runner.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
+    assert gpulint.runner.default_jobs(1000) == 1

@@ -149,6 +149,9 @@ def test_dead_worker_is_replaced_and_its_file_reported(tmp_path, monkeypatch):
 
     def crashing(path, display, rules, opts):
         if path.endswith("crash.py"):
+            import faulthandler
+
+            faulthandler.disable()  # pytest's handler would print this worker's stack
             os.kill(os.getpid(), signal.SIGSEGV)
         return real(path, display, rules, opts)
 
@@ -451,3 +454,11 @@ def test_empty_select_is_a_usage_error(tmp_path, sel):
     r = gl(["check", "--no-cache", "--select", sel, "."], tmp_path)
     assert r.exit_code == 2
     assert "--select" in r.stderr
+
+
+def test_huge_literal_is_bounded_before_pythons_parser(monkeypatch):
+    """A 5 MB list literal: reported from a token count, without building its syntax tree."""
+    text = "x = [" + ", ".join(str(i % 1000) for i in range(1_300_000)) + "]\n"
+    monkeypatch.setattr(gpulint.engine, "python_syntax", lambda t: pytest.fail("the tree was built"))
+    with pytest.raises(TooComplex, match="tokens"):
+        run_text("t.py", text, _rules("GL104"), Options())

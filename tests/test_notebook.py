@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -236,3 +235,33 @@ def test_include_and_extend_include(tmp_path):
 def test_the_shipped_example_notebook_is_the_seed_tutorial_in_cells():
     shipped = json.loads((REPO / "examples" / "seed_tutorial.ipynb").read_text(encoding="utf-8"))
     assert shipped == seed_notebook()[0]
+
+
+def test_cached_notebook_results_keep_their_cells(tmp_path):
+    nb, _ = seed_notebook()
+    write(tmp_path, {"seed.ipynb": dump(nb)})
+    first = gl(["check", "seed.ipynb"], tmp_path).stdout
+    assert list((tmp_path / ".gpulint_cache").rglob("*.json"))
+    assert gl(["check", "seed.ipynb"], tmp_path).stdout == first
+    assert "seed.ipynb:cell 7:" in first
+
+
+def test_diff_of_a_notebook_is_per_cell(tmp_path):
+    nb, _ = seed_notebook()
+    write(tmp_path, {"seed.ipynb": dump(nb)})
+    r = gl(["check", "--diff", "--no-cache", "seed.ipynb"], tmp_path)
+    assert r.exit_code == 1
+    assert "--- a/seed.ipynb:cell 6\n+++ b/seed.ipynb:cell 6\n" in r.stdout  # the GL103 fix, in the model cell
+    assert "-optimizer = torch.optim.Adam(model.parameters(), lr=0.001).to('cuda')" in r.stdout
+    assert "gpulint: notebook cell boundary" not in r.stdout
+    assert (tmp_path / "seed.ipynb").read_text(encoding="utf-8") == dump(nb)  # nothing written
+
+
+def test_json_fix_edits_of_a_notebook_are_in_cell_lines(tmp_path):
+    nb, _ = seed_notebook()
+    write(tmp_path, {"seed.ipynb": dump(nb)})
+    data = json.loads(gl(["check", "--no-cache", "--output-format", "json", "seed.ipynb"], tmp_path).stdout)
+    gl103 = next(d for d in data if d["code"] == "GL103")
+    assert (gl103["cell"], gl103["location"]["row"]) == (6, 2)
+    (edit,) = gl103["fix"]["edits"]
+    assert edit["location"]["row"] == 2 and edit["end_location"]["row"] == 2

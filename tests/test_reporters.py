@@ -363,3 +363,20 @@ def test_output_file_creates_its_folders(tmp_path):
     write(tmp_path, {"afile": "x"})
     p = gl_proc(["check", "-o", "afile/sub/r.txt", "bug.py"], tmp_path)
     assert p.returncode == 2 and b"cannot write the report" in p.stderr and b"Traceback" not in p.stderr
+
+
+def test_sarif_uris_are_percent_encoded(tmp_path):
+    name = "my file#1%.py"
+    write(tmp_path, {name: BUGGY})
+    doc = json.loads(gl(["check", "--output-format", "sarif", name], tmp_path).stdout)
+    uri = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "my%20file%231%25.py"
+
+
+def test_non_utf8_file_name_in_every_format(tmp_path):
+    (tmp_path / os.fsdecode(b"\xff.py")).write_text(BUGGY)
+    for fmt in ("text", "full", "json", "sarif", "github"):
+        p = gl_proc(["check", "--no-cache", "--output-format", fmt, "."], tmp_path)
+        assert p.returncode == 1 and b"Traceback" not in p.stderr, (fmt, p.stderr[-500:])
+    doc = json.loads(gl_proc(["check", "--no-cache", "--output-format", "sarif", "."], tmp_path).stdout)
+    assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "%FF.py"

@@ -197,3 +197,25 @@ def test_files_without_a_directive_are_not_tokenized(monkeypatch):
     assert not sup.suppressed(1, "GL103") and not sup.skip_file
     monkeypatch.undo()
     assert Suppressions("x = 1  # noqa\n").suppressed(1, "GL103")
+
+
+def test_unused_noqa_fix_removes_only_what_is_unused(tmp_path):
+    src = (
+        "import torch\nx = torch.zeros(2)\n"
+        'x = x.to("cpu")  # noqa: GL104\n'  # unused: the comment goes
+        'x.to("cpu")  # noqa: GL104\n'  # used: kept (and its move is left alone: suppressed)
+        "w = 3  # noqa: GL104, E501\n"  # the unused code goes, the other tool's stays
+        "y = 1  # noqa  # why: legacy\n"  # a blanket noqa before another comment
+        "v = 2  # noqa: E501 long line\n"  # another tool's, with prose: untouched
+    )
+    write(tmp_path, {"a.py": src})
+    r = gl(["fix", "--extend-select", "GL002", "a.py"], tmp_path)
+    assert r.exit_code == 0, r.stdout
+    assert (tmp_path / "a.py").read_text() == (
+        "import torch\nx = torch.zeros(2)\n"
+        'x = x.to("cpu")\n'
+        'x.to("cpu")  # noqa: GL104\n'
+        "w = 3  # noqa: E501\n"
+        "y = 1  # why: legacy\n"
+        "v = 2  # noqa: E501 long line\n"
+    )

@@ -590,6 +590,33 @@ _COPY_IN_PLACE = frozenset({"aten::copy_", "aten::_copy_from", "aten::_copy_from
 
 _FLAGS: dict[int, tuple[Any, bool, bool, str]] = {}
 
+# GEMMs and convolutions in float16/bfloat16: CPU kernels for those are many times slower than the
+# float32 ones; a GPU accumulates them in float32 and rounds the output once, which is what
+# computing in float32 and rounding the result gives (numbers, not just speed, stay GPU-like)
+_UPCAST_OPS = frozenset({
+    "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::mv", "aten::addmv",
+    "aten::convolution", "aten::convolution_backward",
+})  # fmt: skip
+_LOW_FLOATS = (torch.float16, torch.bfloat16)
+
+
+def _run_upcast(func: Any, args: tuple, kwargs: dict) -> Any:
+    if "out" in kwargs:
+        return func(*args, **kwargs)
+    low = None
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_floating_point():
+            if a.dtype not in _LOW_FLOATS or (low is not None and a.dtype != low):
+                return func(*args, **kwargs)  # mixed or full precision: PyTorch's own checks and kernels
+            low = a.dtype
+    if low is None:
+        return func(*args, **kwargs)
+    up = tuple(a.float() if isinstance(a, torch.Tensor) and a.dtype == low else a for a in args)
+    result = func(*up, **kwargs)
+    if isinstance(result, torch.Tensor):
+        return result.to(low)
+    return tuple(r.to(low) if isinstance(r, torch.Tensor) and r.dtype == torch.float32 else r for r in result)
+
 
 def _func_flags(func: Any) -> tuple[Any, bool, bool, str]:
     """(func, is_random, is_mutating, qualified name), cached by identity (OpOverload hashing is slow)."""
@@ -880,6 +907,8 @@ class EmulatedCuda:
         try:
             if is_random:
                 result = self._run_random(func, args, kwargs, out_dev)
+            elif name in _UPCAST_OPS:
+                result = _run_upcast(func, args, kwargs)
             else:
                 result = func(*args, **kwargs)
         except NotImplementedError as exc:

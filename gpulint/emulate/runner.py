@@ -129,6 +129,68 @@ def _print_exception(exc: BaseException) -> None:
     sys.stderr.flush()
 
 
+_DEVICE_ERRORS = (
+    "to be on the same device", "same device", "should be the same or input should be", "device type tensor to numpy",
+    "indices should be either on cpu", "not at the same device", "device type for generator",
+    "Cannot re-initialize CUDA in forked subprocess", "unsafe to autocast", "Attempting to unscale FP16 gradients",
+    "Duplicate GPU detected", "No backend type associated with device type", "cannot pin",
+)  # fmt: skip
+
+
+def _user_files(exc: BaseException) -> list[tuple[str, int]]:
+    """(file, line) of the traceback frames in the user's own files, innermost last."""
+    import sysconfig
+
+    skip = tuple({os.path.abspath(p) + os.sep for p in (sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platlib"], _PKG_DIR)})
+    out: list[tuple[str, int]] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        name = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if name.endswith(".py") and os.path.isfile(name) and not name.startswith(skip):
+            out.append((name, tb.tb_lineno))
+        tb = tb.tb_next
+    return out
+
+
+def static_hints(exc: BaseException, limit: int = 3) -> list[str]:
+    """``gpulint check``'s crash-kind findings in the files of a device error's traceback.
+
+    Findings on a line of the traceback come first, then the other crash-kind findings of those
+    files (a discarded ``x.to(device)`` crashes later, at the model call). Runs the checker in this
+    process on the files only; any problem in doing so gives no hints.
+    """
+    text = f"{type(exc).__name__}: {exc}"
+    if not any(marker in text for marker in _DEVICE_ERRORS):
+        return []
+    frames = _user_files(exc)
+    if not frames:
+        return []
+    try:
+        from gpulint.engine import BadInput, analyse, read_source
+        from gpulint.registry import Registry
+
+        rules = [rule() for rule in Registry.load().rules if rule.default and rule.kind == "crash"]
+        lines_of: dict[str, set[int]] = {}
+        for name, line in frames:
+            lines_of.setdefault(name, set()).add(line)
+        ranked: list[tuple[int, int, str]] = []
+        for order, (name, lines) in enumerate(reversed(list(lines_of.items()))):
+            try:
+                diags, _ = analyse(name, read_source(name).text, rules)
+            except BadInput:
+                continue
+            for d in diags:
+                if d.code.startswith("GL0"):
+                    continue
+                shown = os.path.relpath(name) if not os.path.relpath(name).startswith("..") else name
+                rank = 0 if d.line in lines else 1
+                ranked.append((rank, order, f"hint: gpulint check reports {d.code} at {shown}:{d.line}: {d.message}"))
+    except Exception:  # noqa: BLE001 - a hint must never hide the script's own error
+        return []
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return list(dict.fromkeys(h for _, _, h in ranked))[:limit]
+
+
 def _exit_code(exc: SystemExit) -> int:
     code = exc.code
     if code is None:
@@ -139,7 +201,7 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
-def _execute(script: str, args: list[str], limits: _Limits | None = None) -> int:
+def _execute(script: str, args: list[str], limits: _Limits | None = None, hints: bool = False) -> int:
     """Execute ``script`` as ``__main__`` with ``sys.argv``/``sys.path`` as Python sets them."""
     saved_argv = sys.argv[:]
     saved_path0 = sys.path[0] if sys.path else None
@@ -174,6 +236,9 @@ def _execute(script: str, args: list[str], limits: _Limits | None = None) -> int
             _say(str(unsupported))
             return EXIT_UNSUPPORTED
         _print_exception(exc)
+        if hints:
+            for hint in static_hints(exc):
+                _say(hint)
         return 1
     finally:
         try:
@@ -228,7 +293,7 @@ def run_script(
     try:
         with emu:
             _child.install(emu, {"gpus": gpus, "memory": gpu_memory, "report": report})
-            code = _execute(script, list(args), limits)
+            code = _execute(script, list(args), limits, hints=True)
         child_problems = _child.read_reports(report)
     finally:
         os.unlink(report)

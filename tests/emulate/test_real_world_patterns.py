@@ -275,3 +275,19 @@ def test_set_default_device_cuda(cuda_env):
     with pytest.raises(RuntimeError, match=r"Expected a 'cpu' device type for generator but found 'cuda'"):
         torch.randperm(4, generator=torch.Generator(device="cuda"))
     assert torch.zeros(1).device.type == "cpu"
+
+
+def test_half_precision_matmul_and_conv(cuda_env):
+    """fp16 GEMMs and convolutions give fp16 results (accumulated in fp32, as on a GPU), fp16
+    gradients for a .half() model, and mixing fp16 with fp32 is still an error."""
+    torch.manual_seed(0)
+    a, b = torch.randn(16, 32, device="cuda").half(), torch.randn(32, 8, device="cuda").half()
+    out = a @ b
+    assert out.dtype == torch.float16 and out.device == CUDA
+    assert torch.allclose(out.float(), (a.float() @ b.float()).half().float(), atol=1e-2)
+    conv = nn.Conv2d(3, 4, 3).cuda().half()
+    y = conv(torch.randn(2, 3, 8, 8, device="cuda").half())
+    y.float().sum().backward()
+    assert y.dtype == torch.float16 and conv.weight.grad.dtype == torch.float16 and conv.bias.grad.dtype == torch.float16
+    with pytest.raises(RuntimeError, match="dtype"):
+        a @ b.float()
