@@ -520,3 +520,23 @@ def test_without_pygls_the_command_says_how_to_install_it(tmp_path):
     )
     assert proc.returncode == 2
     assert b"gpulint[server]" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_thousands_of_short_analyses_in_one_process(tmp_path):
+    """The server is one long-lived process analysing small texts over and over. The engine's
+    guard thread once read the CPU clock of its analysis thread after that thread could have
+    ended (its 512 MiB stack unmapped): a segmentation fault every few hundred short analyses."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "from gpulint.engine import guarded\n"
+        "for _ in range(3000):\n"
+        "    guarded(lambda: len([object() for _ in range(1000)]))\n"
+        "print('done')\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, env=env, cwd=tmp_path, timeout=900)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    assert proc.stdout.strip() == b"done"
