@@ -14,7 +14,7 @@ import libcst as cst
 from gpulint.model import children as _children
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, LoaderInfo, Wrap
-from gpulint.rule import Context, Kind, Rule
+from gpulint.rule import Context, Kind, Rule, split_lines
 
 SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
 LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})
@@ -348,6 +348,15 @@ class _Converter:
             device_expr = args[0] if args else None
         else:
             device_expr = self.move_of(w.inner, anchor)
+        if device_expr is None:
+            later = self.move_after_wrap(anchor)
+            if later is not None:
+                call, recv = later
+                dev = ", ".join(self.ctx.code(a.value) for a in call.args) or "cuda"
+                raise Refuse(
+                    f"`{recv.value}` is moved to `{dev}` after it is wrapped (line {self.ctx.line_of(call)}); "
+                    f"DDP needs the model on its device before the wrap: move it first, then the codemod can convert the script"
+                )
         if not isinstance(device_expr, cst.Name):
             raise Refuse("the model is not moved with a device variable (`model.to(device)`) that can be made per-rank")
         bindings = m.bindings_of(device_expr)
@@ -363,6 +372,22 @@ class _Converter:
         self.device_literal = cuda[0]
         self.device_has_cpu = any(isinstance(n, cst.SimpleString) and _str(n) == "cpu" for n in _walk(value))
         return device_expr
+
+    def move_after_wrap(self, anchor):
+        """The first `W.to(...)`/`W.cuda(...)` of the wrapped name after the wrap, in its scope
+        (the DataParallel tutorial's order: wrap, then `model.to(device)`)."""
+        m = self.m
+        names = {self.w.target.value}
+        if isinstance(self.w.inner, cst.Name):
+            names.add(self.w.inner.value)
+        scope = m.scope_of(anchor)
+        found = None
+        for call, recv, _meth in m.method_calls("to", "cuda"):
+            if isinstance(recv, cst.Name) and recv.value in names and m.scope_of(recv) is scope:
+                if self.order(call) > self.order(anchor) and not self.inside(call, anchor):
+                    if found is None or self.order(call) < self.order(found[0]):
+                        found = (call, recv)
+        return found
 
     def move_of(self, inner, anchor):
         """The device expression `inner` (the wrapped model) was moved with before the wrap."""
@@ -675,7 +700,7 @@ class _Converter:
             end = self.line_end(ctx.span(last)[1] - 1)
             indent = ctx.indent_of(first)
             text = ctx.source[start:end]
-            body = "".join((self.unit + line if line.strip() else line) for line in text.splitlines(keepends=True))
+            body = "".join((self.unit + line if line.strip() else line) for line in split_lines(text, keepends=True))
             if not body.endswith(("\n", "\r")):
                 body += self.nl
             edits.append(ctx.edit(start, end, f"{indent}if {self.rank} == 0:{self.nl}{body}"))
