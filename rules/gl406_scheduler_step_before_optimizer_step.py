@@ -80,10 +80,10 @@ for epoch in range(epochs):
             return None
         m = ctx.model
         # something between the two reads or re-binds the scheduler: moving the step changes it
-        lo, hi = m.order[line], m.end[anchor]
         for n in m.walk(m.parent(line)):
-            o = m.order.get(n, -1)
-            if not (lo < o < hi) or m.contains(line, n):
+            if not m.precedes(line, n) or m.contains(line, n):
+                continue
+            if not (m.precedes(n, anchor) or m.contains(anchor, n)):
                 continue
             if isinstance(n, (cst.Name, cst.Attribute)) and dotted(n) == early.step.text:
                 return None
