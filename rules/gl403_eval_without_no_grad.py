@@ -6,7 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, dotted, walk
 from gpulint.model import MODULE_BASES
-from gpulint.rule import Context, Rule
+from gpulint.rule import Context, Rule, split_lines
 
 
 def torch_alias(ctx: Context) -> str | None:
@@ -29,7 +29,7 @@ def wrap_in_with(ctx: Context, stmt: cst.CSTNode, header: str):
         return None
     unit = ctx.module.default_indent
     text = ctx.source[first:last]
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)  # not str.splitlines(): U+2028 etc. inside strings
     out = [indent + header + ctx.newline]
     for line in lines:
         out.append(unit + line if line.strip() else line)

@@ -22,7 +22,6 @@ def emulated():
     "action,feature",
     [
         (lambda: torch.compile(torch.nn.Linear(2, 2)), "torch.compile"),
-        (lambda: torch.cuda.Stream(), "CUDA streams"),
         (lambda: torch.cuda.CUDAGraph(), "CUDA graphs"),
         (lambda: torch.cuda.graph(None), "CUDA graphs"),
         (lambda: torch.distributed.init_process_group("nccl", rank=0, world_size=1), "NCCL"),
@@ -31,7 +30,7 @@ def emulated():
             "CUDA extensions",
         ),
     ],
-    ids=["compile", "stream", "cudagraph", "graph", "nccl", "cuda-extension"],
+    ids=["compile", "cudagraph", "graph", "nccl", "cuda-extension"],
 )
 def test_unsupported_features_raise_clearly(emulated, action, feature):
     with pytest.raises(EmulationUnsupported) as info:
