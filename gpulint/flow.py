@@ -1093,6 +1093,9 @@ class Flow:
             return Value(kind, dev, origin=e, placed=e if given else None, stateful=self._stateful(q, pos, kw))
         if kind == TENSOR:  # torch.Tensor(...), nn.Parameter(t), torch.FloatTensor(...)
             inner = pos[0][1] if pos else None
+            if q.rsplit(".", 1)[-1] in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
+                # a module's parameter or buffer lives wherever its module is moved: not known here
+                return Value(TENSOR, None, nonscalar=inner.nonscalar if inner is not None else False, origin=e)
             if inner is not None and inner.kind == TENSOR:
                 return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)
             dev, given = self._placement(e, kw)

@@ -969,8 +969,6 @@ class ScriptModel:
             self._in_progress.discard(expr)
             hit = self._cycle_hit
             self._cycle_hit = saved or hit
-        if kind is Kind.UNKNOWN and not self._in_progress and not isinstance(expr, (cst.IfExp, cst.BooleanOperation)):
-            kind = self._engine_kind(expr)
         if not hit:  # a result that saw a cycle is partial: do not remember it
             self._kind_cache[expr] = kind
         return kind
@@ -1185,7 +1183,7 @@ class ScriptModel:
         from gpulint import flowkb
 
         ek = flowkb.class_kind(q)
-        if ek is not None and q not in WRAPPER_CLASSES:  # the class's real MRO (AveragedModel: a Module)
+        if ek is not None and ek != "tensor" and q not in WRAPPER_CLASSES:  # the class's real MRO (AveragedModel: a Module)
             k = _ENGINE_KINDS.get(ek)
             if k is not None:
                 return k

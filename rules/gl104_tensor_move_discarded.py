@@ -53,8 +53,8 @@ for x, y in loader:
             parent = m.parent(call)
             if not isinstance(parent, cst.Expr):
                 continue
-            if m.kind_of(recv) is not Kind.TENSOR:
-                continue
+            if m.kind_of(recv) is not Kind.TENSOR and m.value_of(recv).kind != "tensor":
+                continue  # neither the binding table nor the flow engine knows it is a tensor
             if not isinstance(recv, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue  # e.g. `torch.zeros(3).cuda()` alone: nothing to assign to
             name = ctx.code(recv)

@@ -110,9 +110,13 @@ noise_scale = betas[t]
         if origin is None:
             return False
         cls = m.class_of(mm.node)
-        if cls is None or not m.class_is(cls.name.value, MODULE_BASES):
+        if cls is None:
             return False
-        return m.contains(cls, origin)
+        name = cls.name.value
+        if (not m.class_is(name, MODULE_BASES) and not m.flow._unresolved_bases(name)
+                and m.flow._class_kind(name) not in ("module", "metric")):
+            return False
+        return m.contains(cls, origin)  # a module's own tensors and factories: GL105/GL106's shapes
 
     @staticmethod
     def _where(ctx: Context, origin) -> str:
