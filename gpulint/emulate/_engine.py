@@ -1819,6 +1819,18 @@ def _install(emu: EmulatedCuda) -> None:
     }.items():
         p(torch._C, name, value)
 
+    # .to(0) / module.to(local_rank): an integer device is a CUDA ordinal (C++ would ask for an accelerator)
+    orig_parse_to = torch._C._nn._parse_to
+
+    def parse_to(*args: Any, **kwargs: Any) -> Any:
+        if args and type(args[0]) is int:
+            args = (torch.device("cuda", _cuda_index(args[0])), *args[1:])
+        if type(kwargs.get("device")) is int:
+            kwargs["device"] = torch.device("cuda", _cuda_index(kwargs["device"]))
+        return orig_parse_to(*args, **kwargs)
+
+    p(torch._C._nn, "_parse_to", parse_to)
+
     # Tensor-level hooks
     p(_Tensor, "type", _plain_type)
     p(_Tensor, "data", property(_data_get, _data_set))
