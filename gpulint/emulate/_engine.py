@@ -60,14 +60,16 @@ What it cannot emulate
 ======================
 * custom CUDA kernels and C++/CUDA extensions (``torch.utils.cpp_extension`` with CUDA sources,
   operators registered only for CUDA): there is no GPU code to run;
-* Triton kernels and ``torch.compile`` (Inductor generates Triton/CUDA code for a real GPU);
-* NCCL and multi-process GPU collectives (``init_process_group("nccl")``);
-* CUDA graphs (``torch.cuda.graph``, ``CUDAGraph``, ``make_graphed_callables``);
-* stream semantics: side streams (``torch.cuda.Stream``) are refused; everything runs in program
+* Triton kernels and ``torch.compile`` with Inductor (it generates Triton/CUDA code for a real GPU;
+  the ``eager``/``aot_eager`` backends run the model eagerly);
+* CUDA graphs (``torch.cuda.graph``, ``CUDAGraph``, ``make_graphed_callables``) and external streams;
+* stream semantics: streams and events exist (``_Stream``, ``_Event``) but everything runs in program
   order, so races a real GPU could expose are invisible; ``non_blocking`` copies are synchronous;
-* numerics: cuDNN/cuBLAS algorithms, TF32, fp16 accumulation and CUDA RNG streams differ from the
-  CPU kernels that actually run (results are real but not bit-identical to a GPU); autocast uses
-  the CPU autocast op lists;
+* NCCL beyond its device rules: ``init_process_group("nccl")`` is served by Gloo (``_EmulatedNccl``
+  adds NCCL's duplicate-GPU and no-CPU-backend errors); timeouts and async errors are not emulated;
+* numerics: cuDNN/cuBLAS algorithms, TF32 and CUDA RNG streams differ from the CPU kernels that
+  actually run (results are real but not bit-identical to a GPU); CUDA autocast's op lists are
+  applied through ``AutocastCPU`` kernels (``_autocast.py``);
 * speed and the caching allocator's fragmentation (memory is counted per live storage).
 
 When a script reaches one of the refused features, :class:`EmulationUnsupported` is raised and
