@@ -187,7 +187,7 @@ class NoFlow:
 
 
 class _Frame:
-    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record")
+    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx")
 
     def __init__(self, fn, cls, outer, record):
         self.env: dict[str, Value] = {}
@@ -198,6 +198,7 @@ class _Frame:
         self.outer = outer  # enclosing frame (closures, module)
         self.assigned_self: set[str] = set()
         self.record = record
+        self.devctx = 0  # inside `with torch.device(...)`: things are made on that device
 
 
 # Tensor methods no other common type has (numpy arrays, lists, dicts, modules): a receiver of
@@ -589,8 +590,11 @@ class Flow:
 
     def _with(self, stmt: cst.With, frame: _Frame) -> None:
         nograd = False
+        devctx = 0
         for item in stmt.items:
             v = self.eval(item.item, frame)
+            if v.kind == DEVICE:
+                devctx = 1
             if self._is_nograd(item.item):
                 nograd = True
             if item.asname is not None:
@@ -598,7 +602,9 @@ class Flow:
         if nograd:
             frame.nograd += 1
         saved = frame.nograd
+        frame.devctx += devctx
         self._block(stmt.body.body, frame)
+        frame.devctx -= devctx
         frame.nograd = saved - (1 if nograd else 0)
 
     def _try(self, stmt, frame: _Frame) -> None:
@@ -1064,14 +1070,16 @@ class Flow:
             if "device_map" in kw:
                 dev, given = None, True
             if not given:
-                dev = HOST if kb.builds_on_host(q) else None
+                dev = HOST if kb.builds_on_host(q) and not frame.devctx else None
             return Value(kind, dev, origin=e, placed=e if given else None, stateful=self._stateful(q, pos, kw))
         if kind == TENSOR:  # torch.Tensor(...), nn.Parameter(t), torch.FloatTensor(...)
             inner = pos[0][1] if pos else None
             if inner is not None and inner.kind == TENSOR:
                 return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)
             dev, given = self._placement(e, kw)
-            return Value(TENSOR, dev if given else (HOST if not self.set_default_device else None), origin=e)
+            listed = bool(pos) and type(pos[0][0]) in (cst.List, cst.Tuple) and len(pos[0][0].elements) > 0
+            return Value(TENSOR, dev if given else (HOST if not (self.set_default_device or frame.devctx) else None), nonscalar=listed,
+                         origin=e)
         if kind == LOADER:
             ds = pos[0][1] if pos else (kw["dataset"][1] if "dataset" in kw else UNKNOWN)
             places = "collate_fn" in kw or "pin_memory_device" in kw
@@ -1151,7 +1159,7 @@ class Flow:
                     self._check(e, "call", ops, frame)
             elif info.creates or q.rsplit(".", 1)[-1] in ("from_numpy", "tensor", "as_tensor"):
                 creates = True
-                dev = None if (self.set_default_device and not q.endswith("from_numpy")) else HOST
+                dev = None if ((self.set_default_device or frame.devctx) and not q.endswith("from_numpy")) else HOST
             else:
                 dev = None
         half = any(v.half for _, v in ops)
@@ -1306,7 +1314,8 @@ class Flow:
         kind = self._class_kind(name)
         if kind in (MODULE, METRIC):
             dev, given = self._placement(e, kw)
-            return Value(kind, dev if given else HOST, origin=e, cls=name, placed=e if given else None,
+            return Value(kind, dev if given else (None if frame.devctx else HOST), origin=e, cls=name,
+                         placed=e if given else None,
                          stateful=self._class_stateful(name))
         if kind is not None:
             return Value(kind, None, origin=e, cls=name)
@@ -1445,6 +1454,8 @@ class Flow:
             if d is None or v.kind != TENSOR:
                 continue
             if d.is_host and (v.nonscalar or (op == "index" and v is operands[0][1])):
+                if v.placed is not None and op in ("module-call", "call", "binary"):
+                    continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
                 host = host or (x, v)
             elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
                 acc = acc or (x, v)
