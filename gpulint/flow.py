@@ -68,7 +68,8 @@ class Dev:
 
 HOST = Dev("host")
 EITHER = Dev("either")
-MODEL_DEV = Dev("model")
+MODEL_DEV = Dev("model")  # a module's own tensors and submodules: wherever the module is
+INPUT_DEV = Dev("model", "input")  # a forward input: on the module's device (GL105's premise)
 
 
 def join_dev(a: Dev | None, b: Dev | None) -> Dev | None:
@@ -97,6 +98,7 @@ class Value:
     placed: cst.CSTNode | None = field(default=None, repr=False)  # the call that placed it (not compared)
     half_at: cst.CSTNode | None = field(default=None, repr=False)  # the call that made it float16
     stateful: bool = field(default=False, repr=False)  # a module with parameters or buffers
+    scatters: bool = field(default=False, repr=False)  # DataParallel/DDP: moves its inputs itself
 
     def __eq__(self, o):
         return (
@@ -109,6 +111,8 @@ class Value:
             and self.items == o.items
             and self.elem == o.elem
             and self.cls == o.cls
+            and self.scatters == o.scatters
+            and self.stateful == o.stateful
         )
 
     def __hash__(self):
@@ -124,6 +128,9 @@ def join(a: Value | None, b: Value | None) -> Value:
     if b is None or a is b or a == b:
         return a
     if a.kind != b.kind:
+        if a.kind in (None, TENSOR) and b.kind in (None, TENSOR):
+            # a tensor on one path, a value of unknown kind on the other: where it lives may still be known
+            return Value(None, join_dev(a.dev, b.dev))
         return UNKNOWN
     items = None
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
@@ -141,6 +148,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         a.origin,
         a.placed if a.dev == join_dev(a.dev, b.dev) else b.placed,
         stateful=a.stateful or b.stateful,
+        scatters=a.scatters and b.scatters,
     )
 
 
@@ -179,7 +187,7 @@ class NoFlow:
 
 
 class _Frame:
-    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record")
+    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx")
 
     def __init__(self, fn, cls, outer, record):
         self.env: dict[str, Value] = {}
@@ -190,6 +198,7 @@ class _Frame:
         self.outer = outer  # enclosing frame (closures, module)
         self.assigned_self: set[str] = set()
         self.record = record
+        self.devctx = 0  # inside `with torch.device(...)`: things are made on that device
 
 
 # Tensor methods no other common type has (numpy arrays, lists, dicts, modules): a receiver of
@@ -198,6 +207,8 @@ _TENSOR_ONLY_METHODS = frozenset(
     "unsqueeze unsqueeze_ permute contiguous masked_fill masked_fill_ expand_as type_as new_zeros new_ones "
     "new_full new_empty new_tensor unflatten index_select masked_select is_contiguous".split()
 )
+# Tensor methods that take an operand on another device by design
+_CROSS_DEVICE_METHODS = frozenset({"copy_", "set_", "to", "type_as", "new_tensor", "pin_memory"})
 _WEIGHT_FIRST = frozenset(
     {"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss", "NLLLoss2d"}
 )
@@ -221,6 +232,7 @@ class Flow:
         self._site_count: dict[str, int] = {}
         self._calls_by_attr: dict[str, list] = {}
         self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
+        self._stateful_cache: dict[str, bool] = {}
         self._summaries: dict = {}
         self._in_summary: list = []
         self._work = 0
@@ -314,9 +326,9 @@ class Flow:
                 q = self.m.qualname(param.annotation.annotation)
                 k = kb.class_kind(q) if q else None
                 if k is not None:
-                    v = Value(k, MODEL_DEV if (forward and k == TENSOR) else None)
+                    v = Value(k, INPUT_DEV if (forward and k == TENSOR) else None)
             if v is None and forward and name != "self":
-                v = Value(None, MODEL_DEV)  # a forward input lives where the module runs
+                v = Value(None, INPUT_DEV)  # a forward input lives where the module runs
             frame.env[name] = v if v is not None else UNKNOWN
         for star in (p.star_arg, p.star_kwarg):
             if isinstance(star, cst.Param):
@@ -578,8 +590,11 @@ class Flow:
 
     def _with(self, stmt: cst.With, frame: _Frame) -> None:
         nograd = False
+        devctx = 0
         for item in stmt.items:
             v = self.eval(item.item, frame)
+            if v.kind == DEVICE:
+                devctx = 1
             if self._is_nograd(item.item):
                 nograd = True
             if item.asname is not None:
@@ -587,7 +602,9 @@ class Flow:
         if nograd:
             frame.nograd += 1
         saved = frame.nograd
+        frame.devctx += devctx
         self._block(stmt.body.body, frame)
+        frame.devctx -= devctx
         frame.nograd = saved - (1 if nograd else 0)
 
     def _try(self, stmt, frame: _Frame) -> None:
@@ -853,7 +870,10 @@ class Flow:
             if tensor_idx:
                 self._check(e, "index", [(e.value, base)] + tensor_idx, frame)
                 nonscalar = any(v.nonscalar for _, v in tensor_idx)
-                return Value(TENSOR, base.dev, base.half, nonscalar, base.nograd, origin=base.origin)
+                dev = base.dev
+                if dev is not None and dev.is_host and any(v.dev is None or not v.dev.is_host for _, v in tensor_idx):
+                    dev = None  # a host table indexed on the device fails (reported once, above)
+                return Value(TENSOR, dev, base.half, nonscalar, base.nograd, origin=base.origin)
             return Value(TENSOR, base.dev, base.half, base.nonscalar and only_slices, base.nograd, origin=base.origin)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
@@ -1044,19 +1064,22 @@ class Flow:
                 inner = pos[0][1]
                 if inner.kind in (OPTIMIZER, SCHEDULER):
                     return inner
-                return Value(MODULE, inner.dev, inner.half, origin=e) if inner.kind == MODULE else Value(MODULE, None, origin=e)
+                return Value(MODULE, inner.dev if inner.kind == MODULE else None, inner.half, origin=e,
+                             stateful=True, scatters=True)
             dev, given = self._placement(e, kw)
             if "device_map" in kw:
                 dev, given = None, True
             if not given:
-                dev = HOST if kb.builds_on_host(q) else None
+                dev = HOST if kb.builds_on_host(q) and not frame.devctx else None
             return Value(kind, dev, origin=e, placed=e if given else None, stateful=self._stateful(q, pos, kw))
         if kind == TENSOR:  # torch.Tensor(...), nn.Parameter(t), torch.FloatTensor(...)
             inner = pos[0][1] if pos else None
             if inner is not None and inner.kind == TENSOR:
                 return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)
             dev, given = self._placement(e, kw)
-            return Value(TENSOR, dev if given else (HOST if not self.set_default_device else None), origin=e)
+            listed = bool(pos) and type(pos[0][0]) in (cst.List, cst.Tuple) and len(pos[0][0].elements) > 0
+            return Value(TENSOR, dev if given else (HOST if not (self.set_default_device or frame.devctx) else None), nonscalar=listed,
+                         origin=e)
         if kind == LOADER:
             ds = pos[0][1] if pos else (kw["dataset"][1] if "dataset" in kw else UNKNOWN)
             places = "collate_fn" in kw or "pin_memory_device" in kw
@@ -1136,7 +1159,7 @@ class Flow:
                     self._check(e, "call", ops, frame)
             elif info.creates or q.rsplit(".", 1)[-1] in ("from_numpy", "tensor", "as_tensor"):
                 creates = True
-                dev = None if (self.set_default_device and not q.endswith("from_numpy")) else HOST
+                dev = None if ((self.set_default_device or frame.devctx) and not q.endswith("from_numpy")) else HOST
             else:
                 dev = None
         half = any(v.half for _, v in ops)
@@ -1178,9 +1201,9 @@ class Flow:
                 return UNKNOWN
             if how in ("same", "inplace", "cast"):
                 ops = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
-                if ops and how != "cast":
+                if ops and how != "cast" and meth not in _CROSS_DEVICE_METHODS:
                     self._check(e, "call", [(recv, rv)] + ops, frame)
-                nonscalar = rv.nonscalar and meth in kb.SHAPE_KEEPING
+                nonscalar = (rv.nonscalar and meth in kb.SHAPE_KEEPING) or meth in ("unsqueeze", "unsqueeze_")
                 if how == "cast":
                     return Value(TENSOR, rv.dev, meth == "half", rv.nonscalar, rv.nograd, origin=rv.origin, placed=rv.placed)
                 return Value(TENSOR, rv.dev, rv.half, nonscalar, rv.nograd or meth == "detach", origin=rv.origin, placed=rv.placed)
@@ -1201,10 +1224,11 @@ class Flow:
                     dev = self._move_target(meth, pos, kw, rv)
                     to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
                     return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
-                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful)
+                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters)
                 half = meth == "half" or (rv.half and meth not in ("float", "double", "bfloat16"))
                 return Value(k, rv.dev, half, origin=rv.origin, placed=rv.placed, cls=rv.cls,
-                             half_at=(e if meth == "half" else rv.half_at) if half else None, stateful=rv.stateful)
+                             half_at=(e if meth == "half" else rv.half_at) if half else None, stateful=rv.stateful,
+                             scatters=rv.scatters)
             if how == "same":
                 return rv
             if how == "tensor_iter":
@@ -1226,7 +1250,7 @@ class Flow:
             return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
         if k is None and meth in _TENSOR_ONLY_METHODS and not self.m.qualname(recv):
             # only a tensor has this method (numpy arrays and lists do not): `transform(raw).unsqueeze(0)`
-            return Value(TENSOR, None, origin=e)
+            return Value(TENSOR, rv.dev, nonscalar=meth in ("unsqueeze", "unsqueeze_"), origin=e)
         if k is None and meth in ("to", "cpu"):
             # whatever it is (a tensor, a structure of tensors), moved to the host it is there
             if self._move_target(meth, pos, kw, rv) == HOST:
@@ -1268,7 +1292,9 @@ class Flow:
         tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
         tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
         dev = mv.dev
-        if dev is not None and dev.where == "acc" and tensors:
+        if mv.scatters:
+            pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
+        elif dev is not None and dev.where == "acc" and tensors:
             # a module on the accelerator called with a CPU tensor
             self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
         elif dev is not None and dev.is_host and mv.stateful and tensors:
@@ -1288,14 +1314,49 @@ class Flow:
         kind = self._class_kind(name)
         if kind in (MODULE, METRIC):
             dev, given = self._placement(e, kw)
-            return Value(kind, dev if given else HOST, origin=e, cls=name, placed=e if given else None,
-                         stateful=True)
+            return Value(kind, dev if given else (None if frame.devctx else HOST), origin=e, cls=name,
+                         placed=e if given else None,
+                         stateful=self._class_stateful(name))
         if kind is not None:
             return Value(kind, None, origin=e, cls=name)
         init = self.m.classes[name].methods.get("__init__")
         if init is not None:
             self._call_function(init, name, e, pos, kw, frame, Value(OBJECT, None, cls=name))
         return Value(OBJECT, None, cls=name, origin=e)
+
+    def _class_stateful(self, name: str, _seen=()) -> bool:
+        """Does a module class of the file hold tensors (parameters, buffers, submodules)? A
+        parameterless loss module of the file does not need moving."""
+        cached = self._stateful_cache.get(name)
+        if cached is not None:
+            return cached
+        info = self.m.classes.get(name)
+        out = False
+        if info is not None and name not in _seen:
+            m = self.m
+            for b in info.bases:
+                if b in m.classes:
+                    out = out or self._class_stateful(b, (*_seen, name))
+                elif kb.class_kind(b) in (MODULE, METRIC) and b.rsplit(".", 1)[-1] not in ("Module", "Metric"):
+                    out = True  # subclass of a torch layer
+            if not out:
+                for c in m.calls_in(info.node):
+                    f = c.func
+                    meth = f.attr.value if type(f) is cst.Attribute else None
+                    if meth in ("register_buffer", "register_parameter", "add_module", "add_state"):
+                        out = True
+                        break
+                    q = m.qualname(f)
+                    fi = kb.function(q) if q is not None else None
+                    if q is not None and (kb.class_kind(q) in (MODULE, METRIC, TENSOR) or (fi is not None and fi.returns == "tensor")):
+                        if m.enclosing(c, cst.FunctionDef) is info.methods.get("__init__"):
+                            out = True
+                            break
+                    if type(f) is cst.Name and f.value in m.classes and self._class_kind(f.value) in (MODULE, METRIC):
+                        out = True
+                        break
+        self._stateful_cache[name] = out
+        return out
 
     def _class_kind(self, name: str | None, _seen=()) -> str | None:
         if name is None:
@@ -1384,13 +1445,19 @@ class Flow:
         if not frame.record or self._in_summary:
             return
         host = acc = None
+        # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
+        # inputs of a model's forward are on its device); other methods may run before a move
+        fn = frame.fn
+        in_forward = isinstance(fn, cst.FunctionDef) and fn.name.value == "forward"
         for x, v in operands:
             d = v.dev
             if d is None or v.kind != TENSOR:
                 continue
             if d.is_host and (v.nonscalar or (op == "index" and v is operands[0][1])):
+                if v.placed is not None and op in ("module-call", "call", "binary"):
+                    continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
                 host = host or (x, v)
-            elif d.where == "acc" or (d.where == "model" and op != "module-call"):
+            elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
                 acc = acc or (x, v)
         if host is None or acc is None or node in self._mismatch_seen:
             return

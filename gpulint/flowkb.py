@@ -26,7 +26,8 @@ WRAPPERS = frozenset(
 # Tensor methods whose result keeps the operand's shape (a non-scalar stays non-scalar).
 SHAPE_KEEPING = frozenset(
     "float half double long int bool bfloat16 to cuda cpu detach clone contiguous abs exp log sigmoid tanh "
-    "relu neg sqrt softmax log_softmax clamp clip pow masked_fill type type_as requires_grad_".split()
+    "relu neg sqrt softmax log_softmax clamp clip pow masked_fill type type_as requires_grad_ view reshape "
+    "permute transpose expand expand_as repeat flatten contiguous unsqueeze".split()
 )
 _DTYPES = frozenset(
     "float16 float32 float64 half float double bfloat16 int8 int16 int32 int64 uint8 long int bool "
