@@ -2,6 +2,9 @@
 
     python benchmarks/emulate_overhead.py [--steps 30] [--batch 32] [--repeats 3]
 
+It also times the emulated step in reduced precision (``torch.autocast("cuda", float16)`` and a
+``.half()`` model), which runs CPU half-precision kernels unless the emulator upcasts them.
+
 Both runs execute the same CPU kernels; the emulated run adds the dispatch-mode bookkeeping
 (device checks, tagging, memory accounting) on every ATen operator, forward and backward. Prints
 the best-of-N wall and process-CPU time per step for each and their ratios (CPU time is the steadier
@@ -37,10 +40,15 @@ class SmallCNN(nn.Module):
         return self.fc(x.flatten(1))
 
 
-def train(device: str, steps: int, batch: int) -> tuple[float, float]:
+def train(device: str, steps: int, batch: int, precision: str = "fp32") -> tuple[float, float]:
     """(wall seconds, process CPU seconds) per training step, after two warm-up steps."""
+    import contextlib
+
     torch.manual_seed(0)
     model = SmallCNN().to(device)
+    if precision == "half":
+        model = model.half()
+    autocast = torch.autocast(device, dtype=torch.float16) if precision == "autocast" else contextlib.nullcontext()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     images = torch.randn(batch * 4, 3, 32, 32)
     labels = torch.randint(0, 10, (batch * 4,))
@@ -52,7 +60,10 @@ def train(device: str, steps: int, batch: int) -> tuple[float, float]:
             if done == 2:
                 start, cpu_start = time.perf_counter(), time.process_time()
             xb, yb = xb.to(device), yb.to(device)
-            loss = F.cross_entropy(model(xb), yb)
+            if precision == "half":
+                xb = xb.half()
+            with autocast:
+                loss = F.cross_entropy(model(xb), yb)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -87,6 +98,13 @@ def main() -> None:
     print(f"cpu:           {wall_plain * 1000:8.2f} ms/step wall, {cpu_plain * 1000:8.2f} ms/step CPU time")
     print(f"emulated cuda: {wall_emulated * 1000:8.2f} ms/step wall, {cpu_emulated * 1000:8.2f} ms/step CPU time (peak emulated memory {peak / 2**20:.1f} MiB)")
     print(f"overhead ratio: {wall_emulated / wall_plain:.2f}x wall, {cpu_emulated / cpu_plain:.2f}x CPU time")
+    for precision in ("autocast", "half"):
+        times = []
+        for _ in range(args.repeats):
+            with emulated_cuda():
+                times.append(train("cuda", max(args.steps // 3, 3), args.batch, precision))
+        cpu_low = min(t[1] for t in times)
+        print(f"emulated cuda, {precision:8s}: {cpu_low * 1000:8.2f} ms/step CPU time ({cpu_low / cpu_emulated:.2f}x the emulated fp32 step)")
 
 if __name__ == "__main__":
     main()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -33,16 +34,28 @@ def _lint_options(f):
         click.option("--select", multiple=True, help="Rules to enable (codes, prefixes like GL1, names); replaces the configured set."),
         click.option("--extend-select", multiple=True, help="Rules to enable on top of the selected ones."),
         click.option("--ignore", multiple=True, help="Rules to disable."),
-        click.option("--output-format", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True),
-        click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True), help="Write the report to this file."),
-        click.option("--statistics", is_flag=True, help="Show counts per rule instead of each problem."),
+        click.option(
+            "--output-format",
+            type=click.Choice(["text", "full", "concise", "json", "sarif", "github"]),
+            default=None,
+            help="text (one line per problem; 'concise' is an alias), full (with the source line; the default on a terminal), json, sarif, github.",
+        ),
+        click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the report to this file (its folders are created)."),
+        click.option("--statistics", is_flag=True, help="Show counts per rule and the total instead of each problem (JSON with --output-format json)."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found."),
+        click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if no problem remains."),
+        click.option("--fix/--no-fix", "fix_flag", default=None, help="check: apply fixes (the same as `gpulint fix`)."),
+        click.option("--fix-only", is_flag=True, help="Apply fixes; report and fail only on nothing else."),
         click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing."),
         click.option("--show-fixes", is_flag=True, help="Show what each fix does (check) or what was fixed (fix)."),
         click.option("--unsafe-fixes", is_flag=True, default=None, help="Also apply (or count) fixes marked unsafe."),
-        click.option("--config", type=click.Path(dir_okay=False), help="Path to a pyproject.toml or gpulint.toml."),
+        click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a problem (adopting gpulint on existing code)."),
+        click.option("--config", type=click.Path(dir_okay=False), help="Path to a pyproject.toml or gpulint.toml (used for every file)."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
         click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files .gitignore ignores (default: on)."),
+        click.option("--force-exclude/--no-force-exclude", default=None, help="Apply exclude patterns to files named on the command line too (pre-commit)."),
+        click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit."),
+        click.option("--show-settings", is_flag=True, help="Print the settings that apply to the first path, and exit."),
         click.option("--stdin-filename", help="The name of the file read from stdin (with PATHS '-')."),
         click.option("-q", "--quiet", is_flag=True, help="Print only the problems, no summary."),
         click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Worker processes (default: one per core)."),
@@ -60,16 +73,39 @@ def cli() -> None:
 
 @cli.command()
 @_lint_options
-def check(**kw) -> None:
-    """Check files for problems (default path: the current directory)."""
-    _lint(fix=False, **kw)
+def check(fix_flag, **kw) -> None:
+    """Check files for problems (default path: the current directory). `check --fix` is `fix`."""
+    _interruptible(_lint, fix=bool(fix_flag) or kw["fix_only"], **kw)
 
 
 @cli.command()
 @_lint_options
-def fix(**kw) -> None:
+def fix(fix_flag, **kw) -> None:
     """Apply safe fixes (and unsafe ones with --unsafe-fixes), then report what remains."""
-    _lint(fix=True, **kw)
+    _interruptible(_lint, fix=fix_flag is not False, **kw)
+
+
+def _stdout_binary():
+    """The binary stdout (click 9 removes click's binary-stream helper)."""
+    sys.stdout.flush()
+    return getattr(sys.stdout, "buffer", sys.stdout)
+
+
+def _is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _interruptible(fn, **kw) -> None:
+    """Ctrl-C: exit 130 (not click's "Aborted!" and 1, which reads like findings). The runner
+    has stopped its workers and removed their temporary files by the time this is reached."""
+    try:
+        fn(**kw)
+    except KeyboardInterrupt:
+        click.echo("gpulint: interrupted", err=True)
+        raise click.exceptions.Exit(130)
 
 
 def _lint(
@@ -83,92 +119,232 @@ def _lint(
     output_file,
     statistics,
     exit_zero,
+    exit_non_zero_on_fix=False,
+    fix_only=False,
     diff,
     show_fixes,
     unsafe_fixes,
+    add_noqa=False,
     config,
     no_cache,
     respect_gitignore,
+    force_exclude=None,
+    show_files=False,
+    show_settings=False,
     stdin_filename,
     quiet,
     jobs,
 ) -> None:
     from gpulint import reporters
-    from gpulint.config import ConfigError, common_start, load_settings
-    from gpulint.discovery import MissingPath, discover
+    from gpulint.config import ConfigError, Resolver
+    from gpulint.diagnostics import FileResult
+    from gpulint.discovery import MissingPath, discover, force_excluded
     from gpulint.engine import BadInput, Options, decode, engine_diagnostic, run_text
     from gpulint.registry import Registry, RuleError
-    from gpulint.runner import run_files
+    from gpulint.runner import _rules_for, codes_for_file, run_files, use_registry
 
     paths = tuple(paths) or (".",)
     use_stdin = paths == ("-",)
     if "-" in paths and not use_stdin:
         raise _fail("'-' (stdin) cannot be combined with other paths")
+    if select and not _split(select):
+        raise _fail("--select needs at least one rule (a code, a prefix such as GL1, a name, or ALL)")
+    if add_noqa and (fix or diff or use_stdin):
+        raise _fail("--add-noqa cannot be combined with fixing, --diff or stdin")
+
+    def overrides(s) -> None:
+        if respect_gitignore is not None:
+            s.respect_gitignore = respect_gitignore
+        if force_exclude is not None:
+            s.force_exclude = force_exclude
+
     try:
-        start = Path(stdin_filename).parent if use_stdin and stdin_filename else common_start(paths)
-        settings = load_settings(Path(config) if config else None, start)
-        registry = Registry.load(settings.rule_dirs)
-        enabled_rules = registry.resolve(
-            _split(select) if select else settings.select,
-            settings.extend_select + _split(extend_select),
-            settings.ignore + _split(ignore),
-        )
-        for pattern, selectors in settings.per_file_ignores.items():
-            unknown = [s for s in selectors if s.strip().upper() != "GL000" and not registry.match(s)]
-            if unknown:
-                raise RuleError(f"unknown rule selector(s) in per-file-ignores for {pattern!r}: {', '.join(unknown)}")
+        resolver = Resolver(Path(config) if config else None, overrides=overrides)
+        trusted = resolver.trusted
+        if trusted.rule_dirs:
+            click.echo(f"gpulint: loading rules from {', '.join(str(d) for d in trusted.rule_dirs)}", err=True)
+        registry = Registry.load(trusted.rule_dirs)
     except (ConfigError, RuleError) as exc:
         raise _fail(str(exc))
-    if respect_gitignore is not None:
-        settings.respect_gitignore = respect_gitignore
-    unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
-    opts = Options(fix=fix or diff, unsafe_fixes=unsafe, write=not diff and not use_stdin)
-    enabled = [r.code for r in enabled_rules]
+    from gpulint.suppression import set_known
+
+    set_known((r.code for r in registry.rules), {r.name: r.code for r in registry.rules})
+
+    enabled_cache: dict[int, list] = {}
+
+    def enabled_for(s) -> list:
+        got = enabled_cache.get(id(s))
+        if got is None:
+            got = registry.resolve(
+                _split(select) if select else s.select,
+                s.extend_select + _split(extend_select),
+                s.ignore + _split(ignore),
+            )
+            for pattern, selectors in s.per_file_ignores.items():
+                unknown = [x for x in selectors if x.strip().upper() != "GL000" and not registry.match(x)]
+                if unknown:
+                    raise RuleError(f"unknown rule selector(s) in per-file-ignores for {pattern!r}: {', '.join(unknown)}")
+            enabled_cache[id(s)] = got
+        return got
+
+    def options_for(s) -> Options:
+        unsafe = s.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+        opts = Options(fix=fix or diff, unsafe_fixes=unsafe, write=not diff and not use_stdin)
+        if hasattr(opts, "settings"):
+            from gpulint.config import RuleSettings
+
+            opts.settings = RuleSettings.of(s)
+        return opts
+
+    problems_found: list[str] = []
+    try:
+        if use_stdin:
+            stdin_settings = resolver.for_path(stdin_filename) if stdin_filename else resolver.for_dir(str(Path.cwd()))
+            groups = {}
+        else:
+            candidates = discover(paths, resolver)
+            problems_found = resolver.problems
+            groups: dict[int, tuple] = {}
+            for c in candidates:
+                groups.setdefault(id(c.settings), (c.settings, []))[1].append(c)
+            if show_settings:
+                first = candidates[0].settings if candidates else resolver.for_path(paths[0])
+                doc = first.describe()
+                doc["enabled-rules"] = [r.code for r in enabled_for(first)]
+                doc["rules-trusted-from"] = str(trusted.config_path) if trusted.config_path else None
+                click.echo(json.dumps(doc, indent=2))
+                raise click.exceptions.Exit(EXIT_CLEAN)
+            if show_files:
+                from gpulint.runner import display_path
+
+                for shown in sorted(display_path(c.path) for c in candidates):
+                    click.echo(shown)
+                raise click.exceptions.Exit(EXIT_CLEAN)
+            for s, _ in groups.values():
+                enabled_for(s)
+    except MissingPath as exc:
+        raise _fail(f"path does not exist: {exc}")
+    except (ConfigError, RuleError) as exc:
+        raise _fail(str(exc))
+    for w in resolver.warnings:
+        click.echo(f"gpulint: warning: {w}", err=True)
+
+    all_enabled = sorted({r for s, _ in groups.values() for r in enabled_for(s)}, key=lambda r: r.code)
 
     if use_stdin:
         name = stdin_filename or "-"
         raw = sys.stdin.buffer.read()
-        from gpulint.diagnostics import FileResult
-        from gpulint.runner import _rules_for, codes_for_file, use_registry
-
-        use_registry(tuple(str(d) for d in settings.rule_dirs), registry)
+        s = stdin_settings
+        try:
+            enabled_rules = enabled_for(s)
+        except RuleError as exc:
+            raise _fail(str(exc))
+        all_enabled = enabled_rules
+        enabled = [r.code for r in enabled_rules]
+        opts = options_for(s)
+        rule_dirs = tuple(str(d) for d in s.rule_dirs)
+        use_registry(rule_dirs, registry)
         res = FileResult(name)
-        try:
-            src = decode(raw)
-            codes = codes_for_file(name, settings, enabled, registry)
-            outcome = run_text(name, src.text, _rules_for(codes, tuple(str(d) for d in settings.rule_dirs)), opts)
-            res.diagnostics = outcome.diagnostics
-            res.fixed = [d.code for d in outcome.fixed]
-            res.notes = outcome.dropped
-            stdin_out = raw
-            if outcome.text != src.text:
-                res.original_source, res.fixed_source = src.text, outcome.text
-                try:  # the fixed source goes back in the input's own encoding (coding cookie, BOM)
-                    stdin_out = outcome.text.encode(src.encoding)
-                except UnicodeEncodeError as exc:
-                    res.fixed, res.fixed_source = [], None
-                    res.diagnostics = [engine_diagnostic(name, f"cannot encode the fixed source as {src.encoding}: {exc.reason}")]
-        except BadInput as exc:
-            res.diagnostics = [engine_diagnostic(name, str(exc), exc.line, exc.col)]
-            stdin_out = raw  # unchanged, byte for byte
-        results = [res]
+        stdin_out = raw
+        if stdin_filename and s.force_exclude and force_excluded(stdin_filename, s):
+            results = [res]  # excluded: checked as nothing, printed back unchanged
+        else:
+            try:
+                codes = codes_for_file(name, s, enabled, registry)
+                rules = _rules_for(codes, rule_dirs)
+                if name.endswith(".ipynb"):
+                    from gpulint.notebook import NotebookError, _to_cells, check_text, write_back
+
+                    try:
+                        nb, outcome = check_text(name, raw, rules, opts)
+                    except NotebookError as exc:
+                        raise BadInput(str(exc))
+                    if outcome is not None:
+                        res.diagnostics = outcome.diagnostics
+                        res.fixed = [d.code for d in outcome.fixed]
+                        res.notes = outcome.dropped
+                        _to_cells(nb, res.diagnostics, outcome.text)
+                        if outcome.text != nb.script:
+                            res.original_source, res.fixed_source = nb.script, outcome.text
+                            try:
+                                stdin_out = write_back(nb, outcome.text).encode("utf-8")
+                            except NotebookError as exc:
+                                res.fixed, res.fixed_source = [], None
+                                res.diagnostics.append(engine_diagnostic(name, str(exc)))
+                else:
+                    src = decode(raw)
+                    outcome = run_text(name, src.text, rules, opts)
+                    res.diagnostics = outcome.diagnostics
+                    res.fixed = [d.code for d in outcome.fixed]
+                    res.notes = outcome.dropped
+                    if outcome.text != src.text:
+                        res.original_source, res.fixed_source = src.text, outcome.text
+                        try:  # the fixed source goes back in the input's own encoding (coding cookie, BOM)
+                            stdin_out = outcome.text.encode(src.encoding)
+                        except UnicodeEncodeError as exc:
+                            res.fixed, res.fixed_source = [], None
+                            res.diagnostics = [engine_diagnostic(name, f"cannot encode the fixed source as {src.encoding}: {exc.reason}")]
+            except BadInput as exc:
+                res.diagnostics = [engine_diagnostic(name, str(exc), exc.line, exc.col)]
+                if getattr(exc, "notebook", None) is not None:
+                    from gpulint.notebook import _to_cells
+
+                    _to_cells(exc.notebook, res.diagnostics)
+                stdin_out = raw  # unchanged, byte for byte
+            except RecursionError:
+                res.diagnostics = [engine_diagnostic(name, "file is too deeply nested to analyse")]
+                stdin_out = raw
+            results = [res]
     else:
-        try:
-            candidates = discover(paths, settings)
-        except MissingPath as exc:
-            raise _fail(f"path does not exist: {exc}")
-        results = run_files(candidates, settings, registry, enabled, opts, use_cache=not no_cache, jobs=jobs)
+        results = []
+        for s, cands in groups.values():
+            results.extend(
+                run_files(cands, s, registry, [r.code for r in enabled_for(s)], options_for(s), use_cache=not no_cache, jobs=jobs)
+            )
+        for problem in problems_found:
+            where, _, message = problem.partition(": ")
+            from gpulint.runner import display_path
+
+            results.append(FileResult(display_path(where), [engine_diagnostic(display_path(where), message)]))
+        results.sort(key=lambda r: r.path)
+        if not results and not quiet:
+            click.echo(
+                f"gpulint: warning: no files to check under {', '.join(paths)} "
+                f"(included: {', '.join(trusted.all_includes)}; see --show-files)",
+                err=True,
+            )
+
+    if add_noqa:
+        from gpulint.suppression import add_noqa_to_files
+
+        added, notes = add_noqa_to_files(results)
+        for note in notes:
+            click.echo(f"gpulint: warning: {note}", err=True)
+        if not quiet:
+            click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+        raise click.exceptions.Exit(EXIT_CLEAN)
 
     diags = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key())
     n_fixed = sum(len(r.fixed) for r in results)
 
-    out_stream = open(output_file, "w", encoding="utf-8") if output_file else None
+    if output_format in (None, "concise"):
+        output_format = "full" if output_format is None and not output_file and _is_terminal() else "text"
+    color = output_format == "full" and not output_file and _is_terminal() and not os.environ.get("NO_COLOR")
+
+    out_stream = None
+    if output_file:
+        try:
+            parent = os.path.dirname(os.path.abspath(output_file))
+            os.makedirs(parent, exist_ok=True)
+            out_stream = open(output_file, "w", encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"cannot write the report to {output_file}: {exc.strerror or exc}")
     try:
         def emit(text: str, err: bool = False) -> None:
             if out_stream is not None and not err:
                 out_stream.write(text)
             else:
-                click.echo(text, nl=False, err=err)
+                click.echo(text, nl=False, err=err, color=True if color and not err else None)
 
         for r in results:
             for note in r.notes:
@@ -177,16 +353,7 @@ def _lint(
         if diff:
             changed = [r for r in results if r.fixed_source is not None]
             for r in changed:
-                emit(
-                    "".join(
-                        difflib.unified_diff(
-                            r.original_source.splitlines(keepends=True),
-                            r.fixed_source.splitlines(keepends=True),
-                            fromfile=f"a/{r.path}",
-                            tofile=f"b/{r.path}",
-                        )
-                    )
-                )
+                emit(_unified_diff(r))
             if not quiet:
                 would = n_fixed
                 click.echo(
@@ -197,34 +364,79 @@ def _lint(
 
         if use_stdin and fix:
             # like ruff: the fixed source goes to stdout, the report to stderr
-            out = click.get_binary_stream("stdout")
+            out = _stdout_binary()
             out.write(stdin_out)
             out.flush()
             report_err = True
         else:
             report_err = False
 
-        if statistics and output_format == "text":
+        unsafe = unsafe_fixes if unsafe_fixes is not None else any(s.unsafe_fixes for s, _ in groups.values())
+        if fix_only:
+            if not quiet:
+                emit(f"Fixed {n_fixed} problem{'s' if n_fixed != 1 else ''}.\n", report_err)
+        elif statistics and output_format in ("text", "full"):
             emit(reporters.statistics(diags, unsafe), report_err)
-        elif output_format == "text":
+        elif statistics and output_format == "json":
+            emit(reporters.statistics_json(diags, unsafe), report_err)
+        elif output_format in ("text", "full"):
             if diags:
-                emit(reporters.text(diags, unsafe), report_err)
+                emit(reporters.render(output_format, diags, all_enabled, unsafe, color), report_err)
             if show_fixes:
                 emit(_show_fixes(results, diags, fix), report_err)
             if not quiet:
                 emit(reporters.summary(diags, unsafe, n_fixed if fix else 0), report_err)
         else:
-            emit(reporters.render(output_format, diags, enabled_rules, unsafe), report_err)
+            emit(reporters.render(output_format, diags, all_enabled, unsafe), report_err)
     finally:
         if out_stream is not None:
             out_stream.close()
 
+    if exit_non_zero_on_fix and n_fixed:
+        raise click.exceptions.Exit(EXIT_PROBLEMS)
+    if fix_only:
+        raise click.exceptions.Exit(EXIT_CLEAN)
     if diags and not exit_zero:
         raise click.exceptions.Exit(EXIT_PROBLEMS)
     raise click.exceptions.Exit(EXIT_CLEAN)
 
 
+def _unified_diff(r) -> str:
+    """A file's fixes as a unified diff; a notebook's per cell (`a/x.ipynb:cell 5`)."""
+    if r.path.endswith(".ipynb"):
+        from gpulint.notebook import BOUNDARY
+
+        def cells(text: str) -> list[list[str]]:
+            out: list[list[str]] = [[]]
+            for ln in text.splitlines(keepends=True):
+                if ln.rstrip("\r\n") == BOUNDARY:
+                    out.append([])
+                else:
+                    out[-1].append(ln)
+            return out
+
+        before, after = cells(r.original_source), cells(r.fixed_source)
+        numbers = getattr(r, "cell_numbers", None)
+        if len(before) == len(after):
+            parts = []
+            for i, (a, b) in enumerate(zip(before, after)):
+                if a != b:
+                    n = numbers[i] if numbers and i < len(numbers) else i + 1
+                    parts.append("".join(difflib.unified_diff(a, b, fromfile=f"a/{r.path}:cell {n}", tofile=f"b/{r.path}:cell {n}")))
+            return "".join(parts)
+    return "".join(
+        difflib.unified_diff(
+            r.original_source.splitlines(keepends=True),
+            r.fixed_source.splitlines(keepends=True),
+            fromfile=f"a/{r.path}",
+            tofile=f"b/{r.path}",
+        )
+    )
+
+
 def _show_fixes(results, diags, fix_mode: bool) -> str:
+    from gpulint.reporters import where
+
     lines = []
     if fix_mode:
         fixed = [(r.path, r.fixed) for r in results if r.fixed]
@@ -239,7 +451,7 @@ def _show_fixes(results, diags, fix_mode: bool) -> str:
         if fixable:
             lines.append("\nAvailable fixes:\n")
             for d in fixable:
-                lines.append(f"  {d.path}:{d.line}:{d.col}: {d.code} ({d.fix.applicability}) {d.fix.message}\n")
+                lines.append(f"  {where(d)}: {d.code} ({d.fix.applicability}) {d.fix.message}\n")
     return "".join(lines)
 
 
@@ -285,12 +497,25 @@ def explain(rule: str, config: str | None) -> None:
 @click.option("--gpus", type=click.IntRange(1, 64), default=1, show_default=True, help="Number of emulated CUDA devices.")
 @click.option("--gpu-memory", metavar="SIZE", help="Emulated memory per device, e.g. 16GiB; allocations past it raise CUDA's out-of-memory error.")
 @click.option("--force-emulation", is_flag=True, help="Emulate even when a real CUDA device is available.")
+@click.option("--nproc-per-node", type=click.IntRange(1, 64), default=None, metavar="N", help="Start N ranks like torchrun, one emulated GPU each (NCCL served by Gloo).")
+@click.option("--max-steps", type=click.IntRange(1), default=None, metavar="N", help="Stop cleanly after N optimizer steps (exit 0).")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S", help="Stop cleanly after S seconds (exit 0).")
 @click.argument("script", type=click.Path(dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(gpus: int, gpu_memory: str | None, force_emulation: bool, script: str, args: tuple[str, ...]) -> None:
+def run(
+    gpus: int,
+    gpu_memory: str | None,
+    force_emulation: bool,
+    nproc_per_node: int | None,
+    max_steps: int | None,
+    max_time: float | None,
+    script: str,
+    args: tuple[str, ...],
+) -> None:
     """Run SCRIPT (like `python SCRIPT ARGS...`) on an emulated CUDA device when torch has no GPU.
 
-    Device mistakes raise the errors a real GPU raises, so they show up on a laptop.
+    Device mistakes raise the errors a real GPU raises, so they show up on a laptop. With
+    --nproc-per-node N the script starts like `torchrun --nproc-per-node N SCRIPT ARGS...`.
     """
     from gpulint.emulate import parse_size, run_script
 
@@ -302,15 +527,42 @@ def run(gpus: int, gpu_memory: str | None, force_emulation: bool, script: str, a
             memory = parse_size(gpu_memory)
         except ValueError as exc:
             raise _fail(f"--gpu-memory: {exc}")
-    raise click.exceptions.Exit(run_script(script, list(args), gpus=gpus, gpu_memory=memory, force=force_emulation))
+    if nproc_per_node is not None:
+        from gpulint.emulate.launch import launch
+
+        options = ["--force"] if force_emulation else []
+        if memory is not None:
+            options += ["--gpu-memory", str(memory)]
+        if max_steps is not None:
+            options += ["--max-steps", str(max_steps)]
+        if max_time is not None:
+            options += ["--max-time", str(max_time)]
+        raise click.exceptions.Exit(launch(script, list(args), nproc_per_node, options))
+    raise click.exceptions.Exit(
+        run_script(script, list(args), gpus=gpus, gpu_memory=memory, force=force_emulation, max_steps=max_steps, max_time=max_time)
+    )
+
+
+@cli.command("server")
+@click.option("--stdio", is_flag=True, help="Talk LSP over stdin/stdout (the default and only transport).")
+def server_cmd(stdio: bool) -> None:
+    """Run the Language Server (LSP over stdio) for editors; needs `gpulint[server]`."""
+    from gpulint.server import MissingDependency, serve
+
+    try:
+        serve()
+    except MissingDependency as exc:
+        raise _fail(str(exc))
 
 
 def _registry(config: str | None):
-    from gpulint.config import ConfigError, load_settings
+    from gpulint.config import ConfigError, Resolver
     from gpulint.registry import Registry, RuleError
 
     try:
-        settings = load_settings(Path(config) if config else None, Path.cwd())
+        settings = Resolver(Path(config) if config else None).trusted  # same trust rules as check
+        if settings.rule_dirs:
+            click.echo(f"gpulint: loading rules from {', '.join(str(d) for d in settings.rule_dirs)}", err=True)
         return Registry.load(settings.rule_dirs)
     except (ConfigError, RuleError) as exc:
         raise _fail(str(exc))

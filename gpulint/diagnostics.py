@@ -46,22 +46,40 @@ class Diagnostic:
     fix: Fix | None = None
     # Offsets of the reported range, used by the engine for fixes; not part of the output.
     extra: dict = field(default_factory=dict)
+    # In a notebook: the 1-based cell number (line and column are then in that cell)
+    cell: int | None = None
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.col, self.code, self.message)
+        return (self.path, self.cell or 0, self.line, self.col, self.code, self.message)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> "Diagnostic":
+        """A diagnostic from `to_dict`'s output; ValueError/TypeError/KeyError on another shape
+        (a cache file is read with it: a wrong shape must fail here, not in a reporter)."""
+        for key in ("code", "name", "message", "path"):
+            if not isinstance(data[key], str):
+                raise ValueError(f"diagnostic field {key!r} is not a string")
+        for key in ("line", "col", "end_line", "end_col"):
+            if type(data[key]) is not int:
+                raise ValueError(f"diagnostic field {key!r} is not an integer")
+        if not isinstance(data.get("extra", {}), dict):
+            raise ValueError("diagnostic field 'extra' is not an object")
         fix = data.get("fix")
         if fix is not None:
+            edits = tuple(
+                Edit(e["start"], e["end"], e["content"], tuple(e["location"]), tuple(e["end_location"]))
+                for e in fix["edits"]
+            )
+            for e in edits:
+                if not (type(e.start) is int and type(e.end) is int and isinstance(e.content, str)):
+                    raise ValueError("fix edit of the wrong shape")
+            if not isinstance(fix["applicability"], str) or not isinstance(fix["message"], str):
+                raise ValueError("fix of the wrong shape")
             fix = Fix(
-                edits=tuple(
-                    Edit(e["start"], e["end"], e["content"], tuple(e["location"]), tuple(e["end_location"]))
-                    for e in fix["edits"]
-                ),
+                edits=edits,
                 applicability=fix["applicability"],
                 message=fix["message"],
             )

@@ -1,6 +1,13 @@
-"""Which files to check: walk directories, honour excludes and .gitignore.
+"""Which files to check: walk directories, honour include/exclude patterns and .gitignore.
 
-Files named explicitly on the command line are always checked.
+Each folder is walked with the settings of the configuration closest to it (see config.Resolver).
+`.gitignore` files are matched in-process with `pathspec` (git's wildmatch rules, the last
+matching pattern wins, a deeper .gitignore wins over a shallower one, `.git/info/exclude`
+included); `git` itself is never run, so a repository's hooks or `core.fsmonitor` never execute.
+A folder that cannot be listed is reported, not silently skipped.
+
+Files named explicitly on the command line are always checked, unless `force-exclude` is set
+(then excludes apply to them too, as pre-commit needs).
 """
 
 from __future__ import annotations
@@ -8,15 +15,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import shutil
-import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from gpulint.config import Settings
+from gpulint.config import Resolver, Settings
 
-PY_SUFFIXES = (".py", ".pyi")
+PY_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 class MissingPath(Exception):
@@ -27,6 +32,7 @@ class MissingPath(Exception):
 class Candidate:
     path: str  # path as given / walked (used for reading)
     explicit: bool
+    settings: Settings | None = field(default=None, compare=False, hash=False)
 
 
 class _Excluder:
@@ -42,6 +48,8 @@ class _Excluder:
         path_globs: list[str] = []
         for pat in patterns:
             pat = pat.rstrip("/")
+            if pat.startswith("./"):
+                pat = pat[2:]
             if not pat:
                 continue
             if "/" in pat:
@@ -62,16 +70,35 @@ class _Excluder:
         return False
 
 
-def _rel_to_root(path: Path, root: Path) -> str | None:
+class _Includer:
+    """`include` patterns: a pattern without `/` matches the file's name, one with `/` its path
+    relative to the configuration's folder (gitignore-style globs)."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        import pathspec
+
+        pats = list(patterns)
+        self.simple = all(p.startswith("*.") and not any(c in p[2:] for c in "*?[/") for p in pats)
+        self.suffixes = tuple(p[1:] for p in pats) if self.simple else ()
+        self.spec = None if self.simple else pathspec.GitIgnoreSpec.from_lines(pats)
+
+    def __call__(self, name: str, root_rel: str | None) -> bool:
+        if self.simple:
+            return name.endswith(self.suffixes)
+        return self.spec.match_file(root_rel if root_rel is not None else name)
+
+
+def realpath(path: str | os.PathLike) -> str:
+    """os.path.realpath that never raises (a symlink loop resolves as far as it can)."""
     try:
-        return PurePosixPath(path.resolve().relative_to(root)).as_posix()
-    except ValueError:
-        return None
+        return os.path.realpath(path)
+    except (OSError, RuntimeError, ValueError):
+        return os.path.abspath(path)
 
 
-def _top_rel(directory: str, root: str) -> str | None:
-    """A walked directory's path relative to the config's folder ('' for the folder itself)."""
-    real = os.path.realpath(directory)
+def _rel_to(path: str, root: str) -> str | None:
+    real = realpath(path)
+    root = root.rstrip(os.sep) or os.sep
     if real == root:
         return ""
     if real.startswith(root.rstrip(os.sep) + os.sep):
@@ -79,49 +106,182 @@ def _top_rel(directory: str, root: str) -> str | None:
     return None
 
 
-def discover(paths: Iterable[str], settings: Settings) -> list[Candidate]:
-    """The files to check. A directory named on the command line is walked even when an exclude
-    pattern matches it (only what is below it is matched); a named file is always checked."""
-    paths = list(paths)
-    excluded = _Excluder(settings.all_excludes)
-    root = os.path.realpath(settings.root)
-    out: list[Candidate] = []
-    walked: list[str] = []
-    for p in paths:
-        if not os.path.lexists(p):
-            raise MissingPath(p)
-        if os.path.isdir(p):
-            top_rel = _top_rel(p, root)
-            for dirpath, dirnames, filenames in os.walk(p):
-                rel_dir = os.path.relpath(dirpath, p)
-                prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-                root_prefix = None if top_rel is None else (top_rel + "/" if top_rel else "") + prefix
-                keep = []
-                for d in sorted(dirnames):
-                    if excluded(d, prefix + d, None if root_prefix is None else root_prefix + d):
-                        continue
-                    keep.append(d)
-                dirnames[:] = keep
-                for f in sorted(filenames):
-                    if not f.endswith(PY_SUFFIXES):
-                        continue
-                    if excluded(f, prefix + f, None if root_prefix is None else root_prefix + f):
-                        continue
-                    walked.append(os.path.join(dirpath, f))
+# ---------------------------------------------------------------------------------------------
+# .gitignore, in-process
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_repo_root(directory: str) -> bool:
+    return os.path.lexists(os.path.join(directory, ".git"))
+
+
+class GitIgnore:
+    """.gitignore matching without git. Specs are read once per folder."""
+
+    def __init__(self) -> None:
+        self.specs: dict[str, object | None] = {}
+        self.chains: dict[str, tuple] = {}
+        self.repo_of: dict[str, str | None] = {}
+
+    def _spec(self, directory: str, *names: str):
+        key = os.path.join(directory, *names)
+        if key not in self.specs:
+            spec = None
+            try:
+                with open(key, "rb") as fh:
+                    raw = fh.read(2**20)
+                import pathspec
+
+                lines = raw.decode("utf-8", errors="replace").splitlines()
+                if any(ln.strip() and not ln.lstrip().startswith("#") for ln in lines):
+                    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            except (OSError, ValueError):
+                spec = None
+            self.specs[key] = spec
+        return self.specs[key]
+
+    def repo_root(self, directory: str) -> str | None:
+        if directory not in self.repo_of:
+            parent = os.path.dirname(directory)
+            if _is_repo_root(directory):
+                self.repo_of[directory] = directory
+            elif parent == directory:
+                self.repo_of[directory] = None
+            else:
+                self.repo_of[directory] = self.repo_root(parent)
+        return self.repo_of[directory]
+
+    def chain(self, directory: str) -> tuple:
+        """((base folder, spec), ...) that apply inside a folder, deepest last; () outside a
+        repository (a .gitignore means nothing to git there)."""
+        directory = os.path.abspath(directory)
+        if directory in self.chains:
+            return self.chains[directory]
+        repo = self.repo_root(directory)
+        if repo is None:
+            out: tuple = ()
+        elif directory == repo:
+            out = tuple(
+                (directory, s)
+                for s in (self._spec(directory, ".git", "info", "exclude"), self._spec(directory, ".gitignore"))
+                if s is not None
+            )
         else:
-            out.append(Candidate(p, True))
-    if walked and settings.respect_gitignore:
-        ignored = _git_ignored(walked)
-        if ignored:
-            walked = [w for w in walked if w not in ignored]
-    out.extend(Candidate(w, False) for w in walked)
-    if len(paths) == 1 and len(out) == len(walked):
-        return out  # one directory walked: every path is already unique
-    # de-duplicate, keep order
+            spec = self._spec(directory, ".gitignore")
+            parent = self.chain(os.path.dirname(directory))
+            out = parent + (((directory, spec),) if spec is not None else ())
+        self.chains[directory] = out
+        return out
+
+    def ignored(self, path: str, is_dir: bool, chain: tuple | None = None) -> bool:
+        path = os.path.abspath(path)
+        if chain is None:
+            chain = self.chain(os.path.dirname(path))
+        for base, spec in reversed(chain):  # the deepest .gitignore that has a say wins
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            if is_dir:
+                rel += "/"
+            res = spec.check_file(rel)
+            if res.include is not None:
+                return bool(res.include)
+        return False
+
+    def ignored_anywhere(self, path: str) -> bool:
+        """A path, or one of the folders above it (inside its repository), is ignored."""
+        path = os.path.abspath(path)
+        repo = self.repo_root(os.path.dirname(path))
+        if repo is None:
+            return False
+        if self.ignored(path, os.path.isdir(path)):
+            return True
+        cur = os.path.dirname(path)
+        while cur != repo and cur.startswith(repo):
+            if self.ignored(cur, True):
+                return True
+            cur = os.path.dirname(cur)
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# the walk
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_resolver(settings: Settings | Resolver) -> Resolver:
+    if isinstance(settings, Resolver):
+        return settings
+    r = Resolver.__new__(Resolver)  # one fixed Settings for everything (API compatibility)
+    r.explicit = settings.config_path or Path("<settings>")
+    r.trusted = settings
+    r.warnings = []
+    r.problems = []
+    return r
+
+
+_EXCLUDERS: dict[int, tuple] = {}
+
+
+def _tools(s: Settings) -> tuple[_Excluder, _Includer, str]:
+    key = id(s)
+    got = _EXCLUDERS.get(key)
+    if got is None or got[3] is not s:
+        got = (_Excluder(s.all_excludes), _Includer(s.all_includes), realpath(s.root), s)
+        _EXCLUDERS[key] = got
+    return got[0], got[1], got[2]
+
+
+def force_excluded(path: str, s: Settings, git: GitIgnore | None = None) -> bool:
+    """An explicitly named path that `exclude`/`extend-exclude` (or .gitignore) would have left
+    out of a walk: its own name, a folder above it below the config's folder, or its path."""
+    excluded, _, root = _tools(s)
+    rel = _rel_to(path, root)
+    parts = (rel.split("/") if rel else []) if rel is not None else [os.path.basename(os.path.abspath(path))]
+    for i, name in enumerate(parts):
+        sub = "/".join(parts[: i + 1])
+        if excluded(name, sub, sub if rel is not None else None):
+            return True
+    if s.respect_gitignore and git is not None and git.ignored_anywhere(path):
+        return True
+    return False
+
+
+def discover(paths: Iterable[str], settings: Settings | Resolver, problems: list[str] | None = None) -> list[Candidate]:
+    """The files to check, each with its settings. A directory named on the command line is
+    walked even when an exclude pattern matches it (only what is below it is matched); a named
+    file is always checked unless `force-exclude` is on. Folders that cannot be listed are
+    added to `problems` (by default the resolver's `problems` list)."""
+    resolver = _as_resolver(settings)
+    if problems is None:
+        problems = getattr(resolver, "problems", None)
+    paths = list(paths)
+    git = GitIgnore()
+    out: list[Candidate] = []
+    for p in paths:
+        try:
+            os.lstat(p)
+        except (FileNotFoundError, NotADirectoryError):
+            raise MissingPath(p)
+        except OSError:
+            # it may exist but cannot be looked at (a folder above it without search
+            # permission): the engine reports it as GL000 like any unreadable file
+            out.append(Candidate(p, True, resolver.for_path(p)))
+            continue
+        if os.path.isdir(p):
+            top = resolver.for_path(p)
+            if top.force_exclude and force_excluded(p, top, git):
+                continue
+            out.extend(_walk(p, resolver, git, problems))
+        else:
+            s = resolver.for_path(p)
+            if s.force_exclude and force_excluded(p, s, git):
+                continue
+            out.append(Candidate(p, True, s))
+    if len(paths) == 1:
+        return out  # one path: every candidate is already unique
     seen = set()
     unique = []
     for c in out:
-        key = os.path.realpath(c.path)
+        key = realpath(c.path)
         if key in seen:
             continue
         seen.add(key)
@@ -129,75 +289,72 @@ def discover(paths: Iterable[str], settings: Settings) -> list[Candidate]:
     return unique
 
 
-def _show_toplevel(directory: str) -> str | None:
-    try:
-        res = subprocess.run(
-            ["git", "-C", directory, "rev-parse", "--show-toplevel"],
-            capture_output=True, text=True, timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return res.stdout.strip() or None if res.returncode == 0 else None
+def _walk(top: str, resolver: Resolver, git: GitIgnore, problems: list[str] | None) -> list[Candidate]:
+    found: list[Candidate] = []
 
+    def onerror(exc: OSError) -> None:
+        if problems is not None:
+            where = exc.filename or top
+            problems.append(f"{where}: cannot list folder: {exc.strerror or exc}")
 
-def _git_ignored(files: list[str]) -> set[str]:
-    """The subset of files git ignores (empty when git or a repository is not there)."""
-    if shutil.which("git") is None:
-        return set()
-    # One `git rev-parse` per repository, not per folder: a folder without a `.git` entry is in
-    # the same work tree as its parent.
-    tops: dict[str, str | None] = {}
-
-    def top_of(d: str) -> str | None:
-        chain = []
-        cur = d
-        while cur not in tops:
-            chain.append(cur)
-            parent = os.path.dirname(cur)
-            if parent == cur or os.path.lexists(os.path.join(cur, ".git")):
-                tops[cur] = _show_toplevel(cur)
-                chain.pop()
-                break
-            cur = parent
-        top = tops[cur]
-        for c in chain:
-            tops[c] = top
-        return top
-
-    by_top: dict[str, list[str]] = {}
-    for f in files:
-        top = top_of(os.path.dirname(os.path.abspath(f)))
-        if top:
-            by_top.setdefault(top, []).append(f)
-    ignored: set[str] = set()
-    for top, fs in by_top.items():
-        absolute = {os.path.abspath(f): f for f in fs}
-        try:
-            res = subprocess.run(
-                ["git", "-C", top, "check-ignore", "--stdin", "-z"],
-                input="\0".join(absolute) + "\0",
-                capture_output=True, text=True, timeout=60,
-            )
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if res.returncode not in (0, 1):
-            continue
-        for item in res.stdout.split("\0"):
-            if item:
-                original = absolute.get(os.path.abspath(os.path.join(top, item))) or absolute.get(item)
-                if original:
-                    ignored.add(original)
-    return ignored
+    for dirpath, dirnames, filenames in os.walk(top, onerror=onerror):
+        s = resolver.for_dir(dirpath)
+        excluded, included, root = _tools(s)
+        rel_dir = os.path.relpath(dirpath, top)
+        prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        top_rel = _rel_to(dirpath, root)
+        root_prefix = None if top_rel is None else (top_rel + "/" if top_rel else "")
+        chain = git.chain(dirpath) if s.respect_gitignore else ()
+        keep = []
+        for d in sorted(dirnames):
+            if d == ".git":
+                continue
+            if excluded(d, prefix + d, None if root_prefix is None else root_prefix + d):
+                continue
+            if chain and git.ignored(os.path.join(dirpath, d), True, chain):
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for f in sorted(filenames):
+            rr = None if root_prefix is None else root_prefix + f
+            if not included(f, rr):
+                continue
+            if excluded(f, prefix + f, rr):
+                continue
+            full = os.path.join(dirpath, f)
+            if chain and git.ignored(full, False, chain):
+                continue
+            found.append(Candidate(full, False, s))
+    return found
 
 
 def per_file_ignored(display_path: str, settings: Settings) -> list[str]:
-    """Selectors ignored for one file by `per-file-ignores` (globs relative to the config's folder)."""
+    """Selectors ignored for one file by `per-file-ignores`: gitignore-style globs (pathspec)
+    relative to the config's folder; a pattern starting with `!` applies to the files it does
+    NOT match (ruff's negation)."""
     if not settings.per_file_ignores:
         return []
-    rel = _rel_to_root(Path(display_path), settings.root) or PurePosixPath(display_path).as_posix()
-    base = os.path.basename(rel)
+    import pathspec
+
+    rel = _rel_to(display_path, realpath(settings.root))
+    if rel is None:
+        rel = PurePosixPath(display_path.replace(os.sep, "/")).as_posix()
     out: list[str] = []
     for pat, codes in settings.per_file_ignores.items():
-        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(base, pat) or fnmatch.fnmatch(rel, pat.rstrip("/") + "/*"):
+        negate = pat.startswith("!")
+        body = pat[1:] if negate else pat
+        spec = _PFI_SPECS.get(body)
+        if spec is None:
+            spec = _PFI_SPECS[body] = pathspec.GitIgnoreSpec.from_lines([body])
+        hit = spec.match_file(rel)
+        if hit != negate:
             out.extend(codes)
     return out
+
+
+_PFI_SPECS: dict[str, object] = {}
+
+
+def _rel_to_root(path: Path, root: Path) -> str | None:
+    """A path relative to a folder (resolved, symlink loops tolerated), or None when outside."""
+    return _rel_to(str(path), realpath(root))

@@ -11,7 +11,10 @@ import io
 import os
 import re
 import stat
+import sys
 import tempfile
+import threading
+import time
 import tokenize
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -29,6 +32,7 @@ class Options:
     fix: bool = False
     unsafe_fixes: bool = False
     write: bool = True  # False for --diff and stdin: compute fixes, do not write files
+    settings: object = None  # config.RuleSettings the rules see as ctx.settings (torch version...)
 
 
 @dataclass
@@ -93,6 +97,17 @@ def read_source(path: str) -> Source:
 
 def read_source_stamped(path: str) -> tuple[Source, tuple[int, int, str]]:
     """A file's decoded source and the (mtime_ns, size, digest) of the bytes it was decoded from."""
+    return _read(path)[:2]
+
+
+def _read(path: str) -> tuple[Source, tuple[int, int, str], bytes]:
+    """Read a regular file, never blocking and never more than MAX_FILE_BYTES.
+
+    A FIFO, a socket or a device named like a Python file (`x.py -> /dev/zero`) is reported, not
+    read: the file is opened non-blocking (opening a FIFO without a writer would wait forever) and
+    checked with fstat on the open descriptor (no window between the check and the read), and
+    the read stops one byte past the limit whatever the file claims its size is.
+    """
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -101,16 +116,52 @@ def read_source_stamped(path: str) -> tuple[Source, tuple[int, int, str]]:
         raise BadInput(f"cannot read file: {exc.strerror or exc}")
     if stat.S_ISDIR(st.st_mode):
         raise BadInput("is a directory, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise BadInput(f"is not a regular file ({_file_type(st.st_mode)}); not read")
     if st.st_size > MAX_FILE_BYTES:
         raise BadInput(f"file is too large to check ({st.st_size / 2**20:.1f} MiB; the limit is {MAX_FILE_BYTES // 2**20} MiB)")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise BadInput("file disappeared before it could be read")
     except OSError as exc:
         raise BadInput(f"cannot read file: {exc.strerror or exc}")
-    return decode(raw), (st.st_mtime_ns, len(raw), digest(raw))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # replaced between the stat and the open
+            raise BadInput(f"is not a regular file ({_file_type(st.st_mode)}); not read")
+        chunks = []
+        size = 0
+        while size <= MAX_FILE_BYTES:
+            try:
+                chunk = os.read(fd, min(1 << 20, MAX_FILE_BYTES + 1 - size))
+            except BlockingIOError:  # pragma: no cover - regular files do not block
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        raw = b"".join(chunks)
+    except OSError as exc:
+        raise BadInput(f"cannot read file: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_FILE_BYTES:
+        raise BadInput(f"file is too large to check (over {MAX_FILE_BYTES // 2**20} MiB)")
+    return decode(raw), (st.st_mtime_ns, len(raw), digest(raw)), raw
+
+
+def _file_type(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a plain file"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,16 +180,43 @@ class Prefilter:
         self.any = re.compile("|".join(parts), re.MULTILINE) if parts and not self.always else None
 
     def select(self, text: str) -> list[Rule]:
+        if "\r" in text:
+            # `^`/`$` with re.MULTILINE know only "\n": a file with CR-only line endings would
+            # be one long line to them (same length kept: "\r\n" becomes "\n\n")
+            text = text.replace("\r", "\n")
         if self.any is not None and not self.any.search(text):
             return []
         return self.always + [r for r, rx in self.filtered if rx.search(text)]
 
 
-def _python_syntax_error(text: str) -> "BadInput | None":
-    """Python's own verdict on a text: None when it parses, else its message and position.
+# Bounds on one file. A file past one of them is a GL000 "too deeply nested / too large to
+# analyse" and the other files are still checked. Python's own parser stops at 200 nested
+# brackets and 100 indentation levels; chains of postfix operations (`a[0][0]...`, `a.b.c...`),
+# binary and boolean operator chains and elif chains are only bounded here. LibCST's parser costs
+# grow with the square of the nesting (1,000 chained `a[0]`: ~13 s) and its native parser
+# overflows the C stack past a few thousand levels, so nothing deeper reaches it.
+MAX_EXPR_DEPTH = 200  # expressions nested inside one statement
+MAX_BLOCK_DEPTH = 1000  # statements nested in blocks, each elif branch one level deeper
+MAX_NODES = 500_000  # Python syntax-tree nodes (real code has ~5.5 per line: ~90,000 lines)
+MAX_FILE_SECONDS = 60.0  # CPU seconds for one file: parse, analysis and every fix round
+MAX_FILE_MEMORY = 1536 * 2**20  # bytes of memory one file's analysis may add to the process
+ANALYSIS_STACK = 512 * 2**20  # the analysis thread's stack (reserved, only touched pages are used)
+ANALYSIS_RECURSION_LIMIT = 20_000
+_GRACE_SECONDS = 2.0  # after the bound is hit, how long the analysis has to stop
+TOO_COMPLEX = "file is too deeply nested or too large to analyse"
+
+
+class TooComplex(BadInput):
+    """A file past one of the bounds above (a GL000, like any other unanalysable file)."""
+
+
+def python_syntax(text: str):
+    """Python's own parse of a text (its `ast.Module`), or BadInput with CPython's message.
 
     Python's parser is fast and its messages and positions are precise ("'(' was never closed"
-    at the parenthesis), where LibCST's often point at the next line.
+    at the parenthesis), where LibCST's often point at the next line. A SyntaxError that is not
+    one of CPython's limits is raised as `_PythonRejects`, so that the caller can still ask
+    LibCST (whose grammar may be newer than the running Python's).
     """
     import ast
     import warnings
@@ -146,55 +224,247 @@ def _python_syntax_error(text: str) -> "BadInput | None":
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes etc.
-            ast.parse(text)
-        return None
+            return compile(text, "<gpulint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
-        return BadInput(f"syntax error: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
+        msg = exc.msg or "invalid syntax"
+        err_cls = BadInput if msg.startswith("too many") else _PythonRejects
+        raise err_cls(f"syntax error: {msg}", exc.lineno or 1, max(exc.offset or 1, 1))
     except ValueError as exc:  # e.g. NUL bytes after the first 8 KiB
-        return BadInput(f"cannot parse: {exc}")
-    except (MemoryError, RecursionError):
-        return BadInput("file is too deeply nested to parse")
+        raise BadInput(f"cannot parse: {exc}")
+    except (RecursionError, MemoryError):
+        # what CPython itself does with the file: "maximum recursion depth exceeded during ast
+        # construction" / its parser's stack overflow
+        raise TooComplex(f"{TOO_COMPLEX}: Python's own parser gives up on it (too deeply nested)")
 
 
-def parse(text: str):
-    """The LibCST module of a text, or BadInput with the syntax error's position."""
+class _PythonRejects(BadInput):
+    """CPython's SyntaxError that is not one of its limits."""
+
+
+_TOKEN = re.compile(r"[A-Za-z_0-9.]+|[^\sA-Za-z_0-9.]")
+_TOKENS_PER_NODE = 3  # real code has 1.4-1.6 tokens per syntax node, data tables up to ~4
+
+
+def bound_size(text: str) -> None:
+    """Raise TooComplex for a text that is surely past MAX_NODES, before Python's parser builds a
+    tree for it (a 5 MB list literal makes a 1.3-million-node tree of about 1.4 GB). Counts
+    token-like pieces with one regular expression pass, only for texts over 1 MiB."""
+    if len(text) <= 2**20:
+        return
+    _, n = _TOKEN.subn("", text)
+    if n > MAX_NODES * _TOKENS_PER_NODE:
+        raise TooComplex(f"{TOO_COMPLEX}: about {n:,} tokens (the limit is {MAX_NODES * _TOKENS_PER_NODE:,})")
+
+
+def bound_tree(tree) -> None:
+    """Raise TooComplex when a Python syntax tree is past MAX_EXPR_DEPTH, MAX_BLOCK_DEPTH or
+    MAX_NODES. Iterative: a tree too deep for recursion is exactly what it looks for."""
+    import ast
+
+    stmt, boolop = ast.stmt, ast.BoolOp
+    children = ast.iter_child_nodes
+    stack = [(tree, 0, 0)]
+    pop, push = stack.pop, stack.append
+    nodes = 0
+    while stack:
+        node, blocks, exprs = pop()
+        nodes += 1
+        if isinstance(node, boolop):  # LibCST nests `a and b and c` one level per operand
+            exprs += len(node.values)
+        for child in children(node):
+            if isinstance(child, stmt):
+                if blocks >= MAX_BLOCK_DEPTH:
+                    raise TooComplex(
+                        f"{TOO_COMPLEX}: blocks nested over {MAX_BLOCK_DEPTH} deep (an elif branch counts as one level)",
+                        getattr(child, "lineno", 1),
+                    )
+                push((child, blocks + 1, 0))
+            else:
+                if exprs >= MAX_EXPR_DEPTH:
+                    raise TooComplex(
+                        f"{TOO_COMPLEX}: expressions nested over {MAX_EXPR_DEPTH} deep", getattr(child, "lineno", None) or 1
+                    )
+                push((child, blocks, exprs + 1))
+    if nodes > MAX_NODES:
+        raise TooComplex(f"{TOO_COMPLEX}: {nodes:,} syntax nodes (the limit is {MAX_NODES:,})")
+
+
+def parse(text: str, checked: bool = False):
+    """The LibCST module of a text, or BadInput with the syntax error's position.
+
+    Unless `checked` (the caller ran `python_syntax` and `bound_tree` on this text), Python's
+    parser sees the text first: LibCST never parses what is past the bounds.
+    """
     import libcst as cst
 
+    python_error = None
+    if not checked:
+        try:
+            bound_tree(python_syntax(text))
+        except _PythonRejects as exc:
+            python_error = exc  # LibCST may know newer syntax; if it also fails, CPython's message
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        py = _python_syntax_error(text)
-        if py is not None:
-            raise py
+        if python_error is not None:
+            raise python_error
         msg = str(exc.message).strip()
         msg = re.sub(r"^(?:parser error: )?(?:error at \d+:\d+: )?", "", msg)
         raise BadInput(f"syntax error: {msg}", exc.raw_line, exc.raw_column + 1)
     except RecursionError:
-        raise BadInput("file is too deeply nested to parse")
+        raise TooComplex(f"{TOO_COMPLEX} (recursion)")
 
 
 def check_syntax(text: str) -> None:
-    """Raise BadInput when a text does not parse, without paying for a LibCST parse.
+    """Raise BadInput when a text does not parse.
 
-    Used for files the prefilter skips: they are not analysed, but a syntax error is still a
-    problem to report. Only when Python's parser rejects the text is LibCST asked (its grammar
-    may be newer than the running Python's); the file is reported only when both reject it.
+    Only when Python's parser rejects the text is LibCST asked (its grammar may be newer than
+    the running Python's); the file is reported only when both reject it. A text Python's
+    parser accepts is never given to LibCST here.
     """
-    if _python_syntax_error(text) is not None:
+    try:
+        python_syntax(text)
+    except _PythonRejects:
         parse(text)
 
 
-def analyse(path: str, text: str, rules: Sequence[Rule]):
-    """Run the rules over a text. Returns (diagnostics, suppressions) or raises BadInput."""
-    import libcst as cst  # imported lazily: files skipped by the prefilter never pay for it
+# ---------------------------------------------------------------------------------------------
+# The guard: one file's parse and analysis in a thread with a large stack, bounded in time
+# and memory
+# ---------------------------------------------------------------------------------------------
 
+
+class _Overrun(BaseException):
+    """Raised asynchronously in an analysis thread that went past a bound."""
+
+
+_GUARD = threading.local()
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        # the peak, not the current size: growth past the peak is still growth
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _async_raise(thread: threading.Thread, exc_type: type) -> None:
+    import ctypes
+
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(exc_type))
+
+
+def guarded(fn, *args):
+    """Run fn(*args) so that deep recursion, runaway time or memory become TooComplex.
+
+    The call runs in its own thread with a large stack and a high recursion limit (deeply
+    nested but legitimate code, such as a 500-branch elif chain, is analysed rather than
+    reported); this thread watches its CPU time and the process's memory and, past a bound,
+    raises an exception inside it. Code stuck in native code past the grace period is left
+    behind (a daemon thread) and the file reported.
+    """
+    if getattr(_GUARD, "active", False):
+        return fn(*args)
+    box: dict = {}
+    started = threading.Event()
+
+    def target() -> None:
+        _GUARD.active = True
+        try:
+            # taken here, while this thread surely exists (asking for a finished thread's clock
+            # reads freed memory); reading the clock later is a plain system call
+            box["clock"] = time.pthread_getcpuclockid(threading.get_ident())
+        except (AttributeError, OSError):  # pragma: no cover - not on Linux/BSD
+            pass
+        started.set()
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # noqa: B036 - carried to the caller's thread
+            box["error"] = exc
+
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, ANALYSIS_RECURSION_LIMIT))
+    try:
+        old_stack = threading.stack_size()
+        try:
+            threading.stack_size(ANALYSIS_STACK)
+        except (ValueError, RuntimeError):  # pragma: no cover - platform without the option
+            pass
+        try:
+            thread = threading.Thread(target=target, name="gpulint-analysis", daemon=True)
+            thread.start()
+        finally:
+            threading.stack_size(old_stack)
+        started.wait()
+        clock = box.pop("clock", None)
+
+        def cpu() -> float:
+            if clock is None:  # pragma: no cover - not on Linux/BSD: wall time
+                return time.monotonic()
+            try:
+                return time.clock_gettime(clock)
+            except OSError:  # the thread has just finished
+                return cpu0
+
+        cpu0 = 0.0
+        cpu0 = cpu()
+        mem0 = _rss_bytes()
+        reason = None
+        deadline = 0.0
+        while thread.is_alive():
+            thread.join(0.05)
+            if not thread.is_alive():
+                break
+            if reason is None:
+                if cpu() - cpu0 > MAX_FILE_SECONDS:
+                    reason = f"over {MAX_FILE_SECONDS:g} s of CPU time"
+                elif _rss_bytes() - mem0 > MAX_FILE_MEMORY:
+                    reason = f"over {MAX_FILE_MEMORY // 2**20} MiB of memory"
+                if reason is not None:
+                    _async_raise(thread, _Overrun)
+                    deadline = time.monotonic() + _GRACE_SECONDS
+            elif time.monotonic() > deadline:
+                break  # stuck in native code: leave it behind
+    finally:
+        sys.setrecursionlimit(old_limit)
+    if reason is not None:
+        box.clear()
+        raise TooComplex(f"{TOO_COMPLEX} ({reason})")
+    err = box.get("error")
+    if err is not None:
+        if isinstance(err, RecursionError):
+            raise TooComplex(f"{TOO_COMPLEX} (recursion too deep)")
+        if isinstance(err, MemoryError):
+            raise TooComplex(f"{TOO_COMPLEX} (out of memory)")
+        if isinstance(err, _Overrun):  # pragma: no cover - raised only after a reason was set
+            raise TooComplex(TOO_COMPLEX)
+        raise err
+    return box["value"]
+
+
+def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked: bool = False, module=None):
+    """Run the rules over a text. Returns (diagnostics, suppressions) or raises BadInput.
+
+    `checked`: the text already passed `python_syntax` and `bound_tree`; `module`: its LibCST
+    module when the caller has it already."""
     from gpulint.model import ScriptModel
     from gpulint.rule import Context, make_diagnostic
     from gpulint.suppression import Suppressions
 
-    module = parse(text)
+    if module is None:
+        module = parse(text, checked)
     model = ScriptModel(module, text)
     ctx = Context(path, text, module, model)
+    if settings is not None:
+        ctx.settings = settings
     sup = Suppressions(text)
     ctx.suppressed = sup.suppressed
     diags: list[Diagnostic] = []
@@ -203,6 +473,8 @@ def analyse(path: str, text: str, rules: Sequence[Rule]):
         try:
             for finding in rule.check(ctx):
                 diags.append(make_diagnostic(ctx, finding))
+        except (RecursionError, MemoryError):
+            raise  # the file is too complex, not the rule wrong: the guard reports it
         except Exception as exc:  # a rule bug must not hide the other rules' results
             line = 1
             diags.append(
@@ -212,7 +484,7 @@ def analyse(path: str, text: str, rules: Sequence[Rule]):
                     line,
                 )
             )
-    diags = [d for d in diags if d.code == ENGINE_CODE or not sup.suppressed(d.line, d.code)]
+    diags = sup.apply(diags, path, {r.code for r in rules})  # suppressions; GL001/GL002 when they ran
     diags.sort(key=Diagnostic.sort_key)
     return diags, sup
 
@@ -260,14 +532,20 @@ def apply_fixes(text: str, fixes: Sequence[Fix]) -> str:
     return "".join(out)
 
 
-def _parses(text: str) -> bool:
+def _parse_fixed(text: str, python_ok: bool):
+    """The LibCST module of a fixed text, or None when the text does not parse (with Python's
+    parser too when the original text passed it, and within the bounds)."""
     import libcst as cst
 
+    if python_ok:
+        try:
+            bound_tree(python_syntax(text))
+        except BadInput:
+            return None
     try:
-        cst.parse_module(text)
-        return True
+        return cst.parse_module(text)
     except Exception:
-        return False
+        return None
 
 
 @dataclass
@@ -277,31 +555,45 @@ class Outcome:
     applied: int = 0
     fixed: list[Diagnostic] = field(default_factory=list)  # diagnostics whose fix was applied
     dropped: list[str] = field(default_factory=list)
+    initial: list[Diagnostic] = field(default_factory=list)  # the diagnostics of the text as given
 
 
 def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outcome:
-    """Check (and fix, when asked) one decoded text. Raises BadInput for unparseable input."""
+    """Check (and fix, when asked) one decoded text. Raises BadInput for unparseable input and
+    TooComplex (a BadInput) for a text past the bounds; never RecursionError or a crash."""
+    return guarded(_run_text, path, text, rules, opts)
+
+
+def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outcome:
     from gpulint.suppression import might_skip_file, Suppressions
 
     if might_skip_file(text) and Suppressions(text).skip_file:
         return Outcome([], text)
+    python_ok = True
+    bound_size(text)
+    try:
+        bound_tree(python_syntax(text))  # CPython first: its verdict, and the bounds
+    except _PythonRejects:
+        python_ok = False  # LibCST may know newer syntax; parse() reports CPython's error if not
     selected = Prefilter(rules).select(text)
     if not selected:
-        check_syntax(text)  # nothing to analyse, but a file that does not parse is still reported
+        if not python_ok:
+            parse(text)  # nothing to analyse, but a file that does not parse is still reported
         return Outcome([], text)
-    diags, _ = analyse(path, text, selected)
+    diags, _ = analyse(path, text, selected, opts.settings, checked=python_ok)
     if not opts.fix:
         return Outcome(diags, text)
-    outcome = Outcome(diags, text)
+    outcome = Outcome(diags, text, initial=diags)
     for _round in range(MAX_ROUNDS):
         fixes = _choose(outcome.diagnostics, opts)
         if not fixes:
             break
         new_text = apply_fixes(outcome.text, fixes)
-        if not _parses(new_text):
+        module = _parse_fixed(new_text, python_ok)
+        if module is None:
             good = []
             for f in fixes:
-                if _parses(apply_fixes(outcome.text, good + [f])):
+                if _parse_fixed(apply_fixes(outcome.text, good + [f]), python_ok) is not None:
                     good.append(f)
                 else:
                     owner = next(d for d in outcome.diagnostics if d.fix is f)
@@ -310,6 +602,7 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
             if not fixes:
                 break
             new_text = apply_fixes(outcome.text, fixes)
+            module = None
         if new_text == outcome.text:
             break
         fixed_now = [d for d in outcome.diagnostics if d.fix in fixes]
@@ -317,7 +610,9 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
         outcome.applied += len(fixes)
         outcome.text = new_text
         selected = Prefilter(rules).select(new_text)
-        outcome.diagnostics = analyse(path, new_text, selected)[0] if selected else []
+        outcome.diagnostics = (
+            analyse(path, new_text, selected, opts.settings, checked=python_ok, module=module)[0] if selected else []
+        )
     return outcome
 
 
@@ -326,13 +621,33 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
 # ---------------------------------------------------------------------------------------------
 
 
-def write_atomic(path: str, text: str, encoding: str) -> bytes:
+class WriteRefused(OSError):
+    """A fixed file that is deliberately not written (read-only, changed meanwhile). An OSError,
+    so that every caller that reports a failed write (notebooks too) reports this one."""
+
+
+def write_atomic(path: str, text: str, encoding: str, expected: bytes | None = None) -> bytes:
     """Replace a file's content in one step, keeping its permissions; never half-written.
-    Returns the bytes written."""
+    Returns the bytes written.
+
+    A symlink is written through: its target gets the new content and the link stays a link.
+    A read-only file (no write permission bit, or not writable by this user) is left alone. With
+    `expected` (the bytes that were analysed), a file whose content changed since it was read
+    (an editor saved it meanwhile) is left alone: the check is made right before the rename.
+    Both raise WriteRefused. The temporary file carries the process id in its name
+    (`.gpulint-<pid>-*.tmp`) so that one left by a killed worker can be found and removed.
+    """
     data = text.encode(encoding)
-    st = os.stat(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".gpulint-", suffix=".tmp", dir=directory)
+    target = os.path.realpath(path)
+    st = os.stat(target)
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteRefused("is not a regular file; the fixes were not written")
+    if not st.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise WriteRefused("file is read-only; the fixes were not written (make it writable, or use --diff)")
+    if expected is not None and _changed(target, expected):
+        raise WriteRefused(_CHANGED)
+    directory = os.path.dirname(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".gpulint-{os.getpid()}-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -343,7 +658,9 @@ def write_atomic(path: str, text: str, encoding: str) -> bytes:
             os.chown(tmp, st.st_uid, st.st_gid)
         except (PermissionError, AttributeError):
             pass
-        os.replace(tmp, path)
+        if expected is not None and _changed(target, expected):
+            raise WriteRefused(_CHANGED)
+        os.replace(tmp, target)
         return data
     except BaseException:
         try:
@@ -353,17 +670,48 @@ def write_atomic(path: str, text: str, encoding: str) -> bytes:
         raise
 
 
+_CHANGED = "file changed on disk while it was being fixed; it was left as it is now (run gpulint again)"
+
+
+def _changed(path: str, expected: bytes) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(expected) + 1) != expected
+    except OSError:
+        return True
+
+
+def remove_stale_temps(directories, pid: int) -> None:
+    """Remove the `.gpulint-<pid>-*.tmp` files a killed process left in these folders."""
+    prefix = f".gpulint-{pid}-"
+    for d in set(directories):
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix) and name.endswith(".tmp"):
+                try:
+                    os.unlink(os.path.join(d, name))
+                except OSError:
+                    pass
+
+
 def process_file(path: str, display: str, rules: Sequence[Rule], opts: Options) -> FileResult:
     """Check (and fix) one file on disk; every problem becomes a diagnostic, never an exception."""
+    if path.endswith(".ipynb"):  # a notebook: its code cells as one script (gpulint/notebook.py)
+        from gpulint.notebook import process_notebook
+
+        return process_notebook(path, display, rules, opts)
     result = FileResult(display)
     try:
-        src, stamp = read_source_stamped(path)
+        src, stamp, raw = _read(path)
         outcome = run_text(display, src.text, rules, opts)
     except BadInput as exc:
         result.diagnostics = [engine_diagnostic(display, str(exc), exc.line, exc.col)]
         return result
-    except RecursionError:
-        result.diagnostics = [engine_diagnostic(display, "file is too deeply nested to analyse")]
+    except RecursionError:  # pragma: no cover - the guard turns it into TooComplex
+        result.diagnostics = [engine_diagnostic(display, TOO_COMPLEX)]
         return result
     result.diagnostics = outcome.diagnostics
     result.applied = outcome.applied
@@ -376,12 +724,19 @@ def process_file(path: str, display: str, rules: Sequence[Rule], opts: Options) 
         result.stamp = None
         if opts.write:
             try:
-                data = write_atomic(path, outcome.text, src.encoding)
-                result.stamp = (os.stat(path).st_mtime_ns, len(data), digest(data))
+                data = write_atomic(path, outcome.text, src.encoding, expected=raw)
+                st = os.stat(path)
+                result.stamp = (st.st_mtime_ns, len(data), digest(data))
             except FileNotFoundError:
                 result.error = "file disappeared before the fixes could be written"
+            except WriteRefused as exc:
+                result.error = str(exc)
             except (OSError, UnicodeEncodeError) as exc:
                 result.error = f"cannot write the fixed file: {exc}"
             if result.error:
-                result.diagnostics.append(engine_diagnostic(display, result.error))
+                # nothing was written: the file still has every problem found in it at first
+                result.diagnostics = outcome.initial + [engine_diagnostic(display, result.error)]
+                result.fixed = []
+                result.applied = 0
+                result.fixed_source = None
     return result

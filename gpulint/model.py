@@ -151,6 +151,13 @@ AVAILABILITY_TOKENS = re.compile(
 )
 
 
+_ENGINE_KINDS = {
+    "tensor": Kind.TENSOR, "module": Kind.MODULE, "metric": Kind.MODULE, "optimizer": Kind.OPTIMIZER,
+    "scheduler": Kind.SCHEDULER, "loader": Kind.DATALOADER, "dataset": Kind.DATASET, "batch": Kind.BATCH,
+    "scaler": Kind.SCALER, "device": Kind.DEVICE,
+}
+
+
 def is_optimizer_qualname(q: str) -> bool:
     if q.startswith(SCHEDULER_PREFIXES) or q in SCHEDULER_FUNCTIONS:
         return False
@@ -501,6 +508,7 @@ class ScriptModel:
         self._facts: dict[type, object] = {}
         self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._inplace: dict[int, list[Move]] | None = None
+        self._flow = None
         module.visit(_Collector(self))
         global _ACTIVE
         _ACTIVE = self
@@ -555,6 +563,43 @@ class ScriptModel:
     def precedes(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         """`a` starts before `b` in the source (both nodes of this file)."""
         return self.order[a] < self.order[b]
+
+    # the flow engine ---------------------------------------------------------------------------
+    @property
+    def flow(self):
+        """The flow engine's results for this file (`gpulint.flow.Flow`), computed on first use."""
+        found = self._flow
+        if found is None:
+            from gpulint.flow import Flow, NoFlow
+
+            try:
+                found = Flow(self)
+            except RecursionError:
+                found = NoFlow()  # a pathological nesting depth: every value unknown
+            self._flow = found
+        return found
+
+    def value_of(self, expr: cst.CSTNode | None):
+        """The engine's abstract value of an expression (`gpulint.flow.Value`: kind, dev, half, ...)
+        at the point where it is evaluated; `flow.UNKNOWN` when the engine did not reach it."""
+        from gpulint.flow import UNKNOWN
+
+        if expr is None:
+            return UNKNOWN
+        return self.flow.values.get(expr, UNKNOWN)
+
+    def device_of(self, expr: cst.CSTNode | None):
+        """Where a tensor or module lives (`gpulint.flow.Dev`: `.is_host`, `.is_acc`, `.expr` the
+        device expression) at that point; None when unknown or when host on one path and device on
+        another (`Dev.where == "either"` is returned as None too)."""
+        d = self.value_of(expr).dev
+        if d is None or d.where == "either":
+            return None
+        return d
+
+    def mismatches(self):
+        """Operations whose tensor operands live on different devices (`gpulint.flow.Mismatch`)."""
+        return self.flow.mismatches
 
     # derived facts ----------------------------------------------------------------------------
     def facts(self, provider: type):
@@ -924,9 +969,19 @@ class ScriptModel:
             self._in_progress.discard(expr)
             hit = self._cycle_hit
             self._cycle_hit = saved or hit
+        if kind is Kind.UNKNOWN and not self._in_progress:
+            kind = self._engine_kind(expr)
         if not hit:  # a result that saw a cycle is partial: do not remember it
             self._kind_cache[expr] = kind
         return kind
+
+    def _engine_kind(self, expr: cst.BaseExpression) -> Kind:
+        """The flow engine's kind where the binding table cannot tell (values through calls,
+        methods, `self` attributes set in other methods, helpers' results)."""
+        v = self.flow.values.get(expr)
+        if v is None or v.kind is None:
+            return Kind.UNKNOWN
+        return _ENGINE_KINDS.get(v.kind, Kind.UNKNOWN)
 
     def is_kind(self, expr: cst.BaseExpression | None, *kinds: Kind) -> bool:
         return self.kind_of(expr) in kinds
@@ -1127,6 +1182,13 @@ class ScriptModel:
         return Kind.UNKNOWN
 
     def _kind_of_qualified_call(self, q: str, call: cst.Call) -> Kind | None:
+        from gpulint import flowkb
+
+        ek = flowkb.class_kind(q)
+        if ek is not None and q not in WRAPPER_CLASSES:  # the class's real MRO (AveragedModel: a Module)
+            k = _ENGINE_KINDS.get(ek)
+            if k is not None:
+                return k
         if q.startswith("torch."):
             tail = q[len("torch."):]
             if tail in TENSOR_FACTORIES or tail in TENSOR_FUNCTIONS:

@@ -26,7 +26,21 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from gpulint.diagnostics import SAFE, UNSAFE, Diagnostic, Edit, Fix
 from gpulint.model import Kind, ScriptModel  # noqa: F401  (re-exported for rules)
 
-__all__ = ["Rule", "Context", "Finding", "Kind", "SAFE", "UNSAFE", "Edit", "Fix"]
+__all__ = ["Rule", "Context", "Finding", "Kind", "SAFE", "UNSAFE", "Edit", "Fix", "split_lines"]
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """Lines of source text split on "\n", "\r\n" and "\r" only, which is what Python's
+    tokenizer calls a line end. `str.splitlines()` also splits on U+2028, U+2029, "\x0b",
+    "\x0c", "\x1c"-"\x1e" and "\x85", which may sit inside string literals: re-indenting its
+    "lines" would change the string. Use this for every re-indentation in a fix."""
+    lines = _LINE.findall(text)
+    if keepends:
+        return lines
+    return [ln.rstrip("\r\n") for ln in lines]
 
 
 class Rule:
@@ -69,6 +83,9 @@ class Context:
         self._line_starts: list[int] | None = None
         self.rule: Rule | None = None  # set by the engine before each rule runs
         self.suppressed = lambda line, code: False  # replaced by the engine
+        from gpulint.config import RuleSettings
+
+        self.settings = RuleSettings()  # the project's settings rules may read (torch_version); set by the engine
 
     # positions --------------------------------------------------------------------------------
     @property
@@ -152,7 +169,7 @@ class Context:
         """Insert lines of code before a statement, at its indentation."""
         first, _ = self._line_bounds(stmt)
         indent = self.indent_of(stmt)
-        text = "".join(indent + line + self.newline for line in code.splitlines())
+        text = "".join(indent + line + self.newline for line in split_lines(code))
         return self.edit(first, first, text)
 
     def insert_after(self, stmt: cst.CSTNode, code: str) -> Edit:
@@ -161,7 +178,7 @@ class Context:
         prefix = ""
         if last == len(self.source) and not self.source.endswith(("\n", "\r")):
             prefix = self.newline
-        text = prefix + "".join(indent + line + self.newline for line in code.splitlines())
+        text = prefix + "".join(indent + line + self.newline for line in split_lines(code))
         return self.edit(last, last, text)
 
     def remove_statement(self, stmt: cst.SimpleStatementLine) -> Edit:

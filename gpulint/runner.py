@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
@@ -16,7 +14,8 @@ from gpulint import __version__
 from gpulint.config import Settings
 from gpulint.diagnostics import SAFE, Diagnostic, FileResult
 from gpulint.discovery import Candidate, per_file_ignored
-from gpulint.engine import Options, process_file
+from gpulint import engine
+from gpulint.engine import Options, engine_diagnostic, process_file
 from gpulint.engine import digest as content_digest
 from gpulint.registry import Registry
 
@@ -64,7 +63,264 @@ def _rules_for(codes: tuple[str, ...], rule_dirs: tuple[str, ...]):
 
 def _work(item: tuple[str, str, tuple[str, ...], tuple[str, ...], Options]) -> FileResult:
     path, display, codes, rule_dirs, opts = item
-    return process_file(path, display, _rules_for(codes, rule_dirs), opts)
+    try:
+        return process_file(path, display, _rules_for(codes, rule_dirs), opts)
+    except Exception as exc:  # a bug: reported on the file, never a traceback for the whole run
+        return FileResult(display, [engine_diagnostic(display, f"internal error ({type(exc).__name__}: {exc}); please report it")])
+
+
+# ---------------------------------------------------------------------------------------------
+# Worker processes
+# ---------------------------------------------------------------------------------------------
+
+# wall seconds one file may take in a worker before the worker is killed: the engine's own guard
+# stops an analysis past MAX_FILE_SECONDS of CPU time; this catches native code that holds the
+# interpreter lock past it (generous: wall time on a loaded machine is several times CPU time)
+WORKER_FILE_WALL_SECONDS = 600.0
+
+
+class _Terminated(BaseException):
+    """SIGTERM in a worker that is processing a file: unwind (removing a temporary file)."""
+
+
+_BUSY = [False]
+
+
+def _on_sigterm(signum, frame):  # pragma: no cover - runs in worker processes
+    if _BUSY[0]:
+        raise _Terminated()
+    os._exit(128 + signum)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Make this worker process end when the process that started it ends (SIGKILL included).
+
+    Linux: prctl(PR_SET_PDEATHSIG, SIGTERM). Elsewhere (and as a fallback): a daemon thread that
+    notices the parent is gone (the worker's parent id changes) and sends SIGTERM to this process.
+    Both end in `_on_sigterm`, which lets a write in progress remove its temporary file.
+    """
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the workers
+    done = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            done = libc.prctl(1, int(signal.SIGTERM), 0, 0, 0) == 0  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            done = False
+    if os.getppid() != parent:  # the parent died before the watch was in place
+        os._exit(143)
+    if not done:
+        import threading
+        import time
+
+        def watch() -> None:
+            while True:
+                time.sleep(0.5)
+                if os.getppid() != parent:
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    return
+
+        threading.Thread(target=watch, name="gpulint-parent-watch", daemon=True).start()
+
+
+def _worker_main(conn, parent: int) -> None:  # pragma: no cover - runs in worker processes
+    _die_with_parent(parent)
+    try:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                break
+            if msg is None:
+                break
+            idx, item = msg
+            _BUSY[0] = True
+            try:
+                res = _work(item)
+            except _Terminated:
+                os._exit(143)
+            finally:
+                _BUSY[0] = False
+            try:
+                conn.send((idx, res))
+            except (OSError, ValueError):
+                break
+    except KeyboardInterrupt:
+        pass
+    os._exit(0)
+
+
+class _Worker:
+    def __init__(self, ctx) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
+        self.proc.start()
+        child.close()
+        self.current: int | None = None
+        self.started = 0.0
+
+    def stop(self, kill: bool = False) -> None:
+        try:
+            if kill:
+                self.proc.kill()
+            elif self.proc.is_alive():
+                self.proc.terminate()
+        except (OSError, AttributeError):
+            pass
+
+
+def _crash_message(worker: _Worker, timed_out: bool) -> str:
+    if timed_out:
+        return f"the analysis did not finish in {WORKER_FILE_WALL_SECONDS:g} s and its worker was stopped; file not checked"
+    code = worker.proc.exitcode
+    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+    return f"the worker process analysing this file died ({how}); file not checked, the other files were"
+
+
+def run_parallel(todo: list, workers: int) -> list[FileResult]:
+    """Process the items in worker processes, one file per message.
+
+    A worker that dies (a crash in native code, the out-of-memory killer) or stays too long on
+    one file is replaced, its file reported as a GL000 and any temporary file it was writing
+    removed; the other files are processed as usual. Workers end with this process (see
+    `_die_with_parent`); on Ctrl-C they are stopped and their temporary files removed.
+    """
+    import multiprocessing  # imported here: a run over one file or with -j 1 never needs it
+    import time
+    from multiprocessing.connection import wait
+
+    ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+    results: list[FileResult | None] = [None] * len(todo)
+    queue = list(range(len(todo) - 1, -1, -1))  # popped from the end: source order
+    pool: list[_Worker] = []
+
+    def assign(w: _Worker) -> bool:
+        if not queue:
+            return False
+        idx = queue.pop()
+        w.current, w.started = idx, time.monotonic()
+        try:
+            w.conn.send((idx, todo[idx]))
+        except (OSError, ValueError):
+            queue.append(idx)
+            w.current = None
+            return False
+        return True
+
+    def retire(w: _Worker, timed_out: bool = False) -> None:
+        w.stop(kill=True)
+        w.proc.join(5)
+        idx = w.current
+        if idx is not None:
+            item = todo[idx]
+            engine.remove_stale_temps([os.path.dirname(os.path.realpath(item[0]))], w.proc.pid)
+            results[idx] = FileResult(item[1], [engine_diagnostic(item[1], _crash_message(w, timed_out))])
+        pool.remove(w)
+        try:
+            w.conn.close()
+        except OSError:
+            pass
+
+    try:
+        for _ in range(min(workers, len(todo))):
+            w = _Worker(ctx)
+            pool.append(w)
+            assign(w)
+        while any(w.current is not None for w in pool):
+            busy = [w for w in pool if w.current is not None]
+            ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=1.0)
+            for w in busy:
+                if w.conn in ready:
+                    try:
+                        idx, res = w.conn.recv()
+                    except (EOFError, OSError):
+                        retire(w)
+                    else:
+                        results[idx] = res
+                        w.current = None
+                        assign(w)
+                elif w.proc.sentinel in ready:
+                    retire(w)
+                elif time.monotonic() - w.started > WORKER_FILE_WALL_SECONDS:
+                    retire(w, timed_out=True)
+            while queue and sum(1 for w in pool if w.current is not None) < workers:
+                idle = next((w for w in pool if w.current is None), None)
+                if idle is None:
+                    idle = _Worker(ctx)  # a replacement for a worker that died
+                    pool.append(idle)
+                if not assign(idle):
+                    break
+    except BaseException:
+        # Ctrl-C or an error here: stop the workers, let a write in progress clean up
+        for w in pool:
+            w.stop()
+        deadline = time.monotonic() + 3
+        for w in pool:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+            if w.proc.is_alive():
+                w.stop(kill=True)
+                w.proc.join(1)
+            if w.current is not None:
+                engine.remove_stale_temps([os.path.dirname(os.path.realpath(todo[w.current][0]))], w.proc.pid)
+        raise
+    for w in pool:
+        try:
+            w.conn.send(None)
+        except (OSError, ValueError):
+            pass
+    for w in pool:
+        w.proc.join(2)
+        if w.proc.is_alive():
+            w.stop(kill=True)
+    return results  # type: ignore[return-value]
+
+
+class _sigterm_unwinds:
+    """While files are processed, SIGTERM (a CI timeout, an editor stopping the linter) unwinds
+    like Ctrl-C does, exiting 143: workers are stopped and a write in progress removes its
+    temporary file. Only in the main thread (signal handlers can only be set there)."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            def handler(signum, frame):
+                raise SystemExit(128 + signum)
+
+            try:
+                self.old = signal.signal(signal.SIGTERM, handler)
+            except (ValueError, OSError):  # pragma: no cover
+                self.old = None
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+        return False
+
+
+def default_jobs(n_files: int) -> int:
+    """Workers for n files when -j is not given: one per usable core that is not already busy
+    (the load average), and no more than one per 8 files (a worker costs a process start-up and
+    its own rule set). Results do not depend on it."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        idle = cores - os.getloadavg()[0]
+    except (AttributeError, OSError):
+        idle = cores
+    return max(1, min(cores, int(idle + 0.5), -(-n_files // 8)))
 
 
 class Cache:
@@ -90,6 +346,10 @@ class Cache:
         entry = self.entries.get(key)
         if entry is None:
             return None
+        if not _valid_entry(entry):  # a cache file of another shape (hand-edited, another tool)
+            del self.entries[key]
+            self.dirty = True
+            return None
         try:
             st = os.stat(path)
         except OSError:
@@ -104,7 +364,12 @@ class Cache:
                 return None
             entry["mtime"], entry["size"] = st.st_mtime_ns, st.st_size
             self.dirty = True
-        return [Diagnostic.from_dict({**d, "path": display_path(path)}) for d in entry["diagnostics"]]
+        try:
+            return [Diagnostic.from_dict({**d, "path": display_path(path)}) for d in entry["diagnostics"]]
+        except (TypeError, KeyError, ValueError, AttributeError):
+            del self.entries[key]
+            self.dirty = True
+            return None
 
     def store(self, path: str, result: FileResult) -> None:
         if any(d.code == "GL000" for d in result.diagnostics):
@@ -138,11 +403,23 @@ class Cache:
             pass  # a cache that cannot be written is not an error
 
 
+def _valid_entry(entry: object) -> bool:
+    return (
+        isinstance(entry, dict)
+        and type(entry.get("mtime")) is int
+        and type(entry.get("size")) is int
+        and isinstance(entry.get("hash"), str)
+        and isinstance(entry.get("diagnostics"), list)
+        and all(isinstance(d, dict) for d in entry["diagnostics"])
+    )
+
+
 def fingerprint(settings: Settings, codes: Sequence[str], registry: Registry) -> str:
     h = hashlib.blake2b(digest_size=12)
     h.update(__version__.encode())
     h.update(json.dumps(sorted(codes)).encode())
     h.update(json.dumps(sorted(settings.per_file_ignores.items())).encode())
+    h.update(repr(getattr(settings, "torch_version", None)).encode())  # fixes depend on it
     for rule in registry.rules:  # rule sources: editing a rule invalidates the cache
         mod = sys.modules.get(rule.__module__)
         f = getattr(mod, "__file__", None)
@@ -204,14 +481,12 @@ def run_files(
                 continue
         todo.append((cand.path, display, codes, rule_dirs, opts))
     if todo:
-        workers = jobs or min(os.cpu_count() or 1, len(todo))
-        if workers <= 1 or len(todo) < 4:
-            done = [_work(item) for item in todo]
-        else:
-            ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-            chunk = max(1, min(16, len(todo) // (workers * 4)))
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                done = list(pool.map(_work, todo, chunksize=chunk))
+        workers = min(jobs, len(todo)) if jobs else default_jobs(len(todo))
+        with _sigterm_unwinds():
+            if workers <= 1 or len(todo) < 2:
+                done = [_work(item) for item in todo]
+            else:
+                done = run_parallel(todo, workers)
         for item, res in zip(todo, done):
             if cache is not None:
                 cache.store(item[0], res)  # a result whose fixes were not written has no stamp

@@ -61,6 +61,37 @@ for x, y in loader:
         if m.frameworks & {"lightning", "accelerate", "hf-trainer", "deepspeed"}:
             return
         facts = m.facts(PlacementFacts)
+        done: set = set()
+        yield from self._loops(ctx, facts, done)
+        yield from self._engine(ctx, done)
+
+    def _engine(self, ctx: Context, done: set):
+        """The flow engine's mismatches whose CPU operand is a DataLoader batch: shapes the loop
+        analysis does not follow (loaders and models kept on `self` across methods and base classes,
+        batches passed to helpers). Message only: where to move the batch is the author's call."""
+        from gpulint import flowkb
+
+        m = ctx.model
+        for mm in m.mismatches():
+            if mm.op not in ("module-call", "call") or mm.node in done:
+                continue
+            origin = mm.host_value.origin
+            if not isinstance(origin, cst.Call) or flowkb.class_kind(m.qualname(origin.func)) != "loader":
+                continue
+            call = mm.node
+            name = ctx.code(mm.host)
+            dev = mm.acc_value.dev
+            device = ctx.code(dev.expr) if dev is not None and dev.expr is not None else "the accelerator"
+            yield ctx.finding(
+                call,
+                self.message.format(
+                    name=name, source="the DataLoader", callee=ctx.code(call.func), device=device,
+                    line=f"{name} = {name}.to({device if dev is not None and dev.expr is not None else 'device'})",
+                ),
+            )
+
+    def _loops(self, ctx: Context, facts, done: set):
+        m = ctx.model
         for ll in facts.loops:
             placed = facts.model_moves(ll)
             if not placed:
@@ -78,6 +109,7 @@ for x, y in loader:
             lines = self._move_lines(ll, reported, device_text)
             fix = self._fix(ctx, ll, lines)
             for origin, (call, use) in sorted(reported.items(), key=lambda kv: ctx.span(kv[1][0])):
+                done.add(call)
                 yield ctx.finding(
                     call,
                     self.message.format(

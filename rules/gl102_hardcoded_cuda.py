@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.rule import Context, Rule
@@ -30,6 +32,64 @@ def _cuda_literal(node: cst.CSTNode) -> str | None:
     return None
 
 
+# torch.cuda calls that need a CUDA device at run time: a file that makes them is CUDA-only whatever
+# device its tensors are given, so a CPU fallback for the placements would not make it run.
+_CUDA_ONLY_CALLS = frozenset(
+    "torch.cuda." + n
+    for n in (
+        "get_device_capability get_device_properties get_device_name is_bf16_supported set_device "
+        "current_device synchronize Event Stream stream current_stream CUDAGraph graph graphs "
+        "make_graphed_callables memory_allocated max_memory_allocated memory_reserved "
+        "max_memory_reserved reset_peak_memory_stats reset_max_memory_allocated memory_summary "
+        "memory_stats mem_get_info memory._record_memory_history memory._dump_snapshot "
+        "memory._snapshot _record_memory_history nvtx.range_push nvtx.range_pop nvtx.range nvtx.mark "
+        "get_arch_list"
+    ).split()
+)
+_CUDA_FLAG = re.compile(r"(?i)(?:^|_)(?:cuda|gpu|gpus|n_?gpus?)(?:$|_)|^(?:use|with|has|on|is)_?(?:cuda|gpu)|^n_?gpus?$")
+
+
+def _cuda_only_by_design(ctx: Context) -> bool:
+    """The file is written for CUDA and says so: it calls CUDA-only APIs (capability and memory
+    queries, streams, events, `set_device`), uses an NCCL-only process group, pins GPUs with
+    `CUDA_VISIBLE_DEVICES`, or guards its CUDA path with a flag of its own (`if args.cuda:`,
+    `if USE_CUDA:`)."""
+    m = ctx.model
+    if "CUDA_VISIBLE_DEVICES" in ctx.source:
+        return True
+    for call in m.calls:
+        q = m.qualname(call.func) or ""
+        if q in _CUDA_ONLY_CALLS or q.startswith(("torch.cuda.nvtx.", "torch.cuda.memory._", "torch.cuda.graphs.")):
+            return True
+        if q in ("torch.distributed.init_process_group", "torch.distributed.new_group"):
+            backend = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "backend"), None)
+            if backend is None and call.args and call.args[0].keyword is None:
+                backend = call.args[0].value
+            if isinstance(backend, cst.SimpleString) and "nccl" in backend.value.lower():
+                return True
+    for node in m.nodes:
+        test = None
+        if isinstance(node, (cst.If, cst.IfExp, cst.While)):
+            test = node.test
+        elif isinstance(node, cst.Assert):
+            test = node.test
+        if test is None:
+            continue
+        for n in (test, *m.walk(test)):
+            leaf = None
+            if isinstance(n, cst.Name):
+                leaf = n.value
+            elif isinstance(n, cst.Attribute):
+                leaf = n.attr.value
+                if (m.qualname(n) or "").startswith("torch."):
+                    continue
+            if leaf is not None and _CUDA_FLAG.search(leaf) and not (m.qualname(n) or "").startswith("torch"):
+                return True
+        if "torch.version.cuda" in ctx.code(test):
+            return True
+    return False
+
+
 class HardcodedCuda(Rule):
     code = "GL102"
     name = "hardcoded-cuda"
@@ -45,15 +105,23 @@ crashes on a laptop, a CPU CI runner or a Mac (`AssertionError: Torch not compil
 enabled` / `RuntimeError: Found no NVIDIA driver on your system`), so it cannot be tried before
 it is queued on the cluster.
 
-The fix (unsafe: it changes where a CPU-only run places tensors) introduces one
-`device = torch.device("cuda" if torch.cuda.is_available() else "cpu")` after the imports
-(or turns an existing module-level `device = "cuda"` into that) and routes every hard-coded site
-through it: `.cuda()` becomes `.to(device)`, `"cuda"` becomes `device`. Sites with an explicit
-other index (`"cuda:1"`) are reported without a fix.
+The rule reports once per file, at the first hard-coded site; the message lists the lines of
+the others. The fix (unsafe: it changes where a CPU-only run places tensors) introduces one
+`device = torch.device("cuda" if torch.cuda.is_available() else "cpu")` after the imports and
+routes every hard-coded site through it: `.cuda()` becomes `.to(device)`, `"cuda"` becomes
+`device`, and a string variable (`dev = "cuda"`, `def f(device="cuda")`) becomes `device.type`
+so that it stays a string. An existing module-level `device = torch.device("cuda")` above every
+site is reused (its value becomes the guarded one); any other existing `device` (a string, a
+local variable, a name bound twice) keeps its meaning and the fix picks a fresh name
+(`run_device`). Sites with an explicit other index (`"cuda:1"`) are listed but not rewritten.
 
 The rule is silent in files that check availability (`torch.cuda.is_available()`,
 `torch.accelerator`, `device_count()`, a `--device`/`--cuda` command-line flag, test-suite guards
-such as `TEST_CUDA`), and on `"cuda"` used as an autocast/GradScaler device *type*.
+such as `TEST_CUDA`), on `"cuda"` used as an autocast/GradScaler device *type*, and in files that
+are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
+`set_device`, `synchronize`, CUDA events/streams, memory statistics and snapshots), use an NCCL
+process group, set `CUDA_VISIBLE_DEVICES`, or guard their CUDA path with a flag of their own
+(`if args.cuda:`, `if USE_CUDA:`). A CPU fallback would not make such a file run elsewhere.
 
 Bad:
 
@@ -75,13 +143,23 @@ x = torch.randn(8, 3, device=device)
         m = ctx.model
         if m.checks_availability or m.frameworks or not m.is_script:
             return  # libraries gate CUDA code at their call sites; the fix is for scripts
-        sites = list(self._sites(ctx))
+        if _cuda_only_by_design(ctx):
+            return  # the file needs CUDA anyway and says so: a CPU fallback would not make it run
+        sites = sorted(self._sites(ctx), key=lambda s: ctx.span(s[0])[0])
+        sites = [s for s in sites if not ctx.suppressed(ctx.line_of(s[0]), self.code)]
         if not sites:
             return
-        group = self._group_fix(ctx, sites)
-        for node, what, routable in sites:
-            fix = group if routable and group is not None else None
-            yield ctx.finding(node, self.message.replace("hard-coded CUDA device", what), fix)
+        group = self._group_fix(ctx, sites) if any(r for _, _, r in sites) else None
+        node, what, _routable = sites[0]
+        message = self.message.replace("hard-coded CUDA device", what)
+        lines = sorted({ctx.line_of(n) for n, _, _ in sites[1:]} - {ctx.line_of(node)})
+        if lines:
+            shown = ", ".join(str(x) for x in lines[:12]) + (", ..." if len(lines) > 12 else "")
+            message += f"; also hard-coded on line{'s' if len(lines) > 1 else ''} {shown}"
+        fixed = [n for n, _, r in sites if r]
+        if group is not None and len(fixed) < len(sites):
+            message += " (the fix routes the index-less sites; `cuda:N` with N > 0 stays for you to decide)"
+        yield ctx.finding(node, message, group)
 
     # sites ---------------------------------------------------------------------------------------
     def _sites(self, ctx: Context):
@@ -139,29 +217,8 @@ x = torch.randn(8, 3, device=device)
     def _group_fix(self, ctx: Context, sites):
         m = ctx.model
         torch_alias = next((k for k, v in m.aliases.items() if v == "torch"), None)
-        guarded = '{t}.device("cuda" if {t}.cuda.is_available() else "cpu")'.format(t=torch_alias or "torch")
-        # an existing module-level device variable that is itself a site gets the guarded value
-        definition = None
-        module_device = m.bindings.get((m.module, "device"), [])
-        site_nodes = {id(n) for n, _, _ in sites}
-        if len(module_device) == 1 and module_device[0].how == "assign" and id(module_device[0].value) in site_nodes:
-            definition = module_device[0].value
-        elif module_device:
-            definition = "existing"
-        for (scope, name), bindings in m.bindings.items():
-            if name == "device" and scope is not m.module and any(b.how not in ("param",) for b in bindings):
-                return None  # a local `device` of another meaning could capture the routed sites
-        edits = []
-        if definition is None:
-            anchor = self._after_imports(m)
-            header = ("" if torch_alias else "import torch\n") + "device = " + guarded
-            if anchor is None:
-                first = m.module.body[0] if m.module.body else None
-                if first is None:
-                    return None
-                edits.append(ctx.insert_before(first, header))
-            else:
-                edits.append(ctx.insert_after(anchor, "\n" + header))
+        t = torch_alias or "torch"
+        guarded = f'{t}.device("cuda" if {t}.cuda.is_available() else "cpu")'
         chosen = []
         for node, _what, routable in sites:
             if not routable:
@@ -169,21 +226,86 @@ x = torch.randn(8, 3, device=device)
             if any(self._within(ctx, node, other) for other, _, r in sites if other is not node and r):
                 continue  # nested in another site: the next round handles it
             chosen.append(node)
+        if not chosen:
+            return None
+        # Reuse the file's `device` only when it is one module-level `device = torch.device("cuda")`
+        # and every other site comes after it: then it holds a device everywhere it is read. Any
+        # other `device` (a string, a parameter, a local, bound twice) keeps its meaning and the
+        # fix introduces a name of its own.
+        definition = None
+        module_device = m.bindings.get((m.module, "device"), [])
+        if (
+            len(module_device) == 1
+            and module_device[0].how == "assign"
+            and module_device[0].value is not None
+            and any(module_device[0].value is n for n in chosen)
+            and isinstance(module_device[0].value, cst.Call)
+            and isinstance(m.parent(m.statement_of(module_device[0].value)), cst.Module)
+            and all(n is module_device[0].value or m.order[n] > m.order[module_device[0].value] for n in chosen)
+            and not any(
+                name == "device" and any(b.how != "param" for b in bs)
+                for (scope, name), bs in m.bindings.items()
+                if scope is not m.module
+            )
+        ):
+            definition = module_device[0].value
+            name = "device"
+        else:
+            name = self._fresh_name(m)
+        edits = []
+        if definition is None:
+            anchor = self._after_imports(m)
+            header = ("" if torch_alias else "import torch\n") + f"{name} = " + guarded
+            if anchor is None:
+                first = m.module.body[0] if m.module.body else None
+                if first is None:
+                    return None
+                edits.append(ctx.insert_before(first, header))
+            else:
+                edits.append(ctx.insert_after(anchor, "\n" + header))
+        string_bindings = self._string_binding_values(m)
         for node in chosen:
-            if ctx.suppressed(ctx.line_of(node), self.code):
-                continue
             if node is definition:
                 edits.append(ctx.replace(node, guarded))
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda":
                 extra = "".join(
                     f", {ctx.code(a)}" for a in node.args if a.keyword is not None and a.keyword.value == "non_blocking"
                 )
-                edits.append(ctx.replace(node, f"{ctx.code(node.func.value)}.to(device{extra})"))
+                edits.append(ctx.replace(node, f"{ctx.code(node.func.value)}.to({name}{extra})"))
+            elif id(node) in string_bindings:
+                # `dev = "cuda"` / `def f(device="cuda")`: the variable stays a string (code compares
+                # it with "cuda"; a torch.device never equals a string)
+                edits.append(ctx.replace(node, f"{name}.type"))
             else:
-                edits.append(ctx.replace(node, "device"))
-        if len(edits) <= (0 if definition is not None else 1):
-            return None
-        return ctx.fix(*edits, message="Choose the device at run time and route hard-coded sites through it")
+                edits.append(ctx.replace(node, name))
+        return ctx.fix(*edits, message=f"Choose the device at run time (`{name}`) and route every hard-coded site through it")
+
+    @staticmethod
+    def _string_binding_values(m) -> set[int]:
+        out = set()
+        for (_scope, _name), bindings in m.bindings.items():
+            for b in bindings:
+                if b.how in ("assign", "param") and isinstance(b.value, cst.SimpleString):
+                    out.add(id(b.value))
+        return out
+
+    @staticmethod
+    def _fresh_name(m) -> str:
+        used = set()
+        for n in m.nodes:
+            if not isinstance(n, cst.Name):
+                continue
+            parent = m.parent(n)
+            if (isinstance(parent, cst.Arg) and parent.keyword is n) or (isinstance(parent, cst.Attribute) and parent.attr is n):
+                continue  # `f(device=...)`, `x.device`: not the variable
+            used.add(n.value)
+        for candidate in ("device", "run_device", "default_device", "torch_device"):
+            if candidate not in used:
+                return candidate
+        i = 2
+        while f"run_device{i}" in used:
+            i += 1
+        return f"run_device{i}"
 
     @staticmethod
     def _within(ctx: Context, inner: cst.CSTNode, outer: cst.CSTNode) -> bool:

@@ -64,6 +64,12 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
         if m.frameworks & _FRAMEWORKS:
             return
         facts = m.facts(DeviceFacts)
+        reported: set = set()
+        yield from self._loss_calls(ctx, facts, reported)
+        yield from self._engine(ctx, reported)
+
+    def _loss_calls(self, ctx: Context, facts, reported: set):
+        m = ctx.model
         model_moves = self._model_moves(ctx, facts)
         if not model_moves:
             return
@@ -90,7 +96,37 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
             if suffix is not None:
                 fix = ctx.fix(ctx.insert_text(ctx.span(call)[1], suffix), message=f"Move the loss: `{suffix}`")
             fixed = f"{loss_code}(...){suffix or '.to(device)'}"
+            reported.add(call)
             yield ctx.finding(call, self.message.format(loss=loss_code, kw=kw, device=device, fixed=fixed), fix)
+
+    def _engine(self, ctx: Context, reported: set):
+        """The flow engine: a loss module holding a CPU weight, called with tensors on the
+        accelerator (the loss built in a helper or a trainer method, the weight computed there)."""
+        from gpulint import flowkb
+
+        m = ctx.model
+        for mm in m.mismatches():
+            if mm.op != "module-host":
+                continue
+            ctor = mm.host_value.origin
+            if not isinstance(ctor, cst.Call) or ctor in reported:
+                continue
+            q = m.qualname(ctor.func)
+            if not q or not ("loss" in flowkb.class_tags(q) or q.endswith("Loss")):
+                continue
+            weight, kw = self._weight_arg(ctor, q)
+            if weight is None:
+                continue
+            owner = m.class_of(ctor)
+            if owner is not None and m.class_is(owner.name.value, MODULE_BASES):
+                continue
+            reported.add(ctor)
+            d = mm.acc_value.dev
+            device = ctx.code(d.expr) if d is not None and d.expr is not None else "device"
+            loss_code = ctx.code(ctor.func)
+            yield ctx.finding(
+                ctor, self.message.format(loss=loss_code, kw=kw, device=device, fixed=f"{loss_code}(...).to({device})")
+            )
 
     # the model ---------------------------------------------------------------------------------
     @staticmethod

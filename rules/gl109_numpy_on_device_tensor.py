@@ -59,7 +59,7 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
         for call, recv, _meth in m.method_calls("numpy"):
             if any(a.keyword is not None and a.keyword.value == "force" for a in call.args) or call.args:
                 continue
-            if not facts.on_accelerator(recv):
+            if not _on_accelerator(m, facts, recv):
                 continue
             detached = _detached(recv)
             insert = "cpu()." if detached else "detach().cpu()."
@@ -69,6 +69,17 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
             fixed = f"{head}{insert}numpy()"
             fix = ctx.fix(ctx.insert_text(start, insert), message=f"Copy to the host: `.{insert}numpy()`")
             yield ctx.finding(call, self.message.format(expr=_short(head.rstrip(". \n")), fixed=_short(fixed)), fix)
+
+
+def _on_accelerator(m, facts, recv) -> bool:
+    """The flow engine's answer where it has one (host, accelerator, or host on one path and
+    device on another); the older per-binding analysis where the engine cannot tell."""
+    v = m.value_of(recv)
+    if v.kind == "tensor" and v.dev is not None:
+        return v.dev.where == "acc"
+    if v.kind == "hostval" or (v.kind is None and v.dev is not None and v.dev.is_host):
+        return False
+    return facts.on_accelerator(recv)
 
 
 def _detached(e: cst.BaseExpression) -> bool:

@@ -58,10 +58,13 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             return  # a library's loader is called by scripts that choose where tensors go
         facts = m.facts(DeviceFacts)
         saves = list(m.iter_calls("torch.save", "torch.serialization.save"))
+        hooks = _saved_tensor_hook_functions(m) if saves else set()
         for call in loads:
             scope = m.scope_of(call)
             if any(m.scope_of(s) is scope and m.precedes(s, call) for s in saves):
                 continue  # a save/load round trip in one function: same machine, same devices
+            if isinstance(scope, cst.FunctionDef) and scope.name.value in hooks:
+                continue  # unpacks what this process saved in its pack hook: same devices
             pos = [a for a in call.args if a.keyword is None]
             if any(a.star for a in call.args) or len(pos) != 1:
                 continue  # no path, **kwargs, or map_location given positionally
@@ -230,3 +233,32 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             if facts.visible_at(d, at):
                 return ctx.code(d)
         return None
+
+
+def _saved_tensor_hook_functions(m) -> set[str]:
+    """Names of the functions given to `torch.autograd.graph.saved_tensors_hooks(pack, unpack)`
+    (directly, or through `super().__init__(pack, unpack)` in a subclass of it): they save and
+    load tensors of the running process (activation offloading), not checkpoints."""
+    names: set[str] = set()
+    hook_classes = {
+        name for name, info in m.classes.items()
+        if any(b.endswith("saved_tensors_hooks") for b in info.bases)
+    }
+    for call in m.calls:
+        q = m.qualname(call.func) or ""
+        inside_hook_class = False
+        if not q.endswith("saved_tensors_hooks"):
+            f = call.func
+            if not (isinstance(f, cst.Attribute) and f.attr.value == "__init__" and isinstance(f.value, cst.Call)):
+                continue
+            cls = m.class_of(call)
+            if cls is None or cls.name.value not in hook_classes:
+                continue
+            inside_hook_class = True
+        for a in call.args:
+            v = a.value
+            if isinstance(v, cst.Name):
+                names.add(v.value)
+            elif isinstance(v, cst.Attribute) and (inside_hook_class or isinstance(v.value, cst.Name)):
+                names.add(v.attr.value)
+    return names

@@ -16,7 +16,7 @@ class ModelNotMoved(Rule):
     fix_safety = "unsafe"
     default = True
     kind = "crash"
-    prefilter = r"DataLoader"
+    prefilter = r"DataLoader|\.to\(|\.cuda\("
     explanation = '''
 Moving every batch to the GPU is half the job: a model built on the CPU and never moved has its
 weights on the CPU, and the first forward pass fails with `RuntimeError: Expected all tensors to
@@ -82,6 +82,30 @@ for x, y in loader:
                     )
                 shown = device_text or "cuda"
                 yield ctx.finding(use.call, self.message.format(model=callee.value, device=shown), fix)
+        yield from self._engine(ctx, reported)
+
+    def _engine(self, ctx: Context, reported: set):
+        """The flow engine: a module holding parameters that is on the host where it is called with
+        inputs on the accelerator (a model built or loaded in a helper and never moved). Message
+        only: where the move belongs is the author's call."""
+        from gpulint import flowkb
+
+        m = ctx.model
+        for mm in m.mismatches():
+            if mm.op != "module-host":
+                continue
+            ctor = mm.host_value.origin
+            q = m.qualname(ctor.func) if isinstance(ctor, cst.Call) else None
+            if q and ("loss" in flowkb.class_tags(q) or q.endswith("Loss")):
+                continue  # GL108's
+            callee = mm.node.func
+            name = ctx.code(callee)
+            if name in reported:
+                continue
+            reported.add(name)
+            d = mm.acc_value.dev
+            device = ctx.code(d.expr) if d is not None and d.expr is not None else "cuda"
+            yield ctx.finding(mm.node, self.message.format(model=name, device=device))
 
     @staticmethod
     def _built_here_never_moved(ctx: Context, callee: cst.Name):

@@ -10,6 +10,7 @@ from gpulint.analysis.devices import DeviceFacts
 from gpulint.model import MODULE_BASES, WRAPPER_CLASSES
 from gpulint.rule import Context, Rule
 
+DDP_CLASSES = frozenset(q for q in WRAPPER_CLASSES if "Distributed" in q)
 _INDEXED = re.compile(r"cuda:\d+")
 _QUIET_CALLS = frozenset({"print", "format", "info", "debug", "warning", "warn", "error", "log", "write", "startswith", "endswith"})
 
@@ -37,8 +38,10 @@ There is no automatic fix: use the device of an input or parameter (`x.device`,
 (`torch.device("cuda", local_rank)`, `f"cuda:{local_rank}"`) in distributed scripts.
 
 The rule is off by default: single-GPU scripts use `"cuda:0"` legitimately. It looks at code
-inside `nn.Module` methods, and at the whole file when the file uses DataParallel or
-DistributedDataParallel. Keys of a `map_location` dict (`{"cuda:0": f"cuda:{rank}"}`) are fine.
+inside `nn.Module` methods, and at the whole file when the file uses DistributedDataParallel or a
+process group (one process per GPU). A script that only uses `nn.DataParallel` is left alone
+outside modules: DataParallel runs in one process and needs the model on its first device,
+`cuda:0` by default. Keys of a `map_location` dict (`{"cuda:0": f"cuda:{rank}"}`) are fine.
 
 Bad:
 
@@ -62,14 +65,20 @@ class Net(nn.Module):
     def check(self, ctx: Context):
         m = ctx.model
         facts = m.facts(DeviceFacts)
-        distributed = any(m.qualname(c.func) in WRAPPER_CLASSES for c in m.calls)
+        # one process per GPU (DDP, a process group): each must use its own index. DataParallel is
+        # one process that needs the model on `device_ids[0]`, `cuda:0` by default: no advice there.
+        distributed = any(
+            (m.qualname(c.func) or "") in DDP_CLASSES
+            or (m.qualname(c.func) or "") in ("torch.distributed.init_process_group", "torch.distributed.run")
+            for c in m.calls
+        )
 
         def where(node):
             in_module = self._in_module_method(ctx, node)
             if in_module:
                 return "inside a module use the device of an input or parameter (`x.device`)"
             if distributed:
-                return "under DDP/DataParallel use the local rank (`torch.device(\"cuda\", local_rank)`)"
+                return "under DDP each process must use its own GPU: use the local rank (`torch.device(\"cuda\", local_rank)`)"
             return None
 
         for s in facts.strings:

@@ -36,8 +36,11 @@ call of the names it binds, in one edit. The old autocast's positional arguments
 `(enabled, dtype, cache_enabled)` while `torch.amp.autocast` takes `(device_type, dtype, enabled,
 cache_enabled)`, so positional arguments become keywords (`autocast(False)` becomes
 `autocast("cuda", enabled=False)`). Calls with `*args`/`**kwargs`, and names used without being
-called, are reported without a fix. Imports inside `try:` blocks (compatibility shims for old
-torch versions) are left alone.
+called, are reported without a fix. Compatibility code is left alone: imports and calls inside `try:` blocks
+whose handlers catch `AttributeError`/`TypeError`/`ImportError` and inside those handlers, and
+branches chosen by a torch-version test. When the project's torch version is known
+(`torch-version` setting, or its torch requirement) and is older than the API the fix writes
+(`torch.amp.GradScaler("cuda")` needs torch 2.3), the finding comes without a fix.
 
 Bad:
 
@@ -62,18 +65,86 @@ with autocast("cuda", dtype=torch.float16):
 
     def check(self, ctx: Context):
         facts = ctx.model.facts(DeprecatedAmp)
+        version = _target_version(ctx)
         for use in facts.direct:
-            if _version_guarded(ctx, use.node):
+            if _version_guarded(ctx, use.node) or _compat_handler(ctx, use.node):
                 continue  # `torch.amp.X(...) if torch >= 2.4 else torch.cuda.amp.X()`: the fallback is the point
             fix = None
-            if use.call is not None:
+            reason = _too_old(use.kind, version)
+            if use.call is not None and reason is None:
                 fix = ctx.fix(*_call_edits(ctx, use), message=f"Use `{use.new_func}(\"{use.device}\", ...)`")
-            yield ctx.finding(use.call or use.node, _use_message(use, use.new_func), fix)
+            msg = _use_message(use, use.new_func)
+            if reason and use.call is not None:
+                msg += f"; no automatic fix: {reason}"
+            yield ctx.finding(use.call or use.node, msg, fix)
         for group in facts.imports:
-            fix = _group_fix(ctx, group)
-            yield ctx.finding(group.stmt, _import_message(ctx, group), fix)
+            if _compat_handler(ctx, group.stmt) or _version_guarded(ctx, group.stmt):
+                continue
+            reason = next((r for r in (_too_old(u.kind, version) for u in group.uses) if r), None)
+            if reason is None and any(_version_guarded(ctx, u.node) or _compat_handler(ctx, u.node) for u in group.uses):
+                reason = "some uses are compatibility code for other torch versions"
+            fix = _group_fix(ctx, group) if reason is None else None
+            msg = _import_message(ctx, group)
+            if reason and not group.reason:
+                msg += f"; no automatic fix: {reason}"
+            yield ctx.finding(group.stmt, msg, fix)
             for use in group.uses:
+                if _version_guarded(ctx, use.node) or _compat_handler(ctx, use.node):
+                    continue
                 yield ctx.finding(use.call or use.node, _use_message(use, None), fix)
+
+
+# The oldest torch with the API the fix writes: `torch.amp.GradScaler("cuda")` is 2.3;
+# `torch.amp.autocast("cuda", ...)` is 1.10 (as `torch.autocast`; the `torch.amp` name since 2.0).
+_NEEDS = {"GradScaler": (2, 3), "autocast": (2, 0)}
+
+
+def _target_version(ctx: Context):
+    """The (major, minor) torch version the project targets, when the settings know it
+    (`torch-version` or the project's torch requirement); None when unknown."""
+    settings = getattr(ctx, "settings", None)
+    return getattr(settings, "torch_version", None)
+
+
+def _too_old(kind: str, version) -> str | None:
+    need = _NEEDS.get(kind)
+    if version is None or need is None or tuple(version) >= need:
+        return None
+    return f"`torch.amp.{kind}` needs torch {need[0]}.{need[1]}, and the project targets torch {version[0]}.{version[1]}"
+
+
+_COMPAT_EXCEPTIONS = frozenset({"AttributeError", "TypeError", "ImportError", "ModuleNotFoundError", "NameError"})
+
+
+def _catches_compat(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True  # a bare `except:`
+    names = []
+    items = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    for value in items:
+        if isinstance(value, cst.Name):
+            names.append(value.value)
+        elif isinstance(value, cst.Attribute):
+            names.append(value.attr.value)
+    return any(n in _COMPAT_EXCEPTIONS for n in names)
+
+
+def _span_within(ctx: Context, inner, outer) -> bool:
+    a, b = ctx.span(inner)
+    c, d = ctx.span(outer)
+    return c <= a and b <= d
+
+
+def _compat_handler(ctx: Context, node) -> bool:
+    """Inside `try: ... except (AttributeError, TypeError, ImportError):` (either side): code that
+    exists to work across torch versions, where the old API may be the very point."""
+    m = ctx.model
+    for anc in m.ancestors(node):
+        if isinstance(anc, cst.ExceptHandler) and _catches_compat(anc):
+            return True
+        if isinstance(anc, cst.Try) and _span_within(ctx, node, anc.body) and any(_catches_compat(h) for h in anc.handlers):
+            return True
+    return False
 
 
 _GUARD = re.compile(r"version|TORCH_|_TORCH|hasattr|__version__|_GREATER|_LESS", re.IGNORECASE)

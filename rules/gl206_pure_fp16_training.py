@@ -72,6 +72,7 @@ for x, y in loader:
             return
         optimized = _optimized_names(m)
         optimized_params = _optimized_names(m, parameters_only=True)
+        reported = set()
         for call, recv, meth in m.method_calls("half", "to"):
             if meth == "to" and not _to_float16(m, call):
                 continue
@@ -86,7 +87,45 @@ for x, y in loader:
             scope = m.scope_of(call)
             if not any(m.scope_of(b.call) is scope and facts.before(call, b.call) for b in backwards):
                 continue
+            reported.add(call)
             yield ctx.finding(call, self.message.format(m=name))
+        # across functions: the optimizer of a function that trains receives the parameters of a
+        # module the flow engine knows was converted to float16 elsewhere (`.half()` in main())
+        scopes = {m.scope_of(b.call) for b in backwards}
+        for call in m.calls:
+            q = m.qualname(call.func)
+            if q is None or not is_optimizer_qualname(q) or m.scope_of(call) not in scopes:
+                continue
+            for arg in call.args:
+                for owner in _parameter_owner_nodes(arg.value):
+                    v = m.value_of(owner)
+                    at = v.half_at
+                    if v.kind != "module" or not v.half or at is None or at in reported:
+                        continue
+                    if not isinstance(at, cst.Call) or m.scope_of(at) is m.scope_of(call):
+                        continue
+                    reported.add(at)
+                    yield ctx.finding(at, self.message.format(m=ctx.code(owner)))
+
+
+def _parameter_owner_nodes(e: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """X in `X.parameters()` / `X.named_parameters()` anywhere in an optimizer argument."""
+    out = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call):
+            f = n.func
+            if isinstance(f, cst.Attribute) and f.attr.value in ("parameters", "named_parameters"):
+                out.append(f.value)
+                continue
+            stack.extend(a.value for a in n.args)
+            stack.append(f)
+        elif isinstance(n, (cst.List, cst.Tuple)):
+            stack.extend(el.value for el in n.elements)
+        elif isinstance(n, cst.Dict):
+            stack.extend(el.value for el in n.elements if isinstance(el, cst.DictElement))
+    return out
 
 
 def _to_float16(m, call: cst.Call) -> bool:

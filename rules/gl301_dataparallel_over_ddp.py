@@ -14,7 +14,7 @@ import libcst as cst
 from gpulint.model import children as _children
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, LoaderInfo, Wrap
-from gpulint.rule import Context, Kind, Rule
+from gpulint.rule import Context, Kind, Rule, split_lines
 
 SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
 LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})
@@ -71,15 +71,17 @@ file never calls.
   `sampler.set_epoch(epoch)` is called first in the epoch loop;
 - `nn.DataParallel(model)` becomes `DDP(model, device_ids=[local_rank] if torch.cuda.is_available()
   else None)` (an `if torch.cuda.device_count() > 1:` around it is dropped);
-- `print(...)` and `torch.save(...)` statements (and calls of the file's functions that save)
-  run on rank 0 only (`if rank == 0:`); prints to `sys.stderr` stay on every rank; a
+- `print(...)`, logging (`logging.info`, `logger.info`, ... below `error`) and `torch.save(...)`
+  statements (and calls of the file's functions that save) run on rank 0 only (`if rank == 0:`);
+  prints and logging in the file's functions that the script calls get
+  `if not dist.is_initialized() or dist.get_rank() == 0:` (unless their arguments compute something
+  other than plain reads); prints to `sys.stderr` and errors stay on every rank; a
   `dist.barrier()` goes before a `torch.load` that reads what rank 0 saved;
 - `dist.destroy_process_group()` at the end.
 
 Behaviour that changes: `batch_size` becomes per process (the global batch is `batch_size` × the
 number of processes: scale the learning rate or divide the batch size if you need the old one);
-validation still runs on every rank over the whole validation set; prints inside other functions
-are not guarded. The codemod leaves the script alone, and says why, when it cannot convert it
+validation still runs on every rank over the whole validation set. The codemod leaves the script alone, and says why, when it cannot convert it
 safely: a custom sampler, several DataParallel models, a model used through `.module` in ways
 that would bypass DDP's gradient synchronisation, a device that does not come from a variable it
 can make per-rank, structure it does not follow (the wrap inside a loop, early returns, ...).
@@ -277,6 +279,7 @@ class _Converter:
 
         # rank-0 guards, barrier before re-loading a checkpoint
         self.edits.extend(self.guard_edits(guards))
+        self.edits.extend(self.helper_print_edits(first))
         self.edits.extend(self.barrier_edits(guards))
 
         # teardown
@@ -348,6 +351,15 @@ class _Converter:
             device_expr = args[0] if args else None
         else:
             device_expr = self.move_of(w.inner, anchor)
+        if device_expr is None:
+            later = self.move_after_wrap(anchor)
+            if later is not None:
+                call, recv = later
+                dev = ", ".join(self.ctx.code(a.value) for a in call.args) or "cuda"
+                raise Refuse(
+                    f"`{recv.value}` is moved to `{dev}` after it is wrapped (line {self.ctx.line_of(call)}); "
+                    f"DDP needs the model on its device before the wrap: move it first, then the codemod can convert the script"
+                )
         if not isinstance(device_expr, cst.Name):
             raise Refuse("the model is not moved with a device variable (`model.to(device)`) that can be made per-rank")
         bindings = m.bindings_of(device_expr)
@@ -363,6 +375,22 @@ class _Converter:
         self.device_literal = cuda[0]
         self.device_has_cpu = any(isinstance(n, cst.SimpleString) and _str(n) == "cpu" for n in _walk(value))
         return device_expr
+
+    def move_after_wrap(self, anchor):
+        """The first `W.to(...)`/`W.cuda(...)` of the wrapped name after the wrap, in its scope
+        (the DataParallel tutorial's order: wrap, then `model.to(device)`)."""
+        m = self.m
+        names = {self.w.target.value}
+        if isinstance(self.w.inner, cst.Name):
+            names.add(self.w.inner.value)
+        scope = m.scope_of(anchor)
+        found = None
+        for call, recv, _meth in m.method_calls("to", "cuda"):
+            if isinstance(recv, cst.Name) and recv.value in names and m.scope_of(recv) is scope:
+                if self.order(call) > self.order(anchor) and not self.inside(call, anchor):
+                    if found is None or self.order(call) < self.order(found[0]):
+                        found = (call, recv)
+        return found
 
     def move_of(self, inner, anchor):
         """The device expression `inner` (the wrapped model) was moved with before the wrap."""
@@ -600,7 +628,7 @@ class _Converter:
             calls = [n for n in _walk(s) if isinstance(n, cst.Call)]
             hit = None
             for c in calls:
-                if self.is_stdout_print(c):
+                if self.is_stdout_print(c) or self.is_log_call(c):
                     hit = "print"
                 elif m.qualname(c.func) in SAVE_FUNCS:
                     hit = "save"
@@ -636,6 +664,77 @@ class _Converter:
                 raise Refuse(f"a `print` calls `{f.value}(...)`, which must keep running on every rank")
             if isinstance(root, cst.Name) and root.value == name:
                 raise Refuse(f"a `print` runs `{name}`, which must keep running on every rank")
+
+    def is_log_call(self, call: cst.Call) -> bool:
+        """`logging.info(...)`, `logger.info(...)` with `logger = logging.getLogger(...)` (errors stay
+        on every rank: a failure of any rank must be seen)."""
+        f = call.func
+        if not isinstance(f, cst.Attribute) or f.attr.value not in _LOG_LEVELS:
+            return False
+        q = self.m.qualname(f) or ""
+        if q.startswith("logging."):
+            return True
+        if isinstance(f.value, cst.Name):
+            for b in self.m.bindings_of(f.value):
+                if isinstance(b.value, cst.Call) and (self.m.qualname(b.value.func) or "") == "logging.getLogger":
+                    return True
+        return False
+
+    def helper_functions(self, first) -> list:
+        """Module-level functions of the file the converted block calls (after the setup), and the
+        ones they call: they run on every rank."""
+        m = self.m
+        top = {name: fns[0] for name, fns in m.functions.items() if len(fns) == 1 and isinstance(m.parent(fns[0]), cst.Module)}
+        todo, seen = [], set()
+        for s in self.statements_in_scope():
+            if self.order(s) < self.order(first):
+                continue
+            for n in _walk(s):
+                if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in top:
+                    todo.append(n.func.value)
+        out = []
+        while todo:
+            name = todo.pop(0)
+            fn = top[name]
+            if name in seen or fn is self.scope_fn:
+                continue
+            seen.add(name)
+            out.append(fn)
+            for n in _walk(fn.body):
+                if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in top:
+                    todo.append(n.func.value)
+        return out
+
+    def helper_print_edits(self, first) -> list:
+        """Prints (to stdout) and logging calls in the helpers go under a rank-0 test of their own
+        (the helpers cannot see `rank`; a helper called before the process group exists prints)."""
+        ctx, m = self.ctx, self.m
+        test = f"not {self.dist}.is_initialized() or {self.dist}.get_rank() == 0"
+        edits = []
+        for fn in self.helper_functions(first):
+            for n in _walk(fn.body):
+                if not isinstance(n, cst.Call) or not (self.is_stdout_print(n) or self.is_log_call(n)):
+                    continue
+                stmt = m.statement_of(n)
+                if (
+                    not isinstance(stmt, cst.SimpleStatementLine)
+                    or len(stmt.body) != 1
+                    or not isinstance(stmt.body[0], cst.Expr)
+                    or stmt.body[0].value is not n
+                    or m.enclosing(n, cst.FunctionDef) is not fn
+                    or not _passive_call_args(m, n)
+                    or any(isinstance(x, (cst.SimpleString, cst.FormattedString)) and "\n" in ctx.code(x) for x in _walk(n))
+                ):
+                    continue  # not a plain statement, or it computes something: it stays on every rank
+                start = self.line_start(ctx.span(stmt)[0])
+                end = self.line_end(ctx.span(stmt)[1] - 1)
+                indent = ctx.indent_of(stmt)
+                text = ctx.source[start:end]
+                body = "".join((self.unit + line if line.strip() else line) for line in text.splitlines(keepends=True))
+                if not body.endswith(("\n", "\r")):
+                    body += self.nl
+                edits.append(ctx.edit(start, end, f"{indent}if {test}:{self.nl}{body}"))
+        return edits
 
     def saving_functions(self) -> set[str]:
         m = self.m
@@ -675,7 +774,7 @@ class _Converter:
             end = self.line_end(ctx.span(last)[1] - 1)
             indent = ctx.indent_of(first)
             text = ctx.source[start:end]
-            body = "".join((self.unit + line if line.strip() else line) for line in text.splitlines(keepends=True))
+            body = "".join((self.unit + line if line.strip() else line) for line in split_lines(text, keepends=True))
             if not body.endswith(("\n", "\r")):
                 body += self.nl
             edits.append(ctx.edit(start, end, f"{indent}if {self.rank} == 0:{self.nl}{body}"))
@@ -717,6 +816,26 @@ class _Converter:
 # ---------------------------------------------------------------------------------------------
 # small helpers
 # ---------------------------------------------------------------------------------------------
+
+
+_LOG_LEVELS = frozenset({"debug", "info", "warning", "warn", "log"})
+# calls a print's arguments may make and still be moved under a rank test: they only read values
+_PASSIVE_METHODS = frozenset({"item", "format", "size", "numel", "tolist", "mean", "sum", "join", "get", "keys",
+                              "values", "items", "get_last_lr", "dumps", "upper", "lower", "strip"})
+_PASSIVE_BUILTINS = frozenset({"len", "str", "round", "float", "int", "min", "max", "sum", "abs", "repr", "type"})
+
+
+def _passive_call_args(m, call: cst.Call) -> bool:
+    for n in _walk(call):
+        if n is call or not isinstance(n, cst.Call):
+            continue
+        f = n.func
+        if isinstance(f, cst.Name) and f.value in _PASSIVE_BUILTINS and not m.bindings_of(f):
+            continue
+        if isinstance(f, cst.Attribute) and f.attr.value in _PASSIVE_METHODS:
+            continue
+        return False
+    return True
 
 
 def _merge(edits):

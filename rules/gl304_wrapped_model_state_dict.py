@@ -30,7 +30,9 @@ into the unwrapped model (single-GPU inference, another script, a different numb
 `load_state_dict` fails with `Missing key(s) ... Unexpected key(s) "module.fc.weight"`.
 
 The rule fires on `torch.save(W.state_dict(), ...)` (also inside a dict/list passed to
-`torch.save`) where `W` holds a wrapper of a known model at that point. The (unsafe: the keys of
+`torch.save`) where `W` holds a wrapper of a known model at that point. The rule is silent when the same file loads a checkpoint back into the wrapper
+(`W.load_state_dict(...)`, a resume path): that code expects the `module.` keys, and changing
+what is saved would break it. The (unsafe: the keys of
 the saved file change) fix saves `getattr(W, "module", W).state_dict()`, which also works when
 the wrapping is conditional.
 
@@ -58,6 +60,8 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
         facts: DistFacts = m.facts(DistFacts)
         if not facts.wraps:
             return
+        if _loads_back_into_wrapper(m, facts):
+            return  # the file's own resume path expects the `module.` keys: changing the save breaks it
         for call in m.iter_calls(*SAVE_FUNCS):
             args = [a for a in call.args if a.keyword is None]
             obj = args[0].value if args else next((a.value for a in call.args if a.keyword and a.keyword.value == "obj"), None)
@@ -77,6 +81,22 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                 self.message.format(name=recv.value, wrapper=wrapper),
                 ctx.fix(*edits, message="Save the unwrapped model's state_dict"),
             )
+
+
+def _loads_back_into_wrapper(m, facts: DistFacts) -> bool:
+    """`W.load_state_dict(...)` where W holds a DataParallel/DDP wrapper (directly, or as the
+    parameter of a function of the file that is called with the wrapper)."""
+    for call, recv, _meth in m.method_calls("load_state_dict"):
+        if not isinstance(recv, cst.Name):
+            continue
+        if facts.wrapper_reaching(recv) is not None:
+            return True
+        for b in m.bindings_of(recv):
+            if b.how == "param" and any(
+                isinstance(a, cst.Name) and facts.wrapper_reaching(a) is not None for a in m.param_arguments(b)
+            ):
+                return True
+    return False
 
 
 def _state_dict_calls(expr, depth: int = 0):

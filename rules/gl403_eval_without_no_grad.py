@@ -6,7 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, dotted, walk
 from gpulint.model import MODULE_BASES
-from gpulint.rule import Context, Rule
+from gpulint.rule import Context, Rule, split_lines
 
 
 def torch_alias(ctx: Context) -> str | None:
@@ -29,7 +29,7 @@ def wrap_in_with(ctx: Context, stmt: cst.CSTNode, header: str):
         return None
     unit = ctx.module.default_indent
     text = ctx.source[first:last]
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)  # not str.splitlines(): U+2028 etc. inside strings
     out = [indent + header + ctx.newline]
     for line in lines:
         out.append(unit + line if line.strip() else line)
@@ -106,8 +106,8 @@ with torch.no_grad():
             if facts.grad_mode_at(node) is not None:
                 continue
             calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None]
-            if not calls:
-                continue
+            if not calls or all(_detached_at_once(ctx.model, c) for c in calls):
+                continue  # outputs detached on the spot: no graph is kept (model assembly, not evaluation)
             models = {dotted(c.func) for c in calls}
             if facts.passes_to_unknown(node, models):
                 continue
@@ -121,3 +121,11 @@ with torch.no_grad():
                 seen.add(c)
             for c in calls:
                 yield ctx.finding(c, self.message.format(model=ctx.code(c.func)), fix)
+
+
+def _detached_at_once(m, call: cst.Call) -> bool:
+    """`model(x).detach()` (or `.detach().cpu()...`): the result keeps no graph."""
+    parent = m.parent(call)
+    if isinstance(parent, cst.Attribute) and parent.attr.value in ("detach", "detach_"):
+        return isinstance(m.parent(parent), cst.Call)
+    return False

@@ -6,12 +6,15 @@ import re
 
 import libcst as cst
 
+from gpulint.analysis.paths import is_test_path
 from gpulint.rule import Context, Kind, Rule
 
 DETERMINISTIC = frozenset(
-    "zeros ones empty full arange linspace logspace eye tensor as_tensor zeros_like ones_like "
-    "empty_like full_like".split()
+    "zeros ones empty full arange linspace logspace eye zeros_like ones_like empty_like full_like".split()
 )
+# `torch.tensor(data)`, `torch.as_tensor(data)`, `torch.from_numpy(a)` copy host data: with
+# `device=` the data is still read on the host and copied, so the advice would save nothing.
+HOST_DATA = frozenset("tensor as_tensor asarray from_numpy".split())
 RANDOM = frozenset("rand randn randint randperm rand_like randn_like randint_like".split())
 _DEVICE_STRING = re.compile(r"""^[rbuRBU]?["'](cuda|cpu|mps|xpu|meta|hpu|npu)(:\d+)?["']$""")
 
@@ -29,6 +32,11 @@ class CreateThenMove(Rule):
 `torch.zeros(n).to(device)` allocates and fills the tensor in host memory, then copies it to the
 device (a host-to-device transfer, and a synchronisation for pageable memory). Passing
 `device=` to the factory creates it directly where it is needed.
+
+The rule is silent on `torch.tensor(data)`, `torch.as_tensor(data)` and `torch.from_numpy(a)`:
+their data lives on the host, and with `device=` PyTorch still reads it there and copies it, so
+nothing is saved. It is also silent in test files (`test_*.py`, `*_test.py`, files under
+`tests/`).
 
 The fix moves the device into the factory call (`torch.zeros(n, device=device)`). It is safe for
 deterministic factories; for random ones (`rand`, `randn`, `randint`, `randperm`, ...) the values
@@ -52,6 +60,8 @@ noise = torch.randn(batch, dim, device="cuda")
 
     def check(self, ctx: Context):
         m = ctx.model
+        if is_test_path(ctx.path):
+            return  # a test suite's tensors are tiny and built once: the copy costs nothing worth reading about
         for call, recv, meth in m.method_calls("to", "cuda"):
             if not isinstance(recv, cst.Call):
                 continue
@@ -59,6 +69,8 @@ noise = torch.randn(batch, dim, device="cuda")
             if not q.startswith("torch."):
                 continue
             factory = q[len("torch."):]
+            if factory in HOST_DATA:
+                continue
             if factory not in DETERMINISTIC and factory not in RANDOM:
                 continue
             if any(a.keyword is not None and a.keyword.value == "device" for a in recv.args):

@@ -15,8 +15,8 @@ class DataLoaderHostSettings(Rule):
     name = "dataloader-host-settings"
     summary = "A DataLoader feeding CUDA training loads batches in the main process and does not pin memory."
     message = (
-        "this DataLoader feeds training on the GPU with {problems}: the GPU waits while the main "
-        "process loads each batch; set `num_workers` (e.g. {workers}) and `pin_memory=True`"
+        "this DataLoader feeds training on the GPU with the default host settings: set `num_workers` "
+        "and `pin_memory=True`"
     )
     fix_safety = "unsafe"
     default = False
@@ -67,28 +67,49 @@ loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, pin_me
                 if loader is None or loader in seen or any(a.star for a in loader.args):
                     continue
                 seen.add(loader)
-                finding = self._finding(ctx, loader)
+                finding = self._finding(ctx, loader, n)
                 if finding is not None:
                     yield finding
 
-    def _finding(self, ctx: Context, loader: cst.Call):
-        problems, edits = [], []
+    def _finding(self, ctx: Context, loader: cst.Call, move: cst.Call):
+        problems, edits, effects, advice = [], [], [], []
         workers = keyword(loader, "num_workers")
         if workers is None or (isinstance(workers.value, cst.Integer) and workers.value.value == "0"):
             problems.append("`num_workers=0`" if workers is not None else "no `num_workers`")
             edits.append(set_keyword_edit(ctx, loader, "num_workers", DEFAULT_WORKERS))
+            effects.append("the main process loads each batch while the GPU waits")
+            advice.append(f"`num_workers` (e.g. {DEFAULT_WORKERS})")
         pin = keyword(loader, "pin_memory")
         if pin is None or is_bool(pin.value, False):
             problems.append("`pin_memory=False`" if pin is not None else "no `pin_memory`")
             edits.append(set_keyword_edit(ctx, loader, "pin_memory", "True"))
+            effects.append("its batches are copied from pageable memory, which cannot overlap with compute")
+            advice.append("`pin_memory=True`")
         if not problems:
             return None
-        # two insertions at the end of the call become one
+        # two insertions at the same point (the end of the call) become one edit
         if len(edits) == 2 and edits[0].start == edits[0].end == edits[1].start == edits[1].end:
-            text = edits[0].content.rstrip(",") + ", " + edits[1].content.lstrip(", ")
+            a, b = edits[0].content, edits[1].content
+            if a.endswith(("\n", "\r", ",")) or b.startswith(", "):
+                text = a + b  # `name=v,\n` lines, ` name=v,` after a trailing comma, `, name=v`
+            else:
+                text = a + ", " + b  # an empty call: `DataLoader(num_workers=2, pin_memory=True)`
             edits = [ctx.insert_text(edits[0].start, text)]
+        where = ""
+        mo = method_of(move)
+        if mo is not None:
+            dev = "cuda" if mo[1] == "cuda" else None
+            if dev is None:
+                arg = move.args[0] if move.args and move.args[0].keyword is None else keyword(move, "device")
+                dev = ctx.code(arg.value) if arg is not None else None
+            if dev is not None:
+                where = f" (its batches are moved to `{dev}` on line {ctx.line_of(move)})"
+        message = (
+            f"this DataLoader feeds training on the GPU{where} with {' and '.join(problems)}: "
+            f"{'; '.join(effects)}; set {' and '.join(advice)}"
+        )
         return ctx.finding(
             loader,
-            self.message.format(problems=" and ".join(problems), workers=DEFAULT_WORKERS),
-            ctx.fix(*edits, message="Set `num_workers` and `pin_memory=True`"),
+            message,
+            ctx.fix(*edits, message="Set " + " and ".join(advice)),
         )

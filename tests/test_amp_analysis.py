@@ -177,6 +177,63 @@ def test_gl205_keywords_for_old_positionals_and_idempotent():
     assert fix(out, {"GL205"}, False).text == out
 
 
+
+def _run_with_torch(src: str, version, do_fix: bool):
+    from fixture_support import rules_for
+    from gpulint.config import RuleSettings
+    from gpulint.engine import Options, run_text
+
+    opts = Options(fix=do_fix, write=False, settings=RuleSettings(torch_version=version))
+    return run_text("train.py", textwrap.dedent(src), rules_for({"GL205"}), opts)
+
+
+_OLD_SCALER = """\
+import torch
+from torch.cuda.amp import GradScaler, autocast
+scaler = GradScaler()
+with autocast():
+    pass
+direct = torch.cuda.amp.GradScaler()
+"""
+
+
+def test_gl205_no_gradscaler_fix_for_projects_below_torch_2_3():
+    out = _run_with_torch(_OLD_SCALER, (2, 1), do_fix=True)
+    assert out.text == textwrap.dedent(_OLD_SCALER)  # nothing rewritten into an API torch 2.1 lacks
+    diags = out.diagnostics
+    assert [d.line for d in diags] == [2, 3, 4, 6] and all(d.fix is None for d in diags)
+    assert "needs torch 2.3" in diags[0].message and "2.1" in diags[0].message
+    # the same project on torch 2.4: fixed
+    fixed = _run_with_torch(_OLD_SCALER, (2, 4), do_fix=True).text
+    assert 'GradScaler("cuda")' in fixed and "torch.cuda.amp" not in fixed
+
+
+def test_gl205_autocast_alone_is_fixed_on_torch_2_1():
+    src = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
+    assert 'torch.amp.autocast("cuda")' in _run_with_torch(src, (2, 1), do_fix=True).text
+
+
+def test_gl205_leaves_compatibility_handlers_alone():
+    src = """\
+    import torch
+    def scaler():
+        try:
+            return torch.amp.GradScaler("cuda")
+        except (AttributeError, TypeError):
+            return torch.cuda.amp.GradScaler()
+    def autocast_ctx():
+        try:
+            return torch.cuda.amp.autocast()
+        except NameError:
+            return None
+    s = torch.cuda.amp.GradScaler()
+    """
+    # only the unguarded use at the end is reported (and fixed)
+    assert codes(src, "GL205") == [(12, "GL205")]
+    out = fix(textwrap.dedent(src), {"GL205"}, False).text
+    assert out.count("torch.cuda.amp.") == 2 and 's = torch.amp.GradScaler("cuda")' in out
+
+
 # rule decisions -------------------------------------------------------------------------------
 
 TRAIN_FP32_EVAL_AUTOCAST = """

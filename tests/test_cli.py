@@ -210,10 +210,24 @@ def test_statistics(tmp_path):
     assert r.exit_code == 1
     assert problems(r.stdout) == []  # no per-problem lines
     rows = [ln.split() for ln in r.stdout.splitlines() if ln.strip()]
-    assert rows == [
+    assert rows[:2] == [
         ["2", "GL104", "[*]", "tensor-move-discarded"],
         ["1", "GL103", "[*]", "optimizer-moved-like-module"],
     ]
+    # issue 9: a total line
+    assert rows[2][:2] == ["3", "total"]
+    assert "3 problems in 2 files, 3 fixable" in r.stdout
+    assert len(rows) == 3
+
+
+def test_statistics_json(tmp_path):
+    # issue 9: --statistics is no longer ignored with JSON output
+    write(tmp_path, {"a.py": BOTH, "b.py": MOVE})
+    r = gl(["check", ".", "--statistics", "--output-format", "json"], tmp_path)
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert doc["total"] == 3 and doc["files"] == 2 and doc["fixable"] == 3
+    assert [(x["code"], x["count"], x["fixable"]) for x in doc["rules"]] == [("GL104", 2, 2), ("GL103", 1, 1)]
 
 
 def test_exit_zero(tmp_path):
@@ -417,3 +431,55 @@ def test_console_entry_point_module(tmp_path):
     p = gl_proc(["check", "bug.py"], tmp_path)
     assert p.returncode == 1
     assert p.stdout.decode().startswith("bug.py:4:7: GL103 [*] ")
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 9: ruff's fix conventions, click 9
+# ---------------------------------------------------------------------------------------------
+
+
+def test_check_fix_is_fix(tmp_path):
+    write(tmp_path, {"a.py": BUGGY, "b.py": BUGGY})
+    r1 = gl(["check", "--fix", "a.py"], tmp_path)
+    r2 = gl(["fix", "b.py"], tmp_path)
+    assert (r1.exit_code, r1.stdout.replace("a.py", "X")) == (r2.exit_code, r2.stdout.replace("b.py", "X"))
+    assert (tmp_path / "a.py").read_text() == BUGGY_FIXED
+    # fix --no-fix only checks
+    write(tmp_path, {"c.py": BUGGY})
+    assert gl(["fix", "--no-fix", "c.py"], tmp_path).exit_code == 1
+    assert (tmp_path / "c.py").read_text() == BUGGY
+
+
+def test_fix_only_and_exit_non_zero_on_fix(tmp_path):
+    # NoFix (TST005) has no fix: it remains after fixing
+    rule_pack(tmp_path)
+    write(tmp_path, {"a.py": BUGGY + "nofix = 1\n"})
+    r = gl(["check", "--fix-only", "a.py"], tmp_path)
+    assert r.exit_code == 0  # the remaining problem neither shown nor failing
+    assert problems(r.stdout) == [] and r.stdout.strip() == "Fixed 1 problem."
+    assert (tmp_path / "a.py").read_text() == BUGGY_FIXED + "nofix = 1\n"
+    write(tmp_path, {"b.py": BUGGY})
+    assert gl(["fix", "b.py"], tmp_path).exit_code == 0
+    write(tmp_path, {"b.py": BUGGY})
+    r = gl(["fix", "--exit-non-zero-on-fix", "b.py"], tmp_path)
+    assert r.exit_code == 1 and (tmp_path / "b.py").read_text() == BUGGY_FIXED
+    # nothing to fix: 0
+    assert gl(["fix", "--exit-non-zero-on-fix", "b.py"], tmp_path).exit_code == 0
+
+
+def test_fix_stdin_uses_no_click_api_deprecated_for_click_9(tmp_path):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        r = gl(["fix", "-"], tmp_path, input=MOVE)
+    assert r.stdout == MOVE.replace('x.to("cpu")', 'x = x.to("cpu")')
+    src = (gpulint.__file__.rsplit("/", 1)[0]) + "/cli.py"
+    assert "click.get_binary_stream" not in open(src, encoding="utf-8").read()
+
+
+def test_empty_select_is_a_usage_error(tmp_path):
+    # issue 11: `--select ""` ran no rule and passed
+    write(tmp_path, {"bug.py": BUGGY})
+    p = gl_proc(["check", "--select", "", "bug.py"], tmp_path)
+    assert p.returncode == 2 and b"--select" in p.stderr and b"Traceback" not in p.stderr

@@ -307,3 +307,29 @@ def test_gl301_silent_in_ddp_scripts_frameworks_and_library_code():
     assert not [d for d in check(library, {"GL301"}) if d.code == "GL301"]
     called = library + "\nmodel = build()\n"
     assert [d for d in check(called, {"GL301"}) if d.code == "GL301"]
+
+
+# messages true where they fire (issue 16) ------------------------------------------------------
+
+
+def test_gl301_tutorial_order_message_names_the_late_move():
+    from pathlib import Path
+
+    path = Path(__file__).parent / "fixtures" / "GL301" / "wrap_then_move_no_fix.py"
+    (d,) = [d for d in check(path.read_text(), {"GL301"}) if d.code == "GL301"]
+    assert d.fix is None
+    assert "moved to `device` after it is wrapped (line 15)" in d.message
+    assert "not moved with a device variable" not in d.message
+
+
+def test_gl113_silent_outside_modules_under_dataparallel_only():
+    src = textwrap.dedent(
+        """\
+        import torch, torch.nn as nn
+        model = nn.DataParallel(nn.Linear(2, 2)).to("cuda:0")
+        x = torch.zeros(4, 2, device="cuda:0")
+        """
+    )
+    assert [d for d in check(src, {"GL113"})] == []
+    ddp = src.replace("nn.DataParallel", "nn.parallel.DistributedDataParallel")
+    assert [d.line for d in check(ddp, {"GL113"})] == [2, 3]

@@ -110,14 +110,14 @@ def test_unreadable_file(tmp_path):
 def test_unreadable_file_simulated(tmp_path, monkeypatch):
     # the same path as above without needing an unprivileged user: opening the file fails
     write(tmp_path, {"secret.py": BUGGY, "bug.py": BUGGY})
-    real_open = open
+    real_open = os.open  # the engine reads with os.open (non-blocking, bounded)
 
     def guarded_open(path, *a, **k):
         if os.path.basename(str(path)) == "secret.py":
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *a, **k)
 
-    monkeypatch.setattr(gpulint.engine, "open", guarded_open, raising=False)
+    monkeypatch.setattr(gpulint.engine.os, "open", guarded_open)
     r = gl(["check", "--no-cache", "-j", "1", "."], tmp_path)
     assert r.exit_code == 1
     assert gl000(r.stdout)["secret.py"][2] == "cannot read file: Permission denied"
@@ -466,3 +466,18 @@ def test_cache_is_keyed_to_the_bytes_that_were_checked(tmp_path, monkeypatch):
     monkeypatch.setattr(gpulint.runner, "process_file", real)
     r = gl(["check", "-j", "1", "a.py"], tmp_path)
     assert problems(r.stdout) == [("a.py", 4, 7, "GL103")]
+
+
+def test_default_jobs_from_files_and_cores(monkeypatch):
+    # issue 14: a worker per 8 files at most, never more than the usable cores, at least one;
+    # a core already busy (load average) is not counted
+    monkeypatch.setattr(gpulint.runner.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(gpulint.runner.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert gpulint.runner.default_jobs(1) == 1
+    assert gpulint.runner.default_jobs(8) == 1
+    assert gpulint.runner.default_jobs(9) == 2
+    assert gpulint.runner.default_jobs(1000) == 4
+    monkeypatch.setattr(gpulint.runner.os, "getloadavg", lambda: (3.0, 0.0, 0.0))
+    assert gpulint.runner.default_jobs(1000) == 1
+    monkeypatch.setattr(gpulint.runner.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
+    assert gpulint.runner.default_jobs(1000) == 1

@@ -93,8 +93,10 @@ def test_hooks_file_declares_both_hooks():
     assert set(hooks) == {"gpulint", "gpulint-fix"}
     for h in hooks.values():
         assert h["language"] == "python"
-        assert h["types_or"] == ["python", "pyi"]
+        assert h["types_or"] == ["python", "pyi", "jupyter"]  # notebooks too
         assert h["require_serial"] is True
+        # pre-commit names the files: excludes must still apply to them (issue 9)
+        assert "--force-exclude" in h["entry"].split()
     assert hooks["gpulint"]["entry"].split()[:2] == ["gpulint", "check"]
     assert hooks["gpulint-fix"]["entry"].split()[:2] == ["gpulint", "fix"]
 
@@ -115,13 +117,15 @@ def test_check_hook_fails_on_a_buggy_file_and_passes_on_a_clean_one(tmp_path, pr
 def test_fix_hook_fixes_and_fails_while_problems_remain(tmp_path, pre_commit_home, hook_repo):
     proj = _project(tmp_path / "fixproj", {
         "train.py": BUGGY,
-        "pyproject.toml": '[tool.gpulint]\nrule-dirs = ["myrules"]\n',
+        "pyproject.toml": '[tool.gpulint]\nrule-dirs = ["myrules"]\nextend-exclude = ["vendored"]\n',
         "myrules/test_rules.py": TEST_RULES,
+        "vendored/third_party.py": BUGGY,  # excluded: never checked nor rewritten by the hooks
     })
     # a fixable problem: the hook fixes the file (pre-commit fails the run: files were modified)
     rc, out = _run_hook(proj, pre_commit_home, hook_repo, "gpulint-fix")
     assert rc == 1, out
     assert (proj / "train.py").read_text() == BUGGY_FIXED
+    assert (proj / "vendored" / "third_party.py").read_text() == BUGGY
     _git(proj, "add", "-A")
     rc, out = _run_hook(proj, pre_commit_home, hook_repo, "gpulint-fix")
     assert rc == 0, out

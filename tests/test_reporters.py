@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from cli_support import BOTH, BUGGY, CLEAN, gl, problems, rule_pack, write
+from cli_support import BOTH, BUGGY, CLEAN, gl, gl_proc, problems, rule_pack, write
 from gpulint import reporters
 from gpulint.diagnostics import Diagnostic, Edit, Fix
 
@@ -47,7 +47,12 @@ def test_statistics_unit():
     safe = Fix((Edit(0, 1, "x"),), "safe")
     ds = [diag(code="GL104", fix=safe), diag(code="GL104"), diag(code="GL103", fix=safe), diag(code="GL104", fix=safe)]
     rows = [ln.split("\t") for ln in reporters.statistics(ds).splitlines()]
-    assert rows == [["    3", "GL104", "[-] some-name"], ["    1", "GL103", "[*] some-name"]]
+    assert rows == [
+        ["    3", "GL104", "[-] some-name"],
+        ["    1", "GL103", "[*] some-name"],
+        ["    4", "total", "4 problems in 1 file, 3 fixable"],
+    ]
+    assert reporters.statistics([]) == ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -65,7 +70,10 @@ def test_json_fields(tmp_path):
     # the same problems, in the same order, as the text report
     assert [(d["filename"], d["location"]["row"], d["location"]["column"], d["code"]) for d in data] == problems(text)
     for d in data:
-        assert set(d) == {"code", "name", "message", "filename", "location", "end_location", "fix"}
+        assert set(d) == {"code", "name", "message", "filename", "cell", "location", "end_location", "fix", "severity", "url"}
+        assert d["cell"] is None  # not a notebook
+        assert d["severity"] in ("error", "warning")
+        assert d["url"] is None or d["url"].endswith("#" + d["code"].lower())
         assert set(d["location"]) == set(d["end_location"]) == {"row", "column"}
         assert (d["end_location"]["row"], d["end_location"]["column"]) >= (d["location"]["row"], d["location"]["column"])
     by_code = {d["code"]: d for d in data}
@@ -257,3 +265,118 @@ def test_output_formats_via_output_file_match_stdout(tmp_path):
         gl(["check", "--output-format", fmt, "-o", f"r.{fmt}", "bug.py"], tmp_path)
         assert (tmp_path / f"r.{fmt}").read_text() == out, fmt
         os.remove(tmp_path / f"r.{fmt}")
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 9: severity per rule kind, repository-relative annotations, the full format, -o folders
+# ---------------------------------------------------------------------------------------------
+
+# GL103 is a crash rule (an error); GL205 a deprecation (a warning). Both lines are read by eye:
+# GL103 at 4:7 (BUGGY), GL205 on the `torch.cuda.amp.GradScaler()` call at 5:10.
+AMP = BUGGY + "scaler = torch.cuda.amp.GradScaler()\n"
+
+
+def test_severity_from_the_rule_kind_in_sarif_json_and_github(tmp_path):
+    from gpulint.registry import Registry
+
+    reg = Registry.load()
+    assert reg.by_code("GL103").kind == "crash" and reg.by_code("GL205").kind == "future"
+    write(tmp_path, {"a.py": AMP})
+    doc = json.loads(gl(["check", "--output-format", "sarif", "a.py"], tmp_path).stdout)
+    levels = {r["ruleId"]: r["level"] for r in doc["runs"][0]["results"]}
+    assert levels == {"GL103": "error", "GL205": "warning"}
+    rules = {r["id"]: r for r in doc["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["GL205"]["defaultConfiguration"]["level"] == "warning"
+    assert rules["GL103"]["defaultConfiguration"]["level"] == "error"
+    assert rules["GL103"]["helpUri"].endswith("docs/rules.md#gl103")
+    data = json.loads(gl(["check", "--output-format", "json", "a.py"], tmp_path).stdout)
+    assert {d["code"]: d["severity"] for d in data} == {"GL103": "error", "GL205": "warning"}
+    gh = gl(["check", "--output-format", "github", "a.py"], tmp_path).stdout.splitlines()
+    assert [ln.split(" ", 1)[0] for ln in gh] == ["::error", "::warning"]
+
+
+def test_severity_unit():
+    from gpulint.reporters import severity_of
+
+    assert [severity_of(k) for k in ("crash", "silent", "slow", "future")] == ["error", "error", "warning", "warning"]
+
+
+def test_github_paths_are_relative_to_the_repository_root(tmp_path):
+    # the root is the nearest folder with a `.git` (found without running git), not the cwd
+    write(tmp_path, {"repo/.git/HEAD": "ref: refs/heads/main\n", "repo/src/pkg/bug.py": BUGGY})
+    out = gl(["check", "--output-format", "github", "bug.py"], tmp_path / "repo" / "src" / "pkg").stdout
+    props = dict(p.split("=", 1) for p in out.split("::")[1].split(" ", 1)[1].split(","))
+    assert props["file"] == "src/pkg/bug.py"
+    # outside any repository: relative to the current directory, as before
+    write(tmp_path, {"norepo/bug.py": BUGGY})
+    out = gl(["check", "--output-format", "github", "bug.py"], tmp_path / "norepo").stdout
+    assert "file=bug.py," in out
+
+
+def test_full_format_shows_the_source_line_a_caret_and_the_docs_link(tmp_path):
+    write(tmp_path, {"bug.py": BUGGY})
+    r = gl(["check", "--output-format", "full", "bug.py"], tmp_path)
+    assert r.exit_code == 1
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("bug.py:4:7: GL103 [*] ")
+    call = 'torch.optim.SGD(model.parameters(), lr=0.1).to("cpu")'
+    assert lines[2] == '4 | opt = ' + call
+    caret = lines[3]
+    assert caret.index("^") == lines[2].index("torch") and caret.count("^") == len(call)
+    assert lines[4].strip() == f"= docs: {reporters.rule_url('GL103')}"
+    assert "\x1b[" not in r.stdout  # not a terminal: no colour
+    assert lines[-1].startswith("Found 1 problem")
+
+
+def test_full_format_colour_only_when_asked(tmp_path):
+    write(tmp_path, {"bug.py": BUGGY})
+    from gpulint.diagnostics import Diagnostic
+
+    d = Diagnostic("GL103", "x", "msg", str(tmp_path / "bug.py"), 4, 7, 4, 10)
+    assert "\x1b[" in reporters.full([d], color=True)
+    assert "\x1b[" not in reporters.full([d], color=False)
+
+
+def test_default_format_is_full_on_a_terminal_and_text_otherwise(tmp_path, monkeypatch):
+    from gpulint import cli as cli_mod
+
+    write(tmp_path, {"bug.py": BUGGY})
+    assert "4 | opt" not in gl(["check", "bug.py"], tmp_path).stdout
+    monkeypatch.setattr(cli_mod, "_is_terminal", lambda: True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = gl(["check", "bug.py"], tmp_path).stdout
+    assert "4 | opt" in out and "\x1b[" not in out
+    monkeypatch.delenv("NO_COLOR")
+    assert "\x1b[" in gl(["check", "bug.py"], tmp_path).stdout
+    # a report written to a file is never coloured and stays one line per problem
+    gl(["check", "bug.py", "-o", "r.txt"], tmp_path)
+    assert (tmp_path / "r.txt").read_text().startswith("bug.py:4:7: GL103")
+
+
+def test_output_file_creates_its_folders(tmp_path):
+    # issue 9: `-o` into a missing directory was a traceback after all the work
+    write(tmp_path, {"bug.py": BUGGY})
+    r = gl(["check", "--output-format", "sarif", "-o", "out/reports/g.sarif", "bug.py"], tmp_path)
+    assert r.exit_code == 1
+    assert json.loads((tmp_path / "out" / "reports" / "g.sarif").read_text())["version"] == "2.1.0"
+    # a path that cannot be created is an exit-2 message, not a traceback
+    write(tmp_path, {"afile": "x"})
+    p = gl_proc(["check", "-o", "afile/sub/r.txt", "bug.py"], tmp_path)
+    assert p.returncode == 2 and b"cannot write the report" in p.stderr and b"Traceback" not in p.stderr
+
+
+def test_sarif_uris_are_percent_encoded(tmp_path):
+    name = "my file#1%.py"
+    write(tmp_path, {name: BUGGY})
+    doc = json.loads(gl(["check", "--output-format", "sarif", name], tmp_path).stdout)
+    uri = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "my%20file%231%25.py"
+
+
+def test_non_utf8_file_name_in_every_format(tmp_path):
+    (tmp_path / os.fsdecode(b"\xff.py")).write_text(BUGGY)
+    for fmt in ("text", "full", "json", "sarif", "github"):
+        p = gl_proc(["check", "--no-cache", "--output-format", fmt, "."], tmp_path)
+        assert p.returncode == 1 and b"Traceback" not in p.stderr, (fmt, p.stderr[-500:])
+    doc = json.loads(gl_proc(["check", "--no-cache", "--output-format", "sarif", "."], tmp_path).stdout)
+    assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "%FF.py"

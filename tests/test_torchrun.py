@@ -42,6 +42,7 @@ TORCHRUN = shutil.which("torchrun")
 CASES = [c for c in cases() if c.torchrun and not c.static]
 PREFIX = re.compile(r"^\[(?:default|rank)(\d+)\]:(.*)$")
 SHARD = re.compile(r"GPULINT-SHARD (\{.*\})\s*$")
+LOG_RECORD = re.compile(r"^(?:DEBUG|INFO|WARNING):")  # logging.basicConfig's default format
 
 # Runs the script as __main__ after wrapping torch.save so that every call is logged with the
 # rank of the process that made it (the script itself is not changed).
@@ -201,6 +202,12 @@ def _check_conversion(case: Case, streams, work: Path, tmp_path: Path, nproc: in
             for b in range(a + 1, nproc):
                 assert not seen[a] & seen[b], f"epoch {e}: ranks {a} and {b} share samples {sorted(seen[a] & seen[b])}"
         assert set().union(*seen) == set(range(n)), f"epoch {e}: the shards do not cover the data set"
+    # printing and logging: rank 0 only (the codemod's promise), so lines of two ranks never
+    # interleave; other ranks write nothing to stdout and no logging records to stderr
+    for rank in range(1, nproc):
+        assert not streams.get((rank, "stdout")), f"rank {rank} printed: {streams[(rank, 'stdout')][:5]}"
+        logged = [l for l in streams.get((rank, "stderr"), []) if LOG_RECORD.match(l)]
+        assert not logged, f"rank {rank} logged: {logged[:5]}"
     # checkpoints: written by rank 0 only, into the working directory
     saves = _saves(tmp_path)
     expected_saves = shards[0].get("checkpoints", 0)

@@ -574,6 +574,9 @@ class TrainingFacts:
         """"off" when `node` runs with gradients disabled for sure, "dynamic" under
         `set_grad_enabled(<expr>)` (or called from such places), "on" under enable_grad, None when
         nothing says."""
+        v = self.m.flow.values.get(node)
+        if v is not None and v.nograd and v.kind == "tensor":
+            return "off"  # the flow engine saw no_grad around it (also `stack.enter_context(no_grad())`)
         for anc in self.m.ancestors(node):
             if isinstance(anc, cst.With):
                 for item in anc.items:

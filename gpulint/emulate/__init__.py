@@ -37,15 +37,18 @@ def run_script(
     gpus: int = 1,
     gpu_memory: int | None = None,
     force: bool = False,
+    max_steps: int | None = None,
+    max_time: float | None = None,
 ) -> int:
     """Run ``script`` like ``python script args...`` under emulated CUDA; return its exit code.
 
     Emulation is used when torch has no usable CUDA, or always with ``force=True``. ``gpu_memory``
     (bytes) makes allocations past that much live emulated memory raise CUDA's out-of-memory error.
+    ``max_steps``/``max_time`` stop the script cleanly (exit 0) after that many optimizer steps or seconds.
     """
     from gpulint.emulate.runner import run_script as _run
 
-    return _run(script, list(args), gpus=gpus, gpu_memory=gpu_memory, force=force)
+    return _run(script, list(args), gpus=gpus, gpu_memory=gpu_memory, force=force, max_steps=max_steps, max_time=max_time)
 
 
 def emulated_cuda(gpus: int = 1, memory: int | None = None) -> EmulatedCuda:

@@ -23,13 +23,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpus", type=int, default=1, help="number of emulated CUDA devices (default 1)")
     parser.add_argument("--gpu-memory", type=_size, default=None, metavar="SIZE", help="memory per device, e.g. 16GiB; allocations past it raise CUDA out-of-memory")
     parser.add_argument("--force", action="store_true", help="emulate even when a real GPU is available")
+    parser.add_argument("--nproc-per-node", type=int, default=None, metavar="N", help="start N ranks like torchrun, each with N emulated GPUs")
+    parser.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop cleanly after N optimizer steps (counts as success)")
+    parser.add_argument("--max-time", type=float, default=None, metavar="S", help="stop cleanly after S seconds (counts as success)")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     ns = parser.parse_args(argv)
 
+    if ns.nproc_per_node is not None:
+        from gpulint.emulate.launch import launch
+
+        options = ["--force"] if ns.force else []
+        if ns.gpu_memory is not None:
+            options += ["--gpu-memory", str(ns.gpu_memory)]
+        if ns.max_steps is not None:
+            options += ["--max-steps", str(ns.max_steps)]
+        if ns.max_time is not None:
+            options += ["--max-time", str(ns.max_time)]
+        return launch(ns.script, ns.args, ns.nproc_per_node, options)
+
     from gpulint.emulate.runner import run_script
 
-    return run_script(ns.script, ns.args, gpus=ns.gpus, gpu_memory=ns.gpu_memory, force=ns.force)
+    return run_script(
+        ns.script, ns.args, gpus=ns.gpus, gpu_memory=ns.gpu_memory, force=ns.force, max_steps=ns.max_steps, max_time=ns.max_time
+    )
 
 
 if __name__ == "__main__":

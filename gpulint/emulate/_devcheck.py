@@ -336,6 +336,10 @@ CPU_ARGUMENTS: dict[str, frozenset[str]] = {
     "aten::gru": frozenset({"batch_sizes"}),
     "aten::rnn_tanh": frozenset({"batch_sizes"}),
     "aten::rnn_relu": frozenset({"batch_sizes"}),
+    # ctc_loss with tensor lengths: CUDA copies the lengths to the host and the targets to the
+    # device of log_probs itself (LossCTC.cpp), so CPU lengths and targets are valid
+    "aten::_ctc_loss": frozenset({"targets", "input_lengths", "target_lengths"}),
+    "aten::_ctc_loss_backward": frozenset({"targets", "input_lengths", "target_lengths"}),
 }
 
 #: outputs (by position) that stay on the CPU whatever the inputs' device

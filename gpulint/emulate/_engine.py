@@ -60,14 +60,16 @@ What it cannot emulate
 ======================
 * custom CUDA kernels and C++/CUDA extensions (``torch.utils.cpp_extension`` with CUDA sources,
   operators registered only for CUDA): there is no GPU code to run;
-* Triton kernels and ``torch.compile`` (Inductor generates Triton/CUDA code for a real GPU);
-* NCCL and multi-process GPU collectives (``init_process_group("nccl")``);
-* CUDA graphs (``torch.cuda.graph``, ``CUDAGraph``, ``make_graphed_callables``);
-* stream semantics: side streams (``torch.cuda.Stream``) are refused; everything runs in program
+* Triton kernels and ``torch.compile`` with Inductor (it generates Triton/CUDA code for a real GPU;
+  the ``eager``/``aot_eager`` backends run the model eagerly);
+* CUDA graphs (``torch.cuda.graph``, ``CUDAGraph``, ``make_graphed_callables``) and external streams;
+* stream semantics: streams and events exist (``_Stream``, ``_Event``) but everything runs in program
   order, so races a real GPU could expose are invisible; ``non_blocking`` copies are synchronous;
-* numerics: cuDNN/cuBLAS algorithms, TF32, fp16 accumulation and CUDA RNG streams differ from the
-  CPU kernels that actually run (results are real but not bit-identical to a GPU); autocast uses
-  the CPU autocast op lists;
+* NCCL beyond its device rules: ``init_process_group("nccl")`` is served by Gloo (``_EmulatedNccl``
+  adds NCCL's duplicate-GPU and no-CPU-backend errors); timeouts and async errors are not emulated;
+* numerics: cuDNN/cuBLAS algorithms, TF32 and CUDA RNG streams differ from the CPU kernels that
+  actually run (results are real but not bit-identical to a GPU); CUDA autocast's op lists are
+  applied through ``AutocastCPU`` kernels (``_autocast.py``);
 * speed and the caching allocator's fragmentation (memory is counted per live storage).
 
 When a script reaches one of the refused features, :class:`EmulationUnsupported` is raised and
@@ -366,21 +368,61 @@ def _m_cpu(self: torch.Tensor, memory_format: Any = torch.preserve_format) -> to
     return _copy_to(self, CPU, None, memory_format)
 
 
+_LEGACY_TYPES = (
+    "DoubleTensor", "FloatTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+    "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
+)  # fmt: skip
+
+
+_CPU_LEGACY = {getattr(torch, n).dtype: getattr(torch, n) for n in ("DoubleTensor", "FloatTensor", "HalfTensor", "BFloat16Tensor")}
+
+
+def _legacy_target(spec: Any) -> tuple[bool, Any] | None:
+    """(on_cuda, dtype) of a legacy type spec: ``"torch.cuda.HalfTensor"``, ``torch.cuda.FloatTensor``..."""
+    if isinstance(spec, str):
+        if not spec.startswith("torch."):
+            return None
+        on_cuda = spec.startswith("torch.cuda.")
+        legacy = getattr(torch, spec.rsplit(".", 1)[-1], None)
+        target_dtype = getattr(legacy, "dtype", None)
+        if target_dtype is None or spec.count(".") != (2 if on_cuda else 1):
+            raise ValueError(f"invalid type: '{spec}'")
+        return on_cuda, target_dtype
+    if isinstance(spec, type) and isinstance(getattr(spec, "dtype", None), torch.dtype) and hasattr(spec, "is_cuda"):
+        return bool(spec.is_cuda), spec.dtype
+    return None
+
+
 def _m_type(self: torch.Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
     if dtype is None:
         base = _TB.type(self)
         return "torch.cuda." + base[len("torch.") :] if base.startswith("torch.") else base
-    if isinstance(dtype, str):
-        on_cuda = dtype.startswith("torch.cuda.")
-        name = dtype.rsplit(".", 1)[-1]
-        legacy = getattr(torch, name, None)
-        target_dtype = getattr(legacy, "dtype", None)
-        if target_dtype is None:
-            raise ValueError(f"invalid type: '{dtype}'")
+    legacy = _legacy_target(dtype)
+    if legacy is not None:
+        on_cuda, target_dtype = legacy
         if on_cuda:
             return self.to(dtype=target_dtype, non_blocking=non_blocking)
         return self.to(device="cpu", dtype=target_dtype, non_blocking=non_blocking)
     return self.to(dtype=dtype, non_blocking=non_blocking)
+
+
+def _plain_type(self: torch.Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """``Tensor.type`` of a CPU tensor: ``t.type(torch.cuda.FloatTensor)`` moves it to the emulated GPU."""
+    if dtype is not None:
+        legacy = _legacy_target(dtype) if not isinstance(dtype, torch.dtype) else None
+        if legacy is not None and legacy[0]:
+            return self.to(device=torch.device("cuda", _need_active().current), dtype=legacy[1], non_blocking=non_blocking)
+        if legacy is not None:
+            return _TB.type(self, legacy[1], non_blocking, **kwargs)
+        return _TB.type(self, dtype, non_blocking, **kwargs)
+    return _TB.type(self)
+
+
+def _m_format(self: torch.Tensor, format_spec: str) -> str:
+    """``Tensor.__format__``: a 0-dim tensor formats as its number (exact Tensor class only, as in torch)."""
+    if self.dim() == 0 and _BASE_OF.get(type(self)) is _Tensor:
+        return self.detach().item().__format__(format_spec)
+    return object.__format__(self, format_spec)
 
 
 def _m_new_tensor(self: torch.Tensor, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kwargs: Any) -> torch.Tensor:
@@ -405,6 +447,13 @@ def _m_reduce_ex(self: torch.Tensor, proto: int) -> Any:
     emu = _ACTIVE
     if emu is not None and emu._io_depth > 0:  # inside torch.save: the tagger will write cuda:i
         emu._mark_for_save(self)
+    elif emu is not None:
+        # another pickler (multiprocessing queues and process arguments, pickle.dumps): send the
+        # plain tensor (shared memory under torch.multiprocessing) and re-tag it on the other side
+        base = _BASE_OF.get(type(self), _Tensor)
+        with _disable_current_modes():
+            plain = _TB._make_subclass(base, self, self.requires_grad)
+        return (_rebuild_tagged, (plain, type(self)._gl_index))
     state = torch._utils._get_obj_state(self)
     if isinstance(state, dict) and state.get("_is_param"):
         return (torch._utils._rebuild_parameter, (self.detach(), self.requires_grad, OrderedDict()))
@@ -412,6 +461,14 @@ def _m_reduce_ex(self: torch.Tensor, proto: int) -> Any:
     if not state:
         return func, args
     return (torch._utils._rebuild_from_type_v2, (func, torch.Tensor, args, state))
+
+
+def _rebuild_tagged(plain: torch.Tensor, index: int) -> torch.Tensor:
+    """Unpickle an emulated CUDA tensor: tagged again when the receiving process emulates."""
+    emu = _ACTIVE
+    if emu is not None and 0 <= index < emu.gpus:
+        _tag(plain, index)
+    return plain
 
 
 def _m_repr(self: torch.Tensor, *, tensor_contents: Any = None) -> str:
@@ -450,6 +507,7 @@ _MIXIN: dict[str, Any] = {
     "cuda": _m_cuda,
     "cpu": _m_cpu,
     "type": _m_type,
+    "__format__": _m_format,
     "new_tensor": _m_new_tensor,
     "is_pinned": _m_is_pinned,
     "pin_memory": _m_pin_memory,
@@ -474,6 +532,8 @@ def _data_get(self: torch.Tensor) -> torch.Tensor:
 
 def _data_set(self: torch.Tensor, value: torch.Tensor) -> None:
     _DATA.__set__(self, value)
+    if isinstance(self, _UNINITIALIZED):
+        self._gl_lazy_device = getattr(value, "_gl_lazy_device", None)
     idx = _INDEX_OF.get(type(value))
     if idx is not None:
         _tag(self, idx, track=False)
@@ -481,8 +541,23 @@ def _data_set(self: torch.Tensor, value: torch.Tensor) -> None:
         _untag(self)
 
 
+_UNINITIALIZED: Any = torch.nn.parameter.UninitializedTensorMixin
+
+
+def _lazy_moved(self: torch.Tensor, code: int, dtype: Any) -> torch.Tensor:
+    """An uninitialized (lazy) parameter or buffer "moved" to ``code``: materializes there later."""
+    with torch._C.DisableTorchFunctionSubclass():
+        out = type(self)(requires_grad=self.requires_grad, dtype=dtype if dtype is not None else _TB.dtype.__get__(self))
+    out._gl_lazy_device = None if code < 0 else torch.device("cuda", code)
+    return out
+
+
 def _plain_to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     device, dtype, non_blocking, copy, memory_format = _parse_to(args, kwargs)
+    if isinstance(self, _UNINITIALIZED) and device is not None:
+        code = _target_code(device)
+        if code >= 0 or getattr(self, "_gl_lazy_device", None) is not None:
+            return _lazy_moved(self, code, dtype)
     if device is not None:
         code = _target_code(device)
         if code >= 0:
@@ -500,6 +575,8 @@ def code_of_device(device: torch.device) -> int:
 
 
 def _plain_cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False, memory_format: Any = torch.preserve_format) -> torch.Tensor:
+    if isinstance(self, _UNINITIALIZED):
+        return _lazy_moved(self, _cuda_index(device), None)
     return _copy_to(self, _cuda_index(device), None, memory_format)
 
 
@@ -514,6 +591,33 @@ _COPY_IN_PLACE = frozenset({"aten::copy_", "aten::_copy_from", "aten::_copy_from
 
 
 _FLAGS: dict[int, tuple[Any, bool, bool, str]] = {}
+
+# GEMMs and convolutions in float16/bfloat16: CPU kernels for those are many times slower than the
+# float32 ones; a GPU accumulates them in float32 and rounds the output once, which is what
+# computing in float32 and rounding the result gives (numbers, not just speed, stay GPU-like)
+_UPCAST_OPS = frozenset({
+    "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::mv", "aten::addmv",
+    "aten::convolution", "aten::convolution_backward",
+})  # fmt: skip
+_LOW_FLOATS = (torch.float16, torch.bfloat16)
+
+
+def _run_upcast(func: Any, args: tuple, kwargs: dict) -> Any:
+    if "out" in kwargs:
+        return func(*args, **kwargs)
+    low = None
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_floating_point():
+            if a.dtype not in _LOW_FLOATS or (low is not None and a.dtype != low):
+                return func(*args, **kwargs)  # mixed or full precision: PyTorch's own checks and kernels
+            low = a.dtype
+    if low is None:
+        return func(*args, **kwargs)
+    up = tuple(a.float() if isinstance(a, torch.Tensor) and a.dtype == low else a for a in args)
+    result = func(*up, **kwargs)
+    if isinstance(result, torch.Tensor):
+        return result.to(low)
+    return tuple(r.to(low) if isinstance(r, torch.Tensor) and r.dtype == torch.float32 else r for r in result)
 
 
 def _func_flags(func: Any) -> tuple[Any, bool, bool, str]:
@@ -575,6 +679,23 @@ class EmulatedCuda:
         self._load_tags: dict[int, tuple[Any, int]] = {}
         self._io_depth = 0
         self._thread = threading.get_ident()
+        self._streams = threading.local()  # the current stream is per thread, as in CUDA
+        self._nccl: _EmulatedNccl | None = None
+        self._cuda_generators: dict[int, torch.device] = {}
+
+    @property
+    def streams(self) -> dict[int, Any]:
+        current = getattr(self._streams, "by_device", None)
+        if current is None:
+            current = self._streams.by_device = {}
+        return current
+
+    def set_stream(self, s: Any) -> Any:
+        """Make ``s`` current on its device (and its device current); returns the previous stream."""
+        prev = self.streams.get(s.device_index) or _default_stream(s.device_index)
+        self.streams[s.device_index] = s
+        self.current = s.device_index
+        return prev
 
     # ---- pinned host memory (a copy, remembered as pinned) ------------------------------------
     def _pin(self, t: torch.Tensor) -> torch.Tensor:
@@ -592,7 +713,10 @@ class EmulatedCuda:
 
     # ---- memory -----------------------------------------------------------------------------
     def _track(self, t: torch.Tensor, index: int) -> None:
-        storage = t.untyped_storage()
+        try:
+            storage = t.untyped_storage()
+        except NotImplementedError:  # sparse tensors: their indices and values are tracked
+            return
         key = storage._cdata
         if key in self._live:
             return
@@ -714,7 +838,9 @@ class EmulatedCuda:
         device_kw = kwargs.get("device") if kwargs else None
         if device_kw is not None:
             target = _target_code(device_kw)
-            explicit = "pin_memory" in kwargs  # the Python argument parser always passes it
+            # the Python argument parser always passes pin_memory (False); C++ code building a tensor
+            # from an input's options passes None (sparse gradients of nn.Embedding(sparse=True))
+            explicit = "pin_memory" in kwargs and (dev is None or kwargs["pin_memory"] is not None)
             if target >= 0:
                 kwargs = dict(kwargs)
                 kwargs["device"] = _CPU
@@ -735,6 +861,15 @@ class EmulatedCuda:
             kwargs["pin_memory"] = False
 
         _, is_random, is_mutating, name = _func_flags(func)
+        if is_random and kwargs:
+            gen = kwargs.get("generator")
+            if gen is not None:
+                want = "cuda" if out_dev is not None and out_dev >= 0 else "cpu"
+                have = "cuda" if gen._cdata in self._cuda_generators else "cpu"
+                if want != have:
+                    raise RuntimeError(f"Expected a '{want}' device type for generator but found '{have}'")
+        if self._nccl is not None and name.startswith("c10d::") and not self._nccl.busy:
+            self._nccl.check(name, args, dev)
         if name == "aten::is_pinned":
             return code_of(args[0]) == CPU and args[0].untyped_storage()._cdata in self._pinned
         if name == "aten::_pin_memory":
@@ -774,6 +909,8 @@ class EmulatedCuda:
         try:
             if is_random:
                 result = self._run_random(func, args, kwargs, out_dev)
+            elif name in _UPCAST_OPS:
+                result = _run_upcast(func, args, kwargs)
             else:
                 result = func(*args, **kwargs)
         except NotImplementedError as exc:
@@ -921,6 +1058,16 @@ _COPY_CONSTRUCT_WARNING = (
 )
 
 
+class _OnUndo:
+    """Calls ``fn`` when the patch list unwinds (for undo actions that are not attribute restores)."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        object.__setattr__(self, "_fn", fn)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._fn()
+
+
 class _LiftRestore:
     """Restores ``torch._C._set_only_lift_cpu_tensors`` when the patch list unwinds."""
 
@@ -960,15 +1107,34 @@ class _DeviceProperties:
         )
 
 
-class _DefaultStream:
-    """The (only) default stream of an emulated device: work runs in program order."""
+class _Stream:
+    """``torch.cuda.Stream`` of an emulated device.
 
-    def __init__(self, index: int) -> None:
+    All work runs on the host thread in program order, so every ordering a stream, an event or
+    ``wait_stream`` asks for already holds: queries report completion and waits return at once.
+    Stream 0 of each device is its default stream.
+    """
+
+    _next_id = 1
+
+    def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> Any:
+        return cls._make(_cuda_index(device), priority)
+
+    @classmethod
+    def _make(cls, index: int, priority: int = 0, stream_id: int | None = None) -> Any:
+        self = object.__new__(cls)
+        if stream_id is None:
+            stream_id = _Stream._next_id
+            _Stream._next_id += 1
         self.device_index = index
         self.device = torch.device("cuda", index)
-        self.cuda_stream = 0
-        self.stream_id = 0
-        self.priority = 0
+        self.stream_id = stream_id
+        self.cuda_stream = 0 if stream_id == 0 else 0x1000 + stream_id
+        self.priority = int(priority)
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
 
     def synchronize(self) -> None:
         pass
@@ -980,24 +1146,48 @@ class _DefaultStream:
         return False
 
     def wait_stream(self, stream: Any) -> None:
-        pass
+        if not isinstance(stream, _Stream):
+            raise TypeError(f"wait_stream(): expected a torch.cuda.Stream, got {type(stream).__name__}")
 
     def wait_event(self, event: Any) -> None:
-        pass
+        event.wait(self)
 
     def record_event(self, event: Any = None) -> Any:
         event = event if event is not None else _Event()
         event.record(self)
         return event
 
+    def __enter__(self) -> _Stream:
+        self._gl_prev = _need_active().set_stream(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _need_active().set_stream(self._gl_prev)
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _DefaultStream) and other.device_index == self.device_index
+        return isinstance(other, _Stream) and (other.device_index, other.stream_id) == (self.device_index, self.stream_id)
 
     def __hash__(self) -> int:
-        return hash(("gpulint-stream", self.device_index))
+        return hash(("gpulint-stream", self.device_index, self.stream_id))
 
     def __repr__(self) -> str:
-        return f"<torch.cuda.Stream device=cuda:{self.device_index} cuda_stream=0x0>"
+        return f"<torch.cuda.Stream device=cuda:{self.device_index} cuda_stream={self.cuda_stream:#x}>"
+
+
+_Stream.__name__ = _Stream.__qualname__ = "Stream"
+_Stream.__module__ = "torch.cuda.streams"
+_DefaultStream = _Stream
+
+
+def _check_stream(s: Any) -> None:
+    if not isinstance(s, _Stream):
+        if type(s).__name__ == "ExternalStream":
+            _unsupported("CUDA streams", "external streams need a CUDA driver")()
+        raise TypeError(f"expected a torch.cuda.Stream, got {type(s).__name__}")
+
+
+def _default_stream(index: int) -> _Stream:
+    return _Stream._make(index, 0, stream_id=0)
 
 
 class _Event:
@@ -1025,6 +1215,17 @@ class _Event:
         if self._time is None or end_event._time is None:
             raise RuntimeError("Both events must be recorded before calculating elapsed time.")
         return (end_event._time - self._time) * 1000.0
+
+
+def _default_device() -> torch.device | None:
+    """The device of the innermost ``DeviceContext`` (``torch.set_default_device``), when it is CUDA."""
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._device import DeviceContext
+
+    for mode in reversed(_get_current_function_mode_stack()):
+        if isinstance(mode, DeviceContext):
+            return mode.device if mode.device.type == "cuda" else None
+    return None
 
 
 def _check_rnn_devices(args: tuple) -> None:
@@ -1062,6 +1263,10 @@ def _generator_factory(real: type) -> type:
             if dev.type == "cuda":
                 gen = super().__new__(cls, "cpu")
                 gen._gl_device = torch.device("cuda", _cuda_index(dev))
+                emu = _ACTIVE
+                if emu is not None:  # operators receive a new wrapper object: remember the C++ generator
+                    emu._cuda_generators[gen._cdata] = gen._gl_device
+                    weakref.finalize(gen, emu._cuda_generators.pop, gen._cdata, None)
                 return gen
             return real(dev)
 
@@ -1116,6 +1321,29 @@ def _regroup(groups: dict) -> dict:
     return out
 
 
+class _LegacyCudaMeta(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, torch.Tensor) and code_of(obj) >= 0 and obj.dtype == cls.dtype and obj.layout == torch.strided
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return sub is cls
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.cuda.{cls.__name__}'>"
+
+
+def _legacy_cuda_class(name: str, cpu_type: Any) -> type:
+    """``torch.cuda.FloatTensor`` & co.: the CPU constructor, then a copy to the current device."""
+
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> torch.Tensor:
+        device = kwargs.pop("device", None)
+        index = _need_active().current if device is None else _cuda_index(device)
+        return cpu_type(*args, **kwargs).to(torch.device("cuda", index))
+
+    ns = {"__new__": __new__, "dtype": cpu_type.dtype, "is_cuda": True, "is_sparse": False, "__module__": "torch.cuda"}
+    return _LegacyCudaMeta(name, (), ns)
+
+
 def _unsupported(feature: str, reason: str) -> Callable[..., Any]:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         exc = EmulationUnsupported(feature, reason)
@@ -1139,6 +1367,137 @@ class _RefusedClass:
 
 def _refused_class(name: str, feature: str, reason: str) -> type:
     return type(name, (_RefusedClass,), {"_feature": feature, "_reason": reason})
+
+
+_NCCL_HEADER = (
+    "NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5 (emulated)\n"
+    "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+)
+
+
+class _EmulatedNccl:
+    """An NCCL process group served by Gloo, with the device rules NCCL enforces.
+
+    Gloo computes the collectives on the (CPU-backed) emulated tensors with the same semantics. NCCL
+    additionally needs every tensor on a GPU (a pure ``nccl`` group has no CPU backend) and one GPU per
+    rank: at a rank's first collective the ranks publish their devices in the store and two ranks on
+    one GPU fail with NCCL's "Duplicate GPU detected" error, as when a real communicator is created.
+    """
+
+    def __init__(self, emu: EmulatedCuda, dist: Any, cpu_backend: bool, bound: int | None) -> None:
+        self.emu = emu
+        self.dist = dist
+        self.cpu_backend = cpu_backend  # "cpu:gloo,cuda:nccl" (or the default): CPU tensors use Gloo
+        self.bound = bound
+        self.device: int | None = None
+        self.busy = False
+
+    def check(self, name: str, args: tuple, dev: int | None) -> None:
+        if name in ("c10d::monitored_barrier_",):
+            return
+        if self.device is not None:
+            return
+        if dev is not None and dev >= 0:
+            device = dev
+        elif name == "c10d::barrier":
+            ids = args[2] if len(args) > 2 and isinstance(args[2], (list, tuple)) else []
+            rank = self.dist.get_rank()
+            device = ids[0] if ids else self.bound if self.bound is not None else rank % self.emu.gpus
+        else:
+            return  # no device known yet (e.g. a C++-internal metadata buffer): decide later
+        self.device = device
+        self._check_unique(device)
+
+    def _check_unique(self, device: int) -> None:
+        dist = self.dist
+        world = dist.get_world_size()
+        if world < 2:
+            return
+        rank = dist.get_rank()
+        store = dist.distributed_c10d._get_default_store()
+        key = "gpulint-emulated-nccl-device-{}"
+        self.busy = True
+        try:
+            with _disable_current_modes():
+                store.set(key.format(rank), str(device))
+                keys = [key.format(r) for r in range(world)]
+                try:
+                    store.wait(keys, __import__("datetime").timedelta(seconds=60))
+                except Exception:  # a peer never reached a collective: cannot tell, stay silent
+                    return
+                devices = [int(store.get(k)) for k in keys]
+        finally:
+            self.busy = False
+        for other, other_device in enumerate(devices):
+            if other != rank and other_device == device:
+                raise dist.DistBackendError(
+                    _NCCL_HEADER + f"Duplicate GPU detected : rank {rank} and rank {other} both on CUDA device {device + 1}000"
+                )
+
+
+def _install_nccl(emu: EmulatedCuda, p: Callable[..., None], dist: Any) -> None:
+    """``init_process_group("nccl")`` (or the default backend): served by Gloo with NCCL's rules."""
+    orig_init_pg = dist.init_process_group
+    orig_get_backend = dist.get_backend
+
+    def init_process_group(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            kwargs["backend"] = args[0]
+            args = args[1:]
+        backend = kwargs.get("backend")
+        text = str(backend).lower() if backend is not None else None
+        if text is not None and "nccl" not in text:
+            return orig_init_pg(*args, **kwargs)
+        cpu_backend = text is None or "cpu:" in text
+        device_id = kwargs.pop("device_id", None)
+        bound = None
+        if device_id is not None:
+            bound = _cuda_index(device_id)
+        kwargs["backend"] = "gloo"
+        result = orig_init_pg(*args, **kwargs)
+        emu._nccl = _EmulatedNccl(emu, dist, cpu_backend, bound)
+        return result
+
+    def get_backend(group: Any = None) -> Any:
+        name = orig_get_backend(group)
+        nccl = emu._nccl
+        if nccl is not None and str(name) == "gloo":
+            return "cpu:gloo,cuda:nccl" if nccl.cpu_backend else "nccl"
+        return name
+
+    # a pure NCCL group has no CPU backend: user-level collectives on CPU tensors fail (checked at
+    # the Python API: torch's own helpers such as all_gather_object pick the device themselves)
+    for fname in (
+        "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor",
+        "reduce", "reduce_scatter", "gather", "scatter", "all_to_all", "all_to_all_single",
+        "send", "recv", "isend", "irecv",
+    ):  # fmt: skip
+        orig_fn = getattr(dist, fname, None)
+        if orig_fn is None:
+            continue
+
+        def collective(*args: Any, __orig: Any = orig_fn, **kwargs: Any) -> Any:
+            nccl = emu._nccl
+            if nccl is not None and not nccl.cpu_backend:
+                for value in (*args, *kwargs.values()):
+                    for t in value if isinstance(value, (list, tuple)) else (value,):
+                        if isinstance(t, torch.Tensor) and code_of(t) == CPU:
+                            raise RuntimeError("No backend type associated with device type cpu")
+            return __orig(*args, **kwargs)
+
+        functools.update_wrapper(collective, orig_fn)
+        p(dist, fname, collective)
+
+    functools.update_wrapper(init_process_group, orig_init_pg)
+    functools.update_wrapper(get_backend, orig_get_backend)
+    p(dist, "init_process_group", init_process_group)
+    p(dist, "get_backend", get_backend)
+    p(dist, "is_nccl_available", lambda: True)
+    c10d = sys.modules.get("torch.distributed.distributed_c10d")
+    if c10d is not None:
+        p(c10d, "init_process_group", init_process_group)
+        p(c10d, "get_backend", get_backend)
+        p(c10d, "is_nccl_available", lambda: True)
 
 
 def _install(emu: EmulatedCuda) -> None:
@@ -1228,18 +1587,31 @@ def _install(emu: EmulatedCuda) -> None:
         if device is not None:
             idx_of(device)
 
-    def current_stream(device: Any = None) -> _DefaultStream:
-        return _DefaultStream(idx_of(device))
+    def current_stream(device: Any = None) -> _Stream:
+        idx = idx_of(device)
+        return emu.streams.get(idx) or _default_stream(idx)
+
+    def default_stream(device: Any = None) -> _Stream:
+        return _default_stream(idx_of(device))
 
     @contextlib.contextmanager
     def stream(s: Any) -> Iterator[None]:
-        if s is not None and not isinstance(s, _DefaultStream):
-            _unsupported("CUDA streams", "side streams run concurrently on a GPU; the emulated device has only its default stream")()
-        yield
+        if s is None:
+            yield
+            return
+        _check_stream(s)
+        prev_device = emu.current
+        prev = emu.set_stream(s)
+        try:
+            yield
+        finally:
+            emu.set_stream(prev)
+            emu.current = prev_device
 
     def set_stream(s: Any) -> None:
-        if s is not None and not isinstance(s, _DefaultStream):
-            _unsupported("CUDA streams", "side streams run concurrently on a GPU; the emulated device has only its default stream")()
+        if s is not None:
+            _check_stream(s)
+            emu.set_stream(s)
 
     def noop(*args: Any, **kwargs: Any) -> None:
         return None
@@ -1283,12 +1655,12 @@ def _install(emu: EmulatedCuda) -> None:
         "init": noop,
         "_lazy_init": noop,
         "current_stream": current_stream,
-        "default_stream": current_stream,
+        "default_stream": default_stream,
         "is_current_stream_capturing": lambda: False,
         "stream": stream,
         "set_stream": set_stream,
         "Event": _Event,
-        "Stream": _refused_class("Stream", "CUDA streams", "side streams run concurrently on a GPU; the emulated device has only its default stream"),
+        "Stream": _Stream,
         "ExternalStream": _refused_class("ExternalStream", "CUDA streams", "external streams need a CUDA driver"),
         "CUDAGraph": _refused_class("CUDAGraph", "CUDA graphs", "graph capture records GPU kernel launches"),
         "graph": _unsupported("CUDA graphs", "graph capture records GPU kernel launches"),
@@ -1296,6 +1668,10 @@ def _install(emu: EmulatedCuda) -> None:
     }
     for name, value in simple.items():
         p(cuda, name, value)
+    streams_mod = getattr(cuda, "streams", None)
+    if streams_mod is not None:
+        p(streams_mod, "Stream", _Stream)
+        p(streams_mod, "Event", _Event)
     for name in ("range_push", "range_pop", "mark", "range_start", "range_end"):
         p(cuda.nvtx, name, noop)
     p(cuda.nvtx, "range", lambda *a, **k: contextlib.nullcontext())
@@ -1340,6 +1716,10 @@ def _install(emu: EmulatedCuda) -> None:
 
         def factory(*args: Any, __orig: Any = orig_factory, __name: str = fname, **kwargs: Any) -> Any:
             device = kwargs.get("device")
+            if device is None and not (args and isinstance(args[0], torch.Tensor)):
+                device = _default_device()  # torch.set_default_device("cuda")
+                if device is not None:
+                    kwargs["device"] = device
             if device is not None:
                 dev = device if isinstance(device, torch.device) else torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
                 if dev.type == "cuda":
@@ -1359,7 +1739,102 @@ def _install(emu: EmulatedCuda) -> None:
         functools.update_wrapper(factory, orig_factory)
         p(torch, fname, factory)
 
+    # Lazy modules moved to the GPU before their first forward materialize there
+    orig_materialize = _UNINITIALIZED.materialize
+
+    def materialize(self: Any, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        lazy_device = getattr(self, "_gl_lazy_device", None)
+        if device is None and lazy_device is not None:
+            device = lazy_device
+        orig_materialize(self, shape, device=device, dtype=dtype)
+        if device is not None and torch.device(device).type == "cuda":
+            _tag(self, _cuda_index(device), track=False)
+
+    p(_UNINITIALIZED, "materialize", materialize)
+
+    # ctc_loss with tensor lengths: for plain tensors ATen copies the lengths to the host and takes the
+    # IntArrayRef path; under a dispatch mode it would take the subclass path (a CPU/CUDA mix a GPU
+    # never sees), so take the plain-tensor path here
+    orig_ctc = torch.ctc_loss
+
+    def ctc_loss(*args: Any, **kwargs: Any) -> Any:
+        if len(args) >= 4 and isinstance(args[0], torch.Tensor) and code_of(args[0]) >= 0:
+            lengths = list(args[2:4])
+            for i, (name, value) in enumerate(zip(("input_lengths", "target_lengths"), lengths)):
+                if isinstance(value, torch.Tensor):
+                    if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
+                        raise RuntimeError(f"{name} must be integral")
+                    lengths[i] = value.to("cpu", torch.long).tolist()
+            args = (*args[:2], *lengths, *args[4:])
+        return orig_ctc(*args, **kwargs)
+
+    functools.update_wrapper(ctc_loss, orig_ctc)
+    p(torch, "ctc_loss", ctc_loss)
+
+    # torch.set_default_tensor_type(torch.cuda.FloatTensor) (deprecated, still in old scripts)
+    orig_default_type = torch.set_default_tensor_type
+
+    def set_default_tensor_type(t: Any) -> None:
+        legacy = _legacy_target(t)
+        if legacy is not None and legacy[0]:
+            if legacy[1] not in _CPU_LEGACY:
+                raise TypeError("only floating-point types are supported as the default type")
+            orig_default_type(_CPU_LEGACY[legacy[1]])
+            torch.set_default_device("cuda")
+            return
+        if legacy is not None and _default_device() is not None:
+            torch.set_default_device("cpu")
+        orig_default_type(t)
+
+    functools.update_wrapper(set_default_tensor_type, orig_default_type)
+    p(torch, "set_default_tensor_type", set_default_tensor_type)
+
+    # Legacy typed constructors: torch.cuda.FloatTensor(3), torch.cuda.LongTensor([1, 2]), isinstance
+    for legacy_name in _LEGACY_TYPES:
+        cpu_type = getattr(torch, legacy_name, None)
+        if cpu_type is not None:
+            p(cuda, legacy_name, _legacy_cuda_class(legacy_name, cpu_type))
+
+    # Tensor.record_stream: the emulated caching allocator frees a block when Python frees the tensor
+    def record_stream(self: torch.Tensor, stream: Any) -> None:
+        if not isinstance(stream, (_DefaultStream, torch.Stream)):
+            raise TypeError(f"record_stream(): argument 'stream' must be torch.Stream, not {type(stream).__name__}")
+
+    p(_Tensor, "record_stream", record_stream)
+
+    # Allocator and sync-debug settings: the torch.cuda wrappers validate, these hold the values
+    fractions = [1.0] * emu.gpus
+    sync_debug = [0]
+
+    def set_memory_fraction(fraction: float, device: int) -> None:
+        emu.check_ordinal(device)
+        fractions[device] = fraction
+        limit = int(min(fractions) * emu.total_memory)
+        emu.memory = limit if fraction < 1.0 or emu.memory is not None else None
+
+    for name, value in {
+        "_cuda_setMemoryFraction": set_memory_fraction,
+        "_cuda_getMemoryFraction": lambda device: fractions[device],
+        "_cuda_getAllocatorBackend": lambda: "native",
+        "_cuda_set_sync_debug_mode": lambda mode: sync_debug.__setitem__(0, int(mode)),
+        "_cuda_get_sync_debug_mode": lambda: sync_debug[0],
+    }.items():
+        p(torch._C, name, value)
+
+    # .to(0) / module.to(local_rank): an integer device is a CUDA ordinal (C++ would ask for an accelerator)
+    orig_parse_to = torch._C._nn._parse_to
+
+    def parse_to(*args: Any, **kwargs: Any) -> Any:
+        if args and type(args[0]) is int:
+            args = (torch.device("cuda", _cuda_index(args[0])), *args[1:])
+        if type(kwargs.get("device")) is int:
+            kwargs["device"] = torch.device("cuda", _cuda_index(kwargs["device"]))
+        return orig_parse_to(*args, **kwargs)
+
+    p(torch._C._nn, "_parse_to", parse_to)
+
     # Tensor-level hooks
+    p(_Tensor, "type", _plain_type)
     p(_Tensor, "data", property(_data_get, _data_set))
     p(_Tensor, "to", _plain_to)
     p(_Tensor, "cuda", _plain_cuda)
@@ -1419,6 +1894,10 @@ def _install(emu: EmulatedCuda) -> None:
 
     p(torch, "set_autocast_enabled", set_autocast_enabled)
     p(torch, "set_autocast_dtype", set_autocast_dtype)
+    from gpulint.emulate import _autocast
+
+    autocast_lib = _autocast.install(lambda t: code_of(t) >= 0)
+    emu._patches.append((_OnUndo(autocast_lib._destroy), "undo", None))
 
     # Serialization
     torch.serialization.register_package(-1000, emu._tagger, emu._deserializer)
@@ -1543,22 +2022,33 @@ def _install(emu: EmulatedCuda) -> None:
         p(vf, rnn_name, rnn)
 
     # Features that cannot be emulated
-    p(torch, "compile", _unsupported("torch.compile", "TorchInductor generates Triton/CUDA kernels that need a real GPU"))
+    orig_compile = torch.compile
+    refuse_compile = _unsupported("torch.compile", "TorchInductor generates Triton/CUDA kernels that need a real GPU")
+
+    def compile(*args: Any, **kwargs: Any) -> Any:
+        backend = kwargs.get("backend", "inductor")
+        if backend not in ("eager", "aot_eager"):
+            return refuse_compile()
+        # no generated kernels: the captured graph would run the same operators eagerly, so run the
+        # model eagerly (Dynamo cannot trace through the emulator's dispatch mode), in the wrapper
+        # torch.compile returns (``_orig_mod``, prefixed state_dict keys)
+        model = args[0] if args else kwargs.get("model")
+        if model is None:
+            return lambda m: compile(m, **{k: v for k, v in kwargs.items() if k != "model"})
+        from torch._dynamo.eval_frame import DisableContext, OptimizedModule
+
+        if isinstance(model, torch.nn.Module):
+            return OptimizedModule(model, DisableContext())
+        return functools.wraps(model)(lambda *a, **k: model(*a, **k))
+
+    functools.update_wrapper(compile, orig_compile)
+    p(torch, "compile", compile)
     try:
         import torch.distributed as dist
 
         if dist.is_available():
-            orig_init_pg = dist.init_process_group
-
-            def init_process_group(*args: Any, **kwargs: Any) -> Any:
-                backend = kwargs.get("backend", args[0] if args else None)
-                if backend is not None and "nccl" in str(backend).lower():
-                    _unsupported("NCCL", "collectives between GPUs need the NCCL library and real devices; use backend='gloo'")()
-                return orig_init_pg(*args, **kwargs)
-
-            functools.update_wrapper(init_process_group, orig_init_pg)
-            p(dist, "init_process_group", init_process_group)
-    except Exception:  # pragma: no cover
+            _install_nccl(emu, p, dist)
+    except ImportError:  # pragma: no cover
         pass
     try:
         import torch.utils.cpp_extension as cpp_ext

@@ -19,9 +19,77 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _HIDDEN_FILES = (_PKG_DIR + os.sep, os.path.abspath(runpy.__file__))
 
 
+def _prefix() -> str:
+    rank = os.environ.get("GPULINT_RUN_RANK")
+    return f"gpulint run [rank {rank}]:" if rank else PREFIX
+
+
 def _say(message: str) -> None:
-    sys.stderr.write(f"{PREFIX} {message}\n")
+    sys.stderr.write(f"{_prefix()} {message}\n")
     sys.stderr.flush()
+
+
+class StopRun(BaseException):
+    """Raised into the script when ``--max-steps``/``--max-time`` is reached (a clean stop)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def _find_stop(exc: BaseException | None) -> StopRun | None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, StopRun):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+class _Limits:
+    """``--max-steps N`` (optimizer steps of any one optimizer) and ``--max-time S`` (wall clock)."""
+
+    def __init__(self, max_steps: int | None, max_time: float | None) -> None:
+        self.max_steps = max_steps
+        self.max_time = max_time
+        self.steps: dict[int, int] = {}
+        self._handle: Any = None
+        self._old_alarm: Any = None
+        self.stopped: str | None = None
+
+    def __enter__(self) -> _Limits:
+        if self.max_steps is not None:
+            from torch.optim.optimizer import register_optimizer_step_post_hook
+
+            self._handle = register_optimizer_step_post_hook(self._after_step)
+        if self.max_time is not None:
+            import signal
+
+            self._old_alarm = signal.signal(signal.SIGALRM, self._on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, max(self.max_time, 0.001))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            self._handle.remove()
+        if self.max_time is not None:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._old_alarm)
+
+    def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        count = self.steps.get(id(optimizer), 0) + 1
+        self.steps[id(optimizer)] = count
+        if self.max_steps is not None and count >= self.max_steps and self.stopped is None:
+            self.stopped = f"stopped after {count} optimizer steps (--max-steps {self.max_steps})"
+            raise StopRun(self.stopped)
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        if self.stopped is None:
+            self.stopped = f"stopped after {self.max_time:g} s (--max-time {self.max_time:g})"
+            raise StopRun(self.stopped)
 
 
 def _find_unsupported(exc: BaseException | None) -> EmulationUnsupported | None:
@@ -61,6 +129,68 @@ def _print_exception(exc: BaseException) -> None:
     sys.stderr.flush()
 
 
+_DEVICE_ERRORS = (
+    "to be on the same device", "same device", "should be the same or input should be", "device type tensor to numpy",
+    "indices should be either on cpu", "not at the same device", "device type for generator",
+    "Cannot re-initialize CUDA in forked subprocess", "unsafe to autocast", "Attempting to unscale FP16 gradients",
+    "Duplicate GPU detected", "No backend type associated with device type", "cannot pin",
+)  # fmt: skip
+
+
+def _user_files(exc: BaseException) -> list[tuple[str, int]]:
+    """(file, line) of the traceback frames in the user's own files, innermost last."""
+    import sysconfig
+
+    skip = tuple({os.path.abspath(p) + os.sep for p in (sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platlib"], _PKG_DIR)})
+    out: list[tuple[str, int]] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        name = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if name.endswith(".py") and os.path.isfile(name) and not name.startswith(skip):
+            out.append((name, tb.tb_lineno))
+        tb = tb.tb_next
+    return out
+
+
+def static_hints(exc: BaseException, limit: int = 3) -> list[str]:
+    """``gpulint check``'s crash-kind findings in the files of a device error's traceback.
+
+    Findings on a line of the traceback come first, then the other crash-kind findings of those
+    files (a discarded ``x.to(device)`` crashes later, at the model call). Runs the checker in this
+    process on the files only; any problem in doing so gives no hints.
+    """
+    text = f"{type(exc).__name__}: {exc}"
+    if not any(marker in text for marker in _DEVICE_ERRORS):
+        return []
+    frames = _user_files(exc)
+    if not frames:
+        return []
+    try:
+        from gpulint.engine import BadInput, analyse, read_source
+        from gpulint.registry import Registry
+
+        rules = [rule() for rule in Registry.load().rules if rule.default and rule.kind == "crash"]
+        lines_of: dict[str, set[int]] = {}
+        for name, line in frames:
+            lines_of.setdefault(name, set()).add(line)
+        ranked: list[tuple[int, int, str]] = []
+        for order, (name, lines) in enumerate(reversed(list(lines_of.items()))):
+            try:
+                diags, _ = analyse(name, read_source(name).text, rules)
+            except BadInput:
+                continue
+            for d in diags:
+                if d.code.startswith("GL0"):
+                    continue
+                shown = os.path.relpath(name) if not os.path.relpath(name).startswith("..") else name
+                rank = 0 if d.line in lines else 1
+                ranked.append((rank, order, f"hint: gpulint check reports {d.code} at {shown}:{d.line}: {d.message}"))
+    except Exception:  # noqa: BLE001 - a hint must never hide the script's own error
+        return []
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return list(dict.fromkeys(h for _, _, h in ranked))[:limit]
+
+
 def _exit_code(exc: SystemExit) -> int:
     code = exc.code
     if code is None:
@@ -71,7 +201,33 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
-def _execute(script: str, args: list[str]) -> int:
+def _run_main(script: str) -> None:
+    """Run a script (or a notebook's code cells, in order) as ``__main__``."""
+    if not script.endswith(".ipynb"):
+        runpy.run_path(script, run_name="__main__")
+        return
+    import builtins
+    import linecache
+    import types
+
+    from gpulint.notebook import runnable_code
+
+    path = os.path.abspath(script)
+    code = runnable_code(path)
+    linecache.cache[path] = (len(code), None, code.splitlines(keepends=True), path)  # tracebacks show the cells' code
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    module.__builtins__ = builtins  # type: ignore[attr-defined]
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(compile(code, path, "exec"), module.__dict__)  # noqa: S102 - running the user's notebook is the point
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
+def _execute(script: str, args: list[str], limits: _Limits | None = None, hints: bool = False) -> int:
     """Execute ``script`` as ``__main__`` with ``sys.argv``/``sys.path`` as Python sets them."""
     saved_argv = sys.argv[:]
     saved_path0 = sys.path[0] if sys.path else None
@@ -82,19 +238,33 @@ def _execute(script: str, args: list[str]) -> int:
     else:  # pragma: no cover
         sys.path.insert(0, script_dir)
     try:
-        runpy.run_path(script, run_name="__main__")
+        if limits is not None:
+            with limits:
+                _run_main(script)
+        else:
+            _run_main(script)
         return 0
     except SystemExit as exc:
         return _exit_code(exc)
+    except StopRun as exc:
+        _say(exc.why)
+        return 0
     except KeyboardInterrupt as exc:
         _print_exception(exc)
         return 130
     except BaseException as exc:  # noqa: BLE001 - report like the interpreter does
+        stop = _find_stop(exc)
+        if stop is not None:  # wrapped by the script or a library on its way out
+            _say(stop.why)
+            return 0
         unsupported = _find_unsupported(exc)
         if unsupported is not None:
             _say(str(unsupported))
             return EXIT_UNSUPPORTED
         _print_exception(exc)
+        if hints:
+            for hint in static_hints(exc):
+                _say(hint)
         return 1
     finally:
         try:
@@ -112,12 +282,16 @@ def run_script(
     gpus: int = 1,
     gpu_memory: int | None = None,
     force: bool = False,
+    max_steps: int | None = None,
+    max_time: float | None = None,
 ) -> int:
     """Run ``script`` with emulated CUDA unless torch has a usable GPU (or ``force``); return the exit code.
 
-    Prints ``gpulint run: emulated cuda peak memory ...`` to stderr at the end of an emulated run, and
-    ``gpulint run: <feature> cannot be emulated: ...`` (exit code 3) when the script reaches a CUDA
-    feature the emulator cannot provide.
+    Prints a banner (``gpulint run: emulating 1 CUDA device (torch X.Y, CPU compute)``) and, at the
+    end of an emulated run, the emulated device's peak memory to stderr; ``gpulint run: <feature>
+    cannot be emulated: ...`` (exit code 3) when the script, or a child process of it, reaches a CUDA
+    feature the emulator cannot provide. ``max_steps``/``max_time`` stop the script cleanly (exit 0)
+    after that many optimizer steps or seconds.
     """
     if gpus < 1:
         _say(f"--gpus must be at least 1 (got {gpus})")
@@ -127,17 +301,46 @@ def run_script(
         return 2
     import torch
 
+    limits = _Limits(max_steps, max_time) if max_steps is not None or max_time is not None else None
     if torch.cuda.is_available() and not force:
-        return _execute(script, list(args))
+        return _finish(_execute(script, list(args), limits))
 
+    import tempfile
+
+    from gpulint.emulate import _child
     from gpulint.emulate._engine import EmulatedCuda
 
+    if not os.environ.get("GPULINT_RUN_RANK"):
+        version = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+        _say(f"emulating {gpus} CUDA device{'s' if gpus > 1 else ''} (torch {version}, CPU compute)")
     emu = EmulatedCuda(gpus=gpus, memory=gpu_memory)
-    with emu:
-        code = _execute(script, list(args))
-    if code == 0 and emu.unsupported_seen:
+    fd, report = tempfile.mkstemp(prefix="gpulint-run-", suffix=".children")
+    os.close(fd)
+    try:
+        with emu:
+            _child.install(emu, {"gpus": gpus, "memory": gpu_memory, "report": report})
+            code = _execute(script, list(args), limits, hints=True)
+        child_problems = _child.read_reports(report)
+    finally:
+        os.unlink(report)
+    if child_problems:
+        for line in dict.fromkeys(child_problems):
+            _say(line)
+        code = EXIT_UNSUPPORTED
+    elif code == 0 and emu.unsupported_seen:
         first = emu.unsupported_seen[0]
         _say(f"note: the script caught '{first}' and went on; that part did not run as on a GPU")
-    sys.stderr.write(emu.peak_line() + "\n")
-    sys.stderr.flush()
+    _say(emu.peak_line().split(": ", 1)[1])
+    return _finish(code)
+
+
+def _finish(code: int) -> int:
+    if os.environ.get("GPULINT_RUN_RANK"):
+        # a rank started by --nproc-per-node: leave now, as torchrun's workers are reaped; Gloo's
+        # process-group teardown at interpreter exit can abort a process whose peers are gone
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
     return code

@@ -152,3 +152,103 @@ def test_importing_gpulint_emulate_does_not_import_torch(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
+
+
+STEPS = r'''
+import time
+import torch, torch.nn as nn
+model = nn.Linear(4, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+step = 0
+try:
+    while True:
+        loss = model(torch.randn(8, 4, device="cuda")).pow(2).mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        step += 1
+        print("step", step, flush=True)
+        if "--slow" in __import__("sys").argv:
+            time.sleep(0.05)
+except Exception as exc:  # a script's broad handler must not swallow the stop
+    print("swallowed", exc)
+    raise
+'''
+
+
+def test_banner_and_max_steps(run_gpulint):
+    """A banner opens the emulated run; --max-steps N stops after N optimizer steps with exit 0."""
+    if REAL_CUDA:
+        pytest.skip("the banner and the stop messages belong to the emulated run")
+    proc = run_gpulint(STEPS, options=("--max-steps", "3"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["step", "1", "step", "2"]
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("gpulint run: emulating 1 CUDA device (torch ") and lines[0].endswith(", CPU compute)")
+    assert "gpulint run: stopped after 3 optimizer steps (--max-steps 3)" in lines
+    assert "swallowed" not in proc.stdout
+
+
+def test_max_time_stops_cleanly(run_gpulint):
+    if REAL_CUDA:
+        pytest.skip("the stop message belongs to the emulated run")
+    proc = run_gpulint(STEPS, "--slow", options=("--max-time", "2"))
+    assert proc.returncode == 0, proc.stderr
+    assert "gpulint run: stopped after 2 s (--max-time 2)" in proc.stderr
+    assert "swallowed" not in proc.stdout
+
+
+HINT = r'''
+import torch
+import torch.nn as nn
+
+
+def prepare(x, device):
+    x.to(device)
+    return x * 2
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+out = model(prepare(torch.randn(8, 4), device))
+'''
+
+
+def test_device_error_ends_with_the_static_finding_that_explains_it(run_gpulint):
+    """The crash is at the model call; the hint names the discarded move in the helper above it."""
+    if REAL_CUDA:
+        pytest.skip("hints follow emulated crashes")
+    proc = run_gpulint(HINT)
+    assert proc.returncode == 1
+    assert "Expected all tensors to be on the same device" in proc.stderr
+    hints = [l for l in proc.stderr.splitlines() if l.startswith("gpulint run: hint: ")]
+    assert any(h.startswith("gpulint run: hint: gpulint check reports GL104 at script.py:7: ") for h in hints), hints
+    assert len(hints) <= 3
+
+
+def _notebook(path, second_cell: str) -> None:
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# training"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": ["%matplotlib inline\n", "import torch, torch.nn as nn\n", "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n", "model = nn.Linear(4, 2).to(device)"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": [second_cell]},
+    ]  # fmt: skip
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"language_info": {"name": "python"}}, "cells": cells}
+    path.write_text(json.dumps(nb))
+
+
+def test_notebook_code_cells_run_in_order(tmp_path):
+    """`gpulint run train.ipynb` runs the code cells in order (IPython magics commented out)."""
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    good, bad = tmp_path / "good.ipynb", tmp_path / "bad.ipynb"
+    _notebook(good, "x = torch.randn(3, 4).to(device)\nprint('out', model(x).device.type)\n")
+    _notebook(bad, "x = torch.randn(3, 4)\nprint('out', model(x).device.type)\n")
+    runs = [
+        subprocess.run([sys.executable, "-m", "gpulint.emulate", str(nb)], capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=900, check=False)
+        for nb in (good, bad)
+    ]  # fmt: skip
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert runs[0].stdout.strip() == "out cuda"
+    assert runs[1].returncode == 1
+    assert "print('out', model(x).device.type)" in runs[1].stderr
+    assert "Expected all tensors to be on the same device" in runs[1].stderr

@@ -1,0 +1,1456 @@
+"""The flow engine: abstract values (kind, device, dtype facts) for the expressions of one file.
+
+An abstract interpreter over the tree the ScriptModel recorded. Each function body is interpreted
+once, in statement order ("recording" pass: the value of every expression it meets is kept for
+`value_of`). Branches are joined (a value moved on one branch only is "host or device"), loops run
+to a fixed point (at most `LOOP_ROUNDS` rounds), names re-bound take their new value. Across the
+file: calls of the file's own functions and methods are answered by summaries (the callee's body
+interpreted, without recording, with the caller's argument values; memoised; depth and total work
+bounded), `self.attr` values are kept per class across its methods, module-level code runs first
+and what it calls (`main()`) sees its values.
+
+Values never come from guessing by names of variables, with one exception kept from the model: an
+expression used as a device (`x.to(dev)`) whose value is not known is read by its name (`device`,
+`args.device`, `local_rank` -> an accelerator; `self._cpu_device` -> the host).
+
+Unknown (None) is a first-class answer: rules stay silent on it.
+
+What torch's functions, classes and methods do comes from `gpulint.kb` (generated from torch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+import libcst as cst
+
+from gpulint import flowkb as kb
+
+LOOP_ROUNDS = 3  # rounds of a loop body before its entry values are given up on (fixed point)
+MAX_DEPTH = 4  # nested summaries
+WORK_FACTOR = 3  # summaries may evaluate at most this many times the file's nodes in all
+
+# kinds (strings; `Kind` in model.py maps the ones the old API knows)
+TENSOR, MODULE, OPTIMIZER, SCHEDULER, LOADER, DATASET, BATCH = (
+    "tensor", "module", "optimizer", "scheduler", "loader", "dataset", "batch")
+SCALER, DEVICE, METRIC, TUPLE, ITER, PARAMS, HOSTVAL, DTYPE, OBJECT = (
+    "scaler", "device", "metric", "tuple", "iter", "params", "hostval", "dtype", "object")
+
+
+@dataclass(frozen=True)
+class Dev:
+    """Where a value lives: `host`, `acc` (an accelerator: `expr` is the device expression when
+    there is one, `key` its text for comparisons), `either` (host on one path, accelerator on
+    another), `model` (a forward input: wherever the module is)."""
+
+    where: str
+    key: str = ""
+    expr: Optional[cst.BaseExpression] = None
+
+    def __eq__(self, other):
+        return isinstance(other, Dev) and self.where == other.where and self.key == other.key
+
+    def __hash__(self):
+        return hash((self.where, self.key))
+
+    @property
+    def is_host(self) -> bool:
+        return self.where == "host"
+
+    @property
+    def is_acc(self) -> bool:
+        return self.where in ("acc", "model")
+
+    def __repr__(self) -> str:
+        return f"Dev({self.where}{':' + self.key if self.key else ''})"
+
+
+HOST = Dev("host")
+EITHER = Dev("either")
+MODEL_DEV = Dev("model")  # a module's own tensors and submodules: wherever the module is
+INPUT_DEV = Dev("model", "input")  # a forward input: on the module's device (GL105's premise)
+
+
+def join_dev(a: Dev | None, b: Dev | None) -> Dev | None:
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    if a.is_acc and b.is_acc:
+        if a.where == "acc" and b.where == "acc" and a.key and b.key and a.key != b.key:
+            return Dev("acc", "", a.expr)  # two accelerator expressions: an accelerator
+        return a if a.where == "acc" else b
+    return EITHER
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: str | None = None
+    dev: Dev | None = None
+    half: bool = False  # a module or tensor converted to float16
+    nonscalar: bool = False  # a tensor known to have at least one dimension
+    nograd: bool = False  # a tensor computed under torch.no_grad() / inference_mode()
+    items: tuple | None = None  # TUPLE: element values
+    elem: "Value | None" = None  # ITER/LOADER/PARAMS: what iterating gives
+    cls: str | None = None  # an instance of a class of this file
+    origin: cst.CSTNode | None = field(default=None, repr=False)  # where made (not compared)
+    placed: cst.CSTNode | None = field(default=None, repr=False)  # the call that placed it (not compared)
+    half_at: cst.CSTNode | None = field(default=None, repr=False)  # the call that made it float16
+    stateful: bool = field(default=False, repr=False)  # a module with parameters or buffers
+    scatters: bool = field(default=False, repr=False)  # DataParallel/DDP: moves its inputs itself
+
+    def __eq__(self, o):
+        return (
+            isinstance(o, Value)
+            and self.kind == o.kind
+            and self.dev == o.dev
+            and self.half == o.half
+            and self.nonscalar == o.nonscalar
+            and self.nograd == o.nograd
+            and self.items == o.items
+            and self.elem == o.elem
+            and self.cls == o.cls
+            and self.scatters == o.scatters
+            and self.stateful == o.stateful
+        )
+
+    def __hash__(self):
+        return hash((self.kind, self.dev, self.half, self.items, self.cls))
+
+
+UNKNOWN = Value()
+
+
+def join(a: Value | None, b: Value | None) -> Value:
+    if a is None:
+        return b if b is not None else UNKNOWN
+    if b is None or a is b or a == b:
+        return a
+    if a.kind != b.kind:
+        if a.kind in (None, TENSOR) and b.kind in (None, TENSOR):
+            # a tensor on one path, a value of unknown kind on the other: where it lives may still be known
+            return Value(None, join_dev(a.dev, b.dev))
+        return UNKNOWN
+    items = None
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+    elem = join(a.elem, b.elem) if (a.elem is not None and b.elem is not None) else None
+    return Value(
+        a.kind,
+        join_dev(a.dev, b.dev),
+        a.half and b.half,
+        a.nonscalar and b.nonscalar,
+        a.nograd and b.nograd,
+        items,
+        elem,
+        a.cls if a.cls == b.cls else None,
+        a.origin,
+        a.placed if a.dev == join_dev(a.dev, b.dev) else b.placed,
+        stateful=a.stateful or b.stateful,
+        scatters=a.scatters and b.scatters,
+    )
+
+
+def _join_env(a: dict, b: dict) -> dict:
+    if a is b:
+        return a
+    out = {}
+    for k in a.keys() | b.keys():
+        va, vb = a.get(k), b.get(k)
+        out[k] = va if va is vb else join(va if va is not None else UNKNOWN, vb if vb is not None else UNKNOWN)
+    return out
+
+
+@dataclass
+class Mismatch:
+    """An operation whose tensor operands the engine knows to live on different devices."""
+
+    node: cst.CSTNode  # the operation (BinaryOperation, Call, Subscript)
+    op: str  # "binary", "call", "index", "module-call"
+    host: cst.BaseExpression  # the operand on the host
+    host_value: Value
+    acc: cst.BaseExpression  # the operand on the accelerator
+    acc_value: Value
+    function: cst.CSTNode | None  # the function (or module) it is in
+
+
+def _is_none(e) -> bool:
+    return type(e) is cst.Name and e.value == "None"
+
+
+class NoFlow:
+    """The engine's answer when it could not run (every value unknown)."""
+
+    values: dict = {}
+    mismatches: list = []
+
+
+class _Frame:
+    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record")
+
+    def __init__(self, fn, cls, outer, record):
+        self.env: dict[str, Value] = {}
+        self.fn = fn
+        self.cls = cls  # class name for methods
+        self.returns: Value | None = None
+        self.nograd = 0
+        self.outer = outer  # enclosing frame (closures, module)
+        self.assigned_self: set[str] = set()
+        self.record = record
+
+
+# Tensor methods no other common type has (numpy arrays, lists, dicts, modules): a receiver of
+# unknown kind that answers one is a tensor
+_TENSOR_ONLY_METHODS = frozenset(
+    "unsqueeze unsqueeze_ permute contiguous masked_fill masked_fill_ expand_as type_as new_zeros new_ones "
+    "new_full new_empty new_tensor unflatten index_select masked_select is_contiguous".split()
+)
+# Tensor methods that take an operand on another device by design
+_CROSS_DEVICE_METHODS = frozenset({"copy_", "set_", "to", "type_as", "new_tensor", "pin_memory"})
+_WEIGHT_FIRST = frozenset(
+    {"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss", "NLLLoss2d"}
+)
+_ELEMENTWISE_CMP = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
+                    cst.GreaterThanEqual)
+_NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                     "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+_DEVICE_NAME_HINTS = ("device", "rank", "gpu", "dev", "cuda")
+
+
+class Flow:
+    def __init__(self, model) -> None:
+        self.m = model
+        self.values: dict[cst.CSTNode, Value] = {}
+        self.mismatches: list[Mismatch] = []
+        self._mismatch_seen: set = set()
+        self.class_attrs: dict[str, dict[str, Value]] = {}  # class -> attr -> joined value
+        self._attr_by_method: dict[tuple[str, str], dict[str, Value]] = {}
+        self._missed_reads: set[tuple[str, str]] = set()
+        self.site_values: dict[cst.FunctionDef, dict[cst.Call, list]] = {}
+        self._site_count: dict[str, int] = {}
+        self._calls_by_attr: dict[str, list] = {}
+        self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
+        self._stateful_cache: dict[str, bool] = {}
+        self._summaries: dict = {}
+        self._in_summary: list = []
+        self._work = 0
+        self._budget = WORK_FACTOR * max(len(model.nodes), 1000)
+        self.module_frame: _Frame | None = None
+        self.recorded: set[cst.CSTNode] = set()
+        self.inplace_moves: dict[cst.Call, Value] = {}  # `m.to(d)` statement calls -> the moved value
+        self.set_default_device = any(
+            model.qualname(c.func) in ("torch.set_default_device", "torch.set_default_tensor_type")
+            for c in model.calls
+        )
+        self._dispatch = {
+            cst.Name: self._e_name,
+            cst.Attribute: self._e_attribute,
+            cst.Call: self._e_call,
+            cst.BinaryOperation: self._e_binary,
+            cst.UnaryOperation: self._e_unary,
+            cst.Subscript: self._e_subscript,
+            cst.Tuple: self._e_tuple,
+            cst.List: self._e_tuple,
+            cst.IfExp: self._e_ifexp,
+            cst.Await: lambda e, f: self.eval(e.expression, f),
+        }
+        self._run()
+
+    # ------------------------------------------------------------------------------------------
+    # driver
+    # ------------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        m = self.m
+        counts: dict[str, int] = {}
+        by_attr = self._calls_by_attr
+        for c in m.calls:
+            f = c.func
+            t = type(f)
+            if t is cst.Attribute:
+                name = f.attr.value
+                by_attr.setdefault(name, []).append(c)
+            elif t is cst.Name:
+                name = f.value
+            else:
+                continue
+            counts[name] = counts.get(name, 0) + 1
+        self._site_count = counts
+        frame = _Frame(m.module, None, None, True)
+        self.module_frame = frame
+        self._block(m.module.body, frame)
+        # every function and method, in source order (classes: __init__ first; a second pass when
+        # a method read an attribute that a later method sets)
+        for name, info in m.classes.items():
+            self._record_class(name, info)
+        for defs in m.functions.values():
+            for fn in defs:
+                if fn not in self.recorded and m.class_of(fn) is None:
+                    self._record_function(fn, None)
+        for defs in m.functions.values():  # nested in classes but not direct methods
+            for fn in defs:
+                if fn not in self.recorded:
+                    self._record_function(fn, None)
+
+    def _record_class(self, name: str, info) -> None:
+        methods = list(info.methods.values())
+        methods.sort(key=lambda f: (f.name.value != "__init__", self.m.order[f]))
+        self._missed_reads = set()
+        for fn in methods:
+            self._record_function(fn, name)
+        known = self.class_attrs.get(name, {})
+        if any(c == name and a in known for c, a in self._missed_reads):
+            for fn in methods:  # a method read an attribute a later method sets: once more
+                self._record_function(fn, name)
+
+    def _params_of(self, fn: cst.FunctionDef, cls: str | None, args: dict | None, frame: _Frame) -> None:
+        p = fn.params
+        ordered = [*p.posonly_params, *p.params]
+        is_method = cls is not None and not any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.decorators
+        )
+        forward = is_method and fn.name.value == "forward" and self._class_kind(cls) == MODULE
+        for i, param in enumerate([*ordered, *p.kwonly_params]):
+            name = param.name.value
+            if i == 0 and is_method and param in ordered:
+                if name == "self":
+                    frame.env[name] = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
+                continue
+            v = None
+            if args is not None:
+                v = args.get(name)
+            if v is None:
+                v = self._param_from_sites(fn, name)
+            if v is None and param.annotation is not None:
+                q = self.m.qualname(param.annotation.annotation)
+                k = kb.class_kind(q) if q else None
+                if k is not None:
+                    v = Value(k, INPUT_DEV if (forward and k == TENSOR) else None)
+            if v is None and forward and name != "self":
+                v = Value(None, INPUT_DEV)  # a forward input lives where the module runs
+            frame.env[name] = v if v is not None else UNKNOWN
+        for star in (p.star_arg, p.star_kwarg):
+            if isinstance(star, cst.Param):
+                frame.env[star.name.value] = UNKNOWN
+
+    def _param_from_sites(self, fn: cst.FunctionDef, name: str) -> Value | None:
+        sites = self.site_values.get(fn)
+        callee = fn.name.value
+        if callee == "__init__":
+            cls = self.m.class_of(fn)
+            callee = cls.name.value if cls is not None else callee
+        if not sites or len(sites) != self._site_total(fn, callee):
+            return None
+        out = None
+        for argmap in sites.values():
+            v = argmap.get(name) if argmap is not None else None
+            if v is None:
+                return None
+            out = v if out is None else join(out, v)
+        return out
+
+    def _site_total(self, fn: cst.FunctionDef, callee: str) -> int:
+        """How many calls in the file may call `fn`: calls by its name, less the method calls
+        whose receiver is known to be something else (`self.optimizer.step()` for a `step`)."""
+        total = self._site_count.get(callee, -1)
+        if callee == fn.name.value and self.m.class_of(fn) is not None:
+            for c in self._calls_by_attr.get(callee, ()):
+                rv = self._known_receiver(c.func.value)
+                if rv is not None and rv.kind in (OPTIMIZER, SCHEDULER, SCALER, TENSOR, MODULE, LOADER, DATASET):
+                    if rv.cls is None:
+                        total -= 1
+        return total
+
+    def _known_receiver(self, recv) -> Value | None:
+        v = self.values.get(recv)
+        if v is not None and v.kind is not None:
+            return v
+        if type(recv) is cst.Attribute and type(recv.value) is cst.Name and recv.value.value == "self":
+            cls = self.m.class_of(recv)
+            if cls is not None:
+                return self.class_attrs.get(cls.name.value, {}).get(recv.attr.value)
+        return None
+
+    def _record_function(self, fn: cst.FunctionDef, cls: str | None) -> None:
+        self.recorded.add(fn)
+        outer = self._outer_frame(fn)
+        frame = _Frame(fn, cls, outer, True)
+        self._params_of(fn, cls, None, frame)
+        self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
+        if cls is not None:
+            self._store_attrs(frame, cls)
+
+    def _outer_frame(self, fn) -> _Frame:
+        return self.module_frame  # closures read the module's values (enclosing functions: unknown)
+
+    def _store_attrs(self, frame: _Frame, cls: str) -> None:
+        """What a method leaves in `self.attr`, joined over the class's methods that set it."""
+        method = frame.fn.name.value
+        per = self._attr_by_method.setdefault((cls, method), {})
+        merged = self.class_attrs.setdefault(cls, {})
+        for attr in frame.assigned_self:
+            v = frame.env.get("self." + attr, UNKNOWN)
+            if v.kind is None and v.dev is None and attr in per:
+                continue  # a pass without its arguments knows less than one with them
+            per[attr] = v
+            setters = self._attr_setters.setdefault((cls, attr), {})
+            setters[method] = v
+            out = None
+            for sv in setters.values():
+                out = sv if out is None else join(out, sv)
+            merged[attr] = out
+
+    # ------------------------------------------------------------------------------------------
+    # statements
+    # ------------------------------------------------------------------------------------------
+    def _block(self, stmts, frame: _Frame) -> bool:
+        """Interpret statements in order; False when the block always leaves (return/raise...)."""
+        for stmt in stmts:
+            t = type(stmt)
+            if t is cst.SimpleStatementLine:
+                for small in stmt.body:
+                    if not self._small(small, frame):
+                        return False
+            elif t is cst.If:
+                self._if(stmt, frame)
+            elif t is cst.For or t is cst.While:
+                self._loop(stmt, frame)
+            elif t is cst.With:
+                self._with(stmt, frame)
+            elif t is cst.Try or t is cst.TryStar:
+                self._try(stmt, frame)
+            elif t is cst.FunctionDef or t is cst.ClassDef:
+                for d in getattr(stmt, "decorators", ()):
+                    self.eval(d.decorator, frame)
+            elif t is cst.Match:
+                frame.env = {k: UNKNOWN for k in frame.env}
+        return True
+
+    def _small(self, s, frame: _Frame) -> bool:
+        t = type(s)
+        if t is cst.Assign:
+            v = self.eval(s.value, frame)
+            for tgt in s.targets:
+                self._bind(tgt.target, v, frame, s.value)
+        elif t is cst.Expr:
+            self._expr_statement(s.value, frame)
+        elif t is cst.AnnAssign:
+            if s.value is not None:
+                v = self.eval(s.value, frame)
+                q = self.m.qualname(s.annotation.annotation)
+                k = kb.class_kind(q) if q else None
+                if v.kind is None and k is not None:
+                    v = replace(v, kind=k)
+                self._bind(s.target, v, frame, s.value)
+        elif t is cst.AugAssign:
+            cur = self.eval(s.target, frame)
+            rhs = self.eval(s.value, frame)
+            if cur.kind is None and rhs.kind == TENSOR:
+                cur = Value(TENSOR, rhs.dev, origin=s)
+            self._bind(s.target, cur, frame, None)
+        elif t is cst.Return:
+            v = self.eval(s.value, frame) if s.value is not None else Value(HOSTVAL, HOST)
+            frame.returns = v if frame.returns is None else join(frame.returns, v)
+            return False
+        elif t is cst.Raise:
+            if s.exc is not None:
+                self.eval(s.exc, frame)
+            return False
+        elif t is cst.Del:
+            pass
+        elif t is cst.Assert:
+            self.eval(s.test, frame)
+        return True
+
+    def _expr_statement(self, e, frame: _Frame) -> None:
+        v = self.eval(e, frame)
+        # Module moves and casts are in place: `model.to(device)`, `model.half()`
+        if type(e) is cst.Call and type(e.func) is cst.Attribute:
+            meth = e.func.attr.value
+            recv = e.func.value
+            rv = self.values.get(recv) if frame.record else None
+            if rv is None:
+                rv = self._peek(recv, frame)
+            if rv.kind in (MODULE, METRIC) and kb.module_method(meth) == "inplace_move":
+                self._bind(recv, v, frame, None, rebinding=True)
+                self.inplace_moves[e] = v
+            elif meth == "enter_context" and e.args and self._is_nograd(e.args[0].value):
+                frame.nograd += 1  # stack.enter_context(torch.no_grad()): the rest of the block
+
+    def _peek(self, e, frame) -> Value:
+        if type(e) is cst.Name:
+            return self._lookup(e.value, frame) or UNKNOWN
+        if type(e) is cst.Attribute and type(e.value) is cst.Name and e.value.value == "self":
+            return self._self_attr(e.attr.value, frame, False) or UNKNOWN
+        return UNKNOWN
+
+    def _bind(self, target, v: Value, frame: _Frame, value_expr, rebinding: bool = False) -> None:
+        t = type(target)
+        if t is cst.Name:
+            frame.env[target.value] = v
+            if frame.record:
+                self.values[target] = v
+        elif t is cst.Attribute:
+            if type(target.value) is cst.Name and target.value.value == "self" and frame.cls is not None:
+                key = target.attr.value
+                frame.env["self." + key] = v
+                frame.assigned_self.add(key)
+                if frame.record:
+                    self.values[target] = v
+        elif t is cst.Tuple or t is cst.List:
+            els = target.elements
+            n = len(els)
+            src_items = value_expr.elements if isinstance(value_expr, (cst.Tuple, cst.List)) else None
+            for i, el in enumerate(els):
+                if isinstance(el, cst.StarredElement):
+                    sub = UNKNOWN
+                    self._bind(el.value, sub, frame, None)
+                    continue
+                if v.items is not None and len(v.items) == n:
+                    sub = v.items[i]
+                elif v.kind == BATCH or (v.kind == TUPLE and v.elem is not None):
+                    sub = v.elem if v.kind == TUPLE else Value(TENSOR, v.dev, nonscalar=True, origin=v.origin)
+                else:
+                    sub = UNKNOWN
+                self._bind(el.value, sub, frame,
+                           src_items[i].value if src_items is not None and i < len(src_items) else None)
+        elif t is cst.Subscript:
+            self.eval(target.value, frame)
+
+    def _if(self, stmt: cst.If, frame: _Frame) -> None:
+        self.eval(stmt.test, frame)
+        before = frame.env
+        frame.env = dict(before)
+        live_then = self._block(stmt.body.body, frame)
+        then_env = frame.env
+        frame.env = dict(before)
+        live_else = True
+        if isinstance(stmt.orelse, cst.If):
+            self._if(stmt.orelse, frame)
+        elif isinstance(stmt.orelse, cst.Else):
+            live_else = self._block(stmt.orelse.body.body, frame)
+        else_env = frame.env
+        if live_then and live_else:
+            frame.env = _join_env(then_env, else_env)
+        elif live_then:
+            frame.env = then_env
+        elif live_else:
+            frame.env = else_env
+        else:
+            frame.env = _join_env(then_env, else_env)
+
+    def _loop(self, stmt, frame: _Frame) -> None:
+        is_for = type(stmt) is cst.For
+        if is_for:
+            it = self.eval(stmt.iter, frame)
+            elem = self._element(it)
+        else:
+            self.eval(stmt.test, frame)
+        entry = frame.env
+        cur = dict(entry)
+        for _ in range(LOOP_ROUNDS):
+            frame.env = dict(cur)
+            if is_for:
+                self._bind(stmt.target, elem, frame, None)
+            self._block(stmt.body.body, frame)
+            nxt = _join_env(cur, frame.env)
+            if nxt == cur:
+                break
+            cur = nxt
+        else:
+            # no fixed point: what changed becomes unknown
+            cur = {k: (v if entry.get(k) == v else UNKNOWN) for k, v in cur.items()}
+            frame.env = dict(cur)
+            if is_for:
+                self._bind(stmt.target, elem, frame, None)
+            self._block(stmt.body.body, frame)
+        frame.env = cur
+        if stmt.orelse is not None:
+            self._block(stmt.orelse.body.body, frame)
+
+    def _element(self, it: Value) -> Value:
+        if it.elem is not None:
+            return it.elem
+        if it.kind == TENSOR:
+            return Value(TENSOR, it.dev, origin=it.origin)
+        if it.kind == MODULE:
+            return Value(MODULE, it.dev)
+        return UNKNOWN
+
+    def _is_nograd(self, e) -> bool:
+        if type(e) is cst.Call:
+            q = self.m.qualname(e.func)
+            if q in _NOGRAD:
+                return True
+            if q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and e.args:
+                a = e.args[0].value
+                return isinstance(a, cst.Name) and a.value == "False"
+        return False
+
+    def _with(self, stmt: cst.With, frame: _Frame) -> None:
+        nograd = False
+        for item in stmt.items:
+            v = self.eval(item.item, frame)
+            if self._is_nograd(item.item):
+                nograd = True
+            if item.asname is not None:
+                self._bind(item.asname.name, v if v.kind in (MODULE, TENSOR) else UNKNOWN, frame, None)
+        if nograd:
+            frame.nograd += 1
+        saved = frame.nograd
+        self._block(stmt.body.body, frame)
+        frame.nograd = saved - (1 if nograd else 0)
+
+    def _try(self, stmt, frame: _Frame) -> None:
+        before = dict(frame.env)
+        self._block(stmt.body.body, frame)
+        envs = [frame.env]
+        for h in stmt.handlers:
+            frame.env = _join_env(before, envs[0])
+            if h.type is not None:
+                self.eval(h.type, frame)
+            if h.name is not None:
+                frame.env[h.name.name.value] = UNKNOWN
+            if self._block(h.body.body, frame):
+                envs.append(frame.env)
+        env = envs[0]
+        for e in envs[1:]:
+            env = _join_env(env, e)
+        frame.env = env
+        if stmt.orelse is not None:
+            self._block(stmt.orelse.body.body, frame)
+        if stmt.finalbody is not None:
+            self._block(stmt.finalbody.body.body, frame)
+
+    # ------------------------------------------------------------------------------------------
+    # expressions
+    # ------------------------------------------------------------------------------------------
+    def eval(self, e, frame: _Frame) -> Value:
+        self._work += 1
+        fn = self._dispatch.get(type(e))
+        if fn is None:
+            v = self._e_other(e, frame)
+        else:
+            v = fn(e, frame)
+        if frame.nograd and v.kind == TENSOR and not v.nograd:
+            v = replace(v, nograd=True)
+        if frame.record:
+            self.values[e] = v
+        return v
+
+    def _e_other(self, e, frame) -> Value:
+        t = type(e)
+        if t is cst.Integer or t is cst.Float or t is cst.SimpleString or t is cst.Imaginary:
+            return Value(HOSTVAL, HOST)
+        if t is cst.Dict:
+            for el in e.elements:
+                if isinstance(el, cst.DictElement):
+                    self.eval(el.key, frame)
+                self.eval(el.value, frame)
+            return UNKNOWN
+        if t is cst.Comparison:
+            vals = [self.eval(e.left, frame)] + [self.eval(c.comparator, frame) for c in e.comparisons]
+            if len(vals) == 2 and type(e.comparisons[0].operator) in _ELEMENTWISE_CMP:
+                a, b = vals
+                if a.kind == TENSOR and b.kind == TENSOR:
+                    self._check(e, "binary", [(e.left, a), (e.comparisons[0].comparator, b)], frame)
+                    return Value(TENSOR, join_dev(a.dev, b.dev) if a.dev == b.dev else None,
+                                 nonscalar=a.nonscalar or b.nonscalar, origin=e)
+                if a.kind == TENSOR and b.kind in (HOSTVAL, None):
+                    return Value(TENSOR, a.dev, nonscalar=a.nonscalar, nograd=True, origin=a.origin)
+                if b.kind == TENSOR and a.kind in (HOSTVAL, None):
+                    return Value(TENSOR, b.dev, nonscalar=b.nonscalar, nograd=True, origin=b.origin)
+            return UNKNOWN
+        if t is cst.BooleanOperation:
+            self.eval(e.left, frame)
+            self.eval(e.right, frame)
+            return UNKNOWN
+        if t in (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
+            return self._comprehension(e, frame)
+        if t is cst.Set:
+            for el in e.elements:
+                self.eval(el.value, frame)
+            return UNKNOWN
+        if t is cst.FormattedString:
+            for part in e.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.eval(part.expression, frame)
+            return Value(HOSTVAL, HOST)
+        if t is cst.ConcatenatedString:
+            return Value(HOSTVAL, HOST)
+        if t is cst.NamedExpr:
+            v = self.eval(e.value, frame)
+            self._bind(e.target, v, frame, e.value)
+            return v
+        return UNKNOWN
+
+    def _comprehension(self, e, frame) -> Value:
+        saved = frame.env
+        frame.env = dict(saved)
+        f = e.for_in
+        while f is not None:
+            it = self.eval(f.iter, frame)
+            self._bind(f.target, self._element(it), frame, None)
+            for cond in f.ifs:
+                self.eval(cond.test, frame)
+            f = f.inner_for_in
+        if isinstance(e, cst.DictComp):
+            self.eval(e.key, frame)
+            self.eval(e.value, frame)
+            out = UNKNOWN
+        else:
+            ev = self.eval(e.elt, frame)
+            out = Value(TUPLE, None, elem=ev) if ev.kind is not None else UNKNOWN
+        frame.env = saved
+        return out
+
+    def _lookup(self, name: str, frame: _Frame) -> Value | None:
+        f = frame
+        while f is not None:
+            v = f.env.get(name)
+            if v is not None:
+                return v
+            f = f.outer
+        return None
+
+    def _e_name(self, e: cst.Name, frame) -> Value:
+        v = self._lookup(e.value, frame)
+        if v is not None:
+            return v
+        if e.value in ("True", "False", "None"):
+            return Value(HOSTVAL, HOST)
+        return UNKNOWN
+
+    def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
+        v = self._self_attr_raw(attr, frame, note_miss)
+        if v is not None and v.kind == MODULE and v.dev is not None and self._class_kind(frame.cls) in (MODULE, METRIC):
+            return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
+        return v
+
+    def _self_attr_raw(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
+        v = frame.env.get("self." + attr)
+        if v is not None:
+            return v
+        if frame.cls is None:
+            return None
+        attrs = self.class_attrs.get(frame.cls)
+        if attrs is not None and attr in attrs:
+            return attrs[attr]
+        info = self.m.classes.get(frame.cls)
+        for base in info.bases if info is not None else ():
+            if base in self.class_attrs and attr in self.class_attrs[base]:
+                return self.class_attrs[base][attr]
+        if self._ensure_init(frame.cls):
+            return self._self_attr_raw(attr, frame, note_miss)
+        if note_miss:
+            self._missed_reads.add((frame.cls, attr))
+        return None
+
+    def _ensure_init(self, cls: str) -> bool:
+        """Before the class is recorded, a method summarised from module-level code reads the
+        attributes its `__init__` sets: run `__init__` once with its call sites' arguments."""
+        info = self.m.classes.get(cls)
+        if info is None or (cls, "__init__") in self._attr_by_method:
+            return False
+        init = info.methods.get("__init__")
+        self._attr_by_method[(cls, "__init__")] = {}
+        if init is None or init in self._in_summary:
+            return False
+        frame = _Frame(init, cls, self.module_frame, False)
+        self._params_of(init, cls, None, frame)
+        frame.env["self"] = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
+        self._in_summary.append(init)
+        try:
+            self._block(init.body.body if isinstance(init.body, cst.IndentedBlock) else [init.body], frame)
+        finally:
+            self._in_summary.pop()
+        self._store_attrs(frame, cls)
+        return True
+
+    def _e_attribute(self, e: cst.Attribute, frame) -> Value:
+        base = e.value
+        attr = e.attr.value
+        if type(base) is cst.Name and base.value == "self" and frame.cls is not None:
+            v = self._self_attr(attr, frame)
+            if v is not None:
+                return v
+            if frame.record:
+                self.values[base] = frame.env.get("self", UNKNOWN)
+            return UNKNOWN
+        q = self.m.qualname(e)
+        if q is not None:
+            if kb.is_dtype(q):
+                return Value(DTYPE, HOST, half=q in ("torch.float16", "torch.half"))
+            return UNKNOWN
+        bv = self.eval(base, frame)
+        k = bv.kind
+        if k is None and bv.dev == HOST:
+            return Value(None, HOST, origin=bv.origin)  # a field of a structure moved to the host
+        if attr == "device":
+            if k in (TENSOR, MODULE, BATCH) or bv.dev is not None:
+                return Value(DEVICE, bv.dev, origin=e)
+            return Value(DEVICE, None, origin=e)
+        if k == TENSOR:
+            how = kb.tensor_attribute(attr)
+            if how == "same":
+                return Value(TENSOR, bv.dev, bv.half, bv.nonscalar, bv.nograd or attr == "data", origin=bv.origin)
+            return Value(HOSTVAL, HOST) if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad") else UNKNOWN
+        if k == MODULE:
+            if attr == "module":
+                return Value(MODULE, bv.dev, bv.half)
+            if attr == "weight" or attr == "bias":
+                return Value(TENSOR, bv.dev, bv.half, True)
+            return UNKNOWN
+        return UNKNOWN
+
+    def _e_ifexp(self, e: cst.IfExp, frame) -> Value:
+        self.eval(e.test, frame)
+        a, b = self.eval(e.body, frame), self.eval(e.orelse, frame)
+        # `x if cond else None`: where x lives is what matters (None has no device)
+        if _is_none(e.orelse):
+            return a
+        if _is_none(e.body):
+            return b
+        return join(a, b)
+
+    def _e_unary(self, e, frame) -> Value:
+        v = self.eval(e.expression, frame)
+        return v if v.kind == TENSOR else UNKNOWN
+
+    def _e_tuple(self, e, frame) -> Value:
+        items = []
+        for el in e.elements:
+            v = self.eval(el.value, frame)
+            items.append(UNKNOWN if isinstance(el, cst.StarredElement) else v)
+        if any(isinstance(el, cst.StarredElement) for el in e.elements):
+            return UNKNOWN
+        return Value(TUPLE, None, items=tuple(items))
+
+    def _e_binary(self, e: cst.BinaryOperation, frame) -> Value:
+        a = self.eval(e.left, frame)
+        b = self.eval(e.right, frame)
+        ta, tb = a.kind == TENSOR, b.kind == TENSOR
+        if not (ta or tb):
+            return UNKNOWN
+        if ta and tb:
+            self._check(e, "binary", [(e.left, a), (e.right, b)], frame)
+            dev = join_dev(a.dev, b.dev)
+            if a.dev is not None and b.dev is not None and a.dev.is_acc != b.dev.is_acc and EITHER not in (a.dev, b.dev):
+                dev = a.dev if a.dev.is_acc else b.dev  # 0-dim host tensors may meet device tensors
+            return Value(TENSOR, dev, a.half or b.half, a.nonscalar or b.nonscalar, a.nograd and b.nograd, origin=e)
+        t = a if ta else b
+        other = b if ta else a
+        if other.kind in (HOSTVAL, None) or other.kind is None:
+            return Value(TENSOR, t.dev, t.half, t.nonscalar, t.nograd, origin=e)
+        return UNKNOWN
+
+    def _e_subscript(self, e: cst.Subscript, frame) -> Value:
+        base = self.eval(e.value, frame)
+        idx_vals = []
+        only_slices = True
+        for s in e.slice:
+            if isinstance(s.slice, cst.Index):
+                only_slices = False
+                idx_vals.append((s.slice.value, self.eval(s.slice.value, frame)))
+            else:
+                for part in (s.slice.lower, s.slice.upper, s.slice.step):
+                    if part is not None:
+                        self.eval(part, frame)
+        k = base.kind
+        if k is None and base.dev == HOST:
+            return Value(None, HOST, origin=base.origin)
+        if k == TENSOR:
+            tensor_idx = [(x, v) for x, v in idx_vals if v.kind == TENSOR]
+            if tensor_idx:
+                self._check(e, "index", [(e.value, base)] + tensor_idx, frame)
+                nonscalar = any(v.nonscalar for _, v in tensor_idx)
+                dev = base.dev
+                if dev is not None and dev.is_host and any(v.dev is None or not v.dev.is_host for _, v in tensor_idx):
+                    dev = None  # a host table indexed on the device fails (reported once, above)
+                return Value(TENSOR, dev, base.half, nonscalar, base.nograd, origin=base.origin)
+            return Value(TENSOR, base.dev, base.half, base.nonscalar and only_slices, base.nograd, origin=base.origin)
+        if k == BATCH:
+            return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
+        if k == TUPLE:
+            if len(idx_vals) == 1 and isinstance(idx_vals[0][0], cst.Integer) and base.items is not None:
+                i = int(idx_vals[0][0].value, 0)
+                if -len(base.items) <= i < len(base.items):
+                    return base.items[i]
+            if base.elem is not None and base.items is None:
+                return base.elem
+        return UNKNOWN
+
+    # calls --------------------------------------------------------------------------------------
+    def _args(self, call: cst.Call, frame) -> tuple[list, dict]:
+        pos, kw = [], {}
+        for a in call.args:
+            v = self.eval(a.value, frame)
+            if a.star:
+                pos.append((a.value, UNKNOWN, a.star))
+            elif a.keyword is None:
+                pos.append((a.value, v, ""))
+            else:
+                kw[a.keyword.value] = (a.value, v)
+        return pos, kw
+
+    def _device_value(self, expr, v: Value | None) -> Dev | None:
+        """The device a device expression names (`"cuda"`, `torch.device(...)`, a device variable,
+        `x.device`, a tensor for `.to(other)`)."""
+        if v is not None and v.kind in (DEVICE, TENSOR) and v.dev is not None:
+            if v.kind == DEVICE and v.dev.where == "acc" and type(expr) in (cst.Name, cst.Attribute):
+                return Dev("acc", v.dev.key, expr)  # keep the expression the user wrote (`self.device`)
+            return v.dev
+        if v is not None and v.kind == DTYPE:
+            return None
+        t = type(expr)
+        if t is cst.SimpleString:
+            s = expr.evaluated_value
+            if not isinstance(s, str):
+                return None
+            head = s.split(":", 1)[0]
+            if head in ("cpu", "meta"):
+                return HOST
+            return Dev("acc", s, expr) if head in ("cuda", "mps", "xpu", "hpu", "npu", "xla") else None
+        if t is cst.Integer:
+            return Dev("acc", "cuda:" + expr.value, expr)
+        if t is cst.IfExp:
+            a, b = self._device_value(expr.body, None), self._device_value(expr.orelse, None)
+            if a is not None and a.is_acc:
+                return Dev("acc", "", expr)
+            if b is not None and b.is_acc:
+                return Dev("acc", "", expr)
+            return None
+        if t is cst.Name or t is cst.Attribute:
+            from gpulint.model import dotted
+
+            text = dotted(expr) or ""
+            last = text.rsplit(".", 1)[-1].lower()
+            if "dtype" in last:
+                return None
+            if "cpu" in last:
+                return HOST
+            if any(h in last for h in _DEVICE_NAME_HINTS) or last in ("gpu_id",):
+                return Dev("acc", text, expr)
+        return None
+
+    def _e_call(self, e: cst.Call, frame) -> Value:
+        func = e.func
+        tf = type(func)
+        q = self.m.qualname(func)
+        if tf is cst.Attribute and q is None:
+            recv = func.value
+            meth = func.attr.value
+            if type(recv) is cst.Name and recv.value == "self" and frame.cls is not None:
+                av = self._self_attr(meth, frame, False)
+                if av is not None and av.kind in (MODULE, METRIC):  # self.model(x)
+                    if frame.record:
+                        self.values[func] = av
+                    pos, kw = self._args(e, frame)
+                    return self._module_call(e, av, pos, kw, frame)
+            if (type(recv) is cst.Call and type(recv.func) is cst.Name and recv.func.value == "super"
+                    and frame.cls is not None):
+                pos, kw = self._args(e, frame)
+                info = self.m.classes.get(frame.cls)
+                selfv = frame.env.get("self")
+                for base in info.bases if info is not None else ():
+                    if base in self.m.classes:
+                        return self._call_method(base, meth, selfv, e, pos, kw, frame)
+                return UNKNOWN
+            rv = self.eval(recv, frame)
+            pos, kw = self._args(e, frame)
+            return self._method(e, meth, recv, rv, pos, kw, frame)
+        pos, kw = self._args(e, frame)
+        if q is not None:
+            return self._qualified_call(e, q, pos, kw, frame)
+        self._escape(e, frame)
+        if tf is cst.Name:
+            name = func.value
+            if name in self.m.classes and self._lookup(name, frame) is None:
+                return self._instance(name, e, pos, kw, frame)
+            defs = self.m.functions.get(name)
+            if defs and len(defs) == 1 and self._lookup(name, frame) is None and self.m.class_of(defs[0]) is None:
+                return self._call_function(defs[0], None, e, pos, kw, frame, None)
+            fv = self._lookup(name, frame)
+            if fv is not None and frame.record:
+                self.values[func] = fv
+            if fv is not None and fv.kind in (MODULE, METRIC):
+                return self._module_call(e, fv, pos, kw, frame)
+            if fv is not None and fv.cls is not None:
+                return self._call_method(fv.cls, "__call__", fv, e, pos, kw, frame)
+            return self._builtin(name, e, pos, kw, frame)
+        fv = self.eval(func, frame) if tf is not cst.Name else UNKNOWN
+        if fv.kind in (MODULE, METRIC):
+            return self._module_call(e, fv, pos, kw, frame)
+        return UNKNOWN
+
+    def _escape(self, e: cst.Call, frame) -> None:
+        """A module passed to code of this file (or unknown code) may be moved there in place: its
+        name no longer says where it lives."""
+        f = e.func
+        if type(f) is cst.Name and f.value in ("print", "len", "isinstance", "str", "repr", "id", "type"):
+            return
+        for a in e.args:
+            x = a.value
+            if type(x) is cst.Name:
+                v = frame.env.get(x.value)
+                if v is not None and v.kind in (MODULE, METRIC) and v.dev is not None:
+                    frame.env[x.value] = replace(v, dev=None)
+
+    def _builtin(self, name, e, pos, kw, frame) -> Value:
+        if name in self.m.aliases:
+            return UNKNOWN
+        vals = [v for _, v, s in pos if not s]
+        if name == "iter" and vals:
+            return vals[0] if vals[0].kind in (LOADER, ITER, TUPLE) else UNKNOWN
+        if name == "next" and vals:
+            return vals[0].elem if vals[0].elem is not None else UNKNOWN
+        if name == "enumerate" and vals:
+            el = self._element(vals[0])
+            return Value(ITER, None, elem=Value(TUPLE, None, items=(Value(HOSTVAL, HOST), el)))
+        if name == "zip" and vals:
+            return Value(ITER, None, elem=Value(TUPLE, None, items=tuple(self._element(v) for v in vals)))
+        if name in ("list", "tuple", "sorted", "reversed") and vals:
+            el = self._element(vals[0])
+            return Value(TUPLE, None, elem=el) if el.kind is not None else UNKNOWN
+        if name in ("len", "int", "float", "str", "bool", "range", "print", "round", "abs", "isinstance",
+                    "min", "max", "sum", "format", "repr", "hasattr", "getattr"):
+            if name in ("min", "max", "sum", "abs") and any(v.kind == TENSOR for v in vals):
+                return UNKNOWN
+            if name == "getattr":
+                return UNKNOWN
+            return Value(HOSTVAL, HOST)
+        return UNKNOWN
+
+    def _qualified_call(self, e, q: str, pos, kw, frame) -> Value:
+        q = kb.canonical(q)
+        if q.startswith("tqdm") or q in ("itertools.cycle", "itertools.islice"):
+            vals = [v for _, v, s in pos if not s]
+            return Value(ITER, None, elem=self._element(vals[0])) if vals else UNKNOWN
+        if q == "torch.device":
+            dev = self._device_value(pos[0][0], pos[0][1]) if pos else None
+            if dev is not None and dev.is_acc:
+                dev = Dev("acc", dev.key, e)
+            return Value(DEVICE, dev, origin=e)
+        if q in _NOGRAD:
+            return UNKNOWN
+        ck = kb.class_kind(q)
+        if ck is not None:
+            return self._construct(e, q, ck, pos, kw, frame)
+        info = kb.function(q)
+        if info is not None:
+            return self._torch_function(e, q, info, pos, kw, frame)
+        return UNKNOWN
+
+    def _placement(self, e, kw) -> tuple[Dev | None, bool]:
+        """device= of a constructor or factory: (device, given)."""
+        if "device" in kw:
+            x, v = kw["device"]
+            if type(x) is cst.Name and x.value == "None":
+                return HOST, True
+            return self._device_value(x, v), True
+        return None, False
+
+    def _construct(self, e, q, kind, pos, kw, frame) -> Value:
+        if kind == DEVICE:
+            return Value(DEVICE, None, origin=e)
+        if kind in (MODULE, METRIC):
+            if q in kb.WRAPPERS and pos:
+                inner = pos[0][1]
+                if inner.kind in (OPTIMIZER, SCHEDULER):
+                    return inner
+                return Value(MODULE, inner.dev if inner.kind == MODULE else None, inner.half, origin=e,
+                             stateful=True, scatters=True)
+            dev, given = self._placement(e, kw)
+            if "device_map" in kw:
+                dev, given = None, True
+            if not given:
+                dev = HOST if kb.builds_on_host(q) else None
+            return Value(kind, dev, origin=e, placed=e if given else None, stateful=self._stateful(q, pos, kw))
+        if kind == TENSOR:  # torch.Tensor(...), nn.Parameter(t), torch.FloatTensor(...)
+            inner = pos[0][1] if pos else None
+            if inner is not None and inner.kind == TENSOR:
+                return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)
+            dev, given = self._placement(e, kw)
+            return Value(TENSOR, dev if given else (HOST if not self.set_default_device else None), origin=e)
+        if kind == LOADER:
+            ds = pos[0][1] if pos else (kw["dataset"][1] if "dataset" in kw else UNKNOWN)
+            places = "collate_fn" in kw or "pin_memory_device" in kw
+            dev = None if places else self._dataset_device(ds)
+            return Value(LOADER, None, elem=Value(BATCH, dev, origin=e), origin=e)
+        if kind == DATASET:
+            tensors = [v for _, v, s in pos if not s and v.kind == TENSOR]
+            if tensors and len(tensors) == len(pos):
+                dev = tensors[0].dev
+                for t in tensors[1:]:
+                    dev = join_dev(dev, t.dev)
+                return Value(DATASET, dev, origin=e)
+            return Value(DATASET, HOST if kb.dataset_on_host(q) else None, origin=e)
+        if kind in (OPTIMIZER, SCHEDULER, SCALER):
+            return Value(kind, None, origin=e)
+        return Value(kind, None, origin=e)
+
+    def _stateful(self, q: str, pos, kw) -> bool:
+        """A torch module that holds tensors: layers, and losses given a weight tensor."""
+        from gpulint.model import STATELESS_MODULES
+
+        last = q.rsplit(".", 1)[-1]
+        if "loss" in kb.class_tags(q) or last.endswith("Loss"):
+            ws = [v for k, (x, v) in kw.items() if k in ("weight", "pos_weight")]
+            if last in _WEIGHT_FIRST and pos:
+                ws.append(pos[0][1])
+            return any(v.kind == TENSOR and v.dev is not None and v.dev.is_host for v in ws)
+        return q.startswith("torch.nn.") and last not in STATELESS_MODULES
+
+    def _dataset_device(self, ds: Value) -> Dev | None:
+        if ds.kind == DATASET:
+            return ds.dev
+        if ds.kind in (OBJECT,) and ds.cls is not None:
+            return None
+        return None
+
+    def _tensor_operands(self, info, pos, kw) -> list:
+        ops = []
+        names = info.tensor_params or ()
+        star = "*args" in names
+        for i, (x, v, s) in enumerate(pos):
+            if s:
+                continue
+            pname = names[i] if i < len(names) else ("*args" if star else None)
+            if pname is None:
+                continue
+            if v.kind == TUPLE:
+                ops.extend((x, it) for it in (v.items or ()) if it.kind == TENSOR)
+                if v.elem is not None and v.elem.kind == TENSOR:
+                    ops.append((x, v.elem))
+                continue
+            if v.kind == TENSOR:
+                ops.append((x, v))
+        for k, (x, v) in kw.items():
+            if v.kind == TENSOR and k in names:
+                ops.append((x, v))
+        return ops
+
+    def _torch_function(self, e, q, info, pos, kw, frame) -> Value:
+        ret = info.returns
+        if ret == "tensor_or_tensors":
+            ret = "tensor" if len(pos) + len(kw) > 1 else "other"
+        if ret not in ("tensor", "tensors"):
+            if ret in (MODULE, OPTIMIZER, SCHEDULER, LOADER, DATASET, METRIC, SCALER):
+                dev, given = self._placement(e, kw)
+                return Value(ret, dev if given else (HOST if ret == MODULE else None), origin=e)
+            return Value(HOSTVAL, HOST) if ret == "none" else UNKNOWN
+        ops = self._tensor_operands(info, pos, kw)
+        dev, given = self._placement(e, kw)
+        creates = False
+        if not given:
+            if ops:
+                dev = ops[0][1].dev
+                for _, v in ops[1:]:
+                    dev = join_dev(dev, v.dev)
+                if len(ops) > 1:
+                    self._check(e, "call", ops, frame)
+            elif info.creates or q.rsplit(".", 1)[-1] in ("from_numpy", "tensor", "as_tensor"):
+                creates = True
+                dev = None if (self.set_default_device and not q.endswith("from_numpy")) else HOST
+            else:
+                dev = None
+        half = any(v.half for _, v in ops)
+        nonscalar = (creates or given) and self._nonscalar_factory(q, pos, kw)
+        if not nonscalar and ops and info.shape_same:
+            nonscalar = any(v.nonscalar for _, v in ops)
+        v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None)
+        if ret == "tensors":
+            return Value(TUPLE, None, elem=v)
+        return v
+
+    def _nonscalar_factory(self, q, pos, kw) -> bool:
+        last = q.rsplit(".", 1)[-1]
+        if last == "from_numpy":
+            return True  # an array (0-d arrays through from_numpy are rare)
+        if last in ("tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"):
+            return bool(pos) and type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp)
+        if last in ("arange", "linspace", "logspace", "randperm", "eye"):
+            return True
+        if last in ("randint",):
+            sizes = [x for x, v, st in pos if type(x) in (cst.Tuple, cst.List)]
+            return bool(sizes) and len(sizes[-1].elements) > 0
+        if last in ("zeros", "ones", "empty", "full", "rand", "randn"):
+            if not pos:
+                return False
+            first = pos[0][0]
+            if type(first) in (cst.Tuple, cst.List):
+                return len(first.elements) > 0
+            return True
+        if last.endswith("_like"):
+            return False
+        return False
+
+    def _method(self, e, meth, recv, rv: Value, pos, kw, frame) -> Value:
+        k = rv.kind
+        if k == TENSOR:
+            how = kb.tensor_method(meth)
+            if how is None:
+                return UNKNOWN
+            if how in ("same", "inplace", "cast"):
+                ops = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
+                if ops and how != "cast" and meth not in _CROSS_DEVICE_METHODS:
+                    self._check(e, "call", [(recv, rv)] + ops, frame)
+                nonscalar = (rv.nonscalar and meth in kb.SHAPE_KEEPING) or meth in ("unsqueeze", "unsqueeze_")
+                if how == "cast":
+                    return Value(TENSOR, rv.dev, meth == "half", rv.nonscalar, rv.nograd, origin=rv.origin, placed=rv.placed)
+                return Value(TENSOR, rv.dev, rv.half, nonscalar, rv.nograd or meth == "detach", origin=rv.origin, placed=rv.placed)
+            if how == "move":
+                dev = self._move_target(meth, pos, kw, rv)
+                return Value(TENSOR, dev, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin, placed=e)
+            if how == "host":
+                return Value(TENSOR, HOST, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin, placed=e)
+            if how == "host_value":
+                return Value(HOSTVAL, HOST)
+            if how == "tensors":
+                return Value(TUPLE, None, elem=Value(TENSOR, rv.dev, rv.half, origin=rv.origin))
+            return UNKNOWN
+        if k in (MODULE, METRIC):
+            how = kb.module_method(meth)
+            if how == "inplace_move":
+                if meth in ("to", "cuda", "cpu"):
+                    dev = self._move_target(meth, pos, kw, rv)
+                    to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
+                    return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
+                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters)
+                half = meth == "half" or (rv.half and meth not in ("float", "double", "bfloat16"))
+                return Value(k, rv.dev, half, origin=rv.origin, placed=rv.placed, cls=rv.cls,
+                             half_at=(e if meth == "half" else rv.half_at) if half else None, stateful=rv.stateful,
+                             scatters=rv.scatters)
+            if how == "same":
+                return rv
+            if how == "tensor_iter":
+                return Value(PARAMS, rv.dev, elem=Value(TENSOR, rv.dev, rv.half, True))
+            if meth == "forward":
+                return self._module_call(e, rv, pos, kw, frame)
+            if rv.cls is not None:
+                return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
+            return UNKNOWN
+        if k in (OPTIMIZER, SCHEDULER, SCALER):
+            if meth in ("to", "cuda", "cpu"):
+                return rv
+            if k == SCALER and meth == "scale" and pos:
+                return pos[0][1]
+            return UNKNOWN
+        if k == PARAMS:
+            return UNKNOWN
+        if rv.cls is not None:
+            return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
+        if k is None and meth in _TENSOR_ONLY_METHODS and not self.m.qualname(recv):
+            # only a tensor has this method (numpy arrays and lists do not): `transform(raw).unsqueeze(0)`
+            return Value(TENSOR, rv.dev, nonscalar=meth in ("unsqueeze", "unsqueeze_"), origin=e)
+        if k is None and meth in ("to", "cpu"):
+            # whatever it is (a tensor, a structure of tensors), moved to the host it is there
+            if self._move_target(meth, pos, kw, rv) == HOST:
+                return Value(None, HOST, origin=e, placed=e)
+            return UNKNOWN
+        if type(recv) is cst.Name and recv.value == "self" and frame.cls is not None:
+            return self._call_method(frame.cls, meth, rv, e, pos, kw, frame)
+        if k == DEVICE:
+            return UNKNOWN
+        return UNKNOWN
+
+    def _move_target(self, meth, pos, kw, rv) -> Dev | None:
+        if meth == "cpu":
+            return HOST
+        if meth == "cuda":
+            if pos:
+                d = self._device_value(pos[0][0], pos[0][1])
+                return d if d is not None else Dev("acc", "cuda", pos[0][0])
+            if "device" in kw:
+                return self._device_value(*kw["device"]) or Dev("acc", "cuda")
+            return Dev("acc", "cuda")
+        if "device" in kw:
+            return self._device_value(*kw["device"])
+        if pos:
+            x, v, s = pos[0]
+            if v.kind == DTYPE:
+                return rv.dev
+            if v.kind == TENSOR:
+                return v.dev
+            d = self._device_value(x, v)
+            if d is None and v.kind not in (DEVICE, None):
+                return rv.dev if v.kind == DTYPE else None
+            return d
+        if "dtype" in kw:
+            return rv.dev
+        return None
+
+    def _module_call(self, e, mv: Value, pos, kw, frame) -> Value:
+        tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
+        tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
+        dev = mv.dev
+        if mv.scatters:
+            pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
+        elif dev is not None and dev.where == "acc" and tensors:
+            # a module on the accelerator called with a CPU tensor
+            self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
+        elif dev is not None and dev.is_host and mv.stateful and tensors:
+            # a module holding CPU tensors called with device inputs
+            self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)
+        elif len(tensors) > 1:
+            self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
+        if dev is None or dev == EITHER:
+            dev = None
+        if mv.cls is not None and dev is not None:
+            ret = self._call_method(mv.cls, "forward", mv, e, pos, kw, frame, summary_only=True)
+            if ret.kind == TUPLE:
+                return ret
+        return Value(TENSOR, dev, mv.half, origin=e) if (dev is not None or tensors) else Value(TENSOR, None, origin=e)
+
+    def _instance(self, name, e, pos, kw, frame) -> Value:
+        kind = self._class_kind(name)
+        if kind in (MODULE, METRIC):
+            dev, given = self._placement(e, kw)
+            return Value(kind, dev if given else HOST, origin=e, cls=name, placed=e if given else None,
+                         stateful=self._class_stateful(name))
+        if kind is not None:
+            return Value(kind, None, origin=e, cls=name)
+        init = self.m.classes[name].methods.get("__init__")
+        if init is not None:
+            self._call_function(init, name, e, pos, kw, frame, Value(OBJECT, None, cls=name))
+        return Value(OBJECT, None, cls=name, origin=e)
+
+    def _class_stateful(self, name: str, _seen=()) -> bool:
+        """Does a module class of the file hold tensors (parameters, buffers, submodules)? A
+        parameterless loss module of the file does not need moving."""
+        cached = self._stateful_cache.get(name)
+        if cached is not None:
+            return cached
+        info = self.m.classes.get(name)
+        out = False
+        if info is not None and name not in _seen:
+            m = self.m
+            for b in info.bases:
+                if b in m.classes:
+                    out = out or self._class_stateful(b, (*_seen, name))
+                elif kb.class_kind(b) in (MODULE, METRIC) and b.rsplit(".", 1)[-1] not in ("Module", "Metric"):
+                    out = True  # subclass of a torch layer
+            if not out:
+                for c in m.calls_in(info.node):
+                    f = c.func
+                    meth = f.attr.value if type(f) is cst.Attribute else None
+                    if meth in ("register_buffer", "register_parameter", "add_module", "add_state"):
+                        out = True
+                        break
+                    q = m.qualname(f)
+                    fi = kb.function(q) if q is not None else None
+                    if q is not None and (kb.class_kind(q) in (MODULE, METRIC, TENSOR) or (fi is not None and fi.returns == "tensor")):
+                        if m.enclosing(c, cst.FunctionDef) is info.methods.get("__init__"):
+                            out = True
+                            break
+                    if type(f) is cst.Name and f.value in m.classes and self._class_kind(f.value) in (MODULE, METRIC):
+                        out = True
+                        break
+        self._stateful_cache[name] = out
+        return out
+
+    def _class_kind(self, name: str | None, _seen=()) -> str | None:
+        if name is None:
+            return None
+        info = self.m.classes.get(name)
+        if info is None or name in _seen:
+            return None
+        if not _seen and "update" in info.methods and "compute" in info.methods:
+            if self._class_kind(name, ("",)) in (MODULE, METRIC):
+                return METRIC  # an nn.Module-based metric of the file (state buffers, update/compute)
+        for b in info.bases:
+            k = self._class_kind(b, (*_seen, name)) if b in self.m.classes else kb.class_kind(b)
+            if k is not None:
+                return {"dataloader": LOADER}.get(k, k)
+        return None
+
+    def _call_method(self, cls, meth, selfv, e, pos, kw, frame, summary_only=False) -> Value:
+        info = self.m.classes.get(cls)
+        fn = None
+        seen = set()
+        owner = cls
+        while info is not None and fn is None and id(info) not in seen:
+            seen.add(id(info))
+            fn = info.methods.get(meth)
+            if fn is None:
+                nxt = [b for b in info.bases if b in self.m.classes]
+                info = self.m.classes[nxt[0]] if nxt else None
+                owner = nxt[0] if nxt else owner
+        if fn is None:
+            return UNKNOWN
+        return self._call_function(fn, owner, e, pos, kw, frame, selfv)
+
+    def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv) -> Value:
+        p = fn.params
+        names = [x.name.value for x in (*p.posonly_params, *p.params)]
+        if selfv is not None and names:
+            names = names[1:]
+        args: dict[str, Value] = {}
+        ok = True
+        for i, (x, v, s) in enumerate(pos):
+            if s or i >= len(names):
+                ok = False
+                break
+            args[names[i]] = v
+        for k, (x, v) in kw.items():
+            args[k] = v
+        sites = self.site_values.setdefault(fn, {})
+        if not ok or (e in sites and sites[e] is None):
+            sites[e] = None
+        elif e in sites:
+            old = sites[e]
+            sites[e] = {k: join(old.get(k), v) for k, v in args.items() if k in old}
+        else:
+            sites[e] = args
+        return self._summary(fn, cls, args if ok else {}, selfv)
+
+    def _summary(self, fn, cls, args: dict, selfv) -> Value:
+        if len(self._in_summary) >= MAX_DEPTH or fn in self._in_summary or self._work > self._budget:
+            return UNKNOWN
+        key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv)
+        try:
+            found = self._summaries.get(key)
+        except TypeError:
+            return UNKNOWN
+        if found is not None:
+            return found
+        self._in_summary.append(fn)
+        try:
+            frame = _Frame(fn, cls, self.module_frame, False)
+            self._params_of(fn, cls, args, frame)
+            if selfv is not None and cls is not None:
+                frame.env["self"] = selfv
+            self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
+            out = frame.returns if frame.returns is not None else Value(HOSTVAL, HOST)
+            if cls is not None and frame.assigned_self and fn.name.value == "__init__":
+                self._store_attrs(frame, cls)  # what this instance's constructor sets
+        finally:
+            self._in_summary.pop()
+        self._summaries[key] = out
+        return out
+
+    # ------------------------------------------------------------------------------------------
+    # the device-mismatch query
+    # ------------------------------------------------------------------------------------------
+    def _check(self, node, op: str, operands, frame: _Frame) -> None:
+        if not frame.record or self._in_summary:
+            return
+        host = acc = None
+        # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
+        # inputs of a model's forward are on its device); other methods may run before a move
+        fn = frame.fn
+        in_forward = isinstance(fn, cst.FunctionDef) and fn.name.value == "forward"
+        for x, v in operands:
+            d = v.dev
+            if d is None or v.kind != TENSOR:
+                continue
+            if d.is_host and (v.nonscalar or (op == "index" and v is operands[0][1])):
+                host = host or (x, v)
+            elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
+                acc = acc or (x, v)
+        if host is None or acc is None or node in self._mismatch_seen:
+            return
+        if op == "index" and operands[0][1] is not host[1]:
+            return  # device tensor indexed with host indices: allowed
+        self._mismatch_seen.add(node)
+        self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn))

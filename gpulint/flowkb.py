@@ -1,0 +1,138 @@
+"""What the flow engine asks about torch and its ecosystem, in one place.
+
+Answers come from `gpulint.kb` (generated from torch itself); this adapter adds the few facts the
+engine needs that are not properties of torch's API (which classes are DataParallel-style wrappers,
+which constructors build on the host) and normalises the knowledge base's answers to the engine's
+kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from gpulint import kb as _kb
+
+WRAPPERS = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+        "torch.nn.DistributedDataParallel",
+    }
+)
+# Tensor methods whose result keeps the operand's shape (a non-scalar stays non-scalar).
+SHAPE_KEEPING = frozenset(
+    "float half double long int bool bfloat16 to cuda cpu detach clone contiguous abs exp log sigmoid tanh "
+    "relu neg sqrt softmax log_softmax clamp clip pow masked_fill type type_as requires_grad_ view reshape "
+    "permute transpose expand expand_as repeat flatten contiguous unsqueeze".split()
+)
+_DTYPES = frozenset(
+    "float16 float32 float64 half float double bfloat16 int8 int16 int32 int64 uint8 long int bool "
+    "complex64 complex128 cfloat short".split()
+)
+# factories (tensors made from nothing: on the host unless device= says otherwise)
+_CREATES = frozenset(
+    "zeros ones empty full rand randn randint randperm arange linspace logspace eye tensor as_tensor "
+    "from_numpy normal bernoulli multinomial range FloatTensor LongTensor Tensor IntTensor BoolTensor "
+    "DoubleTensor scalar_tensor".split()
+)
+_LIKE = frozenset("zeros_like ones_like empty_like full_like rand_like randn_like randint_like".split())
+
+# kind names of the knowledge base -> the engine's
+_KIND_MAP = {"dataloader": "loader", "lr_scheduler": "scheduler", "grad_scaler": "scaler"}
+_ENGINE_KINDS = frozenset(
+    "tensor module optimizer scheduler loader dataset scaler device metric dtype".split()
+)
+
+
+@dataclass(frozen=True)
+class Func:
+    returns: str  # tensor, tensors, tensor_or_tensors, or a kind (module, ...), other, none
+    tensor_params: tuple | None  # names of tensor operand parameters, positional order
+    creates: bool  # a factory: takes device=
+    shape_same: bool  # the result has the operands' shape (for "not a scalar")
+    random: bool = False
+
+
+def canonical(q: str) -> str:
+    return _kb.canonical(q) or q
+
+
+def is_dtype(q: str) -> bool:
+    return q.startswith("torch.") and q.rsplit(".", 1)[-1] in _DTYPES
+
+
+@lru_cache(maxsize=4096)
+def class_kind(q: str | None) -> str | None:
+    """The engine kind of instances of the class `q` (None: not a class the engine knows)."""
+    if not q:
+        return None
+    if q in WRAPPERS:
+        return "module"
+    k = _kb.class_kind(q)
+    if k is None:
+        return None
+    k = _KIND_MAP.get(k, k)
+    return k if k in _ENGINE_KINDS else None
+
+
+def builds_on_host(q: str) -> bool:
+    """Constructing `q` puts its parameters on the host (nn layers, torchvision models)."""
+    return q.startswith(("torch.", "torchvision.", "timm.", "torchmetrics."))
+
+
+def dataset_on_host(q: str) -> bool:
+    return q.startswith(("torch.utils.data.", "torchvision."))
+
+
+@lru_cache(maxsize=4096)
+def function(q: str) -> Func | None:
+    info = _kb.function(q)
+    if info is None:
+        return None
+    q = info.qualname
+    last = q.rsplit(".", 1)[-1]
+    returns = info.returns
+    if returns in _KIND_MAP or returns in _ENGINE_KINDS and returns not in ("tensor",):
+        returns = _KIND_MAP.get(returns, returns)
+    # a factory: takes device= (made on the host unless told otherwise when no tensor operand is
+    # given); `torch.tensor(t)` / `as_tensor(t)` keep the device of a tensor they are given
+    creates = info.device_param and last not in _LIKE
+    tp = info.tensor_params
+    if last in ("tensor", "as_tensor", "from_numpy", "asarray"):
+        tp = ("data",)
+    return Func(returns, tp, creates, last not in ("sum", "mean", "max", "min", "norm", "prod", "std", "var"),
+                info.random)
+
+
+def tensor_method(name: str) -> str | None:
+    return _kb.tensor_method(name)
+
+
+def tensor_attribute(name: str) -> str | None:
+    return _kb.tensor_attribute(name)
+
+
+@lru_cache(maxsize=512)
+def module_method(name: str) -> str | None:
+    found = _kb.module_method(name)
+    if found in ("inplace_move", "inplace_host", "inplace_cast"):
+        return "inplace_move"
+    if found == "returns_self":
+        return "same"
+    if found is not None:
+        return found
+    if name in ("to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "to_empty", "xpu", "mps"):
+        return "inplace_move"
+    if name in ("train", "eval", "requires_grad_", "apply", "share_memory", "zero_grad"):
+        return "same"
+    if name in ("parameters", "buffers"):
+        return "tensor_iter"
+    return None
+
+
+def class_tags(q: str | None) -> tuple:
+    return _kb.class_tags(q) if q else ()

@@ -1,0 +1,444 @@
+"""Jupyter notebooks (nbformat 4, plain JSON): the code cells as one script, and back.
+
+The code cells are joined, in order, into one script, so that a model moved in one cell and a
+training loop in a later one are one flow for the analysis. Between two cells the script has a
+boundary comment line. IPython syntax (`%magic`, `%%cell_magic`, `!shell`, `obj?`) is masked
+with placeholders of the same length, so every other position holds. A position in the script
+maps back to (cell, line in the cell), and a fixed script is split at the boundaries and written
+back into the cells it came from, leaving outputs, metadata and the JSON formatting as they were.
+
+Cells are numbered from 1 in the order of the notebook's `cells` list, markdown cells included
+(the numbering ruff uses), so `train.ipynb:cell 5:3:7` is the fifth cell of the notebook.
+
+`runnable_code(path)` gives the code cells as a plain script with IPython syntax commented out,
+for `gpulint run`.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import json
+import os
+import re
+import stat
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+BOUNDARY = "# --- gpulint: notebook cell boundary ---"
+# cell magics whose body is Python (only the magic line is masked); others (%%bash, %%html,
+# %%writefile, ...) are masked whole
+_PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "pypy"}
+_MAGIC_START = re.compile(r"^(?P<indent>[ \t]*)(?P<rest>(?:%|!|\?).*)$")
+_HELP_END = re.compile(r"^(?P<indent>[ \t]*)(?P<rest>[\w.\[\]()'\"]+\?{1,2})[ \t]*$")
+_ASSIGN_MAGIC = re.compile(r"^(?P<lhs>[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*)(?P<rest>(?:%|!)\S.*)$")
+
+
+class NotebookError(Exception):
+    """Not a notebook gpulint can read (the engine reports it as GL000)."""
+
+
+@dataclass
+class CodeCell:
+    index: int  # 0-based index in the notebook's `cells` list
+    source: str  # the cell's code as stored
+    masked: str  # what the analysis sees
+    as_list: bool  # stored as a list of lines (nbformat's usual form) or one string
+    restore: list[tuple[str, str]] = field(default_factory=list)  # (masked line, original line)
+
+
+@dataclass
+class Notebook:
+    data: dict
+    cells: list[CodeCell]
+    script: str
+    starts: list[int]  # 1-based script line where each code cell starts
+    indent: int | None
+    ensure_ascii: bool
+    trailing_newline: bool
+    python: bool = True  # False for notebooks of another language (R, Julia...): not checked
+
+    def position(self, line: int) -> tuple[int, int]:
+        """(1-based cell number in the notebook, 1-based line in that cell) of a script line."""
+        if not self.cells:
+            return 1, line
+        i = max(bisect.bisect_right(self.starts, line) - 1, 0)
+        return self.cells[i].index + 1, max(line - self.starts[i] + 1, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+# ---------------------------------------------------------------------------------------------
+
+
+def _cell_text(cell: dict, where: str) -> tuple[str, bool]:
+    src = cell.get("source", "")
+    if isinstance(src, str):
+        return src, False
+    if isinstance(src, list) and all(isinstance(s, str) for s in src):
+        return "".join(src), True
+    raise NotebookError(f"{where}: `source` must be a string or a list of strings")
+
+
+def _parses(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+        return True
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+
+
+def _placeholder(indent: str, rest: str) -> str:
+    """A line of the same length that Python accepts where the IPython line was."""
+    if not indent:
+        return "#" + rest[1:]  # a comment at the top level
+    # inside a block a comment alone would leave the block empty: a constant statement
+    return indent + ("0#" + rest[2:] if len(rest) >= 2 else "0")
+
+
+def mask(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """IPython syntax replaced by same-length placeholders; and the (masked, original) lines.
+
+    A cell that Python already parses is left alone (a `%` or `!` at the start of a line inside
+    a string is not a magic)."""
+    if _parses(text):
+        return text, []
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    restore: list[tuple[str, str]] = []
+
+    def body(line: str) -> tuple[str, str]:
+        stripped = line.rstrip("\r\n")
+        return stripped, line[len(stripped):]
+
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    whole_cell = False
+    if first is not None and lines[first].lstrip().startswith("%%"):
+        name = re.match(r"%%(\w*)", lines[first].lstrip()).group(1)
+        whole_cell = name not in _PYTHON_CELL_MAGICS
+    continued = False
+    for i, line in enumerate(lines):
+        code, end = body(line)
+        new = None
+        if whole_cell and i >= (first or 0) and code.strip():
+            m = re.match(r"^([ \t]*)(.*)$", code)
+            new = m.group(1) + "#" + m.group(2)[1:]
+        elif continued:
+            m = re.match(r"^([ \t]*)(.*)$", code)
+            new = _placeholder(m.group(1), m.group(2)) if m.group(2) else code
+        else:
+            m = _MAGIC_START.match(code) or _HELP_END.match(code)
+            if m:
+                new = _placeholder(m.group("indent"), m.group("rest"))
+            else:
+                a = _ASSIGN_MAGIC.match(code)
+                if a:
+                    rest = a.group("rest")
+                    new = a.group("lhs") + "0" + (("#" + rest[2:]) if len(rest) >= 2 else "")
+        if new is not None and new != code:
+            continued = code.endswith("\\") and not whole_cell
+            restore.append((new, code))
+            out.append(new + end)
+        else:
+            continued = False
+            out.append(line)
+    return "".join(out), restore
+
+
+def _format_of(raw: str, data: dict) -> tuple[int | None, bool, bool]:
+    """The json.dumps settings that reproduce a notebook's text (Jupyter writes indent=1)."""
+    trailing = raw.endswith("\n")
+    m = re.match(r"\{\r?\n([ \t]+)\"", raw)
+    guesses = [len(m.group(1))] if m else [None]
+    for indent in (*guesses, 1, 2, 4, None):
+        for ensure_ascii in (False, True):
+            out = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii)
+            if out + ("\n" if trailing else "") == raw:
+                return indent, ensure_ascii, trailing
+    return guesses[0] if m else 1, False, trailing
+
+
+def is_python(data: dict) -> bool:
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
+    lang = info.get("name")
+    if not lang:
+        ks = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+        lang = ks.get("language")
+    return not isinstance(lang, str) or lang.lower() in ("python", "python3", "ipython", "")
+
+
+def parse(raw: bytes) -> Notebook:
+    """A notebook's code cells as one script. Raises NotebookError for what is not nbformat 4."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotebookError(f"notebook is not valid UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise NotebookError(f"not a Jupyter notebook: invalid JSON ({exc})")
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        if isinstance(data, dict) and "worksheets" in data:
+            raise NotebookError("nbformat 3 notebooks are not supported (open and save it with Jupyter to convert it to nbformat 4)")
+        raise NotebookError("not a Jupyter notebook: no `cells` list (nbformat 4)")
+    major = data.get("nbformat", 4)
+    if major != 4:
+        raise NotebookError(f"nbformat {major} notebooks are not supported (nbformat 4 is)")
+    cells: list[CodeCell] = []
+    parts: list[str] = []
+    starts: list[int] = []
+    line = 1
+    for i, cell in enumerate(data["cells"]):
+        if not isinstance(cell, dict):
+            raise NotebookError(f"cell {i + 1}: not a JSON object")
+        if cell.get("cell_type") != "code":
+            continue
+        src, as_list = _cell_text(cell, f"cell {i + 1}")
+        masked, restore = mask(src)
+        cells.append(CodeCell(i, src, masked, as_list, restore))
+        segment = masked if masked.endswith(("\n", "\r")) else masked + "\n"
+        if parts:
+            parts.append(BOUNDARY + "\n")
+            line += 1
+        starts.append(line)
+        parts.append(segment)
+        line += segment.count("\n") if "\n" in segment else segment.count("\r")
+    indent, ensure_ascii, trailing = _format_of(text, data)
+    return Notebook(data, cells, "".join(parts), starts, indent, ensure_ascii, trailing, is_python(data))
+
+
+# ---------------------------------------------------------------------------------------------
+# writing back
+# ---------------------------------------------------------------------------------------------
+
+
+def _split(script: str, n: int) -> list[str]:
+    lines = script.splitlines(keepends=True)
+    segments: list[list[str]] = [[]]
+    for ln in lines:
+        if ln.rstrip("\r\n") == BOUNDARY:
+            segments.append([])
+        else:
+            segments[-1].append(ln)
+    if len(segments) != n:
+        raise NotebookError("the fixes moved a cell boundary; the notebook was left unchanged")
+    return ["".join(s) for s in segments]
+
+
+def _unmask(text: str, restore: Sequence[tuple[str, str]]) -> str:
+    if not restore:
+        return text
+    lines = text.splitlines(keepends=True)
+    pos = 0
+    for masked, original in restore:
+        for j in range(pos, len(lines)):
+            code = lines[j].rstrip("\r\n")
+            if code == masked:
+                lines[j] = original + lines[j][len(code):]
+                pos = j + 1
+                break
+        else:
+            raise NotebookError("the fixes changed a line of IPython syntax; the notebook was left unchanged")
+    return "".join(lines)
+
+
+def fixed_sources(nb: Notebook, script: str) -> list[str]:
+    """The new source of every code cell, from a fixed script."""
+    out = []
+    for cell, seg in zip(nb.cells, _split(script, len(nb.cells))):
+        if seg == (cell.masked if cell.masked.endswith(("\n", "\r")) else cell.masked + "\n"):
+            out.append(cell.source)
+            continue
+        if not cell.source.endswith(("\n", "\r")) and seg.endswith("\n"):
+            seg = seg[:-2] if seg.endswith("\r\n") else seg[:-1]
+        out.append(_unmask(seg, cell.restore))
+    return out
+
+
+def dumps(nb: Notebook) -> str:
+    text = json.dumps(nb.data, indent=nb.indent, ensure_ascii=nb.ensure_ascii)
+    return text + ("\n" if nb.trailing_newline else "")
+
+
+def write_back(nb: Notebook, script: str) -> str:
+    """The notebook's JSON text with the fixed script's code in its cells."""
+    for cell, new in zip(nb.cells, fixed_sources(nb, script)):
+        if new == cell.source:
+            continue
+        target = nb.data["cells"][cell.index]
+        target["source"] = new.splitlines(keepends=True) if cell.as_list else new
+    return dumps(nb)
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+# ---------------------------------------------------------------------------------------------
+
+
+def runnable_code(path: str | os.PathLike) -> str:
+    """The code cells of a notebook, in order, as one Python script with the IPython syntax
+    (`%magic`, `!shell`, `obj?`, non-Python `%%cell` magics) commented out. Raises
+    NotebookError when the file is not an nbformat-4 notebook."""
+    nb = parse(Path(path).read_bytes())
+    out = []
+    for cell in nb.cells:
+        if not cell.restore:
+            out.append(cell.source if cell.source.endswith("\n") or not cell.source else cell.source + "\n")
+            continue
+        originals = dict(cell.restore)
+        lines = []
+        for ln in cell.masked.splitlines(keepends=True):
+            code = ln.rstrip("\r\n")
+            if code in originals:
+                orig = originals[code]
+                indent = orig[: len(orig) - len(orig.lstrip())]
+                ln = (indent + ("pass  # " if indent else "# ") + orig.lstrip()) + ln[len(code):]
+            lines.append(ln)
+        text = "".join(lines)
+        out.append(text if text.endswith("\n") else text + "\n")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# the engine's entry point for a .ipynb file
+# ---------------------------------------------------------------------------------------------
+
+
+def read_notebook_bytes(path: str, limit: int) -> bytes:
+    from gpulint.engine import BadInput
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise BadInput("file disappeared before it could be read")
+    except OSError as exc:
+        raise BadInput(f"cannot read file: {exc.strerror or exc}")
+    if stat.S_ISDIR(st.st_mode):
+        raise BadInput("is a directory, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise BadInput("not a regular file")
+    if st.st_size > limit:
+        raise BadInput(f"file is too large to check ({st.st_size / 2**20:.1f} MiB; the limit is {limit // 2**20} MiB)")
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit + 1)
+    except OSError as exc:
+        raise BadInput(f"cannot read file: {exc.strerror or exc}")
+
+
+def starts_of(script: str) -> list[int]:
+    """The 1-based script line where each cell starts, from the boundary lines of a script."""
+    starts = [1]
+    for i, ln in enumerate(script.splitlines(), 1):
+        if ln == BOUNDARY:
+            starts.append(i + 1)
+    return starts
+
+
+def _to_cells(nb: Notebook, diags, script: str | None = None) -> None:
+    """Diagnostics of a (possibly fixed) script moved to (cell, line in cell) positions."""
+    if not nb.cells:
+        return
+    starts = starts_of(script) if script is not None else nb.starts
+    if len(starts) != len(nb.cells):
+        starts = nb.starts
+
+    def where(line: int) -> tuple[int, int]:
+        i = max(bisect.bisect_right(starts, line) - 1, 0)
+        return nb.cells[i].index + 1, max(line - starts[i] + 1, 1)
+
+    from dataclasses import replace
+
+    for d in diags:
+        cell, line = where(d.line)
+        end_cell, end_line = where(d.end_line)
+        d.cell, d.line = cell, line
+        if end_cell == cell:
+            d.end_line = end_line
+        else:
+            d.end_line, d.end_col = line, d.col
+        if d.fix is not None:  # edit positions for reporters, in the cell's lines too
+            d.fix = replace(
+                d.fix,
+                edits=tuple(
+                    replace(e, location=(where(e.location[0])[1], e.location[1]), end_location=(where(e.end_location[0])[1], e.end_location[1]))
+                    if e.location[0] else e
+                    for e in d.fix.edits
+                ),
+            )
+
+
+def check_text(display: str, raw: bytes, rules, opts, nb: Notebook | None = None):
+    """(Notebook, Outcome) for a notebook's bytes; raises BadInput / NotebookError (a BadInput
+    raised for the script carries the parsed notebook as `.notebook`, for its cell position)."""
+    from gpulint.engine import BadInput, run_text
+
+    nb = nb or parse(raw)
+    if not nb.python:
+        return nb, None
+    try:
+        return nb, run_text(display, nb.script, rules, opts)
+    except BadInput as exc:
+        exc.notebook = nb
+        raise
+
+
+def process_notebook(path: str, display: str, rules, opts):
+    """Check (and fix) one notebook on disk, like engine.process_file does a .py file."""
+    from gpulint.diagnostics import FileResult
+    from gpulint.engine import MAX_FILE_BYTES, BadInput, digest, engine_diagnostic, write_atomic
+
+    result = FileResult(display)
+    nb = None
+    try:
+        raw = read_notebook_bytes(path, MAX_FILE_BYTES)
+        nb = parse(raw)
+        outcome = check_text(display, raw, rules, opts, nb)[1]
+    except NotebookError as exc:
+        result.diagnostics = [engine_diagnostic(display, str(exc))]
+        return result
+    except BadInput as exc:
+        d = engine_diagnostic(display, str(exc), exc.line, exc.col)
+        if nb is not None:
+            _to_cells(nb, [d])
+        result.diagnostics = [d]
+        return result
+    except RecursionError:
+        result.diagnostics = [engine_diagnostic(display, "notebook is too deeply nested to analyse")]
+        return result
+    st = os.stat(path)
+    result.stamp = (st.st_mtime_ns, len(raw), digest(raw))
+    if outcome is None:
+        return result
+    result.diagnostics = outcome.diagnostics
+    result.applied = outcome.applied
+    result.fixed = [d.code for d in outcome.fixed]
+    result.notes = outcome.dropped
+    _to_cells(nb, result.diagnostics, outcome.text)
+    if outcome.text != nb.script:
+        result.original_source = nb.script
+        result.fixed_source = outcome.text
+        result.cell_numbers = [c.index + 1 for c in nb.cells]  # for --diff headers
+        result.stamp = None
+        try:
+            new_text = write_back(nb, outcome.text)
+        except NotebookError as exc:
+            result.fixed, result.applied, result.fixed_source = [], 0, None
+            result.diagnostics.append(engine_diagnostic(display, str(exc)))
+            return result
+        if opts.write:
+            try:
+                data = write_atomic(path, new_text, "utf-8")
+                result.stamp = (os.stat(path).st_mtime_ns, len(data), digest(data))
+            except FileNotFoundError:
+                result.error = "file disappeared before the fixes could be written"
+            except (OSError, UnicodeEncodeError) as exc:
+                result.error = f"cannot write the fixed file: {exc}"
+            if result.error:
+                result.diagnostics.append(engine_diagnostic(display, result.error))
+    return result

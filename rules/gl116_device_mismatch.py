@@ -1,0 +1,151 @@
+"""GL116 device-mismatch: the flow engine's general device-mismatch query."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.model import MODULE_BASES
+from gpulint.rule import Context, Rule
+
+_FRAMEWORKS = {"lightning", "accelerate", "hf-trainer", "deepspeed"}
+_RANDOM = frozenset("rand randn randint randperm normal bernoulli multinomial rand_like randn_like randint_like".split())
+
+
+class DeviceMismatch(Rule):
+    code = "GL116"
+    name = "device-mismatch"
+    summary = "An operation combines a tensor on the CPU with a tensor the analysis knows to be on the GPU."
+    message = "`{host}` is on the CPU ({where}) but `{acc}` is on the accelerator; {what}"
+    fix_safety = "safe"
+    default = True
+    kind = "crash"
+    prefilter = r"\.to\(|\.cuda\(|device"
+    explanation = '''
+An operation whose tensor operands live on different devices raises
+`RuntimeError: Expected all tensors to be on the same device` (for an index operation: `indices
+should be either on cpu or on the same device as the indexed tensor`). gpulint's flow engine
+follows where every tensor lives through the file (statement order, branches, loops, the file's
+own functions and methods, `self` attributes) and reports an operation whose operands it knows to
+be on the host and on an accelerator, when no more specific GL1 rule describes the shape:
+
+- a lookup table kept as a plain CPU tensor (a noise schedule, class weights, an embedding matrix)
+  indexed with indices on the GPU;
+- a tensor made without `device=` in a loss, a metric or a helper function, combined with model
+  outputs on the GPU.
+
+A 0-dimensional CPU tensor may meet GPU tensors (PyTorch allows it), so the rule only reports CPU
+tensors it knows to have at least one dimension. Where the analysis cannot tell (a value that is
+on the GPU on one branch only, a tensor of unknown origin), it stays silent.
+
+The fix (safe) adds `device=<other operand>.device` to the CPU tensor's factory when that factory
+is a deterministic `torch.*` call in the same function; otherwise the message names both operands
+and where the CPU one was made.
+
+Bad:
+
+```python
+betas = torch.linspace(1e-4, 0.02, 1000)          # on the CPU
+t = torch.randint(0, 1000, (x.size(0),), device=device)
+noise_scale = betas[t]                             # CPU table, GPU indices
+```
+
+Good:
+
+```python
+betas = torch.linspace(1e-4, 0.02, 1000).to(device)
+t = torch.randint(0, 1000, (x.size(0),), device=device)
+noise_scale = betas[t]
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        if m.frameworks & _FRAMEWORKS:
+            return
+        for mm in m.mismatches():
+            if mm.op == "module-host":
+                continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
+            origin = mm.host_value.origin
+            if self._gl105_owns(m, mm, origin) or self._gl101_owns(m, origin):
+                continue
+            acc_node = self._representative(m, mm.acc)
+            host, acc = ctx.code(mm.host), ctx.code(acc_node)
+            where = self._where(ctx, origin)
+            fix = self._fix(ctx, mm, origin, acc_node)
+            if mm.op == "module-call":
+                what = "move the input to the model's device (`.to(device)`)"
+            elif mm.op == "index":
+                what = f"move the table to its device: `{host}.to({acc}.device)` (or make it with `device=`)"
+            elif fix is not None:
+                what = f"make it on the same device: `device={acc}.device`"
+            else:
+                what = f"make it on the same device (`device={acc}.device` or `.to({acc}.device)`)"
+            yield ctx.finding(mm.node, self.message.format(host=host, where=where, acc=acc, what=what), fix)
+
+    @staticmethod
+    def _representative(m, acc):
+        """A name for the accelerator operand: itself when it is a name, else the first tensor name
+        on the accelerator inside it (`pred` in `(pred - target) ** 2`)."""
+        if isinstance(acc, (cst.Name, cst.Attribute)):
+            return acc
+        for n in m.walk(acc):
+            if isinstance(n, (cst.Name, cst.Attribute)):
+                d = m.device_of(n)
+                if d is not None and d.is_acc and m.value_of(n).kind == "tensor":
+                    return n
+        return acc
+
+    @staticmethod
+    def _gl101_owns(m, origin) -> bool:
+        """GL101 reports batches of a DataLoader that reach the model unmoved."""
+        if not isinstance(origin, cst.Call):
+            return False
+        from gpulint import flowkb
+
+        return flowkb.class_kind(m.qualname(origin.func)) == "loader"
+
+    @staticmethod
+    def _gl105_owns(m, mm, origin) -> bool:
+        """GL105 reports factories in nn.Module methods that meet forward inputs."""
+        if origin is None:
+            return False
+        cls = m.class_of(mm.node)
+        if cls is None or not m.class_is(cls.name.value, MODULE_BASES):
+            return False
+        return m.contains(cls, origin)
+
+    @staticmethod
+    def _where(ctx: Context, origin) -> str:
+        if isinstance(origin, cst.Call):
+            return f"made by `{ctx.code(origin.func)}(...)` on line {ctx.line_of(origin)}"
+        if origin is not None:
+            return f"from line {ctx.line_of(origin)}"
+        return "made without a device"
+
+    @staticmethod
+    def _fix(ctx: Context, mm, origin, acc):
+        m = ctx.model
+        if not isinstance(origin, cst.Call) or mm.op == "index":
+            return None
+        q = m.qualname(origin.func)
+        if not q or not q.startswith("torch.") or q.rsplit(".", 1)[-1] in _RANDOM:
+            return None
+        if any(a.keyword is not None and a.keyword.value == "device" for a in origin.args):
+            return None
+        if any(a.star for a in origin.args):
+            return None
+        if m.scope_of(origin) is not m.scope_of(mm.node) or not m.precedes(origin, mm.node):
+            return None
+        if not isinstance(acc, cst.Name):
+            return None
+        # the device operand must be bound before the factory runs
+        bound = [b for b in m.bindings_of(acc) if b.how in ("assign", "param", "unpack", "for")]
+        if not bound or any(not m.precedes(b.node, origin) for b in bound):
+            return None
+        if m.enclosing(origin, cst.For, cst.While) is not m.enclosing(acc, cst.For, cst.While):
+            return None
+        if not origin.args:
+            return None
+        end = ctx.span(origin.args[-1].value)[1]
+        return ctx.fix(ctx.insert_text(end, f", device={acc.value}.device"),
+                       message=f"Make it on `{acc.value}.device`")

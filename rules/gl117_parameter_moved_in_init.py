@@ -1,0 +1,113 @@
+"""GL117 parameter-moved-in-init."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.model import MODULE_BASES
+from gpulint.rule import Context, Rule
+
+_PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_CONVERSIONS = frozenset("to cuda half float double bfloat16".split())
+
+
+class ParameterMovedInInit(Rule):
+    code = "GL117"
+    name = "parameter-moved-in-init"
+    summary = "`nn.Parameter(...).to(D)` / `.cuda()` / `.half()` stored on a module is a plain tensor, not a parameter."
+    message = "`{code}` is a plain tensor, not a registered parameter (never trained, not moved with the model); convert inside: `{fixed}`"
+    fix_safety = "safe"
+    default = True
+    kind = "silent"
+    prefilter = r"Parameter\("
+    explanation = '''
+`nn.Parameter(t).to(device)`, `.cuda()`, `.half()` return a new tensor computed from the parameter
+(whenever the device or dtype changes): a non-leaf tensor, not an `nn.Parameter`. Assigned to a
+module attribute, it is not registered: it is missing from `model.parameters()` (the optimizer
+never updates it), from `state_dict()`, and `model.to(...)` does not move it. On a CPU-only machine
+`.to("cpu")` returns the parameter itself, so the bug only shows on the GPU, silently.
+
+The fix converts the data first and wraps the result: `nn.Parameter(t.to(device))` (safe: the
+parameter is then what the code meant).
+
+Bad:
+
+```python
+class Scale(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(4)).to(device)
+```
+
+Good:
+
+```python
+class Scale(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(4).to(device))
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        classes = {c.node for c in m.module_classes()}
+        if not classes:
+            return
+        for (scope, name), bindings in m.bindings.items():
+            if scope not in classes or not name.startswith("self."):
+                continue
+            for b in bindings:
+                if b.how != "assign" or not isinstance(b.value, cst.Call):
+                    continue
+                found = self._converted_parameter(m, b.value)
+                if found is None:
+                    continue
+                node = m.enclosing(b.node, cst.Assign)
+                if node is None or node.value is not b.value:
+                    continue
+                outer, param, data = found
+                conv = ctx.code(outer)[len(ctx.code(param)):]  # `.to(device)`, `.cuda()`, ...
+                rest = "".join(
+                    ", " + (f"{a.keyword.value}={ctx.code(a.value)}" if a.keyword is not None else ctx.code(a.value))
+                    for a in param.args[1:]
+                )
+                code = ctx.code(data)
+                if not isinstance(data, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                    code = f"({code})"
+                fixed = f"{ctx.code(param.func)}({code}{conv}{rest})"
+                fix = ctx.fix(ctx.replace(outer, fixed), message=f"Convert inside: `{fixed}`")
+                yield ctx.finding(node, self.message.format(code=ctx.code(outer), fixed=fixed), fix)
+
+    @staticmethod
+    def _self_attr(t) -> bool:
+        return isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+
+    @staticmethod
+    def _converted_parameter(m, value):
+        """(the whole chain, the Parameter call, its data argument) for `nn.Parameter(x).to(d)...`."""
+        outer = value
+        cur = value
+        seen = False
+        while (
+            isinstance(cur, cst.Call)
+            and isinstance(cur.func, cst.Attribute)
+            and cur.func.attr.value in _CONVERSIONS
+        ):
+            if cur.func.attr.value == "to" and not cur.args:
+                return None
+            seen = True
+            cur = cur.func.value
+        if not seen or not isinstance(cur, cst.Call) or m.qualname(cur.func) not in _PARAMETER:
+            return None
+        if not cur.args or cur.args[0].keyword is not None or cur.args[0].star:
+            return None
+        if any(a.star for a in cur.args):
+            return None
+        # `.to(d)` with d = "cpu" changes nothing on a CPU parameter
+        first = outer
+        if first.func.attr.value == "to" and first.args:
+            lit = m.device_literal(first.args[0].value)
+            if lit is not None and lit.split(":")[0] == "cpu":
+                return None
+        return outer, cur, cur.args[0].value

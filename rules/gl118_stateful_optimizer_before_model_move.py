@@ -1,0 +1,133 @@
+"""GL118 stateful-optimizer-before-model-move."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.rule import Context, Rule
+
+# optimizers that create per-parameter state in their constructor (torch 2.x): the state is made
+# where the parameters are at that moment
+_STATEFUL_AT_INIT = frozenset({"torch.optim.Adagrad", "torch.optim.adagrad.Adagrad"})
+_FRAMEWORKS = {"lightning", "accelerate", "hf-trainer", "deepspeed"}
+
+
+class StatefulOptimizerBeforeModelMove(Rule):
+    code = "GL118"
+    name = "stateful-optimizer-before-model-move"
+    summary = "An optimizer that builds its state at construction (Adagrad) is made before the model moves to the GPU."
+    message = "`{opt}` creates its state on the CPU here, but `{model}` is moved to `{device}` on line {line}; build the optimizer after the move"
+    fix_safety = "unsafe"
+    default = True
+    kind = "crash"
+    prefilter = r"Adagrad"
+    explanation = '''
+Most optimizers create their per-parameter state lazily, at the first `step()`, where the
+parameters are then. `torch.optim.Adagrad` creates its `sum` accumulators in its constructor, on
+the parameters' device at that moment. Built from a model still on the CPU, then the model moved
+to the GPU, the first `step()` mixes devices:
+`RuntimeError: Expected all tensors to be on the same device`.
+
+The fix (unsafe: it reorders statements) moves the model-move statement above the optimizer
+construction.
+
+Bad:
+
+```python
+model = Net()
+optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
+model.to(device)
+```
+
+Good:
+
+```python
+model = Net()
+model.to(device)
+optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        if m.frameworks & _FRAMEWORKS:
+            return
+        for call in m.calls:
+            q = m.qualname(call.func)
+            if q not in _STATEFUL_AT_INIT or not call.args:
+                continue
+            first = call.args[0].value
+            if not (
+                isinstance(first, cst.Call)
+                and isinstance(first.func, cst.Attribute)
+                and first.func.attr.value == "parameters"
+            ):
+                continue
+            recv = first.func.value
+            if not isinstance(recv, (cst.Name, cst.Attribute)):
+                continue
+            v = m.value_of(recv)
+            if v.kind not in ("module",) or v.dev is None or not v.dev.is_host:
+                continue
+            move = self._later_move(ctx, call, recv)
+            if move is None:
+                continue
+            move_call, move_stmt = move
+            opt_stmt = m.statement_of(call)
+            fix = None
+            if (
+                isinstance(move_stmt, cst.SimpleStatementLine)
+                and isinstance(opt_stmt, cst.SimpleStatementLine)
+                and m.parent(move_stmt) is m.parent(opt_stmt)
+                and len(move_stmt.body) == 1
+                and self._only_uses_before(ctx, move_call, opt_stmt)
+            ):
+                line = ctx.code(move_stmt).strip()
+                fix = ctx.fix(
+                    ctx.remove_statement(move_stmt),
+                    ctx.insert_before(opt_stmt, line),
+                    message="Move the model before building the optimizer",
+                )
+            dev = self._device_text(ctx, move_call)
+            yield ctx.finding(
+                call,
+                self.message.format(opt=ctx.code(call.func), model=ctx.code(recv), device=dev, line=ctx.line_of(move_call)),
+                fix,
+            )
+
+    @staticmethod
+    def _device_text(ctx, mv: cst.Call) -> str:
+        meth = mv.func.attr.value
+        if meth == "cuda" and not mv.args:
+            return "cuda"
+        return ctx.code(mv.args[0].value) if mv.args else "the device"
+
+    @staticmethod
+    def _later_move(ctx: Context, opt: cst.Call, recv):
+        """The first move of the same module to an accelerator after the optimizer, same function."""
+        m = ctx.model
+        scope = m.scope_of(opt)
+        text = ctx.code(recv)
+        for c in m.calls_in(scope, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if scope is not m.module else m.calls:
+            if not m.precedes(opt, c) or m.scope_of(c) is not scope:
+                continue
+            f = c.func
+            if not isinstance(f, cst.Attribute) or f.attr.value not in ("to", "cuda"):
+                continue
+            if ctx.code(f.value) != text:
+                continue
+            after = m.value_of(c)
+            if after.kind == "module" and after.dev is not None and after.dev.where == "acc":
+                return c, m.statement_of(c)
+        return None
+
+    @staticmethod
+    def _only_uses_before(ctx: Context, move_call: cst.Call, opt_stmt) -> bool:
+        """The names the move statement reads are bound before the optimizer statement."""
+        m = ctx.model
+        for n in m.walk(move_call):
+            if isinstance(n, cst.Name):
+                for b in m.bindings_of(n):
+                    if b.how in ("assign", "unpack", "for", "with") and not m.precedes(b.node, opt_stmt):
+                        return False
+        return True

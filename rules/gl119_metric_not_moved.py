@@ -1,0 +1,109 @@
+"""GL119 metric-not-moved."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.rule import Context, Rule
+
+_FRAMEWORKS = {"lightning", "accelerate", "hf-trainer", "deepspeed"}
+_UPDATES = frozenset({"update", "forward", "__call__"})
+
+
+class MetricNotMoved(Rule):
+    code = "GL119"
+    name = "metric-not-moved"
+    summary = "A metric object with state tensors is updated with GPU tensors but never moved to the GPU."
+    message = "`{metric}` keeps its state on the CPU but is updated with `{arg}` on the accelerator (line {line}); move it: `{fixed}`"
+    fix_safety = "safe"
+    default = True
+    kind = "crash"
+    prefilter = r"update|compute|metric|Metric"
+    explanation = '''
+A metric object (a torchmetrics `Metric`, or an `nn.Module` of the file with `update`/`compute`
+that keeps its running counts in buffers) holds state tensors. Built on the CPU and fed
+predictions from a model on the GPU, its first `update` mixes devices:
+`RuntimeError: Expected all tensors to be on the same device` (torchmetrics raises its own
+message naming the devices). Metrics are modules: `metric.to(device)` moves their state.
+
+The fix appends `.to(D)` to the metric's constructor, D being the device expression the updating
+tensors were moved with, when that expression is available at the constructor.
+
+Bad:
+
+```python
+accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10)
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    accuracy.update(model(x), y)
+```
+
+Good:
+
+```python
+accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10).to(device)
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        if m.frameworks & _FRAMEWORKS:
+            return
+        reported = set()
+        for call in m.calls:
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value in _UPDATES:
+                recv = f.value
+            elif isinstance(f, (cst.Name, cst.Attribute)):
+                recv = f
+            else:
+                continue
+            v = m.value_of(recv)
+            if v.kind != "metric" or v.dev is None or not v.dev.is_host:
+                continue
+            ctor = v.origin
+            if not isinstance(ctor, cst.Call) or ctor in reported:
+                continue
+            acc = None
+            for a in call.args:
+                d = m.device_of(a.value)
+                if d is not None and d.where == "acc" and m.value_of(a.value).kind == "tensor":
+                    acc = (a.value, d)
+                    break
+            if acc is None:
+                continue
+            reported.add(ctor)
+            arg, dev = acc
+            fix = None
+            dtext = self._device_text(ctx, dev, ctor)
+            suffix = f".to({dtext})" if dtext else ".to(device)"
+            if dtext:
+                fix = ctx.fix(ctx.insert_text(ctx.span(ctor)[1], suffix), message=f"Move the metric: `{suffix}`")
+            fixed = f"{ctx.code(ctor.func)}(...){suffix}"
+            yield ctx.finding(
+                ctor,
+                self.message.format(metric=ctx.code(ctor.func), arg=ctx.code(arg), line=ctx.line_of(call), fixed=fixed),
+                fix,
+            )
+
+    @staticmethod
+    def _device_text(ctx: Context, dev, ctor: cst.Call) -> str | None:
+        """The device expression as text when it can be evaluated where the metric is built."""
+        m = ctx.model
+        e = dev.expr
+        if isinstance(e, cst.SimpleString):
+            return ctx.code(e)
+        if isinstance(e, cst.Call) and m.qualname(e.func) == "torch.device":
+            # the value of a device variable: find a name bound to it before the constructor
+            parent = m.parent(e)
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                t = parent.targets[0].target
+                if isinstance(t, cst.Name) and m.precedes(parent, ctor) and m.scope_of(parent) in (m.scope_of(ctor), m.module):
+                    return t.value
+            return None
+        if isinstance(e, cst.Name):
+            bound = m.bindings_of(e)
+            ok = (m.scope_of(ctor), m.module)
+            if bound and all(m.precedes(b.node, ctor) and m.scope_of(b.node) in ok for b in bound):
+                return e.value
+        return None

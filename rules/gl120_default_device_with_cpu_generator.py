@@ -1,0 +1,219 @@
+"""GL120 default-device-with-cpu-generator."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gpulint.analysis.amp import AmpFacts
+from gpulint.model import DATALOADER_CLASSES
+from gpulint.rule import Context, Rule
+
+SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})
+SET_DEFAULT_TENSOR_TYPE = frozenset({"torch.set_default_tensor_type"})
+RANDOM_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.sampler.RandomSampler"})
+GENERATORS = frozenset({"torch.Generator", "torch._C.Generator"})
+# frameworks that build or re-build the loaders and samplers themselves
+LOADER_FRAMEWORKS = frozenset({"lightning", "accelerate", "hf-trainer", "deepspeed", "ignite", "composer"})
+
+
+class DefaultDeviceWithCpuGenerator(Rule):
+    code = "GL120"
+    name = "default-device-with-cpu-generator"
+    summary = "CUDA made the default device while a shuffling DataLoader / RandomSampler draws from a CPU generator."
+    message = "{setter} makes CUDA the default device, but the shuffling {what} at line {line} draws its permutation with a CPU `torch.Generator`: iterating it raises \"Expected a 'cuda' device type for generator but found 'cpu'\"; pass `generator=torch.Generator(device=...)` (the default device) to it, or keep the default device and move tensors explicitly"
+    fix_safety = "none"
+    default = True
+    kind = "crash"
+    prefilter = r"set_default_device|set_default_tensor_type|torch\.device\("
+    explanation = '''
+`torch.set_default_device("cuda")` (and the older `torch.set_default_tensor_type(torch.cuda.FloatTensor)`,
+or a `with torch.device("cuda"):` block) makes every tensor factory allocate on the GPU, the ones
+inside PyTorch included. A `DataLoader(..., shuffle=True)` samples with a `RandomSampler`, which
+creates a plain `torch.Generator()` (a CPU generator) and calls `torch.randperm(n, generator=...)`.
+With CUDA as the default device, `randperm` runs on the GPU and refuses the CPU generator: the first
+iteration raises `RuntimeError: Expected a 'cuda' device type for generator but found 'cpu'`.
+
+Give the loader (or the sampler) a generator on the default device,
+`generator=torch.Generator(device="cuda")`, or leave the default device alone and move the model and
+the batches with `.to(device)`. No automatic fix: which device the generator belongs on, and
+whether the data pipeline should build its tensors on the GPU at all, is the author's choice.
+
+The rule fires when the file makes a CUDA device the default and builds a shuffling `DataLoader` or
+a `RandomSampler` without a generator (or with a CPU one). It stays silent when the file also sets
+a non-CUDA default device (the order then decides), for loaders with `generator=` on another
+device, and in scripts driven by Lightning, Accelerate or the Hugging Face Trainer.
+
+Bad:
+
+```python
+torch.set_default_device("cuda")
+loader = DataLoader(dataset, batch_size=32, shuffle=True)
+for x, y in loader:
+    ...
+```
+
+Good:
+
+```python
+torch.set_default_device("cuda")
+loader = DataLoader(dataset, batch_size=32, shuffle=True, generator=torch.Generator(device="cuda"))
+for x, y in loader:
+    ...
+```
+'''
+
+    def check(self, ctx: Context):
+        m = ctx.model
+        if m.frameworks & LOADER_FRAMEWORKS:
+            return
+        amp = m.facts(AmpFacts)
+        setters, others = [], []
+        for call in m.calls:
+            q = m.qualname(call.func)
+            if q in SET_DEFAULT_DEVICE or q in SET_DEFAULT_TENSOR_TYPE:
+                if _sets_cuda(m, amp, call, q in SET_DEFAULT_TENSOR_TYPE):
+                    setters.append(call)
+                else:
+                    others.append(call)
+        # a non-CUDA (or unknown) default set where a CUDA one may also run: the order decides
+        if any(not amp.exclusive(o, s) for o in others for s in setters):
+            return
+        contexts = [w for w in m.withs if _cuda_device_context(m, amp, w) is not None]
+        if not setters and not contexts:
+            return
+        samplers = _cpu_shuffling(m)
+        if not samplers:
+            return
+        first = samplers[0]
+        what = "DataLoader" if m.qualname(first.func) in DATALOADER_CLASSES else "RandomSampler"
+        for call in setters:
+            setter = f"`{ctx.code(call)}`"
+            yield ctx.finding(call, self.message.format(setter=setter, what=what, line=ctx.line_of(first)))
+        for with_stmt in contexts:
+            # a `with torch.device("cuda"):` block matters only where the loader runs inside it
+            inside = [s for s in samplers if _iterated_inside(m, s, with_stmt)]
+            if not inside:
+                continue
+            item = _cuda_device_context(m, amp, with_stmt)
+            setter = f"`with {ctx.code(item)}:`"
+            yield ctx.finding(item, self.message.format(setter=setter, what=what, line=ctx.line_of(inside[0])))
+
+
+def _sets_cuda(m, amp: AmpFacts, call: cst.Call, tensor_type: bool) -> bool | None:
+    """True when the call may make a CUDA device the default; None when it sets something else
+    or the file does not show what."""  # noqa: D401
+    args = [a for a in call.args if not a.star]
+    if len(args) != len(call.args) or not args:
+        return None
+    value = args[0].value
+    if tensor_type:
+        q = m.qualname(value)
+        if q is not None and q.startswith("torch.cuda.") and q.endswith("Tensor"):
+            return True
+        if isinstance(value, cst.SimpleString):
+            text = value.evaluated_value
+            if isinstance(text, str) and text.startswith("torch.cuda.") and text.endswith("Tensor"):
+                return True
+        return None
+    devices = amp.possible_devices(value)
+    if devices is not None and "cuda" in devices:
+        return True
+    return None
+
+
+def _cuda_device_context(m, amp: AmpFacts, with_stmt: cst.With) -> cst.Call | None:
+    for item in with_stmt.items:
+        it = item.item
+        if isinstance(it, cst.Call) and m.qualname(it.func) == "torch.device" and it.args:
+            devices = amp.possible_devices(it)
+            if devices is not None and "cuda" in devices:
+                return it
+    return None
+
+
+def _cpu_shuffling(m) -> list[cst.Call]:
+    """DataLoaders built with `shuffle=True` and RandomSamplers, without a generator or with a
+    known CPU one, in source order."""
+    out = []
+    for call in m.calls:
+        q = m.qualname(call.func)
+        if q in DATALOADER_CLASSES:
+            if any(a.star for a in call.args):
+                continue
+            shuffle = _arg(call, "shuffle", 2)
+            if not (isinstance(shuffle, cst.Name) and shuffle.value == "True"):
+                continue
+            if _arg(call, "sampler", 3) is not None or _arg(call, "batch_sampler", 4) is not None:
+                continue
+            if _cpu_generator(m, _arg(call, "generator", None)):
+                out.append(call)
+        elif q in RANDOM_SAMPLERS:
+            if any(a.star for a in call.args):
+                continue
+            if _cpu_generator(m, _arg(call, "generator", 3)):
+                out.append(call)
+    return out
+
+
+def _arg(call: cst.Call, name: str, position: int | None) -> cst.BaseExpression | None:
+    for i, a in enumerate(call.args):
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+        if a.keyword is None and position is not None and i == position:
+            return a.value
+    return None
+
+
+def _cpu_generator(m, expr: cst.BaseExpression | None, depth: int = 0) -> bool:
+    """No generator (the sampler makes a CPU one), or one the file shows to be on the CPU."""
+    if expr is None:
+        return True
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return True
+    # `torch.Generator().manual_seed(0)` returns the generator
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "manual_seed"
+    ):
+        expr = expr.func.value
+    if isinstance(expr, cst.Call) and m.qualname(expr.func) in GENERATORS:
+        device = _arg(expr, "device", 0)
+        if device is None:
+            return True
+        if isinstance(device, cst.SimpleString):
+            v = device.evaluated_value
+            return isinstance(v, str) and v.split(":", 1)[0] == "cpu"
+        return False
+    if isinstance(expr, cst.Name):
+        bindings = m.bindings_of(expr)
+        if len(bindings) == 1 and bindings[0].how == "assign" and isinstance(bindings[0].value, cst.BaseExpression):
+            return _cpu_generator(m, bindings[0].value, depth + 1)
+    return False
+
+
+def _iterated_inside(m, loader_call: cst.Call, with_stmt: cst.With) -> bool:
+    """The loader is built inside the block, or a loop / `iter()` inside the block reads the name
+    it is bound to."""
+    if m.contains(with_stmt, loader_call):
+        return True
+    parent = m.parent(loader_call)
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+        return False
+    target = parent.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    for loop in m.fors:
+        if not m.contains(with_stmt, loop):
+            continue
+        source, _ = m.unwrap_iterable(loop.iter)
+        if isinstance(source, cst.Name) and source.value == target.value:
+            return True
+    for call in m.calls_in(with_stmt):
+        if isinstance(call.func, cst.Name) and call.func.value == "iter" and call.args:
+            v = call.args[0].value
+            if isinstance(v, cst.Name) and v.value == target.value:
+                return True
+    return False
