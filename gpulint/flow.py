@@ -729,9 +729,28 @@ class Flow:
 
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         v = self._self_attr_raw(attr, frame, note_miss)
-        if v is not None and v.kind == MODULE and v.dev is not None and self._class_kind(frame.cls) in (MODULE, METRIC):
+        if v is not None and v.kind == MODULE and v.dev is not None and (
+            self._class_kind(frame.cls) in (MODULE, METRIC) or self._unresolved_bases(frame.cls)
+        ):
             return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
         return v
+
+    def _unresolved_bases(self, cls: str) -> bool:
+        """A class with a base the engine cannot see (a relative import, another package): it may
+        well be an nn.Module."""
+        info = self.m.classes.get(cls)
+        if info is None:
+            return True
+        for b in info.bases:
+            if b in ("object", "builtins.object"):
+                continue
+            if b in self.m.classes:
+                if self._unresolved_bases(b) if b != cls else False:
+                    return True
+                continue
+            if kb.class_kind(b) is None:
+                return True
+        return False
 
     def _self_attr_raw(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         v = frame.env.get("self." + attr)

@@ -969,7 +969,7 @@ class ScriptModel:
             self._in_progress.discard(expr)
             hit = self._cycle_hit
             self._cycle_hit = saved or hit
-        if kind is Kind.UNKNOWN and not self._in_progress:
+        if kind is Kind.UNKNOWN and not self._in_progress and not isinstance(expr, (cst.IfExp, cst.BooleanOperation)):
             kind = self._engine_kind(expr)
         if not hit:  # a result that saw a cycle is partial: do not remember it
             self._kind_cache[expr] = kind

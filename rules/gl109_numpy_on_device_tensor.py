@@ -75,10 +75,10 @@ def _on_accelerator(m, facts, recv) -> bool:
     """The flow engine's answer where it has one (host, accelerator, or host on one path and
     device on another); the older per-binding analysis where the engine cannot tell."""
     v = m.value_of(recv)
-    if v.kind == "tensor" and v.dev is not None:
-        return v.dev.where == "acc"
-    if v.kind == "hostval" or (v.kind is None and v.dev is not None and v.dev.is_host):
-        return False
+    if v.kind == "hostval" or (v.dev is not None and v.dev.where in ("host", "either")):
+        return False  # the engine knows it is (or may be) on the host: silent
+    if v.kind == "tensor" and v.dev is not None and v.dev.where == "acc" and v.placed is not None:
+        return True  # moved to the accelerator by a call the engine saw
     return facts.on_accelerator(recv)
 
 
