@@ -110,6 +110,8 @@ def main() -> int:
             r = measure(str(size), prefix + gl + [str(f)], tmp, env)
             ms = (r.cpu - base.cpu) / (n / 1000) * 1000
             note = "" if r.rc in (0, 1) else ("  (killed: over the timeout)" if r.rc in (-9, 137) else "")
+            if "GL000" in r.out and "too large" in r.out:
+                note += "  (GL000: stopped at the engine's per-file bound, not fully analysed)"
             print(f"{n:7d} {len(text) / 1024:6.0f} {r.wall:8.2f} {r.cpu:8.2f} {ms:16.1f} {r.maxrss_mb:12.0f} {r.rc:4d}{note}")
             if r.rc in (0, 1):
                 per_k.append(ms)

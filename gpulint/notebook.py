@@ -432,13 +432,25 @@ def process_notebook(path: str, display: str, rules, opts):
             result.diagnostics.append(engine_diagnostic(display, str(exc)))
             return result
         if opts.write:
+            import gpulint.engine as engine
+
+            refused = getattr(engine, "WriteRefused", ())
             try:
-                data = write_atomic(path, new_text, "utf-8")
+                try:
+                    data = write_atomic(path, new_text, "utf-8", expected=raw)  # unchanged since read?
+                except TypeError:  # pragma: no cover - an engine without the content check
+                    data = write_atomic(path, new_text, "utf-8")
                 result.stamp = (os.stat(path).st_mtime_ns, len(data), digest(data))
             except FileNotFoundError:
                 result.error = "file disappeared before the fixes could be written"
+            except refused as exc:
+                result.error = str(exc)
             except (OSError, UnicodeEncodeError) as exc:
                 result.error = f"cannot write the fixed file: {exc}"
             if result.error:
-                result.diagnostics.append(engine_diagnostic(display, result.error))
+                # nothing was written: the notebook still has every problem found in it at first
+                initial = list(getattr(outcome, "initial", None) or [])
+                _to_cells(nb, initial)
+                result.diagnostics = initial + [engine_diagnostic(display, result.error)]
+                result.fixed, result.applied, result.fixed_source = [], 0, None
     return result

@@ -21,7 +21,7 @@ class InvalidNoqa(Rule):
     kind = "silent"
     prefilter = _PREFILTER
     explanation = '''
-A suppression comment that names a gpulint code that does not exist (`GL999`, a typo like
+A suppression comment that names a gpulint code that does not exist (`GL1010`, a typo like
 `GL13`), or that is not a list of codes at all (`# noqa: some-name`), suppresses nothing: only
 its valid entries count (it is never read as a blanket `# noqa`). The comment is reported so
 that the typo is found. Codes of other tools (`# noqa: E501`) are left to those tools. Rule

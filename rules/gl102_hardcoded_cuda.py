@@ -105,15 +105,23 @@ crashes on a laptop, a CPU CI runner or a Mac (`AssertionError: Torch not compil
 enabled` / `RuntimeError: Found no NVIDIA driver on your system`), so it cannot be tried before
 it is queued on the cluster.
 
-The fix (unsafe: it changes where a CPU-only run places tensors) introduces one
-`device = torch.device("cuda" if torch.cuda.is_available() else "cpu")` after the imports
-(or turns an existing module-level `device = "cuda"` into that) and routes every hard-coded site
-through it: `.cuda()` becomes `.to(device)`, `"cuda"` becomes `device`. Sites with an explicit
-other index (`"cuda:1"`) are reported without a fix.
+The rule reports once per file, at the first hard-coded site; the message lists the lines of
+the others. The fix (unsafe: it changes where a CPU-only run places tensors) introduces one
+`device = torch.device("cuda" if torch.cuda.is_available() else "cpu")` after the imports and
+routes every hard-coded site through it: `.cuda()` becomes `.to(device)`, `"cuda"` becomes
+`device`, and a string variable (`dev = "cuda"`, `def f(device="cuda")`) becomes `device.type`
+so that it stays a string. An existing module-level `device = torch.device("cuda")` above every
+site is reused (its value becomes the guarded one); any other existing `device` (a string, a
+local variable, a name bound twice) keeps its meaning and the fix picks a fresh name
+(`run_device`). Sites with an explicit other index (`"cuda:1"`) are listed but not rewritten.
 
 The rule is silent in files that check availability (`torch.cuda.is_available()`,
 `torch.accelerator`, `device_count()`, a `--device`/`--cuda` command-line flag, test-suite guards
-such as `TEST_CUDA`), and on `"cuda"` used as an autocast/GradScaler device *type*.
+such as `TEST_CUDA`), on `"cuda"` used as an autocast/GradScaler device *type*, and in files that
+are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
+`set_device`, `synchronize`, CUDA events/streams, memory statistics and snapshots), use an NCCL
+process group, set `CUDA_VISIBLE_DEVICES`, or guard their CUDA path with a flag of their own
+(`if args.cuda:`, `if USE_CUDA:`). A CPU fallback would not make such a file run elsewhere.
 
 Bad:
 

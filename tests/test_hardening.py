@@ -386,9 +386,9 @@ def test_failed_write_is_reported_not_counted(tmp_path, monkeypatch):
         "[1, 2, 3]",
         '{"x": 1}',
         '{"%s": [1]}',
-        '{"%s": {"mtime": "a", "size": 1, "hash": "h", "diagnostics": []}}',
-        '{"%s": {"mtime": 1, "size": 1, "hash": "h", "diagnostics": [{"code": 1}]}}',
-        '{"%s": {"mtime": 1, "size": 1, "hash": "h", "diagnostics": [{"code": "GL104", "name": "n", "message": "m", '
+        '{"%s": {"mtime": "a", "size": %z, "hash": "%h", "diagnostics": []}}',
+        '{"%s": {"mtime": %m, "size": %z, "hash": "%h", "diagnostics": [{"code": 1}]}}',
+        '{"%s": {"mtime": %m, "size": %z, "hash": "%h", "diagnostics": [{"code": "GL104", "name": "n", "message": "m", '
         '"path": "p", "line": "x", "col": 1, "end_line": 1, "end_col": 1}]}}',
     ],
 )
@@ -399,6 +399,10 @@ def test_cache_of_the_wrong_shape_is_ignored(tmp_path, content):
     caches = list((tmp_path / ".gpulint_cache").rglob("*.json"))
     assert len(caches) == 1
     # every entry, and the mtime the cache has, point at this file: a stale mtime makes it re-hash
+    # the entries carry this file's real stamp (%m, %z, %h), so that they are used, not re-checked
+    st = (tmp_path / "a.py").stat()
+    digest = gpulint.engine.digest((tmp_path / "a.py").read_bytes())
+    content = content.replace("%m", str(st.st_mtime_ns)).replace("%z", str(st.st_size)).replace("%h", digest)
     caches[0].write_text(content.replace("%s", str((tmp_path / "a.py").resolve()).replace("\\", "\\\\")))
     for _ in range(2):
         r = gl(["check", "-j", "1", "."], tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -265,3 +266,17 @@ def test_json_fix_edits_of_a_notebook_are_in_cell_lines(tmp_path):
     assert (gl103["cell"], gl103["location"]["row"]) == (6, 2)
     (edit,) = gl103["fix"]["edits"]
     assert edit["location"]["row"] == 2 and edit["end_location"]["row"] == 2
+
+
+def test_fix_leaves_a_read_only_notebook_alone_and_writes_through_a_symlink(tmp_path):
+    nb, _ = seed_notebook()
+    write(tmp_path, {"real/seed.ipynb": dump(nb), "ro.ipynb": dump(nb)})
+    os.symlink("real/seed.ipynb", tmp_path / "link.ipynb")
+    r = gl(["fix", "--no-cache", "link.ipynb"], tmp_path)
+    assert (tmp_path / "link.ipynb").is_symlink()
+    assert (tmp_path / "real" / "seed.ipynb").read_text(encoding="utf-8") != dump(nb)  # the target was fixed
+    os.chmod(tmp_path / "ro.ipynb", 0o444)
+    r = gl(["fix", "--no-cache", "ro.ipynb"], tmp_path)
+    assert r.exit_code == 1 and "read-only" in r.stdout
+    assert (tmp_path / "ro.ipynb").read_text(encoding="utf-8") == dump(nb)
+    assert "ro.ipynb:cell 6:2:13: GL103" in r.stdout  # still reported at its cell: nothing was fixed

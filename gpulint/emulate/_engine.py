@@ -60,14 +60,16 @@ What it cannot emulate
 ======================
 * custom CUDA kernels and C++/CUDA extensions (``torch.utils.cpp_extension`` with CUDA sources,
   operators registered only for CUDA): there is no GPU code to run;
-* Triton kernels and ``torch.compile`` (Inductor generates Triton/CUDA code for a real GPU);
-* NCCL and multi-process GPU collectives (``init_process_group("nccl")``);
-* CUDA graphs (``torch.cuda.graph``, ``CUDAGraph``, ``make_graphed_callables``);
-* stream semantics: side streams (``torch.cuda.Stream``) are refused; everything runs in program
+* Triton kernels and ``torch.compile`` with Inductor (it generates Triton/CUDA code for a real GPU;
+  the ``eager``/``aot_eager`` backends run the model eagerly);
+* CUDA graphs (``torch.cuda.graph``, ``CUDAGraph``, ``make_graphed_callables``) and external streams;
+* stream semantics: streams and events exist (``_Stream``, ``_Event``) but everything runs in program
   order, so races a real GPU could expose are invisible; ``non_blocking`` copies are synchronous;
-* numerics: cuDNN/cuBLAS algorithms, TF32, fp16 accumulation and CUDA RNG streams differ from the
-  CPU kernels that actually run (results are real but not bit-identical to a GPU); autocast uses
-  the CPU autocast op lists;
+* NCCL beyond its device rules: ``init_process_group("nccl")`` is served by Gloo (``_EmulatedNccl``
+  adds NCCL's duplicate-GPU and no-CPU-backend errors); timeouts and async errors are not emulated;
+* numerics: cuDNN/cuBLAS algorithms, TF32 and CUDA RNG streams differ from the CPU kernels that
+  actually run (results are real but not bit-identical to a GPU); CUDA autocast's op lists are
+  applied through ``AutocastCPU`` kernels (``_autocast.py``);
 * speed and the caching allocator's fragmentation (memory is counted per live storage).
 
 When a script reaches one of the refused features, :class:`EmulationUnsupported` is raised and
@@ -1818,6 +1820,18 @@ def _install(emu: EmulatedCuda) -> None:
         "_cuda_get_sync_debug_mode": lambda: sync_debug[0],
     }.items():
         p(torch._C, name, value)
+
+    # .to(0) / module.to(local_rank): an integer device is a CUDA ordinal (C++ would ask for an accelerator)
+    orig_parse_to = torch._C._nn._parse_to
+
+    def parse_to(*args: Any, **kwargs: Any) -> Any:
+        if args and type(args[0]) is int:
+            args = (torch.device("cuda", _cuda_index(args[0])), *args[1:])
+        if type(kwargs.get("device")) is int:
+            kwargs["device"] = torch.device("cuda", _cuda_index(kwargs["device"]))
+        return orig_parse_to(*args, **kwargs)
+
+    p(torch._C._nn, "_parse_to", parse_to)
 
     # Tensor-level hooks
     p(_Tensor, "type", _plain_type)

@@ -201,6 +201,32 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
+def _run_main(script: str) -> None:
+    """Run a script (or a notebook's code cells, in order) as ``__main__``."""
+    if not script.endswith(".ipynb"):
+        runpy.run_path(script, run_name="__main__")
+        return
+    import builtins
+    import linecache
+    import types
+
+    from gpulint.notebook import runnable_code
+
+    path = os.path.abspath(script)
+    code = runnable_code(path)
+    linecache.cache[path] = (len(code), None, code.splitlines(keepends=True), path)  # tracebacks show the cells' code
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    module.__builtins__ = builtins  # type: ignore[attr-defined]
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(compile(code, path, "exec"), module.__dict__)  # noqa: S102 - running the user's notebook is the point
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
 def _execute(script: str, args: list[str], limits: _Limits | None = None, hints: bool = False) -> int:
     """Execute ``script`` as ``__main__`` with ``sys.argv``/``sys.path`` as Python sets them."""
     saved_argv = sys.argv[:]
@@ -214,9 +240,9 @@ def _execute(script: str, args: list[str], limits: _Limits | None = None, hints:
     try:
         if limits is not None:
             with limits:
-                runpy.run_path(script, run_name="__main__")
+                _run_main(script)
         else:
-            runpy.run_path(script, run_name="__main__")
+            _run_main(script)
         return 0
     except SystemExit as exc:
         return _exit_code(exc)

@@ -24,13 +24,12 @@ def emulated():
         (lambda: torch.compile(torch.nn.Linear(2, 2)), "torch.compile"),
         (lambda: torch.cuda.CUDAGraph(), "CUDA graphs"),
         (lambda: torch.cuda.graph(None), "CUDA graphs"),
-        (lambda: torch.distributed.init_process_group("nccl", rank=0, world_size=1), "NCCL"),
         (
             lambda: __import__("torch.utils.cpp_extension").utils.cpp_extension.load_inline("x", cpp_sources="", cuda_sources="__global__ void k(){}"),
             "CUDA extensions",
         ),
     ],
-    ids=["compile", "cudagraph", "graph", "nccl", "cuda-extension"],
+    ids=["compile", "cudagraph", "graph", "cuda-extension"],
 )
 def test_unsupported_features_raise_clearly(emulated, action, feature):
     with pytest.raises(EmulationUnsupported) as info:

@@ -220,4 +220,35 @@ def test_device_error_ends_with_the_static_finding_that_explains_it(run_gpulint)
     assert proc.returncode == 1
     assert "Expected all tensors to be on the same device" in proc.stderr
     hints = [l for l in proc.stderr.splitlines() if l.startswith("gpulint run: hint: ")]
-    assert hints and hints[0].startswith("gpulint run: hint: gpulint check reports GL104 at script.py:7: ")
+    assert any(h.startswith("gpulint run: hint: gpulint check reports GL104 at script.py:7: ") for h in hints), hints
+    assert len(hints) <= 3
+
+
+def _notebook(path, second_cell: str) -> None:
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# training"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": ["%matplotlib inline\n", "import torch, torch.nn as nn\n", "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n", "model = nn.Linear(4, 2).to(device)"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": [second_cell]},
+    ]  # fmt: skip
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"language_info": {"name": "python"}}, "cells": cells}
+    path.write_text(json.dumps(nb))
+
+
+def test_notebook_code_cells_run_in_order(tmp_path):
+    """`gpulint run train.ipynb` runs the code cells in order (IPython magics commented out)."""
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    good, bad = tmp_path / "good.ipynb", tmp_path / "bad.ipynb"
+    _notebook(good, "x = torch.randn(3, 4).to(device)\nprint('out', model(x).device.type)\n")
+    _notebook(bad, "x = torch.randn(3, 4)\nprint('out', model(x).device.type)\n")
+    runs = [
+        subprocess.run([sys.executable, "-m", "gpulint.emulate", str(nb)], capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=900, check=False)
+        for nb in (good, bad)
+    ]  # fmt: skip
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert runs[0].stdout.strip() == "out cuda"
+    assert runs[1].returncode == 1
+    assert "print('out', model(x).device.type)" in runs[1].stderr
+    assert "Expected all tensors to be on the same device" in runs[1].stderr
