@@ -127,6 +127,12 @@ def join(a: Value | None, b: Value | None) -> Value:
         return b if b is not None else UNKNOWN
     if b is None or a is b or a == b:
         return a
+    if a.kind == TUPLE and b.kind == TUPLE:
+        # an empty list joined with a filled one: iterating gives the filled one's elements
+        if a.items == () and b.items is None and b.elem is not None:
+            return b
+        if b.items == () and a.items is None and a.elem is not None:
+            return a
     if a.kind != b.kind:
         if a.kind in (None, TENSOR) and b.kind in (None, TENSOR):
             # a tensor on one path, a value of unknown kind on the other: where it lives may still be known
@@ -217,6 +223,8 @@ _ELEMENTWISE_CMP = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cs
 _NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 _DEVICE_NAME_HINTS = ("device", "rank", "gpu", "dev", "cuda")
+_NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvectors solution".split())
+_RECEIVER = " self"  # call sites' receiver of a method (not a valid parameter name)
 
 
 class Flow:
@@ -233,6 +241,8 @@ class Flow:
         self._calls_by_attr: dict[str, list] = {}
         self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
         self._stateful_cache: dict[str, bool] = {}
+        self._fwd_cache: dict = {}
+        self._moves_param: dict = {}
         self._summaries: dict = {}
         self._in_summary: list = []
         self._work = 0
@@ -315,7 +325,13 @@ class Flow:
             name = param.name.value
             if i == 0 and is_method and param in ordered:
                 if name == "self":
-                    frame.env[name] = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
+                    sv = self._param_from_sites(fn, _RECEIVER) if args is None else None
+                    if sv is None or sv.cls != cls or sv.dev is None:
+                        sv = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
+                    else:  # every call site's receiver: where the instance is when the method runs
+                        sv = Value(sv.kind, sv.dev, sv.half, cls=cls, origin=sv.origin, placed=sv.placed,
+                                   stateful=sv.stateful)
+                    frame.env[name] = sv
                 continue
             v = None
             if args is not None:
@@ -477,6 +493,16 @@ class Flow:
                 self.inplace_moves[e] = v
             elif meth == "enter_context" and e.args and self._is_nograd(e.args[0].value):
                 frame.nograd += 1  # stack.enter_context(torch.no_grad()): the rest of the block
+
+    def _list_add(self, recv, rv: Value, meth: str, v: Value, frame: _Frame) -> None:
+        """`xs.append(v)`: a list's elements are what was put in it (joined)."""
+        if meth == "extend":
+            v = self._element(v) if v.kind in (TUPLE, ITER) else UNKNOWN
+        old = list(rv.items) if rv.items is not None else ([rv.elem] if rv.elem is not None else [UNKNOWN])
+        elem = v
+        for x in old:
+            elem = join(elem, x)
+        self._bind(recv, Value(TUPLE, None, elem=elem, origin=rv.origin), frame, None, rebinding=True)
 
     def _peek(self, e, frame) -> Value:
         if type(e) is cst.Name:
@@ -732,6 +758,9 @@ class Flow:
         if v is not None and v.kind == MODULE and v.dev is not None and (
             self._class_kind(frame.cls) in (MODULE, METRIC) or self._unresolved_bases(frame.cls)
         ):
+            sv = frame.env.get("self")
+            if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not v.scatters:
+                return replace(v, dev=sv.dev)  # the instance is known moved: so are its submodules
             return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
         return v
 
@@ -815,6 +844,8 @@ class Flow:
             if k in (TENSOR, MODULE, BATCH) or bv.dev is not None:
                 return Value(DEVICE, bv.dev, origin=e)
             return Value(DEVICE, None, origin=e)
+        if k == TUPLE and bv.elem is not None and bv.elem.kind == TENSOR and attr in _NAMED_RESULTS:
+            return bv.elem  # `x.max(dim=1).values`, `torch.sort(x).indices`
         if k == TENSOR:
             how = kb.tensor_attribute(attr)
             if how == "same":
@@ -1014,12 +1045,50 @@ class Flow:
         f = e.func
         if type(f) is cst.Name and f.value in ("print", "len", "isinstance", "str", "repr", "id", "type"):
             return
-        for a in e.args:
+        callee = None
+        if type(f) is cst.Name:
+            defs = self.m.functions.get(f.value)
+            if defs and len(defs) == 1 and self.m.class_of(defs[0]) is None:
+                callee = defs[0]
+        for i, a in enumerate(e.args):
             x = a.value
             if type(x) is cst.Name:
+                if callee is not None and not a.star and not self._may_move_param(callee, i, a):
+                    continue
                 v = frame.env.get(x.value)
                 if v is not None and v.kind in (MODULE, METRIC) and v.dev is not None:
                     frame.env[x.value] = replace(v, dev=None)
+
+    def _may_move_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
+        """Could the file's function `fn` move (in place) the module passed as this argument? Only
+        a call of a moving method on that parameter, or passing it on to other code, can."""
+        p = fn.params
+        if arg.keyword is not None:
+            name = arg.keyword.value
+        else:
+            ordered = [*p.posonly_params, *p.params]
+            if i >= len(ordered):
+                return True
+            name = ordered[i].name.value
+        key = (fn, name)
+        cached = self._moves_param.get(key)
+        if cached is not None:
+            return cached
+        out = False
+        for c in self.m.calls_in(fn):
+            f = c.func
+            if type(f) is cst.Attribute and type(f.value) is cst.Name and f.value.value == name:
+                if kb.module_method(f.attr.value) == "inplace_move":
+                    out = True
+                    break
+            elif any(type(a.value) is cst.Name and a.value.value == name for a in c.args):
+                q = self.m.qualname(f)
+                if not (q and (q.startswith("torch.") or kb.class_kind(q) is not None)) and not (
+                        type(f) is cst.Name and f.value in ("print", "len", "isinstance", "id", "type")):
+                    out = True  # handed on to code that may move it
+                    break
+        self._moves_param[key] = out
+        return out
 
     def _builtin(self, name, e, pos, kw, frame) -> Value:
         if name in self.m.aliases:
@@ -1268,6 +1337,11 @@ class Flow:
             return UNKNOWN
         if k == PARAMS:
             return UNKNOWN
+        if k == TUPLE and meth in ("append", "extend", "insert") and pos and not pos[-1][2]:
+            if type(recv) is cst.Name or (type(recv) is cst.Attribute and type(recv.value) is cst.Name
+                                          and recv.value.value == "self"):
+                self._list_add(recv, rv, meth, pos[-1][1], frame)
+            return Value(HOSTVAL, HOST)
         if rv.cls is not None:
             return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
         if k is None and meth in _TENSOR_ONLY_METHODS and not self.m.qualname(recv):
@@ -1426,6 +1500,9 @@ class Flow:
         for k, (x, v) in kw.items():
             args[k] = v
         sites = self.site_values.setdefault(fn, {})
+        if ok and selfv is not None and cls is not None and selfv.cls is not None:
+            args = dict(args)
+            args[_RECEIVER] = selfv
         if not ok or (e in sites and sites[e] is None):
             sites[e] = None
         elif e in sites:
@@ -1433,6 +1510,8 @@ class Flow:
             sites[e] = {k: join(old.get(k), v) for k, v in args.items() if k in old}
         else:
             sites[e] = args
+        if ok and _RECEIVER in args:
+            args = {k: v for k, v in args.items() if k != _RECEIVER}
         return self._summary(fn, cls, args if ok else {}, selfv)
 
     def _summary(self, fn, cls, args: dict, selfv) -> Value:
@@ -1460,6 +1539,32 @@ class Flow:
         self._summaries[key] = out
         return out
 
+    def _forwardish(self, fn: cst.FunctionDef, _seen=()) -> bool:
+        """`forward`, or a helper every call of which (by name, in this file) is made from a
+        forward-ish function of the same class: its values computed from the inputs run where the
+        module runs."""
+        if fn.name.value == "forward":
+            return True
+        cached = self._fwd_cache.get(fn)
+        if cached is not None:
+            return cached
+        out = False
+        name = fn.name.value
+        cls = self.m.class_of(fn)
+        if cls is not None and fn not in _seen and len(_seen) < 4 and not name.startswith("__"):
+            sites = self._calls_by_attr.get(name, ())
+            if sites and len(sites) == self._site_count.get(name, -1):
+                out = True
+                for c in sites:
+                    recv = c.func.value
+                    caller = self.m.enclosing(c, cst.FunctionDef)
+                    if (type(recv) is not cst.Name or recv.value != "self" or caller is None
+                            or self.m.class_of(caller) is not cls or not self._forwardish(caller, (*_seen, fn))):
+                        out = False
+                        break
+        self._fwd_cache[fn] = out
+        return out
+
     # ------------------------------------------------------------------------------------------
     # the device-mismatch query
     # ------------------------------------------------------------------------------------------
@@ -1470,7 +1575,7 @@ class Flow:
         # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
         # inputs of a model's forward are on its device); other methods may run before a move
         fn = frame.fn
-        in_forward = isinstance(fn, cst.FunctionDef) and fn.name.value == "forward"
+        in_forward = isinstance(fn, cst.FunctionDef) and self._forwardish(fn)
         for x, v in operands:
             d = v.dev
             if d is None or v.kind != TENSOR:

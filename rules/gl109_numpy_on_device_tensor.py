@@ -77,8 +77,8 @@ def _on_accelerator(m, facts, recv) -> bool:
     v = m.value_of(recv)
     if v.kind == "hostval" or (v.dev is not None and v.dev.where in ("host", "either")):
         return False  # the engine knows it is (or may be) on the host: silent
-    if v.kind == "tensor" and v.dev is not None and v.dev.where == "acc" and v.placed is not None:
-        return True  # moved to the accelerator by a call the engine saw
+    if v.kind == "tensor" and v.dev is not None and v.dev.where == "acc":
+        return True  # moved to (or computed on) the accelerator by calls the engine saw
     return facts.on_accelerator(recv)
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.mismatch import factory_device_fix, representative
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
 _FRAMEWORKS = {"lightning", "accelerate", "hf-trainer", "deepspeed"}
-_RANDOM = frozenset("rand randn randint randperm normal bernoulli multinomial rand_like randn_like randint_like".split())
 
 
 class DeviceMismatch(Rule):
@@ -84,16 +84,7 @@ noise_scale = betas[t]
 
     @staticmethod
     def _representative(m, acc):
-        """A name for the accelerator operand: itself when it is a name, else the first tensor name
-        on the accelerator inside it (`pred` in `(pred - target) ** 2`)."""
-        if isinstance(acc, (cst.Name, cst.Attribute)):
-            return acc
-        for n in m.walk(acc):
-            if isinstance(n, (cst.Name, cst.Attribute)):
-                d = m.device_of(n)
-                if d is not None and d.is_acc and m.value_of(n).kind == "tensor":
-                    return n
-        return acc
+        return representative(m, acc)
 
     @staticmethod
     def _gl101_owns(m, origin) -> bool:
@@ -128,28 +119,9 @@ noise_scale = betas[t]
 
     @staticmethod
     def _fix(ctx: Context, mm, origin, acc):
-        m = ctx.model
-        if not isinstance(origin, cst.Call) or mm.op == "index":
+        if mm.op == "index":
             return None
-        q = m.qualname(origin.func)
-        if not q or not q.startswith("torch.") or q.rsplit(".", 1)[-1] in _RANDOM:
+        made = factory_device_fix(ctx, mm, origin, acc)
+        if made is None:
             return None
-        if any(a.keyword is not None and a.keyword.value == "device" for a in origin.args):
-            return None
-        if any(a.star for a in origin.args):
-            return None
-        if m.scope_of(origin) is not m.scope_of(mm.node) or not m.precedes(origin, mm.node):
-            return None
-        if not isinstance(acc, cst.Name):
-            return None
-        # the device operand must be bound before the factory runs
-        bound = [b for b in m.bindings_of(acc) if b.how in ("assign", "param", "unpack", "for")]
-        if not bound or any(not m.precedes(b.node, origin) for b in bound):
-            return None
-        if m.enclosing(origin, cst.For, cst.While) is not m.enclosing(acc, cst.For, cst.While):
-            return None
-        if not origin.args:
-            return None
-        end = ctx.span(origin.args[-1].value)[1]
-        return ctx.fix(ctx.insert_text(end, f", device={acc.value}.device"),
-                       message=f"Make it on `{acc.value}.device`")
+        return ctx.fix(made[0], message=f"Make it on `{acc.value}.device`")
