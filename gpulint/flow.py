@@ -99,6 +99,7 @@ class Value:
     half_at: cst.CSTNode | None = field(default=None, repr=False)  # the call that made it float16
     stateful: bool = field(default=False, repr=False)  # a module with parameters or buffers
     scatters: bool = field(default=False, repr=False)  # DataParallel/DDP: moves its inputs itself
+    source: cst.CSTNode | None = field(default=None, repr=False)  # PARAMS/OPTIMIZER: the module's origin
 
     def __eq__(self, o):
         return (
@@ -155,6 +156,8 @@ def join(a: Value | None, b: Value | None) -> Value:
         a.placed if a.dev == join_dev(a.dev, b.dev) else b.placed,
         stateful=a.stateful or b.stateful,
         scatters=a.scatters and b.scatters,
+        half_at=a.half_at if (a.half and b.half) else None,
+        source=a.source if a.source is b.source else None,
     )
 
 
@@ -179,6 +182,10 @@ class Mismatch:
     acc: cst.BaseExpression  # the operand on the accelerator
     acc_value: Value
     function: cst.CSTNode | None  # the function (or module) it is in
+
+
+def tensor_idx_any(idx_vals) -> bool:
+    return any(v.kind == TENSOR for _, v in idx_vals)
 
 
 def _is_none(e) -> bool:
@@ -927,6 +934,9 @@ class Flow:
             return Value(TENSOR, base.dev, base.half, base.nonscalar and only_slices, base.nograd, origin=base.origin)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
+        if k == DATASET and base.dev is not None and idx_vals and not tensor_idx_any(idx_vals):
+            # one sample of a Dataset: a tuple of its tensors, where the dataset keeps them
+            return Value(TUPLE, None, elem=Value(TENSOR, base.dev, origin=base.origin), origin=base.origin)
         if k == TUPLE:
             if len(idx_vals) == 1 and isinstance(idx_vals[0][0], cst.Integer) and base.items is not None:
                 i = int(idx_vals[0][0].value, 0)
@@ -1184,6 +1194,12 @@ class Flow:
                     dev = join_dev(dev, t.dev)
                 return Value(DATASET, dev, origin=e)
             return Value(DATASET, HOST if kb.dataset_on_host(q) else None, origin=e)
+        if kind == OPTIMIZER and pos and pos[0][1].kind == PARAMS:
+            # over the parameters of a module: float16 ones have float16 gradients; state made at
+            # construction (Adagrad) is where the parameters are then (`dev`)
+            p = pos[0][1]
+            return Value(kind, p.dev, p.half, origin=e, half_at=p.half_at if p.half else None, placed=p.origin,
+                         source=p.source)
         if kind in (OPTIMIZER, SCHEDULER, SCALER):
             return Value(kind, None, origin=e)
         return Value(kind, None, origin=e)
@@ -1223,9 +1239,13 @@ class Flow:
                     ops.append((x, v.elem))
                 continue
             if v.kind == TENSOR:
+                if pname in kb.NONSCALAR_PARAMS and not v.nonscalar:
+                    v = replace(v, nonscalar=True)
                 ops.append((x, v))
         for k, (x, v) in kw.items():
             if v.kind == TENSOR and k in names:
+                if k in kb.NONSCALAR_PARAMS and not v.nonscalar:
+                    v = replace(v, nonscalar=True)  # a loss's class weights: one per class
                 ops.append((x, v))
         return ops
 
@@ -1257,6 +1277,8 @@ class Flow:
         nonscalar = (creates or given) and self._nonscalar_factory(q, pos, kw)
         if not nonscalar and ops and info.shape_same:
             nonscalar = any(v.nonscalar for _, v in ops)
+        if not nonscalar and q.rsplit(".", 1)[-1] in kb.ALWAYS_NONSCALAR:
+            nonscalar = True
         v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None)
         if ret == "tensors":
             return Value(TUPLE, None, elem=v)
@@ -1323,7 +1345,8 @@ class Flow:
             if how == "same":
                 return rv
             if how == "tensor_iter":
-                return Value(PARAMS, rv.dev, elem=Value(TENSOR, rv.dev, rv.half, True))
+                return Value(PARAMS, rv.dev, rv.half, elem=Value(TENSOR, rv.dev, rv.half, True), half_at=rv.half_at,
+                             origin=recv, source=rv.origin)
             if meth == "forward":
                 return self._module_call(e, rv, pos, kw, frame)
             if rv.cls is not None:
@@ -1391,7 +1414,10 @@ class Flow:
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
         elif dev is not None and dev.where == "acc" and tensors:
-            # a module on the accelerator called with a CPU tensor
+            # a module on the accelerator called with a CPU tensor (its first input meets the
+            # weights whatever its shape: a 0-dim sample fails too)
+            if pos and not pos[0][2] and pos[0][1].kind == TENSOR and tensors[0][0] is pos[0][0]:
+                tensors[0] = (tensors[0][0], replace(tensors[0][1], nonscalar=True))
             self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
         elif dev is not None and dev.is_host and mv.stateful and tensors:
             # a module holding CPU tensors called with device inputs

@@ -29,6 +29,14 @@ SHAPE_KEEPING = frozenset(
     "relu neg sqrt softmax log_softmax clamp clip pow masked_fill type type_as requires_grad_ view reshape "
     "permute transpose expand expand_as repeat flatten contiguous unsqueeze".split()
 )
+# torch functions whose result has at least one dimension whatever their operands
+ALWAYS_NONSCALAR = frozenset(
+    "bincount stack cat concat concatenate hstack vstack dstack column_stack row_stack nonzero unique "
+    "unique_consecutive histc cartesian_prod combinations argwhere tril_indices triu_indices atleast_1d "
+    "atleast_2d atleast_3d block_diag cdist".split()
+)
+# parameters that only take a tensor with at least one dimension (class weights of a loss)
+NONSCALAR_PARAMS = frozenset({"weight", "pos_weight"})
 _DTYPES = frozenset(
     "float16 float32 float64 half float double bfloat16 int8 int16 int32 int64 uint8 long int bool "
     "complex64 complex128 cfloat short".split()
