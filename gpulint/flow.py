@@ -121,12 +121,17 @@ class Value:
 
 
 UNKNOWN = Value()
+NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (using None would fail anyway)
 
 
 def join(a: Value | None, b: Value | None) -> Value:
     if a is None:
         return b if b is not None else UNKNOWN
     if b is None or a is b or a == b:
+        return a
+    if a.kind == "none" and b.kind not in (None, "none"):
+        return b
+    if b.kind == "none" and a.kind not in (None, "none"):
         return a
     if a.kind == TUPLE and b.kind == TUPLE:
         # an empty list joined with a filled one: iterating gives the filled one's elements
@@ -143,6 +148,10 @@ def join(a: Value | None, b: Value | None) -> Value:
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     elem = join(a.elem, b.elem) if (a.elem is not None and b.elem is not None) else None
+    if a.kind == TUPLE and items is None and elem is None:
+        ea, eb = _elem_of(a), _elem_of(b)
+        if ea is not None and eb is not None:
+            elem = join(ea, eb)  # `[x]` then `.append(y)` in a loop: its elements are x or y
     return Value(
         a.kind,
         join_dev(a.dev, b.dev),
@@ -159,6 +168,17 @@ def join(a: Value | None, b: Value | None) -> Value:
         half_at=a.half_at if (a.half and b.half) else None,
         source=a.source if a.source is b.source else None,
     )
+
+
+def _elem_of(v: Value) -> Value | None:
+    if v.elem is not None:
+        return v.elem
+    if v.items:
+        out = v.items[0]
+        for x in v.items[1:]:
+            out = join(out, x)
+        return out
+    return None
 
 
 def _join_env(a: dict, b: dict) -> dict:
@@ -376,6 +396,8 @@ class Flow:
     def _site_total(self, fn: cst.FunctionDef, callee: str) -> int:
         """How many calls in the file may call `fn`: calls by its name, less the method calls
         whose receiver is known to be something else (`self.optimizer.step()` for a `step`)."""
+        if callee == "__call__":
+            return self._call_sites_of_instance(fn)
         total = self._site_count.get(callee, -1)
         if callee == fn.name.value and self.m.class_of(fn) is not None:
             for c in self._calls_by_attr.get(callee, ()):
@@ -384,6 +406,35 @@ class Flow:
                     if rv.cls is None:
                         total -= 1
         return total
+
+    def _call_sites_of_instance(self, fn: cst.FunctionDef) -> int:
+        """Calls of a class's `__call__`: the class is instantiated once in the file, bound to a
+        name (or `self.name`), and that name's calls are the sites; -1 when it cannot be told."""
+        m = self.m
+        cls = m.class_of(fn)
+        if cls is None:
+            return -1
+        cname = cls.name.value
+        if self._site_count.get(cname, 0) != 1:
+            return -1
+        for c in m.calls:
+            f = c.func
+            if type(f) is not cst.Name or f.value != cname:
+                continue
+            parent = m.parents.get(c)
+            if type(parent) is not cst.Assign or len(parent.targets) != 1:
+                return -1
+            t = parent.targets[0].target
+            if type(t) is cst.Name:
+                name = t.value
+            elif type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value == "self":
+                name = t.attr.value
+            else:
+                return -1
+            if type(t) is cst.Name and m.functions.get(name):
+                return -1
+            return self._site_count.get(name, 0)
+        return -1
 
     def _known_receiver(self, recv) -> Value | None:
         v = self.values.get(recv)
@@ -756,7 +807,9 @@ class Flow:
         v = self._lookup(e.value, frame)
         if v is not None:
             return v
-        if e.value in ("True", "False", "None"):
+        if e.value == "None":
+            return NONE_VALUE
+        if e.value in ("True", "False"):
             return Value(HOSTVAL, HOST)
         return UNKNOWN
 

@@ -70,7 +70,11 @@ noise_scale = betas[t]
                 continue
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
-            where = self._where(ctx, origin)
+            placed = mm.host_value.placed
+            if isinstance(placed, cst.Call) and placed is not origin:
+                where = f"moved there by `{ctx.code(placed.func)}(...)` on line {ctx.line_of(placed)}"
+            else:
+                where = self._where(ctx, origin)
             fix = self._fix(ctx, mm, origin, acc_node)
             if mm.op == "module-call":
                 what = "move the input to the model's device (`.to(device)`)"
