@@ -1276,8 +1276,9 @@ class Flow:
             return None
         return None
 
-    def _tensor_operands(self, info, pos, kw) -> list:
+    def _tensor_operands(self, info, pos, kw, q: str = "") -> list:
         ops = []
+        q_last = q.rsplit(".", 1)[-1]
         names = info.tensor_params or ()
         star = "*args" in names
         for i, (x, v, s) in enumerate(pos):
@@ -1292,12 +1293,12 @@ class Flow:
                     ops.append((x, v.elem))
                 continue
             if v.kind == TENSOR:
-                if pname in kb.NONSCALAR_PARAMS and not v.nonscalar:
+                if pname == "weight" and q_last in kb.CLASS_WEIGHTED and not v.nonscalar:
                     v = replace(v, nonscalar=True)
                 ops.append((x, v))
         for k, (x, v) in kw.items():
             if v.kind == TENSOR and k in names:
-                if k in kb.NONSCALAR_PARAMS and not v.nonscalar:
+                if k == "weight" and q_last in kb.CLASS_WEIGHTED and not v.nonscalar:
                     v = replace(v, nonscalar=True)  # a loss's class weights: one per class
                 ops.append((x, v))
         return ops
@@ -1311,7 +1312,7 @@ class Flow:
                 dev, given = self._placement(e, kw)
                 return Value(ret, dev if given else (HOST if ret == MODULE else None), origin=e)
             return Value(HOSTVAL, HOST) if ret == "none" else UNKNOWN
-        ops = self._tensor_operands(info, pos, kw)
+        ops = self._tensor_operands(info, pos, kw, q)
         dev, given = self._placement(e, kw)
         creates = False
         if not given:

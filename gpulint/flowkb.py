@@ -35,8 +35,9 @@ ALWAYS_NONSCALAR = frozenset(
     "unique_consecutive histc cartesian_prod combinations argwhere tril_indices triu_indices atleast_1d "
     "atleast_2d atleast_3d block_diag cdist".split()
 )
-# parameters that only take a tensor with at least one dimension (class weights of a loss)
-NONSCALAR_PARAMS = frozenset({"weight", "pos_weight"})
+# losses whose `weight` is one weight per class (a 1-D tensor; `pos_weight` and BCE's `weight`
+# broadcast, and a 0-dim CPU one may meet device tensors)
+CLASS_WEIGHTED = frozenset({"cross_entropy", "nll_loss", "multi_margin_loss"})
 _DTYPES = frozenset(
     "float16 float32 float64 half float double bfloat16 int8 int16 int32 int64 uint8 long int bool "
     "complex64 complex128 cfloat short".split()
