@@ -47,7 +47,8 @@ and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Pyt
    the ``pin_memory`` argument the Python argument parser always passes comes from C++ code using
    some tensor's ``options()``: with an emulated input it belongs to that input's device; with no
    tensor input (``F.one_hot``'s ``zeros``) it is a "wild" buffer that adopts the device of the first
-   emulated tensor written into it. Pinning returns a copy remembered as pinned; CUDA work in a
+   tensor written into it: an emulated one's, or the CPU when a CPU tensor of 1+ dimensions is
+   written (a 0-dim one is a scalar to CUDA too, so it decides nothing). Pinning returns a copy remembered as pinned; CUDA work in a
    child forked while emulating raises CUDA's "Cannot re-initialize CUDA in forked subprocess".
 
 The dispatch mode is thread-local, so Python threads started while emulating (DataLoader's pin
@@ -157,11 +158,11 @@ class _WildTensor(torch.Tensor):
     """A buffer that C++ composite code created with ``tensor.options()``-style ``device=cpu``.
 
     The emulator cannot know which tensor those options came from, so the buffer (and views of it)
-    behaves as a CPU tensor until an operator writes emulated CUDA data into it or combines it with
-    an emulated CUDA tensor in place; then its storage adopts that device, and every tensor object
-    on that storage turns into a CUDA tensor the next time it is looked at (``F.one_hot`` builds
-    ``zeros(...)`` and ``scatter_``s the labels into it; ``pad_packed_sequence`` copies into
-    slices of a ``full(...)`` buffer).
+    behaves as a CPU tensor until an operator writes into it in place: emulated CUDA data (or an
+    emulated CUDA operand) makes its storage adopt that device, and every tensor object on that
+    storage turns into a CUDA tensor the next time it is looked at; CPU data of 1+ dimensions makes
+    it a plain CPU tensor for good (``F.one_hot`` builds ``zeros(...)`` and ``scatter_``s the labels
+    into it; ``pad_sequence``/``pad_packed_sequence`` copy into slices of a ``full(...)`` buffer).
     """
 
     __slots__ = ()

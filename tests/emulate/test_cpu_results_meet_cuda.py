@@ -74,6 +74,22 @@ def test_cpu_padded_batch_stays_cpu_after_copying_cuda_data_into_it(cuda_env):
         torch.ones(padded.shape, device="cuda") * padded
 
 
+def test_pad_packed_sequence_of_a_cpu_lstm_is_a_cpu_tensor(cuda_env):
+    """An LSTM left on the CPU returns a CPU packed sequence; pad_packed_sequence of it is a CPU
+    tensor that a CUDA head refuses. With the LSTM on CUDA the padded output is CUDA."""
+    x = torch.randn(4, 2, 3)
+    lstm, head = nn.LSTM(3, 5), nn.Linear(5, 2).cuda()
+    out, _ = lstm(nn.utils.rnn.pack_padded_sequence(x, torch.tensor([4, 2])))
+    padded, lengths = nn.utils.rnn.pad_packed_sequence(out)
+    assert padded.device.type == "cpu" and lengths.tolist() == [4, 2]
+    with pytest.raises(RuntimeError, match=SAME_DEVICE):
+        head(padded)
+    lstm.cuda()
+    out, _ = lstm(nn.utils.rnn.pack_padded_sequence(x.cuda(), torch.tensor([4, 2])))
+    padded, _ = nn.utils.rnn.pad_packed_sequence(out)
+    assert padded.device == CUDA and head(padded).device == CUDA
+
+
 # --- one_hot ----------------------------------------------------------------------------------------
 
 
