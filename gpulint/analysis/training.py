@@ -568,6 +568,12 @@ class TrainingFacts:
             if is_bool(v, True):
                 return "on"
             return "dynamic"
+        if q is None or not q.startswith("torch."):
+            # a project's own wrapper, e.g. yolov5's `@smart_inference_mode()` (inference_mode or
+            # no_grad depending on the torch version), imported from a module of the project
+            last = (dotted(target) or "").rsplit(".", 1)[-1]
+            if "inference_mode" in last or "no_grad" in last:
+                return "off"
         return None
 
     def grad_mode_at(self, node: cst.CSTNode, _depth: int = 0) -> str | None:
@@ -583,6 +589,9 @@ class TrainingFacts:
                     g = self._grad_item(item.item)
                     if g is not None:
                         return g
+                g = self._entered_before(anc, node)
+                if g is not None:
+                    return g
             if isinstance(anc, cst.FunctionDef):
                 for dec in anc.decorators:
                     g = self._grad_item(dec.decorator)
@@ -602,6 +611,24 @@ class TrainingFacts:
             if isinstance(anc, (cst.ClassDef, cst.Lambda)):
                 return None
         return self._set_grad_statement_before(self.m.module, node)
+
+    def _entered_before(self, with_node: cst.With, node: cst.CSTNode) -> str | None:
+        """`stack.enter_context(torch.no_grad())` in the body of `with ExitStack() as stack:`
+        before `node` (detectron2's inference_on_dataset): "dynamic" when entered conditionally."""
+        found = None
+        for call in self.calls_in(with_node.body, into_defs=False):
+            if not self.before(call, node):
+                break
+            f = call.func
+            if not (isinstance(f, cst.Attribute) and f.attr.value == "enter_context" and call.args):
+                continue
+            g = self._grad_item(call.args[0].value)
+            if g is None:
+                continue
+            stmt = self.m.statement_of(call)
+            direct = isinstance(with_node.body, cst.IndentedBlock) and any(st is stmt for st in with_node.body.body)
+            found = g if direct else "dynamic"
+        return found
 
     def _set_grad_statement_before(self, scope: cst.CSTNode, node: cst.CSTNode) -> str | None:
         found = None
