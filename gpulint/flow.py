@@ -1231,6 +1231,8 @@ class Flow:
             if inner is not None and inner.kind == TENSOR:
                 return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)
             dev, given = self._placement(e, kw)
+            if q.startswith("torch.cuda.") and q in kb.LEGACY_TENSOR_TYPES:
+                dev, given = Dev("acc", "cuda"), True
             listed = bool(pos) and type(pos[0][0]) in (cst.List, cst.Tuple) and len(pos[0][0].elements) > 0
             return Value(TENSOR, dev if given else (HOST if not (self.set_default_device or frame.devctx) else None), nonscalar=listed,
                          origin=e)
@@ -1292,6 +1294,8 @@ class Flow:
                 if v.elem is not None and v.elem.kind == TENSOR:
                     ops.append((x, v.elem))
                 continue
+            if v.kind is None and v.dev is not None and v.dev.is_acc:
+                v = replace(v, kind=TENSOR)  # a forward input passed where torch takes a Tensor
             if v.kind == TENSOR:
                 if pname == "weight" and q_last in kb.CLASS_WEIGHTED and not v.nonscalar:
                     v = replace(v, nonscalar=True)

@@ -74,6 +74,14 @@ def is_dtype(q: str) -> bool:
     return q.startswith("torch.") and q.rsplit(".", 1)[-1] in _DTYPES
 
 
+# legacy typed-tensor constructors (`torch.FloatTensor([...])`: on the host; `torch.cuda.*`: on the
+# current CUDA device). torch builds them dynamically, so introspection does not list them.
+_LEGACY_NAMES = "Float Double Half BFloat16 Byte Char Short Int Long Bool".split()
+LEGACY_TENSOR_TYPES = frozenset(
+    [f"torch.{n}Tensor" for n in _LEGACY_NAMES] + [f"torch.cuda.{n}Tensor" for n in _LEGACY_NAMES]
+)
+
+
 @lru_cache(maxsize=4096)
 def class_kind(q: str | None) -> str | None:
     """The engine kind of instances of the class `q` (None: not a class the engine knows)."""
@@ -81,6 +89,8 @@ def class_kind(q: str | None) -> str | None:
         return None
     if q in WRAPPERS:
         return "module"
+    if q in LEGACY_TENSOR_TYPES:
+        return "tensor"
     k = _kb.class_kind(q)
     if k is None:
         return None

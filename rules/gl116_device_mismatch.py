@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.analysis.mismatch import factory_device_fix, representative
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
@@ -80,6 +81,8 @@ noise_scale = betas[t]
                 what = "move the input to the model's device (`.to(device)`)"
             elif mm.op == "index":
                 what = f"move the table to its device: `{host}.to({acc}.device)` (or make it with `device=`)"
+            elif fix is not None and isinstance(origin, cst.Call) and m.qualname(origin.func) in LEGACY_TENSOR_TYPES:
+                what = f"copy it there: `.to({acc}.device)`"
             elif fix is not None:
                 what = f"make it on the same device: `device={acc}.device`"
             else:

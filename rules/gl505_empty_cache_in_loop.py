@@ -109,6 +109,21 @@ def _device_guard(m, test) -> bool:
     return False
 
 
+def _steps_here(m, body) -> bool:
+    """The block calls an optimizer's `.step()` itself: its condition is the step's own (gradient
+    accumulation: `if (i + 1) % accum == 0: optimizer.step(); ...`), so what it runs runs once
+    per optimizer step."""
+    for stmt in getattr(body, "body", ()):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            e = small.value if isinstance(small, cst.Expr) else None
+            if (isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "step"
+                    and not e.args and m.value_of(e.func.value).kind == "optimizer"):
+                return True  # not a scheduler's epoch-boundary step
+    return False
+
+
 def _conditional(m, node, stop) -> bool:
     """Something other than a device-availability check decides whether `node` runs, between it
     and `stop` (a loop or the function)."""
@@ -117,7 +132,7 @@ def _conditional(m, node, stop) -> bool:
         if anc is stop:
             return False
         if isinstance(anc, cst.If):
-            if not (_device_guard(m, anc.test) and child is anc.body):
+            if not (child is anc.body and (_device_guard(m, anc.test) or _steps_here(m, anc.body))):
                 return True
         elif isinstance(anc, (cst.Else, cst.IfExp, cst.BooleanOperation, cst.Try, cst.ExceptHandler, cst.Lambda)):
             return True

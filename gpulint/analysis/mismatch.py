@@ -17,7 +17,7 @@ def representative(m, acc):
     for n in m.walk(acc):
         if isinstance(n, (cst.Name, cst.Attribute)):
             d = m.device_of(n)
-            if d is not None and d.is_acc and m.value_of(n).kind == "tensor":
+            if d is not None and d.is_acc and m.value_of(n).kind in ("tensor", None):
                 return n
     return acc
 
@@ -53,5 +53,10 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
         return None
     if not origin.args:
         return None
+    from gpulint import flowkb
+
+    if q in flowkb.LEGACY_TENSOR_TYPES:
+        # `torch.FloatTensor(...)` takes no device= (a CUDA device is refused): copy it over
+        return ctx.insert_text(ctx.span(origin)[1], f".to({acc.value}.device)"), random
     end = ctx.span(origin.args[-1].value)[1]
     return ctx.insert_text(end, f", device={acc.value}.device"), random
