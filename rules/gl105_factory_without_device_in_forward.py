@@ -114,6 +114,12 @@ class Tagger(nn.Module):
             if not (m.class_is(name, MODULE_BASES) or m.flow._unresolved_bases(name)
                     or m.flow._class_kind(name) in ("module", "metric")):
                 continue
+            parent = m.parents.get(call)
+            if isinstance(parent, cst.Assign) and any(
+                isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                and t.target.value.value == "self" for t in parent.targets
+            ):
+                continue  # a plain tensor attribute of the module: GL106
             seen.add(call)
             acc = representative(m, mm.acc)
             shown = ctx.code(acc) if isinstance(acc, (cst.Name, cst.Attribute)) else "x"

@@ -54,8 +54,8 @@ accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10).to(device)
             f = call.func
             if isinstance(f, cst.Attribute) and f.attr.value in _UPDATES:
                 recv = f.value
-            elif isinstance(f, (cst.Name, cst.Attribute)):
-                recv = f
+            elif isinstance(f, (cst.Name, cst.Attribute, cst.Call)):
+                recv = f  # `metric(preds, y)`, and `F1Score(...)(preds, y)` built and called at once
             else:
                 continue
             v = m.value_of(recv)
