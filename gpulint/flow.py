@@ -220,7 +220,7 @@ class NoFlow:
 
 
 class _Frame:
-    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx")
+    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx", "yields")
 
     def __init__(self, fn, cls, outer, record):
         self.env: dict[str, Value] = {}
@@ -232,6 +232,7 @@ class _Frame:
         self.assigned_self: set[str] = set()
         self.record = record
         self.devctx = 0  # inside `with torch.device(...)`: things are made on that device
+        self.yields: Value | None = None  # a generator function: what it yields (joined)
 
 
 # Tensor methods no other common type has (numpy arrays, lists, dicts, modules): a receiver of
@@ -768,6 +769,15 @@ class Flow:
             return Value(HOSTVAL, HOST)
         if t is cst.ConcatenatedString:
             return Value(HOSTVAL, HOST)
+        if t is cst.Yield:
+            if e.value is None:
+                v = Value(HOSTVAL, HOST)
+            elif isinstance(e.value, cst.From):
+                v = self._element(self.eval(e.value.item, frame))
+            else:
+                v = self.eval(e.value, frame)
+            frame.yields = v if frame.yields is None else join(frame.yields, v)
+            return UNKNOWN
         if t is cst.NamedExpr:
             v = self.eval(e.value, frame)
             self._bind(e.target, v, frame, e.value)
@@ -1615,7 +1625,10 @@ class Flow:
             if selfv is not None and cls is not None:
                 frame.env["self"] = selfv
             self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
-            out = frame.returns if frame.returns is not None else Value(HOSTVAL, HOST)
+            if frame.yields is not None:  # a generator function: calling it gives an iterator
+                out = Value(ITER, None, elem=frame.yields if frame.yields.kind is not None else None)
+            else:
+                out = frame.returns if frame.returns is not None else Value(HOSTVAL, HOST)
             if cls is not None and frame.assigned_self and fn.name.value == "__init__":
                 self._store_attrs(frame, cls)  # what this instance's constructor sets
         finally:

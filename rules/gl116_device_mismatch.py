@@ -69,6 +69,8 @@ noise_scale = betas[t]
             origin = mm.host_value.origin
             if self._gl105_owns(m, mm, origin) or self._gl101_owns(m, origin):
                 continue
+            if self._discarded_move(m, mm.host):
+                continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
             placed = mm.host_value.placed
@@ -92,6 +94,17 @@ noise_scale = betas[t]
     @staticmethod
     def _representative(m, acc):
         return representative(m, acc)
+
+    @staticmethod
+    def _discarded_move(m, host) -> bool:
+        if not isinstance(host, cst.Name):
+            return False
+        scope = m.scope_of(host)
+        for call, recv, _meth in m.method_calls("to", "cuda"):
+            if (isinstance(recv, cst.Name) and recv.value == host.value and m.scope_of(call) is scope
+                    and isinstance(m.parents.get(call), cst.Expr) and m.precedes(call, host)):
+                return True
+        return False
 
     @staticmethod
     def _gl101_owns(m, origin) -> bool:
