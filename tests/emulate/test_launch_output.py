@@ -22,7 +22,7 @@ from gpulint.emulate import launch as launch_mod
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 LINES = 1000
-WIDTH = 3000  # several lines per 8 KiB block: a block-buffered rank flushes mid-line
+WIDTH = 3000  # long lines: the two ranks write for long enough to overlap (about 6 MB each in all)
 
 CHATTY = r"""
 import os, sys, time
