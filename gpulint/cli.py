@@ -465,7 +465,7 @@ def rules_cmd(output_format: str, config: str | None) -> None:
         click.echo(
             json.dumps(
                 [
-                    {"code": r.code, "name": r.name, "fix": r.fix_safety, "default": bool(r.default), "kind": r.kind, "summary": r.summary}
+                    {"code": r.code, "name": r.name, "fix": r.fix_safety, "fix_partial": bool(getattr(r, "fix_partial", False)), "default": bool(r.default), "kind": r.kind, "summary": r.summary}
                     for r in reg.rules
                 ],
                 indent=2,

@@ -392,9 +392,14 @@ def test_rules_json(tmp_path):
     assert {d["code"] for d in data} == builtin_codes()
     for d in data:
         assert set(d) >= {"code", "name", "fix", "default", "summary"}
-        assert d["fix"] in ("safe", "unsafe", "none")
+        assert d["fix"] in ("safe", "unsafe", "mixed", "none")
+        assert isinstance(d["fix_partial"], bool)
         assert isinstance(d["default"], bool)
         assert d["summary"]
+    by_code = {d["code"]: d for d in data}
+    # GL110's fix is safe (map_location="cpu" for state dicts) or unsafe (the script's device), or absent
+    assert (by_code["GL110"]["fix"], by_code["GL110"]["fix_partial"]) == ("mixed", True)
+    assert (by_code["GL601"]["fix"], by_code["GL601"]["fix_partial"]) == ("safe", True)
 
 
 def test_rules_include_user_rule_dirs(tmp_path):
