@@ -488,3 +488,25 @@ def test_empty_select_is_a_usage_error(tmp_path):
     write(tmp_path, {"bug.py": BUGGY})
     p = gl_proc(["check", "--select", "", "bug.py"], tmp_path)
     assert p.returncode == 2 and b"--select" in p.stderr and b"Traceback" not in p.stderr
+
+
+RANKS = """import os
+print("hello from", os.environ["LOCAL_RANK"])
+"""
+
+
+def test_run_rank_prefix_prefixes_each_ranks_lines(tmp_path):
+    (tmp_path / "ranks.py").write_text(RANKS)
+    p = gl_proc(["run", "--nproc-per-node", "2", "--rank-prefix", "[${role_name}${local_rank}]:", "ranks.py"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert sorted(p.stdout.decode().splitlines()) == ["[default0]:hello from 0", "[default1]:hello from 1"]
+    plain = gl_proc(["run", "--nproc-per-node", "2", "ranks.py"], tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    assert sorted(plain.stdout.decode().splitlines()) == ["hello from 0", "hello from 1"]
+
+
+def test_run_rank_prefix_needs_nproc_per_node(tmp_path):
+    (tmp_path / "ranks.py").write_text(RANKS)
+    r = gl(["run", "--rank-prefix", "[${local_rank}]:", "ranks.py"], tmp_path)
+    assert r.exit_code == 2
+    assert "--rank-prefix needs --nproc-per-node" in r.stderr
