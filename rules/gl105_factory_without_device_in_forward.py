@@ -6,7 +6,9 @@ import re
 
 import libcst as cst
 
+from gpulint.analysis.mismatch import factory_device_fix, representative
 from gpulint.analysis.modules import ModuleFacts
+from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
 
@@ -91,6 +93,48 @@ class Tagger(nn.Module):
                         edit = self._add_device(ctx, call, f"device={x}.device")
                         fix = ctx.fix(edit, safe=not site.random, message=f"Pass `device={x}.device`")
                 yield ctx.finding(call, msg, fix)
+        yield from self._engine(ctx, seen)
+
+    def _engine(self, ctx: Context, seen: set):
+        """The flow engine's mismatches whose CPU operand a `torch.*` factory of a module's method
+        made: shapes the forward-input analysis does not follow (helpers called from `forward`
+        through values, index operations, values kept on `self`)."""
+        from gpulint import flowkb
+
+        m = ctx.model
+        for mm in m.mismatches():
+            if mm.op == "module-host":
+                continue
+            call = mm.host_value.origin
+            if not isinstance(call, cst.Call) or call in seen:
+                continue
+            q = m.qualname(call.func)
+            if not q or not q.startswith("torch."):
+                continue
+            info = flowkb.function(q)
+            if info is None or not (info.creates or q.rsplit(".", 1)[-1] in ("tensor", "as_tensor")):
+                continue
+            cls = m.class_of(call)
+            if cls is None or m.class_of(mm.node) is not cls:
+                continue
+            name = cls.name.value
+            if not (m.class_is(name, MODULE_BASES) or m.flow._unresolved_bases(name)
+                    or m.flow._class_kind(name) in ("module", "metric")):
+                continue
+            parent = m.parents.get(call)
+            if isinstance(parent, cst.Assign) and any(
+                isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                and t.target.value.value == "self" for t in parent.targets
+            ):
+                continue  # a plain tensor attribute of the module: GL106
+            seen.add(call)
+            acc = representative(m, mm.acc)
+            shown = ctx.code(acc) if isinstance(acc, (cst.Name, cst.Attribute)) else "x"
+            made = factory_device_fix(ctx, mm, call, acc, allow_random=True)
+            fix = None
+            if made is not None:
+                fix = ctx.fix(made[0], safe=not made[1], message=f"Pass `device={acc.value}.device`")
+            yield ctx.finding(call, self.message.format(name=ctx.code(call.func), x=shown), fix)
 
     @staticmethod
     def _add_device(ctx: Context, call, text: str):

@@ -24,6 +24,7 @@ Everything is a conservative "known" answer: where the file does not show it, th
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
@@ -147,6 +148,8 @@ class TrainingFacts:
         self.m = model
         self.order = model.order  # source order, from the model's walk
         self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
+        self._calls_by_name: dict[str, list[cst.Call]] | None = None
+        self._set_grad_statements: dict[cst.CSTNode, tuple[list[int], list[str]]] = {}
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
         self._effects_busy: set[cst.CSTNode] = set()
         self.loops: list[LoopInfo] = []
@@ -313,7 +316,7 @@ class TrainingFacts:
     def _find_call_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
         name = fn.name.value
         out = []
-        for call in self.m.calls:
+        for call in self._calls_named().get(name, ()):
             f = call.func
             if isinstance(f, cst.Name) and f.value == name and fn in self.m.functions.get(name, []):
                 out.append(call)
@@ -327,6 +330,20 @@ class TrainingFacts:
             ):
                 out.append(call)
         return out
+
+    def _calls_named(self) -> dict[str, list[cst.Call]]:
+        """The file's calls of `name(...)` and `self.name(...)` by name, in source order (built
+        once: looking through every call for each function made call-site queries quadratic)."""
+        index = self._calls_by_name
+        if index is None:
+            index = self._calls_by_name = {}
+            for call in self.m.calls:
+                f = call.func
+                if isinstance(f, cst.Name):
+                    index.setdefault(f.value, []).append(call)
+                elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+                    index.setdefault(f.attr.value, []).append(call)
+        return index
 
     def argument_for(self, fn: cst.FunctionDef, call: cst.Call, param: str) -> cst.BaseExpression | None:
         params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
@@ -631,14 +648,21 @@ class TrainingFacts:
         return found
 
     def _set_grad_statement_before(self, scope: cst.CSTNode, node: cst.CSTNode) -> str | None:
-        found = None
-        for call in self.calls_in(scope, into_defs=False):
-            if not self.before(call, node):
-                break
-            if self.m.qualname(call.func) in SET_GRAD and isinstance(self.m.parent(call), cst.Expr) and call.args:
-                v = call.args[0].value
-                found = "off" if is_bool(v, False) else ("on" if is_bool(v, True) else "dynamic")
-        return found
+        """The mode the last `set_grad_enabled(...)` statement of `scope` (not inside nested
+        definitions) before `node` sets, if any."""
+        found = self._set_grad_statements.get(scope)
+        if found is None:
+            orders, modes = [], []
+            for call in self.calls_in(scope, into_defs=False):
+                if self.m.qualname(call.func) in SET_GRAD and isinstance(self.m.parent(call), cst.Expr) and call.args:
+                    v = call.args[0].value
+                    orders.append(self.order.get(call, 0))
+                    modes.append("off" if is_bool(v, False) else ("on" if is_bool(v, True) else "dynamic"))
+            found = self._set_grad_statements[scope] = (orders, modes)
+        orders, modes = found
+        # calls_in gives source order: the statements before `node` are a prefix of the list
+        i = bisect.bisect_left(orders, self.order.get(node, 0))
+        return modes[i - 1] if i else None
 
     def in_no_grad(self, node: cst.CSTNode) -> bool:
         return self.grad_mode_at(node) == "off"
