@@ -271,6 +271,7 @@ class Flow:
         self._stateful_cache: dict[str, bool] = {}
         self._fwd_cache: dict = {}
         self._moves_param: dict = {}
+        self._instance_sites: dict = {}
         self._summaries: dict = {}
         self._in_summary: list = []
         self._work = 0
@@ -411,6 +412,13 @@ class Flow:
     def _call_sites_of_instance(self, fn: cst.FunctionDef) -> int:
         """Calls of a class's `__call__`: the class is instantiated once in the file, bound to a
         name (or `self.name`), and that name's calls are the sites; -1 when it cannot be told."""
+        cached = self._instance_sites.get(fn)
+        if cached is not None:
+            return cached
+        out = self._instance_sites[fn] = self._count_instance_sites(fn)
+        return out
+
+    def _count_instance_sites(self, fn: cst.FunctionDef) -> int:
         m = self.m
         cls = m.class_of(fn)
         if cls is None:
