@@ -611,8 +611,28 @@ class Flow:
         elif t is cst.Subscript:
             self.eval(target.value, frame)
 
+    def _gpu_guard(self, test) -> bool | None:
+        """True for a test that holds on a machine with a GPU (`torch.cuda.is_available()`, a
+        name bound only to it), False for its negation, None for anything else. The rules ask what
+        happens when the script runs on a GPU, so such a branch is taken there."""
+        t = type(test)
+        if t is cst.UnaryOperation and type(test.operator) is cst.Not:
+            inner = self._gpu_guard(test.expression)
+            return None if inner is None else not inner
+        if t is cst.Call and not test.args:
+            return True if self.m.qualname(test.func) == "torch.cuda.is_available" else None
+        if t is cst.Name:
+            bindings = self.m.bindings_of(test)
+            if bindings and all(
+                b.how == "assign" and type(b.value) is cst.Call and not b.value.args
+                and self.m.qualname(b.value.func) == "torch.cuda.is_available" for b in bindings
+            ):
+                return True
+        return None
+
     def _if(self, stmt: cst.If, frame: _Frame) -> None:
         self.eval(stmt.test, frame)
+        guard = self._gpu_guard(stmt.test)
         before = frame.env
         frame.env = dict(before)
         live_then = self._block(stmt.body.body, frame)
@@ -624,7 +644,11 @@ class Flow:
         elif isinstance(stmt.orelse, cst.Else):
             live_else = self._block(stmt.orelse.body.body, frame)
         else_env = frame.env
-        if live_then and live_else:
+        if guard is True and live_then:
+            frame.env = then_env  # on a GPU the guarded branch runs
+        elif guard is False and live_else:
+            frame.env = else_env
+        elif live_then and live_else:
             frame.env = _join_env(then_env, else_env)
         elif live_then:
             frame.env = then_env
@@ -940,6 +964,9 @@ class Flow:
     def _e_ifexp(self, e: cst.IfExp, frame) -> Value:
         self.eval(e.test, frame)
         a, b = self.eval(e.body, frame), self.eval(e.orelse, frame)
+        guard = self._gpu_guard(e.test)
+        if guard is not None:
+            return a if guard else b  # `x.cuda() if torch.cuda.is_available() else x`
         # `x if cond else None`: where x lives is what matters (None has no device)
         if _is_none(e.orelse):
             return a
