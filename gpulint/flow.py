@@ -220,7 +220,7 @@ class NoFlow:
 
 
 class _Frame:
-    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx", "yields")
+    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx", "yields", "cpu_only")
 
     def __init__(self, fn, cls, outer, record):
         self.env: dict[str, Value] = {}
@@ -233,6 +233,7 @@ class _Frame:
         self.record = record
         self.devctx = 0  # inside `with torch.device(...)`: things are made on that device
         self.yields: Value | None = None  # a generator function: what it yields (joined)
+        self.cpu_only = 0  # inside a branch that does not run on a GPU (`if not torch.cuda.is_available():`)
 
 
 # Tensor methods no other common type has (numpy arrays, lists, dicts, modules): a receiver of
@@ -635,14 +636,18 @@ class Flow:
         guard = self._gpu_guard(stmt.test)
         before = frame.env
         frame.env = dict(before)
+        frame.cpu_only += guard is False
         live_then = self._block(stmt.body.body, frame)
+        frame.cpu_only -= guard is False
         then_env = frame.env
         frame.env = dict(before)
         live_else = True
+        frame.cpu_only += guard is True
         if isinstance(stmt.orelse, cst.If):
             self._if(stmt.orelse, frame)
         elif isinstance(stmt.orelse, cst.Else):
             live_else = self._block(stmt.orelse.body.body, frame)
+        frame.cpu_only -= guard is True
         else_env = frame.env
         if guard is True and live_then:
             frame.env = then_env  # on a GPU the guarded branch runs
@@ -758,7 +763,8 @@ class Flow:
         if frame.nograd and v.kind == TENSOR and not v.nograd:
             v = replace(v, nograd=True)
         if frame.record:
-            self.values[e] = v
+            # code that only runs without a GPU: where things live there is not the question
+            self.values[e] = replace(v, dev=HOST) if (frame.cpu_only and v.dev is not None) else v
         return v
 
     def _e_other(self, e, frame) -> Value:
@@ -1701,7 +1707,7 @@ class Flow:
     # the device-mismatch query
     # ------------------------------------------------------------------------------------------
     def _check(self, node, op: str, operands, frame: _Frame) -> None:
-        if not frame.record or self._in_summary:
+        if not frame.record or self._in_summary or frame.cpu_only:
             return
         host = acc = None
         # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
