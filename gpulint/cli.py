@@ -498,7 +498,7 @@ def explain(rule: str, config: str | None) -> None:
 @click.option("--gpu-memory", metavar="SIZE", help="Emulated memory per device, e.g. 16GiB; allocations past it raise CUDA's out-of-memory error.")
 @click.option("--force-emulation", is_flag=True, help="Emulate even when a real CUDA device is available.")
 @click.option("--nproc-per-node", type=click.IntRange(1, 64), default=None, metavar="N", help="Start N ranks like torchrun, one emulated GPU each (NCCL served by Gloo).")
-@click.option("--max-steps", type=click.IntRange(1), default=None, metavar="N", help="Stop cleanly after N optimizer steps (exit 0).")
+@click.option("--max-steps", type=click.IntRange(1), default=None, metavar="N", help="Stop cleanly after N training steps (exit 0): every optimizer of the script has stepped N times (a GAN's generator and discriminator), or one has stepped 10 x N times.")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S", help="Stop cleanly after S seconds (exit 0).")
 @click.argument("script", type=click.Path(dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)

@@ -19,6 +19,8 @@ from typing import Iterable, Iterator, Sequence
 
 import libcst as cst
 
+from gpulint import cstwalk as _cstwalk
+
 
 class Kind(str, enum.Enum):
     MODULE = "module"  # an nn.Module instance (wrappers included)
@@ -448,7 +450,7 @@ def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
         found = model.kids.get(node)
         if found is not None:
             return found
-    return node.children
+    return _cstwalk.children(node)
 
 
 def walk(node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
@@ -509,7 +511,10 @@ class ScriptModel:
         self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._inplace: dict[int, list[Move]] | None = None
         self._flow = None
-        module.visit(_Collector(self))
+        collector = _Collector(self)
+        # the same nodes and hooks, in the same order, as module.visit(collector), without
+        # LibCST rebuilding every node it passes (gpulint/cstwalk.py)
+        _cstwalk.traverse(module, collector.on_visit, collector.on_leave)
         global _ACTIVE
         _ACTIVE = self
 
@@ -517,7 +522,7 @@ class ScriptModel:
     def children(self, node: cst.CSTNode) -> Sequence[cst.CSTNode]:
         """A node's children in source order (recorded by the model's one walk)."""
         found = self.kids.get(node)
-        return found if found is not None else node.children
+        return found if found is not None else _cstwalk.children(node)
 
     def walk(self, node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
         """Every node below `node` (not `node` itself) in source order; the subtrees of nodes of

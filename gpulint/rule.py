@@ -21,7 +21,6 @@ import re
 from typing import ClassVar, Iterable, Iterator
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gpulint.diagnostics import SAFE, UNSAFE, Diagnostic, Edit, Fix
 from gpulint.model import Kind, ScriptModel  # noqa: F401  (re-exported for rules)
@@ -91,8 +90,10 @@ class Context:
     @property
     def positions(self):
         if self._positions is None:
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
+            # LibCST's PositionProvider's ranges, computed without its per-token overhead
+            from gpulint.positions import positions
+
+            self._positions = positions(self.module)
         return self._positions
 
     def line_starts(self) -> list[int]:

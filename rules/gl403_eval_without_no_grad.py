@@ -44,8 +44,8 @@ class EvalWithoutNoGrad(Rule):
     name = "eval-without-no-grad"
     summary = "An evaluation loop calls the model with autograd still recording."
     message = (
-        "evaluation loop calls `{model}` with gradients enabled: autograd records a graph for every "
-        "batch (memory and time for nothing); run it under `with torch.no_grad():`"
+        "evaluation loop calls `{model}` with gradients enabled: autograd records a graph at every "
+        "call (memory and time for nothing); run it under `with torch.no_grad():`"
     )
     fix_safety = "safe"
     default = True

@@ -1,0 +1,150 @@
+"""Walking a LibCST tree without LibCST's visitor machinery.
+
+LibCST's `node.visit(visitor)` (and `node.children`, which uses it) rebuilds every node it passes
+(each `_visit_and_replace_children` constructs and validates a copy), which makes a read-only walk
+cost several times a parse. `children(node)` here reads the child fields directly, in the order
+LibCST's `_visit_and_replace_children` visits them, so that `traverse` calls its hooks on exactly
+the nodes, in exactly the order, of `node.visit(visitor)` for a visitor whose `on_visit` always
+returns True.
+
+The field order per node class comes from LibCST's own source (`visit_*(self, "field", ...)`
+calls in each `_visit_and_replace_children`), read once per process at first use. Each class is
+also checked once against LibCST itself (the fields one real node's `_visit_and_replace_children`
+announces must appear in that order); a class that is not in LibCST's source or fails the check
+is walked with LibCST's `node.children`.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Callable, Sequence
+
+import libcst as cst
+
+_FIELDS: dict[type, tuple[str, ...] | None] | None = None  # class -> field order; None: use .children
+_SOURCE_ORDER: dict[str, tuple[str, ...]] | None = None
+_IS_NODE: dict[type, bool] = {}
+
+
+def fields_from_source() -> dict[str, tuple[str, ...]]:
+    """Class name -> the fields its `_visit_and_replace_children` visits, in order, read from the
+    installed LibCST's source."""
+    out: dict[str, tuple[str, ...]] = {}
+    folder = os.path.join(os.path.dirname(cst.__file__), "_nodes")
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".py"):
+            continue
+        with open(os.path.join(folder, name), encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for cls in ast.walk(tree):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for fn in cls.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "_visit_and_replace_children":
+                    calls = [
+                        n
+                        for n in ast.walk(fn)
+                        if isinstance(n, ast.Call)
+                        and isinstance(n.func, ast.Name)
+                        and n.func.id.startswith("visit_")
+                        and len(n.args) >= 2
+                        and isinstance(n.args[1], ast.Constant)
+                        and isinstance(n.args[1].value, str)
+                    ]
+                    calls.sort(key=lambda n: (n.lineno, n.col_offset))
+                    order: list[str] = []
+                    for c in calls:
+                        if c.args[1].value not in order:  # `x if c else y` names one field twice
+                            order.append(c.args[1].value)
+                    out[cls.name] = tuple(order)
+    return out
+
+
+class _Announced(cst.CSTVisitor):
+    """Records the fields a node's `_visit_and_replace_children` announces, without descending."""
+
+    def __init__(self) -> None:
+        self.fields: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        pass
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.fields.append(attribute)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+
+def _fields_for(node: cst.CSTNode) -> tuple[str, ...] | None:
+    global _SOURCE_ORDER, _FIELDS
+    if _SOURCE_ORDER is None:
+        try:
+            _SOURCE_ORDER = fields_from_source()
+        except (OSError, SyntaxError, ValueError):  # pragma: no cover - LibCST without sources
+            _SOURCE_ORDER = {}
+    if _FIELDS is None:
+        _FIELDS = {}
+    t = type(node)
+    owner = next((k for k in t.__mro__ if "_visit_and_replace_children" in vars(k)), None)
+    order = None
+    if owner is not None and owner.__module__.startswith("libcst."):
+        order = _SOURCE_ORDER.get(owner.__name__)
+    if order is not None:
+        probe = _Announced()
+        try:
+            node._visit_and_replace_children(probe)
+        except Exception:  # pragma: no cover - defensive: never worse than LibCST's own walk
+            order = None
+        else:
+            it = iter(order)
+            if not all(f in it for f in probe.fields):  # announced fields must follow `order`
+                order = None
+    _FIELDS[t] = order
+    return order
+
+
+def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    """`node.children`, without rebuilding `node`."""
+    fields = _FIELDS.get(type(node), False) if _FIELDS is not None else False
+    if fields is False:
+        fields = _fields_for(node)
+    if fields is None:
+        return node.children
+    out: list[cst.CSTNode] = []
+    is_node = _IS_NODE
+    for f in fields:
+        v = getattr(node, f)
+        t = type(v)
+        flag = is_node.get(t)
+        if flag is None:
+            flag = is_node[t] = isinstance(v, cst.CSTNode)
+        if flag:
+            out.append(v)
+        elif t is tuple or t is list:
+            out.extend(v)
+    return out
+
+
+def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_leave: Callable[[cst.CSTNode], object]) -> None:
+    """Call on_visit on every node of the tree in pre-order and on_leave after its subtree, as
+    `root.visit(visitor)` does for a visitor whose on_visit returns True. Iterative: no recursion
+    however deep the tree."""
+    leave = object()
+    stack: list = [root]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if node is leave:
+            on_leave(pop())
+            continue
+        on_visit(node)
+        push(node)
+        push(leave)
+        kids = children(node)
+        if kids:
+            stack.extend(reversed(kids))

@@ -1,0 +1,134 @@
+"""gpulint.cstwalk walks a LibCST tree exactly as LibCST's own visitor does, without rebuilding it."""
+
+from __future__ import annotations
+
+import os
+import random
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from gpulint import cstwalk
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+class _Recorder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.events.append(("visit", id(node)))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.events.append(("leave", id(original_node)))
+
+
+def _both(module: cst.Module) -> tuple[list, list]:
+    rec = _Recorder()
+    module.visit(rec)
+    fast: list[tuple[str, int]] = []
+    cstwalk.traverse(module, lambda n: fast.append(("visit", id(n))), lambda n: fast.append(("leave", id(n))))
+    return rec.events, fast
+
+
+SAMPLE = textwrap.dedent(
+    '''
+    from __future__ import annotations
+    from . import a
+    from .b import (c as d, e)
+    from f import *
+    import g.h as i, j
+    @dec(1)
+    async def k(l, /, m: int = 2, *n, o, p=3, **q) -> "r":
+        global s
+        async with t as (u, v), w:
+            x = [y async for y in z if y] or {1: 2, **aa} or {bb for bb in cc}
+            yield from dd
+        async for ee in ff:
+            await gg
+        return f"{hh!r:>{ii}} {jj=}" f'{kk:{ll}.{mm}}' 'nn' r"oo"
+    class P[T: int, *Ts, **Ps](Q, metaclass=R):
+        s: int = 1; t = u if v else w
+        def __init__(self): self.x = lambda a, *b, c=1: a[1:2, ::3, ...]
+    match pp:
+        case [1, *rest] | {"k": v, **kw} | Point(x=0, y=_) if v > 0:
+            pass
+        case str() as s:
+            del qq[0], rr.ss
+    try:
+        raise X from Y
+    except* (A, B) as e:
+        pass
+    else:
+        pass
+    finally:
+        assert not -~+z, "msg"
+    while (zz := 1) is not None and zz not in ()  :  # comment
+        continue
+    else:
+        break
+    type Alias[T] = list[T]
+    x @= y ** 2 // 3 << 4
+    print(*a, **b); lambda: (yield)
+    '''
+)
+
+
+def test_same_walk_as_libcst_on_a_sample_of_every_construct():
+    module = cst.parse_module(SAMPLE)
+    libcst_events, fast = _both(module)
+    assert len(libcst_events) > 500
+    assert fast == libcst_events
+
+
+def test_children_match_libcst_for_every_node():
+    module = cst.parse_module(SAMPLE)
+    seen = 0
+    for node in _all_nodes(module):
+        assert list(cstwalk.children(node)) == list(node.children), type(node).__name__
+        seen += 1
+    assert seen > 500
+
+
+def test_optional_fields_absent_and_present():
+    # FormattedStringExpression visits format_spec only when there is one
+    for src in ('f"{a}"\n', 'f"{a:{b}>3}"\n', "from a import b\n", "from a import (b)\n", "from a import *\n"):
+        libcst_events, fast = _both(cst.parse_module(src))
+        assert fast == libcst_events, src
+
+
+def _all_nodes(module: cst.Module) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    cstwalk.traverse(module, out.append, lambda n: None)
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.rglob("*.py")), ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_same_walk_as_libcst_on_fixtures(path: Path):
+    try:
+        module = cst.parse_module(path.read_text(encoding="utf-8"))
+    except (cst.ParserSyntaxError, UnicodeDecodeError):
+        pytest.skip("not parseable (a bad-input fixture)")
+    libcst_events, fast = _both(module)
+    assert fast == libcst_events
+
+
+@pytest.mark.skipif(not os.environ.get("GPULINT_FIX_CORPUS"), reason="set GPULINT_FIX_CORPUS=DIR (and N files) to run")
+def test_same_walk_as_libcst_on_a_corpus():
+    root = Path(os.environ["GPULINT_FIX_CORPUS"])
+    files = sorted(root.rglob("*.py"))
+    random.Random(0).shuffle(files)
+    checked = 0
+    for path in files[: int(os.environ.get("GPULINT_FIX_CORPUS_FILES", "300"))]:
+        try:
+            module = cst.parse_module(path.read_text(encoding="utf-8"))
+        except Exception:
+            continue
+        libcst_events, fast = _both(module)
+        assert fast == libcst_events, str(path)
+        checked += 1
+    assert checked > 0
