@@ -1035,7 +1035,9 @@ class Flow:
                 if dev is not None and dev.is_host and any(v.dev is None or not v.dev.is_host for _, v in tensor_idx):
                     dev = None  # a host table indexed on the device fails (reported once, above)
                 return Value(TENSOR, dev, base.half, nonscalar, base.nograd, origin=base.origin)
-            return Value(TENSOR, base.dev, base.half, base.nonscalar and only_slices, base.nograd, origin=base.origin)
+            adds_dim = any(_is_none(x) for x, _ in idx_vals)  # `t[None, :]`: at least one dimension
+            return Value(TENSOR, base.dev, base.half, adds_dim or (base.nonscalar and only_slices), base.nograd,
+                         origin=base.origin)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
         if k == DATASET and base.dev is not None and idx_vals and not tensor_idx_any(idx_vals):
@@ -1719,8 +1721,9 @@ class Flow:
             if d is None or v.kind != TENSOR:
                 continue
             if d.is_host and (v.nonscalar or (op == "index" and v is operands[0][1])):
-                if v.placed is not None and op in ("module-call", "call", "binary"):
+                if v.placed is not None and op in ("call", "binary"):
                     continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
+                # (fed to a module on the accelerator it fails whatever the intent)
                 host = host or (x, v)
             elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
                 acc = acc or (x, v)
