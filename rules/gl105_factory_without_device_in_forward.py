@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.analysis.mismatch import factory_device_fix, representative
@@ -31,7 +33,10 @@ cuda:0 and cpu!`.
 The rule fires only when the new tensor meets a forward input, a parameter or a buffer (arithmetic,
 a comparison, `torch.cat`, a call of a submodule that has weights, ...), and not when it is used for
 a shape, a Python number, as an index, or is moved with `.to(x.device)` / `.type_as(x)`. `*_like`
-factories and `x.new_zeros(...)` follow their argument's device and are never flagged.
+factories and `x.new_zeros(...)` follow their argument's device and are never flagged. It is silent
+in a script that never asks for an accelerator (no `.cuda()`, no move to a device, no device string,
+no availability check): there the module only ever runs on the CPU. Library files (no `__main__`
+guard, no top-level training) are still checked: their modules are moved by the scripts that use them.
 
 The fix passes `device=x.device`, `x` being the first tensor parameter of `forward` (of the helper
 method, for a factory in a helper called from forward); legacy constructors such as
@@ -62,6 +67,8 @@ class Tagger(nn.Module):
         facts: ModuleFacts = ctx.model.facts(ModuleFacts)
         if facts.default_device_set:
             return
+        if ctx.model.is_script and not _uses_accelerator(ctx):
+            return  # a script that runs on the CPU only (pytorch/examples time_sequence_prediction): nothing meets
         seen = set()
         for cls in facts.classes:
             for call, site in cls.flow.factories.items():
@@ -139,3 +146,25 @@ class Tagger(nn.Module):
             return ctx.insert_text(end, f", {text}")
         end = ctx.span(call)[1]
         return ctx.insert_text(end - 1, text)
+
+
+def _uses_accelerator(ctx: Context) -> bool:
+    """Does anything in the file put a value on an accelerator or ask for one (`.cuda()`, a move
+    to a device that is not the CPU, a device expression, an availability check, a "cuda"
+    string)? A script with none of these runs its modules on the CPU only."""
+    m = ctx.model
+    if m.checks_availability:
+        return True
+    if re.search(r"\bcuda\b|\bmps\b|\bxpu\b", ctx.source) and any(
+        isinstance(n, cst.SimpleString) and re.search(r"\b(?:cuda|mps|xpu)\b", n.value) for n in m.nodes
+    ):
+        return True  # a device string
+    for call in m.calls:
+        mv = m.move_of_call(call)
+        if mv is None or mv.to_cpu:
+            continue
+        if mv.method == "cuda" or mv.device is None or m.is_device_expr(mv.device):
+            return True
+        if not (isinstance(mv.device, cst.SimpleString) and "cpu" in mv.device.value):
+            return True  # a move to something that may be an accelerator
+    return False

@@ -44,7 +44,9 @@ innermost loop (a loop that neither contains another loop nor calls a function o
 has one), a `forward` method, and functions of the file called from those places. A tensor built
 once (before the training loop, in an epoch loop around the batch loop, in a demo under
 `if __name__ == "__main__":`, or lazily initialised under `if state is None:` /
-`if len(state) == 0:`) costs one copy: the rule stays silent on it. The sites of one function are
+`if len(state) == 0:`) costs one copy: the rule stays silent on it. A random factory given a
+`generator=` draws from that (CPU) generator on purpose, for reproducible numbers (torch's
+gradcheck): `device=` would not accept it, and the rule stays silent. The sites of one function are
 reported once, at the first (the message lists the other lines), and fixed together.
 
 The fix moves the device into the factory call (`torch.zeros(n, device=device)`). It is safe for
@@ -85,8 +87,8 @@ noise = torch.randn(batch, dim, device="cuda")
                 continue
             if factory not in DETERMINISTIC and factory not in RANDOM:
                 continue
-            if any(a.keyword is not None and a.keyword.value == "device" for a in recv.args):
-                continue
+            if any(a.keyword is not None and a.keyword.value in ("device", "generator") for a in recv.args):
+                continue  # `generator=`: a CPU generator on purpose (reproducible draws); device= would not accept it
             if any(a.star for a in recv.args) or not recv.args:
                 continue
             device = self._device(ctx, call, meth)
