@@ -116,6 +116,19 @@ def _engine_wrapper(m, recv) -> str | None:
 def _loads_back_into_wrapper(m, facts: DistFacts) -> bool:
     """`W.load_state_dict(...)` where W holds a DataParallel/DDP wrapper (directly, or as the
     parameter of a function of the file that is called with the wrapper)."""
+    for call in m.calls:
+        # the wrapper handed to a resume helper of another file (`restart_from_checkpoint(path,
+        # state_dict=linear_classifier)`): it may load the checkpoint back into the wrapper
+        f = call.func
+        name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else ""
+        low = name.lower()
+        if not any(h in low for h in ("load", "resume", "restart", "checkpoint", "ckpt")) or m.functions.get(name):
+            continue
+        for a in call.args:
+            x = a.value
+            if _engine_wrapper(m, x) is not None or (
+                    isinstance(x, cst.Name) and facts.wrapper_reaching(x) is not None):
+                return True
     for call, recv, _meth in m.method_calls("load_state_dict"):
         if _engine_wrapper(m, recv) is not None:
             return True
