@@ -99,6 +99,7 @@ class Value:
     half_at: cst.CSTNode | None = field(default=None, repr=False)  # the call that made it float16
     stateful: bool = field(default=False, repr=False)  # a module with parameters or buffers
     scatters: bool = field(default=False, repr=False)  # DataParallel/DDP: moves its inputs itself
+    source: cst.CSTNode | None = field(default=None, repr=False)  # PARAMS/OPTIMIZER: the module's origin
 
     def __eq__(self, o):
         return (
@@ -120,6 +121,7 @@ class Value:
 
 
 UNKNOWN = Value()
+NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (using None would fail anyway)
 
 
 def join(a: Value | None, b: Value | None) -> Value:
@@ -127,6 +129,16 @@ def join(a: Value | None, b: Value | None) -> Value:
         return b if b is not None else UNKNOWN
     if b is None or a is b or a == b:
         return a
+    if a.kind == "none" and b.kind not in (None, "none"):
+        return b
+    if b.kind == "none" and a.kind not in (None, "none"):
+        return a
+    if a.kind == TUPLE and b.kind == TUPLE:
+        # an empty list joined with a filled one: iterating gives the filled one's elements
+        if a.items == () and b.items is None and b.elem is not None:
+            return b
+        if b.items == () and a.items is None and a.elem is not None:
+            return a
     if a.kind != b.kind:
         if a.kind in (None, TENSOR) and b.kind in (None, TENSOR):
             # a tensor on one path, a value of unknown kind on the other: where it lives may still be known
@@ -136,6 +148,10 @@ def join(a: Value | None, b: Value | None) -> Value:
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     elem = join(a.elem, b.elem) if (a.elem is not None and b.elem is not None) else None
+    if a.kind == TUPLE and items is None and elem is None:
+        ea, eb = _elem_of(a), _elem_of(b)
+        if ea is not None and eb is not None:
+            elem = join(ea, eb)  # `[x]` then `.append(y)` in a loop: its elements are x or y
     return Value(
         a.kind,
         join_dev(a.dev, b.dev),
@@ -149,7 +165,20 @@ def join(a: Value | None, b: Value | None) -> Value:
         a.placed if a.dev == join_dev(a.dev, b.dev) else b.placed,
         stateful=a.stateful or b.stateful,
         scatters=a.scatters and b.scatters,
+        half_at=a.half_at if (a.half and b.half) else None,
+        source=a.source if a.source is b.source else None,
     )
+
+
+def _elem_of(v: Value) -> Value | None:
+    if v.elem is not None:
+        return v.elem
+    if v.items:
+        out = v.items[0]
+        for x in v.items[1:]:
+            out = join(out, x)
+        return out
+    return None
 
 
 def _join_env(a: dict, b: dict) -> dict:
@@ -175,6 +204,10 @@ class Mismatch:
     function: cst.CSTNode | None  # the function (or module) it is in
 
 
+def tensor_idx_any(idx_vals) -> bool:
+    return any(v.kind == TENSOR for _, v in idx_vals)
+
+
 def _is_none(e) -> bool:
     return type(e) is cst.Name and e.value == "None"
 
@@ -187,7 +220,7 @@ class NoFlow:
 
 
 class _Frame:
-    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx")
+    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx", "yields", "cpu_only")
 
     def __init__(self, fn, cls, outer, record):
         self.env: dict[str, Value] = {}
@@ -199,6 +232,8 @@ class _Frame:
         self.assigned_self: set[str] = set()
         self.record = record
         self.devctx = 0  # inside `with torch.device(...)`: things are made on that device
+        self.yields: Value | None = None  # a generator function: what it yields (joined)
+        self.cpu_only = 0  # inside a branch that does not run on a GPU (`if not torch.cuda.is_available():`)
 
 
 # Tensor methods no other common type has (numpy arrays, lists, dicts, modules): a receiver of
@@ -217,6 +252,8 @@ _ELEMENTWISE_CMP = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cs
 _NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 _DEVICE_NAME_HINTS = ("device", "rank", "gpu", "dev", "cuda")
+_NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvectors solution".split())
+_RECEIVER = " self"  # call sites' receiver of a method (not a valid parameter name)
 
 
 class Flow:
@@ -233,6 +270,9 @@ class Flow:
         self._calls_by_attr: dict[str, list] = {}
         self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
         self._stateful_cache: dict[str, bool] = {}
+        self._fwd_cache: dict = {}
+        self._moves_param: dict = {}
+        self._instance_sites: dict = {}
         self._summaries: dict = {}
         self._in_summary: list = []
         self._work = 0
@@ -315,7 +355,13 @@ class Flow:
             name = param.name.value
             if i == 0 and is_method and param in ordered:
                 if name == "self":
-                    frame.env[name] = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
+                    sv = self._param_from_sites(fn, _RECEIVER) if args is None else None
+                    if sv is None or sv.cls != cls or sv.dev is None:
+                        sv = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
+                    else:  # every call site's receiver: where the instance is when the method runs
+                        sv = Value(sv.kind, sv.dev, sv.half, cls=cls, origin=sv.origin, placed=sv.placed,
+                                   stateful=sv.stateful)
+                    frame.env[name] = sv
                 continue
             v = None
             if args is not None:
@@ -353,6 +399,8 @@ class Flow:
     def _site_total(self, fn: cst.FunctionDef, callee: str) -> int:
         """How many calls in the file may call `fn`: calls by its name, less the method calls
         whose receiver is known to be something else (`self.optimizer.step()` for a `step`)."""
+        if callee == "__call__":
+            return self._call_sites_of_instance(fn)
         total = self._site_count.get(callee, -1)
         if callee == fn.name.value and self.m.class_of(fn) is not None:
             for c in self._calls_by_attr.get(callee, ()):
@@ -361,6 +409,42 @@ class Flow:
                     if rv.cls is None:
                         total -= 1
         return total
+
+    def _call_sites_of_instance(self, fn: cst.FunctionDef) -> int:
+        """Calls of a class's `__call__`: the class is instantiated once in the file, bound to a
+        name (or `self.name`), and that name's calls are the sites; -1 when it cannot be told."""
+        cached = self._instance_sites.get(fn)
+        if cached is not None:
+            return cached
+        out = self._instance_sites[fn] = self._count_instance_sites(fn)
+        return out
+
+    def _count_instance_sites(self, fn: cst.FunctionDef) -> int:
+        m = self.m
+        cls = m.class_of(fn)
+        if cls is None:
+            return -1
+        cname = cls.name.value
+        if self._site_count.get(cname, 0) != 1:
+            return -1
+        for c in m.calls:
+            f = c.func
+            if type(f) is not cst.Name or f.value != cname:
+                continue
+            parent = m.parents.get(c)
+            if type(parent) is not cst.Assign or len(parent.targets) != 1:
+                return -1
+            t = parent.targets[0].target
+            if type(t) is cst.Name:
+                name = t.value
+            elif type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value == "self":
+                name = t.attr.value
+            else:
+                return -1
+            if type(t) is cst.Name and m.functions.get(name):
+                return -1
+            return self._site_count.get(name, 0)
+        return -1
 
     def _known_receiver(self, recv) -> Value | None:
         v = self.values.get(recv)
@@ -478,6 +562,16 @@ class Flow:
             elif meth == "enter_context" and e.args and self._is_nograd(e.args[0].value):
                 frame.nograd += 1  # stack.enter_context(torch.no_grad()): the rest of the block
 
+    def _list_add(self, recv, rv: Value, meth: str, v: Value, frame: _Frame) -> None:
+        """`xs.append(v)`: a list's elements are what was put in it (joined)."""
+        if meth == "extend":
+            v = self._element(v) if v.kind in (TUPLE, ITER) else UNKNOWN
+        old = list(rv.items) if rv.items is not None else ([rv.elem] if rv.elem is not None else [UNKNOWN])
+        elem = v
+        for x in old:
+            elem = join(elem, x)
+        self._bind(recv, Value(TUPLE, None, elem=elem, origin=rv.origin), frame, None, rebinding=True)
+
     def _peek(self, e, frame) -> Value:
         if type(e) is cst.Name:
             return self._lookup(e.value, frame) or UNKNOWN
@@ -518,20 +612,48 @@ class Flow:
         elif t is cst.Subscript:
             self.eval(target.value, frame)
 
+    def _gpu_guard(self, test) -> bool | None:
+        """True for a test that holds on a machine with a GPU (`torch.cuda.is_available()`, a
+        name bound only to it), False for its negation, None for anything else. The rules ask what
+        happens when the script runs on a GPU, so such a branch is taken there."""
+        t = type(test)
+        if t is cst.UnaryOperation and type(test.operator) is cst.Not:
+            inner = self._gpu_guard(test.expression)
+            return None if inner is None else not inner
+        if t is cst.Call and not test.args:
+            return True if self.m.qualname(test.func) == "torch.cuda.is_available" else None
+        if t is cst.Name:
+            bindings = self.m.bindings_of(test)
+            if bindings and all(
+                b.how == "assign" and type(b.value) is cst.Call and not b.value.args
+                and self.m.qualname(b.value.func) == "torch.cuda.is_available" for b in bindings
+            ):
+                return True
+        return None
+
     def _if(self, stmt: cst.If, frame: _Frame) -> None:
         self.eval(stmt.test, frame)
+        guard = self._gpu_guard(stmt.test)
         before = frame.env
         frame.env = dict(before)
+        frame.cpu_only += guard is False
         live_then = self._block(stmt.body.body, frame)
+        frame.cpu_only -= guard is False
         then_env = frame.env
         frame.env = dict(before)
         live_else = True
+        frame.cpu_only += guard is True
         if isinstance(stmt.orelse, cst.If):
             self._if(stmt.orelse, frame)
         elif isinstance(stmt.orelse, cst.Else):
             live_else = self._block(stmt.orelse.body.body, frame)
+        frame.cpu_only -= guard is True
         else_env = frame.env
-        if live_then and live_else:
+        if guard is True and live_then:
+            frame.env = then_env  # on a GPU the guarded branch runs
+        elif guard is False and live_else:
+            frame.env = else_env
+        elif live_then and live_else:
             frame.env = _join_env(then_env, else_env)
         elif live_then:
             frame.env = then_env
@@ -641,7 +763,8 @@ class Flow:
         if frame.nograd and v.kind == TENSOR and not v.nograd:
             v = replace(v, nograd=True)
         if frame.record:
-            self.values[e] = v
+            # code that only runs without a GPU: where things live there is not the question
+            self.values[e] = replace(v, dev=HOST) if (frame.cpu_only and v.dev is not None) else v
         return v
 
     def _e_other(self, e, frame) -> Value:
@@ -684,6 +807,15 @@ class Flow:
             return Value(HOSTVAL, HOST)
         if t is cst.ConcatenatedString:
             return Value(HOSTVAL, HOST)
+        if t is cst.Yield:
+            if e.value is None:
+                v = Value(HOSTVAL, HOST)
+            elif isinstance(e.value, cst.From):
+                v = self._element(self.eval(e.value.item, frame))
+            else:
+                v = self.eval(e.value, frame)
+            frame.yields = v if frame.yields is None else join(frame.yields, v)
+            return UNKNOWN
         if t is cst.NamedExpr:
             v = self.eval(e.value, frame)
             self._bind(e.target, v, frame, e.value)
@@ -723,7 +855,9 @@ class Flow:
         v = self._lookup(e.value, frame)
         if v is not None:
             return v
-        if e.value in ("True", "False", "None"):
+        if e.value == "None":
+            return NONE_VALUE
+        if e.value in ("True", "False"):
             return Value(HOSTVAL, HOST)
         return UNKNOWN
 
@@ -732,6 +866,9 @@ class Flow:
         if v is not None and v.kind == MODULE and v.dev is not None and (
             self._class_kind(frame.cls) in (MODULE, METRIC) or self._unresolved_bases(frame.cls)
         ):
+            sv = frame.env.get("self")
+            if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not v.scatters:
+                return replace(v, dev=sv.dev)  # the instance is known moved: so are its submodules
             return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
         return v
 
@@ -815,6 +952,8 @@ class Flow:
             if k in (TENSOR, MODULE, BATCH) or bv.dev is not None:
                 return Value(DEVICE, bv.dev, origin=e)
             return Value(DEVICE, None, origin=e)
+        if k == TUPLE and bv.elem is not None and bv.elem.kind == TENSOR and attr in _NAMED_RESULTS:
+            return bv.elem  # `x.max(dim=1).values`, `torch.sort(x).indices`
         if k == TENSOR:
             how = kb.tensor_attribute(attr)
             if how == "same":
@@ -831,6 +970,9 @@ class Flow:
     def _e_ifexp(self, e: cst.IfExp, frame) -> Value:
         self.eval(e.test, frame)
         a, b = self.eval(e.body, frame), self.eval(e.orelse, frame)
+        guard = self._gpu_guard(e.test)
+        if guard is not None:
+            return a if guard else b  # `x.cuda() if torch.cuda.is_available() else x`
         # `x if cond else None`: where x lives is what matters (None has no device)
         if _is_none(e.orelse):
             return a
@@ -893,9 +1035,14 @@ class Flow:
                 if dev is not None and dev.is_host and any(v.dev is None or not v.dev.is_host for _, v in tensor_idx):
                     dev = None  # a host table indexed on the device fails (reported once, above)
                 return Value(TENSOR, dev, base.half, nonscalar, base.nograd, origin=base.origin)
-            return Value(TENSOR, base.dev, base.half, base.nonscalar and only_slices, base.nograd, origin=base.origin)
+            adds_dim = any(_is_none(x) for x, _ in idx_vals)  # `t[None, :]`: at least one dimension
+            return Value(TENSOR, base.dev, base.half, adds_dim or (base.nonscalar and only_slices), base.nograd,
+                         origin=base.origin)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
+        if k == DATASET and base.dev is not None and idx_vals and not tensor_idx_any(idx_vals):
+            # one sample of a Dataset: a tuple of its tensors, where the dataset keeps them
+            return Value(TUPLE, None, elem=Value(TENSOR, base.dev, origin=base.origin), origin=base.origin)
         if k == TUPLE:
             if len(idx_vals) == 1 and isinstance(idx_vals[0][0], cst.Integer) and base.items is not None:
                 i = int(idx_vals[0][0].value, 0)
@@ -1014,12 +1161,50 @@ class Flow:
         f = e.func
         if type(f) is cst.Name and f.value in ("print", "len", "isinstance", "str", "repr", "id", "type"):
             return
-        for a in e.args:
+        callee = None
+        if type(f) is cst.Name:
+            defs = self.m.functions.get(f.value)
+            if defs and len(defs) == 1 and self.m.class_of(defs[0]) is None:
+                callee = defs[0]
+        for i, a in enumerate(e.args):
             x = a.value
             if type(x) is cst.Name:
+                if callee is not None and not a.star and not self._may_move_param(callee, i, a):
+                    continue
                 v = frame.env.get(x.value)
                 if v is not None and v.kind in (MODULE, METRIC) and v.dev is not None:
                     frame.env[x.value] = replace(v, dev=None)
+
+    def _may_move_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
+        """Could the file's function `fn` move (in place) the module passed as this argument? Only
+        a call of a moving method on that parameter, or passing it on to other code, can."""
+        p = fn.params
+        if arg.keyword is not None:
+            name = arg.keyword.value
+        else:
+            ordered = [*p.posonly_params, *p.params]
+            if i >= len(ordered):
+                return True
+            name = ordered[i].name.value
+        key = (fn, name)
+        cached = self._moves_param.get(key)
+        if cached is not None:
+            return cached
+        out = False
+        for c in self.m.calls_in(fn):
+            f = c.func
+            if type(f) is cst.Attribute and type(f.value) is cst.Name and f.value.value == name:
+                if kb.module_method(f.attr.value) == "inplace_move":
+                    out = True
+                    break
+            elif any(type(a.value) is cst.Name and a.value.value == name for a in c.args):
+                q = self.m.qualname(f)
+                if not (q and (q.startswith("torch.") or kb.class_kind(q) is not None)) and not (
+                        type(f) is cst.Name and f.value in ("print", "len", "isinstance", "id", "type")):
+                    out = True  # handed on to code that may move it
+                    break
+        self._moves_param[key] = out
+        return out
 
     def _builtin(self, name, e, pos, kw, frame) -> Value:
         if name in self.m.aliases:
@@ -1099,6 +1284,8 @@ class Flow:
             if inner is not None and inner.kind == TENSOR:
                 return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)
             dev, given = self._placement(e, kw)
+            if q.startswith("torch.cuda.") and q in kb.LEGACY_TENSOR_TYPES:
+                dev, given = Dev("acc", "cuda"), True
             listed = bool(pos) and type(pos[0][0]) in (cst.List, cst.Tuple) and len(pos[0][0].elements) > 0
             return Value(TENSOR, dev if given else (HOST if not (self.set_default_device or frame.devctx) else None), nonscalar=listed,
                          origin=e)
@@ -1115,6 +1302,12 @@ class Flow:
                     dev = join_dev(dev, t.dev)
                 return Value(DATASET, dev, origin=e)
             return Value(DATASET, HOST if kb.dataset_on_host(q) else None, origin=e)
+        if kind == OPTIMIZER and pos and pos[0][1].kind == PARAMS:
+            # over the parameters of a module: float16 ones have float16 gradients; state made at
+            # construction (Adagrad) is where the parameters are then (`dev`)
+            p = pos[0][1]
+            return Value(kind, p.dev, p.half, origin=e, half_at=p.half_at if p.half else None, placed=p.origin,
+                         source=p.source)
         if kind in (OPTIMIZER, SCHEDULER, SCALER):
             return Value(kind, None, origin=e)
         return Value(kind, None, origin=e)
@@ -1138,8 +1331,9 @@ class Flow:
             return None
         return None
 
-    def _tensor_operands(self, info, pos, kw) -> list:
+    def _tensor_operands(self, info, pos, kw, q: str = "") -> list:
         ops = []
+        q_last = q.rsplit(".", 1)[-1]
         names = info.tensor_params or ()
         star = "*args" in names
         for i, (x, v, s) in enumerate(pos):
@@ -1153,10 +1347,16 @@ class Flow:
                 if v.elem is not None and v.elem.kind == TENSOR:
                     ops.append((x, v.elem))
                 continue
+            if v.kind is None and v.dev is not None and v.dev.is_acc:
+                v = replace(v, kind=TENSOR)  # a forward input passed where torch takes a Tensor
             if v.kind == TENSOR:
+                if pname == "weight" and q_last in kb.CLASS_WEIGHTED and not v.nonscalar:
+                    v = replace(v, nonscalar=True)
                 ops.append((x, v))
         for k, (x, v) in kw.items():
             if v.kind == TENSOR and k in names:
+                if k == "weight" and q_last in kb.CLASS_WEIGHTED and not v.nonscalar:
+                    v = replace(v, nonscalar=True)  # a loss's class weights: one per class
                 ops.append((x, v))
         return ops
 
@@ -1169,7 +1369,7 @@ class Flow:
                 dev, given = self._placement(e, kw)
                 return Value(ret, dev if given else (HOST if ret == MODULE else None), origin=e)
             return Value(HOSTVAL, HOST) if ret == "none" else UNKNOWN
-        ops = self._tensor_operands(info, pos, kw)
+        ops = self._tensor_operands(info, pos, kw, q)
         dev, given = self._placement(e, kw)
         creates = False
         if not given:
@@ -1188,6 +1388,8 @@ class Flow:
         nonscalar = (creates or given) and self._nonscalar_factory(q, pos, kw)
         if not nonscalar and ops and info.shape_same:
             nonscalar = any(v.nonscalar for _, v in ops)
+        if not nonscalar and q.rsplit(".", 1)[-1] in kb.ALWAYS_NONSCALAR:
+            nonscalar = True
         v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None)
         if ret == "tensors":
             return Value(TUPLE, None, elem=v)
@@ -1254,7 +1456,8 @@ class Flow:
             if how == "same":
                 return rv
             if how == "tensor_iter":
-                return Value(PARAMS, rv.dev, elem=Value(TENSOR, rv.dev, rv.half, True))
+                return Value(PARAMS, rv.dev, rv.half, elem=Value(TENSOR, rv.dev, rv.half, True), half_at=rv.half_at,
+                             origin=recv, source=rv.origin)
             if meth == "forward":
                 return self._module_call(e, rv, pos, kw, frame)
             if rv.cls is not None:
@@ -1268,6 +1471,11 @@ class Flow:
             return UNKNOWN
         if k == PARAMS:
             return UNKNOWN
+        if k == TUPLE and meth in ("append", "extend", "insert") and pos and not pos[-1][2]:
+            if type(recv) is cst.Name or (type(recv) is cst.Attribute and type(recv.value) is cst.Name
+                                          and recv.value.value == "self"):
+                self._list_add(recv, rv, meth, pos[-1][1], frame)
+            return Value(HOSTVAL, HOST)
         if rv.cls is not None:
             return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
         if k is None and meth in _TENSOR_ONLY_METHODS and not self.m.qualname(recv):
@@ -1317,7 +1525,10 @@ class Flow:
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
         elif dev is not None and dev.where == "acc" and tensors:
-            # a module on the accelerator called with a CPU tensor
+            # a module on the accelerator called with a CPU tensor (its first input meets the
+            # weights whatever its shape: a 0-dim sample fails too)
+            if pos and not pos[0][2] and pos[0][1].kind == TENSOR and tensors[0][0] is pos[0][0]:
+                tensors[0] = (tensors[0][0], replace(tensors[0][1], nonscalar=True))
             self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
         elif dev is not None and dev.is_host and mv.stateful and tensors:
             # a module holding CPU tensors called with device inputs
@@ -1426,6 +1637,9 @@ class Flow:
         for k, (x, v) in kw.items():
             args[k] = v
         sites = self.site_values.setdefault(fn, {})
+        if ok and selfv is not None and cls is not None and selfv.cls is not None:
+            args = dict(args)
+            args[_RECEIVER] = selfv
         if not ok or (e in sites and sites[e] is None):
             sites[e] = None
         elif e in sites:
@@ -1433,6 +1647,8 @@ class Flow:
             sites[e] = {k: join(old.get(k), v) for k, v in args.items() if k in old}
         else:
             sites[e] = args
+        if ok and _RECEIVER in args:
+            args = {k: v for k, v in args.items() if k != _RECEIVER}
         return self._summary(fn, cls, args if ok else {}, selfv)
 
     def _summary(self, fn, cls, args: dict, selfv) -> Value:
@@ -1452,7 +1668,10 @@ class Flow:
             if selfv is not None and cls is not None:
                 frame.env["self"] = selfv
             self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
-            out = frame.returns if frame.returns is not None else Value(HOSTVAL, HOST)
+            if frame.yields is not None:  # a generator function: calling it gives an iterator
+                out = Value(ITER, None, elem=frame.yields if frame.yields.kind is not None else None)
+            else:
+                out = frame.returns if frame.returns is not None else Value(HOSTVAL, HOST)
             if cls is not None and frame.assigned_self and fn.name.value == "__init__":
                 self._store_attrs(frame, cls)  # what this instance's constructor sets
         finally:
@@ -1460,24 +1679,51 @@ class Flow:
         self._summaries[key] = out
         return out
 
+    def _forwardish(self, fn: cst.FunctionDef, _seen=()) -> bool:
+        """`forward`, or a helper every call of which (by name, in this file) is made from a
+        forward-ish function of the same class: its values computed from the inputs run where the
+        module runs."""
+        if fn.name.value == "forward":
+            return True
+        cached = self._fwd_cache.get(fn)
+        if cached is not None:
+            return cached
+        out = False
+        name = fn.name.value
+        cls = self.m.class_of(fn)
+        if cls is not None and fn not in _seen and len(_seen) < 4 and not name.startswith("__"):
+            sites = self._calls_by_attr.get(name, ())
+            if sites and len(sites) == self._site_count.get(name, -1):
+                out = True
+                for c in sites:
+                    recv = c.func.value
+                    caller = self.m.enclosing(c, cst.FunctionDef)
+                    if (type(recv) is not cst.Name or recv.value != "self" or caller is None
+                            or self.m.class_of(caller) is not cls or not self._forwardish(caller, (*_seen, fn))):
+                        out = False
+                        break
+        self._fwd_cache[fn] = out
+        return out
+
     # ------------------------------------------------------------------------------------------
     # the device-mismatch query
     # ------------------------------------------------------------------------------------------
     def _check(self, node, op: str, operands, frame: _Frame) -> None:
-        if not frame.record or self._in_summary:
+        if not frame.record or self._in_summary or frame.cpu_only:
             return
         host = acc = None
         # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
         # inputs of a model's forward are on its device); other methods may run before a move
         fn = frame.fn
-        in_forward = isinstance(fn, cst.FunctionDef) and fn.name.value == "forward"
+        in_forward = isinstance(fn, cst.FunctionDef) and self._forwardish(fn)
         for x, v in operands:
             d = v.dev
             if d is None or v.kind != TENSOR:
                 continue
             if d.is_host and (v.nonscalar or (op == "index" and v is operands[0][1])):
-                if v.placed is not None and op in ("module-call", "call", "binary"):
+                if v.placed is not None and op in ("call", "binary"):
                     continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
+                # (fed to a module on the accelerator it fails whatever the intent)
                 host = host or (x, v)
             elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
                 acc = acc or (x, v)

@@ -29,6 +29,15 @@ SHAPE_KEEPING = frozenset(
     "relu neg sqrt softmax log_softmax clamp clip pow masked_fill type type_as requires_grad_ view reshape "
     "permute transpose expand expand_as repeat flatten contiguous unsqueeze".split()
 )
+# torch functions whose result has at least one dimension whatever their operands
+ALWAYS_NONSCALAR = frozenset(
+    "bincount stack cat concat concatenate hstack vstack dstack column_stack row_stack nonzero unique "
+    "unique_consecutive histc cartesian_prod combinations argwhere tril_indices triu_indices atleast_1d "
+    "atleast_2d atleast_3d block_diag cdist".split()
+)
+# losses whose `weight` is one weight per class (a 1-D tensor; `pos_weight` and BCE's `weight`
+# broadcast, and a 0-dim CPU one may meet device tensors)
+CLASS_WEIGHTED = frozenset({"cross_entropy", "nll_loss", "multi_margin_loss"})
 _DTYPES = frozenset(
     "float16 float32 float64 half float double bfloat16 int8 int16 int32 int64 uint8 long int bool "
     "complex64 complex128 cfloat short".split()
@@ -65,6 +74,14 @@ def is_dtype(q: str) -> bool:
     return q.startswith("torch.") and q.rsplit(".", 1)[-1] in _DTYPES
 
 
+# legacy typed-tensor constructors (`torch.FloatTensor([...])`: on the host; `torch.cuda.*`: on the
+# current CUDA device). torch builds them dynamically, so introspection does not list them.
+_LEGACY_NAMES = "Float Double Half BFloat16 Byte Char Short Int Long Bool".split()
+LEGACY_TENSOR_TYPES = frozenset(
+    [f"torch.{n}Tensor" for n in _LEGACY_NAMES] + [f"torch.cuda.{n}Tensor" for n in _LEGACY_NAMES]
+)
+
+
 @lru_cache(maxsize=4096)
 def class_kind(q: str | None) -> str | None:
     """The engine kind of instances of the class `q` (None: not a class the engine knows)."""
@@ -72,6 +89,8 @@ def class_kind(q: str | None) -> str | None:
         return None
     if q in WRAPPERS:
         return "module"
+    if q in LEGACY_TENSOR_TYPES:
+        return "tensor"
     k = _kb.class_kind(q)
     if k is None:
         return None

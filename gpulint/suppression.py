@@ -8,9 +8,11 @@ there is one (most files have none). A suppression applies to the line it is wri
 - `# noqa: GL103, GL104` / `# gpulint: ignore[GL103]` suppress those codes; rule names
   (`# noqa: hardcoded-cuda`) work too. Another tool's codes in a `# noqa` (`E501`) are left to
   that tool and never silence gpulint.
-- A list that names an unknown gpulint code (`GL999`) or something that is not a code or a rule
-  name (`# noqa: some-name`) is reported (GL001 `invalid-noqa`) and is NOT a blanket
-  suppression: only the valid entries of the list count.
+- A list that names an unknown gpulint code (`GL999`) or something shaped like a rule name that
+  is none (`# noqa: some-name`) is reported (GL001 `invalid-noqa`) and is NOT a blanket
+  suppression: only the valid entries of the list count. Other tools' entries that are neither
+  codes nor kebab-case names (`# noqa: set_linter`, `# noqa: RUF`) suppress nothing and are not
+  reported.
 - GL002 `unused-noqa` (off by default) reports suppressions that suppressed nothing.
 - `--add-noqa` writes `# noqa: CODES` on every line with a problem (add_noqa_to_files).
 """
@@ -99,8 +101,12 @@ def _parse_comment(comment: str, line: int, col: int, known: dict) -> list[Direc
                         d.codes.add(up)
                 elif e in known["names"]:
                     d.codes.add(known["names"][e])
+                elif i == 0 and ("-" in e or up.startswith(OWN_PREFIX)):
+                    d.invalid.append(e)  # e.g. `# noqa: some-name`: shaped like a rule name, but none
+                    break
                 elif i == 0:
-                    d.invalid.append(e)  # e.g. a noqa list starting with a word: not a list of codes at all
+                    # another tool's entry: torch's own linters (`# noqa: set_linter`,
+                    # `# noqa: docstring_linter`, `# noqa: GB_REGISTRY`), a code prefix (`RUF`)
                     break
                 else:
                     break  # prose after the codes (`# noqa: E501 long URL`), as flake8 reads it

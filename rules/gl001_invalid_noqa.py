@@ -24,7 +24,9 @@ class InvalidNoqa(Rule):
 A suppression comment that names a gpulint code that does not exist (`GL1010`, a typo like
 `GL13`), or that is not a list of codes at all (`# noqa: some-name`), suppresses nothing: only
 its valid entries count (it is never read as a blanket `# noqa`). The comment is reported so
-that the typo is found. Codes of other tools (`# noqa: E501`) are left to those tools. Rule
+that the typo is found. Codes of other tools (`# noqa: E501`) are left to those tools, and so are
+their other entries that are not shaped like a gpulint rule name (a kebab-case word): torch's
+sources write `# noqa: set_linter` and `# noqa: GB_REGISTRY` for linters of their own. Rule
 names work as well as codes (`# noqa: hardcoded-cuda`).
 
 Bad:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+import libcst as cst
+
+from gpulint.analysis.mismatch import factory_device_fix, representative
 from gpulint.analysis.modules import ModuleFacts
+from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
 
@@ -11,7 +17,8 @@ class FactoryWithoutDeviceInForward(Rule):
     name = "factory-without-device-in-forward"
     summary = "A tensor created in `forward` without `device=` lands on the CPU and meets inputs on the GPU."
     message = "`{name}(...)` creates its tensor on the CPU, and it meets tensors on the model's device; pass `device={x}.device`"
-    fix_safety = "safe"
+    fix_safety = "mixed"  # safe or unsafe per fix (see the explanation)
+    fix_partial = True
     default = True
     kind = "crash"
     prefilter = r"def forward\b"
@@ -26,7 +33,10 @@ cuda:0 and cpu!`.
 The rule fires only when the new tensor meets a forward input, a parameter or a buffer (arithmetic,
 a comparison, `torch.cat`, a call of a submodule that has weights, ...), and not when it is used for
 a shape, a Python number, as an index, or is moved with `.to(x.device)` / `.type_as(x)`. `*_like`
-factories and `x.new_zeros(...)` follow their argument's device and are never flagged.
+factories and `x.new_zeros(...)` follow their argument's device and are never flagged. It is silent
+in a script that never asks for an accelerator (no `.cuda()`, no move to a device, no device string,
+no availability check): there the module only ever runs on the CPU. Library files (no `__main__`
+guard, no top-level training) are still checked: their modules are moved by the scripts that use them.
 
 The fix passes `device=x.device`, `x` being the first tensor parameter of `forward` (of the helper
 method, for a factory in a helper called from forward); legacy constructors such as
@@ -57,6 +67,8 @@ class Tagger(nn.Module):
         facts: ModuleFacts = ctx.model.facts(ModuleFacts)
         if facts.default_device_set:
             return
+        if ctx.model.is_script and not _uses_accelerator(ctx):
+            return  # a script that runs on the CPU only (pytorch/examples time_sequence_prediction): nothing meets
         seen = set()
         for cls in facts.classes:
             for call, site in cls.flow.factories.items():
@@ -77,11 +89,53 @@ class Tagger(nn.Module):
                     if site.legacy:
                         end = ctx.span(call)[1]
                         edit = ctx.insert_text(end, f".to({x}.device)")
-                        fix = ctx.fix(edit, message=f"Append `.to({x}.device)`")
+                        fix = ctx.fix(edit, safe=True, message=f"Append `.to({x}.device)`")
                     else:
                         edit = self._add_device(ctx, call, f"device={x}.device")
                         fix = ctx.fix(edit, safe=not site.random, message=f"Pass `device={x}.device`")
                 yield ctx.finding(call, msg, fix)
+        yield from self._engine(ctx, seen)
+
+    def _engine(self, ctx: Context, seen: set):
+        """The flow engine's mismatches whose CPU operand a `torch.*` factory of a module's method
+        made: shapes the forward-input analysis does not follow (helpers called from `forward`
+        through values, index operations, values kept on `self`)."""
+        from gpulint import flowkb
+
+        m = ctx.model
+        for mm in m.mismatches():
+            if mm.op == "module-host":
+                continue
+            call = mm.host_value.origin
+            if not isinstance(call, cst.Call) or call in seen:
+                continue
+            q = m.qualname(call.func)
+            if not q or not q.startswith("torch."):
+                continue
+            info = flowkb.function(q)
+            if info is None or not (info.creates or q.rsplit(".", 1)[-1] in ("tensor", "as_tensor")):
+                continue
+            cls = m.class_of(call)
+            if cls is None or m.class_of(mm.node) is not cls:
+                continue
+            name = cls.name.value
+            if not (m.class_is(name, MODULE_BASES) or m.flow._unresolved_bases(name)
+                    or m.flow._class_kind(name) in ("module", "metric")):
+                continue
+            parent = m.parents.get(call)
+            if isinstance(parent, cst.Assign) and any(
+                isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                and t.target.value.value == "self" for t in parent.targets
+            ):
+                continue  # a plain tensor attribute of the module: GL106
+            seen.add(call)
+            acc = representative(m, mm.acc)
+            shown = ctx.code(acc) if isinstance(acc, (cst.Name, cst.Attribute)) else "x"
+            made = factory_device_fix(ctx, mm, call, acc, allow_random=True)
+            fix = None
+            if made is not None:
+                fix = ctx.fix(made[0], safe=not made[1], message=f"Pass `device={acc.value}.device`")
+            yield ctx.finding(call, self.message.format(name=ctx.code(call.func), x=shown), fix)
 
     @staticmethod
     def _add_device(ctx: Context, call, text: str):
@@ -92,3 +146,25 @@ class Tagger(nn.Module):
             return ctx.insert_text(end, f", {text}")
         end = ctx.span(call)[1]
         return ctx.insert_text(end - 1, text)
+
+
+def _uses_accelerator(ctx: Context) -> bool:
+    """Does anything in the file put a value on an accelerator or ask for one (`.cuda()`, a move
+    to a device that is not the CPU, a device expression, an availability check, a "cuda"
+    string)? A script with none of these runs its modules on the CPU only."""
+    m = ctx.model
+    if m.checks_availability:
+        return True
+    if re.search(r"\bcuda\b|\bmps\b|\bxpu\b", ctx.source) and any(
+        isinstance(n, cst.SimpleString) and re.search(r"\b(?:cuda|mps|xpu)\b", n.value) for n in m.nodes
+    ):
+        return True  # a device string
+    for call in m.calls:
+        mv = m.move_of_call(call)
+        if mv is None or mv.to_cpu:
+            continue
+        if mv.method == "cuda" or mv.device is None or m.is_device_expr(mv.device):
+            return True
+        if not (isinstance(mv.device, cst.SimpleString) and "cpu" in mv.device.value):
+            return True  # a move to something that may be an accelerator
+    return False

@@ -87,6 +87,36 @@ class Decoder(nn.Module):
                     continue
                 seen.add(first.node)
                 yield ctx.finding(first.node, self.message.format(attr=attr), self._fix(ctx, cls, attr, assigns))
+        yield from self._engine(ctx, facts, seen)
+
+    def _engine(self, ctx: Context, facts: ModuleFacts, seen: set):
+        """The flow engine's mismatches whose CPU operand is `self.<attr>`, a plain tensor the
+        module's `__init__` assigned (and no method moves): the shapes the forward dataflow does
+        not follow (an index with device indices in a helper method, keyword-only factories)."""
+        m = ctx.model
+        by_name = {c.name: c for c in facts.classes}
+        for mm in m.mismatches():
+            host = mm.host
+            if mm.op == "module-host" or not isinstance(host, cst.Attribute):
+                continue
+            if not (isinstance(host.value, cst.Name) and host.value.value == "self"):
+                continue
+            owner = m.class_of(mm.node)
+            cls = by_name.get(owner.name.value) if owner is not None else None
+            if cls is None or any(name in cls.methods for name in ("_apply", "to", "cuda")):
+                continue
+            attr = host.attr.value
+            if attr in cls.buffers or attr in cls.parameters or attr in cls.submodules:
+                continue
+            assigns = cls.init_assigns.get(attr, [])
+            tensors = [a for a in assigns if a.kind == "tensor"]
+            if not tensors or any(self._placed(ctx, a.value) for a in tensors):
+                continue
+            first = tensors[0]
+            if first.node in seen:
+                continue
+            seen.add(first.node)
+            yield ctx.finding(first.node, self.message.format(attr=attr), self._fix(ctx, cls, attr, assigns))
 
     # -------------------------------------------------------------------------------------------
     @staticmethod

@@ -118,8 +118,9 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
             if weight is None:
                 continue
             owner = m.class_of(ctor)
-            if owner is not None and m.class_is(owner.name.value, MODULE_BASES):
-                continue
+            if owner is not None and m.class_is(owner.name.value, MODULE_BASES) and not isinstance(
+                    mm.host, cst.Subscript):
+                continue  # a submodule moves with its module (one kept in a plain list does not)
             reported.add(ctor)
             d = mm.acc_value.dev
             device = ctx.code(d.expr) if d is not None and d.expr is not None else "device"

@@ -16,7 +16,7 @@ class NumpyOnDeviceTensor(Rule):
     fix_safety = "safe"
     default = True
     kind = "crash"
-    prefilter = r"\.numpy\("
+    prefilter = r"\.numpy\(|numpy"
     explanation = '''
 NumPy arrays live in host memory, so `Tensor.numpy()` only accepts CPU tensors. On a tensor that
 is on the GPU (the output of a model moved with `model.to(device)`, a batch moved with
@@ -69,6 +69,33 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
             fixed = f"{head}{insert}numpy()"
             fix = ctx.fix(ctx.insert_text(start, insert), message=f"Copy to the host: `.{insert}numpy()`")
             yield ctx.finding(call, self.message.format(expr=_short(head.rstrip(". \n")), fixed=_short(fixed)), fix)
+        yield from self._numpy_functions(ctx)
+
+    def _numpy_functions(self, ctx: Context):
+        """`np.sum(t)`, `np.array(outputs)`: NumPy converts its tensor arguments (a tensor, or a
+        list of them) the way `.numpy()` does, and fails the same way on device tensors. Only where
+        the flow engine knows the tensors are on an accelerator."""
+        m = ctx.model
+        for call in m.calls:
+            q = m.qualname(call.func)
+            if not q or not (q.startswith("numpy.") or q == "numpy"):
+                continue
+            for a in call.args:
+                if a.keyword is not None or a.star:
+                    continue
+                v = m.value_of(a.value)
+                if v.kind == "tuple" and v.elem is not None and v.items is None:
+                    v = v.elem
+                if v.kind != "tensor" or v.dev is None or v.dev.where != "acc":
+                    continue
+                what = ctx.code(a.value)
+                yield ctx.finding(
+                    call,
+                    f"`{_short(what)}` holds tensors on the accelerator: `{_short(ctx.code(call.func))}(...)` converts "
+                    "them to NumPy, which only works on CPU tensors; copy them to the host first "
+                    "(`.detach().cpu()`)",
+                )
+                break
 
 
 def _on_accelerator(m, facts, recv) -> bool:
@@ -77,8 +104,8 @@ def _on_accelerator(m, facts, recv) -> bool:
     v = m.value_of(recv)
     if v.kind == "hostval" or (v.dev is not None and v.dev.where in ("host", "either")):
         return False  # the engine knows it is (or may be) on the host: silent
-    if v.kind == "tensor" and v.dev is not None and v.dev.where == "acc" and v.placed is not None:
-        return True  # moved to the accelerator by a call the engine saw
+    if v.kind == "tensor" and v.dev is not None and v.dev.where == "acc":
+        return True  # moved to (or computed on) the accelerator by calls the engine saw
     return facts.on_accelerator(recv)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
+from gpulint.model import dotted
 from gpulint.rule import Context, Kind, Rule
 
 _STATE_HOLDERS = (Kind.MODULE, Kind.OPTIMIZER, Kind.SCHEDULER, Kind.SCALER)
@@ -16,7 +17,8 @@ class LoadWithoutMapLocation(Rule):
     name = "load-without-map-location"
     summary = "`torch.load` without `map_location` in a script that uses a GPU: fails on CPU-only machines."
     message = "`torch.load` without `map_location` restores tensors on the device they were saved from; pass `map_location={device}`"
-    fix_safety = "safe"
+    fix_safety = "mixed"  # safe or unsafe per fix (see the explanation)
+    fix_partial = True
     default = True
     kind = "crash"
     prefilter = r"torch|load"
@@ -58,6 +60,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             return  # a library's loader is called by scripts that choose where tensors go
         facts = m.facts(DeviceFacts)
         saves = list(m.iter_calls("torch.save", "torch.serialization.save"))
+        if saves and all(_saves_host_values(m, s) for s in saves):
+            return  # the file's own checkpoints hold host tensors: loading them needs no map_location
         hooks = _saved_tensor_hook_functions(m) if saves else set()
         for call in loads:
             scope = m.scope_of(call)
@@ -233,6 +237,52 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             if facts.visible_at(d, at):
                 return ctx.code(d)
         return None
+
+
+def _saves_host_values(m, save: cst.Call) -> bool:
+    """`torch.save(x.cpu(), ...)`, `torch.save(model.state_dict(), ...)` of a model on the host
+    (moved there by `model.cpu()` / `model.eval().cpu()` before the save, as pytorch/examples
+    fast_neural_style does before saving): what the file writes holds host tensors only."""
+    args = [a for a in save.args if a.keyword is None or a.keyword.value == "obj"]
+    if not args or args[0].star:
+        return False
+    obj = args[0].value
+    d = m.device_of(obj)
+    if d is not None and d.where == "host":
+        return True
+    if isinstance(obj, cst.Call) and isinstance(obj.func, cst.Attribute) and obj.func.attr.value == "state_dict" and not obj.args:
+        owner = obj.func.value
+        if _moved_to_host_before(m, owner, save):
+            return True  # (the engine does not see the in-place move of `model.eval().cpu()`)
+        d = m.device_of(owner)
+        return d is not None and d.where == "host"
+    return False
+
+
+def _moved_to_host_before(m, owner: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The last statement-level move of `owner` in the scope of `at`, before it, is `.cpu()`
+    (through `.eval()`/`.train()`/`.float()` chains: `model.eval().cpu()`)."""
+    key = dotted(owner)
+    if key is None:
+        return False
+    scope = m.scope_of(at)
+    last = None
+    for call in m.calls:
+        if m.scope_of(call) is not scope or not m.precedes(call, at):
+            continue
+        f = call.func
+        if not isinstance(f, cst.Attribute) or f.attr.value not in ("cpu", "to", "cuda"):
+            continue
+        base = f.value
+        while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value in ("eval", "train", "float", "double"):
+            base = base.func.value
+        if dotted(base) != key:
+            continue
+        last = call
+    if last is None:
+        return False
+    mv = m.move_of_call(last)
+    return last.func.attr.value == "cpu" or (mv is not None and mv.to_cpu)
 
 
 def _saved_tensor_hook_functions(m) -> set[str]:

@@ -95,6 +95,8 @@ for x, y in loader:
             if mm.op != "module-host":
                 continue
             ctor = mm.host_value.origin
+            if isinstance(ctor, cst.Call) and _built_from_parts(m, ctor):
+                continue
             q = m.qualname(ctor.func) if isinstance(ctor, cst.Call) else None
             if q and ("loss" in flowkb.class_tags(q) or q.endswith("Loss")):
                 continue  # GL108's
@@ -121,6 +123,8 @@ for x, y in loader:
         if m.moves_of(callee) or m.moves_in_chain(b.value):
             return None
         ctor = b.value
+        if _built_from_parts(m, ctor):
+            return None
         q = m.qualname(ctor.func)
         if m.is_stateless_module(callee):
             return None
@@ -158,3 +162,16 @@ for x, y in loader:
                 if ctx.span(b.node)[0] < ctx.span(stmt)[0] or b.how == "param":
                     return True
         return False
+
+
+_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
+
+def _built_from_parts(m, ctor: cst.Call) -> bool:
+    """`nn.Sequential(*layers)` / `nn.ModuleList(parts)`: a container of modules made elsewhere,
+    which may have been moved one by one (`local_layers = [l.to(0) for l in layers]` in torch's
+    dist_autograd tests): where it lives is not known from the container's constructor."""
+    q = m.qualname(ctor.func) or ""
+    if q not in _CONTAINERS:
+        return False
+    return any(a.star or not isinstance(a.value, cst.Call) for a in ctor.args)

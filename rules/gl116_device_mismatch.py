@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.flowkb import LEGACY_TENSOR_TYPES
+from gpulint.analysis.mismatch import factory_device_fix, representative
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
 _FRAMEWORKS = {"lightning", "accelerate", "hf-trainer", "deepspeed"}
-_RANDOM = frozenset("rand randn randint randperm normal bernoulli multinomial rand_like randn_like randint_like".split())
 
 
 class DeviceMismatch(Rule):
@@ -68,14 +69,22 @@ noise_scale = betas[t]
             origin = mm.host_value.origin
             if self._gl105_owns(m, mm, origin) or self._gl101_owns(m, origin):
                 continue
+            if self._discarded_move(m, mm.host):
+                continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
-            where = self._where(ctx, origin)
+            placed = mm.host_value.placed
+            if isinstance(placed, cst.Call) and placed is not origin:
+                where = f"moved there by `{ctx.code(placed.func)}(...)` on line {ctx.line_of(placed)}"
+            else:
+                where = self._where(ctx, origin)
             fix = self._fix(ctx, mm, origin, acc_node)
             if mm.op == "module-call":
                 what = "move the input to the model's device (`.to(device)`)"
             elif mm.op == "index":
                 what = f"move the table to its device: `{host}.to({acc}.device)` (or make it with `device=`)"
+            elif fix is not None and isinstance(origin, cst.Call) and m.qualname(origin.func) in LEGACY_TENSOR_TYPES:
+                what = f"copy it there: `.to({acc}.device)`"
             elif fix is not None:
                 what = f"make it on the same device: `device={acc}.device`"
             else:
@@ -84,16 +93,18 @@ noise_scale = betas[t]
 
     @staticmethod
     def _representative(m, acc):
-        """A name for the accelerator operand: itself when it is a name, else the first tensor name
-        on the accelerator inside it (`pred` in `(pred - target) ** 2`)."""
-        if isinstance(acc, (cst.Name, cst.Attribute)):
-            return acc
-        for n in m.walk(acc):
-            if isinstance(n, (cst.Name, cst.Attribute)):
-                d = m.device_of(n)
-                if d is not None and d.is_acc and m.value_of(n).kind == "tensor":
-                    return n
-        return acc
+        return representative(m, acc)
+
+    @staticmethod
+    def _discarded_move(m, host) -> bool:
+        if not isinstance(host, cst.Name):
+            return False
+        scope = m.scope_of(host)
+        for call, recv, _meth in m.method_calls("to", "cuda"):
+            if (isinstance(recv, cst.Name) and recv.value == host.value and m.scope_of(call) is scope
+                    and isinstance(m.parents.get(call), cst.Expr) and m.precedes(call, host)):
+                return True
+        return False
 
     @staticmethod
     def _gl101_owns(m, origin) -> bool:
@@ -128,28 +139,9 @@ noise_scale = betas[t]
 
     @staticmethod
     def _fix(ctx: Context, mm, origin, acc):
-        m = ctx.model
-        if not isinstance(origin, cst.Call) or mm.op == "index":
+        if mm.op == "index":
             return None
-        q = m.qualname(origin.func)
-        if not q or not q.startswith("torch.") or q.rsplit(".", 1)[-1] in _RANDOM:
+        made = factory_device_fix(ctx, mm, origin, acc)
+        if made is None:
             return None
-        if any(a.keyword is not None and a.keyword.value == "device" for a in origin.args):
-            return None
-        if any(a.star for a in origin.args):
-            return None
-        if m.scope_of(origin) is not m.scope_of(mm.node) or not m.precedes(origin, mm.node):
-            return None
-        if not isinstance(acc, cst.Name):
-            return None
-        # the device operand must be bound before the factory runs
-        bound = [b for b in m.bindings_of(acc) if b.how in ("assign", "param", "unpack", "for")]
-        if not bound or any(not m.precedes(b.node, origin) for b in bound):
-            return None
-        if m.enclosing(origin, cst.For, cst.While) is not m.enclosing(acc, cst.For, cst.While):
-            return None
-        if not origin.args:
-            return None
-        end = ctx.span(origin.args[-1].value)[1]
-        return ctx.fix(ctx.insert_text(end, f", device={acc.value}.device"),
-                       message=f"Make it on `{acc.value}.device`")
+        return ctx.fix(made[0], message=f"Make it on `{acc.value}.device`")

@@ -95,6 +95,45 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
                 fix,
             )
 
+        yield from self._engine(ctx)
+
+    def _engine(self, ctx: Context):
+        """The flow engine: the optimizer was built (in one function) over the parameters of a
+        module on the CPU, and a training function steps it while calling that module on an
+        accelerator (moved in between, elsewhere in the file)."""
+        m = ctx.model
+        done = set()
+        for call in m.calls:
+            f = call.func
+            if not isinstance(f, cst.Attribute) or f.attr.value != "step" or call.args:
+                continue
+            ov = m.value_of(f.value)
+            ctor = ov.origin
+            if ov.kind != "optimizer" or ov.dev is None or not ov.dev.is_host or ov.source is None:
+                continue
+            if not isinstance(ctor, cst.Call) or m.qualname(ctor.func) not in _STATEFUL_AT_INIT or ctor in done:
+                continue
+            if m.scope_of(ctor) is m.scope_of(call):
+                continue  # the same function: the statement-order check above
+            fn = m.scope_of(call)
+            used = None
+            for c in m.calls_in(fn) if fn is not None else ():
+                mv = m.value_of(c.func)
+                if mv.kind == "module" and mv.origin is ov.source and mv.dev is not None and mv.dev.where == "acc":
+                    used = (c, mv)
+                    break
+            if used is None:
+                continue
+            done.add(ctor)
+            c, mv = used
+            device = ctx.code(mv.dev.expr) if mv.dev.expr is not None else "the accelerator"
+            placed = mv.placed if isinstance(mv.placed, cst.Call) else c
+            yield ctx.finding(
+                ctor,
+                self.message.format(opt=ctx.code(ctor.func), model=ctx.code(ov.placed) if ov.placed is not None
+                                    else "the model", device=device, line=ctx.line_of(placed)),
+            )
+
     @staticmethod
     def _device_text(ctx, mv: cst.Call) -> str:
         meth = mv.func.attr.value

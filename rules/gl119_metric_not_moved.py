@@ -54,8 +54,8 @@ accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10).to(device)
             f = call.func
             if isinstance(f, cst.Attribute) and f.attr.value in _UPDATES:
                 recv = f.value
-            elif isinstance(f, (cst.Name, cst.Attribute)):
-                recv = f
+            elif isinstance(f, (cst.Name, cst.Attribute, cst.Call)):
+                recv = f  # `metric(preds, y)`, and `F1Score(...)(preds, y)` built and called at once
             else:
                 continue
             v = m.value_of(recv)
@@ -65,17 +65,18 @@ accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10).to(device)
             if not isinstance(ctor, cst.Call) or ctor in reported:
                 continue
             acc = None
+            dtext = None
             for a in call.args:
                 d = m.device_of(a.value)
                 if d is not None and d.where == "acc" and m.value_of(a.value).kind == "tensor":
-                    acc = (a.value, d)
-                    break
+                    text = self._device_text(ctx, d, ctor)
+                    if acc is None or (dtext is None and text):
+                        acc, dtext = (a.value, d), text  # prefer an operand whose device can be named
             if acc is None:
                 continue
             reported.add(ctor)
             arg, dev = acc
             fix = None
-            dtext = self._device_text(ctx, dev, ctor)
             suffix = f".to({dtext})" if dtext else ".to(device)"
             if dtext:
                 fix = ctx.fix(ctx.insert_text(ctx.span(ctor)[1], suffix), message=f"Move the metric: `{suffix}`")

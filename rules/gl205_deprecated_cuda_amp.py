@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from gpulint.analysis.amp import DeprecatedAmp, DeprecatedImport, DeprecatedUse
-from gpulint.rule import Context, Rule
+from gpulint.rule import Context, Rule, split_lines
 
 # positional parameters of the deprecated autocast classes; torch.amp.autocast takes
 # (device_type, dtype, enabled, cache_enabled), so old positionals become keywords
@@ -69,6 +69,8 @@ with autocast("cuda", dtype=torch.float16):
         for use in facts.direct:
             if _version_guarded(ctx, use.node) or _compat_handler(ctx, use.node):
                 continue  # `torch.amp.X(...) if torch >= 2.4 else torch.cuda.amp.X()`: the fallback is the point
+            if use.call is None and _recognised_only(ctx, use.node):
+                continue  # `func is torch.cuda.amp.autocast`, `func in [..., torch.cuda.amp.autocast]`: not a use
             fix = None
             reason = _too_old(use.kind, version)
             if use.call is not None and reason is None:
@@ -92,6 +94,16 @@ with autocast("cuda", dtype=torch.float16):
                 if _version_guarded(ctx, use.node) or _compat_handler(ctx, use.node):
                     continue
                 yield ctx.finding(use.call or use.node, _use_message(use, None), fix)
+
+
+def _recognised_only(ctx: Context, node) -> bool:
+    """A reference that is compared or listed, not called or bound: code that recognises the old
+    API when its users pass it (torch/_dynamo's tables of autocast functions), not a use of it."""
+    m = ctx.model
+    parent = m.parent(node)
+    if isinstance(parent, cst.Element):
+        return isinstance(m.parent(parent), (cst.List, cst.Tuple, cst.Set))
+    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
 
 
 # The oldest torch with the API the fix writes: `torch.amp.GradScaler("cuda")` is 2.3;
@@ -211,7 +223,7 @@ def _call_edits(ctx: Context, use: DeprecatedUse):
         start = ctx.span(call.args[0])[0]
         between = ctx.source[lpar + 1:start]
         if "\n" in between or "\r" in between:
-            indent = between.splitlines()[-1] if not between.endswith(("\n", "\r")) else ""
+            indent = split_lines(between)[-1] if not between.endswith(("\n", "\r")) else ""
             inserts[start] = device + "," + ctx.newline + indent
         else:
             inserts[start] = device + ", "

@@ -106,6 +106,21 @@ for x, y in loader:
                         continue
                     reported.add(at)
                     yield ctx.finding(at, self.message.format(m=ctx.code(owner)))
+        # across functions: a function that trains calls a module the flow engine knows was
+        # converted to float16 by its caller (`model.half()` in main(), `train(model, ...)`)
+        for call in m.calls:
+            if m.scope_of(call) not in scopes:
+                continue
+            v = m.value_of(call.func)
+            at = v.half_at
+            if v.kind != "module" or not v.half or at is None or at in reported:
+                continue
+            if not isinstance(at, cst.Call) or m.scope_of(at) is m.scope_of(call):
+                continue
+            if not isinstance(at.func, cst.Attribute) or at.func.attr.value not in ("half", "to"):
+                continue
+            reported.add(at)
+            yield ctx.finding(at, self.message.format(m=ctx.code(at.func.value)))
 
 
 def _parameter_owner_nodes(e: cst.BaseExpression) -> list[cst.BaseExpression]:

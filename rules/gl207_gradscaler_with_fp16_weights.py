@@ -59,7 +59,7 @@ automatic fix: the conversion, the inputs' dtype and the loop all change.
 The rule follows the optimizer that the scaler steps to the model whose `.parameters()` built it,
 through assignments, function returns and call arguments of the file. It stays silent when part of
 the model is converted back to float32, when the scaler is built with `enabled=` something other
-than `True`, for `ShardedGradScaler` (which accepts float16 gradients), and when the optimizer
+than `True` or `torch.cuda.is_available()`, for `ShardedGradScaler` (which accepts float16 gradients), and when the optimizer
 receives a filtered parameter list (adapters trained in float32 over a frozen float16 model).
 
 Bad:
@@ -111,12 +111,17 @@ for x, y in loader:
                 continue
             opt_arg = next(a.value for a in sc.call.args if a.keyword is None and not a.star)
             found = half.half_model_of_optimizer(opt_arg, sc.call)
-            if found is None:
-                continue
+            if found is not None:
+                name, at = found.name, found.conversion
+            else:
+                # the flow engine: an optimizer over the parameters of a module converted to
+                # float16, passed through the file's functions (`model.half()` in main())
+                v = m.value_of(opt_arg)
+                if v.kind != "optimizer" or not v.half or not isinstance(v.half_at, cst.Call) or v.placed is None:
+                    continue
+                name, at = ctx.code(v.placed), v.half_at
             seen.add(key)
-            message = self.message.format(
-                s=sc.scaler, meth=sc.method, o=sc.optimizer, m=found.name, line=ctx.line_of(found.conversion)
-            )
+            message = self.message.format(s=sc.scaler, meth=sc.method, o=sc.optimizer, m=name, line=ctx.line_of(at))
             yield ctx.finding(sc.call, message)
 
 
@@ -188,8 +193,12 @@ class _Half:
                 if a.star:
                     return False
                 if a.keyword is not None and a.keyword.value == "enabled":
-                    if not (isinstance(a.value, cst.Name) and a.value.value == "True"):
-                        return False
+                    v = a.value
+                    if isinstance(v, cst.Name) and v.value == "True":
+                        continue
+                    if isinstance(v, cst.Call) and self.m.qualname(v.func) == "torch.cuda.is_available":
+                        continue  # enabled exactly where it raises: on a GPU
+                    return False
         return True
 
     # the optimizer and its model ---------------------------------------------------------------

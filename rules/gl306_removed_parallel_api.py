@@ -106,7 +106,7 @@ model = DistributedDataParallel(model)
                 if node.attr.value not in _RENAMED_LAST:
                     continue  # cheap test first: most attributes are not renamed APIs
                 q = m.qualname(node)
-                if q in RENAMED and not _in_import(m, node):
+                if q in RENAMED and not _in_import(m, node) and not _recognised_only(m, node):
                     new = RENAMED[q][0]
                     edits = [ctx.replace(node.attr, new)]
                     groups.setdefault(q, []).append((node, edits))
@@ -248,3 +248,13 @@ def _dedupe(edits):
         seen.add((e.start, e.end))
         out.append(e)
     return out
+
+
+def _recognised_only(m, node) -> bool:
+    """A reference that is compared or listed, not called or bound: code that recognises the old
+    API when its users pass it (torch/_dynamo's and torch/_export's tables of collectives, where
+    renaming the entry would stop matching calls of the old name), not a use of it."""
+    parent = m.parent(node)
+    if isinstance(parent, cst.Element):
+        return isinstance(m.parent(parent), (cst.List, cst.Tuple, cst.Set))
+    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))

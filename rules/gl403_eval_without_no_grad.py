@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.paths import is_test_path
 from gpulint.analysis.training import TrainingFacts, dotted, walk
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule, split_lines
@@ -44,8 +45,8 @@ class EvalWithoutNoGrad(Rule):
     name = "eval-without-no-grad"
     summary = "An evaluation loop calls the model with autograd still recording."
     message = (
-        "evaluation loop calls `{model}` with gradients enabled: autograd records a graph for every "
-        "batch (memory and time for nothing); run it under `with torch.no_grad():`"
+        "evaluation loop calls `{model}` with gradients enabled: autograd records a graph at every "
+        "call (memory and time for nothing); run it under `with torch.no_grad():`"
     )
     fix_safety = "safe"
     default = True
@@ -63,7 +64,10 @@ An evaluation loop is a loop that runs after `model.eval()`, or in a function na
 gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 `torch.autograd.grad`, `requires_grad_` or `.grad` in the loop or its function), on loops already
 under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
-site of the function), and on Lightning / HF Trainer scripts, whose frameworks do this.
+site of the function, `stack.enter_context(torch.no_grad())`, or a project's own decorator named
+like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on Lightning / HF
+Trainer scripts, whose frameworks do this, and in test files (`test_*.py`, files under `tests/`),
+where a few tiny batches make the graph cost nothing worth reading about.
 
 The fix wraps the loop in `with torch.no_grad():`.
 
@@ -86,6 +90,8 @@ with torch.no_grad():
 '''
 
     def check(self, ctx: Context):
+        if is_test_path(ctx.path):
+            return  # a test suite's evaluation runs a few tiny batches: the graph costs nothing worth reading about
         facts: TrainingFacts = ctx.model.facts(TrainingFacts)
         if facts.frameworks_drive_loop():
             return

@@ -24,7 +24,8 @@ class CreateThenMove(Rule):
     name = "create-then-move"
     summary = "A tensor is created on the CPU and then copied to the device; create it there."
     message = "`torch.{factory}(...)` builds the tensor on the CPU and `.{meth}(...)` copies it; pass `device={device}` to the factory instead"
-    fix_safety = "safe"
+    fix_safety = "mixed"  # safe or unsafe per fix (see the explanation)
+    fix_partial = True
     default = True
     kind = "slow"
     prefilter = r"torch|\.(?:to|cuda)\("
@@ -37,6 +38,16 @@ The rule is silent on `torch.tensor(data)`, `torch.as_tensor(data)` and `torch.f
 their data lives on the host, and with `device=` PyTorch still reads it there and copies it, so
 nothing is saved. It is also silent in test files (`test_*.py`, `*_test.py`, files under
 `tests/`).
+
+It reports only code that runs every step, where the copy is paid again and again: the body of an
+innermost loop (a loop that neither contains another loop nor calls a function of the file that
+has one), a `forward` method, and functions of the file called from those places. A tensor built
+once (before the training loop, in an epoch loop around the batch loop, in a demo under
+`if __name__ == "__main__":`, or lazily initialised under `if state is None:` /
+`if len(state) == 0:`) costs one copy: the rule stays silent on it. A random factory given a
+`generator=` draws from that (CPU) generator on purpose, for reproducible numbers (torch's
+gradcheck): `device=` would not accept it, and the rule stays silent. The sites of one function are
+reported once, at the first (the message lists the other lines), and fixed together.
 
 The fix moves the device into the factory call (`torch.zeros(n, device=device)`). It is safe for
 deterministic factories; for random ones (`rand`, `randn`, `randint`, `randperm`, ...) the values
@@ -62,6 +73,9 @@ noise = torch.randn(batch, dim, device="cuda")
         m = ctx.model
         if is_test_path(ctx.path):
             return  # a test suite's tensors are tiny and built once: the copy costs nothing worth reading about
+        hot = _HotCode(m)
+        # (function, fix safety) -> sites; one finding per group, at its first site
+        groups: dict[tuple[cst.CSTNode | None, bool], list[tuple]] = {}
         for call, recv, meth in m.method_calls("to", "cuda"):
             if not isinstance(recv, cst.Call):
                 continue
@@ -73,22 +87,36 @@ noise = torch.randn(batch, dim, device="cuda")
                 continue
             if factory not in DETERMINISTIC and factory not in RANDOM:
                 continue
-            if any(a.keyword is not None and a.keyword.value == "device" for a in recv.args):
-                continue
+            if any(a.keyword is not None and a.keyword.value in ("device", "generator") for a in recv.args):
+                continue  # `generator=`: a CPU generator on purpose (reproducible draws); device= would not accept it
             if any(a.star for a in recv.args) or not recv.args:
                 continue
             device = self._device(ctx, call, meth)
             if device is None:
                 continue
+            if not hot.is_hot(call):
+                continue  # built once (setup, a demo, a lazily initialised state): one copy costs nothing
             dev_text, fixable = device
+            fn = m.enclosing(call, cst.FunctionDef)
+            groups.setdefault((fn, factory in DETERMINISTIC), []).append((call, recv, factory, meth, dev_text, fixable))
+        for (_, safe), sites in groups.items():
+            sites.sort(key=lambda s: m.order[s[0]])
+            call, recv, factory, meth, dev_text, _ = sites[0]
+            edits = [
+                ctx.replace(c, self._with_device(ctx, r, d)) for c, r, _, _, d, fixable in sites if fixable
+            ]
             fix = None
-            if fixable:
+            if edits:
                 fix = ctx.fix(
-                    ctx.replace(call, self._with_device(ctx, recv, dev_text)),
-                    safe=factory in DETERMINISTIC,
-                    message=f"Create the tensor with `device={dev_text}`",
+                    *edits,
+                    safe=safe,
+                    message=f"Create the tensor{'s' if len(edits) > 1 else ''} with `device=`",
                 )
-            yield ctx.finding(call, self.message.format(factory=factory, meth=meth, device=dev_text), fix)
+            msg = self.message.format(factory=factory, meth=meth, device=dev_text)
+            others = sorted({ctx.line_of(c) for c, *_ in sites[1:]} - {ctx.line_of(call)})
+            if others:
+                msg += f"; also on line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))}"
+            yield ctx.finding(call, msg, fix)
 
     @staticmethod
     def _device(ctx: Context, call: cst.Call, meth: str) -> tuple[str, bool] | None:
@@ -130,3 +158,86 @@ noise = torch.randn(batch, dim, device="cuda")
         _, value_end = ctx.span(last)
         at = value_end - start
         return text[:at] + f", device={device}" + text[at:]
+
+
+_LOOPS = (cst.For, cst.While)
+
+
+class _HotCode:
+    """Code that runs every step: the body of an innermost loop (one that neither contains a loop
+    nor calls a function of the file that has one), a `forward` method, or a function of the file
+    called from such places. A lazily initialised value (`if state is None:`, `if len(state) == 0:`,
+    `if not cache:`, `if key not in d:`) is built once even inside such code."""
+
+    def __init__(self, m):
+        self.m = m
+        self._fn_has_loop: dict[cst.CSTNode, bool] = {}
+        self._fn_hot: dict[cst.CSTNode, bool] = {}
+
+    def is_hot(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        m = self.m
+        for anc in m.ancestors(node):
+            if isinstance(anc, cst.If) and _lazy_init_test(anc.test) and m.contains(anc.body, node):
+                return False
+            if isinstance(anc, _LOOPS):
+                return self._innermost(anc)
+            if isinstance(anc, cst.Lambda):
+                return False
+            if isinstance(anc, cst.FunctionDef):
+                if anc.name.value == "forward" and m.class_of(anc) is not None:
+                    return True
+                return self._called_hot(anc, depth)
+        return False
+
+    def _innermost(self, loop: cst.CSTNode) -> bool:
+        m = self.m
+        for n in m.walk(loop, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if n is loop:
+                continue
+            if isinstance(n, _LOOPS):
+                return False
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+                for fn in m.functions.get(n.func.value, []):
+                    if self._has_loop(fn):
+                        return False
+        return True
+
+    def _has_loop(self, fn: cst.FunctionDef) -> bool:
+        if fn not in self._fn_has_loop:
+            self._fn_has_loop[fn] = any(
+                isinstance(n, _LOOPS) for n in self.m.walk(fn.body, skip=(cst.FunctionDef, cst.ClassDef))
+            )
+        return self._fn_has_loop[fn]
+
+    def _called_hot(self, fn: cst.FunctionDef, depth: int) -> bool:
+        if depth >= 2:
+            return False
+        if fn not in self._fn_hot:
+            self._fn_hot[fn] = False  # recursion guard
+            self._fn_hot[fn] = any(self.is_hot(c, depth + 1) for c in self.m.call_sites(fn))
+        return self._fn_hot[fn]
+
+
+def _lazy_init_test(test: cst.BaseExpression) -> bool:
+    """`x is None`, `not x`, `len(x) == 0`, `k not in d` (and `and`/`or` of such tests)."""
+    if isinstance(test, cst.BooleanOperation):
+        return _lazy_init_test(test.left) or _lazy_init_test(test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return True
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0].operator
+        right = test.comparisons[0].comparator
+        if isinstance(op, cst.Is) and isinstance(right, cst.Name) and right.value == "None":
+            return True
+        if isinstance(op, cst.NotIn):
+            return True
+        if (
+            isinstance(op, cst.Equal)
+            and isinstance(right, cst.Integer)
+            and right.value == "0"
+            and isinstance(test.left, cst.Call)
+            and isinstance(test.left.func, cst.Name)
+            and test.left.func.value == "len"
+        ):
+            return True
+    return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from gpulint.analysis.training import TrainingFacts
 from gpulint.rule import Context, Rule
 
@@ -25,8 +27,10 @@ memory available to PyTorch itself, and it does not fix a leak. Called on every 
 forces the next step to allocate everything again through `cudaMalloc`, which is slow and
 synchronising.
 
-The rule reports unconditional calls in the innermost training loop; an occasional call (once per
-epoch, or under a condition) is left alone. No automatic fix: removing it is the fix.
+The rule reports unconditional calls in the innermost training loop, also inside a function of
+the file that the loop calls on every step (a trainer's `training_step`); a
+`torch.cuda.is_available()` guard does not count as a condition. An occasional call (once per
+epoch, or under another condition) is left alone. No automatic fix: removing it is the fix.
 
 Bad:
 
@@ -54,9 +58,85 @@ for x, y in loader:
         m = ctx.model
         facts: TrainingFacts = m.facts(TrainingFacts)
         for call in m.iter_calls("torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"):
-            loop = facts.step_loop_of(call)
-            if loop is None or facts.is_conditional_in(call, loop.node):
-                continue
-            if facts.enclosing_loop(call) is not loop.node:
-                continue
-            yield ctx.finding(call)
+            if self._every_step(m, facts, call, 0):
+                yield ctx.finding(call)
+
+    def _every_step(self, m, facts: TrainingFacts, node, depth: int) -> bool:
+        """`node` runs once per step: unconditionally in the innermost training loop, or
+        unconditionally in a function of the file that such a loop calls unconditionally (a
+        trainer's `training_step`). A `torch.cuda.is_available()` guard does not count as a
+        condition: on a GPU it always holds."""
+        loop = facts.step_loop_of(node)
+        if loop is not None:
+            return facts.enclosing_loop(node) is loop.node and not _conditional(m, node, loop.node)
+        if depth >= 2 or facts.enclosing_loop(node) is not None:
+            return False
+        fn = m.enclosing(node, cst.FunctionDef)
+        if fn is None or _conditional(m, node, fn):
+            return False
+        sites = [c for c in m.calls if fn in facts.file_functions(c)]
+        if not sites:
+            return False
+        if depth == 0 and _steps_once(m, facts, fn):
+            # the function is one training step (backward and optimizer step, no loop): every
+            # loop that calls it unconditionally runs it once per step
+            return all(
+                facts.enclosing_loop(c) is not None and not _conditional(m, c, facts.enclosing_loop(c))
+                for c in sites
+            )
+        return all(self._every_step(m, facts, c, depth + 1) for c in sites)
+
+
+def _steps_once(m, facts, fn) -> bool:
+    backward = step = False
+    for c in m.calls_in(fn):
+        f = c.func
+        if not isinstance(f, cst.Attribute) or facts.enclosing_loop(c) is not None:
+            continue
+        if m.enclosing(c, cst.FunctionDef) is not fn:
+            continue
+        backward = backward or f.attr.value == "backward"
+        step = step or (f.attr.value == "step" and not c.args)
+    return backward and step
+
+
+def _device_guard(m, test) -> bool:
+    """`torch.cuda.is_available()` (alone or and-ed with other such checks)."""
+    if isinstance(test, cst.Call):
+        return m.qualname(test.func) in ("torch.cuda.is_available", "torch.cuda.is_initialized")
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _device_guard(m, test.left) and _device_guard(m, test.right)
+    return False
+
+
+def _steps_here(m, body) -> bool:
+    """The block calls an optimizer's `.step()` itself: its condition is the step's own (gradient
+    accumulation: `if (i + 1) % accum == 0: optimizer.step(); ...`), so what it runs runs once
+    per optimizer step."""
+    for stmt in getattr(body, "body", ()):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            e = small.value if isinstance(small, cst.Expr) else None
+            if (isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "step"
+                    and not e.args and m.value_of(e.func.value).kind == "optimizer"):
+                return True  # not a scheduler's epoch-boundary step
+    return False
+
+
+def _conditional(m, node, stop) -> bool:
+    """Something other than a device-availability check decides whether `node` runs, between it
+    and `stop` (a loop or the function)."""
+    child = node
+    for anc in m.ancestors(node):
+        if anc is stop:
+            return False
+        if isinstance(anc, cst.If):
+            if not (child is anc.body and (_device_guard(m, anc.test) or _steps_here(m, anc.body))):
+                return True
+        elif isinstance(anc, (cst.Else, cst.IfExp, cst.BooleanOperation, cst.Try, cst.ExceptHandler, cst.Lambda)):
+            return True
+        elif isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return True
+        child = anc
+    return True

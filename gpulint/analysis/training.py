@@ -585,6 +585,12 @@ class TrainingFacts:
             if is_bool(v, True):
                 return "on"
             return "dynamic"
+        if q is None or not q.startswith("torch."):
+            # a project's own wrapper, e.g. yolov5's `@smart_inference_mode()` (inference_mode or
+            # no_grad depending on the torch version), imported from a module of the project
+            last = (dotted(target) or "").rsplit(".", 1)[-1]
+            if "inference_mode" in last or "no_grad" in last:
+                return "off"
         return None
 
     def grad_mode_at(self, node: cst.CSTNode, _depth: int = 0) -> str | None:
@@ -600,6 +606,9 @@ class TrainingFacts:
                     g = self._grad_item(item.item)
                     if g is not None:
                         return g
+                g = self._entered_before(anc, node)
+                if g is not None:
+                    return g
             if isinstance(anc, cst.FunctionDef):
                 for dec in anc.decorators:
                     g = self._grad_item(dec.decorator)
@@ -619,6 +628,24 @@ class TrainingFacts:
             if isinstance(anc, (cst.ClassDef, cst.Lambda)):
                 return None
         return self._set_grad_statement_before(self.m.module, node)
+
+    def _entered_before(self, with_node: cst.With, node: cst.CSTNode) -> str | None:
+        """`stack.enter_context(torch.no_grad())` in the body of `with ExitStack() as stack:`
+        before `node` (detectron2's inference_on_dataset): "dynamic" when entered conditionally."""
+        found = None
+        for call in self.calls_in(with_node.body, into_defs=False):
+            if not self.before(call, node):
+                break
+            f = call.func
+            if not (isinstance(f, cst.Attribute) and f.attr.value == "enter_context" and call.args):
+                continue
+            g = self._grad_item(call.args[0].value)
+            if g is None:
+                continue
+            stmt = self.m.statement_of(call)
+            direct = isinstance(with_node.body, cst.IndentedBlock) and any(st is stmt for st in with_node.body.body)
+            found = g if direct else "dynamic"
+        return found
 
     def _set_grad_statement_before(self, scope: cst.CSTNode, node: cst.CSTNode) -> str | None:
         """The mode the last `set_grad_enabled(...)` statement of `scope` (not inside nested
@@ -764,7 +791,7 @@ def loader_call_of(model: ScriptModel, expr: cst.BaseExpression | None, _depth: 
         return None
     found = None
     name = dotted(expr)
-    for b in model.bindings_of(expr):
+    for b in _bindings_in_own_loop(model, expr, model.bindings_of(expr)):
         value = b.value
         if b.how == "unpack" and isinstance(value, (cst.Tuple, cst.List)) and len(b.index) == 1 and b.index[0] < len(value.elements):
             value = value.elements[b.index[0]].value
@@ -783,6 +810,36 @@ def loader_call_of(model: ScriptModel, expr: cst.BaseExpression | None, _depth: 
             return None
         found = call
     return found
+
+
+def _bindings_in_own_loop(model: ScriptModel, expr: cst.CSTNode, bindings: list) -> list:
+    """The bindings of `expr`'s name that can reach it when it lies in a loop that re-binds the
+    name on every iteration before `expr` runs: its own `for` target (`for x, y in loader:`) or a
+    statement of the loop's body before `expr` (`x, y = batch`). Bindings outside that loop (a
+    train loop and a val loop that unpack the same names) cannot reach `expr` then. Otherwise all
+    of them."""
+    if len(bindings) < 2 or expr not in model.order:
+        return bindings
+    for loop in model.ancestors(expr):
+        if not isinstance(loop, (cst.For, cst.While)):
+            continue
+        inside = [b for b in bindings if b.node in model.order and model.contains(loop, b.node)]
+        if not inside or len(inside) == len(bindings):
+            continue
+        for b in inside:
+            if b.how == "for" and isinstance(loop, cst.For) and model.contains(loop.target, b.node):
+                if model.contains(loop.body, expr):
+                    return inside
+                continue
+            stmt = model.statement_of(b.node)
+            block = model.parent(stmt) if stmt is not None else None
+            if (
+                block is loop.body
+                and model.precedes(stmt, expr)
+                and not model.contains(stmt, expr)
+            ):
+                return inside
+    return bindings
 
 
 def _moves_itself(value: cst.BaseExpression | None, name: str | None) -> bool:

@@ -24,7 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpu-memory", type=_size, default=None, metavar="SIZE", help="memory per device, e.g. 16GiB; allocations past it raise CUDA out-of-memory")
     parser.add_argument("--force", action="store_true", help="emulate even when a real GPU is available")
     parser.add_argument("--nproc-per-node", type=int, default=None, metavar="N", help="start N ranks like torchrun, each with N emulated GPUs")
-    parser.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop cleanly after N optimizer steps (counts as success)")
+    parser.add_argument(
+        "--rank-prefix",
+        default=None,
+        metavar="TEMPLATE",
+        help="with --nproc-per-node: put TEMPLATE before each line a rank prints, e.g. '[${role_name}${local_rank}]:' (torchrun --tee's); none by default",
+    )
+    parser.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop cleanly after N training steps: every optimizer has stepped N times, or one 10 x N times (counts as success)")
     parser.add_argument("--max-time", type=float, default=None, metavar="S", help="stop cleanly after S seconds (counts as success)")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
@@ -40,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             options += ["--max-steps", str(ns.max_steps)]
         if ns.max_time is not None:
             options += ["--max-time", str(ns.max_time)]
-        return launch(ns.script, ns.args, ns.nproc_per_node, options)
+        return launch(ns.script, ns.args, ns.nproc_per_node, options, rank_prefix=ns.rank_prefix)
 
     from gpulint.emulate.runner import run_script
 

@@ -250,6 +250,9 @@ def resolve_mixed(func: Any, args: tuple, kwargs: dict, code_of: Callable[[Any],
                     )
         return sc
 
+    if name in _STACK_OPS:
+        return _stack_check(func, args, kwargs, code_of)
+
     info = op_info(func)
     if info is not None and not info.nocheck and info.has_cuda:
         common: int | None = None
@@ -272,6 +275,35 @@ def resolve_mixed(func: Any, args: tuple, kwargs: dict, code_of: Callable[[Any],
 
     # --- TensorIterator rules (also the fallback for composite and unknown operators) --------
     return _tensor_iterator_check(func, args, kwargs, code_of)
+
+
+def _stack_check(func: Any, args: tuple, kwargs: dict, code_of: Callable[[Any], int]) -> int:
+    """``stack`` has no CUDA kernel: its composite unsqueezes the tensors and calls ``cat`` (or
+    ``cat_out``), whose CUDA wrapper checks ``out`` and then every tensor, so even a 0-dim CPU
+    tensor beside a CUDA one fails there (TensorShape.cpp ``stack``/``stack_out``)."""
+    tensors = _flat_tensors(args[0] if args else kwargs.get("tensors", []))
+    out = kwargs.get("out")
+    shapes = {tuple(t.shape) for t in tensors}
+    if len(shapes) > 1:
+        # the composite checks the shapes before cat's devices: the CPU kernel raises its error
+        return code_of(tensors[0])
+    cat = torch.ops.aten.cat.out if isinstance(out, torch.Tensor) else torch.ops.aten.cat.default
+    info = op_info(cat)
+    method = _wrapper_name(cat, info) if info is not None else "wrapper_CUDA_cat"
+    common: int | None = None
+    for arg_name, values in (("out", _flat_tensors(out)), ("tensors", tensors)):
+        for t in values:
+            c = code_of(t)
+            if c < CPU:
+                continue
+            if common is None:
+                common = c
+            elif c != common:
+                raise RuntimeError(
+                    f"Expected all tensors to be on the same device, but got {arg_name} is on {_fmt(c)}, "
+                    f"different from other tensors on {_fmt(common)} (when checking argument in method {method})"
+                )
+    return common if common is not None else CPU
 
 
 def _tensor_iterator_check(func: Any, args: tuple, kwargs: dict, code_of: Callable[[Any], int]) -> int:
@@ -347,5 +379,7 @@ CPU_OUTPUTS: dict[str, frozenset[int]] = {
     "aten::_pack_padded_sequence": frozenset({1}),
     "aten::_pad_packed_sequence": frozenset({1}),
 }
+
+_STACK_OPS = frozenset({"aten::stack", "aten::_stack"})
 
 _INDEX_OPS = frozenset({"aten::index", "aten::index_put_", "aten::index_put", "aten::_index_put_impl_", "aten::_unsafe_index", "aten::_unsafe_index_put"})

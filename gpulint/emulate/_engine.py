@@ -47,7 +47,8 @@ and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Pyt
    the ``pin_memory`` argument the Python argument parser always passes comes from C++ code using
    some tensor's ``options()``: with an emulated input it belongs to that input's device; with no
    tensor input (``F.one_hot``'s ``zeros``) it is a "wild" buffer that adopts the device of the first
-   emulated tensor written into it. Pinning returns a copy remembered as pinned; CUDA work in a
+   tensor written into it: an emulated one's, or the CPU when a CPU tensor of 1+ dimensions is
+   written (a 0-dim one is a scalar to CUDA too, so it decides nothing). Pinning returns a copy remembered as pinned; CUDA work in a
    child forked while emulating raises CUDA's "Cannot re-initialize CUDA in forked subprocess".
 
 The dispatch mode is thread-local, so Python threads started while emulating (DataLoader's pin
@@ -157,11 +158,11 @@ class _WildTensor(torch.Tensor):
     """A buffer that C++ composite code created with ``tensor.options()``-style ``device=cpu``.
 
     The emulator cannot know which tensor those options came from, so the buffer (and views of it)
-    behaves as a CPU tensor until an operator writes emulated CUDA data into it or combines it with
-    an emulated CUDA tensor in place; then its storage adopts that device, and every tensor object
-    on that storage turns into a CUDA tensor the next time it is looked at (``F.one_hot`` builds
-    ``zeros(...)`` and ``scatter_``s the labels into it; ``pad_packed_sequence`` copies into
-    slices of a ``full(...)`` buffer).
+    behaves as a CPU tensor until an operator writes into it in place: emulated CUDA data (or an
+    emulated CUDA operand) makes its storage adopt that device, and every tensor object on that
+    storage turns into a CUDA tensor the next time it is looked at; CPU data of 1+ dimensions makes
+    it a plain CPU tensor for good (``F.one_hot`` builds ``zeros(...)`` and ``scatter_``s the labels
+    into it; ``pad_sequence``/``pad_packed_sequence`` copy into slices of a ``full(...)`` buffer).
     """
 
     __slots__ = ()
@@ -175,8 +176,27 @@ def _adopted(t: torch.Tensor) -> int | None:
         return None
     idx = emu._wild_adopted.get(t.untyped_storage()._cdata)
     if idx is not None:
-        t.__class__ = _variant(_Tensor, idx)
+        t.__class__ = _Tensor if idx == CPU else _variant(_Tensor, idx)
     return idx
+
+
+def _cpu_evidence(name: str, args: tuple, kwargs: dict) -> bool:
+    """Whether an in-place operator writing into a wild buffer reads a CPU tensor of 1+ dimensions.
+
+    Such an operand cannot meet a CUDA tensor in a real CUDA operator (a 0-dim CPU tensor can, as a
+    scalar; so can the CPU indices of advanced indexing), so the buffer it is written into is a CPU
+    tensor: ``pad_sequence`` of CPU sequences copies them into its ``full(...)`` buffer,
+    ``F.one_hot`` of CPU labels scatters them into its ``zeros(...)``.
+    """
+    operands = list(args[1:]) + [v for k, v in kwargs.items() if k != "out"]
+    if name in _devcheck._INDEX_OPS:  # (self, indices, values, ...): CPU indices are allowed on CUDA
+        operands = list(args[2:]) + [v for k, v in kwargs.items() if k not in ("out", "indices")]
+    for value in operands:
+        items = value if type(value) is list or type(value) is tuple else (value,)
+        for t in items:
+            if isinstance(t, torch.Tensor) and _INDEX_OF.get(type(t)) is None and t.is_cpu and t.dim() > 0:
+                return True
+    return False
 
 
 def _wild_forward(name: str, is_property: bool = False) -> Any:
@@ -668,7 +688,8 @@ class EmulatedCuda:
         self.peak_total = 0
         self._total = 0
         self._live: dict[int, tuple[int, int, Any]] = {}
-        self._wild_adopted: dict[int, int] = {}
+        self._wild_adopted: dict[int, int] = {}  # storage -> the device a wild buffer adopted
+        self._wild_cpu: dict[int, Any] = {}  # storage -> weakref, for buffers that adopted the CPU
         self._pinned: set[int] = set()
         self._forked = False  # set in a child forked while emulating: CUDA cannot be used there
         self.generators = [torch.Generator() for _ in range(self.gpus)]
@@ -708,8 +729,19 @@ class EmulatedCuda:
 
     # ---- wild buffers -------------------------------------------------------------------------
     def _adopt(self, t: torch.Tensor, index: int) -> None:
-        _tag(t, index)
-        self._wild_adopted[t.untyped_storage()._cdata] = index
+        storage = t.untyped_storage()
+        key = storage._cdata
+        if index == CPU:  # a CPU buffer after all: untracked, so forget it when its storage dies
+            t.__class__ = _Tensor
+            self._wild_cpu[key] = weakref.ref(storage, functools.partial(self._wild_cpu_dead, key))
+        else:
+            _tag(t, index)
+        self._wild_adopted[key] = index
+
+    def _wild_cpu_dead(self, key: int, ref: Any) -> None:
+        if self._wild_cpu.get(key) is ref:
+            del self._wild_cpu[key]
+            self._wild_adopted.pop(key, None)
 
     # ---- memory -----------------------------------------------------------------------------
     def _track(self, t: torch.Tensor, index: int) -> None:
@@ -880,8 +912,11 @@ class EmulatedCuda:
             if device_kw is None:
                 out_dev = common
         if name in _COPY_IN_PLACE:
-            if wild and dev is not None and dev >= 0 and args and type(args[0]) is _WildTensor:
-                self._adopt(args[0], dev)
+            if wild and dev is not None and args and type(args[0]) is _WildTensor:
+                if dev >= 0:
+                    self._adopt(args[0], dev)
+                elif dev == CPU and _cpu_evidence(name, args, kwargs):
+                    self._adopt(args[0], CPU)
             result = func(*args, **kwargs)
             if name == "aten::set_" and dev is not None and dev >= 0 and isinstance(result, torch.Tensor):
                 self._track(result, dev)
@@ -889,6 +924,10 @@ class EmulatedCuda:
 
         if out_dev is None or out_dev < 0:
             result = func(*args, **kwargs)
+            if wild and is_mutating and dev == CPU and _cpu_evidence(name, args, kwargs):
+                for a in (args[0] if args else None, kwargs.get("out")):
+                    if type(a) is _WildTensor:
+                        self._adopt(a, CPU)
             if make_wild or (wild and dev is None):
                 # a C++-internal buffer, or a view/result computed from wild buffers only
                 if type(result) is _Tensor:

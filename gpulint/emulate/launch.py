@@ -8,6 +8,17 @@ environment: ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``G
 ``OMP_NUM_THREADS=1`` unless set. As torchrun does, when one rank fails the others are stopped and
 the run exits with the failed rank's status (3 when a rank reached something that cannot be
 emulated).
+
+Output: each rank's stdout and stderr come through pipes to this process, which relays them to its
+own stdout and stderr a whole line at a time (one writer at a time), so lines printed by two ranks
+at the same moment never tear into one another; a last line without a newline is ended with one
+when the rank exits. As with torchrun's default, lines carry no rank prefix; ``rank_prefix`` (a
+``string.Template`` like torchrun's ``TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE``, with ``${rank}``,
+``${local_rank}`` and ``${role_name}``; ``"[${role_name}${local_rank}]:"`` is what torchrun's
+``--tee`` prints) adds one. A ``\\r`` ends a piece of output too, so progress bars redraw as they
+run. When this process's stdout or stderr is a terminal, the ranks run with ``PYTHONUNBUFFERED=1``
+(unless it is set) so that their prints come through as promptly as on a terminal; their
+``sys.stdout.isatty()`` is false.
 """
 
 from __future__ import annotations
@@ -17,8 +28,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from string import Template
+from typing import BinaryIO, TextIO
 
 __all__ = ["launch", "torchrun_env"]
 
@@ -27,9 +41,81 @@ _RUNNER = "import sys; sys.path.insert(0, {path!r}); from gpulint.emulate.__main
 EXIT_UNSUPPORTED = 3
 
 
+_OUTPUT_LOCK = threading.Lock()  # one writer at a time to this process's stdout/stderr
+_MAX_PENDING = 1 << 20  # a "line" longer than this without a newline is relayed in pieces
+_READ_SIZE = 1 << 16
+_DRAIN_TIMEOUT = 10.0  # after the ranks exit: a grandchild may still hold a pipe open
+
+
 def _say(message: str) -> None:
-    sys.stderr.write(f"gpulint run: {message}\n")
-    sys.stderr.flush()
+    with _OUTPUT_LOCK:
+        sys.stderr.write(f"gpulint run: {message}\n")
+        sys.stderr.flush()
+
+
+def _write(stream: TextIO, data: bytes) -> None:
+    """Write ``data`` to ``stream`` (the caller holds the output lock)."""
+    try:
+        stream.flush()
+        buffer: BinaryIO | None = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:  # a text-only stream (a test's capture): decode as the rank's interpreter encoded
+            stream.write(data.decode(getattr(stream, "encoding", None) or "utf-8", errors="replace"))
+            stream.flush()
+    except (OSError, ValueError):  # the reader went away (a closed pipe): keep draining the rank
+        pass
+
+
+def _split(pending: bytes) -> int:
+    """How many leading bytes of ``pending`` are whole lines (ended by ``\\n``, or a ``\\r`` not last)."""
+    end = pending.rfind(b"\n") + 1
+    cr = pending.rfind(b"\r", end, len(pending) - 1)  # a final \r may be the first half of \r\n
+    if cr >= 0:
+        end = cr + 1
+    return end
+
+
+def _prefixed(data: bytes, prefix: bytes) -> bytes:
+    if not prefix:
+        return data
+    pieces = data.splitlines(keepends=True)
+    return b"".join(prefix + piece for piece in pieces)
+
+
+def _relay(source: BinaryIO, stream: TextIO, prefix: bytes) -> None:
+    """Copy one rank's pipe to ``stream`` whole lines at a time until the rank closes it."""
+    fd = source.fileno()
+    pending = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, _READ_SIZE)
+            except InterruptedError:  # pragma: no cover - retried by os.read since PEP 475
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            pending += chunk
+            end = _split(pending)
+            if end == 0 and len(pending) >= _MAX_PENDING:
+                end = len(pending)
+                chunk_out = pending + b"\n"
+            else:
+                chunk_out = pending[:end]
+            if end:
+                pending = pending[end:]
+                with _OUTPUT_LOCK:
+                    _write(stream, _prefixed(chunk_out, prefix))
+        if pending:
+            if not pending.endswith((b"\n", b"\r")):
+                pending += b"\n"
+            with _OUTPUT_LOCK:
+                _write(stream, _prefixed(pending, prefix))
+    finally:
+        source.close()
 
 
 def _free_port() -> int:
@@ -61,8 +147,13 @@ def torchrun_env(local_rank: int, nproc: int, port: int, run_id: str) -> dict[st
     }
 
 
-def launch(script: str, args: list[str], nproc: int, runner_options: list[str] | None = None) -> int:
-    """Run ``nproc`` ranks of ``script``; return the run's exit status (the first failure's)."""
+def launch(
+    script: str, args: list[str], nproc: int, runner_options: list[str] | None = None, rank_prefix: str | None = None
+) -> int:
+    """Run ``nproc`` ranks of ``script``; return the run's exit status (the first failure's).
+
+    ``rank_prefix``: a template put before each line a rank prints (none by default, as torchrun).
+    """
     if nproc < 1:
         _say(f"--nproc-per-node must be at least 1 (got {nproc})")
         return 2
@@ -80,12 +171,26 @@ def launch(script: str, args: list[str], nproc: int, runner_options: list[str] |
     run_id = uuid.uuid4().hex[:12]
     code = _RUNNER.format(path=_PKG_PARENT)
     procs: list[subprocess.Popen[bytes]] = []
+    relays: list[threading.Thread] = []
+    unbuffered = "PYTHONUNBUFFERED" not in os.environ and _is_terminal(sys.stdout, sys.stderr)
     for local_rank in range(nproc):
         env = dict(os.environ)
         env.update(torchrun_env(local_rank, nproc, port, run_id))
         env["GPULINT_RUN_RANK"] = str(local_rank)  # the rank's runner labels its messages, no banner
+        if unbuffered:
+            env["PYTHONUNBUFFERED"] = "1"
         cmd = [sys.executable, "-c", code, "--gpus", str(nproc), *(runner_options or []), script, *args]
-        procs.append(subprocess.Popen(cmd, env=env))
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        procs.append(proc)
+        prefix = b""
+        if rank_prefix:
+            text = Template(rank_prefix).safe_substitute(rank=local_rank, local_rank=local_rank, role_name="default")
+            prefix = text.encode("utf-8", errors="replace")
+        for source, stream in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr)):
+            assert source is not None
+            thread = threading.Thread(target=_relay, args=(source, stream, prefix), name=f"gpulint-rank{local_rank}-relay", daemon=True)
+            thread.start()
+            relays.append(thread)
     status = 0
     failed: int | None = None
     try:
@@ -111,7 +216,20 @@ def launch(script: str, args: list[str], nproc: int, runner_options: list[str] |
             status = EXIT_UNSUPPORTED
     elif status == 130:
         _stop(procs)
+    deadline = time.monotonic() + _DRAIN_TIMEOUT
+    for thread in relays:
+        thread.join(timeout=max(deadline - time.monotonic(), 0.1))
     return status
+
+
+def _is_terminal(*streams: TextIO) -> bool:
+    for stream in streams:
+        try:
+            if stream.isatty():
+                return True
+        except (AttributeError, ValueError):
+            continue
+    return False
 
 
 def _stop(procs: list[subprocess.Popen[bytes]], grace: float = 10.0) -> None:

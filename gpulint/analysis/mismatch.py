@@ -1,0 +1,62 @@
+"""Helpers for rules that report the flow engine's device mismatches (GL105, GL116)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+RANDOM_FACTORIES = frozenset(
+    "rand randn randint randperm normal bernoulli multinomial rand_like randn_like randint_like".split()
+)
+
+
+def representative(m, acc):
+    """A name for the accelerator operand: itself when it is a name, else the first tensor name
+    on the accelerator inside it (`pred` in `(pred - target) ** 2`)."""
+    if isinstance(acc, (cst.Name, cst.Attribute)):
+        return acc
+    for n in m.walk(acc):
+        if isinstance(n, (cst.Name, cst.Attribute)):
+            d = m.device_of(n)
+            if d is not None and d.is_acc and m.value_of(n).kind in ("tensor", None):
+                return n
+    return acc
+
+
+def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
+    """`device=<acc>.device` added to the CPU operand's `torch.*` factory, when the factory is in
+    the same function, before the operation, and `acc` is a name bound before the factory runs.
+    Returns (edit, random) or None."""
+    m = ctx.model
+    if not isinstance(origin, cst.Call):
+        return None
+    q = m.qualname(origin.func)
+    if not q or not q.startswith("torch."):
+        return None
+    random = q.rsplit(".", 1)[-1] in RANDOM_FACTORIES
+    if random and not allow_random:
+        return None
+    if any(a.keyword is not None and a.keyword.value == "device" for a in origin.args):
+        return None
+    if any(a.star for a in origin.args):
+        return None
+    if m.scope_of(origin) is not m.scope_of(mm.node) or not (
+        m.precedes(origin, mm.node) or m.contains(mm.node, origin)
+    ):
+        return None
+    if not isinstance(acc, cst.Name):
+        return None
+    # the device operand must be bound before the factory runs
+    bound = [b for b in m.bindings_of(acc) if b.how in ("assign", "param", "unpack", "for")]
+    if not bound or any(not m.precedes(b.node, origin) for b in bound):
+        return None
+    if m.enclosing(origin, cst.For, cst.While) is not m.enclosing(acc, cst.For, cst.While):
+        return None
+    if not origin.args:
+        return None
+    from gpulint import flowkb
+
+    if q in flowkb.LEGACY_TENSOR_TYPES:
+        # `torch.FloatTensor(...)` takes no device= (a CUDA device is refused): copy it over
+        return ctx.insert_text(ctx.span(origin)[1], f".to({acc.value}.device)"), random
+    end = ctx.span(origin.args[-1].value)[1]
+    return ctx.insert_text(end, f", device={acc.value}.device"), random
