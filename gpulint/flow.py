@@ -1521,6 +1521,9 @@ class Flow:
     def _module_call(self, e, mv: Value, pos, kw, frame) -> Value:
         tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
         tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
+        for x, v, s in pos:  # a tuple of tensors (an RNN's `(h, c)` state)
+            if not s and v.kind == TUPLE and v.items:
+                tensors += [(x, it) for it in v.items if it.kind == TENSOR]
         dev = mv.dev
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
