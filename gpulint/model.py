@@ -506,6 +506,8 @@ class ScriptModel:
         self.device_flag = False
         self._kind_cache: dict[cst.CSTNode, Kind] = {}
         self._in_progress: set = set()
+        self._kind_partial: dict = {}  # partial kinds within one top-level kind_of query
+        self._kind_depth = 0
         self._cycle_hit = False
         self._facts: dict[type, object] = {}
         self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
@@ -966,16 +968,29 @@ class ScriptModel:
         if expr in self._in_progress:
             self._cycle_hit = True
             return Kind.UNKNOWN
+        partial = self._kind_partial.get(expr)
+        if partial is not None:
+            self._cycle_hit = True  # reused within this query: still partial
+            return partial
+        top = self._kind_depth == 0
+        self._kind_depth += 1
         self._in_progress.add(expr)
         saved, self._cycle_hit = self._cycle_hit, False
         try:
             kind = self._kind(expr)
         finally:
+            self._kind_depth -= 1
             self._in_progress.discard(expr)
             hit = self._cycle_hit
             self._cycle_hit = saved or hit
         if not hit:  # a result that saw a cycle is partial: do not remember it
             self._kind_cache[expr] = kind
+        elif not top:
+            # remembered for the rest of this top-level query only: without it, every path
+            # through a cycle recomputed it (exponential on files with mutually dependent names)
+            self._kind_partial[expr] = kind
+        if top:
+            self._kind_partial.clear()
         return kind
 
     def _engine_kind(self, expr: cst.BaseExpression) -> Kind:
