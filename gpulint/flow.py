@@ -253,7 +253,13 @@ _NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no
                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 _DEVICE_NAME_HINTS = ("device", "rank", "gpu", "dev", "cuda")
 _NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvectors solution".split())
-_RECEIVER = " self"  # call sites' receiver of a method (not a valid parameter name)
+_RECEIVER = " self"
+# roots of a configured device (`self.device`, `args.device`, `cfg.device`), as opposed to the
+# device of some tensor or module (`logits.device`), which is wherever that value is
+_CONFIG_ROOTS = frozenset(
+    "self args opt opts option options config cfg conf hparams hp params training_args train_args flags FLAGS "
+    "trainer accelerator state settings".split()
+)  # call sites' receiver of a method (not a valid parameter name)
 
 
 class Flow:
@@ -557,7 +563,12 @@ class Flow:
             if rv is None:
                 rv = self._peek(recv, frame)
             if rv.kind in (MODULE, METRIC) and kb.module_method(meth) == "inplace_move":
-                self._bind(recv, v, frame, None, rebinding=True)
+                base = recv
+                # `model.eval().cpu()`: methods that return the module itself lead to the name moved
+                while type(base) is cst.Call and type(base.func) is cst.Attribute and kb.module_method(
+                        base.func.attr.value) in ("same", "inplace_move"):
+                    base = base.func.value
+                self._bind(base, v, frame, None, rebinding=True)
                 self.inplace_moves[e] = v
             elif meth == "enter_context" and e.args and self._is_nograd(e.args[0].value):
                 frame.nograd += 1  # stack.enter_context(torch.no_grad()): the rest of the block
@@ -1101,6 +1112,8 @@ class Flow:
                 return None
             if "cpu" in last:
                 return HOST
+            if t is cst.Attribute and expr.attr.value == "device" and text.split(".", 1)[0] not in _CONFIG_ROOTS:
+                return None  # `x.device` of a value the engine cannot place: wherever x is, not a configured GPU
             if any(h in last for h in _DEVICE_NAME_HINTS) or last in ("gpu_id",):
                 return Dev("acc", text, expr)
         return None
@@ -1252,7 +1265,10 @@ class Flow:
         return UNKNOWN
 
     def _placement(self, e, kw) -> tuple[Dev | None, bool]:
-        """device= of a constructor or factory: (device, given)."""
+        """device= of a constructor or factory: (device, given). A `**mapping` argument may carry
+        a device (`**dd` with `dd = dict(device=device, ...)`, timm's convention): unknown."""
+        if "device" not in kw and any(a.star == "**" for a in e.args):
+            return None, True
         if "device" in kw:
             x, v = kw["device"]
             if type(x) is cst.Name and x.value == "None":
