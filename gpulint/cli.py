@@ -465,7 +465,7 @@ def rules_cmd(output_format: str, config: str | None) -> None:
         click.echo(
             json.dumps(
                 [
-                    {"code": r.code, "name": r.name, "fix": r.fix_safety, "default": bool(r.default), "kind": r.kind, "summary": r.summary}
+                    {"code": r.code, "name": r.name, "fix": r.fix_safety, "fix_partial": bool(getattr(r, "fix_partial", False)), "default": bool(r.default), "kind": r.kind, "summary": r.summary}
                     for r in reg.rules
                 ],
                 indent=2,
@@ -498,7 +498,13 @@ def explain(rule: str, config: str | None) -> None:
 @click.option("--gpu-memory", metavar="SIZE", help="Emulated memory per device, e.g. 16GiB; allocations past it raise CUDA's out-of-memory error.")
 @click.option("--force-emulation", is_flag=True, help="Emulate even when a real CUDA device is available.")
 @click.option("--nproc-per-node", type=click.IntRange(1, 64), default=None, metavar="N", help="Start N ranks like torchrun, one emulated GPU each (NCCL served by Gloo).")
-@click.option("--max-steps", type=click.IntRange(1), default=None, metavar="N", help="Stop cleanly after N optimizer steps (exit 0).")
+@click.option(
+    "--rank-prefix",
+    default=None,
+    metavar="TEMPLATE",
+    help="With --nproc-per-node: put TEMPLATE before each line a rank prints, e.g. '[${role_name}${local_rank}]:' (torchrun --tee's); none by default.",
+)
+@click.option("--max-steps", type=click.IntRange(1), default=None, metavar="N", help="Stop cleanly after N training steps (exit 0): every optimizer of the script has stepped N times (a GAN's generator and discriminator), or one has stepped 10 x N times.")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S", help="Stop cleanly after S seconds (exit 0).")
 @click.argument("script", type=click.Path(dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -507,6 +513,7 @@ def run(
     gpu_memory: str | None,
     force_emulation: bool,
     nproc_per_node: int | None,
+    rank_prefix: str | None,
     max_steps: int | None,
     max_time: float | None,
     script: str,
@@ -521,6 +528,8 @@ def run(
 
     if not Path(script).is_file():
         raise _fail(f"script not found: {script}")
+    if rank_prefix is not None and nproc_per_node is None:
+        raise _fail("--rank-prefix needs --nproc-per-node (it prefixes each rank's lines)")
     memory = None
     if gpu_memory:
         try:
@@ -537,7 +546,7 @@ def run(
             options += ["--max-steps", str(max_steps)]
         if max_time is not None:
             options += ["--max-time", str(max_time)]
-        raise click.exceptions.Exit(launch(script, list(args), nproc_per_node, options))
+        raise click.exceptions.Exit(launch(script, list(args), nproc_per_node, options, rank_prefix=rank_prefix))
     raise click.exceptions.Exit(
         run_script(script, list(args), gpus=gpus, gpu_memory=memory, force=force_emulation, max_steps=max_steps, max_time=max_time)
     )

@@ -362,6 +362,55 @@ def _async_raise(thread: threading.Thread, exc_type: type) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(exc_type))
 
 
+# The recursion limit and the new-thread stack size are process-wide: analyses running at the same
+# time in several threads (the editor server analyses off its event loop) share one raised limit.
+# The first analysis to start raises it, the last one to finish restores it: an analysis that ends
+# never lowers the limit under another one still recursing.
+_LIMIT_LOCK = threading.Lock()
+_LIMIT_USERS = 0
+_LIMIT_SAVED: tuple[int, int] | None = None  # (the limit before the first user, the limit set)
+_STACK_LOCK = threading.Lock()
+
+
+def _raise_recursion_limit() -> None:
+    global _LIMIT_USERS, _LIMIT_SAVED
+    with _LIMIT_LOCK:
+        if _LIMIT_USERS == 0:
+            old = sys.getrecursionlimit()
+            new = max(old, ANALYSIS_RECURSION_LIMIT)
+            sys.setrecursionlimit(new)
+            _LIMIT_SAVED = (old, new)
+        elif sys.getrecursionlimit() < ANALYSIS_RECURSION_LIMIT:  # lowered meanwhile by someone else
+            sys.setrecursionlimit(ANALYSIS_RECURSION_LIMIT)
+        _LIMIT_USERS += 1
+
+
+def _restore_recursion_limit() -> None:
+    global _LIMIT_USERS, _LIMIT_SAVED
+    with _LIMIT_LOCK:
+        _LIMIT_USERS -= 1
+        if _LIMIT_USERS == 0 and _LIMIT_SAVED is not None:
+            old, new = _LIMIT_SAVED
+            _LIMIT_SAVED = None
+            if sys.getrecursionlimit() == new:  # not changed since by someone else: put it back
+                sys.setrecursionlimit(old)
+
+
+def _start_with_stack(thread: threading.Thread) -> None:
+    """Start `thread` with the analysis stack size (set and put back under a lock, so that two
+    analyses starting together both get it)."""
+    with _STACK_LOCK:
+        old_stack = threading.stack_size()
+        try:
+            threading.stack_size(ANALYSIS_STACK)
+        except (ValueError, RuntimeError):  # pragma: no cover - platform without the option
+            pass
+        try:
+            thread.start()
+        finally:
+            threading.stack_size(old_stack)
+
+
 def guarded(fn, *args):
     """Run fn(*args) so that deep recursion, runaway time or memory become TooComplex.
 
@@ -390,19 +439,10 @@ def guarded(fn, *args):
         except BaseException as exc:  # noqa: B036 - carried to the caller's thread
             box["error"] = exc
 
-    old_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, ANALYSIS_RECURSION_LIMIT))
+    _raise_recursion_limit()
     try:
-        old_stack = threading.stack_size()
-        try:
-            threading.stack_size(ANALYSIS_STACK)
-        except (ValueError, RuntimeError):  # pragma: no cover - platform without the option
-            pass
-        try:
-            thread = threading.Thread(target=target, name="gpulint-analysis", daemon=True)
-            thread.start()
-        finally:
-            threading.stack_size(old_stack)
+        thread = threading.Thread(target=target, name="gpulint-analysis", daemon=True)
+        _start_with_stack(thread)
         started.wait()
         clock = box.pop("clock", None)
 
@@ -434,7 +474,7 @@ def guarded(fn, *args):
             elif time.monotonic() > deadline:
                 break  # stuck in native code: leave it behind
     finally:
-        sys.setrecursionlimit(old_limit)
+        _restore_recursion_limit()
     if reason is not None:
         box.clear()
         raise TooComplex(f"{TOO_COMPLEX} ({reason})")

@@ -220,7 +220,7 @@ class NoFlow:
 
 
 class _Frame:
-    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx", "yields")
+    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx", "yields", "cpu_only")
 
     def __init__(self, fn, cls, outer, record):
         self.env: dict[str, Value] = {}
@@ -233,6 +233,7 @@ class _Frame:
         self.record = record
         self.devctx = 0  # inside `with torch.device(...)`: things are made on that device
         self.yields: Value | None = None  # a generator function: what it yields (joined)
+        self.cpu_only = 0  # inside a branch that does not run on a GPU (`if not torch.cuda.is_available():`)
 
 
 # Tensor methods no other common type has (numpy arrays, lists, dicts, modules): a receiver of
@@ -271,6 +272,7 @@ class Flow:
         self._stateful_cache: dict[str, bool] = {}
         self._fwd_cache: dict = {}
         self._moves_param: dict = {}
+        self._instance_sites: dict = {}
         self._summaries: dict = {}
         self._in_summary: list = []
         self._work = 0
@@ -411,6 +413,13 @@ class Flow:
     def _call_sites_of_instance(self, fn: cst.FunctionDef) -> int:
         """Calls of a class's `__call__`: the class is instantiated once in the file, bound to a
         name (or `self.name`), and that name's calls are the sites; -1 when it cannot be told."""
+        cached = self._instance_sites.get(fn)
+        if cached is not None:
+            return cached
+        out = self._instance_sites[fn] = self._count_instance_sites(fn)
+        return out
+
+    def _count_instance_sites(self, fn: cst.FunctionDef) -> int:
         m = self.m
         cls = m.class_of(fn)
         if cls is None:
@@ -603,20 +612,48 @@ class Flow:
         elif t is cst.Subscript:
             self.eval(target.value, frame)
 
+    def _gpu_guard(self, test) -> bool | None:
+        """True for a test that holds on a machine with a GPU (`torch.cuda.is_available()`, a
+        name bound only to it), False for its negation, None for anything else. The rules ask what
+        happens when the script runs on a GPU, so such a branch is taken there."""
+        t = type(test)
+        if t is cst.UnaryOperation and type(test.operator) is cst.Not:
+            inner = self._gpu_guard(test.expression)
+            return None if inner is None else not inner
+        if t is cst.Call and not test.args:
+            return True if self.m.qualname(test.func) == "torch.cuda.is_available" else None
+        if t is cst.Name:
+            bindings = self.m.bindings_of(test)
+            if bindings and all(
+                b.how == "assign" and type(b.value) is cst.Call and not b.value.args
+                and self.m.qualname(b.value.func) == "torch.cuda.is_available" for b in bindings
+            ):
+                return True
+        return None
+
     def _if(self, stmt: cst.If, frame: _Frame) -> None:
         self.eval(stmt.test, frame)
+        guard = self._gpu_guard(stmt.test)
         before = frame.env
         frame.env = dict(before)
+        frame.cpu_only += guard is False
         live_then = self._block(stmt.body.body, frame)
+        frame.cpu_only -= guard is False
         then_env = frame.env
         frame.env = dict(before)
         live_else = True
+        frame.cpu_only += guard is True
         if isinstance(stmt.orelse, cst.If):
             self._if(stmt.orelse, frame)
         elif isinstance(stmt.orelse, cst.Else):
             live_else = self._block(stmt.orelse.body.body, frame)
+        frame.cpu_only -= guard is True
         else_env = frame.env
-        if live_then and live_else:
+        if guard is True and live_then:
+            frame.env = then_env  # on a GPU the guarded branch runs
+        elif guard is False and live_else:
+            frame.env = else_env
+        elif live_then and live_else:
             frame.env = _join_env(then_env, else_env)
         elif live_then:
             frame.env = then_env
@@ -726,7 +763,8 @@ class Flow:
         if frame.nograd and v.kind == TENSOR and not v.nograd:
             v = replace(v, nograd=True)
         if frame.record:
-            self.values[e] = v
+            # code that only runs without a GPU: where things live there is not the question
+            self.values[e] = replace(v, dev=HOST) if (frame.cpu_only and v.dev is not None) else v
         return v
 
     def _e_other(self, e, frame) -> Value:
@@ -932,6 +970,9 @@ class Flow:
     def _e_ifexp(self, e: cst.IfExp, frame) -> Value:
         self.eval(e.test, frame)
         a, b = self.eval(e.body, frame), self.eval(e.orelse, frame)
+        guard = self._gpu_guard(e.test)
+        if guard is not None:
+            return a if guard else b  # `x.cuda() if torch.cuda.is_available() else x`
         # `x if cond else None`: where x lives is what matters (None has no device)
         if _is_none(e.orelse):
             return a
@@ -994,7 +1035,9 @@ class Flow:
                 if dev is not None and dev.is_host and any(v.dev is None or not v.dev.is_host for _, v in tensor_idx):
                     dev = None  # a host table indexed on the device fails (reported once, above)
                 return Value(TENSOR, dev, base.half, nonscalar, base.nograd, origin=base.origin)
-            return Value(TENSOR, base.dev, base.half, base.nonscalar and only_slices, base.nograd, origin=base.origin)
+            adds_dim = any(_is_none(x) for x, _ in idx_vals)  # `t[None, :]`: at least one dimension
+            return Value(TENSOR, base.dev, base.half, adds_dim or (base.nonscalar and only_slices), base.nograd,
+                         origin=base.origin)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
         if k == DATASET and base.dev is not None and idx_vals and not tensor_idx_any(idx_vals):
@@ -1478,6 +1521,9 @@ class Flow:
     def _module_call(self, e, mv: Value, pos, kw, frame) -> Value:
         tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
         tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
+        for x, v, s in pos:  # a tuple of tensors (an RNN's `(h, c)` state)
+            if not s and v.kind == TUPLE and v.items:
+                tensors += [(x, it) for it in v.items if it.kind == TENSOR]
         dev = mv.dev
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
@@ -1666,7 +1712,7 @@ class Flow:
     # the device-mismatch query
     # ------------------------------------------------------------------------------------------
     def _check(self, node, op: str, operands, frame: _Frame) -> None:
-        if not frame.record or self._in_summary:
+        if not frame.record or self._in_summary or frame.cpu_only:
             return
         host = acc = None
         # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
@@ -1678,8 +1724,9 @@ class Flow:
             if d is None or v.kind != TENSOR:
                 continue
             if d.is_host and (v.nonscalar or (op == "index" and v is operands[0][1])):
-                if v.placed is not None and op in ("module-call", "call", "binary"):
+                if v.placed is not None and op in ("call", "binary"):
                     continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
+                # (fed to a module on the accelerator it fails whatever the intent)
                 host = host or (x, v)
             elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
                 acc = acc or (x, v)

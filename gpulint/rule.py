@@ -47,7 +47,10 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]  # one line for `gpulint rules`
     message: ClassVar[str]  # default diagnostic message: what is wrong and what to do
-    fix_safety: ClassVar[str] = "none"  # "safe", "unsafe" or "none"
+    # "safe", "unsafe", "mixed" (each fix says: `ctx.fix(..., safe=...)`; a fix that does not say
+    # is unsafe) or "none"
+    fix_safety: ClassVar[str] = "none"
+    fix_partial: ClassVar[bool] = False  # some findings come without a fix (the rule only reports)
     default: ClassVar[bool] = True
     kind: ClassVar[str] = "crash"  # crash / silent / slow / future
     explanation: ClassVar[str] = ""  # markdown with a bad and a good example
@@ -134,7 +137,8 @@ class Context:
 
     # edits ------------------------------------------------------------------------------------
     def fix(self, *edits: Edit, safe: bool | None = None, message: str = "") -> Fix:
-        """A fix from edits; its safety defaults to the rule's declared safety."""
+        """A fix from edits; its safety defaults to the rule's declared safety (unsafe for a
+        rule whose fixes are "mixed")."""
         if safe is None:
             safe = self.rule is None or self.rule.fix_safety == SAFE
         # stable: insertions at the same offset keep the order the rule gave them

@@ -18,7 +18,8 @@ class FactoryWithoutDeviceInForward(Rule):
     name = "factory-without-device-in-forward"
     summary = "A tensor created in `forward` without `device=` lands on the CPU and meets inputs on the GPU."
     message = "`{name}(...)` creates its tensor on the CPU, and it meets tensors on the model's device; pass `device={x}.device`"
-    fix_safety = "safe"
+    fix_safety = "mixed"  # safe or unsafe per fix (see the explanation)
+    fix_partial = True
     default = True
     kind = "crash"
     prefilter = r"def forward\b"
@@ -93,7 +94,7 @@ class Tagger(nn.Module):
                     if site.legacy:
                         end = ctx.span(call)[1]
                         edit = ctx.insert_text(end, f".to({x}.device)")
-                        fix = ctx.fix(edit, message=f"Append `.to({x}.device)`")
+                        fix = ctx.fix(edit, safe=True, message=f"Append `.to({x}.device)`")
                     else:
                         edit = self._add_device(ctx, call, f"device={x}.device")
                         fix = ctx.fix(edit, safe=not site.random, message=f"Pass `device={x}.device`")

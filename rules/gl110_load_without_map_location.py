@@ -17,7 +17,8 @@ class LoadWithoutMapLocation(Rule):
     name = "load-without-map-location"
     summary = "`torch.load` without `map_location` in a script that uses a GPU: fails on CPU-only machines."
     message = "`torch.load` without `map_location` restores tensors on the device they were saved from; pass `map_location={device}`"
-    fix_safety = "safe"
+    fix_safety = "mixed"  # safe or unsafe per fix (see the explanation)
+    fix_partial = True
     default = True
     kind = "crash"
     prefilter = r"torch|load"

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from gpulint.analysis.amp import DeprecatedAmp, DeprecatedImport, DeprecatedUse
-from gpulint.rule import Context, Rule
+from gpulint.rule import Context, Rule, split_lines
 
 # positional parameters of the deprecated autocast classes; torch.amp.autocast takes
 # (device_type, dtype, enabled, cache_enabled), so old positionals become keywords
@@ -223,7 +223,7 @@ def _call_edits(ctx: Context, use: DeprecatedUse):
         start = ctx.span(call.args[0])[0]
         between = ctx.source[lpar + 1:start]
         if "\n" in between or "\r" in between:
-            indent = between.splitlines()[-1] if not between.endswith(("\n", "\r")) else ""
+            indent = split_lines(between)[-1] if not between.endswith(("\n", "\r")) else ""
             inserts[start] = device + "," + ctx.newline + indent
         else:
             inserts[start] = device + ", "

@@ -66,27 +66,72 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
             args = [a for a in call.args if a.keyword is None]
             obj = args[0].value if args else next((a.value for a in call.args if a.keyword and a.keyword.value == "obj"), None)
             found = []
-            for sd in _state_dict_calls(obj):
+            for sd in _state_dict_calls(obj, 0, m):
                 recv = sd.func.value  # type: ignore[union-attr]
-                reach = facts.wrapper_reaching(recv)
+                reach = facts.wrapper_reaching(recv) if isinstance(recv, cst.Name) else None
                 if reach is not None:
-                    found.append((recv, reach[0]))
+                    found.append((recv, "dp" if reach[0].kind == "dp" else "ddp"))
+                    continue
+                kind = _engine_wrapper(m, recv)  # `self.model` holding the wrapper, helpers' returns
+                if kind is not None and not _wrapper_checked(m, sd):
+                    found.append((recv, kind))
             if not found:
                 continue
-            edits = [ctx.replace(recv, f'getattr({recv.value}, "module", {recv.value})') for recv, _ in found]
-            recv, w = found[0]
-            wrapper = "DataParallel" if w.kind == "dp" else "DistributedDataParallel"
+            edits = [ctx.replace(recv, f'getattr({ctx.code(recv)}, "module", {ctx.code(recv)})') for recv, _ in found]
+            recv, kind = found[0]
+            wrapper = "DataParallel" if kind == "dp" else "DistributedDataParallel"
             yield ctx.finding(
                 call,
-                self.message.format(name=recv.value, wrapper=wrapper),
+                self.message.format(name=ctx.code(recv), wrapper=wrapper),
                 ctx.fix(*edits, message="Save the unwrapped model's state_dict"),
             )
+
+
+def _wrapper_checked(m, node) -> bool:
+    """Under an `if` that tests for the wrapper (`isinstance(model, DataParallel)`,
+    `hasattr(model, "module")`): the code already handles both cases."""
+    for anc in m.ancestors(node):
+        if isinstance(anc, (cst.If, cst.IfExp)):
+            text = m.module.code_for_node(anc.test)
+            if "isinstance" in text or "module" in text or "Parallel" in text:
+                return True
+    return False
+
+
+def _engine_wrapper(m, recv) -> str | None:
+    """The flow engine knows `recv` holds a DataParallel ("dp") or DistributedDataParallel
+    ("ddp") wrapper made in this file."""
+    v = m.value_of(recv)
+    if v.kind != "module" or not v.scatters or not isinstance(v.origin, cst.Call):
+        return None
+    q = m.qualname(v.origin.func) or ""
+    last = q.rsplit(".", 1)[-1]
+    if last == "DataParallel":
+        return "dp"
+    if last == "DistributedDataParallel":
+        return "ddp"
+    return None
 
 
 def _loads_back_into_wrapper(m, facts: DistFacts) -> bool:
     """`W.load_state_dict(...)` where W holds a DataParallel/DDP wrapper (directly, or as the
     parameter of a function of the file that is called with the wrapper)."""
+    for call in m.calls:
+        # the wrapper handed to a resume helper of another file (`restart_from_checkpoint(path,
+        # state_dict=linear_classifier)`): it may load the checkpoint back into the wrapper
+        f = call.func
+        name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else ""
+        low = name.lower()
+        if not any(h in low for h in ("load", "resume", "restart", "checkpoint", "ckpt")) or m.functions.get(name):
+            continue
+        for a in call.args:
+            x = a.value
+            if _engine_wrapper(m, x) is not None or (
+                    isinstance(x, cst.Name) and facts.wrapper_reaching(x) is not None):
+                return True
     for call, recv, _meth in m.method_calls("load_state_dict"):
+        if _engine_wrapper(m, recv) is not None:
+            return True
         if not isinstance(recv, cst.Name):
             continue
         if facts.wrapper_reaching(recv) is not None:
@@ -99,25 +144,32 @@ def _loads_back_into_wrapper(m, facts: DistFacts) -> bool:
     return False
 
 
-def _state_dict_calls(expr, depth: int = 0):
-    """`W.state_dict()` calls at the top of a torch.save argument or inside dict/list/tuple literals."""
+def _state_dict_calls(expr, depth: int = 0, m=None):
+    """`W.state_dict()` calls at the top of a torch.save argument or inside dict/list/tuple literals
+    (with the model: also in the literal a name saved was assigned once, `ckpt = {...}`)."""
     if expr is None or depth > 4:
         return
     if (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Attribute)
         and expr.func.attr.value == "state_dict"
-        and isinstance(expr.func.value, cst.Name)
+        and (isinstance(expr.func.value, cst.Name) or (
+            isinstance(expr.func.value, cst.Attribute) and isinstance(expr.func.value.value, cst.Name)
+            and expr.func.value.value.value == "self"))
     ):
         yield expr
+    elif isinstance(expr, cst.Name) and m is not None and depth == 0:
+        bindings = m.bindings_of(expr)
+        if len(bindings) == 1 and bindings[0].how == "assign" and isinstance(bindings[0].value, (cst.Dict, cst.Call)):
+            yield from _state_dict_calls(bindings[0].value, depth + 1, m)
     elif isinstance(expr, cst.Dict):
         for el in expr.elements:
             if isinstance(el, cst.DictElement):
-                yield from _state_dict_calls(el.value, depth + 1)
+                yield from _state_dict_calls(el.value, depth + 1, m)
     elif isinstance(expr, (cst.List, cst.Tuple)):
         for el in expr.elements:
-            yield from _state_dict_calls(el.value, depth + 1)
+            yield from _state_dict_calls(el.value, depth + 1, m)
     elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":
         for a in expr.args:
             if a.keyword is not None:
-                yield from _state_dict_calls(a.value, depth + 1)
+                yield from _state_dict_calls(a.value, depth + 1, m)

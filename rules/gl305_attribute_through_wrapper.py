@@ -79,10 +79,28 @@ print(model.module.num_classes)
             return
         attrs_cache: dict[str, set[str]] = {}
         for node in list(m.parents):
-            if not isinstance(node, cst.Attribute) or not isinstance(node.value, cst.Name):
+            if not isinstance(node, cst.Attribute):
                 continue
             attr = node.attr.value
             if attr.startswith("__") or attr in NN_MODULE_ATTRS or attr in WRAPPER_ATTRS:
+                continue
+            if not isinstance(node.value, cst.Name):
+                found = _engine_wrapper_class(m, node.value)  # `self.model.predict(...)`
+                if found is None or _is_store(m, node):
+                    continue
+                kind, cls = found
+                if cls not in attrs_cache:
+                    attrs_cache[cls] = _class_attrs(m, cls)
+                if attr not in attrs_cache[cls]:
+                    continue
+                name = ctx.code(node.value)
+                wrapper = "DataParallel" if kind == "dp" else "DistributedDataParallel"
+                yield ctx.finding(
+                    node,
+                    self.message.format(name=name, attr=attr, wrapper=wrapper),
+                    ctx.fix(ctx.replace(node, f'getattr({name}, "module", {name}).{attr}'),
+                            message=f"Read `{attr}` from the wrapped model"),
+                )
                 continue
             if _is_store(m, node):
                 continue
@@ -105,6 +123,23 @@ print(model.module.num_classes)
                 self.message.format(name=name, attr=attr, wrapper=wrapper),
                 ctx.fix(ctx.replace(node, new), message=f"Read `{attr}` from the wrapped model"),
             )
+
+
+def _engine_wrapper_class(m, recv):
+    """(kind, class name) when the flow engine knows `recv` (a `self.attr`, a call result) holds a
+    DataParallel/DDP wrapper made in this file around an instance of a class of the file."""
+    if not (isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) and recv.value.value == "self"):
+        return None
+    v = m.value_of(recv)
+    if v.kind != "module" or not v.scatters or not isinstance(v.origin, cst.Call) or not v.origin.args:
+        return None
+    last = (m.qualname(v.origin.func) or "").rsplit(".", 1)[-1]
+    if last not in ("DataParallel", "DistributedDataParallel"):
+        return None
+    inner = m.value_of(v.origin.args[0].value)
+    if inner.cls is None or inner.cls not in m.classes:
+        return None
+    return ("dp" if last == "DataParallel" else "ddp"), inner.cls
 
 
 def _is_store(m, node: cst.Attribute) -> bool:

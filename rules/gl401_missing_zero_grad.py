@@ -73,6 +73,80 @@ for x, y in loader:
                 reported.add(opt)
                 yield ctx.finding(step.call, self.message.format(opt=opt), self._fix(ctx, loop.node, opt))
 
+        yield from self._step_functions(ctx, facts)
+
+    def _step_functions(self, ctx: Context, facts: TrainingFacts):
+        """A function of the file that is one training step (backward and optimizer step in its
+        body, unconditionally, no loop of its own) and never clears gradients, called from loops
+        that do not clear them either (a trainer's `train_step`)."""
+        m = ctx.model
+        for defs in m.functions.values():
+            for fn in defs:
+                if "zero_grad" in facts.effects(fn):
+                    continue
+                steps, backward = [], False
+                for c in m.calls_in(fn):
+                    if m.enclosing(c, cst.FunctionDef) is not fn or facts.enclosing_loop(c) is not None:
+                        continue
+                    f = c.func
+                    if not isinstance(f, cst.Attribute):
+                        continue
+                    if f.attr.value == "backward":
+                        backward = True
+                    elif f.attr.value == "step":
+                        st = facts._as_step(c, f.value)
+                        if st is not None:
+                            steps.append(st)
+                if not backward or not steps or any(s.closure for s in steps):
+                    continue
+                if any(self._conditional(m, s.call, fn) for s in steps):
+                    continue
+                if any(isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in m.walk(fn)):
+                    continue  # gradients handled by hand
+                sites = [c for c in m.calls if fn in facts.file_functions(c)]
+                if not sites:
+                    continue
+                ok = True
+                for c in sites:
+                    loop = facts.enclosing_loop(c)
+                    if loop is None or facts.loop_info[loop].clears or self._accumulation_guard(ctx, c, loop):
+                        ok = False
+                        break
+                    if self._conditional(m, c, loop):
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                opt = ctx.code(steps[0].optimizer)
+                yield ctx.finding(steps[0].call, self.message.format(opt=opt), self._fix_function(ctx, fn, opt))
+
+    @staticmethod
+    def _conditional(m, node, stop) -> bool:
+        for anc in m.ancestors(node):
+            if anc is stop:
+                return False
+            if isinstance(anc, (cst.If, cst.Try, cst.While, cst.For)):
+                return True
+        return True
+
+    @staticmethod
+    def _fix_function(ctx: Context, fn: cst.FunctionDef, opt: str):
+        body = fn.body
+        if not isinstance(body, cst.IndentedBlock) or not body.body:
+            return None
+        first = body.body[0]
+        if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) and isinstance(
+                first.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            if len(body.body) < 2:
+                return None
+            first = body.body[1]  # after the docstring
+        start, _ = ctx.span(first)
+        line = ctx.location(start)[0] - len(first.leading_lines)
+        offset = ctx.line_starts()[line - 1]
+        text = f"{ctx.indent_of(first)}{opt}.zero_grad(set_to_none=True){ctx.newline}"
+        return ctx.fix(ctx.insert_text(offset, text),
+                       message=f"Insert `{opt}.zero_grad(set_to_none=True)` at the top of the step function")
+
     @staticmethod
     def _accumulation_guard(ctx: Context, call: cst.Call, loop: cst.CSTNode) -> bool:
         """The step only runs every k iterations: `if (i + 1) % k == 0`, `if step % accum == 0`,

@@ -24,7 +24,8 @@ class CreateThenMove(Rule):
     name = "create-then-move"
     summary = "A tensor is created on the CPU and then copied to the device; create it there."
     message = "`torch.{factory}(...)` builds the tensor on the CPU and `.{meth}(...)` copies it; pass `device={device}` to the factory instead"
-    fix_safety = "safe"
+    fix_safety = "mixed"  # safe or unsafe per fix (see the explanation)
+    fix_partial = True
     default = True
     kind = "slow"
     prefilter = r"torch|\.(?:to|cuda)\("

@@ -18,6 +18,7 @@ class LoadWeightsOnlyUnset(Rule):
         "that stores other objects)"
     )
     fix_safety = "safe"
+    fix_partial = True  # only where the load feeds load_state_dict, and for torch >= 1.13
     default = False
     kind = "future"
     prefilter = r"\bload\("
@@ -30,7 +31,9 @@ needs behaves differently across versions: a checkpoint that stores other object
 
 The fix adds `weights_only=True` only when the loaded object goes straight into
 `load_state_dict(...)` (a state dict is plain tensors and containers); elsewhere the rule only
-reports, because the file may hold other objects. Off by default.
+reports, because the file may hold other objects. `weights_only` exists since PyTorch 1.13: for a
+project that targets an older torch (the `torch-version` setting or its torch requirement) the
+rule only reports. Off by default.
 
 Bad:
 
@@ -53,7 +56,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu", weights_only=Tr
             if any(a.star for a in call.args):
                 continue
             fix = None
-            if self._feeds_load_state_dict(ctx, call):
+            version = getattr(ctx.settings, "torch_version", None)
+            if (version is None or tuple(version) >= (1, 13)) and self._feeds_load_state_dict(ctx, call):
                 fix = ctx.fix(set_keyword_edit(ctx, call, "weights_only", "True"), message="Add `weights_only=True`")
             yield ctx.finding(call, fix=fix)
 

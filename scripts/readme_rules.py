@@ -24,11 +24,17 @@ def _rules():
     return Registry.load().rules
 
 
+def fix_label(r) -> str:
+    """`safe`, `unsafe`, `mixed` (safe or unsafe per fix) or `none`; `(partial)` when some findings
+    come without a fix."""
+    return r.fix_safety + (" (partial)" if getattr(r, "fix_partial", False) and r.fix_safety != "none" else "")
+
+
 def table() -> str:
     rows = ["| code | name | fix | default | what it finds |", "|---|---|---|---|---|"]
     for r in _rules():
         summary = r.summary.replace("|", "\\|")
-        rows.append(f"| [{r.code}](docs/rules.md#{r.code.lower()}) | `{r.name}` | {r.fix_safety} | {'on' if r.default else 'off'} | {summary} |")
+        rows.append(f"| [{r.code}](docs/rules.md#{r.code.lower()}) | `{r.name}` | {fix_label(r)} | {'on' if r.default else 'off'} | {summary} |")
     return "\n".join(rows)
 
 
@@ -49,7 +55,9 @@ def rules_doc() -> str:
         "<!-- generated from the rule modules by `python scripts/readme_rules.py`; tests check it. Do not edit. -->",
         "",
         "Each rule's code is stable. **Fix**: `safe` fixes are applied by `gpulint fix`, `unsafe` ones only",
-        "with `--unsafe-fixes`, `none` means no automatic fix. **Severity** follows the rule's kind: a",
+        "with `--unsafe-fixes`, `mixed` rules offer safe fixes in some shapes and unsafe ones in others",
+        "(each finding says which), `none` means no automatic fix; `(partial)`: some findings of the",
+        "rule come without a fix (the rule only reports them). **Severity** follows the rule's kind: a",
         "crash or a silently wrong result is an `error`, performance advice and deprecations are",
         "`warning`s (SARIF `level`, GitHub annotations). Rules marked *off* are enabled with",
         "`extend-select`. `GL000` is not a rule: it reports a file that cannot be read, decoded or parsed.",
@@ -59,7 +67,7 @@ def rules_doc() -> str:
     ]
     rules = _rules()
     for r in rules:
-        out.append(f"| [{r.code}](#{r.code.lower()}) | `{r.name}` | {r.fix_safety} | {'on' if r.default else 'off'} | {severity_of(r.kind)} |")
+        out.append(f"| [{r.code}](#{r.code.lower()}) | `{r.name}` | {fix_label(r)} | {'on' if r.default else 'off'} | {severity_of(r.kind)} |")
     out.append("")
     for r in rules:
         out += [
@@ -69,7 +77,7 @@ def rules_doc() -> str:
             "",
             r.summary,
             "",
-            f"Fix: {r.fix_safety}. Default: {'on' if r.default else 'off'}. Kind: {r.kind} "
+            f"Fix: {fix_label(r)}. Default: {'on' if r.default else 'off'}. Kind: {r.kind} "
             f"(severity: {severity_of(r.kind)}).",
             "",
             re.sub(r"\n{3,}", "\n\n", r.explanation.strip()),

@@ -392,9 +392,14 @@ def test_rules_json(tmp_path):
     assert {d["code"] for d in data} == builtin_codes()
     for d in data:
         assert set(d) >= {"code", "name", "fix", "default", "summary"}
-        assert d["fix"] in ("safe", "unsafe", "none")
+        assert d["fix"] in ("safe", "unsafe", "mixed", "none")
+        assert isinstance(d["fix_partial"], bool)
         assert isinstance(d["default"], bool)
         assert d["summary"]
+    by_code = {d["code"]: d for d in data}
+    # GL110's fix is safe (map_location="cpu" for state dicts) or unsafe (the script's device), or absent
+    assert (by_code["GL110"]["fix"], by_code["GL110"]["fix_partial"]) == ("mixed", True)
+    assert (by_code["GL601"]["fix"], by_code["GL601"]["fix_partial"]) == ("safe", True)
 
 
 def test_rules_include_user_rule_dirs(tmp_path):
@@ -483,3 +488,25 @@ def test_empty_select_is_a_usage_error(tmp_path):
     write(tmp_path, {"bug.py": BUGGY})
     p = gl_proc(["check", "--select", "", "bug.py"], tmp_path)
     assert p.returncode == 2 and b"--select" in p.stderr and b"Traceback" not in p.stderr
+
+
+RANKS = """import os
+print("hello from", os.environ["LOCAL_RANK"])
+"""
+
+
+def test_run_rank_prefix_prefixes_each_ranks_lines(tmp_path):
+    (tmp_path / "ranks.py").write_text(RANKS)
+    p = gl_proc(["run", "--nproc-per-node", "2", "--rank-prefix", "[${role_name}${local_rank}]:", "ranks.py"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert sorted(p.stdout.decode().splitlines()) == ["[default0]:hello from 0", "[default1]:hello from 1"]
+    plain = gl_proc(["run", "--nproc-per-node", "2", "ranks.py"], tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    assert sorted(plain.stdout.decode().splitlines()) == ["hello from 0", "hello from 1"]
+
+
+def test_run_rank_prefix_needs_nproc_per_node(tmp_path):
+    (tmp_path / "ranks.py").write_text(RANKS)
+    r = gl(["run", "--rank-prefix", "[${local_rank}]:", "ranks.py"], tmp_path)
+    assert r.exit_code == 2
+    assert "--rank-prefix needs --nproc-per-node" in r.stderr

@@ -215,3 +215,100 @@ model.to(device)
 """)
     assert m.kind_of(node(m, "model", 1)) is Kind.MODULE
     assert m.moves_of(node(m, "model", 1))
+
+
+def test_method_receiver_comes_from_its_call_sites():
+    m = model_of(HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+
+    def probe(self, x):
+        return self(x)
+
+    def fit(self):
+        self.to(device)
+        self.probe(torch.randn(2, 3))
+
+Net().fit()
+""")
+    # the only call of `probe` runs after `self.to(device)`: self is on the accelerator there
+    assert where(m, "self", 3) == "acc"
+    assert any(mm.op == "module-call" for mm in m.mismatches())
+
+
+def test_receiver_moved_on_some_calls_only_is_unknown():
+    m = model_of(HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+
+    def probe(self, x):
+        return self(x)
+
+    def fit(self):
+        self.probe(torch.randn(2, 3))
+        self.to(device)
+        self.probe(torch.randn(2, 3).to(device))
+
+Net().fit()
+""")
+    assert not m.mismatches()
+
+
+def test_list_append_none_init_and_named_results():
+    m = model_of(HEAD + """
+feats = []
+for i in range(3):
+    feats.append(torch.randn(2).to(device))
+allf = torch.cat(feats)
+bank = None
+if allf.sum() > 0:
+    bank = allf.cpu()
+best = allf.max(dim=0).values
+kept = bank
+""")
+    assert where(m, "allf", 0) == "acc"
+    # None on the other path: where it lives when it is a tensor at all
+    assert where(m, "kept") == "host"
+    assert where(m, "best") == "acc"
+
+
+def test_generator_functions_and_dataset_samples():
+    m = model_of(HEAD + """
+from torch.utils.data import TensorDataset
+def batches():
+    for _ in range(3):
+        yield torch.randn(4, 3), torch.randn(4)
+for x, y in batches():
+    pass
+ds = TensorDataset(torch.randn(8, 3), torch.randn(8))
+sample = ds[0][0]
+""")
+    assert m.value_of(node(m, "x", 0)).kind == "tensor" and where(m, "x", 0) == "host"
+    assert where(m, "sample") == "host"
+
+
+def test_legacy_typed_constructors():
+    m = model_of(HEAD + """
+a = torch.FloatTensor([1.0, 2.0])
+b = torch.cuda.LongTensor([1])
+""")
+    assert where(m, "a") == "host" and m.value_of(node(m, "a")).nonscalar
+    assert where(m, "b") == "acc"
+
+
+def test_instance_called_through_dunder_call_takes_call_site_arguments():
+    m = model_of(HEAD + """
+class Loss:
+    def __call__(self, preds, target):
+        table = torch.arange(4)
+        return table[target]
+
+loss_fn = Loss()
+out = loss_fn(torch.randn(2).to(device), torch.tensor([0, 1]).to(device))
+""")
+    assert where(m, "target", 1) == "acc"
+    assert any(mm.op == "index" for mm in m.mismatches())

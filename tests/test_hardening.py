@@ -477,3 +477,64 @@ def test_huge_literal_is_bounded_before_pythons_parser(monkeypatch):
     monkeypatch.setattr(gpulint.engine, "python_syntax", lambda t: pytest.fail("the tree was built"))
     with pytest.raises(TooComplex, match="tokens"):
         run_text("t.py", text, _rules("GL104"), Options())
+
+
+def test_concurrent_analyses_keep_the_raised_recursion_limit():
+    """The editor server analyses in threads: an analysis that finishes must not put the
+    process-wide recursion limit back while another one is still recursing deeply."""
+    base = sys.getrecursionlimit()
+    a_in, b_in, a_done = threading.Event(), threading.Event(), threading.Event()
+    results: dict = {}
+
+    def deep(n: int) -> int:
+        return 0 if n == 0 else 1 + deep(n - 1)
+
+    def quick():
+        a_in.set()
+        assert b_in.wait(60)
+        return "a"
+
+    def deep_after_a():
+        b_in.set()
+        assert a_done.wait(60)  # A has finished (and, before the fix, lowered the limit)
+        return deep(base + 4000)
+
+    def run(name, fn, then=None):
+        try:
+            results[name] = gpulint.engine.guarded(fn)
+        except BaseException as exc:  # noqa: B036 - reported by the assertion below
+            results[name] = exc
+        if then is not None:
+            then.set()
+
+    ta = threading.Thread(target=run, args=("a", quick, a_done))
+    ta.start()
+    assert a_in.wait(60)
+    tb = threading.Thread(target=run, args=("b", deep_after_a))
+    tb.start()
+    ta.join(120)
+    tb.join(120)
+    assert results == {"a": "a", "b": base + 4000}
+    assert sys.getrecursionlimit() == base  # the last analysis to finish put it back
+
+
+def test_two_deeply_nested_analyses_at_once_agree_with_one_alone():
+    text = "import torch\n" + ELIF_500 + "t = torch.zeros(2)\nt.to('cpu')\n"
+    alone = [(d.code, d.line) for d in run_text("t.py", text, _rules("GL104"), Options()).diagnostics]
+    assert alone and all(code == "GL104" for code, _ in alone)
+    base = sys.getrecursionlimit()
+    outs: dict = {}
+
+    def one(i: int) -> None:
+        try:
+            outs[i] = [(d.code, d.line) for d in run_text("t.py", text, _rules("GL104"), Options()).diagnostics]
+        except BaseException as exc:  # noqa: B036 - reported by the assertion below
+            outs[i] = exc
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert outs == {0: alone, 1: alone, 2: alone}
+    assert sys.getrecursionlimit() == base

@@ -791,7 +791,7 @@ def loader_call_of(model: ScriptModel, expr: cst.BaseExpression | None, _depth: 
         return None
     found = None
     name = dotted(expr)
-    for b in model.bindings_of(expr):
+    for b in _bindings_in_own_loop(model, expr, model.bindings_of(expr)):
         value = b.value
         if b.how == "unpack" and isinstance(value, (cst.Tuple, cst.List)) and len(b.index) == 1 and b.index[0] < len(value.elements):
             value = value.elements[b.index[0]].value
@@ -810,6 +810,36 @@ def loader_call_of(model: ScriptModel, expr: cst.BaseExpression | None, _depth: 
             return None
         found = call
     return found
+
+
+def _bindings_in_own_loop(model: ScriptModel, expr: cst.CSTNode, bindings: list) -> list:
+    """The bindings of `expr`'s name that can reach it when it lies in a loop that re-binds the
+    name on every iteration before `expr` runs: its own `for` target (`for x, y in loader:`) or a
+    statement of the loop's body before `expr` (`x, y = batch`). Bindings outside that loop (a
+    train loop and a val loop that unpack the same names) cannot reach `expr` then. Otherwise all
+    of them."""
+    if len(bindings) < 2 or expr not in model.order:
+        return bindings
+    for loop in model.ancestors(expr):
+        if not isinstance(loop, (cst.For, cst.While)):
+            continue
+        inside = [b for b in bindings if b.node in model.order and model.contains(loop, b.node)]
+        if not inside or len(inside) == len(bindings):
+            continue
+        for b in inside:
+            if b.how == "for" and isinstance(loop, cst.For) and model.contains(loop.target, b.node):
+                if model.contains(loop.body, expr):
+                    return inside
+                continue
+            stmt = model.statement_of(b.node)
+            block = model.parent(stmt) if stmt is not None else None
+            if (
+                block is loop.body
+                and model.precedes(stmt, expr)
+                and not model.contains(stmt, expr)
+            ):
+                return inside
+    return bindings
 
 
 def _moves_itself(value: cst.BaseExpression | None, name: str | None) -> bool:

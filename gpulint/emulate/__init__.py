@@ -44,7 +44,8 @@ def run_script(
 
     Emulation is used when torch has no usable CUDA, or always with ``force=True``. ``gpu_memory``
     (bytes) makes allocations past that much live emulated memory raise CUDA's out-of-memory error.
-    ``max_steps``/``max_time`` stop the script cleanly (exit 0) after that many optimizer steps or seconds.
+    ``max_steps``/``max_time`` stop the script cleanly (exit 0) after that many training steps
+    (every optimizer of the script stepped that many times) or seconds.
     """
     from gpulint.emulate.runner import run_script as _run
 

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="TEMPLATE",
         help="with --nproc-per-node: put TEMPLATE before each line a rank prints, e.g. '[${role_name}${local_rank}]:' (torchrun --tee's); none by default",
     )
-    parser.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop cleanly after N optimizer steps (counts as success)")
+    parser.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop cleanly after N training steps: every optimizer has stepped N times, or one 10 x N times (counts as success)")
     parser.add_argument("--max-time", type=float, default=None, metavar="S", help="stop cleanly after S seconds (counts as success)")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")

@@ -48,21 +48,44 @@ def _find_stop(exc: BaseException | None) -> StopRun | None:
 
 
 class _Limits:
-    """``--max-steps N`` (optimizer steps of any one optimizer) and ``--max-time S`` (wall clock)."""
+    """``--max-steps N`` (training steps) and ``--max-time S`` (wall clock).
+
+    A training step is counted when every optimizer of the script has stepped once more: the run
+    stops when each optimizer that exists (constructed and not garbage-collected) has made N steps,
+    so a GAN's generator and discriminator both finish their N-th step, and a WGAN critic stepped 5
+    times per generator step does not cut the run to N/5 iterations. One optimizer: N steps of it.
+    An optimizer the script builds but stops stepping (or never steps) cannot keep the run going:
+    the run also stops when any one optimizer has made ``STEP_CAP_FACTOR * N`` steps.
+    """
+
+    STEP_CAP_FACTOR = 10
 
     def __init__(self, max_steps: int | None, max_time: float | None) -> None:
         self.max_steps = max_steps
         self.max_time = max_time
-        self.steps: dict[int, int] = {}
+        self.steps: dict[int, int] = {}  # id(optimizer) -> steps, for optimizers still alive
+        self._refs: dict[int, Any] = {}  # id(optimizer) -> weakref (drops the entry when collected)
         self._handle: Any = None
+        self._old_init: Any = None
         self._old_alarm: Any = None
         self.stopped: str | None = None
 
     def __enter__(self) -> _Limits:
         if self.max_steps is not None:
+            import torch.optim
             from torch.optim.optimizer import register_optimizer_step_post_hook
 
             self._handle = register_optimizer_step_post_hook(self._after_step)
+            base = torch.optim.Optimizer
+            old_init = self._old_init = base.__dict__["__init__"]
+            limits = self
+
+            def __init__(opt: Any, *args: Any, **kwargs: Any) -> None:
+                old_init(opt, *args, **kwargs)
+                limits._track(opt)
+
+            __init__.__wrapped__ = old_init  # type: ignore[attr-defined]
+            base.__init__ = __init__  # type: ignore[method-assign]
         if self.max_time is not None:
             import signal
 
@@ -73,17 +96,49 @@ class _Limits:
     def __exit__(self, *exc: object) -> None:
         if self._handle is not None:
             self._handle.remove()
+        if self._old_init is not None:
+            import torch.optim
+
+            torch.optim.Optimizer.__init__ = self._old_init  # type: ignore[method-assign]
         if self.max_time is not None:
             import signal
 
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self._old_alarm)
 
+    def _track(self, optimizer: Any) -> None:
+        key = id(optimizer)
+        if key in self._refs:
+            return
+        self.steps[key] = 0
+        try:
+            import weakref
+
+            def gone(_ref: Any, key: int = key) -> None:
+                self.steps.pop(key, None)
+                self._refs.pop(key, None)
+
+            self._refs[key] = weakref.ref(optimizer, gone)
+        except TypeError:  # not weak-referenceable: counted for the life of the run
+            self._refs[key] = None
+
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self._track(optimizer)
         count = self.steps.get(id(optimizer), 0) + 1
         self.steps[id(optimizer)] = count
-        if self.max_steps is not None and count >= self.max_steps and self.stopped is None:
-            self.stopped = f"stopped after {count} optimizer steps (--max-steps {self.max_steps})"
+        if self.max_steps is None or self.stopped is not None:
+            return
+        counts = list(self.steps.values())  # a snapshot: a collected optimizer drops out of `steps`
+        done = min(counts)
+        if len(counts) == 1 and done >= self.max_steps:
+            self.stopped = f"stopped after {done} optimizer steps (--max-steps {self.max_steps})"
+        elif done >= self.max_steps or count >= self.STEP_CAP_FACTOR * self.max_steps:
+            made = ", ".join(map(str, counts))
+            self.stopped = (
+                f"stopped after {done} training steps (--max-steps {self.max_steps}; "
+                f"the script's {len(counts)} optimizers made {made} steps)"
+            )
+        if self.stopped is not None:
             raise StopRun(self.stopped)
 
     def _on_alarm(self, signum: int, frame: Any) -> None:

@@ -525,7 +525,7 @@ async def hover(ls: GpulintLanguageServer, params: types.HoverParams):
         if rule is None:
             parts.append(head)
             continue
-        fix = {"safe": "safe fix", "unsafe": "unsafe fix", "none": "no fix"}.get(rule.fix_safety, rule.fix_safety)
+        fix = {"safe": "safe fix", "unsafe": "unsafe fix", "mixed": "safe or unsafe fix", "none": "no fix"}.get(rule.fix_safety, rule.fix_safety)
         parts.append(
             f"{head}\n\n*{rule.summary}* ({rule.kind}, {fix})\n\n{rule.explanation.strip()}\n\n"
             f"[{d.code} documentation]({core.docs_url(d.code)})"

@@ -196,6 +196,79 @@ def test_max_time_stops_cleanly(run_gpulint):
     assert "swallowed" not in proc.stdout
 
 
+GAN = r'''
+import sys
+import torch, torch.nn as nn
+critic_steps = int(sys.argv[1])
+G = nn.Linear(2, 4).cuda()
+D = nn.Linear(4, 1).cuda()
+opt_g = torch.optim.Adam(G.parameters(), lr=1e-3)
+opt_d = torch.optim.Adam(D.parameters(), lr=1e-3)
+it = 0
+while True:
+    for _ in range(critic_steps):
+        real = torch.randn(8, 4, device="cuda")
+        fake = G(torch.randn(8, 2, device="cuda")).detach()
+        loss_d = D(fake).mean() - D(real).mean()
+        opt_d.zero_grad(); loss_d.backward(); opt_d.step()
+        print("d", flush=True)
+    loss_g = -D(G(torch.randn(8, 2, device="cuda"))).mean()
+    opt_g.zero_grad(); loss_g.backward(); opt_g.step()
+    it += 1
+    print("g", it, flush=True)
+'''
+
+
+@pytest.mark.parametrize("critic_steps", [1, 3])
+def test_max_steps_counts_training_steps_of_a_gan(run_gpulint, critic_steps):
+    """With a generator and a discriminator, --max-steps N stops after N full iterations: both
+    optimizers (the critic stepped several times per generator step) finish their N-th step."""
+    if REAL_CUDA:
+        pytest.skip("the stop message belongs to the emulated run")
+    proc = run_gpulint(GAN, str(critic_steps), options=("--max-steps", "2"))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.split("\n")
+    # the generator's 2nd step ends the run (before the script prints "g 2")
+    assert out.count("d") == 2 * critic_steps
+    assert "g 1" in out and "g 2" not in out
+    d, g = 2 * critic_steps, 2
+    assert (
+        f"gpulint run: stopped after 2 training steps (--max-steps 2; the script's 2 optimizers made {g}, {d} steps)"
+        in proc.stderr.splitlines()
+    )
+
+
+PHASES = r'''
+import torch, torch.nn as nn
+model = nn.Linear(4, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):  # phase 1: a first optimizer, then replaced (it is garbage-collected)
+    opt.zero_grad(); model(torch.randn(8, 4, device="cuda")).pow(2).mean().backward(); opt.step()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+__import__("gc").collect()  # an optimizer is freed by the cycle collector: make it happen now
+unused = torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1)  # built, never stepped
+step = 0
+while True:
+    opt.zero_grad(); model(torch.randn(8, 4, device="cuda")).pow(2).mean().backward(); opt.step()
+    step += 1
+    print("step", step, flush=True)
+'''
+
+
+def test_max_steps_is_not_held_by_a_dropped_or_idle_optimizer(run_gpulint):
+    """A replaced optimizer no longer counts; one that never steps cannot keep the run going
+    (the run stops at 10 x N steps of the optimizer that does step)."""
+    if REAL_CUDA:
+        pytest.skip("the stop message belongs to the emulated run")
+    proc = run_gpulint(PHASES, options=("--max-steps", "3"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[-2] == "step 29"
+    assert (
+        "gpulint run: stopped after 0 training steps (--max-steps 3; the script's 2 optimizers made 30, 0 steps)"
+        in proc.stderr.splitlines()
+    )
+
+
 HINT = r'''
 import torch
 import torch.nn as nn
