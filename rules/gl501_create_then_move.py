@@ -47,8 +47,9 @@ once (before the training loop, in an epoch loop around the batch loop, in a dem
 `if __name__ == "__main__":`, or lazily initialised under `if state is None:` /
 `if len(state) == 0:`) costs one copy: the rule stays silent on it. A random factory given a
 `generator=` draws from that (CPU) generator on purpose, for reproducible numbers (torch's
-gradcheck): `device=` would not accept it, and the rule stays silent. The sites of one function are
-reported once, at the first (the message lists the other lines), and fixed together.
+gradcheck): `device=` would not accept it, and the rule stays silent. The sites of one file are
+reported once, at the first (the message lists the other lines), and fixed together (the
+deterministic factories by one safe fix, the random ones by one unsafe fix).
 
 The fix moves the device into the factory call (`torch.zeros(n, device=device)`). It is safe for
 deterministic factories; for random ones (`rand`, `randn`, `randint`, `randperm`, ...) the values
@@ -75,7 +76,7 @@ noise = torch.randn(batch, dim, device="cuda")
         if is_test_path(ctx.path):
             return  # a test suite's tensors are tiny and built once: the copy costs nothing worth reading about
         hot = _HotCode(m)
-        # (function, fix safety) -> sites; one finding per group, at its first site
+        # (file, fix safety) -> sites; one finding per group, at its first site, as GL102 does
         groups: dict[tuple[cst.CSTNode | None, bool], list[tuple]] = {}
         for call, recv, meth in m.method_calls("to", "cuda"):
             if not isinstance(recv, cst.Call):
@@ -98,8 +99,7 @@ noise = torch.randn(batch, dim, device="cuda")
             if not hot.is_hot(call):
                 continue  # built once (setup, a demo, a lazily initialised state): one copy costs nothing
             dev_text, fixable = device
-            fn = m.enclosing(call, cst.FunctionDef)
-            groups.setdefault((fn, factory in DETERMINISTIC), []).append((call, recv, factory, meth, dev_text, fixable))
+            groups.setdefault((None, factory in DETERMINISTIC), []).append((call, recv, factory, meth, dev_text, fixable))
         for (_, safe), sites in groups.items():
             sites.sort(key=lambda s: m.order[s[0]])
             call, recv, factory, meth, dev_text, _ = sites[0]
