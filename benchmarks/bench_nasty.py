@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_check import REPO, measure, training_script  # noqa: E402
+from bench_check import REPO, compile_snapshot, measure, training_script  # noqa: E402
 
 
 def cases() -> dict[str, str]:
@@ -55,6 +55,9 @@ def main() -> int:
     snapshot = Path(tempfile.mkdtemp(prefix="gpulint-bench-pkg-"))
     shutil.copytree(REPO / "gpulint", snapshot / "gpulint", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "rules", snapshot / "rules", ignore=shutil.ignore_patterns("__pycache__"))
+    # byte-compiled like an installed wheel: with PYTHONDONTWRITEBYTECODE set (as on the team's
+    # machine) every process would otherwise compile all of gpulint's and the rules' sources
+    compile_snapshot(snapshot)
     env = dict(os.environ)
     env["PYTHONPATH"] = str(snapshot) + os.pathsep + env.get("PYTHONPATH", "")
     limit = int(args.memory_gb * 2**30)

@@ -8,10 +8,11 @@ the nodes, in exactly the order, of `node.visit(visitor)` for a visitor whose `o
 returns True.
 
 The field order per node class comes from LibCST's own source (`visit_*(self, "field", ...)`
-calls in each `_visit_and_replace_children`), read once per process at first use. Each class is
-also checked once against LibCST itself (the fields one real node's `_visit_and_replace_children`
-announces must appear in that order); a class that is not in LibCST's source or fails the check
-is walked with LibCST's `node.children`.
+calls in each `_visit_and_replace_children`), read once when gpulint is developed and kept in
+gpulint/_cst_fields.py (`python -m gpulint.cstwalk` writes it again; a test compares it with the
+installed LibCST). Each class is also checked once per process against LibCST itself (the fields
+one real node's `_visit_and_replace_children` announces must appear in that order); a class that
+is not in the table or fails the check is walked with LibCST's `node.children`.
 """
 
 from __future__ import annotations
@@ -83,10 +84,9 @@ class _Announced(cst.CSTVisitor):
 def _fields_for(node: cst.CSTNode) -> tuple[str, ...] | None:
     global _SOURCE_ORDER, _FIELDS
     if _SOURCE_ORDER is None:
-        try:
-            _SOURCE_ORDER = fields_from_source()
-        except (OSError, SyntaxError, ValueError):  # pragma: no cover - LibCST without sources
-            _SOURCE_ORDER = {}
+        from gpulint._cst_fields import FIELDS
+
+        _SOURCE_ORDER = FIELDS
     if _FIELDS is None:
         _FIELDS = {}
     t = type(node)
@@ -148,3 +148,27 @@ def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_le
         kids = children(node)
         if kids:
             stack.extend(reversed(kids))
+
+
+def _write_table() -> None:  # pragma: no cover - a developer's tool
+    """Write gpulint/_cst_fields.py from the installed LibCST's source."""
+    import importlib.metadata
+
+    table = fields_from_source()
+    version = importlib.metadata.version("libcst")
+    lines = [
+        '"""The child fields of each LibCST node class, in the order its `_visit_and_replace_children`',
+        f"visits them (generated from LibCST {version} by `python -m gpulint.cstwalk`; tests/test_cstwalk.py",
+        'checks it against the installed LibCST). Used by gpulint/cstwalk.py."""',
+        "",
+        "FIELDS: dict[str, tuple[str, ...]] = {",
+    ]
+    lines += [f"    {name!r}: {table[name]!r}," for name in sorted(table)]
+    lines.append("}")
+    path = os.path.join(os.path.dirname(__file__), "_cst_fields.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _write_table()

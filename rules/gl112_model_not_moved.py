@@ -101,6 +101,10 @@ for x, y in loader:
             if q and ("loss" in flowkb.class_tags(q) or q.endswith("Loss")):
                 continue  # GL108's
             callee = mm.node.func
+            if not isinstance(callee, (cst.Name, cst.Attribute)):
+                continue  # built and called at once (`Metric(...)(x)`) or kept in a container: no name to move
+            if m.value_of(callee).kind == "metric":
+                continue  # GL119's
             name = ctx.code(callee)
             if name in reported:
                 continue

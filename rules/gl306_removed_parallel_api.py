@@ -79,7 +79,7 @@ model = DistributedDataParallel(model)
         yield from self._renames(ctx)
         yield from self._data_parallel(ctx)
         for node in list(m.parents):
-            if isinstance(node, (cst.Import, cst.ImportFrom)):
+            if type(node) in (cst.Import, cst.ImportFrom):  # (isinstance on LibCST's ABCs is slow; no subclasses)
                 names = []
                 if isinstance(node, cst.Import):
                     names = [_dotted(a.name) for a in node.names]
@@ -99,6 +99,9 @@ model = DistributedDataParallel(model)
         m = ctx.model
         groups: dict[str, list[tuple[cst.CSTNode, list]]] = {}
         for node in list(m.parents):
+            t = type(node)
+            if t is not cst.Attribute and t is not cst.ImportFrom:
+                continue  # (isinstance on LibCST's ABCs is slow; neither class has subclasses)
             if isinstance(node, cst.Attribute):
                 if node.attr.value not in _RENAMED_LAST:
                     continue  # cheap test first: most attributes are not renamed APIs
@@ -179,11 +182,11 @@ model = DistributedDataParallel(model)
         for node in list(m.parents):
             # torch.nn.parallel.data_parallel.DataParallel: the function shadows the submodule
             if (
-                isinstance(node, cst.Attribute)
-                and not _in_import(m, node)
+                type(node) is cst.Attribute
+                and node.attr.value in ("DataParallel", "data_parallel")  # the cheap tests first
                 and isinstance(node.value, cst.Attribute)
+                and not _in_import(m, node)
                 and m.qualname(node.value) == "torch.nn.parallel.data_parallel"
-                and node.attr.value in ("DataParallel", "data_parallel")
             ):
                 base = ctx.code(node.value.value)
                 yield ctx.finding(

@@ -78,6 +78,12 @@ SAMPLE = textwrap.dedent(
 )
 
 
+def test_field_table_matches_the_installed_libcst():
+    from gpulint._cst_fields import FIELDS
+
+    assert FIELDS == cstwalk.fields_from_source(), "run `python -m gpulint.cstwalk` to regenerate gpulint/_cst_fields.py"
+
+
 def test_same_walk_as_libcst_on_a_sample_of_every_construct():
     module = cst.parse_module(SAMPLE)
     libcst_events, fast = _both(module)

@@ -671,8 +671,30 @@ class DeprecatedAmp:
             self.direct.append(use)
 
     def _attribute_nodes(self) -> Iterator[cst.Attribute]:
-        skip = (cst.Import, cst.ImportFrom)
-        return (n for n in self.m.walk(self.m.module, skip=skip) if type(n) is cst.Attribute)
+        """The file's attributes in source order, not those inside import statements (what a walk
+        of the module skipping import statements finds; read from the model's node list)."""
+        m = self.m
+        nodes, end = m.nodes, m.end
+        if not nodes or nodes[0] is not m.module:  # pragma: no cover - the model always records the module first
+            skip = (cst.Import, cst.ImportFrom)
+            yield from (n for n in m.walk(m.module, skip=skip) if type(n) is cst.Attribute)
+            return
+        attribute, imports = cst.Attribute, (cst.Import, cst.ImportFrom)
+        is_import = _IS_IMPORT
+        i, n = 1, len(nodes)
+        while i < n:
+            node = nodes[i]
+            t = type(node)
+            if t is attribute:
+                yield node
+            else:
+                skip = is_import.get(t)
+                if skip is None:
+                    skip = is_import[t] = issubclass(t, imports)
+                if skip:
+                    i = end[node]  # not into the import statement
+                    continue
+            i += 1
 
     def _use(self, node: cst.BaseExpression, q: str) -> DeprecatedUse:
         kind, device = DEPRECATED_AMP[q]
@@ -788,6 +810,9 @@ class DeprecatedAmp:
                     group.reason = group.reason or f"`{self._text(parent)}` is {use.reason}"
                 return
         group.reason = group.reason or f"`{self._text(parent if isinstance(parent, cst.Attribute) else node)}` has no torch.amp equivalent"
+
+
+_IS_IMPORT: dict[type, bool] = {}  # node class -> an import statement (isinstance on LibCST's ABCs is slow)
 
 
 def _prefix_with_qualname(model: ScriptModel, node: cst.BaseExpression, qualname: str):

@@ -157,16 +157,29 @@ def _str_value(node: cst.CSTNode) -> str | None:
     return None
 
 
+_DEFS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_IS_DEF: dict[type, bool] = {}  # node class -> is it one of _DEFS (isinstance on LibCST's ABCs is slow)
+
+
 def _walk(node: cst.CSTNode, skip_defs: bool = True) -> Iterable[cst.CSTNode]:
     """Every node under `node` (itself included), not entering nested functions and classes."""
     stack = [node]
+    pop, push = stack.pop, stack.append
+    is_def = _IS_DEF
     while stack:
-        cur = stack.pop()
+        cur = pop()
         yield cur
-        for child in reversed(_children(cur)):
-            if skip_defs and isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            stack.append(child)
+        kids = _children(cur)
+        if not skip_defs:
+            stack.extend(reversed(kids))
+            continue
+        for child in reversed(kids):
+            t = type(child)
+            d = is_def.get(t)
+            if d is None:
+                d = is_def[t] = issubclass(t, _DEFS)
+            if not d:
+                push(child)
 
 
 def _positional(call: cst.Call) -> list[cst.Arg]:
