@@ -102,11 +102,11 @@ def _parse_comment(comment: str, line: int, col: int, known: dict) -> list[Direc
                 elif e in known["names"]:
                     d.codes.add(known["names"][e])
                 elif i == 0 and ("-" in e or up.startswith(OWN_PREFIX)):
-                    d.invalid.append(e)  # e.g. `# noqa: some-name`: shaped like a rule name, but none
+                    d.invalid.append(e)  # e.g. the entry `some-name`: shaped like a rule name, but none
                     break
                 elif i == 0:
-                    # another tool's entry: torch's own linters (`# noqa: set_linter`,
-                    # `# noqa: docstring_linter`, `# noqa: GB_REGISTRY`), a code prefix (`RUF`)
+                    # another tool's entry: torch's own linters (the entries `set_linter`,
+                    # `docstring_linter`, `GB_REGISTRY`), a code prefix (`RUF`)
                     break
                 else:
                     break  # prose after the codes (`# noqa: E501 long URL`), as flake8 reads it

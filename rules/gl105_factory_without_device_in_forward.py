@@ -8,6 +8,7 @@ import libcst as cst
 
 from gpulint.analysis.mismatch import factory_device_fix, representative
 from gpulint.analysis.modules import ModuleFacts
+from gpulint.analysis.paths import is_test_path
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
@@ -37,6 +38,8 @@ factories and `x.new_zeros(...)` follow their argument's device and are never fl
 in a script that never asks for an accelerator (no `.cuda()`, no move to a device, no device string,
 no availability check): there the module only ever runs on the CPU. Library files (no `__main__`
 guard, no top-level training) are still checked: their modules are moved by the scripts that use them.
+It is also silent in test files (`test_*.py`, `*_test.py`, files under `tests/`/`testing/`): a test
+suite's modules run where its tests put them, and a mismatch fails the test that runs it.
 
 The fix passes `device=x.device`, `x` being the first tensor parameter of `forward` (of the helper
 method, for a factory in a helper called from forward); legacy constructors such as
@@ -67,6 +70,8 @@ class Tagger(nn.Module):
         facts: ModuleFacts = ctx.model.facts(ModuleFacts)
         if facts.default_device_set:
             return
+        if is_test_path(ctx.path):
+            return  # a test suite's modules run where its tests put them: a mismatch fails that test itself
         if ctx.model.is_script and not _uses_accelerator(ctx):
             return  # a script that runs on the CPU only (pytorch/examples time_sequence_prediction): nothing meets
         seen = set()

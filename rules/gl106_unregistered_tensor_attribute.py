@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.model import children as _children
-
 from gpulint.analysis.modules import (
     AttrAssign,
     ModuleClass,
@@ -13,6 +11,8 @@ from gpulint.analysis.modules import (
     super_init_index,
     top_statement_index,
 )
+from gpulint.analysis.paths import is_test_path
+from gpulint.model import children as _children
 from gpulint.rule import Context, Rule
 
 _PLACING_METHODS = frozenset({"to", "cuda"})
@@ -46,6 +46,9 @@ an index or for its shape, or is moved with `.to(x.device)` where it is used.
 The fix registers it as a non-persistent buffer, which moves with the module and leaves the
 `state_dict` keys unchanged: `self.register_buffer("mask", torch.tril(...), persistent=False)`.
 
+The rule is silent in test files (`test_*.py`, `*_test.py`, files under `tests/`/`testing/`): a
+test suite's modules run where its tests put them, and a mismatch fails the test that runs it.
+
 Bad:
 
 ```python
@@ -72,6 +75,8 @@ class Decoder(nn.Module):
 '''
 
     def check(self, ctx: Context):
+        if is_test_path(ctx.path):
+            return  # a test suite's modules run where its tests put them: a mismatch fails that test itself
         facts: ModuleFacts = ctx.model.facts(ModuleFacts)
         seen = set()
         for cls in facts.classes:

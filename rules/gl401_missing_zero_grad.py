@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, walk
+from gpulint.model import Kind
 from gpulint.rule import Context, Rule
 
 
@@ -67,6 +68,8 @@ for x, y in loader:
                 opt = ctx.code(step.optimizer)
                 if opt in loop.cleared_optimizers or opt in reported:
                     continue
+                if _built_in_loop(ctx, step.optimizer, loop.node):
+                    continue  # a fresh optimizer every iteration: a one-step check, not a training loop
                 reported.add(opt)
                 yield ctx.finding(step.call, self.message.format(opt=opt), self._fix(ctx, loop.node, opt))
 
@@ -177,3 +180,17 @@ for x, y in loader:
             ctx.insert_text(offset, text),
             message=f"Insert `{opt}.zero_grad(set_to_none=True)` at the top of the loop body",
         )
+
+
+def _built_in_loop(ctx: Context, optimizer, loop) -> bool:
+    """`opt = optim.SGD(...)` assigned inside the loop body before its `step()` (torch's
+    fx_passes/numeric_utils.py builds an optimizer per iteration to compare one step of two models):
+    each iteration's optimizer steps once, so there is no training loop whose gradients pile up."""
+    m = ctx.model
+    if not isinstance(optimizer, cst.Name):
+        return False
+    bindings = m.bindings_of(optimizer)
+    return bool(bindings) and all(
+        m.contains(loop, b.node) and isinstance(b.value, cst.Call) and m.kind_of(b.value) is Kind.OPTIMIZER
+        for b in bindings
+    )

@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from gpulint.analysis.paths import is_test_path
+from gpulint.model import dotted
 from gpulint.rule import Context, Kind, Rule
 
 DETERMINISTIC = frozenset(
@@ -46,8 +47,9 @@ once (before the training loop, in an epoch loop around the batch loop, in a dem
 `if __name__ == "__main__":`, or lazily initialised under `if state is None:` /
 `if len(state) == 0:`) costs one copy: the rule stays silent on it. A random factory given a
 `generator=` draws from that (CPU) generator on purpose, for reproducible numbers (torch's
-gradcheck): `device=` would not accept it, and the rule stays silent. The sites of one function are
-reported once, at the first (the message lists the other lines), and fixed together.
+gradcheck): `device=` would not accept it, and the rule stays silent. The sites of one file are
+reported once, at the first (the message lists the other lines), and fixed together (the
+deterministic factories by one safe fix, the random ones by one unsafe fix).
 
 The fix moves the device into the factory call (`torch.zeros(n, device=device)`). It is safe for
 deterministic factories; for random ones (`rand`, `randn`, `randint`, `randperm`, ...) the values
@@ -74,7 +76,7 @@ noise = torch.randn(batch, dim, device="cuda")
         if is_test_path(ctx.path):
             return  # a test suite's tensors are tiny and built once: the copy costs nothing worth reading about
         hot = _HotCode(m)
-        # (function, fix safety) -> sites; one finding per group, at its first site
+        # (file, fix safety) -> sites; one finding per group, at its first site, as GL102 does
         groups: dict[tuple[cst.CSTNode | None, bool], list[tuple]] = {}
         for call, recv, meth in m.method_calls("to", "cuda"):
             if not isinstance(recv, cst.Call):
@@ -97,8 +99,7 @@ noise = torch.randn(batch, dim, device="cuda")
             if not hot.is_hot(call):
                 continue  # built once (setup, a demo, a lazily initialised state): one copy costs nothing
             dev_text, fixable = device
-            fn = m.enclosing(call, cst.FunctionDef)
-            groups.setdefault((fn, factory in DETERMINISTIC), []).append((call, recv, factory, meth, dev_text, fixable))
+            groups.setdefault((None, factory in DETERMINISTIC), []).append((call, recv, factory, meth, dev_text, fixable))
         for (_, safe), sites in groups.items():
             sites.sort(key=lambda s: m.order[s[0]])
             call, recv, factory, meth, dev_text, _ = sites[0]
@@ -177,7 +178,7 @@ class _HotCode:
     def is_hot(self, node: cst.CSTNode, depth: int = 0) -> bool:
         m = self.m
         for anc in m.ancestors(node):
-            if isinstance(anc, cst.If) and _lazy_init_test(anc.test) and m.contains(anc.body, node):
+            if isinstance(anc, cst.If) and m.contains(anc.body, node) and _lazy_init_of(m, anc.test, node):
                 return False
             if isinstance(anc, _LOOPS):
                 return self._innermost(anc)
@@ -218,19 +219,49 @@ class _HotCode:
         return self._fn_hot[fn]
 
 
-def _lazy_init_test(test: cst.BaseExpression) -> bool:
-    """`x is None`, `not x`, `len(x) == 0`, `k not in d` (and `and`/`or` of such tests)."""
+def _lazy_init_of(m, test: cst.BaseExpression, node: cst.CSTNode) -> bool:
+    """The `if` initialises what the factory is assigned to, once: `if x is None: x = ...`,
+    `if not x:`, `if len(state) == 0: state["k"] = ...`, `if k not in d: d[k] = ...` (the tested
+    name is the root of the assignment target). `if query is None: out = torch.zeros(...).to(d)`
+    tests something else: the tensor is built at every such call."""
+    subjects = _tested_names(test)
+    if not subjects:
+        return False
+    stmt = m.statement_of(node)
+    targets = []
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if isinstance(small, cst.Assign):
+                targets += [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets.append(small.target)
+    for t in targets:
+        while isinstance(t, (cst.Subscript, cst.Attribute)):
+            if isinstance(t, cst.Attribute) and dotted(t) in subjects:
+                return True
+            t = t.value
+        if isinstance(t, cst.Name) and t.value in subjects:
+            return True
+    return False
+
+
+def _tested_names(test: cst.BaseExpression) -> set[str]:
+    """The names a lazy-initialisation test looks at: `x is None`, `not x`, `len(x) == 0`,
+    `k not in d` (-> d), and `and`/`or` of such tests."""
     if isinstance(test, cst.BooleanOperation):
-        return _lazy_init_test(test.left) or _lazy_init_test(test.right)
+        return _tested_names(test.left) | _tested_names(test.right)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return True
+        d = dotted(test.expression)
+        return {d} if d else set()
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         op = test.comparisons[0].operator
         right = test.comparisons[0].comparator
         if isinstance(op, cst.Is) and isinstance(right, cst.Name) and right.value == "None":
-            return True
+            d = dotted(test.left)
+            return {d} if d else set()
         if isinstance(op, cst.NotIn):
-            return True
+            d = dotted(right)
+            return {d} if d else set()
         if (
             isinstance(op, cst.Equal)
             and isinstance(right, cst.Integer)
@@ -238,6 +269,8 @@ def _lazy_init_test(test: cst.BaseExpression) -> bool:
             and isinstance(test.left, cst.Call)
             and isinstance(test.left.func, cst.Name)
             and test.left.func.value == "len"
+            and test.left.args
         ):
-            return True
-    return False
+            d = dotted(test.left.args[0].value)
+            return {d} if d else set()
+    return set()
