@@ -204,12 +204,31 @@ class Mismatch:
     function: cst.CSTNode | None  # the function (or module) it is in
 
 
-def tensor_idx_any(idx_vals) -> bool:
-    return any(v.kind == TENSOR for _, v in idx_vals)
-
-
 def _is_none(e) -> bool:
     return type(e) is cst.Name and e.value == "None"
+
+
+def gpu_guard(m, test) -> bool | None:
+    """True for a test that holds on a machine with a GPU (`torch.cuda.is_available()`, a name bound
+    only to it, several of them and-ed), False for its negation, None for anything else. The rules
+    ask what happens when the script runs on a GPU, so such a branch is taken there."""
+    t = type(test)
+    if t is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = gpu_guard(m, test.expression)
+        return None if inner is None else not inner
+    if t is cst.BooleanOperation and type(test.operator) is cst.And:
+        return True if (gpu_guard(m, test.left) is True and gpu_guard(m, test.right) is True) else None
+    if t is cst.Call and not test.args:
+        q = m.qualname(test.func)
+        return True if q in ("torch.cuda.is_available", "torch.cuda.is_initialized") else None
+    if t is cst.Name:
+        bindings = m.bindings_of(test)
+        if bindings and all(
+            b.how == "assign" and type(b.value) is cst.Call and not b.value.args
+            and m.qualname(b.value.func) == "torch.cuda.is_available" for b in bindings
+        ):
+            return True
+    return None
 
 
 class NoFlow:
@@ -623,28 +642,12 @@ class Flow:
         elif t is cst.Subscript:
             self.eval(target.value, frame)
 
-    def _gpu_guard(self, test) -> bool | None:
-        """True for a test that holds on a machine with a GPU (`torch.cuda.is_available()`, a
-        name bound only to it), False for its negation, None for anything else. The rules ask what
-        happens when the script runs on a GPU, so such a branch is taken there."""
-        t = type(test)
-        if t is cst.UnaryOperation and type(test.operator) is cst.Not:
-            inner = self._gpu_guard(test.expression)
-            return None if inner is None else not inner
-        if t is cst.Call and not test.args:
-            return True if self.m.qualname(test.func) == "torch.cuda.is_available" else None
-        if t is cst.Name:
-            bindings = self.m.bindings_of(test)
-            if bindings and all(
-                b.how == "assign" and type(b.value) is cst.Call and not b.value.args
-                and self.m.qualname(b.value.func) == "torch.cuda.is_available" for b in bindings
-            ):
-                return True
-        return None
+    def gpu_guard(self, test) -> bool | None:
+        return gpu_guard(self.m, test)
 
     def _if(self, stmt: cst.If, frame: _Frame) -> None:
         self.eval(stmt.test, frame)
-        guard = self._gpu_guard(stmt.test)
+        guard = self.gpu_guard(stmt.test)
         before = frame.env
         frame.env = dict(before)
         frame.cpu_only += guard is False
@@ -981,7 +984,7 @@ class Flow:
     def _e_ifexp(self, e: cst.IfExp, frame) -> Value:
         self.eval(e.test, frame)
         a, b = self.eval(e.body, frame), self.eval(e.orelse, frame)
-        guard = self._gpu_guard(e.test)
+        guard = self.gpu_guard(e.test)
         if guard is not None:
             return a if guard else b  # `x.cuda() if torch.cuda.is_available() else x`
         # `x if cond else None`: where x lives is what matters (None has no device)
@@ -1051,7 +1054,7 @@ class Flow:
                          origin=base.origin)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
-        if k == DATASET and base.dev is not None and idx_vals and not tensor_idx_any(idx_vals):
+        if k == DATASET and base.dev is not None and idx_vals and not any(v.kind == TENSOR for _, v in idx_vals):
             # one sample of a Dataset: a tuple of its tensors, where the dataset keeps them
             return Value(TUPLE, None, elem=Value(TENSOR, base.dev, origin=base.origin), origin=base.origin)
         if k == TUPLE:
@@ -1656,18 +1659,16 @@ class Flow:
         for k, (x, v) in kw.items():
             args[k] = v
         sites = self.site_values.setdefault(fn, {})
+        site_args = args
         if ok and selfv is not None and cls is not None and selfv.cls is not None:
-            args = dict(args)
-            args[_RECEIVER] = selfv
+            site_args = {**args, _RECEIVER: selfv}  # the receiver, for the method's recorded pass
         if not ok or (e in sites and sites[e] is None):
             sites[e] = None
         elif e in sites:
             old = sites[e]
-            sites[e] = {k: join(old.get(k), v) for k, v in args.items() if k in old}
+            sites[e] = {k: join(old.get(k), v) for k, v in site_args.items() if k in old}
         else:
-            sites[e] = args
-        if ok and _RECEIVER in args:
-            args = {k: v for k, v in args.items() if k != _RECEIVER}
+            sites[e] = site_args
         return self._summary(fn, cls, args if ok else {}, selfv)
 
     def _summary(self, fn, cls, args: dict, selfv) -> Value:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts
+from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, engine_wrapper
 from gpulint.rule import Context, Rule
 
 SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
@@ -99,18 +99,8 @@ def _wrapper_checked(m, node) -> bool:
 
 
 def _engine_wrapper(m, recv) -> str | None:
-    """The flow engine knows `recv` holds a DataParallel ("dp") or DistributedDataParallel
-    ("ddp") wrapper made in this file."""
-    v = m.value_of(recv)
-    if v.kind != "module" or not v.scatters or not isinstance(v.origin, cst.Call):
-        return None
-    q = m.qualname(v.origin.func) or ""
-    last = q.rsplit(".", 1)[-1]
-    if last == "DataParallel":
-        return "dp"
-    if last == "DistributedDataParallel":
-        return "ddp"
-    return None
+    found = engine_wrapper(m, recv)
+    return found[0] if found is not None else None
 
 
 def _loads_back_into_wrapper(m, facts: DistFacts) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts
+from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, engine_wrapper
 from gpulint.rule import Context, Rule
 
 # Public attributes every nn.Module has: reading them through a wrapper works (on the wrapper).
@@ -126,20 +126,11 @@ print(model.module.num_classes)
 
 
 def _engine_wrapper_class(m, recv):
-    """(kind, class name) when the flow engine knows `recv` (a `self.attr`, a call result) holds a
-    DataParallel/DDP wrapper made in this file around an instance of a class of the file."""
+    """(kind, class name) for `self.attr` holding a wrapper around an instance of a class of the file."""
     if not (isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) and recv.value.value == "self"):
         return None
-    v = m.value_of(recv)
-    if v.kind != "module" or not v.scatters or not isinstance(v.origin, cst.Call) or not v.origin.args:
-        return None
-    last = (m.qualname(v.origin.func) or "").rsplit(".", 1)[-1]
-    if last not in ("DataParallel", "DistributedDataParallel"):
-        return None
-    inner = m.value_of(v.origin.args[0].value)
-    if inner.cls is None or inner.cls not in m.classes:
-        return None
-    return ("dp" if last == "DataParallel" else "ddp"), inner.cls
+    found = engine_wrapper(m, recv)
+    return found if found is not None and found[1] is not None else None
 
 
 def _is_store(m, node: cst.Attribute) -> bool:

@@ -84,26 +84,14 @@ for x, y in loader:
             for fn in defs:
                 if "zero_grad" in facts.effects(fn):
                     continue
-                steps, backward = [], False
-                for c in m.calls_in(fn):
-                    if m.enclosing(c, cst.FunctionDef) is not fn or facts.enclosing_loop(c) is not None:
-                        continue
-                    f = c.func
-                    if not isinstance(f, cst.Attribute):
-                        continue
-                    if f.attr.value == "backward":
-                        backward = True
-                    elif f.attr.value == "step":
-                        st = facts._as_step(c, f.value)
-                        if st is not None:
-                            steps.append(st)
-                if not backward or not steps or any(s.closure for s in steps):
+                steps = facts.steps_of_function(fn)
+                if not steps or any(s.closure for s in steps):
                     continue
                 if any(self._conditional(m, s.call, fn) for s in steps):
                     continue
                 if any(isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in m.walk(fn)):
                     continue  # gradients handled by hand
-                sites = [c for c in m.calls if fn in facts.file_functions(c)]
+                sites = facts.call_sites(fn)
                 if not sites:
                     continue
                 ok = True

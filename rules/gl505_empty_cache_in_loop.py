@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts
+from gpulint.flow import gpu_guard
 from gpulint.rule import Context, Rule
 
 
@@ -74,10 +75,10 @@ for x, y in loader:
         fn = m.enclosing(node, cst.FunctionDef)
         if fn is None or _conditional(m, node, fn):
             return False
-        sites = [c for c in m.calls if fn in facts.file_functions(c)]
+        sites = facts.call_sites(fn)
         if not sites:
             return False
-        if depth == 0 and _steps_once(m, facts, fn):
+        if depth == 0 and facts.steps_of_function(fn):
             # the function is one training step (backward and optimizer step, no loop): every
             # loop that calls it unconditionally runs it once per step
             return all(
@@ -85,28 +86,6 @@ for x, y in loader:
                 for c in sites
             )
         return all(self._every_step(m, facts, c, depth + 1) for c in sites)
-
-
-def _steps_once(m, facts, fn) -> bool:
-    backward = step = False
-    for c in m.calls_in(fn):
-        f = c.func
-        if not isinstance(f, cst.Attribute) or facts.enclosing_loop(c) is not None:
-            continue
-        if m.enclosing(c, cst.FunctionDef) is not fn:
-            continue
-        backward = backward or f.attr.value == "backward"
-        step = step or (f.attr.value == "step" and not c.args)
-    return backward and step
-
-
-def _device_guard(m, test) -> bool:
-    """`torch.cuda.is_available()` (alone or and-ed with other such checks)."""
-    if isinstance(test, cst.Call):
-        return m.qualname(test.func) in ("torch.cuda.is_available", "torch.cuda.is_initialized")
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _device_guard(m, test.left) and _device_guard(m, test.right)
-    return False
 
 
 def _steps_here(m, body) -> bool:
@@ -132,7 +111,7 @@ def _conditional(m, node, stop) -> bool:
         if anc is stop:
             return False
         if isinstance(anc, cst.If):
-            if not (child is anc.body and (_device_guard(m, anc.test) or _steps_here(m, anc.body))):
+            if not (child is anc.body and (gpu_guard(m, anc.test) is True or _steps_here(m, anc.body))):
                 return True
         elif isinstance(anc, (cst.Else, cst.IfExp, cst.BooleanOperation, cst.Try, cst.ExceptHandler, cst.Lambda)):
             return True

@@ -625,3 +625,18 @@ def _name_visible(m: ScriptModel, name: str, scope: cst.CSTNode, bscope: cst.CST
     if bscope is scope:
         return True
     return (scope, name) not in m.bindings
+
+
+def engine_wrapper(m, expr) -> tuple[str, str | None] | None:
+    """("dp" | "ddp", the wrapped instance's class of this file or None) when the flow engine knows
+    `expr` holds a DataParallel / DistributedDataParallel wrapper made in this file: wrappers kept
+    in `self` attributes or returned by helpers, which the binding-based `wrapper_reaching` does not
+    follow."""
+    v = m.value_of(expr)
+    if v.kind != "module" or not v.scatters or not isinstance(v.origin, cst.Call):
+        return None
+    last = (m.qualname(v.origin.func) or "").rsplit(".", 1)[-1]
+    if last not in ("DataParallel", "DistributedDataParallel"):
+        return None
+    inner = m.value_of(v.origin.args[0].value).cls if v.origin.args else None
+    return ("dp" if last == "DataParallel" else "ddp"), (inner if inner in m.classes else None)

@@ -148,6 +148,7 @@ class TrainingFacts:
         self.m = model
         self.order = model.order  # source order, from the model's walk
         self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
+        self._fn_steps: dict[cst.FunctionDef, list[Step]] = {}
         self._calls_by_name: dict[str, list[cst.Call]] | None = None
         self._set_grad_statements: dict[cst.CSTNode, tuple[list[int], list[str]]] = {}
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
@@ -307,6 +308,29 @@ class TrainingFacts:
     # ------------------------------------------------------------------------------------------
     # kinds, with a little more reach than the ScriptModel: parameters through call sites
     # ------------------------------------------------------------------------------------------
+    def steps_of_function(self, fn: cst.FunctionDef) -> list[Step]:
+        """The optimizer steps a function makes itself, outside any loop of its own, when it also
+        calls `.backward()` there: the function is one training step (a trainer's `train_step`).
+        Empty otherwise."""
+        cached = self._fn_steps.get(fn)
+        if cached is not None:
+            return cached
+        steps, backward = [], False
+        for c in self.m.calls_in(fn):
+            f = c.func
+            if not isinstance(f, cst.Attribute) or self.m.enclosing(c, cst.FunctionDef) is not fn:
+                continue
+            if self.enclosing_loop(c) is not None:
+                continue
+            if f.attr.value == "backward":
+                backward = True
+            elif f.attr.value == "step":
+                st = self._as_step(c, f.value)
+                if st is not None:
+                    steps.append(st)
+        out = self._fn_steps[fn] = steps if backward else []
+        return out
+
     def call_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
         cached = self._sites.get(fn)
         if cached is None:
