@@ -36,6 +36,7 @@ TENSOR, MODULE, OPTIMIZER, SCHEDULER, LOADER, DATASET, BATCH = (
     "tensor", "module", "optimizer", "scheduler", "loader", "dataset", "batch")
 SCALER, DEVICE, METRIC, TUPLE, ITER, PARAMS, HOSTVAL, DTYPE, OBJECT = (
     "scaler", "device", "metric", "tuple", "iter", "params", "hostval", "dtype", "object")
+FUNC = "function"  # a function of this file used as a value (`fn`: its definition)
 
 
 @dataclass(frozen=True)
@@ -100,11 +101,13 @@ class Value:
     stateful: bool = field(default=False, repr=False)  # a module with parameters or buffers
     scatters: bool = field(default=False, repr=False)  # DataParallel/DDP: moves its inputs itself
     source: cst.CSTNode | None = field(default=None, repr=False)  # PARAMS/OPTIMIZER: the module's origin
+    fn: cst.FunctionDef | None = field(default=None, repr=False)  # FUNC: the function (compared by identity)
 
     def __eq__(self, o):
         return (
             isinstance(o, Value)
             and self.kind == o.kind
+            and self.fn is o.fn
             and self.dev == o.dev
             and self.half == o.half
             and self.nonscalar == o.nonscalar
@@ -139,7 +142,7 @@ def join(a: Value | None, b: Value | None) -> Value:
             return b
         if b.items == () and a.items is None and a.elem is not None:
             return a
-    if a.kind != b.kind:
+    if a.kind != b.kind or a.fn is not b.fn:
         if a.kind in (None, TENSOR) and b.kind in (None, TENSOR):
             # a tensor on one path, a value of unknown kind on the other: where it lives may still be known
             return Value(None, join_dev(a.dev, b.dev))
@@ -427,6 +430,12 @@ class Flow:
         if callee == "__call__":
             return self._call_sites_of_instance(fn)
         total = self._site_count.get(callee, -1)
+        if callee == fn.name.value and self.m.class_of(fn) is None:
+            # calls through the function used as a value (`self.metric(...)`, a `collate_fn=`)
+            extra = sum(1 for c in self.site_values.get(fn, ())
+                        if not (type(c) is cst.Call and type(c.func) is cst.Name and c.func.value == callee))
+            if extra:
+                total = max(total, 0) + extra
         if callee == fn.name.value and self.m.class_of(fn) is not None:
             for c in self._calls_by_attr.get(callee, ()):
                 rv = self._known_receiver(c.func.value)
@@ -873,7 +882,17 @@ class Flow:
             return NONE_VALUE
         if e.value in ("True", "False"):
             return Value(HOSTVAL, HOST)
+        fn = self._function_named(e.value)
+        if fn is not None:
+            return Value(FUNC, None, fn=fn)  # `loss_fn = my_loss`, `Trainer(model, compute_metrics)`
         return UNKNOWN
+
+    def _function_named(self, name: str) -> cst.FunctionDef | None:
+        """The file's one function (not a method) of this name, when the name means nothing else."""
+        defs = self.m.functions.get(name)
+        if not defs or len(defs) != 1 or self.m.class_of(defs[0]) is not None or name in self.m.aliases:
+            return None
+        return defs[0]
 
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         v = self._self_attr_raw(attr, frame, note_miss)
@@ -1135,6 +1154,9 @@ class Flow:
                         self.values[func] = av
                     pos, kw = self._args(e, frame)
                     return self._module_call(e, av, pos, kw, frame)
+                if av is not None and av.kind == FUNC and meth not in self.m.classes[frame.cls].methods:
+                    pos, kw = self._args(e, frame)  # `self.metric(y_pred, y)`: the function stored
+                    return self._call_function(av.fn, None, e, pos, kw, frame, None)
             if (type(recv) is cst.Call and type(recv.func) is cst.Name and recv.func.value == "super"
                     and frame.cls is not None):
                 pos, kw = self._args(e, frame)
@@ -1163,6 +1185,8 @@ class Flow:
                 self.values[func] = fv
             if fv is not None and fv.kind in (MODULE, METRIC):
                 return self._module_call(e, fv, pos, kw, frame)
+            if fv is not None and fv.kind == FUNC:
+                return self._call_function(fv.fn, None, e, pos, kw, frame, None)
             if fv is not None and fv.cls is not None:
                 return self._call_method(fv.cls, "__call__", fv, e, pos, kw, frame)
             return self._builtin(name, e, pos, kw, frame)
@@ -1311,6 +1335,12 @@ class Flow:
         if kind == LOADER:
             ds = pos[0][1] if pos else (kw["dataset"][1] if "dataset" in kw else UNKNOWN)
             places = "collate_fn" in kw or "pin_memory_device" in kw
+            collate = kw.get("collate_fn", (None, UNKNOWN))[1]
+            if collate.kind == FUNC:
+                # the loader calls the collate function with a list of the dataset's samples
+                dev = self._dataset_device(ds)
+                sample = Value(TUPLE, None, elem=Value(TENSOR, dev)) if dev is not None else UNKNOWN
+                self._call_function(collate.fn, None, e, [(e, Value(TUPLE, None, elem=sample), "")], {}, frame, None)
             dev = None if places else self._dataset_device(ds)
             return Value(LOADER, None, elem=Value(BATCH, dev, origin=e), origin=e)
         if kind == DATASET:
