@@ -37,6 +37,8 @@ TENSOR, MODULE, OPTIMIZER, SCHEDULER, LOADER, DATASET, BATCH = (
 SCALER, DEVICE, METRIC, TUPLE, ITER, PARAMS, HOSTVAL, DTYPE, OBJECT = (
     "scaler", "device", "metric", "tuple", "iter", "params", "hostval", "dtype", "object")
 FUNC = "function"  # a function of this file used as a value (`fn`: its definition)
+TOKENIZER = "tokenizer"  # a Hugging Face tokenizer or processor: its tensors are made on the host
+MAPPING = "mapping"  # a dict display of values of one kind (`elem`): indexing gives it, iterating keys
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,25 @@ def join(a: Value | None, b: Value | None) -> Value:
     )
 
 
+def _leaf_dev(v: Value, depth: int = 0) -> Dev | None:
+    """Where every tensor of a sample lives (a tensor, a tuple or dict of tensors); None unknown."""
+    if v.kind == TENSOR:
+        return v.dev
+    if depth > 3:
+        return None
+    if v.kind == TUPLE and v.items:
+        out = None
+        for i, it in enumerate(v.items):
+            d = _leaf_dev(it, depth + 1) if it.kind in (TENSOR, TUPLE, MAPPING) else (HOST if it.kind == HOSTVAL else None)
+            if d is None:
+                return None
+            out = d if i == 0 else join_dev(out, d)
+        return out
+    if v.kind in (TUPLE, MAPPING) and v.elem is not None:
+        return _leaf_dev(v.elem, depth + 1)
+    return None
+
+
 def _elem_of(v: Value) -> Value | None:
     if v.elem is not None:
         return v.elem
@@ -276,6 +297,10 @@ _NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no
 _DEVICE_NAME_HINTS = ("device", "rank", "gpu", "dev", "cuda")
 _NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvectors solution".split())
 _RECEIVER = " self"
+_DOUBLE_STAR = "**"  # key in a call's keyword values: the value of its `**mapping` argument
+_PRETRAINED = frozenset({"from_pretrained", "from_config", "from_single_file"})
+_TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus", "apply_chat_template",
+                       "pad", "prepare_seq2seq_batch"})
 # roots of a configured device (`self.device`, `args.device`, `cfg.device`), as opposed to the
 # device of some tensor or module (`logits.device`), which is wherever that value is
 _CONFIG_ROOTS = frozenset(
@@ -308,6 +333,7 @@ class Flow:
         self.module_frame: _Frame | None = None
         self.recorded: set[cst.CSTNode] = set()
         self.inplace_moves: dict[cst.Call, Value] = {}  # `m.to(d)` statement calls -> the moved value
+        self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
         self.set_default_device = any(
             model.qualname(c.func) in ("torch.set_default_device", "torch.set_default_tensor_type")
             for c in model.calls
@@ -598,6 +624,9 @@ class Flow:
                     base = base.func.value
                 self._bind(base, v, frame, None, rebinding=True)
                 self.inplace_moves[e] = v
+            elif rv.kind == BATCH and meth in ("to", "cuda", "cpu"):
+                # a BatchEncoding's (a graph batch's) `.to()` moves its tensors in place
+                self._bind(recv, v, frame, None, rebinding=True)
             elif meth == "enter_context" and e.args and self._is_nograd(e.args[0].value):
                 frame.nograd += 1  # stack.enter_context(torch.no_grad()): the rest of the block
 
@@ -715,6 +744,8 @@ class Flow:
             self._block(stmt.orelse.body.body, frame)
 
     def _element(self, it: Value) -> Value:
+        if it.kind == MAPPING:
+            return UNKNOWN  # its keys
         if it.elem is not None:
             return it.elem
         if it.kind == TENSOR:
@@ -795,10 +826,17 @@ class Flow:
         if t is cst.Integer or t is cst.Float or t is cst.SimpleString or t is cst.Imaginary:
             return Value(HOSTVAL, HOST)
         if t is cst.Dict:
+            out = None
             for el in e.elements:
                 if isinstance(el, cst.DictElement):
                     self.eval(el.key, frame)
-                self.eval(el.value, frame)
+                    v = self.eval(el.value, frame)
+                    out = v if out is None else join(out, v)
+                else:
+                    self.eval(el.value, frame)
+                    out = UNKNOWN  # `**other`
+            if out is not None and out.kind == TENSOR:  # `{"features": x[i], "target": y[i]}`
+                return Value(MAPPING, None, elem=out)
             return UNKNOWN
         if t is cst.Comparison:
             vals = [self.eval(e.left, frame)] + [self.eval(c.comparator, frame) for c in e.comparisons]
@@ -1073,6 +1111,8 @@ class Flow:
                          origin=base.origin)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
+        if k == MAPPING and base.elem is not None:
+            return base.elem
         if k == DATASET and base.dev is not None and idx_vals and not any(v.kind == TENSOR for _, v in idx_vals):
             # one sample of a Dataset: a tuple of its tensors, where the dataset keeps them
             return Value(TUPLE, None, elem=Value(TENSOR, base.dev, origin=base.origin), origin=base.origin)
@@ -1092,6 +1132,8 @@ class Flow:
             v = self.eval(a.value, frame)
             if a.star:
                 pos.append((a.value, UNKNOWN, a.star))
+                if a.star == "**":
+                    kw[_DOUBLE_STAR] = (a.value, v)
             elif a.keyword is None:
                 pos.append((a.value, v, ""))
             else:
@@ -1154,6 +1196,9 @@ class Flow:
                         self.values[func] = av
                     pos, kw = self._args(e, frame)
                     return self._module_call(e, av, pos, kw, frame)
+                if av is not None and av.kind == TOKENIZER:
+                    self._args(e, frame)
+                    return self._tokenize(e, "__call__", kw={a.keyword.value: (a.value, UNKNOWN) for a in e.args if a.keyword})
                 if av is not None and av.kind == FUNC and meth not in self.m.classes[frame.cls].methods:
                     pos, kw = self._args(e, frame)  # `self.metric(y_pred, y)`: the function stored
                     return self._call_function(av.fn, None, e, pos, kw, frame, None)
@@ -1187,6 +1232,8 @@ class Flow:
                 return self._module_call(e, fv, pos, kw, frame)
             if fv is not None and fv.kind == FUNC:
                 return self._call_function(fv.fn, None, e, pos, kw, frame, None)
+            if fv is not None and fv.kind == TOKENIZER:
+                return self._tokenize(e, "__call__", kw)
             if fv is not None and fv.cls is not None:
                 return self._call_method(fv.cls, "__call__", fv, e, pos, kw, frame)
             return self._builtin(name, e, pos, kw, frame)
@@ -1286,6 +1333,17 @@ class Flow:
         ck = kb.class_kind(q)
         if ck is not None:
             return self._construct(e, q, ck, pos, kw, frame)
+        owner, _, last = q.rpartition(".")
+        if last in _PRETRAINED:
+            ok = kb.class_kind(owner)
+            if ok == TOKENIZER:
+                return Value(TOKENIZER, HOST, origin=e)
+            if ok == MODULE:  # weights loaded on the host unless placed by `device_map=`/`device=`
+                dev, given = self._placement(e, kw)
+                if "device_map" in kw:
+                    dev, given = None, True
+                return Value(MODULE, dev if given else (None if frame.devctx else HOST), origin=e,
+                             placed=e if given else None, stateful=True)
         info = kb.function(q)
         if info is not None:
             return self._torch_function(e, q, info, pos, kw, frame)
@@ -1334,14 +1392,15 @@ class Flow:
                          origin=e)
         if kind == LOADER:
             ds = pos[0][1] if pos else (kw["dataset"][1] if "dataset" in kw else UNKNOWN)
+            ds_expr = pos[0][0] if pos and not pos[0][2] else (kw["dataset"][0] if "dataset" in kw else None)
             places = "collate_fn" in kw or "pin_memory_device" in kw
             collate = kw.get("collate_fn", (None, UNKNOWN))[1]
             if collate.kind == FUNC:
                 # the loader calls the collate function with a list of the dataset's samples
-                dev = self._dataset_device(ds)
+                dev = self._dataset_device(ds, e, frame, ds_expr)
                 sample = Value(TUPLE, None, elem=Value(TENSOR, dev)) if dev is not None else UNKNOWN
                 self._call_function(collate.fn, None, e, [(e, Value(TUPLE, None, elem=sample), "")], {}, frame, None)
-            dev = None if places else self._dataset_device(ds)
+            dev = None if places else self._dataset_device(ds, e, frame, ds_expr)
             return Value(LOADER, None, elem=Value(BATCH, dev, origin=e), origin=e)
         if kind == DATASET:
             tensors = [v for _, v, s in pos if not s and v.kind == TENSOR]
@@ -1373,12 +1432,44 @@ class Flow:
             return any(v.kind == TENSOR and v.dev is not None and v.dev.is_host for v in ws)
         return q.startswith("torch.nn.") and last not in STATELESS_MODULES
 
-    def _dataset_device(self, ds: Value) -> Dev | None:
-        if ds.kind == DATASET:
-            return ds.dev
-        if ds.kind in (OBJECT,) and ds.cls is not None:
-            return None
+    def _dataset_device(self, ds: Value, e=None, frame=None, expr=None) -> Dev | None:
+        """Where the samples of a dataset live (so where a DataLoader's default collation leaves
+        its batches): a TensorDataset's tensors' device; for a Dataset class of this file what its
+        `__getitem__` returns (every tensor in it: a tuple, a dict or one tensor), unknown when the
+        class moves tensors itself; else the host (datasets load on the CPU), unless the dataset is
+        a value the engine cannot see (a parameter without known call sites)."""
+        if ds.kind == DATASET and ds.cls is None:
+            return ds.dev if ds.dev is not None else HOST
+        if ds.cls is not None and e is not None and ds.kind in (DATASET, OBJECT):
+            sample = self._call_method(ds.cls, "__getitem__", ds, e, [(e, Value(HOSTVAL, HOST), "")], {}, frame)
+            dev = _leaf_dev(sample)
+            if dev is not None:
+                return dev
+            return None if self._class_moves_tensors(ds.cls) else HOST
+        if ds.kind is None and ds.dev is None and expr is not None and self._made_here(expr):
+            return HOST
         return None
+
+    def _class_moves_tensors(self, cls: str) -> bool:
+        info = self.m.classes.get(cls)
+        if info is None:
+            return True
+        for c in self.m.calls_in(info.node):
+            f = c.func
+            if type(f) is cst.Attribute and f.attr.value in ("to", "cuda"):
+                return True
+            if any(a.keyword is not None and a.keyword.value == "device" for a in c.args):
+                return True
+        return False
+
+    def _made_here(self, expr) -> bool:
+        """A dataset built by a call in this file (directly, or a name bound only to calls)."""
+        if type(expr) is cst.Call:
+            return True
+        if type(expr) is not cst.Name:
+            return False
+        bindings = self.m.bindings_of(expr)
+        return bool(bindings) and all(b.how == "assign" and isinstance(b.value, cst.Call) for b in bindings)
 
     def _tensor_operands(self, info, pos, kw, q: str = "") -> list:
         ops = []
@@ -1507,11 +1598,15 @@ class Flow:
             if how == "tensor_iter":
                 return Value(PARAMS, rv.dev, rv.half, elem=Value(TENSOR, rv.dev, rv.half, True), half_at=rv.half_at,
                              origin=recv, source=rv.origin)
-            if meth == "forward":
-                return self._module_call(e, rv, pos, kw, frame)
+            if meth == "forward" or (meth == "generate" and rv.cls is None):
+                return self._module_call(e, rv, pos, kw, frame)  # `generate` embeds its inputs first
             if rv.cls is not None:
                 return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
             return UNKNOWN
+        if k == TOKENIZER:
+            return self._tokenize(e, meth, kw) if meth in _TOKENIZE else UNKNOWN
+        if k == BATCH and meth in ("to", "cuda", "cpu"):  # a tokenizer's BatchEncoding, a batch object
+            return Value(BATCH, self._move_target(meth, pos, kw, rv), origin=rv.origin, placed=e)
         if k in (OPTIMIZER, SCHEDULER, SCALER):
             if meth in ("to", "cuda", "cpu"):
                 return rv
@@ -1540,6 +1635,17 @@ class Flow:
         if k == DEVICE:
             return UNKNOWN
         return UNKNOWN
+
+    def _tokenize(self, e, meth, kw) -> Value:
+        """A tokenizer asked for tensors (`return_tensors="pt"`) makes them on the host: `encode`
+        returns one tensor, the others a mapping of tensors (a BatchEncoding)."""
+        rt = kw.get("return_tensors")
+        if rt is None or type(rt[0]) is not cst.SimpleString or rt[0].evaluated_value != "pt":
+            return UNKNOWN
+        self.tokenized.add(e)
+        if meth == "encode":
+            return Value(TENSOR, HOST, nonscalar=True, origin=e)
+        return Value(BATCH, HOST, origin=e)
 
     def _move_target(self, meth, pos, kw, rv) -> Dev | None:
         if meth == "cpu":
@@ -1573,6 +1679,12 @@ class Flow:
         for x, v, s in pos:  # a tuple of tensors (an RNN's `(h, c)` state)
             if not s and v.kind == TUPLE and v.items:
                 tensors += [(x, it) for it in v.items if it.kind == TENSOR]
+        if _DOUBLE_STAR in kw:  # `model(**batch)`: the mapping's tensors are the inputs
+            x, v = kw[_DOUBLE_STAR]
+            if v.kind == BATCH and v.dev is not None:
+                tensors.append((x, Value(TENSOR, v.dev, nonscalar=True, origin=v.origin, placed=v.placed)))
+            elif v.kind == TUPLE and v.items is None and v.elem is not None and v.elem.kind == TENSOR:
+                tensors.append((x, v.elem))
         dev = mv.dev
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves

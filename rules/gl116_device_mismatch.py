@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
-from gpulint.analysis.mismatch import factory_device_fix, representative
+from gpulint.analysis.mismatch import batch_source, factory_device_fix, representative
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
@@ -108,12 +108,8 @@ noise_scale = betas[t]
 
     @staticmethod
     def _gl101_owns(m, origin) -> bool:
-        """GL101 reports batches of a DataLoader that reach the model unmoved."""
-        if not isinstance(origin, cst.Call):
-            return False
-        from gpulint import flowkb
-
-        return flowkb.class_kind(m.qualname(origin.func)) == "loader"
+        """GL101 reports batches (a DataLoader's, a tokenizer's) that reach the model unmoved."""
+        return batch_source(m, origin) is not None
 
     @staticmethod
     def _gl105_owns(m, mm, origin) -> bool:

@@ -312,3 +312,115 @@ out = loss_fn(torch.randn(2).to(device), torch.tensor([0, 1]).to(device))
 """)
     assert where(m, "target", 1) == "acc"
     assert any(mm.op == "index" for mm in m.mismatches())
+
+
+# functions used as values, collate functions, tokenizers, Dataset classes ----------------------
+
+def test_function_used_as_a_value_gets_its_call_sites_arguments():
+    m = model_of(HEAD + """
+def metric(pred, target):
+    return pred.numpy()
+
+class Runner:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def run(self, x):
+        return self.fn(x.to(device), x)
+
+loss_fn = metric
+Runner(metric).run(torch.randn(3))
+loss_fn(torch.randn(2).to(device), None)
+""")
+    assert where(m, "pred", 1) == "acc"  # the parameter, from both calls (via self.fn and loss_fn)
+
+
+def test_function_value_with_an_unseen_call_keeps_parameters_unknown():
+    m = model_of(HEAD + """
+def metric(pred):
+    return pred
+
+metric(torch.randn(2).to(device))
+hooks = [metric]
+""")
+    # a name used as a value that is never called here does not add call sites: the one direct
+    # call still gives the parameter its value
+    assert where(m, "pred", 1) == "acc"
+
+
+def test_collate_fn_is_called_with_the_dataset_samples():
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader, TensorDataset
+
+def collate(batch):
+    y = torch.stack([b[1] for b in batch])
+    return y
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8))
+loader = DataLoader(ds, batch_size=4, collate_fn=collate)
+""")
+    assert where(m, "y", 0) == "host"
+    # the loader's batches: what the collate function makes is not assumed
+    assert m.value_of(node(m, "loader", 0)).elem.dev is None
+
+
+def test_tokenizer_tensors_and_pretrained_models():
+    m = model_of(HEAD + """
+from transformers import AutoModel, AutoTokenizer
+tok = AutoTokenizer.from_pretrained("x")
+model = AutoModel.from_pretrained("x")
+placed = AutoModel.from_pretrained("x", device_map="auto")
+enc = tok(["a"], return_tensors="pt")
+ids = tok.encode("a", return_tensors="pt")
+plain = tok(["a"])
+moved = tok(["a"], return_tensors="pt").to(device)
+""")
+    assert m.value_of(node(m, "model", 0)).kind == "module"
+    assert where(m, "model", 0) == "host"
+    assert where(m, "placed", 0) is None
+    assert m.value_of(node(m, "enc", 0)).kind == "batch" and where(m, "enc", 0) == "host"
+    assert m.value_of(node(m, "ids", 0)).kind == "tensor" and where(m, "ids", 0) == "host"
+    assert m.value_of(node(m, "plain", 0)).kind is None  # lists of ids, not tensors
+    assert where(m, "moved", 0) == "acc"
+
+
+def test_double_star_batch_meets_the_model_and_in_place_batch_move():
+    m = model_of(HEAD + """
+from transformers import AutoModel, AutoTokenizer
+tok = AutoTokenizer.from_pretrained("x")
+model = AutoModel.from_pretrained("x").to(device)
+a = tok(["a"], return_tensors="pt")
+model(**a)
+b = tok(["b"], return_tensors="pt")
+b.to(device)
+model(**b)
+""")
+    bad = [mm for mm in m.mismatches()]
+    assert len(bad) == 1 and m.module.code_for_node(bad[0].host) == "a"
+
+
+def test_dataset_class_of_the_file_gives_host_batches_unless_it_moves_them():
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader, Dataset
+
+class Pairs(Dataset):
+    def __init__(self):
+        self.x = torch.randn(8, 2)
+    def __len__(self):
+        return 8
+    def __getitem__(self, i):
+        return {"features": self.x[i]}
+
+class OnDevice(Dataset):
+    def __init__(self, data):
+        self.data = data
+    def __getitem__(self, i):
+        return self.data[i].to(device)
+
+for batch in DataLoader(Pairs()):
+    first = batch["features"]
+for batch2 in DataLoader(OnDevice(load())):
+    second = batch2
+""")
+    assert where(m, "first", 0) == "host"
+    assert where(m, "second", 0) is None
