@@ -1330,6 +1330,9 @@ class Flow:
             return Value(DEVICE, dev, origin=e)
         if q in _NOGRAD:
             return UNKNOWN
+        if q == "torch.autograd.Variable":  # the pre-0.4 wrapper: the tensor itself today
+            vals = [v for _, v, s in pos if not s]
+            return vals[0] if vals and vals[0].kind == TENSOR else UNKNOWN
         ck = kb.class_kind(q)
         if ck is not None:
             return self._construct(e, q, ck, pos, kw, frame)
@@ -1399,7 +1402,10 @@ class Flow:
                 # the loader calls the collate function with a list of the dataset's samples
                 dev = self._dataset_device(ds, e, frame, ds_expr)
                 sample = Value(TUPLE, None, elem=Value(TENSOR, dev)) if dev is not None else UNKNOWN
-                self._call_function(collate.fn, None, e, [(e, Value(TUPLE, None, elem=sample), "")], {}, frame, None)
+                made = self._call_function(collate.fn, None, e, [(e, Value(TUPLE, None, elem=sample), "")], {},
+                                           frame, None)
+                if made.kind in (TENSOR, TUPLE) and "pin_memory_device" not in kw:
+                    return Value(LOADER, None, elem=made, origin=e)  # its batches: what it returns
             dev = None if places else self._dataset_device(ds, e, frame, ds_expr)
             return Value(LOADER, None, elem=Value(BATCH, dev, origin=e), origin=e)
         if kind == DATASET:
@@ -1483,7 +1489,12 @@ class Flow:
             if pname is None:
                 continue
             if v.kind == TUPLE:
-                ops.extend((x, it) for it in (v.items or ()) if it.kind == TENSOR)
+                els = x.elements if type(x) in (cst.Tuple, cst.List) else None
+                if v.items is not None and els is not None and len(els) == len(v.items):
+                    # `torch.cat((a, b))`: each element is an operand, named by its own expression
+                    ops.extend((el.value, it) for el, it in zip(els, v.items) if it.kind == TENSOR)
+                else:
+                    ops.extend((x, it) for it in (v.items or ()) if it.kind == TENSOR)
                 if v.elem is not None and v.elem.kind == TENSOR:
                     ops.append((x, v.elem))
                 continue
@@ -1678,7 +1689,11 @@ class Flow:
         tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
         for x, v, s in pos:  # a tuple of tensors (an RNN's `(h, c)` state)
             if not s and v.kind == TUPLE and v.items:
-                tensors += [(x, it) for it in v.items if it.kind == TENSOR]
+                els = x.elements if type(x) in (cst.Tuple, cst.List) else None
+                if els is not None and len(els) == len(v.items):
+                    tensors += [(el.value, it) for el, it in zip(els, v.items) if it.kind == TENSOR]
+                else:
+                    tensors += [(x, it) for it in v.items if it.kind == TENSOR]
         if _DOUBLE_STAR in kw:  # `model(**batch)`: the mapping's tensors are the inputs
             x, v = kw[_DOUBLE_STAR]
             if v.kind == BATCH and v.dev is not None:

@@ -360,8 +360,23 @@ ds = TensorDataset(torch.randn(8, 2), torch.randn(8))
 loader = DataLoader(ds, batch_size=4, collate_fn=collate)
 """)
     assert where(m, "y", 0) == "host"
-    # the loader's batches: what the collate function makes is not assumed
-    assert m.value_of(node(m, "loader", 0)).elem.dev is None
+    # the loader's batches are what the collate function returns
+    elem = m.value_of(node(m, "loader", 0)).elem
+    assert elem.kind == "tensor" and elem.dev.is_host
+
+
+def test_collate_fn_that_moves_its_batch():
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader, TensorDataset
+
+def to_device(batch):
+    return torch.stack([b[0] for b in batch]).to(device)
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2)), collate_fn=to_device)
+unknown = DataLoader(TensorDataset(torch.randn(8, 2)), collate_fn=lambda b: b)
+""")
+    assert m.value_of(node(m, "loader", 0)).elem.dev.is_acc
+    assert m.value_of(node(m, "unknown", 0)).elem.dev is None
 
 
 def test_tokenizer_tensors_and_pretrained_models():
