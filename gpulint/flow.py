@@ -334,6 +334,7 @@ class Flow:
         self.recorded: set[cst.CSTNode] = set()
         self.inplace_moves: dict[cst.Call, Value] = {}  # `m.to(d)` statement calls -> the moved value
         self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
+        self._host_inputs_cache: dict[str, set] = {}
         self.set_default_device = any(
             model.qualname(c.func) in ("torch.set_default_device", "torch.set_default_tensor_type")
             for c in model.calls
@@ -358,6 +359,7 @@ class Flow:
     def _run(self) -> None:
         m = self.m
         counts: dict[str, int] = {}
+        by_name: dict[str, int] = {}
         by_attr = self._calls_by_attr
         for c in m.calls:
             f = c.func
@@ -367,10 +369,12 @@ class Flow:
                 by_attr.setdefault(name, []).append(c)
             elif t is cst.Name:
                 name = f.value
+                by_name[name] = by_name.get(name, 0) + 1
             else:
                 continue
             counts[name] = counts.get(name, 0) + 1
         self._site_count = counts
+        self._name_site_count = by_name
         frame = _Frame(m.module, None, None, True)
         self.module_frame = frame
         self._block(m.module.body, frame)
@@ -456,7 +460,10 @@ class Flow:
         if callee == "__call__":
             return self._call_sites_of_instance(fn)
         total = self._site_count.get(callee, -1)
-        if callee == fn.name.value and self.m.class_of(fn) is None:
+        if callee == fn.name.value and self.m.class_of(fn) is None and self.m.enclosing(fn, cst.ClassDef) is None:
+            # a function of the file is called by its name (`model.train()` is not a call of a
+            # module-level `train()`), or through the function used as a value
+            total = self._name_site_count.get(callee, -1)
             # calls through the function used as a value (`self.metric(...)`, a `collate_fn=`)
             extra = sum(1 for c in self.site_values.get(fn, ())
                         if not (type(c) is cst.Call and type(c.func) is cst.Name and c.func.value == callee))
@@ -1700,6 +1707,12 @@ class Flow:
                 tensors.append((x, Value(TENSOR, v.dev, nonscalar=True, origin=v.origin, placed=v.placed)))
             elif v.kind == TUPLE and v.items is None and v.elem is not None and v.elem.kind == TENSOR:
                 tensors.append((x, v.elem))
+        if mv.cls is not None and tensors:
+            host_ok = self._host_inputs(mv.cls)
+            if host_ok:
+                keep = {id(x) for i, (x, v, s) in enumerate(pos) if not s and i not in host_ok}
+                keep |= {id(x) for k, (x, v) in kw.items() if k not in host_ok}
+                tensors = [(x, v) for x, v in tensors if id(x) in keep or not self._is_arg(x, pos, kw)]
         dev = mv.dev
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
@@ -1721,6 +1734,50 @@ class Flow:
             if ret.kind == TUPLE:
                 return ret
         return Value(TENSOR, dev, mv.half, origin=e) if (dev is not None or tensors) else Value(TENSOR, None, origin=e)
+
+    @staticmethod
+    def _is_arg(x, pos, kw) -> bool:
+        return any(x is px for px, _, _ in pos) or any(x is kx for kx, _ in kw.values())
+
+    def _host_inputs(self, cls: str) -> set:
+        """The inputs of a module class's `forward` that may stay on the host: used only as the
+        lengths of `pack_padded_sequence` (which wants them on the CPU), or only read into Python
+        (`.tolist()`, `.cpu()`, `len()`). Positions (after self) and names."""
+        cached = self._host_inputs_cache.get(cls)
+        if cached is not None:
+            return cached
+        out: set = set()
+        self._host_inputs_cache[cls] = out
+        info = self.m.classes.get(cls)
+        fn = info.methods.get("forward") if info is not None else None
+        if fn is None:
+            return out
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)][1:]
+        for i, name in enumerate(params):
+            uses = [n for n in self.m.walk(fn.body) if type(n) is cst.Name and n.value == name]
+            if uses and all(self._host_use(n) for n in uses):
+                out.add(i)
+                out.add(name)
+        return out
+
+    def _host_use(self, n: cst.Name) -> bool:
+        parent = self.m.parents.get(n)
+        if type(parent) is cst.Attribute and parent.value is n:
+            call = self.m.parents.get(parent)
+            return (parent.attr.value in ("cpu", "tolist", "item", "numpy", "size", "shape")
+                    and (type(call) is cst.Call or parent.attr.value == "shape"))
+        if type(parent) is cst.Arg and parent.value is n:
+            call = self.m.parents.get(parent)
+            if type(call) is not cst.Call:
+                return False
+            q = self.m.qualname(call.func) or ""
+            if q.endswith(("pack_padded_sequence", "pack_sequence")):
+                i = next((j for j, a in enumerate(call.args) if a is parent), -1)
+                return (parent.keyword is not None and parent.keyword.value == "lengths") or (
+                    parent.keyword is None and i == 1)
+            return type(call.func) is cst.Name and call.func.value in ("len", "int", "range", "list") and (
+                call.func.value not in self.m.aliases)
+        return False
 
     def _instance(self, name, e, pos, kw, frame) -> Value:
         kind = self._class_kind(name)

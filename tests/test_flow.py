@@ -439,3 +439,48 @@ for batch2 in DataLoader(OnDevice(load())):
 """)
     assert where(m, "first", 0) == "host"
     assert where(m, "second", 0) is None
+
+
+def test_module_function_call_sites_are_not_method_calls_of_the_same_name():
+    # `model.train()` inside `train()` is not a call of the module-level train(): its one call
+    # site still gives the parameters their values
+    m = model_of(HEAD + """
+def train(model, x):
+    model.train()
+    return model(x)
+
+net = nn.Linear(2, 2).to(device)
+train(net, torch.randn(3, 2))
+""")
+    assert [mm.op for mm in m.mismatches()] == ["module-call"]
+
+
+def test_lengths_for_packing_may_stay_on_the_host():
+    m = model_of(HEAD + """
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.rnn = nn.LSTM(4, 4, batch_first=True)
+
+    def forward(self, ids, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(self.emb(ids), lengths, batch_first=True)
+        return self.rnn(packed)
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+
+    def forward(self, ids, lengths):
+        return self.emb(ids) * lengths[:, None, None]
+
+a = Tagger().to(device)
+b = Scaled().to(device)
+ids = torch.randint(0, 10, (2, 5)).to(device)
+lengths = torch.tensor([5, 3])
+a(ids, lengths)
+b(ids, lengths)
+""")
+    bad = m.mismatches()
+    assert len(bad) == 1 and m.module.code_for_node(bad[0].node.func) == "b"
