@@ -843,6 +843,9 @@ class Flow:
                     self.eval(el.value, frame)
                     out = UNKNOWN  # `**other`
             if out is not None and out.kind == TENSOR:  # `{"features": x[i], "target": y[i]}`
+                origins = {id(self._peek_origin(el.value)) for el in e.elements}
+                if len(origins) > 1:
+                    out = replace(out, origin=None, placed=None)  # which key's tensor: not kept
                 return Value(MAPPING, None, elem=out)
             return UNKNOWN
         if t is cst.Comparison:
@@ -902,8 +905,8 @@ class Flow:
             f = f.inner_for_in
         if isinstance(e, cst.DictComp):
             self.eval(e.key, frame)
-            self.eval(e.value, frame)
-            out = UNKNOWN
+            ev = self.eval(e.value, frame)
+            out = Value(MAPPING, None, elem=ev) if ev.kind == TENSOR else UNKNOWN
         else:
             ev = self.eval(e.elt, frame)
             out = Value(TUPLE, None, elem=ev) if ev.kind is not None else UNKNOWN
@@ -931,6 +934,10 @@ class Flow:
         if fn is not None:
             return Value(FUNC, None, fn=fn)  # `loss_fn = my_loss`, `Trainer(model, compute_metrics)`
         return UNKNOWN
+
+    def _peek_origin(self, e):
+        v = self.values.get(e)
+        return v.origin if v is not None else e
 
     def _function_named(self, name: str) -> cst.FunctionDef | None:
         """The file's one function (not a method) of this name, when the name means nothing else."""
@@ -1623,6 +1630,14 @@ class Flow:
             return UNKNOWN
         if k == TOKENIZER:
             return self._tokenize(e, meth, kw) if meth in _TOKENIZE else UNKNOWN
+        if k == MAPPING and rv.elem is not None:
+            if meth == "items":
+                return Value(ITER, None, elem=Value(TUPLE, None, items=(Value(HOSTVAL, HOST), rv.elem)))
+            if meth == "values":
+                return Value(ITER, None, elem=rv.elem)
+            if meth == "get":
+                return rv.elem
+            return UNKNOWN
         if k == BATCH and meth in ("to", "cuda", "cpu"):  # a tokenizer's BatchEncoding, a batch object
             return Value(BATCH, self._move_target(meth, pos, kw, rv), origin=rv.origin, placed=e)
         if k in (OPTIMIZER, SCHEDULER, SCALER):

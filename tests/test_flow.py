@@ -484,3 +484,15 @@ b(ids, lengths)
 """)
     bad = m.mismatches()
     assert len(bad) == 1 and m.module.code_for_node(bad[0].node.func) == "b"
+
+
+def test_dicts_of_tensors_read_back_by_key_and_items():
+    m = model_of(HEAD + """
+train = {"X": torch.randn(10, 3), "w": torch.rand(10)}
+part = {k: v[0:5] for k, v in train.items()}
+w = part["w"]
+for key in train:
+    key_name = key
+""")
+    assert where(m, "w", 0) == "host"
+    assert m.value_of(node(m, "key_name", 0)).kind is None  # iterating a dict gives its keys
