@@ -1137,6 +1137,12 @@ class Flow:
                     return base.items[i]
             if base.elem is not None and base.items is None:
                 return base.elem
+            if (base.items and len(idx_vals) == 1 and len(e.slice) == 1
+                    and type(idx_vals[0][0]) not in (cst.Integer, cst.UnaryOperation)):
+                out = base.items[0]  # `outputs[j]`: any of the items (the same where they agree)
+                for it in base.items[1:]:
+                    out = join(out, it)
+                return out
         return UNKNOWN
 
     # calls --------------------------------------------------------------------------------------
@@ -1744,6 +1750,10 @@ class Flow:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
         if dev is None or dev == EITHER:
             dev = None
+        if dev is not None and dev.is_host and not mv.stateful and not mv.scatters:
+            # a module without parameters (a loss of the file) computes where its inputs are
+            devs = {v.dev for _, v in tensors}
+            dev = tensors[0][1].dev if tensors and len(devs) == 1 else None
         if mv.cls is not None and dev is not None:
             ret = self._call_method(mv.cls, "forward", mv, e, pos, kw, frame, summary_only=True)
             if ret.kind == TUPLE:

@@ -496,3 +496,23 @@ for key in train:
 """)
     assert where(m, "w", 0) == "host"
     assert m.value_of(node(m, "key_name", 0)).kind is None  # iterating a dict gives its keys
+
+
+def test_parameterless_module_of_the_file_computes_where_its_inputs_are():
+    m = model_of(HEAD + """
+class Charbonnier(nn.Module):
+    def __init__(self, eps=1e-3):
+        super().__init__()
+        self.eps = eps
+
+    def forward(self, x, y):
+        return torch.mean(torch.sqrt((x - y) ** 2 + self.eps))
+
+crit = Charbonnier()
+outs = [torch.randn(2).to(device), torch.randn(2).to(device)]
+t = torch.randn(2).to(device)
+loss = crit(outs[0], t)
+each = [crit(outs[j], t) for j in range(2)]
+""")
+    assert where(m, "loss", 0) == "acc"
+    assert m.mismatches() == []
