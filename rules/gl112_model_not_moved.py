@@ -131,4 +131,14 @@ def _built_from_parts(m, ctor: cst.Call) -> bool:
     q = m.qualname(ctor.func) or ""
     if q not in _CONTAINERS:
         return False
-    return any(a.star or not isinstance(a.value, cst.Call) for a in ctor.args)
+    return any((a.star or not isinstance(a.value, cst.Call)) and not _fresh_parts(m, a.value) for a in ctor.args)
+
+
+def _fresh_parts(m, parts) -> bool:
+    """A list the engine knows holds only modules still on the host (`layers = []` filled with
+    `layers.append(nn.Conv2d(...))`, VGG's make_layers): nothing moved them one by one."""
+    v = m.value_of(parts)
+    if v.kind != "tuple":
+        return False
+    items = list(v.items) if v.items is not None else ([v.elem] if v.elem is not None else [])
+    return bool(items) and all(it.kind == "module" and it.dev is not None and it.dev.is_host for it in items)
