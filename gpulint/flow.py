@@ -175,6 +175,23 @@ def join(a: Value | None, b: Value | None) -> Value:
     )
 
 
+_REDUCTIONS = frozenset(
+    "argmax argmin sum mean max min prod std var logsumexp amax amin all any count_nonzero median "
+    "nanmean nansum".split()
+)
+
+
+def _reduced_keeps_a_dim(args, kw) -> bool:
+    """A reduction over `dim=k` with k >= 1 needed an input of at least k + 1 dimensions, so its
+    result keeps at least k (`t.argmax(dim=1)`); `keepdim=True` keeps them all (at least one)."""
+    k = kw.get("keepdim")
+    if k is not None and type(k[0]) is cst.Name and k[0].value == "True" and ("dim" in kw or args):
+        return True
+    d = kw.get("dim")
+    x = d[0] if d is not None else (args[0][0] if args and not args[0][2] else None)
+    return type(x) is cst.Integer and int(x.value, 0) >= 1
+
+
 def _leaf_dev(v: Value, depth: int = 0) -> Dev | None:
     """Where every tensor of a sample lives (a tensor, a tuple or dict of tensors); None unknown."""
     if v.kind == TENSOR:
@@ -1561,6 +1578,8 @@ class Flow:
             nonscalar = any(v.nonscalar for _, v in ops)
         if not nonscalar and q.rsplit(".", 1)[-1] in kb.ALWAYS_NONSCALAR:
             nonscalar = True
+        if not nonscalar and q.rsplit(".", 1)[-1] in _REDUCTIONS:
+            nonscalar = _reduced_keeps_a_dim(pos[1:], kw)
         v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None)
         if ret == "tensors":
             return Value(TUPLE, None, elem=v)
@@ -1599,6 +1618,8 @@ class Flow:
                 if ops and how != "cast" and meth not in _CROSS_DEVICE_METHODS:
                     self._check(e, "call", [(recv, rv)] + ops, frame)
                 nonscalar = (rv.nonscalar and meth in kb.SHAPE_KEEPING) or meth in ("unsqueeze", "unsqueeze_")
+                if not nonscalar and meth in _REDUCTIONS:
+                    nonscalar = _reduced_keeps_a_dim(pos, kw)
                 if how == "cast":
                     return Value(TENSOR, rv.dev, meth == "half", rv.nonscalar, rv.nograd, origin=rv.origin, placed=rv.placed)
                 return Value(TENSOR, rv.dev, rv.half, nonscalar, rv.nograd or meth == "detach", origin=rv.origin, placed=rv.placed)

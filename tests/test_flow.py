@@ -516,3 +516,18 @@ each = [crit(outs[j], t) for j in range(2)]
 """)
     assert where(m, "loss", 0) == "acc"
     assert m.mismatches() == []
+
+
+def test_reductions_over_a_later_dim_keep_a_dimension():
+    m = model_of(HEAD + """
+p = torch.randn(4, 3)
+a = p.argmax(dim=1)
+b = p.sum(1)
+c = p.sum()
+d = p.argmax(0)
+e = torch.argmax(p, 1)
+f = p.mean(dim=0, keepdim=True)
+g = p.norm(2)
+""")
+    ns = {k: m.value_of(node(m, k, 0)).nonscalar for k in "abcdefg"}
+    assert ns == {"a": True, "b": True, "c": False, "d": False, "e": True, "f": True, "g": False}
