@@ -38,6 +38,11 @@ SCALER, DEVICE, METRIC, TUPLE, ITER, PARAMS, HOSTVAL, DTYPE, OBJECT = (
     "scaler", "device", "metric", "tuple", "iter", "params", "hostval", "dtype", "object")
 FUNC = "function"  # a function of this file used as a value (`fn`: its definition)
 TOKENIZER = "tokenizer"  # a Hugging Face tokenizer or processor: its tensors are made on the host
+TRANSFORM = "transform"  # a torchvision transform: host data in, host data out (a tensor keeps its device)
+_HOST_READERS = frozenset({"PIL.Image.open", "cv2.imread", "imageio.imread", "imageio.v2.imread",
+                           "skimage.io.imread", "numpy.load", "numpy.array", "numpy.asarray",
+                           "numpy.fromfile", "numpy.frombuffer", "torchvision.io.read_image",
+                           "torchvision.io.decode_image"})
 MAPPING = "mapping"  # a dict display of values of one kind (`elem`): indexing gives it, iterating keys
 
 
@@ -315,6 +320,10 @@ _DEVICE_NAME_HINTS = ("device", "rank", "gpu", "dev", "cuda")
 _NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvectors solution".split())
 _RECEIVER = " self"
 _DOUBLE_STAR = "**"  # key in a call's keyword values: the value of its `**mapping` argument
+_STAR = "*"  # the same for its (last) `*iterable` argument
+_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+                         "torch.nn.modules.container.Sequential", "torch.nn.modules.container.ModuleList",
+                         "torch.nn.modules.container.ModuleDict"})
 _PRETRAINED = frozenset({"from_pretrained", "from_config", "from_single_file"})
 _TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus", "apply_chat_template",
                        "pad", "prepare_seq2seq_batch"})
@@ -1148,6 +1157,9 @@ class Flow:
             # one sample of a Dataset: a tuple of its tensors, where the dataset keeps them
             return Value(TUPLE, None, elem=Value(TENSOR, base.dev, origin=base.origin), origin=base.origin)
         if k == TUPLE:
+            if not idx_vals:  # `parts[:-1]`: a list of the same elements
+                el = _elem_of(base)
+                return Value(TUPLE, None, elem=el) if el is not None else UNKNOWN
             if len(idx_vals) == 1 and isinstance(idx_vals[0][0], cst.Integer) and base.items is not None:
                 i = int(idx_vals[0][0].value, 0)
                 if -len(base.items) <= i < len(base.items):
@@ -1169,8 +1181,7 @@ class Flow:
             v = self.eval(a.value, frame)
             if a.star:
                 pos.append((a.value, UNKNOWN, a.star))
-                if a.star == "**":
-                    kw[_DOUBLE_STAR] = (a.value, v)
+                kw[_DOUBLE_STAR if a.star == "**" else _STAR] = (a.value, v)
             elif a.keyword is None:
                 pos.append((a.value, v, ""))
             else:
@@ -1233,6 +1244,9 @@ class Flow:
                         self.values[func] = av
                     pos, kw = self._args(e, frame)
                     return self._module_call(e, av, pos, kw, frame)
+                if av is not None and av.kind == TRANSFORM:
+                    pos, kw = self._args(e, frame)
+                    return self._transform(e, pos)
                 if av is not None and av.kind == TOKENIZER:
                     self._args(e, frame)
                     return self._tokenize(e, "__call__", kw={a.keyword.value: (a.value, UNKNOWN) for a in e.args if a.keyword})
@@ -1271,12 +1285,18 @@ class Flow:
                 return self._call_function(fv.fn, None, e, pos, kw, frame, None)
             if fv is not None and fv.kind == TOKENIZER:
                 return self._tokenize(e, "__call__", kw)
+            if fv is not None and fv.kind == TRANSFORM:
+                return self._transform(e, pos)
             if fv is not None and fv.cls is not None:
                 return self._call_method(fv.cls, "__call__", fv, e, pos, kw, frame)
             return self._builtin(name, e, pos, kw, frame)
         fv = self.eval(func, frame) if tf is not cst.Name else UNKNOWN
         if fv.kind in (MODULE, METRIC):
             return self._module_call(e, fv, pos, kw, frame)
+        if fv.kind == TRANSFORM:
+            return self._transform(e, pos)
+        if fv.kind == FUNC:
+            return self._call_function(fv.fn, None, e, pos, kw, frame, None)
         return UNKNOWN
 
     def _escape(self, e: cst.Call, frame) -> None:
@@ -1367,6 +1387,8 @@ class Flow:
             return Value(DEVICE, dev, origin=e)
         if q in _NOGRAD:
             return UNKNOWN
+        if q in _HOST_READERS or (q.startswith("numpy.random.") and q.rsplit(".", 1)[-1][0].islower()):
+            return Value(None, HOST, origin=e)  # an image or array read into host memory
         if q == "torch.autograd.Variable":  # the pre-0.4 wrapper: the tensor itself today
             vals = [v for _, v, s in pos if not s]
             return vals[0] if vals and vals[0].kind == TENSOR else UNKNOWN
@@ -1414,6 +1436,19 @@ class Flow:
             dev, given = self._placement(e, kw)
             if "device_map" in kw:
                 dev, given = None, True
+            if not given and q in _CONTAINERS and (_STAR in kw or any(type(x) is not cst.Call for x, _, _ in pos)):
+                # `nn.Sequential(*list(model.children())[:-1])`: where its parts are
+                parts = [(_elem_of(v) or UNKNOWN) if v.kind == TUPLE else v for _, v, s in pos if not s]
+                if _STAR in kw:
+                    star = kw[_STAR][1]
+                    el = _elem_of(star) if star.kind == TUPLE else (star.elem if star.kind == ITER else None)
+                    parts.append(el if el is not None else UNKNOWN)
+                dev = None
+                if parts and all(p.kind == MODULE for p in parts):
+                    dev = parts[0].dev
+                    for p in parts[1:]:
+                        dev = join_dev(dev, p.dev)
+                return Value(kind, dev, origin=e, stateful=True)
             if not given:
                 dev = HOST if kb.builds_on_host(q) and not frame.devctx else None
             return Value(kind, dev, origin=e, placed=e if given else None, stateful=self._stateful(q, pos, kw))
@@ -1647,6 +1682,11 @@ class Flow:
                              scatters=rv.scatters)
             if how == "same":
                 return rv
+            if how in ("module_iter", "named_module_iter"):  # children(), modules(): where the module is
+                sub = Value(MODULE, rv.dev, rv.half, stateful=True, scatters=False)
+                if how == "named_module_iter":
+                    sub = Value(TUPLE, None, items=(Value(HOSTVAL, HOST), sub))
+                return Value(ITER, None, elem=sub)
             if how == "tensor_iter":
                 return Value(PARAMS, rv.dev, rv.half, elem=Value(TENSOR, rv.dev, rv.half, True), half_at=rv.half_at,
                              origin=recv, source=rv.origin)
@@ -1685,15 +1725,36 @@ class Flow:
         if k is None and meth in _TENSOR_ONLY_METHODS and not self.m.qualname(recv):
             # only a tensor has this method (numpy arrays and lists do not): `transform(raw).unsqueeze(0)`
             return Value(TENSOR, rv.dev, nonscalar=meth in ("unsqueeze", "unsqueeze_"), origin=e)
-        if k is None and meth in ("to", "cpu"):
+        if k is None and meth in ("to", "cpu", "cuda"):
             # whatever it is (a tensor, a structure of tensors), moved to the host it is there
-            if self._move_target(meth, pos, kw, rv) == HOST:
+            if meth != "cuda" and self._move_target(meth, pos, kw, rv) == HOST:
                 return Value(None, HOST, origin=e, placed=e)
             return UNKNOWN
+        if k is None and rv.dev == HOST and rv.origin is not None and self._reads_host(rv.origin):
+            return Value(None, HOST, origin=rv.origin)  # `Image.open(p).convert("RGB")`, `arr.reshape(...)`
         if type(recv) is cst.Name and recv.value == "self" and frame.cls is not None:
             return self._call_method(frame.cls, meth, rv, e, pos, kw, frame)
         if k == DEVICE:
             return UNKNOWN
+        return UNKNOWN
+
+    def _reads_host(self, origin) -> bool:
+        if type(origin) is not cst.Call:
+            return False
+        q = self.m.qualname(origin.func)
+        return q is not None and (q in _HOST_READERS or q.startswith("numpy.random."))
+
+    def _transform(self, e, pos) -> Value:
+        """A torchvision transform keeps a tensor where it is, and turns host data (a PIL image, an
+        array) into host data (a tensor with ToTensor); what it gives for anything else is unknown."""
+        vals = [v for _, v, s in pos if not s]
+        if not vals:
+            return UNKNOWN
+        v = vals[0]
+        if v.kind == TENSOR:
+            return Value(TENSOR, v.dev, nonscalar=v.nonscalar, origin=v.origin)
+        if v.dev is not None and v.dev.is_host:
+            return Value(None, HOST, origin=e)
         return UNKNOWN
 
     def _tokenize(self, e, meth, kw) -> Value:

@@ -531,3 +531,37 @@ g = p.norm(2)
 """)
     ns = {k: m.value_of(node(m, k, 0)).nonscalar for k in "abcdefg"}
     assert ns == {"a": True, "b": True, "c": False, "d": False, "e": True, "f": True, "g": False}
+
+
+def test_images_read_and_transformed_stay_on_the_host():
+    m = model_of(HEAD + """
+import numpy as np
+import torchvision
+from torchvision import transforms
+from PIL import Image
+model = torchvision.models.resnet18().to(device)
+pre = transforms.Compose([transforms.Resize(224), transforms.ToTensor()])
+img = Image.open("a.jpg").convert("RGB")
+x = pre(img).unsqueeze(0)
+y = pre(img).unsqueeze(0).to(device)
+t = pre(torch.rand(3, 8, 8).to(device))
+u = pre(load_somehow())
+model(x)
+model(y)
+""")
+    assert where(m, "x", 0) == "host" and where(m, "y", 0) == "acc" and where(m, "t", 0) == "acc"
+    assert where(m, "u", 0) is None
+    assert [m.module.code_for_node(mm.host) for mm in m.mismatches()] == ["x"]
+
+
+def test_containers_built_from_a_modules_children_live_where_it_is():
+    m = model_of(HEAD + """
+import torchvision
+moved = torchvision.models.resnet18().to(device)
+fe = nn.Sequential(*list(moved.children())[:-1])
+host = nn.Sequential(*list(torchvision.models.resnet18().children())[:-1])
+blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+""")
+    assert where(m, "fe", 0) == "acc"
+    assert where(m, "host", 0) == "host"
+    assert where(m, "blocks", 0) == "host"
