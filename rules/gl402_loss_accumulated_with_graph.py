@@ -152,6 +152,13 @@ for x, y in loader:
                 tgt = n.targets[0].target
                 if isinstance(n.value.operator, cst.Add) and dotted(tgt) is not None and dotted(n.value.left) == dotted(tgt):
                     yield n, tgt, n.value.right
+            elif isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.value, cst.IfExp):
+                # `total = loss if total is None else total + loss` (RecBole's trainer)
+                tgt = n.targets[0].target
+                if any(isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Add)
+                       and dotted(tgt) is not None and dotted(b.left) == dotted(tgt)
+                       for b in (n.value.body, n.value.orelse)):
+                    yield n, tgt, n.value  # both branches' loss names are rewritten
             elif isinstance(n, cst.Expr) and isinstance(n.value, cst.Call):
                 mo = method_of(n.value)
                 args = [a for a in n.value.args if a.keyword is None and not a.star]
@@ -172,6 +179,8 @@ for x, y in loader:
                 out.append(v)  # `loss[key]` of a dict of losses
             elif isinstance(v, cst.BinaryOperation):
                 stack.extend([v.left, v.right])
+            elif isinstance(v, cst.IfExp):
+                stack.extend([v.body, v.orelse])
             elif isinstance(v, cst.UnaryOperation):
                 stack.append(v.expression)
         return out
