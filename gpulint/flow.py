@@ -233,6 +233,11 @@ def _join_env(a: dict, b: dict) -> dict:
     out = {}
     for k in a.keys() | b.keys():
         va, vb = a.get(k), b.get(k)
+        if (va is None or vb is None) and k.startswith("self."):
+            v = va if va is not None else vb
+            if v.kind == TUPLE and v.items is None and v.elem is not None:
+                out[k] = v  # `self.xs.append(...)` in a loop over a list the class set up elsewhere
+                continue
         out[k] = va if va is vb else join(va if va is not None else UNKNOWN, vb if vb is not None else UNKNOWN)
     return out
 
@@ -440,7 +445,12 @@ class Flow:
             if i == 0 and is_method and param in ordered:
                 if name == "self":
                     sv = self._param_from_sites(fn, _RECEIVER) if args is None else None
-                    if sv is None or sv.cls != cls or sv.dev is None:
+                    if sv is not None and sv.cls != cls and sv.cls is not None and self._subclass(sv.cls, cls):
+                        # an inherited method whose every call is on one subclass's instance: it
+                        # reads the attributes that subclass sets
+                        sv = Value(sv.kind, sv.dev, sv.half, cls=sv.cls, origin=sv.origin, placed=sv.placed,
+                                   stateful=sv.stateful)
+                    elif sv is None or sv.cls != cls or sv.dev is None:
                         sv = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
                     else:  # every call site's receiver: where the instance is when the method runs
                         sv = Value(sv.kind, sv.dev, sv.half, cls=cls, origin=sv.origin, placed=sv.placed,
@@ -785,6 +795,8 @@ class Flow:
             return Value(TENSOR, it.dev, origin=it.origin)
         if it.kind == MODULE:
             return Value(MODULE, it.dev)
+        if it.kind == BATCH:  # `[t.to(d) for t in batch]`: a collated batch's tensors
+            return Value(TENSOR, it.dev, nonscalar=True, origin=it.origin)
         return UNKNOWN
 
     def _is_nograd(self, e) -> bool:
@@ -1000,12 +1012,35 @@ class Flow:
                 return True
         return False
 
+    def _subclass(self, sub: str, base: str) -> bool:
+        seen = set()
+        todo = [sub]
+        while todo:
+            c = todo.pop()
+            if c == base:
+                return True
+            if c in seen or len(seen) > 50:
+                continue
+            seen.add(c)
+            info = self.m.classes.get(c)
+            if info is not None:
+                todo.extend(b for b in info.bases if b in self.m.classes)
+        return False
+
     def _self_attr_raw(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         v = frame.env.get("self." + attr)
         if v is not None:
             return v
         if frame.cls is None:
             return None
+        sv = frame.env.get("self")
+        if sv is not None and sv.cls is not None and sv.cls != frame.cls:
+            # an inherited method run for an instance of a subclass: that class's attributes first
+            sub = self.class_attrs.get(sv.cls)
+            if sub is None and self._ensure_init(sv.cls):
+                sub = self.class_attrs.get(sv.cls)
+            if sub is not None and attr in sub:
+                return sub[attr]
         attrs = self.class_attrs.get(frame.cls)
         if attrs is not None and attr in attrs:
             return attrs[attr]

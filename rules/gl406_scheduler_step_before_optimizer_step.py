@@ -15,7 +15,7 @@ class SchedulerStepBeforeOptimizerStep(Rule):
     code = "GL406"
     name = "scheduler-step-before-optimizer-step"
     summary = "`scheduler.step()` runs before the optimizer's first `step()` of its epoch or iteration."
-    message = "`{s}.step()` runs before the optimizer step of its {where}: the first value of the learning-rate schedule is skipped (PyTorch warns); call `{s}.step()` after `{o}`"
+    message = "`{s}.step()` runs before the optimizer step of its {where}: the first value of the learning-rate schedule is skipped (PyTorch warns); call `{s}.step()` after {o}"
     fix_safety = "unsafe"
     default = True
     kind = "silent"
@@ -67,7 +67,7 @@ for epoch in range(epochs):
         facts = ctx.model.facts(ScheduleFacts)
         for early in facts.early_steps():
             where = "epoch" if _is_epoch(facts, early) else "iteration"
-            opt = f"{early.step.optimizer}.step()" if early.step.optimizer else "the optimizer step"
+            opt = f"`{early.step.optimizer}.step()`" if early.step.optimizer else "the optimizer step"
             message = self.message.format(s=early.step.text, where=where, o=opt)
             yield ctx.finding(early.step.call, message, self._fix(ctx, facts, early))
 

@@ -565,3 +565,30 @@ blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
     assert where(m, "fe", 0) == "acc"
     assert where(m, "host", 0) == "host"
     assert where(m, "blocks", 0) == "host"
+
+
+def test_inherited_method_reads_the_subclass_attributes_and_batch_elements():
+    m = model_of(HEAD + """
+class Base:
+    def __init__(self):
+        self.schedulers = []
+
+    def update(self):
+        for scheduler in self.schedulers:
+            scheduler.step()
+
+class Model(Base):
+    def __init__(self, opt):
+        super().__init__()
+        self.schedulers.append(torch.optim.lr_scheduler.StepLR(opt, 1))
+
+model = Model(torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1))
+model.update()
+
+from torch.utils.data import DataLoader, TensorDataset
+for data in DataLoader(TensorDataset(torch.randn(4, 2), torch.randn(4, 2))):
+    moved = [t.to(device) for t in data]
+    x, y = moved
+""")
+    assert m.value_of(node(m, "scheduler", 0)).kind == "scheduler"
+    assert where(m, "x", 0) == "acc"

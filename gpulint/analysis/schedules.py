@@ -92,6 +92,8 @@ class ScheduleFacts:
                     self.optimizer_steps.append(OptimizerEvent(call, sc.optimizer, True))
                 continue
             kind = self.t.kind_of(recv)
+            if kind is Kind.UNKNOWN and m.value_of(recv).kind == "scheduler":
+                kind = Kind.SCHEDULER  # the engine's: `for scheduler in self.schedulers` filled elsewhere
             if kind is Kind.SCHEDULER:
                 if call.args:
                     continue  # step(metric) / step(epoch): sets the schedule explicitly

@@ -230,10 +230,30 @@ class TrainingFacts:
         if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
             cls = self.m.class_of(call)
             if cls is not None:
-                info = self.m.classes.get(cls.name.value)
-                if info is not None and f.attr.value in info.methods:
-                    return [info.methods[f.attr.value]]
+                found = self.method_of_class(cls.name.value, f.attr.value)
+                return [found] if found is not None else []
+        elif isinstance(f, cst.Attribute):
+            # `model.update_learning_rate()`, `trainer.train_epoch()`: an instance of a class of the
+            # file, as the flow engine knows it (its own methods, then its bases')
+            cls = self.m.value_of(f.value).cls
+            if cls is not None:
+                found = self.method_of_class(cls, f.attr.value)
+                return [found] if found is not None else []
         return []
+
+    def method_of_class(self, cls: str, name: str) -> cst.FunctionDef | None:
+        """The method `name` of the file's class `cls`, or of its first base of the file that has it."""
+        seen = set()
+        while cls is not None and cls not in seen:
+            seen.add(cls)
+            info = self.m.classes.get(cls)
+            if info is None:
+                return None
+            if name in info.methods:
+                return info.methods[name]
+            bases = [b for b in info.bases if b in self.m.classes]
+            cls = bases[0] if bases else None
+        return None
 
     def effects(self, fn: cst.FunctionDef) -> set[str]:
         """What a file function does, transitively: "zero_grad", "grad" (gradient use),
@@ -353,6 +373,15 @@ class TrainingFacts:
                 and self.m.class_of(call) is self.m.class_of(fn)
             ):
                 out.append(call)
+            elif isinstance(f, cst.Attribute) and f.attr.value == name and self.m.class_of(fn) is not None:
+                # `self.name()` in a subclass that inherits it, `obj.name()` on an instance
+                if isinstance(f.value, cst.Name) and f.value.value == "self":
+                    c = self.m.class_of(call)
+                    owner = c.name.value if c is not None else None
+                else:
+                    owner = self.m.value_of(f.value).cls
+                if owner is not None and self.method_of_class(owner, name) is fn:
+                    out.append(call)
         return out
 
     def _calls_named(self) -> dict[str, list[cst.Call]]:
@@ -365,7 +394,7 @@ class TrainingFacts:
                 f = call.func
                 if isinstance(f, cst.Name):
                     index.setdefault(f.value, []).append(call)
-                elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+                elif isinstance(f, cst.Attribute):
                     index.setdefault(f.attr.value, []).append(call)
         return index
 
