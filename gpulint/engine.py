@@ -189,6 +189,180 @@ class Prefilter:
         return self.always + [r for r, rx in self.filtered if rx.search(text)]
 
 
+# ---------------------------------------------------------------------------------------------
+# The syntax-tree prefilter: facts of Python's own tree (already built by `python_syntax`), one
+# line each, that a rule's `ast_prefilter` regular expressions are searched in
+# ---------------------------------------------------------------------------------------------
+
+# A switch for tests and benchmarks only: GPULINT_AST_PREFILTER=0 analyses every file the text
+# prefilter selects (the results must be the same either way).
+AST_PREFILTER = os.environ.get("GPULINT_AST_PREFILTER", "1") != "0"
+_MAX_STRING_FACT = 200
+
+
+def ast_facts(tree, text: str) -> str:
+    """The facts of a syntax tree as lines, searched with re.MULTILINE by `ast_prefilter`s:
+
+    - `name` for every identifier in the code: names, attributes (`x.name`), keywords, parameters,
+      the parts and aliases of imported names, functions and classes defined
+    - `.name` for every attribute read or written (`x.name`), `.name(` for every method call,
+      `name(` for every call of a plain name, `name=` for every keyword argument
+    - `import a.b.c` for every imported module or name (`from a.b import c` gives `import a.b.c`;
+      relative imports keep their dots)
+    - `def name` and `class name` for definitions, `base name` for each class base written as a
+      name or an attribute (`nn.Module` gives `base Module`; an imported name renamed with `as`
+      gives its original name too)
+    - `expr .name(` for a method call that is a statement of its own (`x.cuda()`)
+    - `'text` for every string constant that is not a statement of its own (docstrings are
+      left out), its line ends written as spaces, the first 200 characters
+    - `loop` when the file has a `for`/`while` loop or a comprehension
+    - `script` when the file runs something at import (what ScriptModel.is_script says: a
+      top-level loop or `with`, an `if` whose lines mention `__name__` and `__main__`, or a
+      top-level call of a function the file defines)
+    Comments and docstrings never give a fact.
+    """
+    import ast
+
+    facts: set[str] = set()
+    add = facts.add
+    Name, Attribute, Call, Constant, keyword, arg = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.keyword, ast.arg
+    Expr = ast.Expr
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    loops = (ast.For, ast.AsyncFor, ast.While, ast.comprehension)
+    imports = (ast.Import, ast.ImportFrom)
+    children = ast.iter_child_nodes
+    functions: set[str] = set()
+    docstrings: set[int] = set()
+    bases: list[str] = []  # class bases written as plain names
+    renamed: dict[str, str] = {}  # `import ... as x`: x -> the imported name's last part
+    stack = [tree]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        t = type(node)
+        if t is Name:
+            add(node.id)
+            continue
+        if t is Attribute:
+            add(node.attr)
+            add("." + node.attr)
+        elif t is Call:
+            f = node.func
+            if type(f) is Name:
+                add(f.id + "(")
+            elif type(f) is Attribute:
+                add("." + f.attr + "(")
+        elif t is Constant:
+            v = node.value
+            if type(v) is str and id(node) not in docstrings:
+                add("'" + v[:_MAX_STRING_FACT].replace("\r", " ").replace("\n", " "))
+            continue
+        elif t is Expr:
+            v = node.value
+            if type(v) is Constant:
+                docstrings.add(id(v))  # a string that is a statement: a docstring or a comment-like
+            elif type(v) is Call and type(v.func) is Attribute:
+                add("expr ." + v.func.attr + "(")
+        elif t is keyword:
+            if node.arg:
+                add(node.arg)
+                add(node.arg + "=")
+        elif t is arg:
+            add(node.arg)
+        elif t in defs:
+            add(node.name)
+            add("def " + node.name)
+            functions.add(node.name)
+        elif t is ast.ClassDef:
+            add(node.name)
+            add("class " + node.name)
+            for b in node.bases:
+                if type(b) is Attribute:
+                    add("base " + b.attr)
+                elif type(b) is Name:
+                    bases.append(b.id)
+        elif t in loops:
+            add("loop")
+        elif t in imports:
+            base = ""
+            if t is ast.ImportFrom:
+                base = "." * node.level + (node.module or "")
+                for part in (node.module or "").split("."):
+                    add(part)
+            for alias in node.names:
+                full = f"{base}.{alias.name}" if base and not base.endswith(".") else base + alias.name
+                add("import " + full)
+                for part in alias.name.split("."):
+                    add(part)
+                if alias.asname:
+                    add(alias.asname)
+                    renamed[alias.asname] = alias.name.rsplit(".", 1)[-1]
+        elif t is ast.Global or t is ast.Nonlocal:
+            for n in node.names:
+                add(n)
+        push_all = children(node)
+        for child in push_all:
+            push(child)
+    for b in bases:
+        add("base " + b)
+        if b in renamed:
+            add("base " + renamed[b])
+    if _is_script(tree, text, functions):
+        add("script")
+    return "\n".join(facts)
+
+
+def _is_script(tree, text: str, functions: set[str]) -> bool:
+    """At least what ScriptModel.is_script says (a superset: the `if` test is read as the lines
+    it spans)."""
+    import ast
+
+    lines = None
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+            return True
+        if isinstance(stmt, ast.If):
+            if lines is None:
+                lines = re.split(r"\r\n|\r|\n", text)  # Python's line ends only
+            t = stmt.test
+            seg = "\n".join(lines[t.lineno - 1 : (t.end_lineno or t.lineno)])
+            if "__name__" in seg and "__main__" in seg:
+                return True
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            f = stmt.value.func
+            if isinstance(f, ast.Name) and f.id in functions:
+                return True
+    return False
+
+
+_CONDITIONS: dict[type, tuple | None] = {}
+
+
+def ast_condition(rule: Rule) -> tuple | None:
+    """A rule's `ast_prefilter` compiled: a tuple of patterns that must all match the facts, or
+    None (no condition)."""
+    cls = type(rule)
+    try:
+        return _CONDITIONS[cls]
+    except KeyError:
+        pass
+    cond = getattr(rule, "ast_prefilter", None)
+    if cond is not None:
+        cond = tuple(re.compile(c, re.MULTILINE) for c in ((cond,) if isinstance(cond, str) else cond))
+    _CONDITIONS[cls] = cond
+    return cond
+
+
+def ast_select(rules: Sequence[Rule], tree, text: str) -> list[Rule]:
+    """The rules whose `ast_prefilter` holds on a file's syntax tree (all of them when none
+    has a condition)."""
+    conds = [(r, ast_condition(r)) for r in rules]
+    if all(c is None for _, c in conds):
+        return list(rules)
+    facts = ast_facts(tree, text)
+    return [r for r, c in conds if c is None or all(rx.search(facts) for rx in c)]
+
+
 # Bounds on one file. A file past one of them is a GL000 "too deeply nested / too large to
 # analyse" and the other files are still checked. Python's own parser stops at 200 nested
 # brackets and 100 indentation levels; chains of postfix operations (`a[0][0]...`, `a.b.c...`),
@@ -490,11 +664,24 @@ def guarded(fn, *args):
     return box["value"]
 
 
-def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked: bool = False, module=None):
+def suppression_only(path: str, text: str, ran: set[str]) -> list[Diagnostic]:
+    """What `analyse` returns for a file where the rules in `ran` ran and found nothing: the
+    suppression step's own findings (GL001/GL002 when they are in `ran`)."""
+    from gpulint.suppression import Suppressions
+
+    diags = Suppressions(text).apply([], path, ran)
+    diags.sort(key=Diagnostic.sort_key)
+    return diags
+
+
+def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked: bool = False, module=None,
+            ran: set[str] | None = None):
     """Run the rules over a text. Returns (diagnostics, suppressions) or raises BadInput.
 
     `checked`: the text already passed `python_syntax` and `bound_tree`; `module`: its LibCST
-    module when the caller has it already."""
+    module when the caller has it already; `ran`: the codes of the rules that count as run on
+    the text (default: those of `rules`; the syntax-tree prefilter leaves out rules that cannot
+    fire, and they still count for GL002)."""
     from gpulint.model import ScriptModel
     from gpulint.rule import Context, make_diagnostic
     from gpulint.suppression import Suppressions
@@ -524,7 +711,7 @@ def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked:
                     line,
                 )
             )
-    diags = sup.apply(diags, path, {r.code for r in rules})  # suppressions; GL001/GL002 when they ran
+    diags = sup.apply(diags, path, ran if ran is not None else {r.code for r in rules})  # + GL001/GL002 when they ran
     diags.sort(key=Diagnostic.sort_key)
     return diags, sup
 
@@ -610,9 +797,11 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
     if might_skip_file(text) and Suppressions(text).skip_file:
         return Outcome([], text)
     python_ok = True
+    tree = None
     bound_size(text)
     try:
-        bound_tree(python_syntax(text))  # CPython first: its verdict, and the bounds
+        tree = python_syntax(text)
+        bound_tree(tree)  # CPython first: its verdict, and the bounds
     except _PythonRejects:
         python_ok = False  # LibCST may know newer syntax; parse() reports CPython's error if not
     selected = Prefilter(rules).select(text)
@@ -620,7 +809,18 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
         if not python_ok:
             parse(text)  # nothing to analyse, but a file that does not parse is still reported
         return Outcome([], text)
-    diags, _ = analyse(path, text, selected, opts.settings, checked=python_ok)
+    ran = None
+    if python_ok and AST_PREFILTER:
+        live = ast_select(selected, tree, text)
+        if len(live) < len(selected):
+            # the others cannot fire here: they count as run (for GL002) with no finding
+            ran = {r.code for r in selected}
+            selected = live
+    del tree
+    if ran is not None and not selected:
+        diags = suppression_only(path, text, ran)  # no rule to run: LibCST is not needed
+    else:
+        diags, _ = analyse(path, text, selected, opts.settings, checked=python_ok, ran=ran)
     if not opts.fix:
         return Outcome(diags, text)
     outcome = Outcome(diags, text, initial=diags)
