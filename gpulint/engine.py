@@ -221,94 +221,8 @@ def ast_facts(tree, text: str) -> str:
       top-level call of a function the file defines)
     Comments and docstrings never give a fact.
     """
-    import ast
-
     facts: set[str] = set()
-    add = facts.add
-    Name, Attribute, Call, Constant, keyword, arg = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.keyword, ast.arg
-    Expr = ast.Expr
-    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
-    loops = (ast.For, ast.AsyncFor, ast.While, ast.comprehension)
-    imports = (ast.Import, ast.ImportFrom)
-    children = ast.iter_child_nodes
-    functions: set[str] = set()
-    docstrings: set[int] = set()
-    bases: list[str] = []  # class bases written as plain names
-    renamed: dict[str, str] = {}  # `import ... as x`: x -> the imported name's last part
-    stack = [tree]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        t = type(node)
-        if t is Name:
-            add(node.id)
-            continue
-        if t is Attribute:
-            add(node.attr)
-            add("." + node.attr)
-        elif t is Call:
-            f = node.func
-            if type(f) is Name:
-                add(f.id + "(")
-            elif type(f) is Attribute:
-                add("." + f.attr + "(")
-        elif t is Constant:
-            v = node.value
-            if type(v) is str and id(node) not in docstrings:
-                add("'" + v[:_MAX_STRING_FACT].replace("\r", " ").replace("\n", " "))
-            continue
-        elif t is Expr:
-            v = node.value
-            if type(v) is Constant:
-                docstrings.add(id(v))  # a string that is a statement: a docstring or a comment-like
-            elif type(v) is Call and type(v.func) is Attribute:
-                add("expr ." + v.func.attr + "(")
-        elif t is keyword:
-            if node.arg:
-                add(node.arg)
-                add(node.arg + "=")
-        elif t is arg:
-            add(node.arg)
-        elif t in defs:
-            add(node.name)
-            add("def " + node.name)
-            functions.add(node.name)
-        elif t is ast.ClassDef:
-            add(node.name)
-            add("class " + node.name)
-            for b in node.bases:
-                if type(b) is Attribute:
-                    add("base " + b.attr)
-                elif type(b) is Name:
-                    bases.append(b.id)
-        elif t in loops:
-            add("loop")
-        elif t in imports:
-            base = ""
-            if t is ast.ImportFrom:
-                base = "." * node.level + (node.module or "")
-                for part in (node.module or "").split("."):
-                    add(part)
-            for alias in node.names:
-                full = f"{base}.{alias.name}" if base and not base.endswith(".") else base + alias.name
-                add("import " + full)
-                for part in alias.name.split("."):
-                    add(part)
-                if alias.asname:
-                    add(alias.asname)
-                    renamed[alias.asname] = alias.name.rsplit(".", 1)[-1]
-        elif t is ast.Global or t is ast.Nonlocal:
-            for n in node.names:
-                add(n)
-        push_all = children(node)
-        for child in push_all:
-            push(child)
-    for b in bases:
-        add("base " + b)
-        if b in renamed:
-            add("base " + renamed[b])
-    if _is_script(tree, text, functions):
-        add("script")
+    bound_tree(tree, facts, text)
     return "\n".join(facts)
 
 
@@ -353,14 +267,14 @@ def ast_condition(rule: Rule) -> tuple | None:
     return cond
 
 
-def ast_select(rules: Sequence[Rule], tree, text: str) -> list[Rule]:
-    """The rules whose `ast_prefilter` holds on a file's syntax tree (all of them when none
-    has a condition)."""
-    conds = [(r, ast_condition(r)) for r in rules]
-    if all(c is None for _, c in conds):
-        return list(rules)
-    facts = ast_facts(tree, text)
-    return [r for r, c in conds if c is None or all(rx.search(facts) for rx in c)]
+def ast_select(rules: Sequence[Rule], facts: str) -> list[Rule]:
+    """The rules whose `ast_prefilter` holds on a file's facts (`ast_facts`)."""
+    out = []
+    for r in rules:
+        c = ast_condition(r)
+        if c is None or all(rx.search(facts) for rx in c):
+            out.append(r)
+    return out
 
 
 # Bounds on one file. A file past one of them is a GL000 "too deeply nested / too large to
@@ -430,37 +344,148 @@ def bound_size(text: str) -> None:
         raise TooComplex(f"{TOO_COMPLEX}: about {n:,} tokens (the limit is {MAX_NODES * _TOKENS_PER_NODE:,})")
 
 
-def bound_tree(tree) -> None:
+def bound_tree(tree, facts: set[str] | None = None, text: str = "") -> None:
     """Raise TooComplex when a Python syntax tree is past MAX_EXPR_DEPTH, MAX_BLOCK_DEPTH or
-    MAX_NODES. Iterative: a tree too deep for recursion is exactly what it looks for."""
+    MAX_NODES. Iterative: a tree too deep for recursion is exactly what it looks for.
+
+    With `facts` (a set), the same walk also adds the tree's facts for the syntax-tree
+    prefilter (see ast_facts; `text` is the source the tree was parsed from)."""
     import ast
 
-    stmt, boolop = ast.stmt, ast.BoolOp
-    children = ast.iter_child_nodes
+    stmt_types = _STMT_TYPES or _init_types()
+    fields_of = _FIELDS
+    AST = ast.AST
+    boolop = ast.BoolOp
     stack = [(tree, 0, 0)]
     pop, push = stack.pop, stack.append
     nodes = 0
+    collect = facts is not None
+    if collect:
+        add = facts.add
+        Name, Attribute, Call, Constant, keyword, arg = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.keyword, ast.arg
+        Expr, ClassDef, Global, Nonlocal, ImportFrom = ast.Expr, ast.ClassDef, ast.Global, ast.Nonlocal, ast.ImportFrom
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+        loops = (ast.For, ast.AsyncFor, ast.While, ast.comprehension)
+        imports = (ast.Import, ast.ImportFrom)
+        functions: set[str] = set()
+        docstrings: set[int] = set()
+        bases: list[str] = []  # class bases written as plain names
+        renamed: dict[str, str] = {}  # `import ... as x`: x -> the imported name's last part
     while stack:
         node, blocks, exprs = pop()
         nodes += 1
-        if isinstance(node, boolop):  # LibCST nests `a and b and c` one level per operand
+        t = type(node)
+        if collect:
+            if t is Name:
+                add(node.id)
+            elif t is Attribute:
+                add(node.attr)
+                add("." + node.attr)
+            elif t is Call:
+                f = node.func
+                if type(f) is Name:
+                    add(f.id + "(")
+                elif type(f) is Attribute:
+                    add("." + f.attr + "(")
+            elif t is Constant:
+                v = node.value
+                if type(v) is str and id(node) not in docstrings:
+                    add("'" + v[:_MAX_STRING_FACT].replace("\r", " ").replace("\n", " "))
+            elif t is Expr:
+                v = node.value
+                if type(v) is Constant:
+                    docstrings.add(id(v))  # a string that is a statement: a docstring or a comment-like
+                elif type(v) is Call and type(v.func) is Attribute:
+                    add("expr ." + v.func.attr + "(")
+            elif t is keyword:
+                if node.arg:
+                    add(node.arg)
+                    add(node.arg + "=")
+            elif t is arg:
+                add(node.arg)
+            elif t in defs:
+                add(node.name)
+                add("def " + node.name)
+                functions.add(node.name)
+            elif t is ClassDef:
+                add(node.name)
+                add("class " + node.name)
+                for b in node.bases:
+                    if type(b) is Attribute:
+                        add("base " + b.attr)
+                    elif type(b) is Name:
+                        bases.append(b.id)
+            elif t in loops:
+                add("loop")
+            elif t in imports:
+                base = ""
+                if t is ImportFrom:
+                    base = "." * node.level + (node.module or "")
+                    for part in (node.module or "").split("."):
+                        add(part)
+                for alias in node.names:
+                    full = f"{base}.{alias.name}" if base and not base.endswith(".") else base + alias.name
+                    add("import " + full)
+                    for part in alias.name.split("."):
+                        add(part)
+                    if alias.asname:
+                        add(alias.asname)
+                        renamed[alias.asname] = alias.name.rsplit(".", 1)[-1]
+            elif t is Global or t is Nonlocal:
+                for n in node.names:
+                    add(n)
+        if t is boolop:  # LibCST nests `a and b and c` one level per operand
             exprs += len(node.values)
-        for child in children(node):
-            if isinstance(child, stmt):
-                if blocks >= MAX_BLOCK_DEPTH:
-                    raise TooComplex(
-                        f"{TOO_COMPLEX}: blocks nested over {MAX_BLOCK_DEPTH} deep (an elif branch counts as one level)",
-                        getattr(child, "lineno", 1),
-                    )
-                push((child, blocks + 1, 0))
+        names = fields_of.get(t)
+        if names is None:
+            names = fields_of[t] = tuple(node._fields)
+        for name in names:  # what ast.iter_child_nodes gives, in its order
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                children = [c for c in value if isinstance(c, AST)]
+            elif isinstance(value, AST):
+                children = (value,)
             else:
-                if exprs >= MAX_EXPR_DEPTH:
-                    raise TooComplex(
-                        f"{TOO_COMPLEX}: expressions nested over {MAX_EXPR_DEPTH} deep", getattr(child, "lineno", None) or 1
-                    )
-                push((child, blocks, exprs + 1))
+                continue
+            for child in children:
+                if type(child) in stmt_types:
+                    if blocks >= MAX_BLOCK_DEPTH:
+                        raise TooComplex(
+                            f"{TOO_COMPLEX}: blocks nested over {MAX_BLOCK_DEPTH} deep (an elif branch counts as one level)",
+                            getattr(child, "lineno", 1),
+                        )
+                    push((child, blocks + 1, 0))
+                else:
+                    if exprs >= MAX_EXPR_DEPTH:
+                        raise TooComplex(
+                            f"{TOO_COMPLEX}: expressions nested over {MAX_EXPR_DEPTH} deep", getattr(child, "lineno", None) or 1
+                        )
+                    push((child, blocks, exprs + 1))
     if nodes > MAX_NODES:
         raise TooComplex(f"{TOO_COMPLEX}: {nodes:,} syntax nodes (the limit is {MAX_NODES:,})")
+    if collect:
+        for b in bases:
+            add("base " + b)
+            if b in renamed:
+                add("base " + renamed[b])
+        if _is_script(tree, text, functions):
+            add("script")
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_STMT_TYPES: set[type] = set()
+
+
+def _init_types() -> set[type]:
+    """Every concrete statement class of `ast` (a set lookup instead of isinstance)."""
+    import ast
+
+    todo = [ast.stmt]
+    while todo:
+        c = todo.pop()
+        _STMT_TYPES.add(c)
+        todo.extend(c.__subclasses__())
+    return _STMT_TYPES
 
 
 def parse(text: str, checked: bool = False):
@@ -797,11 +822,10 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
     if might_skip_file(text) and Suppressions(text).skip_file:
         return Outcome([], text)
     python_ok = True
-    tree = None
+    facts: set[str] | None = set() if AST_PREFILTER else None
     bound_size(text)
     try:
-        tree = python_syntax(text)
-        bound_tree(tree)  # CPython first: its verdict, and the bounds
+        bound_tree(python_syntax(text), facts, text)  # CPython first: its verdict, the bounds, the facts
     except _PythonRejects:
         python_ok = False  # LibCST may know newer syntax; parse() reports CPython's error if not
     selected = Prefilter(rules).select(text)
@@ -810,13 +834,12 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
             parse(text)  # nothing to analyse, but a file that does not parse is still reported
         return Outcome([], text)
     ran = None
-    if python_ok and AST_PREFILTER:
-        live = ast_select(selected, tree, text)
+    if python_ok and facts is not None:
+        live = ast_select(selected, "\n".join(facts))
         if len(live) < len(selected):
             # the others cannot fire here: they count as run (for GL002) with no finding
             ran = {r.code for r in selected}
             selected = live
-    del tree
     if ran is not None and not selected:
         diags = suppression_only(path, text, ran)  # no rule to run: LibCST is not needed
     else:
