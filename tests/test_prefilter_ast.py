@@ -154,3 +154,38 @@ def test_facts_bases_imports_and_scripts():
                 "if (\n    __name__\n    == '__main__'\n):\n    pass\n"):
         assert "script" in _facts(src), src
     assert "script" not in _facts("register(thing)\nif DEBUG:\n    pass\n")
+
+
+ALIASED = {
+    # names imported under another name: the conditions read the imported name, not the call
+    "GL117": (
+        "import torch\n"
+        "from torch.nn import Module as Base, Parameter as P\n"
+        "class Net(Base):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        # the text prefilter needs the words nn.Parameter( in the file: this comment\n"
+        "        self.w = P(torch.randn(3)).cuda()\n"
+    ),
+    "GL107": (
+        "import torch\n"
+        "from torch.nn import Module as Base, Linear as L\n"
+        "class Net(Base):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.layers = [L(2, 2), L(2, 2)]\n"
+        "    def forward(self, x):\n"
+        "        for layer in self.layers:\n"
+        "            x = layer(x)\n"
+        "        return x\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("code", sorted(ALIASED))
+def test_renamed_imports_keep_rules_alive(code, monkeypatch):
+    src = ALIASED[code]
+    on, _ = _diags("x.py", src, True, monkeypatch)
+    off, _ = _diags("x.py", src, False, monkeypatch)
+    assert on == off
+    assert code in {d[0] for d in on}
