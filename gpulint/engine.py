@@ -188,6 +188,50 @@ class Prefilter:
             return []
         return self.always + [r for r, rx in self.filtered if rx.search(text)]
 
+    def select_live(self, text: str, live: set[int]) -> list[Rule]:
+        """`select` among the rules in `live` (their ids) only: the others' expressions are not
+        searched."""
+        if "\r" in text:
+            text = text.replace("\r", "\n")
+        return [r for r in self.always if id(r) in live] + [
+            r for r, rx in self.filtered if id(r) in live and rx.search(text)
+        ]
+
+
+_PREFILTERS: dict[tuple[int, ...], Prefilter] = {}
+
+
+def prefilter_for(rules: Sequence[Rule]) -> Prefilter:
+    """The Prefilter of a list of rules, compiled once (it holds the rules: their ids stay theirs)."""
+    key = tuple(id(r) for r in rules)
+    pre = _PREFILTERS.get(key)
+    if pre is None:
+        if len(_PREFILTERS) >= 32:
+            _PREFILTERS.clear()
+        pre = _PREFILTERS[key] = Prefilter(rules)
+    return pre
+
+
+class TextMatches:
+    """The codes of the rules whose text prefilter matches a text, found code by code when asked
+    (`code in matches`): what `Prefilter.select` would give, for the suppression step, which
+    asks only about GL001, GL002 and the codes that suppression comments name."""
+
+    def __init__(self, pre: Prefilter, text: str) -> None:
+        self.text = text.replace("\r", "\n") if "\r" in text else text
+        self.always = {r.code for r in pre.always}
+        self.filtered = {r.code: rx for r, rx in pre.filtered}
+        self.seen: dict[str, bool] = {}
+
+    def __contains__(self, code: object) -> bool:
+        if code in self.always:
+            return True
+        hit = self.seen.get(code)  # type: ignore[arg-type]
+        if hit is None:
+            rx = self.filtered.get(code)  # type: ignore[arg-type]
+            hit = self.seen[code] = rx is not None and rx.search(self.text) is not None  # type: ignore[index]
+        return hit
+
 
 # ---------------------------------------------------------------------------------------------
 # The syntax-tree prefilter: facts of Python's own tree (already built by `python_syntax`), one
@@ -689,7 +733,7 @@ def guarded(fn, *args):
     return box["value"]
 
 
-def suppression_only(path: str, text: str, ran: set[str]) -> list[Diagnostic]:
+def suppression_only(path: str, text: str, ran) -> list[Diagnostic]:
     """What `analyse` returns for a file where the rules in `ran` ran and found nothing: the
     suppression step's own findings (GL001/GL002 when they are in `ran`)."""
     from gpulint.suppression import Suppressions
@@ -700,13 +744,13 @@ def suppression_only(path: str, text: str, ran: set[str]) -> list[Diagnostic]:
 
 
 def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked: bool = False, module=None,
-            ran: set[str] | None = None):
+            ran=None):
     """Run the rules over a text. Returns (diagnostics, suppressions) or raises BadInput.
 
     `checked`: the text already passed `python_syntax` and `bound_tree`; `module`: its LibCST
-    module when the caller has it already; `ran`: the codes of the rules that count as run on
-    the text (default: those of `rules`; the syntax-tree prefilter leaves out rules that cannot
-    fire, and they still count for GL002)."""
+    module when the caller has it already; `ran`: what answers `code in ran` for the rules that
+    count as run on the text (default: the codes of `rules`; the syntax-tree prefilter leaves out
+    rules that cannot fire, and they still count for GL002)."""
     from gpulint.model import ScriptModel
     from gpulint.rule import Context, make_diagnostic
     from gpulint.suppression import Suppressions
@@ -828,22 +872,24 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
         bound_tree(python_syntax(text), facts, text)  # CPython first: its verdict, the bounds, the facts
     except _PythonRejects:
         python_ok = False  # LibCST may know newer syntax; parse() reports CPython's error if not
-    selected = Prefilter(rules).select(text)
-    if not selected:
-        if not python_ok:
-            parse(text)  # nothing to analyse, but a file that does not parse is still reported
-        return Outcome([], text)
-    ran = None
+    pre = prefilter_for(rules)
     if python_ok and facts is not None:
-        live = ast_select(selected, "\n".join(facts))
-        if len(live) < len(selected):
-            # the others cannot fire here: they count as run (for GL002) with no finding
-            ran = {r.code for r in selected}
-            selected = live
-    if ran is not None and not selected:
-        diags = suppression_only(path, text, ran)  # no rule to run: LibCST is not needed
+        # the syntax-tree conditions first (cheap, on the facts), then the text expressions of
+        # the rules that pass them. A rule whose text prefilter matches but whose condition does
+        # not cannot fire: it counts as run (for GL002), with no finding.
+        live = {id(r) for r in ast_select(rules, "\n".join(facts))}
+        selected = pre.select_live(text, live)
+        ran = TextMatches(pre, text)
+        if not selected:  # no rule to run: LibCST is not needed
+            return Outcome(suppression_only(path, text, ran), text)
+        diags, _ = analyse(path, text, selected, opts.settings, checked=True, ran=ran)
     else:
-        diags, _ = analyse(path, text, selected, opts.settings, checked=python_ok, ran=ran)
+        selected = pre.select(text)
+        if not selected:
+            if not python_ok:
+                parse(text)  # nothing to analyse, but a file that does not parse is still reported
+            return Outcome([], text)
+        diags, _ = analyse(path, text, selected, opts.settings, checked=python_ok)
     if not opts.fix:
         return Outcome(diags, text)
     outcome = Outcome(diags, text, initial=diags)
@@ -872,7 +918,7 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
         outcome.fixed.extend(fixed_now)
         outcome.applied += len(fixes)
         outcome.text = new_text
-        selected = Prefilter(rules).select(new_text)
+        selected = pre.select(new_text)
         outcome.diagnostics = (
             analyse(path, new_text, selected, opts.settings, checked=python_ok, module=module)[0] if selected else []
         )
