@@ -880,9 +880,10 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
         live = {id(r) for r in ast_select(rules, "\n".join(facts))}
         selected = pre.select_live(text, live)
         ran = TextMatches(pre, text)
-        if not selected:  # no rule to run: LibCST is not needed
-            return Outcome(suppression_only(path, text, ran), text)
-        diags, _ = analyse(path, text, selected, opts.settings, checked=True, ran=ran)
+        if selected:
+            diags, _ = analyse(path, text, selected, opts.settings, checked=True, ran=ran)
+        else:  # no rule to run: LibCST is not needed (a GL002 finding may still be fixed below)
+            diags = suppression_only(path, text, ran)
     else:
         selected = pre.select(text)
         if not selected:

@@ -27,10 +27,10 @@ def _all_rules():
 RULES = _all_rules()
 
 
-def _diags(path: str, text: str, on: bool, monkeypatch, fix: bool = False):
+def _diags(path: str, text: str, on: bool, monkeypatch, fix: bool = False, rules=None):
     monkeypatch.setattr(engine, "AST_PREFILTER", on)
     try:
-        out = run_text(path, text, RULES, Options(fix=fix, unsafe_fixes=fix, write=False))
+        out = run_text(path, text, RULES if rules is None else rules, Options(fix=fix, unsafe_fixes=fix, write=False))
     except engine.BadInput as exc:
         return [("BadInput", str(exc), exc.line, exc.col)], None
     diags = [
@@ -56,16 +56,22 @@ def test_same_results_with_and_without_the_ast_prefilter(folder, monkeypatch):
         off = _diags(str(f), text, False, monkeypatch)
         on = _diags(str(f), text, True, monkeypatch)
         assert on == off, f.name
+        own = [r for r in RULES if r.code == folder.name]  # the folder's rule alone
+        if own:
+            assert _diags(str(f), text, True, monkeypatch, rules=own) == _diags(str(f), text, False, monkeypatch, rules=own), f.name
 
 
 def test_fixes_are_the_same_with_and_without_the_ast_prefilter(monkeypatch):
-    # the fix loop re-analyses the fixed text: a few fixture folders, with unsafe fixes
-    for code in ("GL102", "GL103", "GL110", "GL501", "GL001"):
+    # the fix loop re-analyses the fixed text: a few fixture folders, with unsafe fixes, with
+    # every rule and with the folder's rule alone (GL002 alone: no rule to run, a fix to apply)
+    for code in ("GL102", "GL103", "GL110", "GL501", "GL001", "GL002"):
         for f in sorted((TESTS / "fixtures" / code).glob("*.py")):
             if f.name.endswith(".fixed.py"):
                 continue
             text = f.read_text(encoding="utf-8")
-            assert _diags(str(f), text, True, monkeypatch, fix=True) == _diags(str(f), text, False, monkeypatch, fix=True), f.name
+            for rules in (RULES, [r for r in RULES if r.code == code]):
+                on = _diags(str(f), text, True, monkeypatch, fix=True, rules=rules)
+                assert on == _diags(str(f), text, False, monkeypatch, fix=True, rules=rules), f.name
 
 
 def test_the_prefilter_skips_fixtures():
