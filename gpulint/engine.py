@@ -188,6 +188,138 @@ class Prefilter:
             return []
         return self.always + [r for r, rx in self.filtered if rx.search(text)]
 
+    def select_live(self, text: str, live: set[int]) -> list[Rule]:
+        """`select` among the rules in `live` (their ids) only: the others' expressions are not
+        searched."""
+        if "\r" in text:
+            text = text.replace("\r", "\n")
+        return [r for r in self.always if id(r) in live] + [
+            r for r, rx in self.filtered if id(r) in live and rx.search(text)
+        ]
+
+
+_PREFILTERS: dict[tuple[int, ...], Prefilter] = {}
+
+
+def prefilter_for(rules: Sequence[Rule]) -> Prefilter:
+    """The Prefilter of a list of rules, compiled once (it holds the rules: their ids stay theirs)."""
+    key = tuple(id(r) for r in rules)
+    pre = _PREFILTERS.get(key)
+    if pre is None:
+        if len(_PREFILTERS) >= 32:
+            _PREFILTERS.clear()
+        pre = _PREFILTERS[key] = Prefilter(rules)
+    return pre
+
+
+class TextMatches:
+    """The codes of the rules whose text prefilter matches a text, found code by code when asked
+    (`code in matches`): what `Prefilter.select` would give, for the suppression step, which
+    asks only about GL001, GL002 and the codes that suppression comments name."""
+
+    def __init__(self, pre: Prefilter, text: str) -> None:
+        self.text = text.replace("\r", "\n") if "\r" in text else text
+        self.always = {r.code for r in pre.always}
+        self.filtered = {r.code: rx for r, rx in pre.filtered}
+        self.seen: dict[str, bool] = {}
+
+    def __contains__(self, code: object) -> bool:
+        if code in self.always:
+            return True
+        hit = self.seen.get(code)  # type: ignore[arg-type]
+        if hit is None:
+            rx = self.filtered.get(code)  # type: ignore[arg-type]
+            hit = self.seen[code] = rx is not None and rx.search(self.text) is not None  # type: ignore[index]
+        return hit
+
+
+# ---------------------------------------------------------------------------------------------
+# The syntax-tree prefilter: facts of Python's own tree (already built by `python_syntax`), one
+# line each, that a rule's `ast_prefilter` regular expressions are searched in
+# ---------------------------------------------------------------------------------------------
+
+# A switch for tests and benchmarks only: GPULINT_AST_PREFILTER=0 analyses every file the text
+# prefilter selects (the results must be the same either way).
+AST_PREFILTER = os.environ.get("GPULINT_AST_PREFILTER", "1") != "0"
+_MAX_STRING_FACT = 200
+
+
+def ast_facts(tree, text: str) -> str:
+    """The facts of a syntax tree as lines, searched with re.MULTILINE by `ast_prefilter`s:
+
+    - `name` for every identifier in the code: names, attributes (`x.name`), keywords, parameters,
+      the parts and aliases of imported names, functions and classes defined
+    - `.name` for every attribute read or written (`x.name`), `.name(` for every method call,
+      `name(` for every call of a plain name, `name=` for every keyword argument
+    - `import a.b.c` for every imported module or name (`from a.b import c` gives `import a.b.c`;
+      relative imports keep their dots)
+    - `def name` and `class name` for definitions, `base name` for each class base written as a
+      name or an attribute (`nn.Module` gives `base Module`; an imported name renamed with `as`
+      gives its original name too)
+    - `expr .name(` for a method call that is a statement of its own (`x.cuda()`)
+    - `'text` for every string constant that is not a statement of its own (docstrings are
+      left out), its line ends written as spaces, the first 200 characters
+    - `loop` when the file has a `for`/`while` loop or a comprehension
+    - `script` when the file runs something at import (what ScriptModel.is_script says: a
+      top-level loop or `with`, an `if` whose lines mention `__name__` and `__main__`, or a
+      top-level call of a function the file defines)
+    Comments and docstrings never give a fact.
+    """
+    facts: set[str] = set()
+    bound_tree(tree, facts, text)
+    return "\n".join(facts)
+
+
+def _is_script(tree, text: str, functions: set[str]) -> bool:
+    """At least what ScriptModel.is_script says (a superset: the `if` test is read as the lines
+    it spans)."""
+    import ast
+
+    lines = None
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+            return True
+        if isinstance(stmt, ast.If):
+            if lines is None:
+                lines = re.split(r"\r\n|\r|\n", text)  # Python's line ends only
+            t = stmt.test
+            seg = "\n".join(lines[t.lineno - 1 : (t.end_lineno or t.lineno)])
+            if "__name__" in seg and "__main__" in seg:
+                return True
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            f = stmt.value.func
+            if isinstance(f, ast.Name) and f.id in functions:
+                return True
+    return False
+
+
+_CONDITIONS: dict[type, tuple | None] = {}
+
+
+def ast_condition(rule: Rule) -> tuple | None:
+    """A rule's `ast_prefilter` compiled: a tuple of patterns that must all match the facts, or
+    None (no condition)."""
+    cls = type(rule)
+    try:
+        return _CONDITIONS[cls]
+    except KeyError:
+        pass
+    cond = getattr(rule, "ast_prefilter", None)
+    if cond is not None:
+        cond = tuple(re.compile(c, re.MULTILINE) for c in ((cond,) if isinstance(cond, str) else cond))
+    _CONDITIONS[cls] = cond
+    return cond
+
+
+def ast_select(rules: Sequence[Rule], facts: str) -> list[Rule]:
+    """The rules whose `ast_prefilter` holds on a file's facts (`ast_facts`)."""
+    out = []
+    for r in rules:
+        c = ast_condition(r)
+        if c is None or all(rx.search(facts) for rx in c):
+            out.append(r)
+    return out
+
 
 # Bounds on one file. A file past one of them is a GL000 "too deeply nested / too large to
 # analyse" and the other files are still checked. Python's own parser stops at 200 nested
@@ -256,37 +388,148 @@ def bound_size(text: str) -> None:
         raise TooComplex(f"{TOO_COMPLEX}: about {n:,} tokens (the limit is {MAX_NODES * _TOKENS_PER_NODE:,})")
 
 
-def bound_tree(tree) -> None:
+def bound_tree(tree, facts: set[str] | None = None, text: str = "") -> None:
     """Raise TooComplex when a Python syntax tree is past MAX_EXPR_DEPTH, MAX_BLOCK_DEPTH or
-    MAX_NODES. Iterative: a tree too deep for recursion is exactly what it looks for."""
+    MAX_NODES. Iterative: a tree too deep for recursion is exactly what it looks for.
+
+    With `facts` (a set), the same walk also adds the tree's facts for the syntax-tree
+    prefilter (see ast_facts; `text` is the source the tree was parsed from)."""
     import ast
 
-    stmt, boolop = ast.stmt, ast.BoolOp
-    children = ast.iter_child_nodes
+    stmt_types = _STMT_TYPES or _init_types()
+    fields_of = _FIELDS
+    AST = ast.AST
+    boolop = ast.BoolOp
     stack = [(tree, 0, 0)]
     pop, push = stack.pop, stack.append
     nodes = 0
+    collect = facts is not None
+    if collect:
+        add = facts.add
+        Name, Attribute, Call, Constant, keyword, arg = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.keyword, ast.arg
+        Expr, ClassDef, Global, Nonlocal, ImportFrom = ast.Expr, ast.ClassDef, ast.Global, ast.Nonlocal, ast.ImportFrom
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+        loops = (ast.For, ast.AsyncFor, ast.While, ast.comprehension)
+        imports = (ast.Import, ast.ImportFrom)
+        functions: set[str] = set()
+        docstrings: set[int] = set()
+        bases: list[str] = []  # class bases written as plain names
+        renamed: dict[str, str] = {}  # `import ... as x`: x -> the imported name's last part
     while stack:
         node, blocks, exprs = pop()
         nodes += 1
-        if isinstance(node, boolop):  # LibCST nests `a and b and c` one level per operand
+        t = type(node)
+        if collect:
+            if t is Name:
+                add(node.id)
+            elif t is Attribute:
+                add(node.attr)
+                add("." + node.attr)
+            elif t is Call:
+                f = node.func
+                if type(f) is Name:
+                    add(f.id + "(")
+                elif type(f) is Attribute:
+                    add("." + f.attr + "(")
+            elif t is Constant:
+                v = node.value
+                if type(v) is str and id(node) not in docstrings:
+                    add("'" + v[:_MAX_STRING_FACT].replace("\r", " ").replace("\n", " "))
+            elif t is Expr:
+                v = node.value
+                if type(v) is Constant:
+                    docstrings.add(id(v))  # a string that is a statement: a docstring or a comment-like
+                elif type(v) is Call and type(v.func) is Attribute:
+                    add("expr ." + v.func.attr + "(")
+            elif t is keyword:
+                if node.arg:
+                    add(node.arg)
+                    add(node.arg + "=")
+            elif t is arg:
+                add(node.arg)
+            elif t in defs:
+                add(node.name)
+                add("def " + node.name)
+                functions.add(node.name)
+            elif t is ClassDef:
+                add(node.name)
+                add("class " + node.name)
+                for b in node.bases:
+                    if type(b) is Attribute:
+                        add("base " + b.attr)
+                    elif type(b) is Name:
+                        bases.append(b.id)
+            elif t in loops:
+                add("loop")
+            elif t in imports:
+                base = ""
+                if t is ImportFrom:
+                    base = "." * node.level + (node.module or "")
+                    for part in (node.module or "").split("."):
+                        add(part)
+                for alias in node.names:
+                    full = f"{base}.{alias.name}" if base and not base.endswith(".") else base + alias.name
+                    add("import " + full)
+                    for part in alias.name.split("."):
+                        add(part)
+                    if alias.asname:
+                        add(alias.asname)
+                        renamed[alias.asname] = alias.name.rsplit(".", 1)[-1]
+            elif t is Global or t is Nonlocal:
+                for n in node.names:
+                    add(n)
+        if t is boolop:  # LibCST nests `a and b and c` one level per operand
             exprs += len(node.values)
-        for child in children(node):
-            if isinstance(child, stmt):
-                if blocks >= MAX_BLOCK_DEPTH:
-                    raise TooComplex(
-                        f"{TOO_COMPLEX}: blocks nested over {MAX_BLOCK_DEPTH} deep (an elif branch counts as one level)",
-                        getattr(child, "lineno", 1),
-                    )
-                push((child, blocks + 1, 0))
+        names = fields_of.get(t)
+        if names is None:
+            names = fields_of[t] = tuple(node._fields)
+        for name in names:  # what ast.iter_child_nodes gives, in its order
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                children = [c for c in value if isinstance(c, AST)]
+            elif isinstance(value, AST):
+                children = (value,)
             else:
-                if exprs >= MAX_EXPR_DEPTH:
-                    raise TooComplex(
-                        f"{TOO_COMPLEX}: expressions nested over {MAX_EXPR_DEPTH} deep", getattr(child, "lineno", None) or 1
-                    )
-                push((child, blocks, exprs + 1))
+                continue
+            for child in children:
+                if type(child) in stmt_types:
+                    if blocks >= MAX_BLOCK_DEPTH:
+                        raise TooComplex(
+                            f"{TOO_COMPLEX}: blocks nested over {MAX_BLOCK_DEPTH} deep (an elif branch counts as one level)",
+                            getattr(child, "lineno", 1),
+                        )
+                    push((child, blocks + 1, 0))
+                else:
+                    if exprs >= MAX_EXPR_DEPTH:
+                        raise TooComplex(
+                            f"{TOO_COMPLEX}: expressions nested over {MAX_EXPR_DEPTH} deep", getattr(child, "lineno", None) or 1
+                        )
+                    push((child, blocks, exprs + 1))
     if nodes > MAX_NODES:
         raise TooComplex(f"{TOO_COMPLEX}: {nodes:,} syntax nodes (the limit is {MAX_NODES:,})")
+    if collect:
+        for b in bases:
+            add("base " + b)
+            if b in renamed:
+                add("base " + renamed[b])
+        if _is_script(tree, text, functions):
+            add("script")
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_STMT_TYPES: set[type] = set()
+
+
+def _init_types() -> set[type]:
+    """Every concrete statement class of `ast` (a set lookup instead of isinstance)."""
+    import ast
+
+    todo = [ast.stmt]
+    while todo:
+        c = todo.pop()
+        _STMT_TYPES.add(c)
+        todo.extend(c.__subclasses__())
+    return _STMT_TYPES
 
 
 def parse(text: str, checked: bool = False):
@@ -490,11 +733,24 @@ def guarded(fn, *args):
     return box["value"]
 
 
-def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked: bool = False, module=None):
+def suppression_only(path: str, text: str, ran) -> list[Diagnostic]:
+    """What `analyse` returns for a file where the rules in `ran` ran and found nothing: the
+    suppression step's own findings (GL001/GL002 when they are in `ran`)."""
+    from gpulint.suppression import Suppressions
+
+    diags = Suppressions(text).apply([], path, ran)
+    diags.sort(key=Diagnostic.sort_key)
+    return diags
+
+
+def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked: bool = False, module=None,
+            ran=None):
     """Run the rules over a text. Returns (diagnostics, suppressions) or raises BadInput.
 
     `checked`: the text already passed `python_syntax` and `bound_tree`; `module`: its LibCST
-    module when the caller has it already."""
+    module when the caller has it already; `ran`: what answers `code in ran` for the rules that
+    count as run on the text (default: the codes of `rules`; the syntax-tree prefilter leaves out
+    rules that cannot fire, and they still count for GL002)."""
     from gpulint.model import ScriptModel
     from gpulint.rule import Context, make_diagnostic
     from gpulint.suppression import Suppressions
@@ -524,7 +780,7 @@ def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked:
                     line,
                 )
             )
-    diags = sup.apply(diags, path, {r.code for r in rules})  # suppressions; GL001/GL002 when they ran
+    diags = sup.apply(diags, path, ran if ran is not None else {r.code for r in rules})  # + GL001/GL002 when they ran
     diags.sort(key=Diagnostic.sort_key)
     return diags, sup
 
@@ -610,17 +866,31 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
     if might_skip_file(text) and Suppressions(text).skip_file:
         return Outcome([], text)
     python_ok = True
+    facts: set[str] | None = set() if AST_PREFILTER else None
     bound_size(text)
     try:
-        bound_tree(python_syntax(text))  # CPython first: its verdict, and the bounds
+        bound_tree(python_syntax(text), facts, text)  # CPython first: its verdict, the bounds, the facts
     except _PythonRejects:
         python_ok = False  # LibCST may know newer syntax; parse() reports CPython's error if not
-    selected = Prefilter(rules).select(text)
-    if not selected:
-        if not python_ok:
-            parse(text)  # nothing to analyse, but a file that does not parse is still reported
-        return Outcome([], text)
-    diags, _ = analyse(path, text, selected, opts.settings, checked=python_ok)
+    pre = prefilter_for(rules)
+    if python_ok and facts is not None:
+        # the syntax-tree conditions first (cheap, on the facts), then the text expressions of
+        # the rules that pass them. A rule whose text prefilter matches but whose condition does
+        # not cannot fire: it counts as run (for GL002), with no finding.
+        live = {id(r) for r in ast_select(rules, "\n".join(facts))}
+        selected = pre.select_live(text, live)
+        ran = TextMatches(pre, text)
+        if selected:
+            diags, _ = analyse(path, text, selected, opts.settings, checked=True, ran=ran)
+        else:  # no rule to run: LibCST is not needed (a GL002 finding may still be fixed below)
+            diags = suppression_only(path, text, ran)
+    else:
+        selected = pre.select(text)
+        if not selected:
+            if not python_ok:
+                parse(text)  # nothing to analyse, but a file that does not parse is still reported
+            return Outcome([], text)
+        diags, _ = analyse(path, text, selected, opts.settings, checked=python_ok)
     if not opts.fix:
         return Outcome(diags, text)
     outcome = Outcome(diags, text, initial=diags)
@@ -649,7 +919,7 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
         outcome.fixed.extend(fixed_now)
         outcome.applied += len(fixes)
         outcome.text = new_text
-        selected = Prefilter(rules).select(new_text)
+        selected = pre.select(new_text)
         outcome.diagnostics = (
             analyse(path, new_text, selected, opts.settings, checked=python_ok, module=module)[0] if selected else []
         )

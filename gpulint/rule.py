@@ -57,6 +57,15 @@ class Rule:
     # A regular expression that every file this rule can fire on matches. Files that match no
     # enabled rule's prefilter are never parsed. None means "always run".
     prefilter: ClassVar[str | None] = None
+    # A necessary condition checked on Python's own syntax tree, before LibCST parses the file:
+    # a regular expression, or a tuple of them that must all match, searched (re.MULTILINE) in
+    # the file's facts (gpulint.engine.ast_facts: one line per identifier, `.attr(` method call,
+    # `name(` call, `kw=` keyword, `import a.b`, `def f`, `class C`, `base B`, `'string`, `loop`,
+    # `script`...; comments and docstrings give none). It must hold on every file the rule can
+    # report on: where it does not, the rule is not run there (it counts as run, with no
+    # finding). A file where no selected rule's condition holds is never parsed by LibCST. "(?!)"
+    # (never) for a rule whose check() itself finds nothing. None: no condition.
+    ast_prefilter: ClassVar[str | tuple[str, ...] | None] = None
 
     def check(self, ctx: "Context") -> Iterable["Finding"]:  # pragma: no cover - interface
         raise NotImplementedError

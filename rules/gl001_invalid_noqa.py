@@ -20,6 +20,7 @@ class InvalidNoqa(Rule):
     default = True
     kind = "silent"
     prefilter = _PREFILTER
+    ast_prefilter = r"(?!)"
     explanation = '''
 A suppression comment that names a gpulint code that does not exist (`GL1010`, a typo like
 `GL13`), or that is not a list of codes at all (`# noqa: some-name`), suppresses nothing: only
@@ -57,6 +58,7 @@ class UnusedNoqa(Rule):
     default = False
     kind = "slow"
     prefilter = _PREFILTER
+    ast_prefilter = r"(?!)"
     explanation = '''
 A `# noqa: GL103` on a line where GL103 no longer fires (the bug was fixed, the code moved) hides
 the next real problem on that line. This opt-in rule reports suppressions that suppressed

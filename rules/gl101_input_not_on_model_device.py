@@ -17,6 +17,7 @@ class InputNotOnModelDevice(Rule):
     default = True
     kind = "crash"
     prefilter = r"DataLoader|return_tensors"
+    ast_prefilter = r"DataLoader|return_tensors"
     explanation = '''
 A model moved with `model.to(device)` keeps its weights on the GPU; the batches a DataLoader
 yields stay on the CPU until they are moved. Passing them unmoved crashes the first step with

@@ -19,6 +19,7 @@ class OptimizerMovedLikeModule(Rule):
     default = True
     kind = "crash"
     prefilter = r"optim|[Ss]cheduler"
+    ast_prefilter = (r"optim|[Ss]cheduler", r"^\.(?:to|cuda|cpu)\($|DataParallel|^\.module$")
     explanation = '''
 Optimizers and LR schedulers are not `nn.Module`s: they have no `.to()`, `.cuda()` or `.cpu()`,
 and wrapping one in `DataParallel`/`DistributedDataParallel` fails. An optimizer's state lives

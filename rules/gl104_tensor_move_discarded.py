@@ -18,6 +18,7 @@ class TensorMoveDiscarded(Rule):
     default = True
     kind = "crash"
     prefilter = r"^[ \t]*[\w.\[\]'\"]+\.(?:to|cuda|cpu|half|float|double|bfloat16|pin_memory)\("
+    ast_prefilter = r"^expr \.(?:to|cuda|cpu|half|float|double|bfloat16|pin_memory)\($"
     explanation = '''
 `nn.Module.to()` moves a module's parameters in place, so `model.to(device)` on its own line is
 fine. `Tensor.to()` (and `.cuda()`, `.cpu()`, `.half()`, `.float()`, `.pin_memory()`, ...) is not

@@ -23,6 +23,7 @@ class FactoryWithoutDeviceInForward(Rule):
     default = True
     kind = "crash"
     prefilter = r"def forward\b"
+    ast_prefilter = (r"^base (?:Module|Sequential|ModuleList|ModuleDict|LightningModule)$", r"^def forward$")
     explanation = '''
 Inside an `nn.Module`'s `forward` (and the methods it calls), `torch.zeros(...)`, `torch.arange(...)`,
 `torch.ones(...)`, `torch.tensor([...])`, `torch.randn(...)`, `torch.FloatTensor(...)`... without

@@ -31,6 +31,7 @@ class UnregisteredTensorAttribute(Rule):
     default = True
     kind = "crash"
     prefilter = r"def forward\b"
+    ast_prefilter = r"^base (?:Module|Sequential|ModuleList|ModuleDict|LightningModule)$"
     explanation = '''
 `model.to(device)` (and `.cuda()`, `.half()`, DDP's broadcast, `state_dict()`) only sees what the
 module registered: parameters, buffers and submodules. A tensor stored with a plain

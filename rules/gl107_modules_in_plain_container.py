@@ -37,6 +37,7 @@ class ModulesInPlainContainer(Rule):
     default = True
     kind = "crash"
     prefilter = r"nn\b|torch"
+    ast_prefilter = r"^base (?:Module|Sequential|ModuleList|ModuleDict|LightningModule)$"
     explanation = '''
 An `nn.Module` registers the submodules assigned to its attributes, and `nn.ModuleList` /
 `nn.ModuleDict` register the modules they hold. A plain Python `list`, `dict` or `tuple` does not:

@@ -25,6 +25,7 @@ class LossWeightOnHost(Rule):
     default = True
     kind = "crash"
     prefilter = r"weight"
+    ast_prefilter = r"(?i)loss"
     explanation = '''
 Loss modules such as `nn.CrossEntropyLoss(weight=...)` and `nn.BCEWithLogitsLoss(pos_weight=...)`
 store the tensor they are given as a buffer. When the model is moved to the GPU but the loss is

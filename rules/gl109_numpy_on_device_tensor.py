@@ -17,6 +17,7 @@ class NumpyOnDeviceTensor(Rule):
     default = True
     kind = "crash"
     prefilter = r"\.numpy\(|numpy"
+    ast_prefilter = r"numpy"
     explanation = '''
 NumPy arrays live in host memory, so `Tensor.numpy()` only accepts CPU tensors. On a tensor that
 is on the GPU (the output of a model moved with `model.to(device)`, a batch moved with

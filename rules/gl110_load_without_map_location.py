@@ -22,6 +22,7 @@ class LoadWithoutMapLocation(Rule):
     default = True
     kind = "crash"
     prefilter = r"torch|load"
+    ast_prefilter = (r"^load$", r"^script$")
     explanation = '''
 `torch.load` puts every tensor back on the device it was saved from. A checkpoint written during
 GPU training therefore cannot be opened on a machine without CUDA (an evaluation box, a laptop, a

@@ -17,6 +17,7 @@ class OptimizerStateBeforeModelMove(Rule):
     default = True
     kind = "crash"
     prefilter = r"load_state_dict"
+    ast_prefilter = r"load_state_dict"
     explanation = '''
 `Optimizer.load_state_dict` puts the loaded state (Adam's `exp_avg`, SGD's momentum buffers)
 on the device of the parameters *at the time of the call*. When the model is moved afterwards,

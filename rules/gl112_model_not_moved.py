@@ -15,6 +15,7 @@ class ModelNotMoved(Rule):
     default = True
     kind = "crash"
     prefilter = r"DataLoader|\.to\(|\.cuda\("
+    ast_prefilter = r"DataLoader|^\.(?:to|cuda)\($"
     explanation = '''
 Moving every batch to the GPU is half the job: a model built on the CPU and never moved has its
 weights on the CPU, and the first forward pass fails with `RuntimeError: Expected all tensors to

@@ -24,6 +24,7 @@ class HardcodedDeviceIndex(Rule):
     default = False
     kind = "crash"
     prefilter = r"cuda"
+    ast_prefilter = r"cuda"
     explanation = '''
 A device index written into the code pins work to one GPU. Inside an `nn.Module`, a tensor made
 with `device="cuda:0"` (or `.cuda(0)`, `torch.device("cuda", 0)`) meets inputs that live on

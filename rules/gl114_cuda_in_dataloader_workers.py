@@ -20,6 +20,7 @@ class CudaInDataloaderWorkers(Rule):
     default = True
     kind = "crash"
     prefilter = r"DataLoader"
+    ast_prefilter = r"DataLoader"
     explanation = '''
 DataLoader workers are separate processes, forked from the training process on Linux. CUDA
 cannot be used in a forked child once the parent has initialised it, so a Dataset whose

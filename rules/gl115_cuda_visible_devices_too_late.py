@@ -29,6 +29,7 @@ class CudaVisibleDevicesTooLate(Rule):
     default = True
     kind = "silent"
     prefilter = r"CUDA_VISIBLE_DEVICES"
+    ast_prefilter = r"^'CUDA_VISIBLE_DEVICES$"
     explanation = '''
 The CUDA driver reads `CUDA_VISIBLE_DEVICES` once, when it is initialised in the process.
 Changing the variable afterwards does nothing: the script keeps using the GPUs it saw first

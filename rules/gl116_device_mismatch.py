@@ -21,6 +21,7 @@ class DeviceMismatch(Rule):
     default = True
     kind = "crash"
     prefilter = r"\.to\(|\.cuda\(|device"
+    ast_prefilter = r"^\.(?:to|cuda)\($|device"
     explanation = '''
 An operation whose tensor operands live on different devices raises
 `RuntimeError: Expected all tensors to be on the same device` (for an index operation: `indices

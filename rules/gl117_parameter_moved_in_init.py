@@ -20,6 +20,7 @@ class ParameterMovedInInit(Rule):
     default = True
     kind = "silent"
     prefilter = r"Parameter\("
+    ast_prefilter = (r"^base (?:Module|Sequential|ModuleList|ModuleDict|LightningModule)$", r"^Parameter$")
     explanation = '''
 `nn.Parameter(t).to(device)`, `.cuda()`, `.half()` return a new tensor computed from the parameter
 (whenever the device or dtype changes): a non-leaf tensor, not an `nn.Parameter`. Assigned to a

@@ -21,6 +21,7 @@ class StatefulOptimizerBeforeModelMove(Rule):
     default = True
     kind = "crash"
     prefilter = r"Adagrad"
+    ast_prefilter = r"Adagrad"
     explanation = '''
 Most optimizers create their per-parameter state lazily, at the first `step()`, where the
 parameters are then. `torch.optim.Adagrad` creates its `sum` accumulators in its constructor, on

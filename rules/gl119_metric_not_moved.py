@@ -19,6 +19,7 @@ class MetricNotMoved(Rule):
     default = True
     kind = "crash"
     prefilter = r"update|compute|metric|Metric"
+    ast_prefilter = r"(?i)metric|^def compute$"
     explanation = '''
 A metric object (a torchmetrics `Metric`, or an `nn.Module` of the file with `update`/`compute`
 that keeps its running counts in buffers) holds state tensors. Built on the CPU and fed

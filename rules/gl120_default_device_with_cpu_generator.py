@@ -25,6 +25,7 @@ class DefaultDeviceWithCpuGenerator(Rule):
     default = True
     kind = "crash"
     prefilter = r"set_default_device|set_default_tensor_type|torch\.device\("
+    ast_prefilter = r"set_default_device|set_default_tensor_type|^device$"
     explanation = '''
 `torch.set_default_device("cuda")` (and the older `torch.set_default_tensor_type(torch.cuda.FloatTensor)`,
 or a `with torch.device("cuda"):` block) makes every tensor factory allocate on the GPU, the ones

@@ -17,6 +17,7 @@ class AutocastWithoutGradScaler(Rule):
     default = True
     kind = "silent"
     prefilter = r"autocast"
+    ast_prefilter = r"autocast"
     explanation = '''
 On CUDA, `torch.autocast("cuda")` runs matmuls and convolutions in float16 unless told otherwise
 (`torch.cuda.amp.autocast()` too). Gradients computed in float16 underflow: values below about

@@ -15,6 +15,7 @@ class ClipBeforeUnscale(Rule):
     default = True
     kind = "silent"
     prefilter = r"clip_grad"
+    ast_prefilter = r"clip_grad"
     explanation = '''
 Between `scaler.scale(loss).backward()` and `scaler.step(optimizer)` the gradients are multiplied
 by the loss scale (65536 at the start). `clip_grad_norm_(params, 1.0)` at that point compares the

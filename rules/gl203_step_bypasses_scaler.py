@@ -15,6 +15,7 @@ class StepBypassesScaler(Rule):
     default = True
     kind = "silent"
     prefilter = r"\.scale\("
+    ast_prefilter = r"^\.scale\($"
     explanation = '''
 After `scaler.scale(loss).backward()` the gradients are multiplied by the loss scale (65536 at the
 start). `scaler.step(optimizer)` divides them back (unless `scaler.unscale_(optimizer)` already

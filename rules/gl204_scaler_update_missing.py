@@ -15,6 +15,7 @@ class ScalerUpdateMissing(Rule):
     default = True
     kind = "silent"
     prefilter = r"\.step\("
+    ast_prefilter = r"^\.step\($"
     explanation = '''
 `GradScaler.update()` adjusts the loss scale once per iteration: it lowers the scale after a step
 that found inf/NaN gradients and raises it again after a run of good steps. Without it the scale

@@ -23,6 +23,7 @@ class DeprecatedCudaAmp(Rule):
     default = True
     kind = "future"
     prefilter = r"(?:cuda|cpu)\.amp\b|\bimport\b[^\n]*\bamp\b"
+    ast_prefilter = r"^amp$"
     explanation = '''
 `torch.cuda.amp.autocast(...)`, `torch.cuda.amp.GradScaler(...)` and `torch.cpu.amp.autocast(...)`
 (and the `torch.cpu.amp.GradScaler`) are deprecated: every call emits a `FutureWarning`

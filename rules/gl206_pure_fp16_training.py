@@ -20,6 +20,7 @@ class PureFp16Training(Rule):
     default = True
     kind = "silent"
     prefilter = r"\.half\(|float16"
+    ast_prefilter = (r"^\.half\($|float16", r"backward")
     explanation = '''
 `model.half()` (or `model.to(torch.float16)`) converts the weights themselves to float16. Training
 such a model stores weights, gradients and optimizer state in float16: updates smaller than the

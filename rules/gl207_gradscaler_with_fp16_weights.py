@@ -44,6 +44,7 @@ class GradScalerWithFp16Weights(Rule):
     default = True
     kind = "crash"
     prefilter = r"\.half\(|float16|torch\.half"
+    ast_prefilter = r"^\.half\($|float16|^half$"
     explanation = '''
 A `GradScaler` keeps the loss scale and, in `scaler.unscale_(optimizer)` (also run by
 `scaler.step(optimizer)`), divides the gradients by it in float32. It is built for mixed precision,

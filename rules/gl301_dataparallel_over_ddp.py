@@ -45,6 +45,7 @@ class DataParallelOverDdp(Rule):
     default = True
     kind = "slow"
     prefilter = r"DataParallel"
+    ast_prefilter = r"DataParallel"
     explanation = '''
 `nn.DataParallel` runs one Python process for all GPUs: every step it replicates the model from
 GPU 0, scatters the batch, gathers the outputs back on GPU 0 and reduces the gradients there. It is

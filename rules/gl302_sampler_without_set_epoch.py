@@ -20,6 +20,7 @@ class SamplerWithoutSetEpoch(Rule):
     default = True
     kind = "silent"
     prefilter = r"DistributedSampler"
+    ast_prefilter = r"DistributedSampler"
     explanation = '''
 `DistributedSampler` shuffles with `seed + epoch`, and its epoch only changes when you call
 `sampler.set_epoch(epoch)`. Without it every epoch iterates the shards in exactly the same order

@@ -21,6 +21,7 @@ class DdpWithoutSetDevice(Rule):
     default = True
     kind = "slow"
     prefilter = r"init_process_group"
+    ast_prefilter = r"init_process_group"
     explanation = '''
 Under `torchrun` every process starts with GPU 0 as its current CUDA device. `.cuda()`,
 `.to("cuda")` and `torch.device("cuda")` mean "the current device", so unless each process

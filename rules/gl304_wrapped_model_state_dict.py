@@ -23,6 +23,7 @@ class WrappedModelStateDict(Rule):
     default = True
     kind = "crash"
     prefilter = r"DataParallel"
+    ast_prefilter = r"DataParallel"
     explanation = '''
 `DataParallel` and `DistributedDataParallel` keep the real model in `.module`, so the wrapper's
 `state_dict()` has every key prefixed with `module.`. A checkpoint saved that way does not load

@@ -44,6 +44,7 @@ class AttributeThroughWrapper(Rule):
     default = True
     kind = "crash"
     prefilter = r"DataParallel"
+    ast_prefilter = r"DataParallel"
     explanation = '''
 `DataParallel` and `DistributedDataParallel` are modules of their own that hold the real model in
 `.module`; they forward `__call__` (so `model(x)` works) but not the model's own attributes and

@@ -44,6 +44,7 @@ class RemovedParallelApi(Rule):
     default = True
     kind = "crash"
     prefilter = r"DistributedDataParallelCPU|data_parallel|reduce_op|_all_gather_base|_reduce_scatter_base|distributed\.deprecated"
+    ast_prefilter = r"DistributedDataParallelCPU|data_parallel|reduce_op|_all_gather_base|_reduce_scatter_base|^deprecated$"
     explanation = '''
 Parallel APIs that no longer exist, are on their way out, or are used in a way that cannot work:
 

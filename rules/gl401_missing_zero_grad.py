@@ -21,6 +21,7 @@ class MissingZeroGrad(Rule):
     default = True
     kind = "silent"
     prefilter = r"\.step\("
+    ast_prefilter = (r"^loop$", r"backward", r"^\.step\($")
     explanation = '''
 `loss.backward()` *adds* the new gradients to `param.grad`; it does not overwrite them. A loop
 that calls `backward()` and `optimizer.step()` without clearing the gradients in between makes

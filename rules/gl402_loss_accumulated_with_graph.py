@@ -23,6 +23,7 @@ class LossAccumulatedWithGraph(Rule):
     default = True
     kind = "silent"
     prefilter = r"backward"
+    ast_prefilter = (r"^loop$", r"backward")
     explanation = '''
 A loss tensor carries its autograd graph. `total_loss += loss` or `losses.append(loss)` keeps a
 reference to that graph: the sum's `grad_fn` chains back through every iteration's graph, so the

@@ -52,6 +52,7 @@ class EvalWithoutNoGrad(Rule):
     default = True
     kind = "slow"
     prefilter = r"\.eval\(|def \w*(?:val|eval|test|predict|inference)"
+    ast_prefilter = (r"^loop$", r"^\.eval\($|^def \w*(?:val|eval|test|predict|inference)")
     explanation = '''
 Outside `torch.no_grad()` / `torch.inference_mode()`, every forward pass records the autograd graph
 and keeps the activations it needs for a backward pass that never comes. An evaluation loop that

@@ -24,6 +24,7 @@ class TrainEvalModeToggling(Rule):
     default = True
     kind = "silent"
     prefilter = r"\.eval\(|\.train\(|no_grad|inference_mode|def \w*(?:val|eval|test)"
+    ast_prefilter = (r"^loop$", r"^\.(?:eval|train)\($|no_grad|inference_mode|^def \w*(?:val|eval|test)")
     explanation = '''
 `model.eval()` and `model.train()` switch dropout and batch normalisation between their training
 and inference behaviour. Two mistakes are common and silent:

@@ -23,6 +23,7 @@ class HostSyncInHotLoop(Rule):
     default = False
     kind = "slow"
     prefilter = r"\.item\(|\.cpu\(|\.numpy\(|\.tolist\(|print\(|synchronize\("
+    ast_prefilter = (r"^loop$", r"backward", r"^\.step\($")
     explanation = '''
 CUDA kernels run asynchronously: the Python loop normally races ahead and queues the next step
 while the GPU works. `.item()`, `.cpu()`, `.numpy()`, `.tolist()`, printing a tensor and

@@ -20,6 +20,7 @@ class SchedulerStepBeforeOptimizerStep(Rule):
     default = True
     kind = "silent"
     prefilter = r"\.step\(\s*\)"
+    ast_prefilter = (r"^loop$", r"^\.step\($")
     explanation = '''
 Since PyTorch 1.1, `scheduler.step()` must come after `optimizer.step()`: the scheduler's constructor
 already sets the first learning rate of the schedule, and each `scheduler.step()` moves to the next

@@ -30,6 +30,7 @@ class CreateThenMove(Rule):
     default = True
     kind = "slow"
     prefilter = r"torch|\.(?:to|cuda)\("
+    ast_prefilter = r"^\.(?:to|cuda)\($"
     explanation = '''
 `torch.zeros(n).to(device)` allocates and fills the tensor in host memory, then copies it to the
 device (a host-to-device transfer, and a synchronisation for pageable memory). Passing

@@ -22,6 +22,7 @@ class DataLoaderHostSettings(Rule):
     default = False
     kind = "slow"
     prefilter = r"DataLoader"
+    ast_prefilter = (r"DataLoader", r"^loop$", r"backward")
     explanation = f'''
 With `num_workers=0` (the default) the main process loads and collates every batch between
 training steps, and the GPU sits idle meanwhile. Without `pin_memory=True`, host-to-device copies

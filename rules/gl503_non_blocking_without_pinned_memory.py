@@ -18,6 +18,7 @@ class NonBlockingWithoutPinnedMemory(Rule):
     default = False
     kind = "slow"
     prefilter = r"non_blocking\s*=\s*True"
+    ast_prefilter = r"non_blocking"
     explanation = '''
 A host-to-device copy can run asynchronously only from page-locked (pinned) host memory. From
 ordinary pageable memory, `tensor.to("cuda", non_blocking=True)` is staged through a pinned buffer

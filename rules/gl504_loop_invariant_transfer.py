@@ -20,6 +20,7 @@ class LoopInvariantTransfer(Rule):
     default = True
     kind = "slow"
     prefilter = r"\.(?:to|cuda)\("
+    ast_prefilter = (r"^\.(?:to|cuda)\($", r"^loop$")
     explanation = '''
 `x.to(device)` on a tensor that lives elsewhere makes a new copy each time it runs. Inside a loop,
 a tensor defined before the loop and never changed in it (class weights, a mask, a lookup table,

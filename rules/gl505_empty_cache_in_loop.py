@@ -21,6 +21,7 @@ class EmptyCacheInLoop(Rule):
     default = True
     kind = "slow"
     prefilter = r"empty_cache"
+    ast_prefilter = r"empty_cache"
     explanation = '''
 PyTorch's caching allocator keeps freed GPU memory to reuse it for the next allocation.
 `torch.cuda.empty_cache()` returns the unused cached blocks to the driver; it does not make more

@@ -22,6 +22,7 @@ class LoadWeightsOnlyUnset(Rule):
     default = False
     kind = "future"
     prefilter = r"\bload\("
+    ast_prefilter = r"^load$"
     explanation = '''
 `torch.load` unpickles the file. With `weights_only=False`, a checkpoint can run arbitrary code
 when loaded; with `weights_only=True` only tensors, primitive types and containers are accepted.
