@@ -9,7 +9,7 @@ import libcst as cst
 from gpulint.analysis.paths import is_test_path
 from gpulint.model import dotted
 from gpulint.rule import Context, Kind, Rule
-from gpulint.sites import other_lines, outermost, unsuppressed
+from gpulint.sites import lines_of, other_lines, outermost, unsuppressed
 
 DETERMINISTIC = frozenset(
     "zeros ones empty full arange linspace logspace eye zeros_like ones_like empty_like full_like".split()
@@ -134,12 +134,12 @@ noise = torch.randn(batch, dim, device="cuda")
         if safe and unsafe:
             one = len(unsafe) == 1
             msg += (
-                f"; the random factor{'y' if one else 'ies'} ({_lines(ctx, unsafe)}) get{'s' if one else ''} an unsafe"
+                f"; the random factor{'y' if one else 'ies'} ({_where(ctx, call, unsafe)}) get{'s' if one else ''} an unsafe"
                 " fix of {0} own: with `device=` the device's generator draws {1} values".format(*(("its", "its") if one else ("their", "their")))
             )
         if kept and fix is not None:
             many = len({ctx.line_of(s[0]) for s in kept}) > 1
-            msg += f"; the move{'s' if many else ''} on {_lines(ctx, kept)} pass{'' if many else 'es'} other arguments and {'are' if many else 'is'} not rewritten"
+            msg += f"; the move{'s' if many else ''} on {_where(ctx, call, kept)} pass{'' if many else 'es'} other arguments and {'are' if many else 'is'} not rewritten"
         yield ctx.finding(call, msg, fix)
 
     @staticmethod
@@ -184,10 +184,11 @@ noise = torch.randn(batch, dim, device="cuda")
         return text[:at] + f", device={device}" + text[at:]
 
 
-def _lines(ctx: Context, sites) -> str:
-    """`line 5` / `lines 5, 9` of the sites."""
-    lines = sorted({ctx.line_of(s[0]) for s in sites})
-    return f"line{'s' if len(lines) > 1 else ''} " + ", ".join(map(str, lines))
+def _where(ctx: Context, first: cst.CSTNode, sites) -> str:
+    """The lines of some of the sites, said from the reported one (`this line and line 9`)."""
+    here = any(ctx.line_of(s[0]) == ctx.line_of(first) for s in sites)
+    rest = lines_of(ctx, first, [s[0] for s in sites])
+    return " and ".join(p for p in ("this line" if here else "", rest) if p)
 
 
 _LOOPS = (cst.For, cst.While)

@@ -77,3 +77,34 @@ def test_only_random_sites_get_one_unsafe_fix():
     assert len(found) == 1 and found[0].fix.applicability == UNSAFE
     assert "random factor" not in found[0].message  # no safe fix to set apart from
     assert len(found[0].fix.edits) == 3
+
+
+def test_in_a_notebook_the_other_sites_are_given_in_their_cells_numbering(tmp_path):
+    import json
+
+    from fixture_support import rules_for
+
+    from gpulint.engine import Options, process_file
+
+    def code(text):
+        return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": text.splitlines(True)}
+
+    head, rest = MIXED.split("\n\n\nclass Net", 1)
+    net, rest = ("class Net" + rest).split("\n\n\ndef jitter", 1)
+    jitter, loop = ("def jitter" + rest).split("\n\n\nmodel = ", 1)
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# a notebook\n"]},
+        code(head + "\n"),
+        code(net + "\n"),
+        {"cell_type": "markdown", "metadata": {}, "source": ["text\n"]},
+        code(jitter + "\n"),
+        code("model = " + loop),
+    ]
+    nb = tmp_path / "t.ipynb"
+    nb.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    res = process_file(str(nb), str(nb), rules_for({"GL501"}), Options(write=False))
+    found = [d for d in res.diagnostics if d.code == "GL501"]
+    assert [(d.cell, d.line) for d in found] == [(3, 7)]
+    msg = found[0].message
+    assert "also on line 2 of the next code cell and line 3 of the 2nd code cell below" in msg
+    assert "random factory (line 2 of the next code cell)" in msg
