@@ -48,7 +48,8 @@ once (before the training loop, in an epoch loop around the batch loop, in a dem
 `if __name__ == "__main__":`, or lazily initialised under `if state is None:` /
 `if len(state) == 0:`) costs one copy: the rule stays silent on it. A random factory given a
 `generator=` draws from that (CPU) generator on purpose, for reproducible numbers (torch's
-gradcheck): `device=` would not accept it, and the rule stays silent.
+gradcheck): `device=` would not accept it, and the rule stays silent. So it is on an empty tensor
+(`torch.empty(0).to(device)`, a buffer grown with `torch.cat`): there is nothing to copy.
 
 The sites of one file are reported once, at the first; the message lists the lines of the others
 (a site silenced with `# noqa: GL501` on its line is neither listed nor rewritten). One safe fix
@@ -98,6 +99,8 @@ noise = torch.randn(batch, dim, device="cuda")
                 continue  # `generator=`: a CPU generator on purpose (reproducible draws); device= would not accept it
             if any(a.star for a in recv.args) or not recv.args:
                 continue
+            if _empty(factory, recv):
+                continue  # `torch.empty(0).to(d)`: no element to copy (dino's MultiCropWrapper output buffer)
             device = self._device(ctx, call, meth)
             if device is None:
                 continue
@@ -182,6 +185,22 @@ noise = torch.randn(batch, dim, device="cuda")
         _, value_end = ctx.span(last)
         at = value_end - start
         return text[:at] + f", device={device}" + text[at:]
+
+
+_SHAPED = frozenset("zeros ones empty full rand randn".split())
+
+
+def _empty(factory: str, recv: cst.Call) -> bool:
+    """A factory whose literal shape has a 0 (`torch.empty(0)`, `torch.zeros((0, 4))`): the
+    tensor has no element, and its move copies nothing."""
+    if factory not in _SHAPED:
+        return False
+    pos = [a.value for a in recv.args if a.keyword is None]
+    if not pos:
+        return False
+    dims = pos[0].elements if isinstance(pos[0], (cst.Tuple, cst.List)) else pos[:1] if factory == "full" else pos
+    dims = [d.value if isinstance(d, cst.Element) else d for d in dims]
+    return any(isinstance(d, cst.Integer) and d.value == "0" for d in dims)
 
 
 def _where(ctx: Context, first: cst.CSTNode, sites) -> str:
