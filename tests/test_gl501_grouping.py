@@ -108,3 +108,13 @@ def test_in_a_notebook_the_other_sites_are_given_in_their_cells_numbering(tmp_pa
     msg = found[0].message
     assert "also on line 2 of the next code cell and line 3 of the 2nd code cell below" in msg
     assert "random factory (line 2 of the next code cell)" in msg
+
+
+def test_a_suppression_that_silences_a_grouped_site_is_not_reported_unused():
+    text = MIXED.replace("m = torch.ones(2, 4).to(device)", "m = torch.ones(2, 4).to(device)  # noqa: GL501")
+    found = check(text, {"GL501", "GL002"})
+    assert [d.code for d in found] == ["GL501"]
+    assert "23" not in found[0].message
+    # a directive on a line with no site is still unused
+    text = MIXED.replace("y = model(jitter(m))", "y = model(jitter(m))  # noqa: GL501")
+    assert [d.code for d in check(text, {"GL501", "GL002"})] == ["GL501", "GL002"]
