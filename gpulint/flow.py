@@ -36,6 +36,14 @@ TENSOR, MODULE, OPTIMIZER, SCHEDULER, LOADER, DATASET, BATCH = (
     "tensor", "module", "optimizer", "scheduler", "loader", "dataset", "batch")
 SCALER, DEVICE, METRIC, TUPLE, ITER, PARAMS, HOSTVAL, DTYPE, OBJECT = (
     "scaler", "device", "metric", "tuple", "iter", "params", "hostval", "dtype", "object")
+FUNC = "function"  # a function of this file used as a value (`fn`: its definition)
+TOKENIZER = "tokenizer"  # a Hugging Face tokenizer or processor: its tensors are made on the host
+TRANSFORM = "transform"  # a torchvision transform: host data in, host data out (a tensor keeps its device)
+_HOST_READERS = frozenset({"PIL.Image.open", "cv2.imread", "imageio.imread", "imageio.v2.imread",
+                           "skimage.io.imread", "numpy.load", "numpy.array", "numpy.asarray",
+                           "numpy.fromfile", "numpy.frombuffer", "torchvision.io.read_image",
+                           "torchvision.io.decode_image"})
+MAPPING = "mapping"  # a dict display of values of one kind (`elem`): indexing gives it, iterating keys
 
 
 @dataclass(frozen=True)
@@ -100,11 +108,13 @@ class Value:
     stateful: bool = field(default=False, repr=False)  # a module with parameters or buffers
     scatters: bool = field(default=False, repr=False)  # DataParallel/DDP: moves its inputs itself
     source: cst.CSTNode | None = field(default=None, repr=False)  # PARAMS/OPTIMIZER: the module's origin
+    fn: cst.FunctionDef | None = field(default=None, repr=False)  # FUNC: the function (compared by identity)
 
     def __eq__(self, o):
         return (
             isinstance(o, Value)
             and self.kind == o.kind
+            and self.fn is o.fn
             and self.dev == o.dev
             and self.half == o.half
             and self.nonscalar == o.nonscalar
@@ -139,7 +149,7 @@ def join(a: Value | None, b: Value | None) -> Value:
             return b
         if b.items == () and a.items is None and a.elem is not None:
             return a
-    if a.kind != b.kind:
+    if a.kind != b.kind or a.fn is not b.fn:
         if a.kind in (None, TENSOR) and b.kind in (None, TENSOR):
             # a tensor on one path, a value of unknown kind on the other: where it lives may still be known
             return Value(None, join_dev(a.dev, b.dev))
@@ -168,6 +178,42 @@ def join(a: Value | None, b: Value | None) -> Value:
         half_at=a.half_at if (a.half and b.half) else None,
         source=a.source if a.source is b.source else None,
     )
+
+
+_REDUCTIONS = frozenset(
+    "argmax argmin sum mean max min prod std var logsumexp amax amin all any count_nonzero median "
+    "nanmean nansum".split()
+)
+
+
+def _reduced_keeps_a_dim(args, kw) -> bool:
+    """A reduction over `dim=k` with k >= 1 needed an input of at least k + 1 dimensions, so its
+    result keeps at least k (`t.argmax(dim=1)`); `keepdim=True` keeps them all (at least one)."""
+    k = kw.get("keepdim")
+    if k is not None and type(k[0]) is cst.Name and k[0].value == "True" and ("dim" in kw or args):
+        return True
+    d = kw.get("dim")
+    x = d[0] if d is not None else (args[0][0] if args and not args[0][2] else None)
+    return type(x) is cst.Integer and int(x.value, 0) >= 1
+
+
+def _leaf_dev(v: Value, depth: int = 0) -> Dev | None:
+    """Where every tensor of a sample lives (a tensor, a tuple or dict of tensors); None unknown."""
+    if v.kind == TENSOR:
+        return v.dev
+    if depth > 3:
+        return None
+    if v.kind == TUPLE and v.items:
+        out = None
+        for i, it in enumerate(v.items):
+            d = _leaf_dev(it, depth + 1) if it.kind in (TENSOR, TUPLE, MAPPING) else (HOST if it.kind == HOSTVAL else None)
+            if d is None:
+                return None
+            out = d if i == 0 else join_dev(out, d)
+        return out
+    if v.kind in (TUPLE, MAPPING) and v.elem is not None:
+        return _leaf_dev(v.elem, depth + 1)
+    return None
 
 
 def _elem_of(v: Value) -> Value | None:
@@ -273,6 +319,14 @@ _NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no
 _DEVICE_NAME_HINTS = ("device", "rank", "gpu", "dev", "cuda")
 _NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvectors solution".split())
 _RECEIVER = " self"
+_DOUBLE_STAR = "**"  # key in a call's keyword values: the value of its `**mapping` argument
+_STAR = "*"  # the same for its (last) `*iterable` argument
+_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+                         "torch.nn.modules.container.Sequential", "torch.nn.modules.container.ModuleList",
+                         "torch.nn.modules.container.ModuleDict"})
+_PRETRAINED = frozenset({"from_pretrained", "from_config", "from_single_file"})
+_TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus", "apply_chat_template",
+                       "pad", "prepare_seq2seq_batch"})
 # roots of a configured device (`self.device`, `args.device`, `cfg.device`), as opposed to the
 # device of some tensor or module (`logits.device`), which is wherever that value is
 _CONFIG_ROOTS = frozenset(
@@ -305,6 +359,8 @@ class Flow:
         self.module_frame: _Frame | None = None
         self.recorded: set[cst.CSTNode] = set()
         self.inplace_moves: dict[cst.Call, Value] = {}  # `m.to(d)` statement calls -> the moved value
+        self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
+        self._host_inputs_cache: dict[str, set] = {}
         self.set_default_device = any(
             model.qualname(c.func) in ("torch.set_default_device", "torch.set_default_tensor_type")
             for c in model.calls
@@ -329,6 +385,7 @@ class Flow:
     def _run(self) -> None:
         m = self.m
         counts: dict[str, int] = {}
+        by_name: dict[str, int] = {}
         by_attr = self._calls_by_attr
         for c in m.calls:
             f = c.func
@@ -338,10 +395,12 @@ class Flow:
                 by_attr.setdefault(name, []).append(c)
             elif t is cst.Name:
                 name = f.value
+                by_name[name] = by_name.get(name, 0) + 1
             else:
                 continue
             counts[name] = counts.get(name, 0) + 1
         self._site_count = counts
+        self._name_site_count = by_name
         frame = _Frame(m.module, None, None, True)
         self.module_frame = frame
         self._block(m.module.body, frame)
@@ -427,6 +486,15 @@ class Flow:
         if callee == "__call__":
             return self._call_sites_of_instance(fn)
         total = self._site_count.get(callee, -1)
+        if callee == fn.name.value and self.m.class_of(fn) is None and self.m.enclosing(fn, cst.ClassDef) is None:
+            # a function of the file is called by its name (`model.train()` is not a call of a
+            # module-level `train()`), or through the function used as a value
+            total = self._name_site_count.get(callee, -1)
+            # calls through the function used as a value (`self.metric(...)`, a `collate_fn=`)
+            extra = sum(1 for c in self.site_values.get(fn, ())
+                        if not (type(c) is cst.Call and type(c.func) is cst.Name and c.func.value == callee))
+            if extra:
+                total = max(total, 0) + extra
         if callee == fn.name.value and self.m.class_of(fn) is not None:
             for c in self._calls_by_attr.get(callee, ()):
                 rv = self._known_receiver(c.func.value)
@@ -589,6 +657,9 @@ class Flow:
                     base = base.func.value
                 self._bind(base, v, frame, None, rebinding=True)
                 self.inplace_moves[e] = v
+            elif rv.kind == BATCH and meth in ("to", "cuda", "cpu"):
+                # a BatchEncoding's (a graph batch's) `.to()` moves its tensors in place
+                self._bind(recv, v, frame, None, rebinding=True)
             elif meth == "enter_context" and e.args and self._is_nograd(e.args[0].value):
                 frame.nograd += 1  # stack.enter_context(torch.no_grad()): the rest of the block
 
@@ -706,6 +777,8 @@ class Flow:
             self._block(stmt.orelse.body.body, frame)
 
     def _element(self, it: Value) -> Value:
+        if it.kind == MAPPING:
+            return UNKNOWN  # its keys
         if it.elem is not None:
             return it.elem
         if it.kind == TENSOR:
@@ -786,10 +859,20 @@ class Flow:
         if t is cst.Integer or t is cst.Float or t is cst.SimpleString or t is cst.Imaginary:
             return Value(HOSTVAL, HOST)
         if t is cst.Dict:
+            out = None
             for el in e.elements:
                 if isinstance(el, cst.DictElement):
                     self.eval(el.key, frame)
-                self.eval(el.value, frame)
+                    v = self.eval(el.value, frame)
+                    out = v if out is None else join(out, v)
+                else:
+                    self.eval(el.value, frame)
+                    out = UNKNOWN  # `**other`
+            if out is not None and out.kind == TENSOR:  # `{"features": x[i], "target": y[i]}`
+                origins = {id(self._peek_origin(el.value)) for el in e.elements}
+                if len(origins) > 1:
+                    out = replace(out, origin=None, placed=None)  # which key's tensor: not kept
+                return Value(MAPPING, None, elem=out)
             return UNKNOWN
         if t is cst.Comparison:
             vals = [self.eval(e.left, frame)] + [self.eval(c.comparator, frame) for c in e.comparisons]
@@ -848,8 +931,8 @@ class Flow:
             f = f.inner_for_in
         if isinstance(e, cst.DictComp):
             self.eval(e.key, frame)
-            self.eval(e.value, frame)
-            out = UNKNOWN
+            ev = self.eval(e.value, frame)
+            out = Value(MAPPING, None, elem=ev) if ev.kind == TENSOR else UNKNOWN
         else:
             ev = self.eval(e.elt, frame)
             out = Value(TUPLE, None, elem=ev) if ev.kind is not None else UNKNOWN
@@ -873,7 +956,21 @@ class Flow:
             return NONE_VALUE
         if e.value in ("True", "False"):
             return Value(HOSTVAL, HOST)
+        fn = self._function_named(e.value)
+        if fn is not None:
+            return Value(FUNC, None, fn=fn)  # `loss_fn = my_loss`, `Trainer(model, compute_metrics)`
         return UNKNOWN
+
+    def _peek_origin(self, e):
+        v = self.values.get(e)
+        return v.origin if v is not None else e
+
+    def _function_named(self, name: str) -> cst.FunctionDef | None:
+        """The file's one function (not a method) of this name, when the name means nothing else."""
+        defs = self.m.functions.get(name)
+        if not defs or len(defs) != 1 or self.m.class_of(defs[0]) is not None or name in self.m.aliases:
+            return None
+        return defs[0]
 
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         v = self._self_attr_raw(attr, frame, note_miss)
@@ -1054,16 +1151,27 @@ class Flow:
                          origin=base.origin)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
+        if k == MAPPING and base.elem is not None:
+            return base.elem
         if k == DATASET and base.dev is not None and idx_vals and not any(v.kind == TENSOR for _, v in idx_vals):
             # one sample of a Dataset: a tuple of its tensors, where the dataset keeps them
             return Value(TUPLE, None, elem=Value(TENSOR, base.dev, origin=base.origin), origin=base.origin)
         if k == TUPLE:
+            if not idx_vals:  # `parts[:-1]`: a list of the same elements
+                el = _elem_of(base)
+                return Value(TUPLE, None, elem=el) if el is not None else UNKNOWN
             if len(idx_vals) == 1 and isinstance(idx_vals[0][0], cst.Integer) and base.items is not None:
                 i = int(idx_vals[0][0].value, 0)
                 if -len(base.items) <= i < len(base.items):
                     return base.items[i]
             if base.elem is not None and base.items is None:
                 return base.elem
+            if (base.items and len(idx_vals) == 1 and len(e.slice) == 1
+                    and type(idx_vals[0][0]) not in (cst.Integer, cst.UnaryOperation)):
+                out = base.items[0]  # `outputs[j]`: any of the items (the same where they agree)
+                for it in base.items[1:]:
+                    out = join(out, it)
+                return out
         return UNKNOWN
 
     # calls --------------------------------------------------------------------------------------
@@ -1073,6 +1181,7 @@ class Flow:
             v = self.eval(a.value, frame)
             if a.star:
                 pos.append((a.value, UNKNOWN, a.star))
+                kw[_DOUBLE_STAR if a.star == "**" else _STAR] = (a.value, v)
             elif a.keyword is None:
                 pos.append((a.value, v, ""))
             else:
@@ -1135,6 +1244,15 @@ class Flow:
                         self.values[func] = av
                     pos, kw = self._args(e, frame)
                     return self._module_call(e, av, pos, kw, frame)
+                if av is not None and av.kind == TRANSFORM:
+                    pos, kw = self._args(e, frame)
+                    return self._transform(e, pos)
+                if av is not None and av.kind == TOKENIZER:
+                    self._args(e, frame)
+                    return self._tokenize(e, "__call__", kw={a.keyword.value: (a.value, UNKNOWN) for a in e.args if a.keyword})
+                if av is not None and av.kind == FUNC and meth not in self.m.classes[frame.cls].methods:
+                    pos, kw = self._args(e, frame)  # `self.metric(y_pred, y)`: the function stored
+                    return self._call_function(av.fn, None, e, pos, kw, frame, None)
             if (type(recv) is cst.Call and type(recv.func) is cst.Name and recv.func.value == "super"
                     and frame.cls is not None):
                 pos, kw = self._args(e, frame)
@@ -1163,12 +1281,22 @@ class Flow:
                 self.values[func] = fv
             if fv is not None and fv.kind in (MODULE, METRIC):
                 return self._module_call(e, fv, pos, kw, frame)
+            if fv is not None and fv.kind == FUNC:
+                return self._call_function(fv.fn, None, e, pos, kw, frame, None)
+            if fv is not None and fv.kind == TOKENIZER:
+                return self._tokenize(e, "__call__", kw)
+            if fv is not None and fv.kind == TRANSFORM:
+                return self._transform(e, pos)
             if fv is not None and fv.cls is not None:
                 return self._call_method(fv.cls, "__call__", fv, e, pos, kw, frame)
             return self._builtin(name, e, pos, kw, frame)
         fv = self.eval(func, frame) if tf is not cst.Name else UNKNOWN
         if fv.kind in (MODULE, METRIC):
             return self._module_call(e, fv, pos, kw, frame)
+        if fv.kind == TRANSFORM:
+            return self._transform(e, pos)
+        if fv.kind == FUNC:
+            return self._call_function(fv.fn, None, e, pos, kw, frame, None)
         return UNKNOWN
 
     def _escape(self, e: cst.Call, frame) -> None:
@@ -1259,9 +1387,25 @@ class Flow:
             return Value(DEVICE, dev, origin=e)
         if q in _NOGRAD:
             return UNKNOWN
+        if q in _HOST_READERS or (q.startswith("numpy.random.") and q.rsplit(".", 1)[-1][0].islower()):
+            return Value(None, HOST, origin=e)  # an image or array read into host memory
+        if q == "torch.autograd.Variable":  # the pre-0.4 wrapper: the tensor itself today
+            vals = [v for _, v, s in pos if not s]
+            return vals[0] if vals and vals[0].kind == TENSOR else UNKNOWN
         ck = kb.class_kind(q)
         if ck is not None:
             return self._construct(e, q, ck, pos, kw, frame)
+        owner, _, last = q.rpartition(".")
+        if last in _PRETRAINED:
+            ok = kb.class_kind(owner)
+            if ok == TOKENIZER:
+                return Value(TOKENIZER, HOST, origin=e)
+            if ok == MODULE:  # weights loaded on the host unless placed by `device_map=`/`device=`
+                dev, given = self._placement(e, kw)
+                if "device_map" in kw:
+                    dev, given = None, True
+                return Value(MODULE, dev if given else (None if frame.devctx else HOST), origin=e,
+                             placed=e if given else None, stateful=True)
         info = kb.function(q)
         if info is not None:
             return self._torch_function(e, q, info, pos, kw, frame)
@@ -1292,6 +1436,19 @@ class Flow:
             dev, given = self._placement(e, kw)
             if "device_map" in kw:
                 dev, given = None, True
+            if not given and q in _CONTAINERS and (_STAR in kw or any(type(x) is not cst.Call for x, _, _ in pos)):
+                # `nn.Sequential(*list(model.children())[:-1])`: where its parts are
+                parts = [(_elem_of(v) or UNKNOWN) if v.kind == TUPLE else v for _, v, s in pos if not s]
+                if _STAR in kw:
+                    star = kw[_STAR][1]
+                    el = _elem_of(star) if star.kind == TUPLE else (star.elem if star.kind == ITER else None)
+                    parts.append(el if el is not None else UNKNOWN)
+                dev = None
+                if parts and all(p.kind == MODULE for p in parts):
+                    dev = parts[0].dev
+                    for p in parts[1:]:
+                        dev = join_dev(dev, p.dev)
+                return Value(kind, dev, origin=e, stateful=True)
             if not given:
                 dev = HOST if kb.builds_on_host(q) and not frame.devctx else None
             return Value(kind, dev, origin=e, placed=e if given else None, stateful=self._stateful(q, pos, kw))
@@ -1310,8 +1467,18 @@ class Flow:
                          origin=e)
         if kind == LOADER:
             ds = pos[0][1] if pos else (kw["dataset"][1] if "dataset" in kw else UNKNOWN)
+            ds_expr = pos[0][0] if pos and not pos[0][2] else (kw["dataset"][0] if "dataset" in kw else None)
             places = "collate_fn" in kw or "pin_memory_device" in kw
-            dev = None if places else self._dataset_device(ds)
+            collate = kw.get("collate_fn", (None, UNKNOWN))[1]
+            if collate.kind == FUNC:
+                # the loader calls the collate function with a list of the dataset's samples
+                dev = self._dataset_device(ds, e, frame, ds_expr)
+                sample = Value(TUPLE, None, elem=Value(TENSOR, dev)) if dev is not None else UNKNOWN
+                made = self._call_function(collate.fn, None, e, [(e, Value(TUPLE, None, elem=sample), "")], {},
+                                           frame, None)
+                if made.kind in (TENSOR, TUPLE) and "pin_memory_device" not in kw:
+                    return Value(LOADER, None, elem=made, origin=e)  # its batches: what it returns
+            dev = None if places else self._dataset_device(ds, e, frame, ds_expr)
             return Value(LOADER, None, elem=Value(BATCH, dev, origin=e), origin=e)
         if kind == DATASET:
             tensors = [v for _, v, s in pos if not s and v.kind == TENSOR]
@@ -1343,12 +1510,44 @@ class Flow:
             return any(v.kind == TENSOR and v.dev is not None and v.dev.is_host for v in ws)
         return q.startswith("torch.nn.") and last not in STATELESS_MODULES
 
-    def _dataset_device(self, ds: Value) -> Dev | None:
-        if ds.kind == DATASET:
-            return ds.dev
-        if ds.kind in (OBJECT,) and ds.cls is not None:
-            return None
+    def _dataset_device(self, ds: Value, e=None, frame=None, expr=None) -> Dev | None:
+        """Where the samples of a dataset live (so where a DataLoader's default collation leaves
+        its batches): a TensorDataset's tensors' device; for a Dataset class of this file what its
+        `__getitem__` returns (every tensor in it: a tuple, a dict or one tensor), unknown when the
+        class moves tensors itself; else the host (datasets load on the CPU), unless the dataset is
+        a value the engine cannot see (a parameter without known call sites)."""
+        if ds.kind == DATASET and ds.cls is None:
+            return ds.dev if ds.dev is not None else HOST
+        if ds.cls is not None and e is not None and ds.kind in (DATASET, OBJECT):
+            sample = self._call_method(ds.cls, "__getitem__", ds, e, [(e, Value(HOSTVAL, HOST), "")], {}, frame)
+            dev = _leaf_dev(sample)
+            if dev is not None:
+                return dev
+            return None if self._class_moves_tensors(ds.cls) else HOST
+        if ds.kind is None and ds.dev is None and expr is not None and self._made_here(expr):
+            return HOST
         return None
+
+    def _class_moves_tensors(self, cls: str) -> bool:
+        info = self.m.classes.get(cls)
+        if info is None:
+            return True
+        for c in self.m.calls_in(info.node):
+            f = c.func
+            if type(f) is cst.Attribute and f.attr.value in ("to", "cuda"):
+                return True
+            if any(a.keyword is not None and a.keyword.value == "device" for a in c.args):
+                return True
+        return False
+
+    def _made_here(self, expr) -> bool:
+        """A dataset built by a call in this file (directly, or a name bound only to calls)."""
+        if type(expr) is cst.Call:
+            return True
+        if type(expr) is not cst.Name:
+            return False
+        bindings = self.m.bindings_of(expr)
+        return bool(bindings) and all(b.how == "assign" and isinstance(b.value, cst.Call) for b in bindings)
 
     def _tensor_operands(self, info, pos, kw, q: str = "") -> list:
         ops = []
@@ -1362,7 +1561,12 @@ class Flow:
             if pname is None:
                 continue
             if v.kind == TUPLE:
-                ops.extend((x, it) for it in (v.items or ()) if it.kind == TENSOR)
+                els = x.elements if type(x) in (cst.Tuple, cst.List) else None
+                if v.items is not None and els is not None and len(els) == len(v.items):
+                    # `torch.cat((a, b))`: each element is an operand, named by its own expression
+                    ops.extend((el.value, it) for el, it in zip(els, v.items) if it.kind == TENSOR)
+                else:
+                    ops.extend((x, it) for it in (v.items or ()) if it.kind == TENSOR)
                 if v.elem is not None and v.elem.kind == TENSOR:
                     ops.append((x, v.elem))
                 continue
@@ -1409,6 +1613,8 @@ class Flow:
             nonscalar = any(v.nonscalar for _, v in ops)
         if not nonscalar and q.rsplit(".", 1)[-1] in kb.ALWAYS_NONSCALAR:
             nonscalar = True
+        if not nonscalar and q.rsplit(".", 1)[-1] in _REDUCTIONS:
+            nonscalar = _reduced_keeps_a_dim(pos[1:], kw)
         v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None)
         if ret == "tensors":
             return Value(TUPLE, None, elem=v)
@@ -1447,6 +1653,8 @@ class Flow:
                 if ops and how != "cast" and meth not in _CROSS_DEVICE_METHODS:
                     self._check(e, "call", [(recv, rv)] + ops, frame)
                 nonscalar = (rv.nonscalar and meth in kb.SHAPE_KEEPING) or meth in ("unsqueeze", "unsqueeze_")
+                if not nonscalar and meth in _REDUCTIONS:
+                    nonscalar = _reduced_keeps_a_dim(pos, kw)
                 if how == "cast":
                     return Value(TENSOR, rv.dev, meth == "half", rv.nonscalar, rv.nograd, origin=rv.origin, placed=rv.placed)
                 return Value(TENSOR, rv.dev, rv.half, nonscalar, rv.nograd or meth == "detach", origin=rv.origin, placed=rv.placed)
@@ -1474,14 +1682,31 @@ class Flow:
                              scatters=rv.scatters)
             if how == "same":
                 return rv
+            if how in ("module_iter", "named_module_iter"):  # children(), modules(): where the module is
+                sub = Value(MODULE, rv.dev, rv.half, stateful=True, scatters=False)
+                if how == "named_module_iter":
+                    sub = Value(TUPLE, None, items=(Value(HOSTVAL, HOST), sub))
+                return Value(ITER, None, elem=sub)
             if how == "tensor_iter":
                 return Value(PARAMS, rv.dev, rv.half, elem=Value(TENSOR, rv.dev, rv.half, True), half_at=rv.half_at,
                              origin=recv, source=rv.origin)
-            if meth == "forward":
-                return self._module_call(e, rv, pos, kw, frame)
+            if meth == "forward" or (meth == "generate" and rv.cls is None):
+                return self._module_call(e, rv, pos, kw, frame)  # `generate` embeds its inputs first
             if rv.cls is not None:
                 return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
             return UNKNOWN
+        if k == TOKENIZER:
+            return self._tokenize(e, meth, kw) if meth in _TOKENIZE else UNKNOWN
+        if k == MAPPING and rv.elem is not None:
+            if meth == "items":
+                return Value(ITER, None, elem=Value(TUPLE, None, items=(Value(HOSTVAL, HOST), rv.elem)))
+            if meth == "values":
+                return Value(ITER, None, elem=rv.elem)
+            if meth == "get":
+                return rv.elem
+            return UNKNOWN
+        if k == BATCH and meth in ("to", "cuda", "cpu"):  # a tokenizer's BatchEncoding, a batch object
+            return Value(BATCH, self._move_target(meth, pos, kw, rv), origin=rv.origin, placed=e)
         if k in (OPTIMIZER, SCHEDULER, SCALER):
             if meth in ("to", "cuda", "cpu"):
                 return rv
@@ -1500,16 +1725,48 @@ class Flow:
         if k is None and meth in _TENSOR_ONLY_METHODS and not self.m.qualname(recv):
             # only a tensor has this method (numpy arrays and lists do not): `transform(raw).unsqueeze(0)`
             return Value(TENSOR, rv.dev, nonscalar=meth in ("unsqueeze", "unsqueeze_"), origin=e)
-        if k is None and meth in ("to", "cpu"):
+        if k is None and meth in ("to", "cpu", "cuda"):
             # whatever it is (a tensor, a structure of tensors), moved to the host it is there
-            if self._move_target(meth, pos, kw, rv) == HOST:
+            if meth != "cuda" and self._move_target(meth, pos, kw, rv) == HOST:
                 return Value(None, HOST, origin=e, placed=e)
             return UNKNOWN
+        if k is None and rv.dev == HOST and rv.origin is not None and self._reads_host(rv.origin):
+            return Value(None, HOST, origin=rv.origin)  # `Image.open(p).convert("RGB")`, `arr.reshape(...)`
         if type(recv) is cst.Name and recv.value == "self" and frame.cls is not None:
             return self._call_method(frame.cls, meth, rv, e, pos, kw, frame)
         if k == DEVICE:
             return UNKNOWN
         return UNKNOWN
+
+    def _reads_host(self, origin) -> bool:
+        if type(origin) is not cst.Call:
+            return False
+        q = self.m.qualname(origin.func)
+        return q is not None and (q in _HOST_READERS or q.startswith("numpy.random."))
+
+    def _transform(self, e, pos) -> Value:
+        """A torchvision transform keeps a tensor where it is, and turns host data (a PIL image, an
+        array) into host data (a tensor with ToTensor); what it gives for anything else is unknown."""
+        vals = [v for _, v, s in pos if not s]
+        if not vals:
+            return UNKNOWN
+        v = vals[0]
+        if v.kind == TENSOR:
+            return Value(TENSOR, v.dev, nonscalar=v.nonscalar, origin=v.origin)
+        if v.dev is not None and v.dev.is_host:
+            return Value(None, HOST, origin=e)
+        return UNKNOWN
+
+    def _tokenize(self, e, meth, kw) -> Value:
+        """A tokenizer asked for tensors (`return_tensors="pt"`) makes them on the host: `encode`
+        returns one tensor, the others a mapping of tensors (a BatchEncoding)."""
+        rt = kw.get("return_tensors")
+        if rt is None or type(rt[0]) is not cst.SimpleString or rt[0].evaluated_value != "pt":
+            return UNKNOWN
+        self.tokenized.add(e)
+        if meth == "encode":
+            return Value(TENSOR, HOST, nonscalar=True, origin=e)
+        return Value(BATCH, HOST, origin=e)
 
     def _move_target(self, meth, pos, kw, rv) -> Dev | None:
         if meth == "cpu":
@@ -1542,7 +1799,23 @@ class Flow:
         tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
         for x, v, s in pos:  # a tuple of tensors (an RNN's `(h, c)` state)
             if not s and v.kind == TUPLE and v.items:
-                tensors += [(x, it) for it in v.items if it.kind == TENSOR]
+                els = x.elements if type(x) in (cst.Tuple, cst.List) else None
+                if els is not None and len(els) == len(v.items):
+                    tensors += [(el.value, it) for el, it in zip(els, v.items) if it.kind == TENSOR]
+                else:
+                    tensors += [(x, it) for it in v.items if it.kind == TENSOR]
+        if _DOUBLE_STAR in kw:  # `model(**batch)`: the mapping's tensors are the inputs
+            x, v = kw[_DOUBLE_STAR]
+            if v.kind == BATCH and v.dev is not None:
+                tensors.append((x, Value(TENSOR, v.dev, nonscalar=True, origin=v.origin, placed=v.placed)))
+            elif v.kind == TUPLE and v.items is None and v.elem is not None and v.elem.kind == TENSOR:
+                tensors.append((x, v.elem))
+        if mv.cls is not None and tensors:
+            host_ok = self._host_inputs(mv.cls)
+            if host_ok:
+                keep = {id(x) for i, (x, v, s) in enumerate(pos) if not s and i not in host_ok}
+                keep |= {id(x) for k, (x, v) in kw.items() if k not in host_ok}
+                tensors = [(x, v) for x, v in tensors if id(x) in keep or not self._is_arg(x, pos, kw)]
         dev = mv.dev
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
@@ -1559,11 +1832,59 @@ class Flow:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
         if dev is None or dev == EITHER:
             dev = None
+        if dev is not None and dev.is_host and not mv.stateful and not mv.scatters:
+            # a module without parameters (a loss of the file) computes where its inputs are
+            devs = {v.dev for _, v in tensors}
+            dev = tensors[0][1].dev if tensors and len(devs) == 1 else None
         if mv.cls is not None and dev is not None:
             ret = self._call_method(mv.cls, "forward", mv, e, pos, kw, frame, summary_only=True)
             if ret.kind == TUPLE:
                 return ret
         return Value(TENSOR, dev, mv.half, origin=e) if (dev is not None or tensors) else Value(TENSOR, None, origin=e)
+
+    @staticmethod
+    def _is_arg(x, pos, kw) -> bool:
+        return any(x is px for px, _, _ in pos) or any(x is kx for kx, _ in kw.values())
+
+    def _host_inputs(self, cls: str) -> set:
+        """The inputs of a module class's `forward` that may stay on the host: used only as the
+        lengths of `pack_padded_sequence` (which wants them on the CPU), or only read into Python
+        (`.tolist()`, `.cpu()`, `len()`). Positions (after self) and names."""
+        cached = self._host_inputs_cache.get(cls)
+        if cached is not None:
+            return cached
+        out: set = set()
+        self._host_inputs_cache[cls] = out
+        info = self.m.classes.get(cls)
+        fn = info.methods.get("forward") if info is not None else None
+        if fn is None:
+            return out
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)][1:]
+        for i, name in enumerate(params):
+            uses = [n for n in self.m.walk(fn.body) if type(n) is cst.Name and n.value == name]
+            if uses and all(self._host_use(n) for n in uses):
+                out.add(i)
+                out.add(name)
+        return out
+
+    def _host_use(self, n: cst.Name) -> bool:
+        parent = self.m.parents.get(n)
+        if type(parent) is cst.Attribute and parent.value is n:
+            call = self.m.parents.get(parent)
+            return (parent.attr.value in ("cpu", "tolist", "item", "numpy", "size", "shape")
+                    and (type(call) is cst.Call or parent.attr.value == "shape"))
+        if type(parent) is cst.Arg and parent.value is n:
+            call = self.m.parents.get(parent)
+            if type(call) is not cst.Call:
+                return False
+            q = self.m.qualname(call.func) or ""
+            if q.endswith(("pack_padded_sequence", "pack_sequence")):
+                i = next((j for j, a in enumerate(call.args) if a is parent), -1)
+                return (parent.keyword is not None and parent.keyword.value == "lengths") or (
+                    parent.keyword is None and i == 1)
+            return type(call.func) is cst.Name and call.func.value in ("len", "int", "range", "list") and (
+                call.func.value not in self.m.aliases)
+        return False
 
     def _instance(self, name, e, pos, kw, frame) -> Value:
         kind = self._class_kind(name)

@@ -53,7 +53,7 @@ _LIKE = frozenset("zeros_like ones_like empty_like full_like rand_like randn_lik
 # kind names of the knowledge base -> the engine's
 _KIND_MAP = {"dataloader": "loader", "lr_scheduler": "scheduler", "grad_scaler": "scaler"}
 _ENGINE_KINDS = frozenset(
-    "tensor module optimizer scheduler loader dataset scaler device metric dtype".split()
+    "tensor module optimizer scheduler loader dataset scaler device metric dtype tokenizer transform".split()
 )
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.placement import PlacementFacts
-from gpulint.model import Move
+from gpulint.analysis.mismatch import batch_source
 from gpulint.rule import Context, Rule
 
 
@@ -57,133 +56,182 @@ for x, y in loader:
 '''
 
     def check(self, ctx: Context):
+        """The flow engine's mismatches whose CPU operand is a batch (of a DataLoader, or a
+        tokenizer's tensors) that reaches the model, or a loss with the model's outputs, unmoved."""
         m = ctx.model
         if m.frameworks & {"lightning", "accelerate", "hf-trainer", "deepspeed"}:
             return
-        facts = m.facts(PlacementFacts)
-        done: set = set()
-        yield from self._loops(ctx, facts, done)
-        yield from self._engine(ctx, done)
-
-    def _engine(self, ctx: Context, done: set):
-        """The flow engine's mismatches whose CPU operand is a DataLoader batch: shapes the loop
-        analysis does not follow (loaders and models kept on `self` across methods and base classes,
-        batches passed to helpers). Message only: where to move the batch is the author's call."""
-        from gpulint import flowkb
-
-        m = ctx.model
+        found = []  # (call, root name, host operand, source, mismatch)
+        seen = set()
         for mm in m.mismatches():
-            if mm.op not in ("module-call", "call") or mm.node in done:
+            if mm.op not in ("module-call", "call"):
                 continue
-            origin = mm.host_value.origin
-            if not isinstance(origin, cst.Call) or flowkb.class_kind(m.qualname(origin.func)) != "loader":
+            source = batch_source(m, mm.host_value.origin)
+            if source is None:
                 continue
-            call = mm.node
-            name = ctx.code(mm.host)
-            dev = mm.acc_value.dev
-            device = ctx.code(dev.expr) if dev is not None and dev.expr is not None else "the accelerator"
+            root = _root_name(mm.host)
+            key = (root.value if root is not None else ctx.code(mm.host), m.scope_of(mm.node),
+                   m.enclosing(mm.node, cst.For))
+            if key in seen:
+                continue  # one finding per batch name and loop: its first use
+            seen.add(key)
+            found.append((mm.node, root, mm.host, source, mm))
+        found.sort(key=lambda f: ctx.span(f[0]))
+        fixes = self._fixes(ctx, found)
+        for call, root, host, source, mm in found:
+            name = root.value if root is not None else ctx.code(host)
+            fix, line, device = fixes.get(id(call), (None, None, None))
+            if device is None:
+                d = mm.acc_value.dev
+                device = ctx.code(d.expr) if d is not None and d.expr is not None else "the accelerator"
+            if line is None:
+                line = f"{name} = {name}.to({device if device != 'the accelerator' else 'device'})"
             yield ctx.finding(
                 call,
-                self.message.format(
-                    name=name, source="the DataLoader", callee=ctx.code(call.func), device=device,
-                    line=f"{name} = {name}.to({device if dev is not None and dev.expr is not None else 'device'})",
-                ),
+                self.message.format(name=name, source=source, callee=ctx.code(call.func), device=device, line=line),
+                fix,
             )
 
-    def _loops(self, ctx: Context, facts, done: set):
+    def _fixes(self, ctx: Context, found) -> dict:
+        """One fix per place the batches are bound: at the top of the loop body for a loop's
+        batches, right after the statement for one batch (`next(iter(loader))`, a tokenizer call).
+        The other tensors bound there from the same batch and still on the host are moved too
+        (the labels beside the inputs). Returns id(call) -> (fix, the message's line, device)."""
         m = ctx.model
-        for ll in facts.loops:
-            placed = facts.model_moves(ll)
-            if not placed:
+        placed = []
+        devices: dict[int, str] = {}  # per binding place: the model's move (module calls first)
+        for call, root, host, source, mm in found:
+            where = self._bound_at(m, root, call) if root is not None else None
+            if where is None:
                 continue
-            first_call, moves = placed[0]
-            move = moves[0]
-            device_text = self._device_text(ctx, ll.loop, first_call, move)
-            reported: dict[str, tuple] = {}
-            for use in ll.uses:
-                if use.moved or use.origin in reported:
+            placed.append((where, call, root, host, source))
+            device = self._device_text(ctx, where, call, mm)
+            if device is not None and (id(where) not in devices or mm.op == "module-call"):
+                devices[id(where)] = device
+        groups: dict[int, tuple] = {}
+        for where, call, root, host, source in placed:
+            device = devices.get(id(where))
+            if device is None:
+                continue
+            g = groups.setdefault(id(where), (where, {}, [], device))
+            g[1].setdefault(root.value, self._move_line(m, root.value, host, source, device))
+            g[2].append((call, root.value))
+        out = {}
+        for where, lines, calls, device in groups.values():
+            ordered = []
+            for t in _target_names(where):
+                if t.value in lines:
+                    ordered.append(lines[t.value])
+                elif self._host_sibling(m, t, calls[0][0]):
+                    ordered.append(f"{t.value} = {t.value}.to({device})")
+            if isinstance(where, cst.For):
+                body = where.body
+                if not isinstance(body, cst.IndentedBlock) or not body.body or not ordered:
                     continue
-                reported[use.origin] = (use.call, use)
-            if not reported:
-                continue
-            lines = self._move_lines(ll, reported, device_text)
-            fix = self._fix(ctx, ll, lines)
-            for origin, (call, use) in sorted(reported.items(), key=lambda kv: ctx.span(kv[1][0])):
-                done.add(call)
-                yield ctx.finding(
-                    call,
-                    self.message.format(
-                        name=origin,
-                        source="the tokenizer" if ll.source == "tokenizer" else "the DataLoader",
-                        callee=ctx.code(call.func),
-                        device=ctx.code(move.device) if move.device is not None else "cuda",
-                        line=lines[origin],
-                    ),
-                    fix,
-                )
+                edit = ctx.insert_before(body.body[0], "\n".join(ordered))
+                fix = ctx.fix(edit, message="Move the batch to the model's device at the top of the loop")
+            else:
+                edit = ctx.insert_after(where, "\n".join(ordered))
+                fix = ctx.fix(edit, message="Move the batch to the model's device after it is made")
+            for call, name in calls:
+                out[id(call)] = (fix, lines[name], device)
+        return out
 
     @staticmethod
-    def _device_text(ctx: Context, loop: cst.For, model_call: cst.Call, move: Move) -> str | None:
+    def _host_sibling(m, t: cst.Name, call) -> bool:
+        """A tensor of the same batch, bound beside the reported one, on the host where it is bound
+        and not re-bound before the model call."""
+        v = m.value_of(t)
+        if v.kind != "tensor" or v.dev is None or not v.dev.is_host or batch_source(m, v.origin) is None:
+            return False
+        return len([b for b in m.bindings_of(t) if m.scope_of(b.node) is m.scope_of(t)]) == 1
+
+    @staticmethod
+    def _bound_at(m, root: cst.Name, call: cst.Call):
+        """The loop whose target binds `root` around `call`, or the one simple statement that
+        binds it before `call` in the same scope; None when neither."""
+        bindings = m.bindings_of(root)
+        loops = []
+        for b in bindings:
+            if b.how == "for":
+                loop = m.enclosing(b.node, cst.For)
+                if loop is not None and m.contains(loop.body, call):
+                    loops.append(loop)
+        if loops:
+            return loops[-1] if len(loops) == 1 else None
+        if len(bindings) != 1 or bindings[0].how not in ("assign", "unpack"):
+            return None
+        stmt = m.statement_of(bindings[0].node)
+        if (not isinstance(stmt, cst.SimpleStatementLine) or m.scope_of(stmt) is not m.scope_of(call)
+                or not m.precedes(stmt, call)):
+            return None
+        return stmt
+
+    @staticmethod
+    def _device_text(ctx: Context, where, call: cst.Call, mm) -> str | None:
+        """The device expression to move the batch with: the one the model was moved with when it
+        is a name bound where the move goes, else the model's own device; never a literal."""
         m = ctx.model
         model_device = None
-        if isinstance(model_call.func, (cst.Name, cst.Attribute)):
-            model_device = f"next({ctx.code(model_call.func)}.parameters()).device"
-        if move.method == "cuda":
-            # `.cuda()` is often conditional; the model's own device is right in every case
+        if mm.op == "module-call" and isinstance(call.func, (cst.Name, cst.Attribute)):
+            model_device = f"next({ctx.code(call.func)}.parameters()).device"
+        d = mm.acc_value.dev
+        expr = d.expr if d is not None else None
+        if expr is None:
             return model_device
-        d = move.device
-        if d is None:
-            return None
-        root = d
-        while isinstance(root, cst.Attribute):
+        root = expr
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
             root = root.value
-        if isinstance(root, cst.Name):
-            scope = m.scope_of(loop)
-            if (scope, root.value) in m.bindings or (m.module, root.value) in m.bindings:
-                return ctx.code(d)
-            return model_device
-        if isinstance(d, (cst.SimpleString, cst.Integer)) or (
-            isinstance(d, cst.Call) and all(isinstance(a.value, (cst.SimpleString, cst.Integer)) for a in d.args)
-        ):
-            # never write a literal device where the model's own device is at hand
-            return model_device or ctx.code(d)
+        if isinstance(root, cst.Name) and root.value != "self":
+            scope = m.scope_of(where)
+            if (scope, root.value) in m.bindings or (m.module, root.value) in m.bindings or root.value in m.aliases:
+                if not isinstance(expr, cst.Call):
+                    return ctx.code(expr)
         return model_device
 
     @staticmethod
-    def _move_lines(ll, reported, device_text: str | None) -> dict[str, str]:
-        move = f".to({device_text})" if device_text else ".cuda()"
-        lines = {}
-        for origin in ll.targets:  # keep the loop target's order
-            if origin not in reported:
-                continue
-            use = reported[origin][1]
-            arg = use.arg
-            if ll.source == "tokenizer":  # a BatchEncoding: its .to() moves every tensor
-                lines[origin] = f"{origin} = {origin}{move}"
-            elif use.starred or (isinstance(arg, cst.Subscript) and _string_keys(arg)):
-                lines[origin] = f"{origin} = {{k: v{move} for k, v in {origin}.items()}}"
-            elif isinstance(arg, cst.Subscript):
-                lines[origin] = f"{origin} = [t{move} for t in {origin}]"
-            else:
-                lines[origin] = f"{origin} = {origin}{move}"
-        return lines
+    def _move_line(m, name: str, host, source: str, device: str) -> str:
+        move = f".to({device})"
+        parent = m.parents.get(host)
+        if source == "the tokenizer":  # a BatchEncoding (or the tensor `encode` made): .to() moves it
+            return f"{name} = {name}{move}"
+        if (isinstance(parent, cst.Arg) and parent.star == "**") or (
+                isinstance(host, cst.Subscript) and _string_keys(host)):
+            return f"{name} = {{k: v{move} for k, v in {name}.items()}}"
+        if isinstance(host, cst.Subscript):
+            return f"{name} = [t{move} for t in {name}]"
+        return f"{name} = {name}{move}"
 
-    @staticmethod
-    def _fix(ctx: Context, ll, lines: dict[str, str]):
-        if ll.source is not None:  # one batch bound by a statement: move it right after
-            if not lines:
-                return None
-            return ctx.fix(
-                ctx.insert_after(ll.loop, "\n".join(lines.values())),
-                message="Move the batch to the model's device after it is made",
-            )
-        body = ll.loop.body
-        if not isinstance(body, cst.IndentedBlock) or not body.body or not lines:
-            return None
-        return ctx.fix(
-            ctx.insert_before(body.body[0], "\n".join(lines.values())),
-            message="Move the batch to the model's device at the top of the loop",
-        )
+
+def _target_names(where) -> list[cst.Name]:
+    """The names a loop target or an assignment binds, in order."""
+    if isinstance(where, cst.For):
+        targets = [where.target]
+    else:
+        stmt = where.body[0] if isinstance(where, cst.SimpleStatementLine) and where.body else None
+        targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else []
+    out = []
+
+    def walk(t):
+        if isinstance(t, cst.Name):
+            out.append(t)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for el in t.elements:
+                walk(el.value)
+
+    for t in targets:
+        walk(t)
+    return out
+
+
+def _root_name(host) -> cst.Name | None:
+    """`x` for `x`, `batch` for `batch["input"]` / `batch[0]`; None for other shapes."""
+    if isinstance(host, cst.Name):
+        return host
+    if isinstance(host, cst.Subscript) and isinstance(host.value, cst.Name):
+        return host.value
+    return None
+
 
 def _string_keys(sub: cst.Subscript) -> bool:
     for el in sub.slice:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.placement import PlacementFacts
-from gpulint.model import Kind
 from gpulint.rule import Context, Rule
 
 class ModelNotMoved(Rule):
@@ -50,47 +48,14 @@ for x, y in loader:
 '''
 
     def check(self, ctx: Context):
-        m = ctx.model
-        if m.frameworks:
-            return
-        facts = m.facts(PlacementFacts)
-        reported = set()
-        for ll in facts.loops:
-            for use in ll.uses:
-                if use.move is None or m.is_cpu_move(use.move):
-                    continue
-                callee = use.call.func
-                if not isinstance(callee, cst.Name) or callee.value in reported:
-                    continue
-                binding = self._built_here_never_moved(ctx, callee)
-                if binding is None:
-                    continue
-                reported.add(callee.value)
-                device = use.move.device
-                device_text = ctx.code(device) if device is not None else None
-                fix = None
-                stmt = m.statement_of(binding.node)
-                if (
-                    device_text is not None
-                    and self._visible(ctx, device, stmt)
-                    and isinstance(stmt, cst.SimpleStatementLine)
-                    and len(stmt.body) == 1
-                ):
-                    fix = ctx.fix(
-                        ctx.insert_after(stmt, f"{callee.value} = {callee.value}.to({device_text})"),
-                        message="Move the model to the inputs' device after it is built",
-                    )
-                shown = device_text or "cuda"
-                yield ctx.finding(use.call, self.message.format(model=callee.value, device=shown), fix)
-        yield from self._engine(ctx, reported)
-
-    def _engine(self, ctx: Context, reported: set):
         """The flow engine: a module holding parameters that is on the host where it is called with
-        inputs on the accelerator (a model built or loaded in a helper and never moved). Message
-        only: where the move belongs is the author's call."""
+        inputs on the accelerator (built here, or built or loaded in a helper, and never moved)."""
         from gpulint import flowkb
 
         m = ctx.model
+        if m.frameworks:
+            return
+        reported = set()
         for mm in m.mismatches():
             if mm.op != "module-host":
                 continue
@@ -110,43 +75,31 @@ for x, y in loader:
                 continue
             reported.add(name)
             d = mm.acc_value.dev
-            device = ctx.code(d.expr) if d is not None and d.expr is not None else "cuda"
-            yield ctx.finding(mm.node, self.message.format(model=name, device=device))
+            device = d.expr if d is not None else None
+            fix = self._fix(ctx, callee, ctor, device)
+            shown = ctx.code(device) if device is not None else "cuda"
+            yield ctx.finding(mm.node, self.message.format(model=name, device=shown), fix)
 
-    @staticmethod
-    def _built_here_never_moved(ctx: Context, callee: cst.Name):
+    def _fix(self, ctx: Context, callee, ctor, device):
+        """Move the model once, right after the statement that builds it (`model = Net()`), with
+        the device expression its inputs are moved with, when that expression is defined there."""
         m = ctx.model
-        if m.kind_of(callee) is not Kind.MODULE:
+        if device is None or not isinstance(callee, cst.Name) or not isinstance(ctor, cst.Call):
             return None
-        bindings = m.bindings_of(callee)
-        if len(bindings) != 1:
+        stmt = m.statement_of(ctor)
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
             return None
-        b = bindings[0]
-        if b.how != "assign" or not isinstance(b.value, cst.Call):
+        assign = stmt.body[0]
+        if not (isinstance(assign, cst.Assign) and assign.value is ctor and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)
+                and assign.targets[0].target.value == callee.value):
             return None
-        if m.moves_of(callee) or m.moves_in_chain(b.value):
+        if m.scope_of(stmt) is not m.scope_of(callee) or not self._visible(ctx, device, stmt):
             return None
-        ctor = b.value
-        if _built_from_parts(m, ctor):
-            return None
-        q = m.qualname(ctor.func)
-        if m.is_stateless_module(callee):
-            return None
-        if q is not None:
-            if not (q.startswith("torch.nn.") or q.startswith("torchvision.models.")):
-                return None
-        elif not (isinstance(ctor.func, cst.Name) and m.class_is(ctor.func.value, frozenset(
-            {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential"}
-        ))):
-            return None
-        # handed to a function that might move it (or anything we cannot follow): silent
-        for call in m.calls:
-            for arg in call.args:
-                if isinstance(arg.value, cst.Name) and arg.value.value == callee.value and m.bindings_of(arg.value) is bindings:
-                    q = m.qualname(call.func) or ""
-                    if not q.startswith("torch.") or q.startswith(("torch.nn.parallel", "torch.nn.DataParallel", "torch.compile")):
-                        return None
-        return b
+        return ctx.fix(
+            ctx.insert_after(stmt, f"{callee.value} = {callee.value}.to({ctx.code(device)})"),
+            message="Move the model to the inputs' device after it is built",
+        )
 
     @staticmethod
     def _visible(ctx: Context, device: cst.BaseExpression, stmt) -> bool:
@@ -178,4 +131,14 @@ def _built_from_parts(m, ctor: cst.Call) -> bool:
     q = m.qualname(ctor.func) or ""
     if q not in _CONTAINERS:
         return False
-    return any(a.star or not isinstance(a.value, cst.Call) for a in ctor.args)
+    return any((a.star or not isinstance(a.value, cst.Call)) and not _fresh_parts(m, a.value) for a in ctor.args)
+
+
+def _fresh_parts(m, parts) -> bool:
+    """A list the engine knows holds only modules still on the host (`layers = []` filled with
+    `layers.append(nn.Conv2d(...))`, VGG's make_layers): nothing moved them one by one."""
+    v = m.value_of(parts)
+    if v.kind != "tuple":
+        return False
+    items = list(v.items) if v.items is not None else ([v.elem] if v.elem is not None else [])
+    return bool(items) and all(it.kind == "module" and it.dev is not None and it.dev.is_host for it in items)

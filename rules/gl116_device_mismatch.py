@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
-from gpulint.analysis.mismatch import factory_device_fix, representative
+from gpulint.analysis.mismatch import batch_source, factory_device_fix, representative
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
@@ -80,7 +80,7 @@ noise_scale = betas[t]
                 where = self._where(ctx, origin)
             fix = self._fix(ctx, mm, origin, acc_node)
             if mm.op == "module-call":
-                what = "move the input to the model's device (`.to(device)`)"
+                what = f"move the input to the model's device (`.to({self._model_device(ctx, mm)})`)"
             elif mm.op == "index":
                 what = f"move the table to its device: `{host}.to({acc}.device)` (or make it with `device=`)"
             elif fix is not None and isinstance(origin, cst.Call) and m.qualname(origin.func) in LEGACY_TENSOR_TYPES:
@@ -90,6 +90,18 @@ noise_scale = betas[t]
             else:
                 what = f"make it on the same device (`device={acc}.device` or `.to({acc}.device)`)"
             yield ctx.finding(mm.node, self.message.format(host=host, where=where, acc=acc, what=what), fix)
+
+    @staticmethod
+    def _model_device(ctx: Context, mm) -> str:
+        """The device expression the model was moved with, else the model's own device."""
+        d = mm.acc_value.dev
+        expr = d.expr if d is not None else None
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            return ctx.code(expr)
+        callee = mm.node.func if isinstance(mm.node, cst.Call) else None
+        if isinstance(callee, (cst.Name, cst.Attribute)):
+            return f"next({ctx.code(callee)}.parameters()).device"
+        return "device"
 
     @staticmethod
     def _representative(m, acc):
@@ -108,12 +120,8 @@ noise_scale = betas[t]
 
     @staticmethod
     def _gl101_owns(m, origin) -> bool:
-        """GL101 reports batches of a DataLoader that reach the model unmoved."""
-        if not isinstance(origin, cst.Call):
-            return False
-        from gpulint import flowkb
-
-        return flowkb.class_kind(m.qualname(origin.func)) == "loader"
+        """GL101 reports batches (a DataLoader's, a tokenizer's) that reach the model unmoved."""
+        return batch_source(m, origin) is not None
 
     @staticmethod
     def _gl105_owns(m, mm, origin) -> bool:

@@ -55,8 +55,12 @@ class Scale(nn.Module):
         if not classes:
             return
         for (scope, name), bindings in m.bindings.items():
-            if scope not in classes or not name.startswith("self."):
-                continue
+            if scope in classes:
+                if not name.startswith("self."):
+                    continue
+            elif not (isinstance(scope, cst.FunctionDef) and m.class_of(scope) is not None
+                      and m.class_of(scope) in classes and _stored_on_self(m, scope, name)):
+                continue  # a local of a method, then `self.centers = centers`
             for b in bindings:
                 if b.how != "assign" or not isinstance(b.value, cst.Call):
                     continue
@@ -111,3 +115,13 @@ class Scale(nn.Module):
             if lit is not None and lit.split(":")[0] == "cpu":
                 return None
         return outer, cur, cur.args[0].value
+
+
+def _stored_on_self(m, fn: cst.FunctionDef, name: str) -> bool:
+    """`self.attr = name` somewhere in the method."""
+    for n in m.walk(fn):
+        if (isinstance(n, cst.Assign) and isinstance(n.value, cst.Name) and n.value.value == name
+                and any(isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                        and t.target.value.value == "self" for t in n.targets)):
+            return True
+    return False

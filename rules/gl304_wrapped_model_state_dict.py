@@ -62,9 +62,7 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
             return
         if _loads_back_into_wrapper(m, facts):
             return  # the file's own resume path expects the `module.` keys: changing the save breaks it
-        for call in m.iter_calls(*SAVE_FUNCS):
-            args = [a for a in call.args if a.keyword is None]
-            obj = args[0].value if args else next((a.value for a in call.args if a.keyword and a.keyword.value == "obj"), None)
+        for call, obj in _save_sites(m):
             found = []
             for sd in _state_dict_calls(obj, 0, m):
                 recv = sd.func.value  # type: ignore[union-attr]
@@ -85,6 +83,33 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                 self.message.format(name=ctx.code(recv), wrapper=wrapper),
                 ctx.fix(*edits, message="Save the unwrapped model's state_dict"),
             )
+
+
+def _save_sites(m):
+    """(call, saved object) for every `torch.save(obj, ...)`, and for every call of a function of
+    the file that saves one of its parameters (`save_checkpoint(state, path)` whose body is
+    `torch.save(state, path)`): the argument passed for it."""
+    out = []
+    helpers = {}
+    for call in m.iter_calls(*SAVE_FUNCS):
+        args = [a for a in call.args if a.keyword is None]
+        obj = args[0].value if args else next((a.value for a in call.args if a.keyword and a.keyword.value == "obj"), None)
+        out.append((call, obj))
+        fn = m.enclosing(call, cst.FunctionDef)
+        if isinstance(obj, cst.Name) and fn is not None and m.class_of(fn) is None:
+            params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+            if obj.value in params:
+                helpers[fn] = (params.index(obj.value), obj.value)
+    for fn, (i, name) in helpers.items():
+        for site in m.call_sites(fn):
+            positional = [a for a in site.args if a.keyword is None]
+            if any(a.star for a in site.args):
+                continue
+            arg = positional[i].value if i < len(positional) else next(
+                (a.value for a in site.args if a.keyword is not None and a.keyword.value == name), None)
+            if arg is not None:
+                out.append((site, arg))
+    return out
 
 
 def _wrapper_checked(m, node) -> bool:

@@ -75,21 +75,21 @@ for x, y in loader:
                 # only statements whose innermost loop (with a backward) is this one
                 if facts.enclosing_loop(stmt) is not loop.node and self._inner_backward_loop(facts, stmt, loop.node):
                     continue
-                names = [n for n in self._bare_names(value) if n.value in graph_names]
+                names = [n for n in self._bare_names(value) if _root_value(n) in graph_names]
                 if not names:
                     continue
                 if facts.grad_mode_at(stmt) in ("off", "dynamic"):
                     continue
                 if all(m.value_of(n).kind == "tensor" and m.value_of(n).nograd for n in names):
                     continue  # this value was computed under no_grad: it holds no graph
-                if self._detached_rebinding(ctx, loop.node, names[0].value):
+                if self._detached_rebinding(ctx, loop.node, _root_value(names[0])):
                     continue
                 acc_root = self._root(acc)
                 if acc_root is None or self._differentiated(ctx, acc_root):
                     continue
                 method = self._method(ctx, facts, acc, acc_root)
-                loss = names[0].value
-                edits = [ctx.replace(n, f"{n.value}.{method}()") for n in names]
+                loss = ctx.code(names[0])
+                edits = [ctx.replace(n, f"{ctx.code(n)}.{method}()") for n in names]
                 yield ctx.finding(
                     stmt,
                     self.message.format(loss=loss, method=method),
@@ -120,6 +120,8 @@ for x, y in loader:
                 # loss.backward(), loss.backward(retain_graph=True), scaler.scale(loss).backward()
                 if isinstance(recv, cst.Name):
                     out.add(recv.value)
+                elif isinstance(recv, cst.Subscript) and isinstance(recv.value, cst.Name):
+                    out.add(recv.value.value)  # `loss["total"].backward()`: a dict of losses
                 elif isinstance(recv, cst.Call) and method_of(recv) and method_of(recv)[1] == "scale":
                     args = [a.value for a in recv.args if a.keyword is None]
                     if args and isinstance(args[0], cst.Name):
@@ -127,6 +129,16 @@ for x, y in loader:
             elif meth in ("backward", "manual_backward") and positional:
                 if isinstance(positional[0], cst.Name):
                     out.add(positional[0].value)  # accelerator.backward(loss), self.manual_backward(loss)
+        # the summands of a backward'd loss hold the same graph: `loss = mse + ce` in the loop, where
+        # the engine knows `mse` and `ce` are tensors computed with gradients
+        m = ctx.model
+        for n in walk(loop, into_defs=False):
+            if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
+                    and n.targets[0].target.value in out and isinstance(n.value, cst.BinaryOperation):
+                for part in LossAccumulatedWithGraph._bare_names(n.value):
+                    v = m.value_of(part)
+                    if v.kind == "tensor" and not v.nograd:
+                        out.add(part.value)
         return out
 
     @staticmethod
@@ -140,6 +152,13 @@ for x, y in loader:
                 tgt = n.targets[0].target
                 if isinstance(n.value.operator, cst.Add) and dotted(tgt) is not None and dotted(n.value.left) == dotted(tgt):
                     yield n, tgt, n.value.right
+            elif isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.value, cst.IfExp):
+                # `total = loss if total is None else total + loss` (RecBole's trainer)
+                tgt = n.targets[0].target
+                if any(isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Add)
+                       and dotted(tgt) is not None and dotted(b.left) == dotted(tgt)
+                       for b in (n.value.body, n.value.orelse)):
+                    yield n, tgt, n.value  # both branches' loss names are rewritten
             elif isinstance(n, cst.Expr) and isinstance(n.value, cst.Call):
                 mo = method_of(n.value)
                 args = [a for a in n.value.args if a.keyword is None and not a.star]
@@ -156,8 +175,12 @@ for x, y in loader:
             v = stack.pop()
             if isinstance(v, cst.Name):
                 out.append(v)
+            elif isinstance(v, cst.Subscript) and isinstance(v.value, cst.Name) and _index_only(v):
+                out.append(v)  # `loss[key]` of a dict of losses
             elif isinstance(v, cst.BinaryOperation):
                 stack.extend([v.left, v.right])
+            elif isinstance(v, cst.IfExp):
+                stack.extend([v.body, v.orelse])
             elif isinstance(v, cst.UnaryOperation):
                 stack.append(v.expression)
         return out
@@ -259,3 +282,11 @@ for x, y in loader:
                             if mo is not None and mo[1] in _TENSOR_USES and dotted(mo[0]) == tgt:
                                 return "detach"
         return "item"
+
+
+def _index_only(sub: cst.Subscript) -> bool:
+    return len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index)
+
+
+def _root_value(n) -> str:
+    return n.value.value if isinstance(n, cst.Subscript) else n.value

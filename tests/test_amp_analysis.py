@@ -361,3 +361,26 @@ def test_gl206_frozen_half_model_is_silent_and_trained_one_is_not():
         optimizer.step()
     """
     assert codes(src, "GL206") == [(5, "GL206")]
+
+
+def test_device_type_from_str_of_a_device_parameter():
+    import libcst as cst
+
+    from gpulint.analysis.amp import AmpFacts
+    from gpulint.model import ScriptModel
+
+    src = (
+        "import torch\n"
+        "def train(device):\n"
+        "    with torch.autocast(device_type=str(device)):\n"
+        "        pass\n"
+        "def other(device):\n"
+        "    with torch.autocast(device_type=str(device)):\n"
+        "        pass\n"
+        "train(torch.device('cuda' if torch.cuda.is_available() else 'cpu'))\n"
+    )
+    m = ScriptModel(cst.parse_module(src), src)
+    regions = m.facts(AmpFacts).regions
+    by_fn = {m.enclosing(r.call, cst.FunctionDef).name.value: r.devices for r in regions}
+    assert by_fn["train"] == frozenset({"cuda", "cpu"})
+    assert by_fn["other"] is None  # no call site: cannot tell

@@ -333,3 +333,23 @@ def test_gl113_silent_outside_modules_under_dataparallel_only():
     assert [d for d in check(src, {"GL113"})] == []
     ddp = src.replace("nn.DataParallel", "nn.parallel.DistributedDataParallel")
     assert [d.line for d in check(ddp, {"GL113"})] == [2, 3]
+
+
+def test_wrapper_survives_module_to():
+    import libcst as cst
+
+    from gpulint.analysis.distributed import DistFacts
+    from gpulint.model import ScriptModel
+
+    src = (
+        "import torch\nimport torch.nn as nn\n"
+        "model = nn.Linear(2, 2)\n"
+        "if torch.cuda.device_count() > 1:\n"
+        "    model = nn.DataParallel(model)\n"
+        "model = model.to('cuda')\n"
+        "model.state_dict()\n"
+    )
+    m = ScriptModel(cst.parse_module(src), src)
+    use = [c for c in m.calls if m.module.code_for_node(c.func) == "model.state_dict"][0].func.value
+    found = m.facts(DistFacts).wrapper_reaching(use)
+    assert found is not None and found[1] is False  # a wrapper on one branch: not definitely

@@ -312,3 +312,256 @@ out = loss_fn(torch.randn(2).to(device), torch.tensor([0, 1]).to(device))
 """)
     assert where(m, "target", 1) == "acc"
     assert any(mm.op == "index" for mm in m.mismatches())
+
+
+# functions used as values, collate functions, tokenizers, Dataset classes ----------------------
+
+def test_function_used_as_a_value_gets_its_call_sites_arguments():
+    m = model_of(HEAD + """
+def metric(pred, target):
+    return pred.numpy()
+
+class Runner:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def run(self, x):
+        return self.fn(x.to(device), x)
+
+loss_fn = metric
+Runner(metric).run(torch.randn(3))
+loss_fn(torch.randn(2).to(device), None)
+""")
+    assert where(m, "pred", 1) == "acc"  # the parameter, from both calls (via self.fn and loss_fn)
+
+
+def test_function_value_with_an_unseen_call_keeps_parameters_unknown():
+    m = model_of(HEAD + """
+def metric(pred):
+    return pred
+
+metric(torch.randn(2).to(device))
+hooks = [metric]
+""")
+    # a name used as a value that is never called here does not add call sites: the one direct
+    # call still gives the parameter its value
+    assert where(m, "pred", 1) == "acc"
+
+
+def test_collate_fn_is_called_with_the_dataset_samples():
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader, TensorDataset
+
+def collate(batch):
+    y = torch.stack([b[1] for b in batch])
+    return y
+
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8))
+loader = DataLoader(ds, batch_size=4, collate_fn=collate)
+""")
+    assert where(m, "y", 0) == "host"
+    # the loader's batches are what the collate function returns
+    elem = m.value_of(node(m, "loader", 0)).elem
+    assert elem.kind == "tensor" and elem.dev.is_host
+
+
+def test_collate_fn_that_moves_its_batch():
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader, TensorDataset
+
+def to_device(batch):
+    return torch.stack([b[0] for b in batch]).to(device)
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2)), collate_fn=to_device)
+unknown = DataLoader(TensorDataset(torch.randn(8, 2)), collate_fn=lambda b: b)
+""")
+    assert m.value_of(node(m, "loader", 0)).elem.dev.is_acc
+    assert m.value_of(node(m, "unknown", 0)).elem.dev is None
+
+
+def test_tokenizer_tensors_and_pretrained_models():
+    m = model_of(HEAD + """
+from transformers import AutoModel, AutoTokenizer
+tok = AutoTokenizer.from_pretrained("x")
+model = AutoModel.from_pretrained("x")
+placed = AutoModel.from_pretrained("x", device_map="auto")
+enc = tok(["a"], return_tensors="pt")
+ids = tok.encode("a", return_tensors="pt")
+plain = tok(["a"])
+moved = tok(["a"], return_tensors="pt").to(device)
+""")
+    assert m.value_of(node(m, "model", 0)).kind == "module"
+    assert where(m, "model", 0) == "host"
+    assert where(m, "placed", 0) is None
+    assert m.value_of(node(m, "enc", 0)).kind == "batch" and where(m, "enc", 0) == "host"
+    assert m.value_of(node(m, "ids", 0)).kind == "tensor" and where(m, "ids", 0) == "host"
+    assert m.value_of(node(m, "plain", 0)).kind is None  # lists of ids, not tensors
+    assert where(m, "moved", 0) == "acc"
+
+
+def test_double_star_batch_meets_the_model_and_in_place_batch_move():
+    m = model_of(HEAD + """
+from transformers import AutoModel, AutoTokenizer
+tok = AutoTokenizer.from_pretrained("x")
+model = AutoModel.from_pretrained("x").to(device)
+a = tok(["a"], return_tensors="pt")
+model(**a)
+b = tok(["b"], return_tensors="pt")
+b.to(device)
+model(**b)
+""")
+    bad = [mm for mm in m.mismatches()]
+    assert len(bad) == 1 and m.module.code_for_node(bad[0].host) == "a"
+
+
+def test_dataset_class_of_the_file_gives_host_batches_unless_it_moves_them():
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader, Dataset
+
+class Pairs(Dataset):
+    def __init__(self):
+        self.x = torch.randn(8, 2)
+    def __len__(self):
+        return 8
+    def __getitem__(self, i):
+        return {"features": self.x[i]}
+
+class OnDevice(Dataset):
+    def __init__(self, data):
+        self.data = data
+    def __getitem__(self, i):
+        return self.data[i].to(device)
+
+for batch in DataLoader(Pairs()):
+    first = batch["features"]
+for batch2 in DataLoader(OnDevice(load())):
+    second = batch2
+""")
+    assert where(m, "first", 0) == "host"
+    assert where(m, "second", 0) is None
+
+
+def test_module_function_call_sites_are_not_method_calls_of_the_same_name():
+    # `model.train()` inside `train()` is not a call of the module-level train(): its one call
+    # site still gives the parameters their values
+    m = model_of(HEAD + """
+def train(model, x):
+    model.train()
+    return model(x)
+
+net = nn.Linear(2, 2).to(device)
+train(net, torch.randn(3, 2))
+""")
+    assert [mm.op for mm in m.mismatches()] == ["module-call"]
+
+
+def test_lengths_for_packing_may_stay_on_the_host():
+    m = model_of(HEAD + """
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.rnn = nn.LSTM(4, 4, batch_first=True)
+
+    def forward(self, ids, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(self.emb(ids), lengths, batch_first=True)
+        return self.rnn(packed)
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+
+    def forward(self, ids, lengths):
+        return self.emb(ids) * lengths[:, None, None]
+
+a = Tagger().to(device)
+b = Scaled().to(device)
+ids = torch.randint(0, 10, (2, 5)).to(device)
+lengths = torch.tensor([5, 3])
+a(ids, lengths)
+b(ids, lengths)
+""")
+    bad = m.mismatches()
+    assert len(bad) == 1 and m.module.code_for_node(bad[0].node.func) == "b"
+
+
+def test_dicts_of_tensors_read_back_by_key_and_items():
+    m = model_of(HEAD + """
+train = {"X": torch.randn(10, 3), "w": torch.rand(10)}
+part = {k: v[0:5] for k, v in train.items()}
+w = part["w"]
+for key in train:
+    key_name = key
+""")
+    assert where(m, "w", 0) == "host"
+    assert m.value_of(node(m, "key_name", 0)).kind is None  # iterating a dict gives its keys
+
+
+def test_parameterless_module_of_the_file_computes_where_its_inputs_are():
+    m = model_of(HEAD + """
+class Charbonnier(nn.Module):
+    def __init__(self, eps=1e-3):
+        super().__init__()
+        self.eps = eps
+
+    def forward(self, x, y):
+        return torch.mean(torch.sqrt((x - y) ** 2 + self.eps))
+
+crit = Charbonnier()
+outs = [torch.randn(2).to(device), torch.randn(2).to(device)]
+t = torch.randn(2).to(device)
+loss = crit(outs[0], t)
+each = [crit(outs[j], t) for j in range(2)]
+""")
+    assert where(m, "loss", 0) == "acc"
+    assert m.mismatches() == []
+
+
+def test_reductions_over_a_later_dim_keep_a_dimension():
+    m = model_of(HEAD + """
+p = torch.randn(4, 3)
+a = p.argmax(dim=1)
+b = p.sum(1)
+c = p.sum()
+d = p.argmax(0)
+e = torch.argmax(p, 1)
+f = p.mean(dim=0, keepdim=True)
+g = p.norm(2)
+""")
+    ns = {k: m.value_of(node(m, k, 0)).nonscalar for k in "abcdefg"}
+    assert ns == {"a": True, "b": True, "c": False, "d": False, "e": True, "f": True, "g": False}
+
+
+def test_images_read_and_transformed_stay_on_the_host():
+    m = model_of(HEAD + """
+import numpy as np
+import torchvision
+from torchvision import transforms
+from PIL import Image
+model = torchvision.models.resnet18().to(device)
+pre = transforms.Compose([transforms.Resize(224), transforms.ToTensor()])
+img = Image.open("a.jpg").convert("RGB")
+x = pre(img).unsqueeze(0)
+y = pre(img).unsqueeze(0).to(device)
+t = pre(torch.rand(3, 8, 8).to(device))
+u = pre(load_somehow())
+model(x)
+model(y)
+""")
+    assert where(m, "x", 0) == "host" and where(m, "y", 0) == "acc" and where(m, "t", 0) == "acc"
+    assert where(m, "u", 0) is None
+    assert [m.module.code_for_node(mm.host) for mm in m.mismatches()] == ["x"]
+
+
+def test_containers_built_from_a_modules_children_live_where_it_is():
+    m = model_of(HEAD + """
+import torchvision
+moved = torchvision.models.resnet18().to(device)
+fe = nn.Sequential(*list(moved.children())[:-1])
+host = nn.Sequential(*list(torchvision.models.resnet18().children())[:-1])
+blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+""")
+    assert where(m, "fe", 0) == "acc"
+    assert where(m, "host", 0) == "host"
+    assert where(m, "blocks", 0) == "host"

@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from gpulint.analysis.placement import PlacementFacts
+from gpulint.analysis.training import TrainingFacts
 from gpulint.model import Kind, ScriptModel
 
 
@@ -230,16 +230,16 @@ def test_batch_moves_in_loader_loops(loop_body, moved):
         + f"""
 d = torch.device("cuda")
 model = nn.Linear(2, 2).to(d)
+ds = torch.utils.data.TensorDataset(torch.randn(8, 2), torch.randn(8, 2))
 loader = DataLoader(ds)
 for epoch in range(2):
     for x, y in loader:
         {loop_body}
 """
     )
-    facts = m.facts(PlacementFacts)
-    assert len(facts.loops) == 1
-    uses = [u for u in facts.loops[0].uses if u.origin == "x"]
-    assert uses and all(u.moved is moved for u in uses)
+    # the engine: the model call meets a host batch only when the batch was not moved
+    host_inputs = [mm for mm in m.mismatches() if mm.op == "module-call"]
+    assert bool(host_inputs) is not moved
 
 
 @pytest.mark.parametrize(
@@ -256,19 +256,30 @@ def test_whole_batch_rebinding_moves(rebind):
         + f"""
 d = torch.device("cuda")
 model = nn.Linear(2, 2).to(d)
+ds = torch.utils.data.TensorDataset(torch.randn(8, 2), torch.randn(8, 2))
 loader = DataLoader(ds)
 for batch in loader:
     {rebind}
     model(batch[0])
 """
     )
-    uses = m.facts(PlacementFacts).loops[0].uses
-    assert uses and all(u.moved for u in uses)
+    assert m.mismatches() == []
+    # and without the re-binding, the batch meets the model on the host
+    unmoved = model_of(HEADER + """
+d = torch.device("cuda")
+model = nn.Linear(2, 2).to(d)
+ds = torch.utils.data.TensorDataset(torch.randn(8, 2), torch.randn(8, 2))
+loader = DataLoader(ds)
+for batch in loader:
+    model(batch[0])
+""")
+    assert [mm.op for mm in unmoved.mismatches()] == ["module-call"]
 
 
-def test_loader_with_collate_fn_is_not_analysed():
+def test_loader_with_collate_fn_batches_have_no_known_device():
     m = model_of(HEADER + "loader = DataLoader(ds, collate_fn=c)\nfor x in loader:\n    x\n")
-    assert m.facts(PlacementFacts).loops == []
+    x = [n for n in m.nodes if isinstance(n, cst.Name) and n.value == "x"][-1]
+    assert m.device_of(x) is None
 
 
 def test_loops_see_through_enumerate_tqdm_zip():
@@ -321,4 +332,4 @@ def test_frameworks(src, expected):
 
 def test_facts_are_computed_once():
     m = model_of(HEADER)
-    assert m.facts(PlacementFacts) is m.facts(PlacementFacts)
+    assert m.facts(TrainingFacts) is m.facts(TrainingFacts)

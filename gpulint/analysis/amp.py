@@ -301,6 +301,9 @@ class AmpFacts:
             q = m.qualname(expr.func)
             if q == "torch.device" and expr.args and expr.args[0].keyword is None:
                 return self.possible_devices(expr.args[0].value, _depth + 1)
+            if (isinstance(expr.func, cst.Name) and expr.func.value == "str" and "str" not in m.aliases
+                    and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star):
+                return self.possible_devices(expr.args[0].value, _depth + 1)  # `str(device)`
             return None
         if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
             return self.possible_devices(expr.value, _depth + 1)
@@ -310,6 +313,16 @@ class AmpFacts:
                 return None
             out: set[str] = set()
             for b in bindings:
+                if b.how == "param":  # what the function's call sites pass
+                    args = m.param_arguments(b)
+                    if not args:
+                        return None
+                    for a in args:
+                        found = self.possible_devices(a, _depth + 1)
+                        if found is None:
+                            return None
+                        out |= found
+                    continue
                 if b.how != "assign" or b.value is None:
                     return None
                 found = self.possible_devices(b.value, _depth + 1)

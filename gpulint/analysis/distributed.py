@@ -232,7 +232,7 @@ class DistFacts:
                 return w
         return None
 
-    def wrapper_reaching(self, use: cst.BaseExpression) -> tuple[Wrap, bool] | None:
+    def wrapper_reaching(self, use: cst.BaseExpression, _depth: int = 0) -> tuple[Wrap, bool] | None:
         """The wrapper a name holds where it is used: (wrap, definitely).
 
         The binding that reaches `use` is the latest binding of the name before it in the same
@@ -252,13 +252,21 @@ class DistFacts:
         use_scope = m.scope_of(use)
         same = [b for b in bindings if m.scope_of(b.node) is use_scope]
         if same:
-            before = [b for b in same if self.order(b.node) < pos]
+            before = [b for b in same if self.order(b.node) < pos
+                      and not (b.value is not None and m.contains(b.value, use))]  # `x = x.to(d)`
             if not before:
                 return None
             reaching = max(before, key=lambda b: self.order(b.node))
         else:
             reaching = max(bindings, key=lambda b: self.order(b.node))
         w = self.wrap_binding(reaching)
+        v = reaching.value
+        if (w is None and _depth < 4 and reaching.how == "assign" and isinstance(v, cst.Call)
+                and isinstance(v.func, cst.Attribute) and v.func.attr.value in _SAME_MODULE_METHODS
+                and isinstance(v.func.value, cst.Name) and v.func.value.value == use.value):
+            # `model = model.to(device)`: Module.to()/.cuda()/.train() return the module itself, so
+            # a wrapper stays the wrapper
+            return self.wrapper_reaching(v.func.value, _depth + 1)
         if w is None or w.inner is None or m.kind_of(w.inner) is not Kind.MODULE:
             return None
         stmt = m.statement_of(reaching.node)
@@ -625,6 +633,10 @@ def _name_visible(m: ScriptModel, name: str, scope: cst.CSTNode, bscope: cst.CST
     if bscope is scope:
         return True
     return (scope, name) not in m.bindings
+
+
+_SAME_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval",
+                                   "requires_grad_"})
 
 
 def engine_wrapper(m, expr) -> tuple[str, str | None] | None:

@@ -1,4 +1,4 @@
-"""Helpers for rules that report the flow engine's device mismatches (GL105, GL116)."""
+"""Helpers for rules that report the flow engine's device mismatches (GL101, GL105, GL116)."""
 
 from __future__ import annotations
 
@@ -60,3 +60,17 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
         return ctx.insert_text(ctx.span(origin)[1], f".to({acc.value}.device)"), random
     end = ctx.span(origin.args[-1].value)[1]
     return ctx.insert_text(end, f", device={acc.value}.device"), random
+
+
+def batch_source(m, origin) -> str | None:
+    """Where a host operand's batch comes from, when it is one: "the DataLoader" (a loader's
+    batches, also one taken with `next(iter(loader))`) or "the tokenizer" (`return_tensors="pt"`)."""
+    if not isinstance(origin, cst.Call):
+        return None
+    if origin in m.flow.tokenized:
+        return "the tokenizer"
+    from gpulint import flowkb
+
+    if flowkb.class_kind(m.qualname(origin.func)) == "loader":
+        return "the DataLoader"
+    return None
