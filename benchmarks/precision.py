@@ -20,8 +20,12 @@ Printed: the number of findings per rule (total, in test files, elsewhere), the 
 total each rule makes, and a rule x repository table. A file is a test file when a part of its
 path is `test`/`tests`/`testing`, or its name is `test_*.py` / `*_test.py` / `conftest.py`.
 
-The rules run in this process (the engine's own `run_text`), the way `gpulint check` runs them,
-without the cache and without .gitignore filtering (site-packages is often git-ignored).
+The files are those `gpulint check` reads by default: `*.py`, `*.pyi` and Jupyter notebooks
+(`*.ipynb`: their code cells as one script, gpulint/notebook.py; a notebook's findings carry its
+cell number, `path:cell N:line`). Each file goes through the engine's own `process_file`, the way
+`gpulint check` runs it, without the cache, without .gitignore filtering (site-packages is often
+git-ignored) and without a project configuration (no torch-version: fixes assume a current torch).
+A file the engine cannot read gives its GL000 diagnostic, listed apart from the rules' findings.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ DEFAULT_PACKAGES = [
     f"/work/corpusvenv/lib/python3.11/site-packages/{p}" for p in ("torch", "transformers", "accelerate", "lightning")
 ]
 SKIP_DIRS = {"__pycache__", ".git", ".venv", "venv", "node_modules", "build", "dist"}
+SUFFIXES = (".py", ".pyi", ".ipynb")  # gpulint.config.DEFAULT_INCLUDE
 
 
 def is_test_file(rel: str) -> bool:
@@ -51,14 +56,15 @@ def is_test_file(rel: str) -> bool:
     name = parts[-1]
     if any(p in ("test", "tests", "testing") for p in parts[:-1]):
         return True
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+    stem = name.rsplit(".", 1)[0]
+    return name.startswith("test_") or stem.endswith("_test") or name == "conftest.py"
 
 
 def python_files(root: str) -> list[str]:
     out = []
     for d, dirs, files in os.walk(root):
         dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith("."))
-        out.extend(os.path.join(d, f) for f in sorted(files) if f.endswith(".py"))
+        out.extend(os.path.join(d, f) for f in sorted(files) if f.endswith(SUFFIXES))
     return out
 
 
@@ -92,32 +98,50 @@ def _rules(codes: tuple[str, ...]):
     return _RULES
 
 
+def _lines(path: str) -> int:
+    """Lines the analysis reads: a .py file's, a notebook's code cells joined into one script."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        if path.endswith(".ipynb"):
+            from gpulint.notebook import parse
+
+            return parse(raw).script.count("\n")
+        return raw.count(b"\n")
+    except Exception:  # unreadable: the engine reports it
+        return 0
+
+
 def _check(item):
     repo, root, path, codes = item
-    from gpulint.engine import BadInput, Options, read_source, run_text
+    from gpulint.engine import Options, process_file
 
     rel = os.path.relpath(path, root)
     try:
-        src = read_source(path)
-        out = run_text(path, src.text, _rules(codes), Options())
-    except BadInput as exc:
-        return repo, rel, [], f"bad input: {exc}", 0
+        # what `gpulint check` does with one file (.py or notebook), without writing anything
+        res = process_file(path, path, _rules(codes), Options(write=False))
     except Exception as exc:  # an engine crash is a finding of its own
         return repo, rel, [], f"crash: {type(exc).__name__}: {exc}", 0
     found = []
-    for d in out.diagnostics:
+    for d in res.diagnostics:
         found.append(
             {
                 "rule": d.code,
                 "repo": repo,
                 "path": rel,
+                "cell": d.cell,
                 "line": d.line,
                 "message": d.message,
                 "test": is_test_file(rel),
                 "fix": d.fix.applicability if d.fix is not None else None,
             }
         )
-    return repo, rel, found, None, src.text.count("\n")
+    return repo, rel, found, None, _lines(path)
+
+
+def _where(f: dict) -> str:
+    cell = f"cell {f['cell']}:" if f.get("cell") else ""
+    return f"{f['repo']}/{f['path']}:{cell}{f['line']}"
 
 
 def main(argv=None) -> int:
@@ -165,7 +189,7 @@ def main(argv=None) -> int:
         files[repo] += 1
         if problem:
             problems.append(f"{repo}/{rel}: {problem}")
-    findings.sort(key=lambda f: (f["rule"], f["repo"], f["path"], f["line"]))
+    findings.sort(key=lambda f: (f["rule"], f["repo"], f["path"], f["cell"] or 0, f["line"]))
 
     engine = [f for f in findings if f["rule"] == ENGINE_CODE]
     per_rule = Counter(f["rule"] for f in findings if f["rule"] != ENGINE_CODE)
@@ -195,7 +219,7 @@ def main(argv=None) -> int:
     if engine:
         print(f"\n{len(engine)} engine diagnostics ({ENGINE_CODE}):")
         for f in engine[:20]:
-            print(f"  {f['repo']}/{f['path']}:{f['line']}: {f['message'][:160]}")
+            print(f"  {_where(f)}: {f['message'][:160]}")
     if problems:
         print(f"\n{len(problems)} files not analysed:")
         for p in problems[:20]:

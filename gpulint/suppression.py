@@ -159,10 +159,15 @@ class Suppressions:
                 self.by_line.setdefault(line, set()).update(d.codes)
 
     def suppressed(self, line: int, code: str) -> bool:
+        """Whether `code` is silenced on `line` (rules ask it for the sites they group into one
+        finding, GL102/GL501: a silenced site is left out, so its directive counts as used)."""
         codes = self.by_line.get(line)
-        if not codes:
+        if not codes or not (_ALL in codes or code in codes):
             return False
-        return _ALL in codes or code in codes
+        for dr in self.directives:
+            if dr.line == line and (_ALL in dr.codes or code in dr.codes):
+                dr.used.add(code if code in dr.codes else _ALL)
+        return True
 
     def apply(self, diags, path: str, ran: set[str]):
         """The diagnostics that are not suppressed, plus GL001/GL002 findings when those rules

@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from gpulint.rule import Context, Rule
+from gpulint.sites import other_lines, outermost, unsuppressed
 
 # Calls whose "cuda" string is a device *type* for a feature, not a placement.
 _DEVICE_TYPE_CALLS = (
@@ -146,17 +147,13 @@ x = torch.randn(8, 3, device=device)
             return  # libraries gate CUDA code at their call sites; the fix is for scripts
         if _cuda_only_by_design(ctx):
             return  # the file needs CUDA anyway and says so: a CPU fallback would not make it run
-        sites = sorted(self._sites(ctx), key=lambda s: ctx.span(s[0])[0])
-        sites = [s for s in sites if not ctx.suppressed(ctx.line_of(s[0]), self.code)]
+        sites = unsuppressed(ctx, list(self._sites(ctx)))
         if not sites:
             return
         group = self._group_fix(ctx, sites) if any(r for _, _, r in sites) else None
         node, what, _routable = sites[0]
         message = self.message.replace("hard-coded CUDA device", what)
-        lines = sorted({ctx.line_of(n) for n, _, _ in sites[1:]} - {ctx.line_of(node)})
-        if lines:
-            shown = ", ".join(str(x) for x in lines[:12]) + (", ..." if len(lines) > 12 else "")
-            message += f"; also hard-coded on line{'s' if len(lines) > 1 else ''} {shown}"
+        message += other_lines(ctx, node, [n for n, _, _ in sites[1:]], "also hard-coded")
         fixed = [n for n, _, r in sites if r]
         if group is not None and len(fixed) < len(sites):
             message += " (the fix routes the index-less sites; `cuda:N` with N > 0 stays for you to decide)"
@@ -220,13 +217,8 @@ x = torch.randn(8, 3, device=device)
         torch_alias = next((k for k, v in m.aliases.items() if v == "torch"), None)
         t = torch_alias or "torch"
         guarded = f'{t}.device("cuda" if {t}.cuda.is_available() else "cpu")'
-        chosen = []
-        for node, _what, routable in sites:
-            if not routable:
-                continue
-            if any(self._within(ctx, node, other) for other, _, r in sites if other is not node and r):
-                continue  # nested in another site: the next round handles it
-            chosen.append(node)
+        # a site nested in another is left to the next round
+        chosen = outermost(ctx, [node for node, _what, routable in sites if routable])
         if not chosen:
             return None
         # Reuse the file's `device` only when it is one module-level `device = torch.device("cuda")`
@@ -307,12 +299,6 @@ x = torch.randn(8, 3, device=device)
         while f"run_device{i}" in used:
             i += 1
         return f"run_device{i}"
-
-    @staticmethod
-    def _within(ctx: Context, inner: cst.CSTNode, outer: cst.CSTNode) -> bool:
-        a, b = ctx.span(inner)
-        c, d = ctx.span(outer)
-        return c <= a and b <= d and (a, b) != (c, d)
 
     @staticmethod
     def _after_imports(m):

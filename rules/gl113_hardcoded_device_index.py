@@ -9,6 +9,7 @@ import libcst as cst
 from gpulint.analysis.devices import DeviceFacts
 from gpulint.model import MODULE_BASES, WRAPPER_CLASSES
 from gpulint.rule import Context, Rule
+from gpulint.sites import lines_of
 
 DDP_CLASSES = frozenset(q for q in WRAPPER_CLASSES if "Distributed" in q)
 _INDEXED = re.compile(r"cuda:\d+")
@@ -68,18 +69,30 @@ class Net(nn.Module):
         facts = m.facts(DeviceFacts)
         # one process per GPU (DDP, a process group): each must use its own index. DataParallel is
         # one process that needs the model on `device_ids[0]`, `cuda:0` by default: no advice there.
-        distributed = any(
-            (m.qualname(c.func) or "") in DDP_CLASSES
-            or (m.qualname(c.func) or "") in ("torch.distributed.init_process_group", "torch.distributed.run")
-            for c in m.calls
+        # the call that makes the file distributed, named in the message (the site itself may sit
+        # on a branch that runs without it: transformers' training_args single-process path)
+        evidence = next(
+            (
+                c
+                for c in m.calls
+                if (m.qualname(c.func) or "") in DDP_CLASSES
+                or (m.qualname(c.func) or "") in ("torch.distributed.init_process_group", "torch.distributed.run")
+            ),
+            None,
         )
+        distributed = evidence is not None
+
+        def run_by(node):
+            short = (m.qualname(evidence.func) or "").rsplit(".", 1)[-1]
+            at = lines_of(ctx, node, [evidence]) or "this line"
+            return f"the file can run one process per GPU (`{short}` on {at}), and each such process must use its own GPU"
 
         def where(node):
             in_module = self._in_module_method(ctx, node)
             if in_module:
                 return "inside a module use the device of an input or parameter (`x.device`)"
             if distributed:
-                return "under DDP each process must use its own GPU: use the local rank (`torch.device(\"cuda\", local_rank)`)"
+                return f"{run_by(node)}: use the local rank (`torch.device(\"cuda\", local_rank)`)"
             return None
 
         for s in facts.strings:

@@ -9,6 +9,7 @@ import libcst as cst
 from gpulint.analysis.paths import is_test_path
 from gpulint.model import dotted
 from gpulint.rule import Context, Kind, Rule
+from gpulint.sites import lines_of, other_lines, outermost, unsuppressed
 
 DETERMINISTIC = frozenset(
     "zeros ones empty full arange linspace logspace eye zeros_like ones_like empty_like full_like".split()
@@ -48,9 +49,15 @@ once (before the training loop, in an epoch loop around the batch loop, in a dem
 `if __name__ == "__main__":`, or lazily initialised under `if state is None:` /
 `if len(state) == 0:`) costs one copy: the rule stays silent on it. A random factory given a
 `generator=` draws from that (CPU) generator on purpose, for reproducible numbers (torch's
-gradcheck): `device=` would not accept it, and the rule stays silent. The sites of one file are
-reported once, at the first (the message lists the other lines), and fixed together (the
-deterministic factories by one safe fix, the random ones by one unsafe fix).
+gradcheck): `device=` would not accept it, and the rule stays silent. So it is on an empty tensor
+(`torch.empty(0).to(device)`, a buffer grown with `torch.cat`): there is nothing to copy.
+
+The sites of one file are reported once, at the first; the message lists the lines of the others
+(a site silenced with `# noqa: GL501` on its line is neither listed nor rewritten). One safe fix
+gives `device=` to every deterministic factory of the file; the random ones are rewritten by one
+unsafe fix, offered with the finding when the file has no deterministic site, else in the next
+round once the safe fix is applied (`gpulint fix --unsafe-fixes` applies both). A move that passes
+other arguments (`.to(d, non_blocking=True)`) is listed but not rewritten.
 
 The fix moves the device into the factory call (`torch.zeros(n, device=device)`). It is safe for
 deterministic factories; for random ones (`rand`, `randn`, `randint`, `randperm`, ...) the values
@@ -77,8 +84,7 @@ noise = torch.randn(batch, dim, device="cuda")
         if is_test_path(ctx.path):
             return  # a test suite's tensors are tiny and built once: the copy costs nothing worth reading about
         hot = _HotCode(m)
-        # (file, fix safety) -> sites; one finding per group, at its first site, as GL102 does
-        groups: dict[tuple[cst.CSTNode | None, bool], list[tuple]] = {}
+        sites = []  # (call, recv, factory, meth, device text, fixable, deterministic)
         for call, recv, meth in m.method_calls("to", "cuda"):
             if not isinstance(recv, cst.Call):
                 continue
@@ -94,31 +100,51 @@ noise = torch.randn(batch, dim, device="cuda")
                 continue  # `generator=`: a CPU generator on purpose (reproducible draws); device= would not accept it
             if any(a.star for a in recv.args) or not recv.args:
                 continue
+            if _empty(factory, recv):
+                continue  # `torch.empty(0).to(d)`: no element to copy (dino's MultiCropWrapper output buffer)
             device = self._device(ctx, call, meth)
             if device is None:
                 continue
             if not hot.is_hot(call):
                 continue  # built once (setup, a demo, a lazily initialised state): one copy costs nothing
             dev_text, fixable = device
-            groups.setdefault((None, factory in DETERMINISTIC), []).append((call, recv, factory, meth, dev_text, fixable))
-        for (_, safe), sites in groups.items():
-            sites.sort(key=lambda s: m.order[s[0]])
-            call, recv, factory, meth, dev_text, _ = sites[0]
+            sites.append((call, recv, factory, meth, dev_text, fixable, factory in DETERMINISTIC))
+        # one finding per file, at the first site, as GL102 does; the message lists the others
+        sites = unsuppressed(ctx, sites)
+        if not sites:
+            return
+        call, recv, factory, meth, dev_text, _, _ = sites[0]
+        msg = self.message.format(factory=factory, meth=meth, device=dev_text)
+        msg += other_lines(ctx, call, [s[0] for s in sites[1:]])
+        safe = [s for s in sites if s[5] and s[6]]
+        unsafe = [s for s in sites if s[5] and not s[6]]
+        kept = [s for s in sites if not s[5]]
+        # The safe fix gives `device=` to every deterministic factory; the random ones change
+        # which generator draws the numbers, so they get an unsafe fix of their own: in a file
+        # with both, that one is offered in the next round, once the safe one is applied.
+        chosen = safe or unsafe
+        fix = None
+        if chosen:
+            by_call = {id(s[0]): s for s in chosen}
             edits = [
-                ctx.replace(c, self._with_device(ctx, r, d)) for c, r, _, _, d, fixable in sites if fixable
+                ctx.replace(c, self._with_device(ctx, by_call[id(c)][1], by_call[id(c)][4]))
+                for c in outermost(ctx, [s[0] for s in chosen])
             ]
-            fix = None
-            if edits:
-                fix = ctx.fix(
-                    *edits,
-                    safe=safe,
-                    message=f"Create the tensor{'s' if len(edits) > 1 else ''} with `device=`",
-                )
-            msg = self.message.format(factory=factory, meth=meth, device=dev_text)
-            others = sorted({ctx.line_of(c) for c, *_ in sites[1:]} - {ctx.line_of(call)})
-            if others:
-                msg += f"; also on line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))}"
-            yield ctx.finding(call, msg, fix)
+            fix = ctx.fix(
+                *edits,
+                safe=chosen is safe,
+                message=f"Create the tensor{'s' if len(edits) > 1 else ''} with `device=`",
+            )
+        if safe and unsafe:
+            one = len(unsafe) == 1
+            msg += (
+                f"; the random factor{'y' if one else 'ies'} ({_where(ctx, call, unsafe)}) get{'s' if one else ''} an unsafe"
+                " fix of {0} own: with `device=` the device's generator draws {1} values".format(*(("its", "its") if one else ("their", "their")))
+            )
+        if kept and fix is not None:
+            many = len({ctx.line_of(s[0]) for s in kept}) > 1
+            msg += f"; the move{'s' if many else ''} on {_where(ctx, call, kept)} pass{'' if many else 'es'} other arguments and {'are' if many else 'is'} not rewritten"
+        yield ctx.finding(call, msg, fix)
 
     @staticmethod
     def _device(ctx: Context, call: cst.Call, meth: str) -> tuple[str, bool] | None:
@@ -160,6 +186,29 @@ noise = torch.randn(batch, dim, device="cuda")
         _, value_end = ctx.span(last)
         at = value_end - start
         return text[:at] + f", device={device}" + text[at:]
+
+
+_SHAPED = frozenset("zeros ones empty full rand randn".split())
+
+
+def _empty(factory: str, recv: cst.Call) -> bool:
+    """A factory whose literal shape has a 0 (`torch.empty(0)`, `torch.zeros((0, 4))`): the
+    tensor has no element, and its move copies nothing."""
+    if factory not in _SHAPED:
+        return False
+    pos = [a.value for a in recv.args if a.keyword is None]
+    if not pos:
+        return False
+    dims = pos[0].elements if isinstance(pos[0], (cst.Tuple, cst.List)) else pos[:1] if factory == "full" else pos
+    dims = [d.value if isinstance(d, cst.Element) else d for d in dims]
+    return any(isinstance(d, cst.Integer) and d.value == "0" for d in dims)
+
+
+def _where(ctx: Context, first: cst.CSTNode, sites) -> str:
+    """The lines of some of the sites, said from the reported one (`this line and line 9`)."""
+    here = any(ctx.line_of(s[0]) == ctx.line_of(first) for s in sites)
+    rest = lines_of(ctx, first, [s[0] for s in sites])
+    return " and ".join(p for p in ("this line" if here else "", rest) if p)
 
 
 _LOOPS = (cst.For, cst.While)
