@@ -102,13 +102,36 @@ for epoch in range(10):
         if recv is None:
             return None
         first = body.body[0]
-        edit = ctx.insert_before(first, f"{recv}.set_epoch({epoch})")
+        line = f"{recv}.set_epoch({epoch})"
+        guard = _guard(m, s.target) if recv == getattr(s.target, "value", None) else None
+        if guard is not None:
+            # the name holds something else on another path (`None` when not distributed)
+            unit = ctx.indent_of(first)[len(ctx.indent_of(loop)):] or "    "
+            line = f"if {guard}:\n{unit}{line}"
+        edit = ctx.insert_before(first, line)
         if first.leading_lines:
             # above the comments that introduce the first statement (they describe that statement)
             start = ctx.span(first.leading_lines[0])[0]
             line_start = max(o for o in ctx.line_starts() if o <= start)
             edit = ctx.insert_text(line_start, edit.content)
         return edit
+
+
+def _guard(m, holder: cst.Name) -> str | None:
+    """A test for the fix's call when the sampler's name is also bound to something other than a
+    DistributedSampler: `x is not None` when that is `None`, else `hasattr(x, "set_epoch")`."""
+    others = []
+    for b in m.bindings_of(holder):
+        v = b.value
+        q = (m.qualname(v.func) or "") if isinstance(v, cst.Call) else ""
+        if q.rsplit(".", 1)[-1] == "DistributedSampler":
+            continue
+        others.append(v)
+    if not others:
+        return None
+    if all(isinstance(v, cst.Name) and v.value == "None" for v in others):
+        return f"{holder.value} is not None"
+    return f'hasattr({holder.value}, "set_epoch")'
 
 
 def _epoch_name(m, loop: cst.For) -> str | None:
