@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
-from gpulint.analysis.mismatch import batch_source, factory_device_fix, representative
+from gpulint.analysis.mismatch import NO_DEVICE_ARG, batch_source, factory_device_fix, representative
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
@@ -84,7 +84,9 @@ noise_scale = betas[t]
                 what = f"move the input to the model's device (`.to({self._model_device(ctx, mm)})`)"
             elif mm.op == "index":
                 what = f"move the table to its device: `{host}.to({acc}.device)` (or make it with `device=`)"
-            elif fix is not None and isinstance(origin, cst.Call) and m.qualname(origin.func) in LEGACY_TENSOR_TYPES:
+            elif isinstance(origin, cst.Call) and (
+                    (fix is not None and m.qualname(origin.func) in LEGACY_TENSOR_TYPES)
+                    or (m.qualname(origin.func) or "").rsplit(".", 1)[-1] in NO_DEVICE_ARG):
                 what = f"copy it there: `.to({acc}.device)`"
             elif fix is not None:
                 what = f"make it on the same device: `device={acc}.device`"
@@ -148,8 +150,8 @@ noise_scale = betas[t]
 
     @staticmethod
     def _fix(ctx: Context, mm, origin, acc):
-        if mm.op == "index":
-            return None
+        if mm.op in ("index", "module-call"):
+            return None  # a module has no `.device` to name (the message says where to move the input)
         made = factory_device_fix(ctx, mm, origin, acc)
         if made is None:
             return None

@@ -9,6 +9,9 @@ RANDOM_FACTORIES = frozenset(
 )
 
 
+NO_DEVICE_ARG = frozenset({"from_numpy", "from_dlpack", "frombuffer", "from_file", "as_strided"})
+
+
 def representative(m, acc):
     """A name for the accelerator operand: itself when it is a name, else the first tensor name
     on the accelerator inside it (`pred` in `(pred - target) ** 2`)."""
@@ -32,6 +35,8 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
     q = m.qualname(origin.func)
     if not q or not q.startswith("torch."):
         return None
+    if q.rsplit(".", 1)[-1] in NO_DEVICE_ARG:
+        return None  # `torch.from_numpy(a)` takes no device=: the copy has to be made with .to()
     random = q.rsplit(".", 1)[-1] in RANDOM_FACTORIES
     if random and not allow_random:
         return None
