@@ -420,6 +420,8 @@ _NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no
                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 _DEVICE_NAME_HINTS = ("device", "rank", "gpu", "dev", "cuda")
 _NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvectors solution".split())
+_PAIR_ALWAYS = frozenset({"topk", "sort", "kthvalue", "cummax", "cummin", "aminmax", "std_mean", "var_mean"})
+_PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian", "mode"})
 _RECEIVER = " self"
 _DOUBLE_STAR = "**"  # key in a call's keyword values: the value of its `**mapping` argument
 _STAR = "*"  # the same for its (last) `*iterable` argument
@@ -813,12 +815,45 @@ class Flow:
                     sub = v.items[i]
                 elif v.kind == BATCH or (v.kind == TUPLE and v.elem is not None):
                     sub = v.elem if v.kind == TUPLE else Value(TENSOR, v.dev, nonscalar=True, origin=v.origin)
+                elif v.kind == TENSOR and n == 2 and self._pair_result(value_expr):
+                    sub = v  # `_, predicted = torch.max(outputs, 1)`: values and indices, where the input is
                 else:
                     sub = UNKNOWN
                 self._bind(el.value, sub, frame,
                            src_items[i].value if src_items is not None and i < len(src_items) else None)
         elif t is cst.Subscript:
             self.eval(target.value, frame)
+
+    def _pair_result(self, e) -> bool:
+        """A call giving a (values, indices) pair: `torch.max(x, 1)`, `x.topk(k)`, `x.sort()`."""
+        if type(e) is not cst.Call:
+            return False
+        f = e.func
+        if type(f) is cst.Attribute:
+            name = f.attr.value
+            q = self.m.qualname(f)
+            if q is not None and not q.startswith("torch."):
+                return False
+        elif type(f) is cst.Name:
+            q = self.m.qualname(f)
+            if q is None or not q.startswith("torch."):
+                return False
+            name = q.rsplit(".", 1)[-1]
+        else:
+            return False
+        if name in _PAIR_ALWAYS:
+            return True
+        # max/min/median/mode give a pair only with a dimension
+        if name not in _PAIR_WITH_DIM:
+            return False
+        at = 0 if type(f) is cst.Attribute and self.m.qualname(f) is None else 1
+        for i, a in enumerate(e.args):
+            if a.keyword is not None and a.keyword.value == "dim":
+                return True
+            if a.keyword is None and i == at:  # a dimension, not a second tensor (`torch.max(a, b)`)
+                x = a.value.expression if type(a.value) is cst.UnaryOperation else a.value
+                return type(x) is cst.Integer or (type(x) is cst.Name and x.value in ("dim", "axis"))
+        return False
 
     def gpu_guard(self, test) -> bool | None:
         return gpu_guard(self.m, test)

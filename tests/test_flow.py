@@ -704,3 +704,18 @@ def test_a_branch_a_gpu_run_skips_is_not_taken():
     m = model_of(src)
     on = {k: runs_on_gpu(m, node(m, k)) for k in ("1", "2", "3", "4", "5")}
     assert on == {"1": True, "2": False, "3": True, "4": True, "5": False}
+
+
+def test_values_and_indices_pairs_unpack_where_their_input_is():
+    m = model_of(HEAD + """
+out = torch.randn(4, 3).to(device)
+_, predicted = torch.max(out, 1)
+vals, idx = out.topk(2)
+a, b = torch.max(out, torch.zeros(4, 3))
+rows0, rows1 = out.max()
+""")
+    assert where(m, "predicted") == "acc"
+    assert m.value_of(node(m, "predicted")).nonscalar
+    assert where(m, "idx") == "acc"
+    assert m.value_of(node(m, "a")).kind != "tensor"  # elementwise max of two tensors: not a pair
+    assert not m.value_of(node(m, "rows1")).nonscalar  # max() without a dimension: one value, no pair
