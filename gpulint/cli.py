@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import json
 import os
 import sys
 from pathlib import Path
@@ -212,6 +210,8 @@ def _lint(
                 doc = first.describe()
                 doc["enabled-rules"] = [r.code for r in enabled_for(first)]
                 doc["rules-trusted-from"] = str(trusted.config_path) if trusted.config_path else None
+                import json
+
                 click.echo(json.dumps(doc, indent=2))
                 raise click.exceptions.Exit(EXIT_CLEAN)
             if show_files:
@@ -403,6 +403,8 @@ def _lint(
 
 def _unified_diff(r) -> str:
     """A file's fixes as a unified diff; a notebook's per cell (`a/x.ipynb:cell 5`)."""
+    import difflib
+
     if r.path.endswith(".ipynb"):
         from gpulint.notebook import BOUNDARY
 
@@ -462,6 +464,8 @@ def rules_cmd(output_format: str, config: str | None) -> None:
     """List every rule: code, name, fix safety, default, summary."""
     reg = _registry(config)
     if output_format == "json":
+        import json
+
         click.echo(
             json.dumps(
                 [

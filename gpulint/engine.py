@@ -12,7 +12,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import threading
 import time
 import tokenize
@@ -957,6 +956,8 @@ def write_atomic(path: str, text: str, encoding: str, expected: bytes | None = N
     if expected is not None and _changed(target, expected):
         raise WriteRefused(_CHANGED)
     directory = os.path.dirname(target)
+    import tempfile  # only a fix writes files
+
     fd, tmp = tempfile.mkstemp(prefix=f".gpulint-{os.getpid()}-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
