@@ -175,8 +175,15 @@ class Prefilter:
         self.rules = list(rules)
         self.always = [r for r in self.rules if not r.prefilter]
         self.filtered = [(r, re.compile(r.prefilter, re.MULTILINE)) for r in self.rules if r.prefilter]
-        parts = [f"(?:{r.prefilter})" for r in self.rules if r.prefilter]
-        self.any = re.compile("|".join(parts), re.MULTILINE) if parts and not self.always else None
+        self._any: object = False  # compiled on first use: the syntax-tree path never needs it
+
+    @property
+    def any(self):
+        """One expression for "some rule's prefilter matches" (None when a rule has none)."""
+        if self._any is False:
+            parts = [f"(?:{r.prefilter})" for r in self.rules if r.prefilter]
+            self._any = re.compile("|".join(parts), re.MULTILINE) if parts and not self.always else None
+        return self._any
 
     def select(self, text: str) -> list[Rule]:
         if "\r" in text:
