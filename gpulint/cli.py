@@ -98,9 +98,15 @@ def _is_terminal() -> bool:
 
 def _interruptible(fn, **kw) -> None:
     """Ctrl-C: exit 130 (not click's "Aborted!" and 1, which reads like findings). The runner
-    has stopped its workers and removed their temporary files by the time this is reached."""
+    has stopped its workers and removed their temporary files by the time this is reached.
+
+    The run imports LibCST, the engine and the rules under the start-up cache (the compiled
+    code of their dataclasses' methods; gpulint/_startup.py)."""
+    from gpulint._startup import compile_cache
+
     try:
-        fn(**kw)
+        with compile_cache():
+            fn(**kw)
     except KeyboardInterrupt:
         click.echo("gpulint: interrupted", err=True)
         raise click.exceptions.Exit(130)

@@ -1,0 +1,135 @@
+"""A start-up cache: the compiled code of the methods `dataclasses` generates.
+
+Importing LibCST is most of `gpulint check`'s start-up on a small file (~0.13 s), and most of
+that is `dataclasses` building LibCST's ~240 frozen node classes: for each class it writes the
+source text of `__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__` and
+compiles it with `exec` (~1,100 calls, ~0.08 s of compiling). gpulint's own dataclasses add ~50
+more. The texts are the same on every run, so `compile_cache()` memoizes the compiling: while it
+is active, `dataclasses` module's `exec` (a module global, which shadows the builtin) compiles
+each distinct text once and keeps the code object, in memory (the frozen classes share their
+`__setattr__`/`__delattr__` text) and in a file that the next run loads with `marshal` (what
+Python does with a module's `.pyc`). Only the compiling is skipped: `exec` still runs the code
+with the same globals and locals, so the classes are the ones `dataclasses` makes without it.
+
+The file is `<user cache dir>/gpulint/dataclasses-<python cache tag>-<bytecode magic>.bin`
+(`$XDG_CACHE_HOME`, else `~/.cache`). It is used only when it is this user's and not writable by
+others (it holds code), it is written atomically, and any problem with it (missing, unreadable,
+another Python, damaged) means compiling as usual. `GPULINT_STARTUP_CACHE=0` turns it off;
+`GPULINT_STARTUP_CACHE=<folder>` puts the file in that folder.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import sys
+
+_HEADER = b"gpulint-dataclasses-1\n"
+_MAX_ENTRIES = 6000  # past this many texts (several LibCST versions seen), keep only this run's
+
+
+def _cache_file() -> str | None:
+    setting = os.environ.get("GPULINT_STARTUP_CACHE", "")
+    if setting.strip().lower() in ("0", "off", "false", "no"):
+        return None
+    import importlib.util
+
+    tag = sys.implementation.cache_tag
+    if not tag:  # pragma: no cover - an implementation without bytecode caching
+        return None
+    name = f"dataclasses-{tag}-{importlib.util.MAGIC_NUMBER.hex()}.bin"
+    if setting:
+        return os.path.join(os.path.expanduser(setting), name)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):
+        return None
+    return os.path.join(base, "gpulint", name)
+
+
+def _load(path: str) -> dict:
+    import marshal
+
+    try:
+        with open(path, "rb") as fh:
+            if hasattr(os, "getuid"):
+                st = os.fstat(fh.fileno())
+                if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                    return {}  # code that someone else could have written: not run
+            data = fh.read()
+        if not data.startswith(_HEADER):
+            return {}
+        codes = marshal.loads(data[len(_HEADER):])
+    except Exception:  # noqa: BLE001 - a missing or damaged cache is an empty one
+        return {}
+    code_type = type(_load.__code__)
+    if not isinstance(codes, dict) or not all(
+        type(k) is str and type(v) is code_type for k, v in codes.items()
+    ):
+        return {}
+    return codes
+
+
+def _save(path: str, codes: dict) -> None:
+    import marshal
+    import tempfile
+
+    try:
+        folder = os.path.dirname(path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dataclasses-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_HEADER + marshal.dumps(codes))
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except (OSError, ValueError):
+        pass  # a cache that cannot be written is not an error
+
+
+class _CompileCache:
+    def __init__(self, codes: dict) -> None:
+        self.codes = codes
+        self.used: set[str] = set()
+        self.new = 0
+
+    def exec(self, source, globals=None, locals=None, /):  # noqa: A002 - exec's own signature
+        if globals is None:  # exec's defaults are its caller's namespaces, not this frame's
+            frame = sys._getframe(1)
+            globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
+        if type(source) is str:
+            code = self.codes.get(source)
+            if code is None:
+                # as `exec(text)` in dataclasses would: no __future__ flags inherited from here
+                code = self.codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
+                self.new += 1
+            self.used.add(source)
+            source = code
+        return builtins.exec(source, globals, locals)
+
+
+@contextlib.contextmanager
+def compile_cache():
+    """Memoize the compiling `dataclasses` does while the block runs (see the module's
+    docstring); the file is updated at the end when a text was new."""
+    import dataclasses
+
+    path = _cache_file()
+    if "exec" in vars(dataclasses):  # someone else's hook, or a dataclasses that does its own
+        yield
+        return
+    cache = _CompileCache(_load(path) if path else {})
+    dataclasses.exec = cache.exec
+    try:
+        yield
+    finally:
+        if vars(dataclasses).get("exec") == cache.exec:
+            del dataclasses.exec
+        if path and cache.new:
+            codes = cache.codes
+            if len(codes) > _MAX_ENTRIES:
+                codes = {k: v for k, v in codes.items() if k in cache.used}
+            _save(path, codes)

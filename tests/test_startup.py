@@ -1,0 +1,163 @@
+"""Start-up: what `check` imports, and the start-up cache of compiled dataclass methods."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cli_support import BUGGY, REPO, gl_proc, problems, write
+from gpulint import _startup
+
+# runs `check` in a fresh interpreter and prints the modules it imported (JSON) after the report
+_PROBE = """
+import json, sys
+from gpulint.cli import cli
+try:
+    cli.main(args=sys.argv[1:], standalone_mode=False)
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _modules_after(args: list[str], cwd, env: dict) -> tuple[list[str], str]:
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    full_env.update(env)
+    p = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    *report, last = p.stdout.strip().splitlines()
+    return json.loads(last), "\n".join(report)
+
+
+# modules a plain `check` of a .py file never needs: diff output, config parsing (there is no
+# config file), writing files, the editor server, notebooks, the emulator, LibCST's codemods and
+# matchers, and torch itself (linting is static)
+NOT_NEEDED = (
+    "difflib",
+    "tomllib",
+    "tempfile",
+    "gpulint.server",
+    "gpulint.notebook",
+    "gpulint.emulate",
+    "pygls",
+    "lsprotocol",
+    "libcst.codemod",
+    "libcst.matchers",
+    "torch",
+)
+
+
+def test_check_does_not_import_what_it_does_not_need(tmp_path):
+    write(tmp_path, {"train.py": BUGGY})
+    mods, report = _modules_after(["check", "--no-cache", "--exit-zero", "train.py"], tmp_path, {"GPULINT_STARTUP_CACHE": "0"})
+    assert [p[3] for p in problems(report)] == ["GL103"]  # the file was analysed
+    assert "libcst" in mods and "gpulint.flow" in mods
+    loaded = [m for m in NOT_NEEDED if m in mods or any(x.startswith(m + ".") for x in mods)]
+    assert loaded == []
+
+
+def test_fix_diff_imports_difflib(tmp_path):
+    """The other side of the test above: --diff does import difflib (the probe sees imports)."""
+    write(tmp_path, {"train.py": BUGGY})
+    mods, report = _modules_after(["check", "--no-cache", "--diff", "train.py"], tmp_path, {"GPULINT_STARTUP_CACHE": "0"})
+    assert "difflib" in mods
+    assert '-opt = torch.optim.SGD(model.parameters(), lr=0.1).to("cpu")' in report
+
+
+def test_startup_cache_is_written_then_used_with_the_same_results(tmp_path):
+    write(tmp_path, {"train.py": BUGGY, "b.py": BUGGY.replace("SGD", "Adam")})
+    cache = tmp_path / "startup"
+    args = ["check", "--no-cache", "--output-format", "json", "."]
+    off = gl_proc(args, tmp_path, env={"GPULINT_STARTUP_CACHE": "0"})
+    first = gl_proc(args, tmp_path, env={"GPULINT_STARTUP_CACHE": str(cache)})
+    files = list(cache.iterdir())
+    assert [f.name for f in files] == [f"dataclasses-{sys.implementation.cache_tag}-{_startup_magic()}.bin"]
+    assert files[0].stat().st_mode & 0o022 == 0
+    stamp = files[0].stat().st_mtime_ns
+    second = gl_proc(args, tmp_path, env={"GPULINT_STARTUP_CACHE": str(cache)})
+    assert files[0].stat().st_mtime_ns == stamp  # nothing new to compile: not rewritten
+    assert off.returncode == first.returncode == second.returncode == 1
+    assert [d["code"] for d in json.loads(off.stdout)] == ["GL103", "GL103"]
+    assert off.stdout == first.stdout == second.stdout
+    assert off.stderr == first.stderr == second.stderr == b""
+
+
+def _startup_magic() -> str:
+    import importlib.util
+
+    return importlib.util.MAGIC_NUMBER.hex()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other-header", "world-writable"])
+def test_a_damaged_or_foreign_cache_is_not_used(tmp_path, damage):
+    write(tmp_path, {"train.py": BUGGY})
+    cache = tmp_path / "startup"
+    args = ["check", "--no-cache", "train.py"]
+    good = gl_proc(args, tmp_path, env={"GPULINT_STARTUP_CACHE": str(cache)})
+    (path,) = cache.iterdir()
+    data = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(_startup._HEADER + b"\x00\xff" * 100)
+    elif damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "other-header":
+        path.write_bytes(b"x" + data[1:])
+    else:
+        path.chmod(0o666)
+        assert _startup._load(str(path)) == {}  # someone else could have written its code
+    again = gl_proc(args, tmp_path, env={"GPULINT_STARTUP_CACHE": str(cache)})
+    assert (again.returncode, again.stdout, again.stderr) == (good.returncode, good.stdout, good.stderr)
+    assert problems(again.stdout.decode())[0][3] == "GL103"
+
+
+def test_compile_cache_gives_the_same_classes(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPULINT_STARTUP_CACHE", str(tmp_path))
+
+    def make():
+        @dataclasses.dataclass(frozen=True)
+        class Point:
+            x: int
+            y: int = 2
+            tags: tuple = dataclasses.field(default=(), compare=False)
+
+        return Point
+
+    plain = make()
+    with _startup.compile_cache():
+        assert "exec" in vars(dataclasses)
+        recorded = make()
+    assert "exec" not in vars(dataclasses)  # the hook is gone after the block
+    (path,) = tmp_path.iterdir()
+    codes = _startup._load(str(path))
+    assert any("def __init__(self" in text and "_type_tags" in text for text in codes)  # Point's
+    with _startup.compile_cache():
+        cached = make()
+    for cls in (recorded, cached):
+        p = cls(1, tags=("a",))
+        assert repr(p) == repr(plain(1, tags=("a",)))
+        assert p == cls(1, 2) and p != cls(1, 3) and hash(p) == hash(cls(1, 2))
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            p.x = 5
+        with pytest.raises(TypeError):
+            cls()
+        assert cls.__init__.__annotations__ == plain.__init__.__annotations__
+        assert cls.__init__.__defaults__ == plain.__init__.__defaults__
+
+
+def test_compile_cache_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPULINT_STARTUP_CACHE", "0")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with _startup.compile_cache():
+
+        @dataclasses.dataclass
+        class Unused:
+            a: int
+
+    assert Unused(1).a == 1
+    assert list(tmp_path.iterdir()) == []
