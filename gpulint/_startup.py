@@ -26,7 +26,10 @@ import os
 import sys
 
 _HEADER = b"gpulint-dataclasses-1\n"
-_MAX_ENTRIES = 6000  # past this many texts (several LibCST versions seen), keep only this run's
+# The file keeps the texts of earlier runs too (another command, a project with its own rule
+# folder) while they are at most half as many again as this run's; past that (another LibCST
+# version's texts, say) only this run's, so that loading it never costs much more than needed.
+_KEEP_OTHERS = 0.5
 
 
 def _cache_file() -> str | None:
@@ -130,6 +133,6 @@ def compile_cache():
             del dataclasses.exec
         if path and cache.new:
             codes = cache.codes
-            if len(codes) > _MAX_ENTRIES:
+            if len(codes) > len(cache.used) * (1 + _KEEP_OTHERS):
                 codes = {k: v for k, v in codes.items() if k in cache.used}
             _save(path, codes)

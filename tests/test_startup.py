@@ -161,3 +161,27 @@ def test_compile_cache_off(tmp_path, monkeypatch):
 
     assert Unused(1).a == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cache_file_keeps_other_runs_texts_only_while_few(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPULINT_STARTUP_CACHE", str(tmp_path))
+    path = _startup._cache_file()
+
+    def seed(n: int) -> None:
+        texts = [f"def __create_fn__():\n def f{i}(self):\n  return {i}\n return f{i}" for i in range(n)]
+        _startup._save(path, {t: compile(t, "<string>", "exec", dont_inherit=True) for t in texts})
+
+    def run() -> dict:
+        with _startup.compile_cache():
+            for fields in ("a b", "c d", "e f"):  # three classes: three texts or more (six each on 3.11)
+                dataclasses.make_dataclass("Used", fields.split(), frozen=True)
+        return _startup._load(path)
+
+    own = len(run())
+    assert own >= 3
+    seed(1)  # one text of another run: kept beside this run's
+    kept = run()
+    assert len(kept) == own + 1 and sum("def f0(" in t for t in kept) == 1
+    seed(50)  # fifty: only this run's are kept
+    trimmed = run()
+    assert len(trimmed) == own and not any("def f0(" in t for t in trimmed)
