@@ -99,7 +99,7 @@ class _CompileCache:
         self.used: set[str] = set()
         self.new = 0
 
-    def exec(self, source, globals=None, locals=None, /):  # noqa: A002 - exec's own signature
+    def exec(self, source, globals=None, locals=None, /):  # exec's own signature
         if globals is None:  # exec's defaults are its caller's namespaces, not this frame's
             frame = sys._getframe(1)
             globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
@@ -111,7 +111,7 @@ class _CompileCache:
                 self.new += 1
             self.used.add(source)
             source = code
-        return builtins.exec(source, globals, locals)
+        return builtins.exec(source, globals, locals)  # noqa: S102 - the code dataclasses asked to run
 
 
 @contextlib.contextmanager
