@@ -259,27 +259,118 @@ def _is_none(e) -> bool:
     return type(e) is cst.Name and e.value == "None"
 
 
-def gpu_guard(m, test) -> bool | None:
-    """True for a test that holds on a machine with a GPU (`torch.cuda.is_available()`, a name bound
-    only to it, several of them and-ed), False for its negation, None for anything else. The rules
-    ask what happens when the script runs on a GPU, so such a branch is taken there."""
+# Command-line flags that say "use the GPU" (`--cuda`, `--use_gpu`) or "stay on the CPU"
+# (`--no-cuda`, `--cpu`), by their destination name
+_GPU_FLAGS = frozenset({"cuda", "gpu", "use_cuda", "use_gpu", "with_cuda", "enable_cuda", "cuda_enabled"})
+_CPU_FLAGS = frozenset({"no_cuda", "no_gpu", "cpu", "use_cpu", "disable_cuda", "force_cpu", "cpu_only"})
+
+
+def _literal_bool(e) -> bool | None:
+    if type(e) is cst.Name and e.value in ("True", "False"):
+        return e.value == "True"
+    return None
+
+
+def _flag_guards(m) -> dict:
+    """attribute name -> what `<obj>.<name>` holds when the script runs on a GPU (True/False), for
+    the file's argparse flags and attributes assigned from GPU tests; absent when unknown. Computed
+    once per file."""
+    found = m.__dict__.get("_gpu_flag_guards")
+    if found is not None:
+        return found
+    out: dict = {}
+    m._gpu_flag_guards = out  # an attribute under computation is unknown to itself
+    flags: dict[str, set] = {}
+    for call, _recv, _ in m.method_calls("add_argument"):
+        opts = [a.value.evaluated_value for a in call.args
+                if a.keyword is None and type(a.value) is cst.SimpleString]
+        opts = [o for o in opts if isinstance(o, str)]
+        kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        dest = kw.get("dest")
+        if dest is not None:
+            dest = dest.evaluated_value if type(dest) is cst.SimpleString else None
+        elif opts:
+            long = [o for o in opts if o.startswith("--")]
+            dest = (long[0] if long else opts[0]).lstrip("-").replace("-", "_")
+        if not isinstance(dest, str) or not dest:
+            continue
+        action = kw.get("action")
+        action = action.evaluated_value if type(action) is cst.SimpleString else None
+        default = kw.get("default")
+        lit = _literal_bool(default) if default is not None else None
+        if default is not None and lit is None and not (type(default) is cst.Name and default.value == "None"):
+            g = gpu_guard(m, default)  # `default=torch.cuda.is_available()`
+        elif dest in _GPU_FLAGS and (action in ("store_true", "store_false") or lit is not None):
+            g = True  # the user asks for the GPU on a GPU machine (store_false: on unless turned off)
+        elif dest in _CPU_FLAGS and action == "store_true" and lit is not True:
+            g = False
+        else:
+            g = None
+        flags.setdefault(dest, set()).add(g)
+    for dest, gs in flags.items():
+        if len(gs) == 1 and None not in gs:
+            out[dest] = next(iter(gs))
+    assigned: dict[str, set] = {}
+    for node in m.nodes:
+        if type(node) is cst.Assign:
+            for tgt in node.targets:
+                t = tgt.target
+                if type(t) is cst.Attribute and type(t.value) is cst.Name:
+                    assigned.setdefault(t.attr.value, set()).add(gpu_guard(m, node.value))
+    for name, gs in assigned.items():
+        if len(gs) == 1 and None not in gs:
+            out[name] = next(iter(gs))
+        else:
+            out.pop(name, None)
+    return out
+
+
+def gpu_guard(m, test, _depth: int = 0) -> bool | None:
+    """True for a test that holds on a machine with a GPU when the user runs the script there:
+    `torch.cuda.is_available()`, a name or attribute bound only to such tests, a flag like
+    `--cuda` (or `default=torch.cuda.is_available()`), several of them and-ed; False for its
+    negation (or a `--no-cuda`/`--cpu` flag); None for anything else. The rules ask what happens
+    when the script runs on a GPU, so such a branch is taken there."""
+    if _depth > 8:
+        return None
     t = type(test)
     if t is cst.UnaryOperation and type(test.operator) is cst.Not:
-        inner = gpu_guard(m, test.expression)
+        inner = gpu_guard(m, test.expression, _depth + 1)
         return None if inner is None else not inner
     if t is cst.BooleanOperation and type(test.operator) is cst.And:
-        return True if (gpu_guard(m, test.left) is True and gpu_guard(m, test.right) is True) else None
+        return True if (gpu_guard(m, test.left, _depth + 1) is True
+                        and gpu_guard(m, test.right, _depth + 1) is True) else None
     if t is cst.Call and not test.args:
         q = m.qualname(test.func)
         return True if q in ("torch.cuda.is_available", "torch.cuda.is_initialized") else None
     if t is cst.Name:
         bindings = m.bindings_of(test)
-        if bindings and all(
-            b.how == "assign" and type(b.value) is cst.Call and not b.value.args
-            and m.qualname(b.value.func) == "torch.cuda.is_available" for b in bindings
-        ):
-            return True
+        if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
+            gs = {gpu_guard(m, b.value, _depth + 1) for b in bindings}
+            if len(gs) == 1 and None not in gs:
+                return next(iter(gs))
+        return None
+    if t is cst.Attribute and type(test.value) is cst.Name and test.value.value not in m.aliases:
+        return _flag_guards(m).get(test.attr.value)
     return None
+
+
+def runs_on_gpu(m, node) -> bool:
+    """False when `node` sits on a branch that a GPU run does not take (the body of
+    `if not torch.cuda.is_available():`, the `else:` of `if args.cuda:`); True otherwise."""
+    child = node
+    for anc in m.ancestors(node):
+        t = type(anc)
+        if t is cst.If and child is not anc.test:
+            g = gpu_guard(m, anc.test)
+            if g is not None and (child is anc.body) is not g:
+                return False
+        elif t is cst.IfExp and child is not anc.test:
+            g = gpu_guard(m, anc.test)
+            if g is not None and (child is anc.body) is not g:
+                return False
+        child = anc
+    return True
 
 
 class NoFlow:

@@ -107,6 +107,31 @@ noise_scale = betas[t]
         return "device"
 
     @staticmethod
+    def _input_move_fix(ctx: Context, mm):
+        """`<input>.to(<device>)` at the module call: the device the model was moved with when it
+        is a module-level name bound before the call, else the model's own parameters' device."""
+        m = ctx.model
+        host = mm.host
+        arg = m.parents.get(host)
+        if not isinstance(arg, cst.Arg) or arg.star or m.parents.get(arg) is not mm.node:
+            return None  # only an argument of the call itself
+        callee = mm.node.func
+        if not isinstance(callee, (cst.Name, cst.Attribute)):
+            return None
+        d = mm.acc_value.dev
+        expr = d.expr if d is not None else None
+        dev = f"next({ctx.code(callee)}.parameters()).device"
+        if isinstance(expr, cst.Name):
+            bound = m.bindings_of(expr)
+            if bound and all(b.how == "assign" and m.scope_of(b.node) is m.module for b in bound) and (
+                    m.scope_of(mm.node) is not m.module or all(m.precedes(b.node, mm.node) for b in bound)):
+                dev = expr.value
+        code = ctx.code(host)
+        if not isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not host.lpar:
+            code = f"({code})"  # `(a + b).to(...)`
+        return ctx.fix(ctx.replace(host, f"{code}.to({dev})"), message=f"Move the input to `{dev}`")
+
+    @staticmethod
     def _representative(m, acc):
         return representative(m, acc)
 
@@ -150,8 +175,10 @@ noise_scale = betas[t]
 
     @staticmethod
     def _fix(ctx: Context, mm, origin, acc):
-        if mm.op in ("index", "module-call"):
-            return None  # a module has no `.device` to name (the message says where to move the input)
+        if mm.op == "module-call":
+            return DeviceMismatch._input_move_fix(ctx, mm)
+        if mm.op == "index":
+            return None
         made = factory_device_fix(ctx, mm, origin, acc)
         if made is None:
             return None
