@@ -136,3 +136,103 @@ def compile_cache():
             if len(codes) > len(cache.used) * (1 + _KEEP_OTHERS):
                 codes = {k: v for k, v in codes.items() if k in cache.used}
             _save(path, codes)
+
+
+# ---------------------------------------------------------------------------------------------
+# LibCST without the parts a check run does not use
+# ---------------------------------------------------------------------------------------------
+#
+# `import libcst` runs the package's __init__, which imports all of LibCST: the node classes, the
+# parser and the visitors (what gpulint uses), and also the metadata providers, the helpers and
+# the batched visitors (about a third of the import, which a check run uses only for the rare
+# file where the AMP analysis resolves scopes). `lazy_libcst()` makes `import libcst` give the
+# package with the former loaded and the names they define in it; the first use of any other
+# name of the package (`cst.MetadataWrapper`, `from libcst import ensure_type`) runs the real
+# __init__ in it, which imports the rest, so that the package then is what `import libcst` makes.
+# Importing one of its public subpackages (libcst.metadata, libcst.matchers...) should come after
+# `complete_libcst()` (gpulint's own code and the loading of user rule folders do so): their
+# modules may import from the package while it is still incomplete.
+
+_LIBCST_CORE = (
+    "libcst._exceptions",
+    "libcst._maybe_sentinel",
+    "libcst._removal_sentinel",
+    "libcst._flatten_sentinel",
+    "libcst._visitors",
+    "libcst._nodes.base",
+    "libcst._nodes.whitespace",
+    "libcst._nodes.op",
+    "libcst._nodes.expression",
+    "libcst._nodes.statement",
+    "libcst._nodes.module",
+    "libcst._parser.types.config",
+    "libcst._parser.entrypoints",
+)
+_LAZY: dict = {}  # "package": the incomplete package, "spec": its spec
+
+
+def lazy_libcst() -> None:
+    """Import LibCST's node classes, parser and visitors, not the rest of it (see above). Does
+    nothing when LibCST is imported already or GPULINT_LAZY_LIBCST=0; on any problem it leaves
+    nothing behind, and the first `import libcst` imports all of it as usual."""
+    if "libcst" in sys.modules or os.environ.get("GPULINT_LAZY_LIBCST", "").strip() == "0":
+        return
+    import importlib
+    import importlib.util
+
+    before = set(sys.modules)
+    added: set[str] = set()
+    try:
+        spec = importlib.util.find_spec("libcst")
+        if spec is None or spec.loader is None or not spec.submodule_search_locations:
+            return
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["libcst"] = package
+        for name in _LIBCST_CORE:
+            module = importlib.import_module(name)
+            # what the module defines, as the package exports it (later core modules import
+            # some of it from the package: `from libcst import CSTLogicError`)
+            for key, value in vars(module).items():
+                if not key.startswith("_") and getattr(value, "__module__", None) == name and key not in package.__dict__:
+                    package.__dict__[key] = value
+                    added.add(key)
+    except Exception:  # noqa: BLE001 - another LibCST layout: import it the usual way
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+        return
+    _LAZY["package"], _LAZY["spec"], _LAZY["added"] = package, spec, added
+    package.__getattr__ = _libcst_getattr
+
+
+def _libcst_getattr(name: str):
+    """The incomplete package's module __getattr__ (PEP 562): its parser's native module is
+    imported on its own; any other name completes the package."""
+    package = _LAZY.get("package")
+    if package is None:  # pragma: no cover - completed meanwhile
+        raise AttributeError(name)
+    if name == "native":  # `from libcst import native`, in parse_module
+        import importlib
+
+        return importlib.import_module("libcst.native")
+    if name.startswith("__") and name.endswith("__") and name != "__all__":
+        raise AttributeError(f"module 'libcst' has no attribute {name!r}")
+    complete_libcst()
+    try:
+        return package.__dict__[name]
+    except KeyError:
+        raise AttributeError(f"module 'libcst' has no attribute {name!r}") from None
+
+
+def complete_libcst() -> None:
+    """Run LibCST's own __init__ in the package `lazy_libcst` made (nothing when it did not)."""
+    package = _LAZY.pop("package", None)
+    if package is None:
+        return
+    spec, added = _LAZY.pop("spec"), _LAZY.pop("added")
+    package.__dict__.pop("__getattr__", None)
+    spec.loader.exec_module(package)
+    # the names of the core modules that the package does not export (CSTCodegenError...) go:
+    # the package is now what `import libcst` makes
+    exported = set(getattr(package, "__all__", ()))
+    for key in added - exported:
+        package.__dict__.pop(key, None)

@@ -101,11 +101,13 @@ def _interruptible(fn, **kw) -> None:
     has stopped its workers and removed their temporary files by the time this is reached.
 
     The run imports LibCST, the engine and the rules under the start-up cache (the compiled
-    code of their dataclasses' methods; gpulint/_startup.py)."""
-    from gpulint._startup import compile_cache
+    code of their dataclasses' methods), and LibCST without its metadata providers and helpers
+    until something asks for them (gpulint/_startup.py)."""
+    from gpulint._startup import compile_cache, lazy_libcst
 
     try:
         with compile_cache():
+            lazy_libcst()
             fn(**kw)
     except KeyboardInterrupt:
         click.echo("gpulint: interrupted", err=True)

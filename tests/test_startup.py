@@ -49,13 +49,18 @@ NOT_NEEDED = (
     "lsprotocol",
     "libcst.codemod",
     "libcst.matchers",
+    "libcst.metadata",
+    "libcst.helpers",
+    "libcst._batched_visitor",
     "torch",
 )
 
 
 def test_check_does_not_import_what_it_does_not_need(tmp_path):
     write(tmp_path, {"train.py": BUGGY})
-    mods, report = _modules_after(["check", "--no-cache", "--exit-zero", "train.py"], tmp_path, {"GPULINT_STARTUP_CACHE": "0"})
+    mods, report = _modules_after(
+        ["check", "--no-cache", "--exit-zero", "train.py"], tmp_path, {"GPULINT_STARTUP_CACHE": "0", "GPULINT_LAZY_LIBCST": ""}
+    )
     assert [p[3] for p in problems(report)] == ["GL103"]  # the file was analysed
     assert "libcst" in mods and "gpulint.flow" in mods
     loaded = [m for m in NOT_NEEDED if m in mods or any(x.startswith(m + ".") for x in mods)]
@@ -185,3 +190,73 @@ def test_cache_file_keeps_other_runs_texts_only_while_few(tmp_path, monkeypatch)
     seed(50)  # fifty: only this run's are kept
     trimmed = run()
     assert len(trimmed) == own and not any("def f0(" in t for t in trimmed)
+
+
+# ---------------------------------------------------------------------------------------------
+# LibCST imported without its metadata providers and helpers until they are used
+# ---------------------------------------------------------------------------------------------
+
+OLD_AMP = """import torch
+from torch.cuda.amp import autocast, GradScaler
+
+model = torch.nn.Linear(2, 2).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = GradScaler()
+for x in range(3):
+    with autocast():
+        loss = model(torch.randn(2, 2, device="cuda")).sum()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    opt.zero_grad()
+"""
+
+
+def test_metadata_path_gives_the_same_results_lazily(tmp_path):
+    """A deprecated torch.cuda.amp import makes the AMP analysis resolve scopes with LibCST's
+    metadata: the package is completed then, and the report and the fixes are the same."""
+    write(tmp_path, {"train.py": OLD_AMP})
+    args = ["check", "--no-cache", "--diff", "train.py"]
+    lazy_mods, lazy = _modules_after(args, tmp_path, {"GPULINT_STARTUP_CACHE": "0", "GPULINT_LAZY_LIBCST": ""})
+    plain_mods, plain = _modules_after(args, tmp_path, {"GPULINT_STARTUP_CACHE": "0", "GPULINT_LAZY_LIBCST": "0"})
+    assert "libcst.metadata.scope_provider" in lazy_mods  # the path was taken
+    assert lazy == plain
+    assert "+from torch.amp import autocast, GradScaler" in lazy
+
+
+_PACKAGE_PROBE = """
+import importlib, json, sys
+if sys.argv[1] == "lazy":
+    from gpulint._startup import lazy_libcst
+    lazy_libcst()
+import libcst
+before = sorted(m for m in sys.modules if m.startswith("libcst."))
+parsed = type(libcst.parse_module("x = 1\\n").body[0]).__name__
+if sys.argv[2] != "-":
+    importlib.import_module(sys.argv[2])  # a subpackage first, or
+else:
+    libcst.MetadataWrapper  # a name of the rest of the package first
+names = sorted(n for n in vars(libcst) if not n.startswith("__"))
+print(json.dumps({"before": before, "parsed": parsed, "names": names, "all": libcst.__all__,
+                  "same": libcst.MetadataWrapper is importlib.import_module("libcst.metadata").MetadataWrapper}))
+"""
+
+
+@pytest.mark.parametrize("first", ["-", "libcst.metadata", "libcst.matchers", "libcst.codemod"])
+def test_lazy_libcst_becomes_the_whole_package(first):
+    def probe(mode: str) -> dict:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        p = subprocess.run([sys.executable, "-c", _PACKAGE_PROBE, mode, first], env=env, capture_output=True, text=True, timeout=600, check=False)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    lazy, plain = probe("lazy"), probe("plain")
+    assert "libcst.metadata" in plain["before"] and "libcst.metadata" not in lazy["before"]
+    assert "libcst._nodes.expression" in lazy["before"]
+    assert lazy["parsed"] == plain["parsed"] == "SimpleStatementLine"
+    assert lazy["same"] and plain["same"]
+    assert lazy["all"] == plain["all"]
+    assert set(plain["all"]) <= set(lazy["names"])
+    # after completion the package has the names a plain import gives (submodules aside)
+    assert [n for n in lazy["names"] if not n.startswith("_")] == [n for n in plain["names"] if not n.startswith("_")]
