@@ -177,7 +177,6 @@ def lazy_libcst() -> None:
     nothing behind, and the first `import libcst` imports all of it as usual."""
     if "libcst" in sys.modules or os.environ.get("GPULINT_LAZY_LIBCST", "").strip() == "0":
         return
-    import importlib
     import importlib.util
 
     before = set(sys.modules)
@@ -189,7 +188,8 @@ def lazy_libcst() -> None:
         package = importlib.util.module_from_spec(spec)
         sys.modules["libcst"] = package
         for name in _LIBCST_CORE:
-            module = importlib.import_module(name)
+            __import__(name)  # (not importlib.import_module: `python -X importtime` shows these)
+            module = sys.modules[name]
             # what the module defines, as the package exports it (later core modules import
             # some of it from the package: `from libcst import CSTLogicError`)
             for key, value in vars(module).items():
@@ -211,9 +211,8 @@ def _libcst_getattr(name: str):
     if package is None:  # pragma: no cover - completed meanwhile
         raise AttributeError(name)
     if name == "native":  # `from libcst import native`, in parse_module
-        import importlib
-
-        return importlib.import_module("libcst.native")
+        __import__("libcst.native")
+        return sys.modules["libcst.native"]
     if name.startswith("__") and name.endswith("__") and name != "__all__":
         raise AttributeError(f"module 'libcst' has no attribute {name!r}")
     complete_libcst()
