@@ -85,9 +85,9 @@ def decode(raw: bytes) -> Source:
 
 def digest(data: bytes) -> str:
     """The content hash the result cache keys files by."""
-    import hashlib
+    from gpulint._startup import blake2b
 
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def read_source(path: str) -> Source:

@@ -417,10 +417,11 @@ def _valid_entry(entry: object) -> bool:
 
 
 def fingerprint(settings: Settings, codes: Sequence[str], registry: Registry) -> str:
-    import hashlib
     import json
 
-    h = hashlib.blake2b(digest_size=12)
+    from gpulint._startup import blake2b
+
+    h = blake2b(digest_size=12)
     h.update(__version__.encode())
     h.update(json.dumps(sorted(codes)).encode())
     h.update(json.dumps(sorted(settings.per_file_ignores.items())).encode())

@@ -52,6 +52,7 @@ NOT_NEEDED = (
     "libcst.metadata",
     "libcst.helpers",
     "libcst._batched_visitor",
+    "hashlib",  # its import loads OpenSSL; the content hash is blake2b from CPython's _blake2
     "torch",
 )
 
