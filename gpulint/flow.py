@@ -46,6 +46,12 @@ _HOST_READERS = frozenset({"PIL.Image.open", "cv2.imread", "imageio.imread", "im
 MAPPING = "mapping"  # a dict display of values of one kind (`elem`): indexing gives it, iterating keys
 
 
+def _reads_into_host(q: str | None) -> bool:
+    """A call that reads an image or array into host memory (PIL, cv2, NumPy's random functions)."""
+    return q is not None and (q in _HOST_READERS or (
+        q.startswith("numpy.random.") and q.rsplit(".", 1)[-1][:1].islower()))
+
+
 @dataclass(frozen=True)
 class Dev:
     """Where a value lives: `host`, `acc` (an accelerator: `expr` is the device expression when
@@ -417,7 +423,7 @@ _NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvecto
 _RECEIVER = " self"
 _DOUBLE_STAR = "**"  # key in a call's keyword values: the value of its `**mapping` argument
 _STAR = "*"  # the same for its (last) `*iterable` argument
-_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
                          "torch.nn.modules.container.Sequential", "torch.nn.modules.container.ModuleList",
                          "torch.nn.modules.container.ModuleDict"})
 _PRETRAINED = frozenset({"from_pretrained", "from_config", "from_single_file"})
@@ -1068,12 +1074,16 @@ class Flow:
         v = self.values.get(e)
         return v.origin if v is not None else e
 
-    def _function_named(self, name: str) -> cst.FunctionDef | None:
-        """The file's one function (not a method) of this name, when the name means nothing else."""
+    def _module_function(self, name: str) -> cst.FunctionDef | None:
+        """The file's one function (not a method) of this name."""
         defs = self.m.functions.get(name)
-        if not defs or len(defs) != 1 or self.m.class_of(defs[0]) is not None or name in self.m.aliases:
+        if not defs or len(defs) != 1 or self.m.class_of(defs[0]) is not None:
             return None
         return defs[0]
+
+    def _function_named(self, name: str) -> cst.FunctionDef | None:
+        """The file's one function of this name, when the name means nothing else (no import)."""
+        return None if name in self.m.aliases else self._module_function(name)
 
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         v = self._self_attr_raw(attr, frame, note_miss)
@@ -1399,9 +1409,9 @@ class Flow:
             name = func.value
             if name in self.m.classes and self._lookup(name, frame) is None:
                 return self._instance(name, e, pos, kw, frame)
-            defs = self.m.functions.get(name)
-            if defs and len(defs) == 1 and self._lookup(name, frame) is None and self.m.class_of(defs[0]) is None:
-                return self._call_function(defs[0], None, e, pos, kw, frame, None)
+            fn = self._module_function(name)
+            if fn is not None and self._lookup(name, frame) is None:
+                return self._call_function(fn, None, e, pos, kw, frame, None)
             fv = self._lookup(name, frame)
             if fv is not None and frame.record:
                 self.values[func] = fv
@@ -1433,9 +1443,7 @@ class Flow:
             return
         callee = None
         if type(f) is cst.Name:
-            defs = self.m.functions.get(f.value)
-            if defs and len(defs) == 1 and self.m.class_of(defs[0]) is None:
-                callee = defs[0]
+            callee = self._module_function(f.value)
         for i, a in enumerate(e.args):
             x = a.value
             if type(x) is cst.Name:
@@ -1513,7 +1521,7 @@ class Flow:
             return Value(DEVICE, dev, origin=e)
         if q in _NOGRAD:
             return UNKNOWN
-        if q in _HOST_READERS or (q.startswith("numpy.random.") and q.rsplit(".", 1)[-1][0].islower()):
+        if _reads_into_host(q):
             return Value(None, HOST, origin=e)  # an image or array read into host memory
         if q == "torch.autograd.Variable":  # the pre-0.4 wrapper: the tensor itself today
             vals = [v for _, v, s in pos if not s]
@@ -1562,7 +1570,7 @@ class Flow:
             dev, given = self._placement(e, kw)
             if "device_map" in kw:
                 dev, given = None, True
-            if not given and q in _CONTAINERS and (_STAR in kw or any(type(x) is not cst.Call for x, _, _ in pos)):
+            if not given and q in CONTAINERS and (_STAR in kw or any(type(x) is not cst.Call for x, _, _ in pos)):
                 # `nn.Sequential(*list(model.children())[:-1])`: where its parts are
                 parts = [(_elem_of(v) or UNKNOWN) if v.kind == TUPLE else v for _, v, s in pos if not s]
                 if _STAR in kw:
@@ -1867,8 +1875,7 @@ class Flow:
     def _reads_host(self, origin) -> bool:
         if type(origin) is not cst.Call:
             return False
-        q = self.m.qualname(origin.func)
-        return q is not None and (q in _HOST_READERS or q.startswith("numpy.random."))
+        return _reads_into_host(self.m.qualname(origin.func))
 
     def _transform(self, e, pos) -> Value:
         """A torchvision transform keeps a tensor where it is, and turns host data (a PIL image, an
@@ -2076,19 +2083,10 @@ class Flow:
         return None
 
     def _call_method(self, cls, meth, selfv, e, pos, kw, frame, summary_only=False) -> Value:
-        info = self.m.classes.get(cls)
-        fn = None
-        seen = set()
-        owner = cls
-        while info is not None and fn is None and id(info) not in seen:
-            seen.add(id(info))
-            fn = info.methods.get(meth)
-            if fn is None:
-                nxt = [b for b in info.bases if b in self.m.classes]
-                info = self.m.classes[nxt[0]] if nxt else None
-                owner = nxt[0] if nxt else owner
-        if fn is None:
+        found = self.m.method_of_class(cls, meth)
+        if found is None:
             return UNKNOWN
+        fn, owner = found
         return self._call_function(fn, owner, e, pos, kw, frame, selfv)
 
     def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv) -> Value:
@@ -2104,7 +2102,8 @@ class Flow:
                 break
             args[names[i]] = v
         for k, (x, v) in kw.items():
-            args[k] = v
+            if k != _STAR and k != _DOUBLE_STAR:  # `f(*xs, **kw)`: no parameter of that name
+                args[k] = v
         sites = self.site_values.setdefault(fn, {})
         site_args = args
         if ok and selfv is not None and cls is not None and selfv.cls is not None:

@@ -333,9 +333,43 @@ Runner(metric).run(torch.randn(3))
 loss_fn(torch.randn(2).to(device), None)
 """)
     assert where(m, "pred", 1) == "acc"  # the parameter, from both calls (via self.fn and loss_fn)
+    # each call through a value is a call site: one of them passing a host tensor makes the
+    # parameter's placement a join, no longer "acc"
+    m2 = model_of(HEAD + """
+def metric(pred, target):
+    return pred.numpy()
+
+class Runner:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def run(self, x):
+        return self.fn(x.to(device), x)
+
+loss_fn = metric
+Runner(metric).run(torch.randn(3))
+loss_fn(torch.randn(2), None)
+""")
+    assert where(m2, "pred", 1) != "acc"
+    m3 = model_of(HEAD + """
+def metric(pred, target):
+    return pred.numpy()
+
+class Runner:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def run(self, x):
+        return self.fn(x, x)
+
+loss_fn = metric
+Runner(metric).run(torch.randn(3))
+loss_fn(torch.randn(2).to(device), None)
+""")
+    assert where(m3, "pred", 1) != "acc"
 
 
-def test_function_value_with_an_unseen_call_keeps_parameters_unknown():
+def test_function_stored_but_never_called_adds_no_call_site():
     m = model_of(HEAD + """
 def metric(pred):
     return pred

@@ -243,17 +243,8 @@ class TrainingFacts:
 
     def method_of_class(self, cls: str, name: str) -> cst.FunctionDef | None:
         """The method `name` of the file's class `cls`, or of its first base of the file that has it."""
-        seen = set()
-        while cls is not None and cls not in seen:
-            seen.add(cls)
-            info = self.m.classes.get(cls)
-            if info is None:
-                return None
-            if name in info.methods:
-                return info.methods[name]
-            bases = [b for b in info.bases if b in self.m.classes]
-            cls = bases[0] if bases else None
-        return None
+        found = self.m.method_of_class(cls, name)
+        return found[0] if found is not None else None
 
     def effects(self, fn: cst.FunctionDef) -> set[str]:
         """What a file function does, transitively: "zero_grad", "grad" (gradient use),
@@ -399,21 +390,7 @@ class TrainingFacts:
         return index
 
     def argument_for(self, fn: cst.FunctionDef, call: cst.Call, param: str) -> cst.BaseExpression | None:
-        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-        if params and params[0] == "self" and isinstance(call.func, cst.Attribute):
-            params = params[1:]
-        pos = 0
-        for a in call.args:
-            if a.star:
-                return None
-            if a.keyword is not None:
-                if a.keyword.value == param:
-                    return a.value
-                continue
-            if pos < len(params) and params[pos] == param:
-                return a.value
-            pos += 1
-        return None
+        return argument_for(fn, call, param)
 
     def _param_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
         """For a parameter name: the arguments its function gets at the file's call sites."""
@@ -853,6 +830,26 @@ class TrainingFacts:
 
     def frameworks_drive_loop(self) -> bool:
         return bool(self.m.frameworks & LOOP_FRAMEWORKS)
+
+
+def argument_for(fn: cst.FunctionDef, call: cst.Call, param: str) -> cst.BaseExpression | None:
+    """The argument a call of `fn` passes for its parameter `param` (None when it passes none, or
+    the call unpacks `*args`/`**kwargs`)."""
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    if params and params[0] == "self" and isinstance(call.func, cst.Attribute):
+        params = params[1:]
+    pos = 0
+    for a in call.args:
+        if a.star:
+            return None
+        if a.keyword is not None:
+            if a.keyword.value == param:
+                return a.value
+            continue
+        if pos < len(params) and params[pos] == param:
+            return a.value
+        pos += 1
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
