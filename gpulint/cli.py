@@ -96,18 +96,27 @@ def _is_terminal() -> bool:
         return False
 
 
+# Set by main(), the `gpulint` program: its check/fix runs start fast (below). Callers that run
+# the commands inside their own process (tests through click's runner, an editor) do not: the
+# start-up cache file and an incomplete LibCST package are for a process of gpulint's own.
+_PROGRAM = False
+
+
 def _interruptible(fn, **kw) -> None:
     """Ctrl-C: exit 130 (not click's "Aborted!" and 1, which reads like findings). The runner
     has stopped its workers and removed their temporary files by the time this is reached.
 
-    The run imports LibCST, the engine and the rules under the start-up cache (the compiled
-    code of their dataclasses' methods), and LibCST without its metadata providers and helpers
-    until something asks for them (gpulint/_startup.py)."""
-    from gpulint._startup import compile_cache, lazy_libcst
-
+    In the `gpulint` program, the run imports LibCST, the engine and the rules under the
+    start-up cache (the compiled code of their dataclasses' methods), and LibCST without its
+    metadata providers and helpers until something asks for them (gpulint/_startup.py)."""
     try:
-        with compile_cache():
-            lazy_libcst()
+        if _PROGRAM:
+            from gpulint._startup import compile_cache, lazy_libcst
+
+            with compile_cache():
+                lazy_libcst()
+                fn(**kw)
+        else:
             fn(**kw)
     except KeyboardInterrupt:
         click.echo("gpulint: interrupted", err=True)
@@ -590,6 +599,8 @@ def _registry(config: str | None):
 
 
 def main() -> None:
+    global _PROGRAM
+    _PROGRAM = True
     try:
         cli.main(prog_name="gpulint")
     except KeyboardInterrupt:  # pragma: no cover

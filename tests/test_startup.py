@@ -13,14 +13,17 @@ from cli_support import BUGGY, REPO, gl_proc, problems, write
 
 from gpulint import _startup
 
-# runs `check` in a fresh interpreter and prints the modules it imported (JSON) after the report
+# runs the `gpulint` program's main() in a fresh interpreter and prints the modules it imported
+# (JSON) after the report
 _PROBE = """
 import json, sys
-from gpulint.cli import cli
+from gpulint.cli import main
+sys.argv[0] = "gpulint"
 try:
-    cli.main(args=sys.argv[1:], standalone_mode=False)
+    main()
 except SystemExit:
     pass
+sys.stdout.flush()
 print(json.dumps(sorted(sys.modules)))
 """
 
@@ -31,7 +34,7 @@ def _modules_after(args: list[str], cwd, env: dict) -> tuple[list[str], str]:
     full_env.update(env)
     p = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=600, check=False)
     assert p.returncode == 0, p.stderr
-    *report, last = p.stdout.strip().splitlines()
+    *report, last = p.stdout.strip().splitlines()  # main() exits 0/1 on findings: caught
     return json.loads(last), "\n".join(report)
 
 
@@ -219,7 +222,7 @@ def test_metadata_path_gives_the_same_results_lazily(tmp_path):
     write(tmp_path, {"train.py": OLD_AMP})
     args = ["check", "--no-cache", "--diff", "train.py"]
     lazy_mods, lazy = _modules_after(args, tmp_path, {"GPULINT_STARTUP_CACHE": "0", "GPULINT_LAZY_LIBCST": ""})
-    plain_mods, plain = _modules_after(args, tmp_path, {"GPULINT_STARTUP_CACHE": "0", "GPULINT_LAZY_LIBCST": "0"})
+    _, plain = _modules_after(args, tmp_path, {"GPULINT_STARTUP_CACHE": "0", "GPULINT_LAZY_LIBCST": "0"})
     assert "libcst.metadata.scope_provider" in lazy_mods  # the path was taken
     assert lazy == plain
     assert "+from torch.amp import autocast, GradScaler" in lazy
@@ -261,3 +264,20 @@ def test_lazy_libcst_becomes_the_whole_package(first):
     assert set(plain["all"]) <= set(lazy["names"])
     # after completion the package has the names a plain import gives (submodules aside)
     assert [n for n in lazy["names"] if not n.startswith("_")] == [n for n in plain["names"] if not n.startswith("_")]
+
+
+def test_in_process_runs_do_not_use_the_startup_paths(tmp_path, monkeypatch):
+    """click's test runner (and an editor) run the commands inside their own process: no cache
+    file is written and LibCST is not replaced there; the results are the same."""
+    from cli_support import gl
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("GPULINT_STARTUP_CACHE", raising=False)
+    write(tmp_path, {"train.py": BUGGY})
+    r = gl(["check", "--no-cache", "train.py"], tmp_path)
+    assert [p[3] for p in problems(r.stdout)] == ["GL103"]
+    assert not (tmp_path / "xdg").exists()
+    assert "exec" not in vars(dataclasses)
+    import libcst
+
+    assert "__getattr__" not in vars(libcst)
