@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+
 import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
@@ -215,10 +217,8 @@ for x, y in loader:
 
     @staticmethod
     def _mentions(ctx: Context, node: cst.CSTNode, root: str) -> bool:
-        for n in walk(node):
-            if dotted(n) == root:
-                return True
-        return dotted(node) == root
+        """`node` or a node below it is the Name/Attribute chain `root`."""
+        return ctx.model.facts(_Mentions).mentions(node, root)
 
     def _differentiated(self, ctx: Context, root: str) -> bool:
         m = ctx.model
@@ -241,14 +241,19 @@ for x, y in loader:
         return False
 
     def _derived_names(self, ctx: Context, root: str) -> set[str]:
-        out = set()
-        for n in walk(ctx.module):
-            if isinstance(n, cst.Assign) and self._mentions(ctx, n.value, root):
-                for t in n.targets:
-                    d = dotted(t.target)
-                    if d is not None and d != root:
-                        out.add(d)
-        return out
+        """Names and `a.b` targets assigned from an expression that mentions `root`."""
+        index: _Mentions = ctx.model.facts(_Mentions)
+        found = index.derived.get(root)
+        if found is None:
+            found = set()
+            for n in index.assigns:
+                if index.mentions(n.value, root):
+                    for t in n.targets:
+                        d = dotted(t.target)
+                        if d is not None and d != root:
+                            found.add(d)
+            index.derived[root] = found
+        return set(found)
 
     def _method(self, ctx: Context, facts: TrainingFacts, acc: cst.BaseExpression, root: str) -> str:
         """`item` for a Python number or list accumulator that is never used as a tensor."""
@@ -264,25 +269,62 @@ for x, y in loader:
         if any(isinstance(b.value, cst.List) and b.value.elements for b in inits):
             return "detach"
         names = {root} | self._derived_names(ctx, root)
-        for n in walk(ctx.module):
-            if isinstance(n, cst.Call):
-                q = ctx.model.qualname(n.func) or ""
-                if q.startswith("torch.") and any(self._mentions(ctx, a.value, x) for a in n.args for x in names):
-                    return "detach"
-                mo = method_of(n)
-                if mo is not None and mo[1] in _TENSOR_USES and any(self._mentions(ctx, mo[0], x) for x in names):
-                    return "detach"
-            # `for l in losses: l.item()`: elements used as tensors
-            if isinstance(n, (cst.For, cst.CompFor)) and any(self._mentions(ctx, n.iter, x) for x in names):
+        m = ctx.model
+        index: _Mentions = m.facts(_Mentions)
+        # any of the uses below makes it "detach", so they are checked in no particular order
+        for n in m.calls:
+            q = m.qualname(n.func) or ""
+            if q.startswith("torch.") and any(index.mentions(a.value, x) for a in n.args for x in names):
+                return "detach"
+            mo = method_of(n)
+            if mo is not None and mo[1] in _TENSOR_USES and any(index.mentions(mo[0], x) for x in names):
+                return "detach"
+        # `for l in losses: l.item()`: elements used as tensors
+        for n in index.loops:
+            if any(index.mentions(n.iter, x) for x in names):
                 tgt = dotted(n.target)
                 if tgt is not None:
-                    scope = n if isinstance(n, cst.For) else ctx.model.parent(n)
-                    for c in walk(scope):
-                        if isinstance(c, cst.Call):
-                            mo = method_of(c)
-                            if mo is not None and mo[1] in _TENSOR_USES and dotted(mo[0]) == tgt:
-                                return "detach"
+                    scope = n if isinstance(n, cst.For) else m.parent(n)
+                    for c in m.calls_in(scope):
+                        mo = method_of(c)
+                        if mo is not None and mo[1] in _TENSOR_USES and dotted(mo[0]) == tgt:
+                            return "detach"
         return "item"
+
+
+class _Mentions:
+    """Per file: where each Name/Attribute chain (`loss`, `self.total`) occurs, so that "does this
+    expression mention `root`" is a lookup in the positions of `root`'s occurrences instead of a
+    walk of the expression; and the file's assignments and for loops (plain and comprehension)."""
+
+    def __init__(self, m) -> None:
+        self.m = m
+        self.at: dict[str, list[int]] = {}  # chain -> positions (ScriptModel.order) of its nodes
+        self.assigns: list[cst.Assign] = []
+        self.loops: list[cst.CSTNode] = []
+        self.derived: dict[str, set[str]] = {}
+        at = self.at
+        for i, n in enumerate(m.nodes):
+            t = type(n)
+            if t is cst.Name or t is cst.Attribute:
+                d = dotted(n)
+                if d is not None:
+                    at.setdefault(d, []).append(i)
+            elif t is cst.Assign:
+                self.assigns.append(n)
+            elif t is cst.For or t is cst.CompFor:
+                self.loops.append(n)
+
+    def mentions(self, node: cst.CSTNode, root: str) -> bool:
+        m = self.m
+        start = m.order.get(node)
+        if start is None or m.nodes[start] is not node:
+            return any(dotted(n) == root for n in walk(node)) or dotted(node) == root
+        found = self.at.get(root)
+        if not found:
+            return False
+        i = bisect.bisect_left(found, start)
+        return i < len(found) and found[i] < m.end[node]
 
 
 def _index_only(sub: cst.Subscript) -> bool:
