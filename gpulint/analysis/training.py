@@ -153,6 +153,7 @@ class TrainingFacts:
         self._set_grad_statements: dict[cst.CSTNode, tuple[list[int], list[str]]] = {}
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
         self._effects_busy: set[cst.CSTNode] = set()
+        self._grad_attrs: tuple[list[cst.Attribute], list[int]] | None = None
         self.loops: list[LoopInfo] = []
         self.loop_info: dict[cst.CSTNode, LoopInfo] = {}
         for node in model.parents:
@@ -264,34 +265,61 @@ class TrainingFacts:
 
     def _direct_effects(self, node: cst.CSTNode) -> set[str]:
         out: set[str] = set()
-        for n in walk(node):
-            if isinstance(n, cst.Call):
-                q = self.m.qualname(n.func)
-                mo = method_of(n)
-                if q in GRAD_FUNCTIONS or q in ENABLE_GRAD:
-                    out.add("grad")
-                if mo is not None:
-                    recv, meth = mo
-                    if meth in ("backward", "manual_backward"):
-                        out |= {"grad", "backward"}
-                    elif meth == "requires_grad_" and not (n.args and is_bool(n.args[0].value, False)):
-                        out.add("grad")
-                    elif meth == "zero_grad":
-                        out.add("zero_grad")
-                    elif meth == "step" and self.is_optimizer(recv):
-                        out.add("step")
-                    elif meth == "eval" and not n.args:
-                        out.add("eval")
-                    elif meth == "train":
-                        out.add(self._train_call_mode(n) or "unknown-mode")
-                for a in n.args:
-                    if a.keyword is not None and a.keyword.value == "requires_grad" and not is_bool(a.value, False):
-                        out.add("grad")
-            elif isinstance(n, cst.Attribute) and n.attr.value == "grad":
-                out.add("grad")
-                if self._clears_grad_attr(n):
-                    out.add("zero_grad")
+        m = self.m
+        start = m.order.get(node)
+        if start is None or m.nodes[start] is not node:  # not a node of the model's tree: walk it
+            for n in walk(node):
+                if isinstance(n, cst.Call):
+                    self._call_effects(n, out)
+                elif isinstance(n, cst.Attribute) and n.attr.value == "grad":
+                    self._grad_effects(n, out)
+            return out
+        # the calls and `.grad` attributes below `node`, from the model's lists, in source order
+        for n in m.calls_in(node):
+            self._call_effects(n, out)
+        for n in self.grad_attributes_in(node):
+            self._grad_effects(n, out)
         return out
+
+    def _call_effects(self, n: cst.Call, out: set[str]) -> None:
+        q = self.m.qualname(n.func)
+        mo = method_of(n)
+        if q in GRAD_FUNCTIONS or q in ENABLE_GRAD:
+            out.add("grad")
+        if mo is not None:
+            recv, meth = mo
+            if meth in ("backward", "manual_backward"):
+                out |= {"grad", "backward"}
+            elif meth == "requires_grad_" and not (n.args and is_bool(n.args[0].value, False)):
+                out.add("grad")
+            elif meth == "zero_grad":
+                out.add("zero_grad")
+            elif meth == "step" and self.is_optimizer(recv):
+                out.add("step")
+            elif meth == "eval" and not n.args:
+                out.add("eval")
+            elif meth == "train":
+                out.add(self._train_call_mode(n) or "unknown-mode")
+        for a in n.args:
+            if a.keyword is not None and a.keyword.value == "requires_grad" and not is_bool(a.value, False):
+                out.add("grad")
+
+    def _grad_effects(self, n: cst.Attribute, out: set[str]) -> None:
+        out.add("grad")
+        if self._clears_grad_attr(n):
+            out.add("zero_grad")
+
+    def grad_attributes_in(self, node: cst.CSTNode) -> list[cst.Attribute]:
+        """The `x.grad` attributes below `node` (not `node` itself), in source order."""
+        m = self.m
+        if self._grad_attrs is None:
+            found = [(i, n) for i, n in enumerate(m.nodes) if type(n) is cst.Attribute and n.attr.value == "grad"]
+            self._grad_attrs = ([n for _, n in found], [i for i, _ in found])
+        start, stop = m.order.get(node), m.end.get(node)
+        if start is None or stop is None or m.nodes[start] is not node:
+            return [n for n in walk(node) if isinstance(n, cst.Attribute) and n.attr.value == "grad"]
+        attrs, orders = self._grad_attrs
+        return attrs[bisect.bisect_right(orders, start):bisect.bisect_left(orders, stop)]
 
     def _train_call_mode(self, call: cst.Call) -> str | None:
         if not call.args:
