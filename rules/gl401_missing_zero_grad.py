@@ -90,7 +90,7 @@ for x, y in loader:
                     continue
                 if any(self._conditional(m, s.call, fn) for s in steps):
                     continue
-                if any(isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in m.walk(fn)):
+                if facts.grad_attributes_in(fn):
                     continue  # gradients handled by hand
                 sites = facts.call_sites(fn)
                 if not sites:
