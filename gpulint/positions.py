@@ -6,6 +6,10 @@ newlines and builds two `CodePosition` objects per node through a generator-base
 manager). Line and column are worked out only for the nodes asked for, from the offsets, the way
 LibCST counts them (lines end at "\\r\\n", "\\r" or "\\n"; columns count characters). The result
 maps a node to the same `CodeRange` `MetadataWrapper(module).resolve(PositionProvider)` gives.
+
+`node_positions(module, model, source)` gives the same ranges without generating the whole
+module: a rule asks for the positions of the few nodes it reports, so only the statement around
+each such node is generated (see `NodePositions`).
 """
 
 from __future__ import annotations
@@ -119,3 +123,146 @@ class Positions(Mapping):
 
 def positions(module: cst.Module) -> Positions:
     return Positions(module)
+
+
+class NodePositions(Mapping):
+    """node -> CodeRange like `Positions`, generating only the innermost statement (of a block or
+    the module) around each node asked for.
+
+    A statement of a block or of the module starts at the start of a line (its leading blank and
+    comment lines are its own). Its line is one more than the line breaks of everything before it
+    in the source, which are those in the text fields of the nodes before it in source order (the
+    ScriptModel's `nodes`): whitespace (a line continuation), strings, comments and newline nodes.
+    From that line's offset, the statement is generated with the indentation of its blocks, as the
+    module's code generation would; the generated text is checked against the source there. Any
+    surprise (a node outside any statement, a tree that shares a node object, a text that does
+    not match: the last statement of a file without a final newline) falls back to `Positions`
+    of the whole module, so the ranges are always LibCST's."""
+
+    def __init__(self, module: cst.Module, model, source: str) -> None:
+        self.module = module
+        self.model = model
+        self.source = source
+        self._offsets: dict[cst.CSTNode, tuple[int, int]] = {}
+        self._cache: dict[cst.CSTNode, CodeRange] = {}
+        self._breaks: list[int] | None = None  # line breaks before each of the model's nodes
+        self._starts: list[int] | None = None  # offsets of the source's lines
+        self._whole: Positions | None = None
+
+    def whole(self) -> Positions:
+        if self._whole is None:
+            self._whole = Positions(self.module)
+        return self._whole
+
+    def _line_starts(self) -> list[int]:
+        starts = self._starts
+        if starts is None:
+            starts = self._starts = [0] + [m.end() for m in _NEWLINE.finditer(self.source)]
+        return starts
+
+    def _position(self, offset: int) -> CodePosition:
+        starts = self._line_starts()
+        row = bisect.bisect_right(starts, offset)
+        return CodePosition(row, offset - starts[row - 1])
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        found = self._cache.get(node)
+        if found is None:
+            if self._whole is not None:
+                return self._whole[node]
+            off = self._offsets.get(node)
+            if off is None:
+                off = self._locate(node)
+                if off is None:
+                    return self.whole()[node]
+            found = self._cache[node] = CodeRange(self._position(off[0]), self._position(off[1]))
+        return found
+
+    def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
+        """A node's start and end as character offsets into the module's code."""
+        if self._whole is None:
+            off = self._offsets.get(node) or self._locate(node)
+            if off is not None:
+                return off
+        return self.whole().offsets(node)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self.whole()
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self.whole())
+
+    def __len__(self) -> int:
+        return len(self.whole())
+
+    def _line_breaks(self) -> list[int] | None:
+        breaks = self._breaks
+        if breaks is None:
+            nodes = self.model.nodes
+            if len(set(map(id, nodes))) != len(nodes):
+                return None  # a node object at two places: its first one is its position
+            breaks = [0] * (len(nodes) + 1)
+            count = 0
+            newline_type = cst.Newline
+            for i, n in enumerate(nodes):
+                breaks[i] = count
+                v = getattr(n, "value", None)
+                if type(v) is str:
+                    if "\n" in v or "\r" in v:
+                        count += len(_NEWLINE.findall(v))
+                elif v is None and type(n) is newline_type:
+                    count += 1  # the module's default newline
+            breaks[len(nodes)] = count
+            self._breaks = breaks
+        return breaks
+
+    def _locate(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        m = self.model
+        parents = m.parents
+        stmt, cur = None, node
+        while cur is not None:
+            parent = parents.get(cur)
+            if parent is None:
+                return None  # the module itself, or a node not in the model's tree
+            if isinstance(parent, (cst.IndentedBlock, cst.Module)) and isinstance(
+                cur, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+            ):
+                stmt = cur
+                break
+            cur = parent
+        if stmt is None:
+            return None
+        i = m.order.get(stmt)
+        if i is None or m.nodes[i] is not stmt:
+            return None
+        breaks = self._line_breaks()
+        if breaks is None:
+            return None
+        starts = self._line_starts()
+        line = breaks[i]
+        if line >= len(starts):
+            return None
+        state = _OffsetState(self.module)
+        state.offset = start = starts[line]
+        indents = []
+        for anc in m.ancestors(stmt):
+            if isinstance(anc, cst.IndentedBlock):
+                indents.append(state.default_indent if anc.indent is None else anc.indent)
+        indents.reverse()
+        state.indent_tokens = indents
+        stmt._codegen(state)
+        text = "".join(state.tokens)
+        if self.source[start:start + len(text)] != text:
+            return None
+        computed = state.computed
+        for k, v in computed.items():
+            self._offsets.setdefault(k, v)
+        return computed.get(node)
+
+
+def node_positions(module: cst.Module, model, source: str):
+    """Positions for a module, computed per statement on demand when the ScriptModel built from
+    that module is at hand (`NodePositions`), else for the whole module at once."""
+    if model is None or getattr(model, "module", None) is not module:
+        return Positions(module)
+    return NodePositions(module, model, source)
