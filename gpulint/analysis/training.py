@@ -156,7 +156,8 @@ class TrainingFacts:
         self._grad_attrs: tuple[list[cst.Attribute], list[int]] | None = None
         self.loops: list[LoopInfo] = []
         self.loop_info: dict[cst.CSTNode, LoopInfo] = {}
-        for node in model.parents:
+        # the model's for and while loops, in source order (as a walk of the tree meets them)
+        for node in sorted(dict.fromkeys(model.fors + model.whiles), key=model.order.__getitem__):
             if isinstance(node, _LOOPS):
                 info = LoopInfo(node)
                 self.loop_info[node] = info
@@ -357,7 +358,9 @@ class TrainingFacts:
         steps, backward = [], False
         for c in self.m.calls_in(fn):
             f = c.func
-            if not isinstance(f, cst.Attribute) or self.m.enclosing(c, cst.FunctionDef) is not fn:
+            if not isinstance(f, cst.Attribute) or f.attr.value not in ("backward", "step"):
+                continue  # (only these two count: the cheap test first)
+            if self.m.enclosing(c, cst.FunctionDef) is not fn:
                 continue
             if self.enclosing_loop(c) is not None:
                 continue
