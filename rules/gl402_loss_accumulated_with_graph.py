@@ -6,7 +6,7 @@ import bisect
 
 import libcst as cst
 
-from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
+from gpulint.analysis.training import _DEFS, TrainingFacts, dotted, method_of, walk
 from gpulint.rule import Context, Kind, Rule
 
 _DETACHING = frozenset({"item", "detach", "cpu", "tolist", "numpy", "float", "int", "data"})
@@ -74,7 +74,7 @@ for x, y in loader:
             graph_names = self._graph_names(ctx, facts, loop.node)
             if not graph_names:
                 continue
-            for stmt, acc, value in self._accumulations(loop.node):
+            for stmt, acc, value in self._accumulations(ctx, loop.node):
                 # only statements whose innermost loop (with a backward) is this one
                 if facts.enclosing_loop(stmt) is not loop.node and self._inner_backward_loop(facts, stmt, loop.node):
                     continue
@@ -111,9 +111,8 @@ for x, y in loader:
     @staticmethod
     def _graph_names(ctx: Context, facts: TrainingFacts, loop: cst.CSTNode) -> set[str]:
         out = set()
-        for n in walk(loop):
-            if not isinstance(n, cst.Call):
-                continue
+        index: _Mentions = ctx.model.facts(_Mentions)
+        for n in ctx.model.calls_in(loop):
             mo = method_of(n)
             if mo is None:
                 continue
@@ -135,7 +134,7 @@ for x, y in loader:
         # the summands of a backward'd loss hold the same graph: `loss = mse + ce` in the loop, where
         # the engine knows `mse` and `ce` are tensors computed with gradients
         m = ctx.model
-        for n in walk(loop, into_defs=False):
+        for n in index.below(loop, index.assigns, index.assign_at):
             if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
                     and n.targets[0].target.value in out and isinstance(n.value, cst.BinaryOperation):
                 for part in LossAccumulatedWithGraph._bare_names(n.value):
@@ -145,10 +144,11 @@ for x, y in loader:
         return out
 
     @staticmethod
-    def _accumulations(loop: cst.CSTNode):
+    def _accumulations(ctx: Context, loop: cst.CSTNode):
         """(statement, accumulator expression, added value) for `acc += v`, `acc = acc + v`,
         `acc.append(v)` in the loop (not inside nested functions)."""
-        for n in walk(loop, into_defs=False):
+        index: _Mentions = ctx.model.facts(_Mentions)
+        for n in index.below(loop, index.statements, index.statement_at):
             if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign):
                 yield n, n.target, n.value
             elif isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.value, cst.BinaryOperation):
@@ -192,7 +192,8 @@ for x, y in loader:
     def _detached_rebinding(ctx: Context, loop: cst.CSTNode, name: str) -> bool:
         """`loss = loss.item()` (or any detached value) somewhere in the loop: cannot tell which
         binding reaches the accumulation, stay silent."""
-        for n in walk(loop, into_defs=False):
+        index: _Mentions = ctx.model.facts(_Mentions)
+        for n in index.below(loop, index.assigns, index.assign_at):
             if isinstance(n, cst.Assign) and any(
                 isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets
             ):
@@ -221,20 +222,17 @@ for x, y in loader:
         return ctx.model.facts(_Mentions).mentions(node, root)
 
     def _differentiated(self, ctx: Context, root: str) -> bool:
-        m = ctx.model
-        for call in m.calls:
-            mo = method_of(call)
-            if mo is not None and mo[1] in ("backward", "manual_backward"):
+        index: _Mentions = ctx.model.facts(_Mentions)
+        for call, mo, autograd in index.differentiating():
+            if mo is not None:
                 if self._mentions(ctx, mo[0], root) or any(self._mentions(ctx, a.value, root) for a in call.args):
                     return True
-            q = m.qualname(call.func) or ""
-            if q.startswith(("torch.autograd.", "torch.func.")) and any(self._mentions(ctx, a.value, root) for a in call.args):
+            if autograd and any(self._mentions(ctx, a.value, root) for a in call.args):
                 return True
         # a name derived from the accumulator and differentiated: `loss = total / n; loss.backward()`
         for derived in self._derived_names(ctx, root):
-            for call in m.calls:
-                mo = method_of(call)
-                if mo is not None and mo[1] in ("backward", "manual_backward") and (
+            for call, mo, _autograd in index.differentiating():
+                if mo is not None and (
                     self._mentions(ctx, mo[0], derived) or any(self._mentions(ctx, a.value, derived) for a in call.args)
                 ):
                     return True
@@ -301,8 +299,12 @@ class _Mentions:
         self.m = m
         self.at: dict[str, list[int]] = {}  # chain -> positions (ScriptModel.order) of its nodes
         self.assigns: list[cst.Assign] = []
+        self.assign_at: list[int] = []
+        self.statements: list[cst.CSTNode] = []  # `+=`, assignments and expression statements
+        self.statement_at: list[int] = []
         self.loops: list[cst.CSTNode] = []
         self.derived: dict[str, set[str]] = {}
+        self._differentiating: list | None = None
         at = self.at
         for i, n in enumerate(m.nodes):
             t = type(n)
@@ -312,8 +314,42 @@ class _Mentions:
                     at.setdefault(d, []).append(i)
             elif t is cst.Assign:
                 self.assigns.append(n)
+                self.assign_at.append(i)
+                self.statements.append(n)
+                self.statement_at.append(i)
+            elif t is cst.AugAssign or t is cst.Expr:
+                self.statements.append(n)
+                self.statement_at.append(i)
             elif t is cst.For or t is cst.CompFor:
                 self.loops.append(n)
+
+    def below(self, node: cst.CSTNode, nodes: list, at: list[int]) -> list:
+        """The nodes of `nodes` (positions `at`) below `node`, in source order, leaving out those
+        inside a function, lambda or class below it (what walk(node, into_defs=False) meets)."""
+        m = self.m
+        start = m.order.get(node)
+        if start is None or m.nodes[start] is not node:
+            kinds = tuple({type(n) for n in nodes})
+            return [n for n in walk(node, into_defs=False) if type(n) in kinds]
+        found = nodes[bisect.bisect_right(at, start):bisect.bisect_left(at, m.end[node])]
+        return [n for n in found if not m._nested_in(n, node, _DEFS)]
+
+    def differentiating(self) -> list:
+        """(call, (receiver, method) for `.backward()`/`.manual_backward()` else None, whether it is
+        a torch.autograd./torch.func. function) for the file's calls that are either."""
+        found = self._differentiating
+        if found is None:
+            m = self.m
+            found = []
+            for call in m.calls:
+                mo = method_of(call)
+                if mo is not None and mo[1] not in ("backward", "manual_backward"):
+                    mo = None
+                autograd = (m.qualname(call.func) or "").startswith(("torch.autograd.", "torch.func."))
+                if mo is not None or autograd:
+                    found.append((call, mo, autograd))
+            self._differentiating = found
+        return found
 
     def mentions(self, node: cst.CSTNode, root: str) -> bool:
         m = self.m
