@@ -68,7 +68,7 @@ for x, y in loader:
         m = ctx.model
         if m.frameworks & LOADER_FRAMEWORKS:
             return
-        amp = m.facts(AmpFacts)
+        amp = _Amp(m)  # the AMP facts, built only if a setter or a `with torch.device(...)` needs them
         setters, others = [], []
         for call in m.calls:
             q = m.qualname(call.func)
@@ -219,3 +219,19 @@ def _iterated_inside(m, loader_call: cst.Call, with_stmt: cst.With) -> bool:
             if isinstance(v, cst.Name) and v.value == target.value:
                 return True
     return False
+
+
+class _Amp:
+    """`m.facts(AmpFacts)` on first use (most files that pass the prefilter, with a `torch.device(...)`
+    call, have no setter and no device context, and need none of it)."""
+
+    __slots__ = ("m", "facts")
+
+    def __init__(self, m) -> None:
+        self.m = m
+        self.facts = None
+
+    def __getattr__(self, name: str):
+        if self.facts is None:
+            self.facts = self.m.facts(AmpFacts)
+        return getattr(self.facts, name)
