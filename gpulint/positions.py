@@ -23,6 +23,19 @@ from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
 
 _NEWLINE = re.compile(r"\r\n?|\n")
+# the node classes whose text (`value`) may hold a line break: whitespace (a line continuation),
+# strings, and newlines (a None value is the module's default newline); comments cannot
+_TEXT_TYPES = frozenset(
+    t
+    for t in (
+        cst.SimpleWhitespace,
+        cst.SimpleString,
+        cst.FormattedStringText,
+        getattr(cst, "TemplatedStringText", None),
+        cst.Newline,
+    )
+    if t is not None
+)
 
 
 class _Syntactic:
@@ -145,7 +158,7 @@ class NodePositions(Mapping):
         self.source = source
         self._offsets: dict[cst.CSTNode, tuple[int, int]] = {}
         self._cache: dict[cst.CSTNode, CodeRange] = {}
-        self._breaks: list[int] | None = None  # line breaks before each of the model's nodes
+        self._breaks: list[int] | None = None  # line breaks before each of the model's first nodes
         self._starts: list[int] | None = None  # offsets of the source's lines
         self._whole: Positions | None = None
 
@@ -195,25 +208,29 @@ class NodePositions(Mapping):
     def __len__(self) -> int:
         return len(self.whole())
 
-    def _line_breaks(self) -> list[int] | None:
+    def _line_breaks(self, upto: int) -> list[int] | None:
+        """Line breaks before each of the model's nodes, counted as far as node `upto` (the rest is
+        counted when a later node is asked for)."""
+        nodes = self.model.nodes
         breaks = self._breaks
         if breaks is None:
-            nodes = self.model.nodes
-            if len(set(map(id, nodes))) != len(nodes):
+            if len(self.model.order) != len(nodes):
                 return None  # a node object at two places: its first one is its position
-            breaks = [0] * (len(nodes) + 1)
-            count = 0
-            newline_type = cst.Newline
-            for i, n in enumerate(nodes):
-                breaks[i] = count
-                v = getattr(n, "value", None)
-                if type(v) is str:
-                    if "\n" in v or "\r" in v:
-                        count += len(_NEWLINE.findall(v))
-                elif v is None and type(n) is newline_type:
-                    count += 1  # the module's default newline
-            breaks[len(nodes)] = count
-            self._breaks = breaks
+            breaks = self._breaks = [0]
+        done = len(breaks) - 1  # breaks[k] is known for k <= done
+        if upto > done:
+            count = breaks[done]
+            text_types = _TEXT_TYPES
+            newline = _NEWLINE
+            append = breaks.append
+            for n in nodes[done:upto]:
+                if type(n) in text_types:
+                    v = n.value
+                    if v is None:
+                        count += 1  # a Newline: the module's default newline
+                    elif "\n" in v or "\r" in v:
+                        count += len(newline.findall(v))
+                append(count)
         return breaks
 
     def _locate(self, node: cst.CSTNode) -> tuple[int, int] | None:
@@ -235,7 +252,7 @@ class NodePositions(Mapping):
         i = m.order.get(stmt)
         if i is None or m.nodes[i] is not stmt:
             return None
-        breaks = self._line_breaks()
+        breaks = self._line_breaks(i)
         if breaks is None:
             return None
         starts = self._line_starts()
