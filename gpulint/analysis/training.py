@@ -617,7 +617,19 @@ class TrainingFacts:
     # per-loop scan
     # ------------------------------------------------------------------------------------------
     def _scan_loop(self, info: LoopInfo) -> None:
-        for n in walk(info.node):
+        m = self.m
+        node = info.node
+        start = m.order.get(node)
+        if start is None or m.nodes[start] is not node:  # not a node of the model's tree: walk it
+            below = walk(node)
+        else:
+            # the calls and `.grad` attributes below the loop, in source order: the only nodes
+            # the scan looks at
+            below = m.calls_in(node)
+            attrs = self.grad_attributes_in(node)
+            if attrs:
+                below = sorted(below + attrs, key=m.order.__getitem__)
+        for n in below:
             if isinstance(n, cst.Attribute) and n.attr.value == "grad" and self._clears_grad_attr(n):
                 info.clears.append(n)
                 info.clears_all = True
