@@ -79,6 +79,9 @@ print(model.module.num_classes)
         if not facts.wraps:
             return
         attrs_cache: dict[str, set[str]] = {}
+        # a name can hold a wrapper where it is read only if one of its bindings is a wrapper call's
+        # target (wrapper_reaching follows the name's own bindings): other names are not asked about
+        wrapped_names = {w.target.value for w in facts.wraps if isinstance(w.target, cst.Name)}
         for node in list(m.parents):
             if not isinstance(node, cst.Attribute):
                 continue
@@ -103,7 +106,7 @@ print(model.module.num_classes)
                             message=f"Read `{attr}` from the wrapped model"),
                 )
                 continue
-            if _is_store(m, node):
+            if node.value.value not in wrapped_names or _is_store(m, node):
                 continue
             reach = facts.wrapper_reaching(node.value)
             if reach is None:
