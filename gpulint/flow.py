@@ -115,6 +115,7 @@ class Value:
     scatters: bool = field(default=False, repr=False)  # DataParallel/DDP: moves its inputs itself
     source: cst.CSTNode | None = field(default=None, repr=False)  # PARAMS/OPTIMIZER: the module's origin
     fn: cst.FunctionDef | None = field(default=None, repr=False)  # FUNC: the function (compared by identity)
+    deep: bool = False  # a tensor known to have at least two dimensions (`t[i]` still has one)
 
     def __eq__(self, o):
         return (
@@ -125,6 +126,7 @@ class Value:
             and self.half == o.half
             and self.nonscalar == o.nonscalar
             and self.nograd == o.nograd
+            and self.deep == o.deep
             and self.items == o.items
             and self.elem == o.elem
             and self.cls == o.cls
@@ -183,6 +185,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         scatters=a.scatters and b.scatters,
         half_at=a.half_at if (a.half and b.half) else None,
         source=a.source if a.source is b.source else None,
+        deep=a.deep and b.deep,
     )
 
 
@@ -190,6 +193,19 @@ _REDUCTIONS = frozenset(
     "argmax argmin sum mean max min prod std var logsumexp amax amin all any count_nonzero median "
     "nanmean nansum".split()
 )
+
+
+def _reshaped_deep(meth: str, args, kw, rv) -> bool:
+    """`.view(-1, 1)`, `.reshape(b, n)`, `.unsqueeze(0)` of a tensor with a dimension: at least two
+    dimensions; a shape-keeping method of such a tensor keeps them."""
+    if meth in ("view", "reshape", "expand", "repeat"):
+        plain = [a for a in args if not a[2]]
+        if len(plain) == 1 and type(plain[0][0]) in (cst.Tuple, cst.List):
+            return len(plain[0][0].elements) >= 2
+        return len(plain) >= 2
+    if meth in ("unsqueeze", "unsqueeze_"):
+        return rv.nonscalar
+    return rv.deep and meth in kb.SHAPE_KEEPING
 
 
 def _reduced_keeps_a_dim(args, kw) -> bool:
@@ -259,6 +275,7 @@ class Mismatch:
     acc: cst.BaseExpression  # the operand on the accelerator
     acc_value: Value
     function: cst.CSTNode | None  # the function (or module) it is in
+    more_hosts: tuple = ()  # the operation's other host operands (expression, value), in order
 
 
 def _is_none(e) -> bool:
@@ -1318,8 +1335,10 @@ class Flow:
                     dev = None  # a host table indexed on the device fails (reported once, above)
                 return Value(TENSOR, dev, base.half, nonscalar, base.nograd, origin=base.origin)
             adds_dim = any(_is_none(x) for x, _ in idx_vals)  # `t[None, :]`: at least one dimension
-            return Value(TENSOR, base.dev, base.half, adds_dim or (base.nonscalar and only_slices), base.nograd,
-                         origin=base.origin)
+            # `target[i]` of a tensor of two or more dimensions keeps one
+            keeps = base.deep and len(e.slice) == 1 and len(idx_vals) == 1
+            return Value(TENSOR, base.dev, base.half, adds_dim or keeps or (base.nonscalar and only_slices), base.nograd,
+                         origin=base.origin, deep=base.deep and only_slices)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
         if k == MAPPING and base.elem is not None:
@@ -1803,10 +1822,29 @@ class Flow:
             nonscalar = True
         if not nonscalar and q.rsplit(".", 1)[-1] in _REDUCTIONS:
             nonscalar = _reduced_keeps_a_dim(pos[1:], kw)
-        v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None)
+        v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None,
+                  deep=(creates or given) and self._deep_factory(q, pos))
         if ret == "tensors":
             return Value(TUPLE, None, elem=v)
         return v
+
+    @staticmethod
+    def _deep_factory(q, pos) -> bool:
+        """A factory making at least two dimensions: `torch.tensor([[...], ...])`, `torch.zeros(a, b)`."""
+        last = q.rsplit(".", 1)[-1]
+        if not pos or pos[0][2]:
+            return False
+        first = pos[0][0]
+        if last in ("tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"):
+            return (type(first) in (cst.List, cst.Tuple) and len(first.elements) > 0
+                    and type(first.elements[0].value) in (cst.List, cst.Tuple))
+        if last in ("zeros", "ones", "empty", "rand", "randn"):
+            if type(first) in (cst.Tuple, cst.List):
+                return len(first.elements) >= 2
+            return len([p for p in pos if not p[2]]) >= 2
+        if last == "eye":
+            return True
+        return False
 
     def _nonscalar_factory(self, q, pos, kw) -> bool:
         last = q.rsplit(".", 1)[-1]
@@ -1844,8 +1882,11 @@ class Flow:
                 if not nonscalar and meth in _REDUCTIONS:
                     nonscalar = _reduced_keeps_a_dim(pos, kw)
                 if how == "cast":
-                    return Value(TENSOR, rv.dev, meth == "half", rv.nonscalar, rv.nograd, origin=rv.origin, placed=rv.placed)
-                return Value(TENSOR, rv.dev, rv.half, nonscalar, rv.nograd or meth == "detach", origin=rv.origin, placed=rv.placed)
+                    return Value(TENSOR, rv.dev, meth == "half", rv.nonscalar, rv.nograd, origin=rv.origin, placed=rv.placed,
+                                 deep=rv.deep)
+                deep = _reshaped_deep(meth, pos, kw, rv)
+                return Value(TENSOR, rv.dev, rv.half, nonscalar or deep, rv.nograd or meth == "detach", origin=rv.origin,
+                             placed=rv.placed, deep=deep)
             if how == "move":
                 dev = self._move_target(meth, pos, kw, rv)
                 return Value(TENSOR, dev, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin, placed=e)
@@ -2232,6 +2273,7 @@ class Flow:
         if not frame.record or self._in_summary or frame.cpu_only:
             return
         host = acc = None
+        hosts = []
         # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
         # inputs of a model's forward are on its device); other methods may run before a move
         fn = frame.fn
@@ -2245,6 +2287,7 @@ class Flow:
                     continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
                 # (fed to a module on the accelerator it fails whatever the intent)
                 host = host or (x, v)
+                hosts.append((x, v))
             elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
                 acc = acc or (x, v)
         if host is None or acc is None or node in self._mismatch_seen:
@@ -2252,4 +2295,4 @@ class Flow:
         if op == "index" and operands[0][1] is not host[1]:
             return  # device tensor indexed with host indices: allowed
         self._mismatch_seen.add(node)
-        self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn))
+        self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])))
