@@ -1637,7 +1637,7 @@ class Flow:
         if kind == LOADER:
             ds = pos[0][1] if pos else (kw["dataset"][1] if "dataset" in kw else UNKNOWN)
             ds_expr = pos[0][0] if pos and not pos[0][2] else (kw["dataset"][0] if "dataset" in kw else None)
-            places = "collate_fn" in kw or "pin_memory_device" in kw
+            places = ("collate_fn" in kw and not self._host_collator(kw["collate_fn"][0])) or "pin_memory_device" in kw
             collate = kw.get("collate_fn", (None, UNKNOWN))[1]
             if collate.kind == FUNC:
                 # the loader calls the collate function with a list of the dataset's samples
@@ -1709,8 +1709,27 @@ class Flow:
                 return True
         return False
 
+    def _host_collator(self, x, depth: int = 0) -> bool:
+        """A collate function of a library that stacks samples on the host: torch's
+        `default_collate`, Hugging Face's `DataCollator*` classes and `default_data_collator`."""
+        if type(x) is cst.Name and depth < 2:
+            bindings = self.m.bindings_of(x)
+            if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
+                return all(self._host_collator(b.value, depth + 1) for b in bindings)
+        if type(x) is cst.Call:
+            x = x.func
+        q = self.m.qualname(x) or ""
+        last = q.rsplit(".", 1)[-1]
+        if q.startswith("transformers."):
+            return last.startswith("DataCollator") or last == "default_data_collator"
+        return q in ("torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate",
+                     "torch.utils.data._utils.collate.default_collate")
+
     def _made_here(self, expr) -> bool:
-        """A dataset built by a call in this file (directly, or a name bound only to calls)."""
+        """A dataset built by a call in this file (directly, or a name bound only to calls), or a
+        split of one (`tokenized["train"]`)."""
+        if type(expr) is cst.Subscript:
+            expr = expr.value
         if type(expr) is cst.Call:
             return True
         if type(expr) is not cst.Name:

@@ -123,6 +123,8 @@ noise_scale = betas[t]
         callee = mm.node.func
         if not isinstance(callee, (cst.Name, cst.Attribute)):
             return None
+        if isinstance(host, cst.Name) and DeviceMismatch._used_again(m, host, mm.node):
+            return None  # moved at this use only, its other uses would still fail: say where, fix nothing
         d = mm.acc_value.dev
         expr = d.expr if d is not None else None
         dev = f"next({ctx.code(callee)}.parameters()).device"
@@ -135,6 +137,24 @@ noise_scale = betas[t]
         if not isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not host.lpar:
             code = f"({code})"  # `(a + b).to(...)`
         return ctx.fix(ctx.replace(host, f"{code}.to({dev})"), message=f"Move the input to `{dev}`")
+
+    @staticmethod
+    def _used_again(m, name: cst.Name, call) -> bool:
+        """The name is read again after `call` in its scope, or anywhere in a loop around the call."""
+        scope = m.scope_of(name)
+        stores = {id(b.node) for b in m.bindings_of(name)}
+        loop = m.enclosing(call, cst.For, cst.While)
+        if loop is not None and not m.contains(scope, loop):
+            loop = None
+        after = m.order[call]
+        for n in m.walk(scope):
+            if type(n) is not cst.Name or n is name or n.value != name.value or id(n) in stores:
+                continue
+            if m.scope_of(n) is not scope:
+                continue
+            if m.order[n] > after or (loop is not None and m.contains(loop, n)):
+                return True
+        return False
 
     @staticmethod
     def _representative(m, acc):
