@@ -1253,6 +1253,12 @@ class Flow:
             return Value(DEVICE, None, origin=e)
         if k == TUPLE and bv.elem is not None and bv.elem.kind == TENSOR and attr in _NAMED_RESULTS:
             return bv.elem  # `x.max(dim=1).values`, `torch.sort(x).indices`
+        if bv.cls is not None and k not in (MODULE, METRIC, TENSOR):
+            # `runner.meter` of an instance of a file class: which class of the file it holds (its
+            # methods can then be followed); where it lives is not taken from outside the class
+            v = self.class_attrs.get(bv.cls, {}).get(attr)
+            if v is not None and v.cls is not None and v.kind not in (MODULE, METRIC, TENSOR):
+                return Value(v.kind, None, cls=v.cls)
         if k == TENSOR:
             how = kb.tensor_attribute(attr)
             if how == "same":
