@@ -115,6 +115,7 @@ class Value:
     scatters: bool = field(default=False, repr=False)  # DataParallel/DDP: moves its inputs itself
     source: cst.CSTNode | None = field(default=None, repr=False)  # PARAMS/OPTIMIZER: the module's origin
     fn: cst.FunctionDef | None = field(default=None, repr=False)  # FUNC: the function (compared by identity)
+    deep: bool = False  # a tensor known to have at least two dimensions (`t[i]` still has one)
 
     def __eq__(self, o):
         return (
@@ -125,6 +126,7 @@ class Value:
             and self.half == o.half
             and self.nonscalar == o.nonscalar
             and self.nograd == o.nograd
+            and self.deep == o.deep
             and self.items == o.items
             and self.elem == o.elem
             and self.cls == o.cls
@@ -183,6 +185,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         scatters=a.scatters and b.scatters,
         half_at=a.half_at if (a.half and b.half) else None,
         source=a.source if a.source is b.source else None,
+        deep=a.deep and b.deep,
     )
 
 
@@ -190,6 +193,19 @@ _REDUCTIONS = frozenset(
     "argmax argmin sum mean max min prod std var logsumexp amax amin all any count_nonzero median "
     "nanmean nansum".split()
 )
+
+
+def _reshaped_deep(meth: str, args, kw, rv) -> bool:
+    """`.view(-1, 1)`, `.reshape(b, n)`, `.unsqueeze(0)` of a tensor with a dimension: at least two
+    dimensions; a shape-keeping method of such a tensor keeps them."""
+    if meth in ("view", "reshape", "expand", "repeat"):
+        plain = [a for a in args if not a[2]]
+        if len(plain) == 1 and type(plain[0][0]) in (cst.Tuple, cst.List):
+            return len(plain[0][0].elements) >= 2
+        return len(plain) >= 2
+    if meth in ("unsqueeze", "unsqueeze_"):
+        return rv.nonscalar
+    return rv.deep and meth in kb.SHAPE_KEEPING
 
 
 def _reduced_keeps_a_dim(args, kw) -> bool:
@@ -259,6 +275,7 @@ class Mismatch:
     acc: cst.BaseExpression  # the operand on the accelerator
     acc_value: Value
     function: cst.CSTNode | None  # the function (or module) it is in
+    more_hosts: tuple = ()  # the operation's other host operands (expression, value), in order
 
 
 def _is_none(e) -> bool:
@@ -1236,6 +1253,12 @@ class Flow:
             return Value(DEVICE, None, origin=e)
         if k == TUPLE and bv.elem is not None and bv.elem.kind == TENSOR and attr in _NAMED_RESULTS:
             return bv.elem  # `x.max(dim=1).values`, `torch.sort(x).indices`
+        if bv.cls is not None and k not in (MODULE, METRIC, TENSOR):
+            # `runner.meter` of an instance of a file class: which class of the file it holds (its
+            # methods can then be followed); where it lives is not taken from outside the class
+            v = self.class_attrs.get(bv.cls, {}).get(attr)
+            if v is not None and v.cls is not None and v.kind not in (MODULE, METRIC, TENSOR):
+                return Value(v.kind, None, cls=v.cls)
         if k == TENSOR:
             how = kb.tensor_attribute(attr)
             if how == "same":
@@ -1318,8 +1341,10 @@ class Flow:
                     dev = None  # a host table indexed on the device fails (reported once, above)
                 return Value(TENSOR, dev, base.half, nonscalar, base.nograd, origin=base.origin)
             adds_dim = any(_is_none(x) for x, _ in idx_vals)  # `t[None, :]`: at least one dimension
-            return Value(TENSOR, base.dev, base.half, adds_dim or (base.nonscalar and only_slices), base.nograd,
-                         origin=base.origin)
+            # `target[i]` of a tensor of two or more dimensions keeps one
+            keeps = base.deep and len(e.slice) == 1 and len(idx_vals) == 1
+            return Value(TENSOR, base.dev, base.half, adds_dim or keeps or (base.nonscalar and only_slices), base.nograd,
+                         origin=base.origin, deep=base.deep and only_slices)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
         if k == MAPPING and base.elem is not None:
@@ -1637,7 +1662,7 @@ class Flow:
         if kind == LOADER:
             ds = pos[0][1] if pos else (kw["dataset"][1] if "dataset" in kw else UNKNOWN)
             ds_expr = pos[0][0] if pos and not pos[0][2] else (kw["dataset"][0] if "dataset" in kw else None)
-            places = "collate_fn" in kw or "pin_memory_device" in kw
+            places = ("collate_fn" in kw and not self._host_collator(kw["collate_fn"][0])) or "pin_memory_device" in kw
             collate = kw.get("collate_fn", (None, UNKNOWN))[1]
             if collate.kind == FUNC:
                 # the loader calls the collate function with a list of the dataset's samples
@@ -1709,8 +1734,27 @@ class Flow:
                 return True
         return False
 
+    def _host_collator(self, x, depth: int = 0) -> bool:
+        """A collate function of a library that stacks samples on the host: torch's
+        `default_collate`, Hugging Face's `DataCollator*` classes and `default_data_collator`."""
+        if type(x) is cst.Name and depth < 2:
+            bindings = self.m.bindings_of(x)
+            if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
+                return all(self._host_collator(b.value, depth + 1) for b in bindings)
+        if type(x) is cst.Call:
+            x = x.func
+        q = self.m.qualname(x) or ""
+        last = q.rsplit(".", 1)[-1]
+        if q.startswith("transformers."):
+            return last.startswith("DataCollator") or last == "default_data_collator"
+        return q in ("torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate",
+                     "torch.utils.data._utils.collate.default_collate")
+
     def _made_here(self, expr) -> bool:
-        """A dataset built by a call in this file (directly, or a name bound only to calls)."""
+        """A dataset built by a call in this file (directly, or a name bound only to calls), or a
+        split of one (`tokenized["train"]`)."""
+        if type(expr) is cst.Subscript:
+            expr = expr.value
         if type(expr) is cst.Call:
             return True
         if type(expr) is not cst.Name:
@@ -1784,10 +1828,29 @@ class Flow:
             nonscalar = True
         if not nonscalar and q.rsplit(".", 1)[-1] in _REDUCTIONS:
             nonscalar = _reduced_keeps_a_dim(pos[1:], kw)
-        v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None)
+        v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None,
+                  deep=(creates or given) and self._deep_factory(q, pos))
         if ret == "tensors":
             return Value(TUPLE, None, elem=v)
         return v
+
+    @staticmethod
+    def _deep_factory(q, pos) -> bool:
+        """A factory making at least two dimensions: `torch.tensor([[...], ...])`, `torch.zeros(a, b)`."""
+        last = q.rsplit(".", 1)[-1]
+        if not pos or pos[0][2]:
+            return False
+        first = pos[0][0]
+        if last in ("tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"):
+            return (type(first) in (cst.List, cst.Tuple) and len(first.elements) > 0
+                    and type(first.elements[0].value) in (cst.List, cst.Tuple))
+        if last in ("zeros", "ones", "empty", "rand", "randn"):
+            if type(first) in (cst.Tuple, cst.List):
+                return len(first.elements) >= 2
+            return len([p for p in pos if not p[2]]) >= 2
+        if last == "eye":
+            return True
+        return False
 
     def _nonscalar_factory(self, q, pos, kw) -> bool:
         last = q.rsplit(".", 1)[-1]
@@ -1825,8 +1888,11 @@ class Flow:
                 if not nonscalar and meth in _REDUCTIONS:
                     nonscalar = _reduced_keeps_a_dim(pos, kw)
                 if how == "cast":
-                    return Value(TENSOR, rv.dev, meth == "half", rv.nonscalar, rv.nograd, origin=rv.origin, placed=rv.placed)
-                return Value(TENSOR, rv.dev, rv.half, nonscalar, rv.nograd or meth == "detach", origin=rv.origin, placed=rv.placed)
+                    return Value(TENSOR, rv.dev, meth == "half", rv.nonscalar, rv.nograd, origin=rv.origin, placed=rv.placed,
+                                 deep=rv.deep)
+                deep = _reshaped_deep(meth, pos, kw, rv)
+                return Value(TENSOR, rv.dev, rv.half, nonscalar or deep, rv.nograd or meth == "detach", origin=rv.origin,
+                             placed=rv.placed, deep=deep)
             if how == "move":
                 dev = self._move_target(meth, pos, kw, rv)
                 return Value(TENSOR, dev, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin, placed=e)
@@ -2213,6 +2279,7 @@ class Flow:
         if not frame.record or self._in_summary or frame.cpu_only:
             return
         host = acc = None
+        hosts = []
         # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
         # inputs of a model's forward are on its device); other methods may run before a move
         fn = frame.fn
@@ -2226,6 +2293,7 @@ class Flow:
                     continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
                 # (fed to a module on the accelerator it fails whatever the intent)
                 host = host or (x, v)
+                hosts.append((x, v))
             elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
                 acc = acc or (x, v)
         if host is None or acc is None or node in self._mismatch_seen:
@@ -2233,4 +2301,4 @@ class Flow:
         if op == "index" and operands[0][1] is not host[1]:
             return  # device tensor indexed with host indices: allowed
         self._mismatch_seen.add(node)
-        self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn))
+        self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])))

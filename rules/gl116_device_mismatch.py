@@ -93,6 +93,8 @@ noise_scale = betas[t]
                 what = f"copy it there: `.to({acc}.device)`"
             elif source is not None:
                 what = f"move it: `.to({acc}.device)`"
+            elif fix is not None and fix.message.startswith("Copy it"):
+                what = f"copy it there: `.to({acc}.device)`"
             elif fix is not None:
                 what = f"make it on the same device: `device={acc}.device`"
             else:
@@ -113,13 +115,10 @@ noise_scale = betas[t]
 
     @staticmethod
     def _input_move_fix(ctx: Context, mm):
-        """`<input>.to(<device>)` at the module call: the device the model was moved with when it
-        is a module-level name bound before the call, else the model's own parameters' device."""
+        """`<input>.to(<device>)` at the module call, for every host input of the call: the device
+        the model was moved with when it is a module-level name bound before the call, else the
+        model's own parameters' device. None when one of them cannot be moved there."""
         m = ctx.model
-        host = mm.host
-        arg = m.parents.get(host)
-        if not isinstance(arg, cst.Arg) or arg.star or m.parents.get(arg) is not mm.node:
-            return None  # only an argument of the call itself
         callee = mm.node.func
         if not isinstance(callee, (cst.Name, cst.Attribute)):
             return None
@@ -131,10 +130,42 @@ noise_scale = betas[t]
             if bound and all(b.how == "assign" and m.scope_of(b.node) is m.module for b in bound) and (
                     m.scope_of(mm.node) is not m.module or all(m.precedes(b.node, mm.node) for b in bound)):
                 dev = expr.value
-        code = ctx.code(host)
-        if not isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not host.lpar:
-            code = f"({code})"  # `(a + b).to(...)`
-        return ctx.fix(ctx.replace(host, f"{code}.to({dev})"), message=f"Move the input to `{dev}`")
+        edits = []
+        for host in (mm.host, *(x for x, _ in mm.more_hosts)):
+            arg = m.parents.get(host)
+            if not isinstance(arg, cst.Arg) or arg.star or m.parents.get(arg) is not mm.node:
+                return None  # only arguments of the call itself
+            if isinstance(host, cst.Name) and DeviceMismatch._used_again(m, host, mm.node):
+                return None  # moved at this use only, its other uses would still fail: say where, fix nothing
+            code = ctx.code(host)
+            if not isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not host.lpar:
+                code = f"({code})"  # `(a + b).to(...)`
+            edits.append(ctx.replace(host, f"{code}.to({dev})"))
+        return ctx.fix(*edits, message=f"Move the input to `{dev}`")
+
+    @staticmethod
+    def _used_again(m, name: cst.Name, call) -> bool:
+        """The name is read again after `call` in its scope, or anywhere in a loop around the call."""
+        assign = m.parents.get(m.parents.get(call))
+        if isinstance(m.parents.get(call), cst.Assign):
+            assign = m.parents.get(call)
+        if isinstance(assign, cst.Assign) and any(
+                type(n) is cst.Name and n.value == name.value for t in assign.targets for n in m.walk(t)):
+            return False  # `h = rnn(x, h)`: the call's result replaces it for every later use
+        scope = m.scope_of(name)
+        stores = {id(b.node) for b in m.bindings_of(name)}
+        loop = m.enclosing(call, cst.For, cst.While)
+        if loop is not None and not m.contains(scope, loop):
+            loop = None
+        after = m.order[call]
+        for n in m.walk(scope):
+            if type(n) is not cst.Name or n is name or n.value != name.value or id(n) in stores:
+                continue
+            if m.scope_of(n) is not scope:
+                continue
+            if m.order[n] > after or (loop is not None and m.contains(loop, n)):
+                return True
+        return False
 
     @staticmethod
     def _representative(m, acc):
@@ -187,5 +218,26 @@ noise_scale = betas[t]
             return None
         made = factory_device_fix(ctx, mm, origin, acc)
         if made is None:
-            return None
+            return DeviceMismatch._argument_move_fix(ctx, mm, acc)
         return ctx.fix(made[0], message=f"Make it on `{acc.value}.device`")
+
+    @staticmethod
+    def _argument_move_fix(ctx: Context, mm, acc):
+        """`criterion(out, target[i].to(out.device))`: a host argument of a call (a loss, a torch
+        function) copied to its device operand's device at the call, when the device operand is a
+        name and the host one is not a name read again (moving one use would leave the others)."""
+        m = ctx.model
+        host = mm.host
+        if mm.op != "call" or not isinstance(acc, cst.Name):
+            return None
+        edits = []
+        for host in (mm.host, *(x for x, _ in mm.more_hosts)):
+            arg = m.parents.get(host)
+            if not isinstance(arg, cst.Arg) or arg.star or m.parents.get(arg) is not mm.node:
+                return None
+            if not isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                return None
+            if isinstance(host, cst.Name) and DeviceMismatch._used_again(m, host, mm.node):
+                return None
+            edits.append(ctx.replace(host, f"{ctx.code(host)}.to({acc.value}.device)"))
+        return ctx.fix(*edits, message=f"Copy it to `{acc.value}.device`")

@@ -6,7 +6,7 @@ import bisect
 
 import libcst as cst
 
-from gpulint.analysis.training import _DEFS, TrainingFacts, dotted, method_of, walk
+from gpulint.analysis.training import _DEFS, TrainingFacts, argument_for, dotted, method_of, walk
 from gpulint.rule import Context, Kind, Rule
 
 _DETACHING = frozenset({"item", "detach", "cpu", "tolist", "numpy", "float", "int", "data"})
@@ -69,12 +69,15 @@ for x, y in loader:
         m = ctx.model
         facts: TrainingFacts = m.facts(TrainingFacts)
         for loop in facts.loops:
-            if not loop.backward:
+            stepped = {} if loop.backward else self._returned_losses(ctx, facts, loop.node)
+            if not loop.backward and not stepped:
                 continue
-            graph_names = self._graph_names(ctx, facts, loop.node)
+            graph_names = (self._graph_names(ctx, facts, loop.node) if loop.backward else set()) | set(stepped)
             if not graph_names:
                 continue
-            for stmt, acc, value in self._accumulations(ctx, loop.node):
+            for stmt, acc, value in (*self._accumulations(ctx, loop.node), *self._meter_updates(ctx, loop.node)):
+                if not loop.backward and facts.enclosing_loop(stmt) is not loop.node:
+                    continue  # the step is a function's: this loop's own statements only
                 # only statements whose innermost loop (with a backward) is this one
                 if facts.enclosing_loop(stmt) is not loop.node and self._inner_backward_loop(facts, stmt, loop.node):
                     continue
@@ -87,7 +90,8 @@ for x, y in loader:
                     continue  # this value was computed under no_grad: it holds no graph
                 if self._detached_rebinding(ctx, loop.node, _root_value(names[0])):
                     continue
-                acc_root = self._root(acc)
+                meter = isinstance(stmt, cst.Expr) and method_of(stmt.value) is not None and method_of(stmt.value)[1] != "append"
+                acc_root = dotted(acc) if meter else self._root(acc)  # `r.meter.update(loss)`: the meter itself
                 if acc_root is None or self._differentiated(ctx, acc_root):
                     continue
                 method = self._method(ctx, facts, acc, acc_root)
@@ -98,6 +102,72 @@ for x, y in loader:
                     self.message.format(loss=loss, method=method),
                     ctx.fix(*edits, message=f"Accumulate `{loss}.{method}()`"),
                 )
+
+    @staticmethod
+    def _returned_losses(ctx: Context, facts: TrainingFacts, loop: cst.CSTNode) -> dict:
+        """`loss = self.train_step(x, y)` in a loop with no backward of its own: names bound to
+        what a function of the file returns after calling `.backward()` on it (`loss.backward();
+        return loss`). name -> the call."""
+        m = ctx.model
+        out = {}
+        index: _Mentions = m.facts(_Mentions)
+        for n in index.below(loop, index.assigns, index.assign_at):
+            if not (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+                    and isinstance(n.value, cst.Call)):
+                continue
+            for fn in facts.file_functions(n.value):
+                if "backward" not in facts.effects(fn):
+                    continue
+                backed = LossAccumulatedWithGraph._graph_names(ctx, facts, fn.body)
+                rets = [r for r in walk(fn.body, into_defs=False) if isinstance(r, cst.Return) and r.value is not None]
+                if rets and all(isinstance(r.value, cst.Name) and r.value.value in backed for r in rets):
+                    out[n.targets[0].target.value] = n.value
+        return out
+
+    @staticmethod
+    def _meter_updates(ctx: Context, loop: cst.CSTNode):
+        """`meter.update(loss)` in the loop, where `meter` is an instance of a class of the file
+        whose method adds that parameter to one of its attributes (`self.sum += val * n`):
+        (statement, the receiver, the argument)."""
+        m = ctx.model
+        index: _Mentions = m.facts(_Mentions)
+        for n in index.below(loop, index.statements, index.statement_at):
+            if not (isinstance(n, cst.Expr) and isinstance(n.value, cst.Call)):
+                continue
+            call = n.value
+            mo = method_of(call)
+            if mo is None or mo[1] == "append" or any(a.star for a in call.args):
+                continue
+            cls = m.value_of(mo[0]).cls
+            found = m.method_of_class(cls, mo[1]) if cls is not None else None
+            if found is None:
+                continue
+            fn = found[0]
+            for param in LossAccumulatedWithGraph._accumulated_params(fn):
+                arg = argument_for(fn, call, param)
+                if arg is not None:
+                    yield n, mo[0], arg
+
+    @staticmethod
+    def _accumulated_params(fn: cst.FunctionDef) -> list[str]:
+        """Parameters a method adds to an attribute of `self`: `self.sum += val * n`,
+        `self.total = self.total + val`."""
+        params = {p.name.value for p in fn.params.params[1:]}
+        out = []
+        for st in walk(fn.body, into_defs=False):
+            value = None
+            if isinstance(st, cst.AugAssign) and isinstance(st.operator, cst.AddAssign) and _self_attr(st.target):
+                value = st.value
+            elif (isinstance(st, cst.Assign) and len(st.targets) == 1 and _self_attr(st.targets[0].target)
+                  and isinstance(st.value, cst.BinaryOperation) and isinstance(st.value.operator, cst.Add)
+                  and dotted(st.value.left) == dotted(st.targets[0].target)):
+                value = st.value.right
+            if value is None:
+                continue
+            for name in LossAccumulatedWithGraph._bare_names(value):
+                if isinstance(name, cst.Name) and name.value in params and name.value not in out:
+                    out.append(name.value)
+        return out
 
     @staticmethod
     def _inner_backward_loop(facts, stmt, outer) -> bool:
@@ -369,3 +439,7 @@ def _index_only(sub: cst.Subscript) -> bool:
 
 def _root_value(n) -> str:
     return n.value.value if isinstance(n, cst.Subscript) else n.value
+
+
+def _self_attr(node) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"

@@ -719,3 +719,27 @@ rows0, rows1 = out.max()
     assert where(m, "idx") == "acc"
     assert m.value_of(node(m, "a")).kind != "tensor"  # elementwise max of two tensors: not a pair
     assert not m.value_of(node(m, "rows1")).nonscalar  # max() without a dimension: one value, no pair
+
+
+def test_gl116_input_move_fix_only_where_the_input_is_used_once():
+    from fixture_support import check
+
+    src = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = nn.Linear(4, 4).to(device)
+
+    def once(x):
+        x = torch.randn(2, 4)
+        return model(x)
+
+    def twice(x):
+        x = torch.randn(2, 4)
+        y = model(x)
+        return torch.cat([x, y])
+    """)
+    diags = [d for d in check(src, {"GL116"}) if d.code == "GL116"]
+    fixable = {d.line: d.fix is not None for d in diags}
+    assert fixable.get(9) is True  # moved at its only use
+    assert fixable.get(13) is False  # `x` is read again on the next line: a move at the call would not fix it

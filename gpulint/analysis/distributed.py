@@ -466,11 +466,20 @@ class DistFacts:
         return out
 
     def _file_function(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The file's function a call runs: `train(...)` (one module-level function of that name) or
+        `self._train_epoch(...)` (a method of the caller's class or its bases)."""
         m = self.model
-        if not isinstance(call.func, cst.Name) or call.func.value not in m.functions:
+        f = call.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+            cls = m.class_of(call)
+            found = m.method_of_class(cls.name.value, f.attr.value) if cls is not None else None
+            return found[0] if found is not None else None
+        if not isinstance(f, cst.Name) or f.value not in m.functions:
             return None
-        fns = m.functions[call.func.value]
-        return fns[0] if len(fns) == 1 else None
+        fns = m.functions[f.value]
+        if len(fns) != 1 or m.class_of(fns[0]) is not None:
+            return None
+        return fns[0]
 
     def _loops_over_param(self, fn, param: str, via: cst.Call, out: list, depth: int) -> None:
         m = self.model
@@ -673,6 +682,8 @@ def _string_value(expr: cst.BaseExpression) -> str | None:
 def _matching_params(call: cst.Call, fn: cst.FunctionDef, pred) -> list[str]:
     """Names of fn's parameters that receive an argument of `call` satisfying pred."""
     params = list(fn.params.posonly_params) + list(fn.params.params)
+    if isinstance(call.func, cst.Attribute) and params and params[0].name.value == "self":
+        params = params[1:]  # `self.method(...)`: the receiver is not among the arguments
     out = []
     i = 0
     for a in call.args:
