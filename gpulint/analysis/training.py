@@ -153,6 +153,12 @@ class TrainingFacts:
         self._set_grad_statements: dict[cst.CSTNode, tuple[list[int], list[str]]] = {}
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
         self._effects_busy: set[cst.CSTNode] = set()
+        # mode_before's memos: a statement's mode, a block's statement positions, the answer of
+        # the backward scan of a block before position i, and mode_before's own answers
+        self._stmt_modes: dict[cst.CSTNode, str | None] = {}
+        self._block_index: dict[cst.CSTNode, dict[int, int]] = {}
+        self._block_before: dict[cst.CSTNode, dict[int, str | None]] = {}
+        self._mode_before: dict[tuple[cst.CSTNode | None, int], str | None] = {}
         self.loops: list[LoopInfo] = []
         self.loop_info: dict[cst.CSTNode, LoopInfo] = {}
         for node in model.parents:
@@ -747,6 +753,14 @@ class TrainingFacts:
 
     def statement_mode(self, stmt: cst.CSTNode) -> str | None:
         """The train/eval mode a statement leaves models in: "train", "eval", "mixed" or None."""
+        try:
+            return self._stmt_modes[stmt]
+        except KeyError:
+            pass
+        found = self._stmt_modes[stmt] = self._statement_mode(stmt)
+        return found
+
+    def _statement_mode(self, stmt: cst.CSTNode) -> str | None:
         modes: set[str] = set()
         if isinstance(stmt, _LOOPS) and self.loop_info[stmt].is_training:
             modes.add("train")
@@ -775,18 +789,50 @@ class TrainingFacts:
         """The train/eval mode models are in when `node` (a statement) starts: found walking back
         through the preceding statements of its blocks to the nearest mode call or training loop,
         and through the call sites of its function. None when the file does not say."""
+        key = (node, _depth)
+        try:
+            return self._mode_before[key]
+        except KeyError:
+            pass
+        found = self._mode_before[key] = self._find_mode_before(node, _depth)
+        return found
+
+    def _last_mode_in_block(self, block: cst.CSTNode, i: int) -> str | None:
+        """The mode of the last statement before position `i` of a block's body whose mode is not
+        None (None when there is none). The scan back stops at a position already answered, and
+        every position it passes gets the same answer: each statement's mode is computed once."""
+        answers = self._block_before.setdefault(block, {})
+        body = block.body
+        j = i
+        found = None
+        while j > 0:
+            if j in answers:
+                found = answers[j]
+                break
+            mode = self.statement_mode(body[j - 1])
+            if mode is not None:
+                found = mode
+                break
+            j -= 1
+        for k in range(j, i + 1):
+            answers[k] = found
+        return found
+
+    def _find_mode_before(self, node: cst.CSTNode, _depth: int) -> str | None:
         cur = node
         while True:
             parent = self.m.parent(cur)
             if parent is None:
                 return None
             if isinstance(parent, (cst.IndentedBlock, cst.Module)):
-                body = list(parent.body)
-                if cur in body:
-                    for stmt in reversed(body[: body.index(cur)]):
-                        mode = self.statement_mode(stmt)
-                        if mode is not None:
-                            return None if mode == "mixed" else mode
+                index = self._block_index.get(parent)
+                if index is None:
+                    index = self._block_index[parent] = {id(s): k for k, s in enumerate(parent.body)}
+                k = index.get(id(cur))
+                if k is not None:
+                    mode = self._last_mode_in_block(parent, k)
+                    if mode is not None:
+                        return None if mode == "mixed" else mode
             if isinstance(parent, cst.FunctionDef):
                 if _depth > 2:
                     return None
