@@ -949,15 +949,30 @@ def _parse_fixed(text: str, python_ok: bool):
     parser too when the original text passed it, and within the bounds)."""
     import libcst as cst
 
+    starts: list[int] = []
     if python_ok:
         try:
-            bound_tree(python_syntax(text))
+            tree = python_syntax(text)
+            bound_tree(tree)
+            starts = chunk_starts(tree, text)
+            del tree
         except BadInput:
             return None
+    if starts:
+        try:
+            module = parse_in_pieces(text, starts)
+        except Exception:
+            module = None
+        release_memory()
+        if module is not None:
+            return module
     try:
-        return cst.parse_module(text)
+        module = cst.parse_module(text)
     except Exception:
         return None
+    if len(text) >= RELEASE_MIN_CHARS:
+        release_memory()
+    return module
 
 
 @dataclass

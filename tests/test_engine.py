@@ -569,7 +569,7 @@ def test_large_file_same_diagnostics_in_pieces(monkeypatch):
         "x = torch.zeros(3).cuda()\n"
         "y = torch.ones(3, device='cuda')\n"
     )
-    text = block * 300
+    text = block * 120
     rules = [r() for r in Registry.load().resolve(None)]
     monkeypatch.setattr(engine, "CHUNK_MIN_LINES", 10**9)
     whole = engine.run_text("t.py", text, rules, engine.Options()).diagnostics
@@ -581,3 +581,32 @@ def test_large_file_same_diagnostics_in_pieces(monkeypatch):
     pieces = engine.run_text("t.py", text, rules, engine.Options()).diagnostics
     assert joined and joined[0] > 10  # really parsed in pieces
     assert whole and [d.__dict__ for d in pieces] == [d.__dict__ for d in whole]
+
+
+def test_large_file_fixed_the_same_in_pieces(monkeypatch):
+    import gpulint.engine as engine
+
+    block = (
+        "import torch\n"
+        "model = torch.nn.Linear(2, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model.cuda()\n"
+        "opt.cuda()\n"
+        "x = torch.zeros(3)\n"
+        "x.cuda()\n"
+    )
+    text = block * 120
+    rules = [r() for r in Registry.load().resolve(None)]
+    opts = engine.Options(fix=True, unsafe_fixes=True, write=False)
+    monkeypatch.setattr(engine, "CHUNK_MIN_LINES", 10**9)
+    whole = engine.run_text("t.py", text, rules, opts)
+    monkeypatch.setattr(engine, "CHUNK_MIN_LINES", 100)
+    monkeypatch.setattr(engine, "CHUNK_LINES", 50)
+    joined = []
+    real = engine.parse_in_pieces
+    monkeypatch.setattr(engine, "parse_in_pieces", lambda t, s: joined.append(len(s)) or real(t, s))
+    pieces = engine.run_text("t.py", text, rules, opts)
+    assert len(joined) >= 2  # the text and a fixed text were parsed in pieces
+    assert whole.applied and pieces.applied == whole.applied
+    assert pieces.text == whole.text != text
+    assert [d.__dict__ for d in pieces.diagnostics] == [d.__dict__ for d in whole.diagnostics]
