@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import json
 import os
 import sys
 from pathlib import Path
@@ -98,11 +96,28 @@ def _is_terminal() -> bool:
         return False
 
 
+# Set by main(), the `gpulint` program: its check/fix runs start fast (below). Callers that run
+# the commands inside their own process (tests through click's runner, an editor) do not: the
+# start-up cache file and an incomplete LibCST package are for a process of gpulint's own.
+_PROGRAM = False
+
+
 def _interruptible(fn, **kw) -> None:
     """Ctrl-C: exit 130 (not click's "Aborted!" and 1, which reads like findings). The runner
-    has stopped its workers and removed their temporary files by the time this is reached."""
+    has stopped its workers and removed their temporary files by the time this is reached.
+
+    In the `gpulint` program, the run imports LibCST, the engine and the rules under the
+    start-up cache (the compiled code of their dataclasses' methods), and LibCST without its
+    metadata providers and helpers until something asks for them (gpulint/_startup.py)."""
     try:
-        fn(**kw)
+        if _PROGRAM:
+            from gpulint._startup import compile_cache, lazy_libcst
+
+            with compile_cache():
+                lazy_libcst()
+                fn(**kw)
+        else:
+            fn(**kw)
     except KeyboardInterrupt:
         click.echo("gpulint: interrupted", err=True)
         raise click.exceptions.Exit(130)
@@ -212,6 +227,8 @@ def _lint(
                 doc = first.describe()
                 doc["enabled-rules"] = [r.code for r in enabled_for(first)]
                 doc["rules-trusted-from"] = str(trusted.config_path) if trusted.config_path else None
+                import json
+
                 click.echo(json.dumps(doc, indent=2))
                 raise click.exceptions.Exit(EXIT_CLEAN)
             if show_files:
@@ -403,6 +420,8 @@ def _lint(
 
 def _unified_diff(r) -> str:
     """A file's fixes as a unified diff; a notebook's per cell (`a/x.ipynb:cell 5`)."""
+    import difflib
+
     if r.path.endswith(".ipynb"):
         from gpulint.notebook import BOUNDARY
 
@@ -462,6 +481,8 @@ def rules_cmd(output_format: str, config: str | None) -> None:
     """List every rule: code, name, fix safety, default, summary."""
     reg = _registry(config)
     if output_format == "json":
+        import json
+
         click.echo(
             json.dumps(
                 [
@@ -578,6 +599,8 @@ def _registry(config: str | None):
 
 
 def main() -> None:
+    global _PROGRAM
+    _PROGRAM = True
     try:
         cli.main(prog_name="gpulint")
     except KeyboardInterrupt:  # pragma: no cover

@@ -19,11 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 DEFAULT_EXCLUDE = (
     ".git",
     ".hg",
@@ -166,6 +161,10 @@ def _read_toml(path: Path) -> dict:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{path}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} on line {line}); TOML files must be UTF-8")
+    if sys.version_info >= (3, 11):
+        import tomllib  # only when there is a config file to read
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

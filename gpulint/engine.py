@@ -12,7 +12,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import threading
 import time
 import tokenize
@@ -86,9 +85,9 @@ def decode(raw: bytes) -> Source:
 
 def digest(data: bytes) -> str:
     """The content hash the result cache keys files by."""
-    import hashlib
+    from gpulint._startup import blake2b
 
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def read_source(path: str) -> Source:
@@ -176,8 +175,15 @@ class Prefilter:
         self.rules = list(rules)
         self.always = [r for r in self.rules if not r.prefilter]
         self.filtered = [(r, re.compile(r.prefilter, re.MULTILINE)) for r in self.rules if r.prefilter]
-        parts = [f"(?:{r.prefilter})" for r in self.rules if r.prefilter]
-        self.any = re.compile("|".join(parts), re.MULTILINE) if parts and not self.always else None
+        self._any: object = False  # compiled on first use: the syntax-tree path never needs it
+
+    @property
+    def any(self):
+        """One expression for "some rule's prefilter matches" (None when a rule has none)."""
+        if self._any is False:
+            parts = [f"(?:{r.prefilter})" for r in self.rules if r.prefilter]
+            self._any = re.compile("|".join(parts), re.MULTILINE) if parts and not self.always else None
+        return self._any
 
     def select(self, text: str) -> list[Rule]:
         if "\r" in text:
@@ -1094,6 +1100,8 @@ def write_atomic(path: str, text: str, encoding: str, expected: bytes | None = N
     if expected is not None and _changed(target, expected):
         raise WriteRefused(_CHANGED)
     directory = os.path.dirname(target)
+    import tempfile  # only a fix writes files
+
     fd, tmp = tempfile.mkstemp(prefix=f".gpulint-{os.getpid()}-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:

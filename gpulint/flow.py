@@ -46,6 +46,12 @@ _HOST_READERS = frozenset({"PIL.Image.open", "cv2.imread", "imageio.imread", "im
 MAPPING = "mapping"  # a dict display of values of one kind (`elem`): indexing gives it, iterating keys
 
 
+def _reads_into_host(q: str | None) -> bool:
+    """A call that reads an image or array into host memory (PIL, cv2, NumPy's random functions)."""
+    return q is not None and (q in _HOST_READERS or (
+        q.startswith("numpy.random.") and q.rsplit(".", 1)[-1][:1].islower()))
+
+
 @dataclass(frozen=True)
 class Dev:
     """Where a value lives: `host`, `acc` (an accelerator: `expr` is the device expression when
@@ -259,27 +265,118 @@ def _is_none(e) -> bool:
     return type(e) is cst.Name and e.value == "None"
 
 
-def gpu_guard(m, test) -> bool | None:
-    """True for a test that holds on a machine with a GPU (`torch.cuda.is_available()`, a name bound
-    only to it, several of them and-ed), False for its negation, None for anything else. The rules
-    ask what happens when the script runs on a GPU, so such a branch is taken there."""
+# Command-line flags that say "use the GPU" (`--cuda`, `--use_gpu`) or "stay on the CPU"
+# (`--no-cuda`, `--cpu`), by their destination name
+_GPU_FLAGS = frozenset({"cuda", "gpu", "use_cuda", "use_gpu", "with_cuda", "enable_cuda", "cuda_enabled"})
+_CPU_FLAGS = frozenset({"no_cuda", "no_gpu", "cpu", "use_cpu", "disable_cuda", "force_cpu", "cpu_only"})
+
+
+def _literal_bool(e) -> bool | None:
+    if type(e) is cst.Name and e.value in ("True", "False"):
+        return e.value == "True"
+    return None
+
+
+def _flag_guards(m) -> dict:
+    """attribute name -> what `<obj>.<name>` holds when the script runs on a GPU (True/False), for
+    the file's argparse flags and attributes assigned from GPU tests; absent when unknown. Computed
+    once per file."""
+    found = m.__dict__.get("_gpu_flag_guards")
+    if found is not None:
+        return found
+    out: dict = {}
+    m._gpu_flag_guards = out  # an attribute under computation is unknown to itself
+    flags: dict[str, set] = {}
+    for call, _recv, _ in m.method_calls("add_argument"):
+        opts = [a.value.evaluated_value for a in call.args
+                if a.keyword is None and type(a.value) is cst.SimpleString]
+        opts = [o for o in opts if isinstance(o, str)]
+        kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        dest = kw.get("dest")
+        if dest is not None:
+            dest = dest.evaluated_value if type(dest) is cst.SimpleString else None
+        elif opts:
+            long = [o for o in opts if o.startswith("--")]
+            dest = (long[0] if long else opts[0]).lstrip("-").replace("-", "_")
+        if not isinstance(dest, str) or not dest:
+            continue
+        action = kw.get("action")
+        action = action.evaluated_value if type(action) is cst.SimpleString else None
+        default = kw.get("default")
+        lit = _literal_bool(default) if default is not None else None
+        if default is not None and lit is None and not (type(default) is cst.Name and default.value == "None"):
+            g = gpu_guard(m, default)  # `default=torch.cuda.is_available()`
+        elif dest in _GPU_FLAGS and (action in ("store_true", "store_false") or lit is not None):
+            g = True  # the user asks for the GPU on a GPU machine (store_false: on unless turned off)
+        elif dest in _CPU_FLAGS and action == "store_true" and lit is not True:
+            g = False
+        else:
+            g = None
+        flags.setdefault(dest, set()).add(g)
+    for dest, gs in flags.items():
+        if len(gs) == 1 and None not in gs:
+            out[dest] = next(iter(gs))
+    assigned: dict[str, set] = {}
+    for node in m.nodes:
+        if type(node) is cst.Assign:
+            for tgt in node.targets:
+                t = tgt.target
+                if type(t) is cst.Attribute and type(t.value) is cst.Name:
+                    assigned.setdefault(t.attr.value, set()).add(gpu_guard(m, node.value))
+    for name, gs in assigned.items():
+        if len(gs) == 1 and None not in gs:
+            out[name] = next(iter(gs))
+        else:
+            out.pop(name, None)
+    return out
+
+
+def gpu_guard(m, test, _depth: int = 0) -> bool | None:
+    """True for a test that holds on a machine with a GPU when the user runs the script there:
+    `torch.cuda.is_available()`, a name or attribute bound only to such tests, a flag like
+    `--cuda` (or `default=torch.cuda.is_available()`), several of them and-ed; False for its
+    negation (or a `--no-cuda`/`--cpu` flag); None for anything else. The rules ask what happens
+    when the script runs on a GPU, so such a branch is taken there."""
+    if _depth > 8:
+        return None
     t = type(test)
     if t is cst.UnaryOperation and type(test.operator) is cst.Not:
-        inner = gpu_guard(m, test.expression)
+        inner = gpu_guard(m, test.expression, _depth + 1)
         return None if inner is None else not inner
     if t is cst.BooleanOperation and type(test.operator) is cst.And:
-        return True if (gpu_guard(m, test.left) is True and gpu_guard(m, test.right) is True) else None
+        return True if (gpu_guard(m, test.left, _depth + 1) is True
+                        and gpu_guard(m, test.right, _depth + 1) is True) else None
     if t is cst.Call and not test.args:
         q = m.qualname(test.func)
         return True if q in ("torch.cuda.is_available", "torch.cuda.is_initialized") else None
     if t is cst.Name:
         bindings = m.bindings_of(test)
-        if bindings and all(
-            b.how == "assign" and type(b.value) is cst.Call and not b.value.args
-            and m.qualname(b.value.func) == "torch.cuda.is_available" for b in bindings
-        ):
-            return True
+        if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
+            gs = {gpu_guard(m, b.value, _depth + 1) for b in bindings}
+            if len(gs) == 1 and None not in gs:
+                return next(iter(gs))
+        return None
+    if t is cst.Attribute and type(test.value) is cst.Name and test.value.value not in m.aliases:
+        return _flag_guards(m).get(test.attr.value)
     return None
+
+
+def runs_on_gpu(m, node) -> bool:
+    """False when `node` sits on a branch that a GPU run does not take (the body of
+    `if not torch.cuda.is_available():`, the `else:` of `if args.cuda:`); True otherwise."""
+    child = node
+    for anc in m.ancestors(node):
+        t = type(anc)
+        if t is cst.If and child is not anc.test:
+            g = gpu_guard(m, anc.test)
+            if g is not None and (child is anc.body) is not g:
+                return False
+        elif t is cst.IfExp and child is not anc.test:
+            g = gpu_guard(m, anc.test)
+            if g is not None and (child is anc.body) is not g:
+                return False
+        child = anc
+    return True
 
 
 class NoFlow:
@@ -323,10 +420,12 @@ _NOGRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no
                      "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 _DEVICE_NAME_HINTS = ("device", "rank", "gpu", "dev", "cuda")
 _NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvectors solution".split())
+_PAIR_ALWAYS = frozenset({"topk", "sort", "kthvalue", "cummax", "cummin", "aminmax", "std_mean", "var_mean"})
+_PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian", "mode"})
 _RECEIVER = " self"
 _DOUBLE_STAR = "**"  # key in a call's keyword values: the value of its `**mapping` argument
 _STAR = "*"  # the same for its (last) `*iterable` argument
-_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
                          "torch.nn.modules.container.Sequential", "torch.nn.modules.container.ModuleList",
                          "torch.nn.modules.container.ModuleDict"})
 _PRETRAINED = frozenset({"from_pretrained", "from_config", "from_single_file"})
@@ -716,12 +815,45 @@ class Flow:
                     sub = v.items[i]
                 elif v.kind == BATCH or (v.kind == TUPLE and v.elem is not None):
                     sub = v.elem if v.kind == TUPLE else Value(TENSOR, v.dev, nonscalar=True, origin=v.origin)
+                elif v.kind == TENSOR and n == 2 and self._pair_result(value_expr):
+                    sub = v  # `_, predicted = torch.max(outputs, 1)`: values and indices, where the input is
                 else:
                     sub = UNKNOWN
                 self._bind(el.value, sub, frame,
                            src_items[i].value if src_items is not None and i < len(src_items) else None)
         elif t is cst.Subscript:
             self.eval(target.value, frame)
+
+    def _pair_result(self, e) -> bool:
+        """A call giving a (values, indices) pair: `torch.max(x, 1)`, `x.topk(k)`, `x.sort()`."""
+        if type(e) is not cst.Call:
+            return False
+        f = e.func
+        if type(f) is cst.Attribute:
+            name = f.attr.value
+            q = self.m.qualname(f)
+            if q is not None and not q.startswith("torch."):
+                return False
+        elif type(f) is cst.Name:
+            q = self.m.qualname(f)
+            if q is None or not q.startswith("torch."):
+                return False
+            name = q.rsplit(".", 1)[-1]
+        else:
+            return False
+        if name in _PAIR_ALWAYS:
+            return True
+        # max/min/median/mode give a pair only with a dimension
+        if name not in _PAIR_WITH_DIM:
+            return False
+        at = 0 if type(f) is cst.Attribute and self.m.qualname(f) is None else 1
+        for i, a in enumerate(e.args):
+            if a.keyword is not None and a.keyword.value == "dim":
+                return True
+            if a.keyword is None and i == at:  # a dimension, not a second tensor (`torch.max(a, b)`)
+                x = a.value.expression if type(a.value) is cst.UnaryOperation else a.value
+                return type(x) is cst.Integer or (type(x) is cst.Name and x.value in ("dim", "axis"))
+        return False
 
     def gpu_guard(self, test) -> bool | None:
         return gpu_guard(self.m, test)
@@ -977,12 +1109,16 @@ class Flow:
         v = self.values.get(e)
         return v.origin if v is not None else e
 
-    def _function_named(self, name: str) -> cst.FunctionDef | None:
-        """The file's one function (not a method) of this name, when the name means nothing else."""
+    def _module_function(self, name: str) -> cst.FunctionDef | None:
+        """The file's one function (not a method) of this name."""
         defs = self.m.functions.get(name)
-        if not defs or len(defs) != 1 or self.m.class_of(defs[0]) is not None or name in self.m.aliases:
+        if not defs or len(defs) != 1 or self.m.class_of(defs[0]) is not None:
             return None
         return defs[0]
+
+    def _function_named(self, name: str) -> cst.FunctionDef | None:
+        """The file's one function of this name, when the name means nothing else (no import)."""
+        return None if name in self.m.aliases else self._module_function(name)
 
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         v = self._self_attr_raw(attr, frame, note_miss)
@@ -1308,9 +1444,9 @@ class Flow:
             name = func.value
             if name in self.m.classes and self._lookup(name, frame) is None:
                 return self._instance(name, e, pos, kw, frame)
-            defs = self.m.functions.get(name)
-            if defs and len(defs) == 1 and self._lookup(name, frame) is None and self.m.class_of(defs[0]) is None:
-                return self._call_function(defs[0], None, e, pos, kw, frame, None)
+            fn = self._module_function(name)
+            if fn is not None and self._lookup(name, frame) is None:
+                return self._call_function(fn, None, e, pos, kw, frame, None)
             fv = self._lookup(name, frame)
             if fv is not None and frame.record:
                 self.values[func] = fv
@@ -1342,9 +1478,7 @@ class Flow:
             return
         callee = None
         if type(f) is cst.Name:
-            defs = self.m.functions.get(f.value)
-            if defs and len(defs) == 1 and self.m.class_of(defs[0]) is None:
-                callee = defs[0]
+            callee = self._module_function(f.value)
         for i, a in enumerate(e.args):
             x = a.value
             if type(x) is cst.Name:
@@ -1422,7 +1556,7 @@ class Flow:
             return Value(DEVICE, dev, origin=e)
         if q in _NOGRAD:
             return UNKNOWN
-        if q in _HOST_READERS or (q.startswith("numpy.random.") and q.rsplit(".", 1)[-1][0].islower()):
+        if _reads_into_host(q):
             return Value(None, HOST, origin=e)  # an image or array read into host memory
         if q == "torch.autograd.Variable":  # the pre-0.4 wrapper: the tensor itself today
             vals = [v for _, v, s in pos if not s]
@@ -1471,7 +1605,7 @@ class Flow:
             dev, given = self._placement(e, kw)
             if "device_map" in kw:
                 dev, given = None, True
-            if not given and q in _CONTAINERS and (_STAR in kw or any(type(x) is not cst.Call for x, _, _ in pos)):
+            if not given and q in CONTAINERS and (_STAR in kw or any(type(x) is not cst.Call for x, _, _ in pos)):
                 # `nn.Sequential(*list(model.children())[:-1])`: where its parts are
                 parts = [(_elem_of(v) or UNKNOWN) if v.kind == TUPLE else v for _, v, s in pos if not s]
                 if _STAR in kw:
@@ -1503,7 +1637,7 @@ class Flow:
         if kind == LOADER:
             ds = pos[0][1] if pos else (kw["dataset"][1] if "dataset" in kw else UNKNOWN)
             ds_expr = pos[0][0] if pos and not pos[0][2] else (kw["dataset"][0] if "dataset" in kw else None)
-            places = "collate_fn" in kw or "pin_memory_device" in kw
+            places = ("collate_fn" in kw and not self._host_collator(kw["collate_fn"][0])) or "pin_memory_device" in kw
             collate = kw.get("collate_fn", (None, UNKNOWN))[1]
             if collate.kind == FUNC:
                 # the loader calls the collate function with a list of the dataset's samples
@@ -1575,8 +1709,27 @@ class Flow:
                 return True
         return False
 
+    def _host_collator(self, x, depth: int = 0) -> bool:
+        """A collate function of a library that stacks samples on the host: torch's
+        `default_collate`, Hugging Face's `DataCollator*` classes and `default_data_collator`."""
+        if type(x) is cst.Name and depth < 2:
+            bindings = self.m.bindings_of(x)
+            if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
+                return all(self._host_collator(b.value, depth + 1) for b in bindings)
+        if type(x) is cst.Call:
+            x = x.func
+        q = self.m.qualname(x) or ""
+        last = q.rsplit(".", 1)[-1]
+        if q.startswith("transformers."):
+            return last.startswith("DataCollator") or last == "default_data_collator"
+        return q in ("torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate",
+                     "torch.utils.data._utils.collate.default_collate")
+
     def _made_here(self, expr) -> bool:
-        """A dataset built by a call in this file (directly, or a name bound only to calls)."""
+        """A dataset built by a call in this file (directly, or a name bound only to calls), or a
+        split of one (`tokenized["train"]`)."""
+        if type(expr) is cst.Subscript:
+            expr = expr.value
         if type(expr) is cst.Call:
             return True
         if type(expr) is not cst.Name:
@@ -1776,8 +1929,7 @@ class Flow:
     def _reads_host(self, origin) -> bool:
         if type(origin) is not cst.Call:
             return False
-        q = self.m.qualname(origin.func)
-        return q is not None and (q in _HOST_READERS or q.startswith("numpy.random."))
+        return _reads_into_host(self.m.qualname(origin.func))
 
     def _transform(self, e, pos) -> Value:
         """A torchvision transform keeps a tensor where it is, and turns host data (a PIL image, an
@@ -1985,19 +2137,10 @@ class Flow:
         return None
 
     def _call_method(self, cls, meth, selfv, e, pos, kw, frame, summary_only=False) -> Value:
-        info = self.m.classes.get(cls)
-        fn = None
-        seen = set()
-        owner = cls
-        while info is not None and fn is None and id(info) not in seen:
-            seen.add(id(info))
-            fn = info.methods.get(meth)
-            if fn is None:
-                nxt = [b for b in info.bases if b in self.m.classes]
-                info = self.m.classes[nxt[0]] if nxt else None
-                owner = nxt[0] if nxt else owner
-        if fn is None:
+        found = self.m.method_of_class(cls, meth)
+        if found is None:
             return UNKNOWN
+        fn, owner = found
         return self._call_function(fn, owner, e, pos, kw, frame, selfv)
 
     def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv) -> Value:
@@ -2013,7 +2156,8 @@ class Flow:
                 break
             args[names[i]] = v
         for k, (x, v) in kw.items():
-            args[k] = v
+            if k != _STAR and k != _DOUBLE_STAR:  # `f(*xs, **kw)`: no parameter of that name
+                args[k] = v
         sites = self.site_values.setdefault(fn, {})
         site_args = args
         if ok and selfv is not None and cls is not None and selfv.cls is not None:

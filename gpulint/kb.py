@@ -92,12 +92,25 @@ def _class_entry(qualname: str) -> tuple[str, tuple[str, ...]] | None:
     if q.startswith("torch."):
         return None
     upper = _last_is_upper(q)
-    for pattern, kind, case, tags in _eco()["classes"]:
-        if (case == "upper") != upper:
+    for prefix, pattern, kind, case, tags in _eco_globs("classes"):
+        if (case == "upper") != upper or not q.startswith(prefix):
             continue
         if fnmatchcase(q, pattern):
             return kind, tuple(tags)
     return None
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The part of an fnmatch glob before its first wildcard: every name it matches starts so."""
+    cut = min((i for i in (pattern.find("*"), pattern.find("?"), pattern.find("[")) if i >= 0), default=len(pattern))
+    return pattern[:cut]
+
+
+@lru_cache(maxsize=2)
+def _eco_globs(table: str) -> tuple[tuple, ...]:
+    """The ecosystem table's rows with their patterns' literal prefixes first: a name is matched
+    against (and fnmatch compiles) only the patterns of its own library."""
+    return tuple((_literal_prefix(row[0]), *row) for row in _eco()[table])
 
 
 def class_kind(qualname: str | None) -> str | None:
@@ -129,8 +142,8 @@ def function(qualname: str | None) -> FuncInfo | None:
         return FuncInfo(q, e["r"], tuple(e.get("p", ())), "d" in f, "t" in f, "r" in f)
     if q.startswith("torch.") or _last_is_upper(q):
         return None
-    for pattern, returns, tags in _eco()["functions"]:
-        if fnmatchcase(q, pattern):
+    for prefix, pattern, returns, tags in _eco_globs("functions"):
+        if q.startswith(prefix) and fnmatchcase(q, pattern):
             return FuncInfo(q, returns, tags=tuple(tags))
     return None
 

@@ -964,6 +964,21 @@ class ScriptModel:
                 return True
         return False
 
+    def method_of_class(self, cls: str | None, name: str) -> tuple[cst.FunctionDef, str] | None:
+        """The method `name` of the file's class `cls`, or of its first base of the file that has
+        it (following first bases only), with the class that defines it."""
+        seen = set()
+        while cls is not None and cls not in seen:
+            seen.add(cls)
+            info = self.classes.get(cls)
+            if info is None:
+                return None
+            if name in info.methods:
+                return info.methods[name], cls
+            bases = [b for b in info.bases if b in self.classes]
+            cls = bases[0] if bases else None
+        return None
+
     def module_classes(self) -> list[ClassInfo]:
         return [c for n, c in self.classes.items() if self.class_is(n, MODULE_BASES)]
 

@@ -8,7 +8,6 @@ with a `code` are registered.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import re
 import sys
@@ -37,7 +36,9 @@ def builtin_rules_dir() -> Path:
 def _load_folder(folder: Path) -> list[type[Rule]]:
     if not folder.is_dir():
         raise RuleError(f"rule folder not found: {folder}")
-    tag = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:10]
+    from gpulint._startup import blake2b
+
+    tag = blake2b(str(folder.resolve()).encode(), digest_size=5).hexdigest()
     found: list[type[Rule]] = []
     for file in sorted(folder.glob("*.py")):
         if file.name.startswith("_"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections import Counter
@@ -364,7 +363,7 @@ def sarif(diags: Sequence[Diagnostic], rules: Sequence[type], root: Path | None 
         line_text = _line_text(d.path, d.line) if d.cell is None else f"cell {d.cell}:{d.line}"
         key = f"{d.code}:{uri}:{line_text.strip()}"
         seen[key] += 1
-        fingerprint = hashlib.sha256(f"{key}:{seen[key]}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        fingerprint = _sha256(f"{key}:{seen[key]}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
         res = {
             "ruleId": d.code,
             "level": sev.get(d.code, "error"),
@@ -409,6 +408,12 @@ def sarif(diags: Sequence[Diagnostic], rules: Sequence[type], root: Path | None 
         ],
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _sha256(data: bytes):
+    import hashlib  # only SARIF needs it (its import loads OpenSSL)
+
+    return hashlib.sha256(data)
 
 
 def _quote_path(p: str) -> str:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -331,6 +328,8 @@ class Cache:
         self.directory = directory
         self.entries: dict[str, dict] = {}
         self.dirty = False
+        import json  # the cache's modules are imported only when a cache is used
+
         try:
             with open(self.file, encoding="utf-8") as fh:
                 data = json.load(fh)
@@ -390,6 +389,9 @@ class Cache:
     def save(self) -> None:
         if not self.dirty:
             return
+        import json
+        import tempfile
+
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             gi = self.directory / ".gitignore"
@@ -415,7 +417,11 @@ def _valid_entry(entry: object) -> bool:
 
 
 def fingerprint(settings: Settings, codes: Sequence[str], registry: Registry) -> str:
-    h = hashlib.blake2b(digest_size=12)
+    import json
+
+    from gpulint._startup import blake2b
+
+    h = blake2b(digest_size=12)
     h.update(__version__.encode())
     h.update(json.dumps(sorted(codes)).encode())
     h.update(json.dumps(sorted(settings.per_file_ignores.items())).encode())

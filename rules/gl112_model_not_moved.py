@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.flow import CONTAINERS
 from gpulint.rule import Context, Rule
 
 class ModelNotMoved(Rule):
@@ -122,15 +123,12 @@ for x, y in loader:
         return False
 
 
-_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
-
-
 def _built_from_parts(m, ctor: cst.Call) -> bool:
     """`nn.Sequential(*layers)` / `nn.ModuleList(parts)`: a container of modules made elsewhere,
     which may have been moved one by one (`local_layers = [l.to(0) for l in layers]` in torch's
     dist_autograd tests): where it lives is not known from the container's constructor."""
     q = m.qualname(ctor.func) or ""
-    if q not in _CONTAINERS:
+    if q not in CONTAINERS:
         return False
     return any((a.star or not isinstance(a.value, cst.Call)) and not _fresh_parts(m, a.value) for a in ctor.args)
 

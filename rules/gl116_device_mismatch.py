@@ -68,15 +68,18 @@ noise_scale = betas[t]
             if mm.op == "module-host":
                 continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
             origin = mm.host_value.origin
-            if self._gl105_owns(m, mm, origin) or self._gl101_owns(m, origin):
+            if self._gl105_owns(m, mm, origin) or (mm.op in ("module-call", "call") and self._gl101_owns(m, origin)):
                 continue
             if self._discarded_move(m, mm.host):
                 continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
             placed = mm.host_value.placed
+            source = batch_source(m, origin)
             if isinstance(placed, cst.Call) and placed is not origin:
                 where = f"moved there by `{ctx.code(placed.func)}(...)` on line {ctx.line_of(placed)}"
+            elif source is not None:
+                where = f"a batch from {source} on line {ctx.line_of(origin)}, never moved"
             else:
                 where = self._where(ctx, origin)
             fix = self._fix(ctx, mm, origin, acc_node)
@@ -88,6 +91,8 @@ noise_scale = betas[t]
                     (fix is not None and m.qualname(origin.func) in LEGACY_TENSOR_TYPES)
                     or (m.qualname(origin.func) or "").rsplit(".", 1)[-1] in NO_DEVICE_ARG):
                 what = f"copy it there: `.to({acc}.device)`"
+            elif source is not None:
+                what = f"move it: `.to({acc}.device)`"
             elif fix is not None:
                 what = f"make it on the same device: `device={acc}.device`"
             else:
@@ -107,6 +112,51 @@ noise_scale = betas[t]
         return "device"
 
     @staticmethod
+    def _input_move_fix(ctx: Context, mm):
+        """`<input>.to(<device>)` at the module call: the device the model was moved with when it
+        is a module-level name bound before the call, else the model's own parameters' device."""
+        m = ctx.model
+        host = mm.host
+        arg = m.parents.get(host)
+        if not isinstance(arg, cst.Arg) or arg.star or m.parents.get(arg) is not mm.node:
+            return None  # only an argument of the call itself
+        callee = mm.node.func
+        if not isinstance(callee, (cst.Name, cst.Attribute)):
+            return None
+        if isinstance(host, cst.Name) and DeviceMismatch._used_again(m, host, mm.node):
+            return None  # moved at this use only, its other uses would still fail: say where, fix nothing
+        d = mm.acc_value.dev
+        expr = d.expr if d is not None else None
+        dev = f"next({ctx.code(callee)}.parameters()).device"
+        if isinstance(expr, cst.Name):
+            bound = m.bindings_of(expr)
+            if bound and all(b.how == "assign" and m.scope_of(b.node) is m.module for b in bound) and (
+                    m.scope_of(mm.node) is not m.module or all(m.precedes(b.node, mm.node) for b in bound)):
+                dev = expr.value
+        code = ctx.code(host)
+        if not isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not host.lpar:
+            code = f"({code})"  # `(a + b).to(...)`
+        return ctx.fix(ctx.replace(host, f"{code}.to({dev})"), message=f"Move the input to `{dev}`")
+
+    @staticmethod
+    def _used_again(m, name: cst.Name, call) -> bool:
+        """The name is read again after `call` in its scope, or anywhere in a loop around the call."""
+        scope = m.scope_of(name)
+        stores = {id(b.node) for b in m.bindings_of(name)}
+        loop = m.enclosing(call, cst.For, cst.While)
+        if loop is not None and not m.contains(scope, loop):
+            loop = None
+        after = m.order[call]
+        for n in m.walk(scope):
+            if type(n) is not cst.Name or n is name or n.value != name.value or id(n) in stores:
+                continue
+            if m.scope_of(n) is not scope:
+                continue
+            if m.order[n] > after or (loop is not None and m.contains(loop, n)):
+                return True
+        return False
+
+    @staticmethod
     def _representative(m, acc):
         return representative(m, acc)
 
@@ -123,7 +173,8 @@ noise_scale = betas[t]
 
     @staticmethod
     def _gl101_owns(m, origin) -> bool:
-        """GL101 reports batches (a DataLoader's, a tokenizer's) that reach the model unmoved."""
+        """GL101 reports batches (a DataLoader's, a tokenizer's) that reach the model (or a loss)
+        unmoved; a batch meeting a device tensor in an operation (`(pred == labels).sum()`) is ours."""
         return batch_source(m, origin) is not None
 
     @staticmethod
@@ -150,8 +201,10 @@ noise_scale = betas[t]
 
     @staticmethod
     def _fix(ctx: Context, mm, origin, acc):
-        if mm.op in ("index", "module-call"):
-            return None  # a module has no `.device` to name (the message says where to move the input)
+        if mm.op == "module-call":
+            return DeviceMismatch._input_move_fix(ctx, mm)
+        if mm.op == "index":
+            return None
         made = factory_device_fix(ctx, mm, origin, acc)
         if made is None:
             return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.amp import AmpFacts
+from gpulint.flow import runs_on_gpu
 from gpulint.model import DATALOADER_CLASSES
 from gpulint.rule import Context, Rule
 
@@ -74,8 +75,8 @@ for x, y in loader:
             if q in SET_DEFAULT_DEVICE or q in SET_DEFAULT_TENSOR_TYPE:
                 if _sets_cuda(m, amp, call, q in SET_DEFAULT_TENSOR_TYPE):
                     setters.append(call)
-                else:
-                    others.append(call)
+                elif runs_on_gpu(m, call):
+                    others.append(call)  # a reset on a branch a GPU run skips does not count
         # a non-CUDA (or unknown) default set where a CUDA one may also run: the order decides
         if any(not amp.exclusive(o, s) for o in others for s in setters):
             return

@@ -523,6 +523,8 @@ class _Converter:
         if len(loops) > 1:
             raise Refuse("the training DataLoader is iterated in several epoch loops")
         loop = loops[0]
+        if not isinstance(loop, cst.For):
+            raise Refuse("the loader is cycled by a generator (`while True:`), with no epoch loop")
         if self.m.enclosing(loop, cst.FunctionDef) is not self.scope_fn or not self.inside(loop, self.block_owner()):
             raise Refuse("the epoch loop is not in the block that wraps the model")
         epoch = _epoch_name(loop)

@@ -61,9 +61,12 @@ for epoch in range(10):
             return  # set somewhere (maybe through a helper): do not second-guess it
         facts: DistFacts = m.facts(DistFacts)
         for s in facts.samplers:
-            if not s.distributed or s.shuffle is not True:
+            if not s.distributed:
                 continue
             loaders = facts.loaders_of_sampler(s)
+            if s.shuffle is not True and not (
+                    s.shuffle is None and loaders and all(lo.sampler_shuffle is True for lo in loaders)):
+                continue  # not shuffled, or not known to be (a helper's `shuffle=shuffle` set by its caller)
             loops: list[tuple[cst.For, object]] = []
             for lo in loaders:
                 for loop in facts.epoch_loops(lo):
@@ -86,6 +89,8 @@ for epoch in range(10):
     @staticmethod
     def _set_epoch(ctx: Context, facts: DistFacts, s, lo, loop: cst.For):
         m = ctx.model
+        if not isinstance(loop, cst.For):
+            return None  # a generator's `while True:` over the loader has no epoch number to pass
         epoch = _epoch_name(m, loop)
         body = loop.body
         if epoch is None or not isinstance(body, cst.IndentedBlock) or not body.body:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, engine_wrapper
+from gpulint.analysis.training import argument_for
 from gpulint.rule import Context, Rule
 
 SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
@@ -100,14 +101,10 @@ def _save_sites(m):
         if isinstance(obj, cst.Name) and fn is not None and m.class_of(fn) is None:
             params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
             if obj.value in params:
-                helpers[fn] = (params.index(obj.value), obj.value)
-    for fn, (i, name) in helpers.items():
+                helpers[fn] = obj.value
+    for fn, name in helpers.items():
         for site in m.call_sites(fn):
-            positional = [a for a in site.args if a.keyword is None]
-            if any(a.star for a in site.args):
-                continue
-            arg = positional[i].value if i < len(positional) else next(
-                (a.value for a in site.args if a.keyword is not None and a.keyword.value == name), None)
+            arg = argument_for(fn, site, name)
             if arg is not None:
                 out.append((site, arg))
     return out

@@ -190,20 +190,23 @@ for epoch in range(epochs):
             if not (facts.is_eval_function(fn) or facts.grad_mode_at(node) == "off"):
                 continue
             models = []
-            for c in facts.model_calls(node):
+            calls = facts.model_calls_through_self(node) if ctx.model.class_of(node) is not None else facts.model_calls(node)
+            for c in calls:
                 name = dotted(c.func)
                 if name is not None and name not in models:
                     models.append(name)
             if len(models) != 1:
                 continue
             name = models[0]
-            model_expr = next(c.func for c in facts.model_calls(node) if dotted(c.func) == name)
+            model_expr = next(c.func for c in calls if dotted(c.func) == name)
             if not facts.mode_sensitive(model_expr):
                 continue
             if any(
                 method_of(c) and method_of(c)[1] in ("eval", "train") for c in facts.calls_in(node, into_defs=False)
             ):
                 continue
+            if any(facts.effects(fn) & {"eval", "train", "unknown-mode"} for fn in facts.self_methods_called(node)):
+                continue  # a method it calls sets the mode itself
             if facts.mode_before(node) != "train":
                 continue
             if facts.passes_to_unknown(node, {name}):

@@ -333,9 +333,43 @@ Runner(metric).run(torch.randn(3))
 loss_fn(torch.randn(2).to(device), None)
 """)
     assert where(m, "pred", 1) == "acc"  # the parameter, from both calls (via self.fn and loss_fn)
+    # each call through a value is a call site: one of them passing a host tensor makes the
+    # parameter's placement a join, no longer "acc"
+    m2 = model_of(HEAD + """
+def metric(pred, target):
+    return pred.numpy()
+
+class Runner:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def run(self, x):
+        return self.fn(x.to(device), x)
+
+loss_fn = metric
+Runner(metric).run(torch.randn(3))
+loss_fn(torch.randn(2), None)
+""")
+    assert where(m2, "pred", 1) != "acc"
+    m3 = model_of(HEAD + """
+def metric(pred, target):
+    return pred.numpy()
+
+class Runner:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def run(self, x):
+        return self.fn(x, x)
+
+loss_fn = metric
+Runner(metric).run(torch.randn(3))
+loss_fn(torch.randn(2).to(device), None)
+""")
+    assert where(m3, "pred", 1) != "acc"
 
 
-def test_function_value_with_an_unseen_call_keeps_parameters_unknown():
+def test_function_stored_but_never_called_adds_no_call_site():
     m = model_of(HEAD + """
 def metric(pred):
     return pred
@@ -592,3 +626,120 @@ for data in DataLoader(TensorDataset(torch.randn(4, 2), torch.randn(4, 2))):
 """)
     assert m.value_of(node(m, "scheduler", 0)).kind == "scheduler"
     assert where(m, "x", 0) == "acc"
+
+
+def _guard_of(src: str, code: str, nth: int = 0):
+    from gpulint.flow import gpu_guard
+
+    m = model_of(src)
+    return gpu_guard(m, node(m, code, nth))
+
+
+def test_command_line_flags_read_as_the_gpu_path():
+    src = """
+    import argparse
+    import torch
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cuda", action="store_true", default=torch.cuda.is_available())
+    parser.add_argument("--no-cuda", action="store_true", default=False)
+    parser.add_argument("--use_gpu", action="store_true")
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    use_cuda = not args.no_cuda and torch.cuda.is_available()
+    if args.cuda: pass
+    if args.no_cuda: pass
+    if not args.no_cuda: pass
+    if args.use_gpu: pass
+    if use_cuda: pass
+    if args.verbose: pass
+    if args.lr: pass
+    if args.unknown: pass
+    """
+    assert _guard_of(src, "args.cuda") is True  # default=torch.cuda.is_available()
+    assert _guard_of(src, "args.no_cuda", 1) is False  # a GPU run leaves --no-cuda off
+    assert _guard_of(src, "not args.no_cuda", 1) is True
+    assert _guard_of(src, "args.use_gpu") is True  # the user asks for the GPU
+    assert _guard_of(src, "use_cuda", 1) is True  # a name bound to and-ed GPU tests
+    assert _guard_of(src, "args.verbose") is None  # any other flag says nothing
+    assert _guard_of(src, "args.lr") is None
+    assert _guard_of(src, "args.unknown") is None
+
+
+def test_an_attribute_assigned_from_gpu_tests_and_conflicting_assignments():
+    src = """
+    import argparse
+    import torch
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--no-cuda", action="store_true", default=False)
+    args = parser.parse_args()
+    args.cuda = not args.no_cuda and torch.cuda.is_available()
+    opts = parser.parse_args()
+    opts.gpu_ok = torch.cuda.is_available()
+    opts.gpu_ok = False
+    if args.cuda: pass
+    if opts.gpu_ok: pass
+    """
+    assert _guard_of(src, "args.cuda", 1) is True
+    assert _guard_of(src, "opts.gpu_ok", 2) is None  # assigned True on a GPU once and False once
+
+
+def test_a_branch_a_gpu_run_skips_is_not_taken():
+    from gpulint.flow import runs_on_gpu
+
+    src = """
+    import argparse
+    import torch
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cuda", default=True, type=bool)
+    args = parser.parse_args()
+    if args.cuda:
+        a = 1
+    if not args.cuda:
+        b = 2
+    else:
+        c = 3
+    d = 4 if torch.cuda.is_available() else 5
+    """
+    m = model_of(src)
+    on = {k: runs_on_gpu(m, node(m, k)) for k in ("1", "2", "3", "4", "5")}
+    assert on == {"1": True, "2": False, "3": True, "4": True, "5": False}
+
+
+def test_values_and_indices_pairs_unpack_where_their_input_is():
+    m = model_of(HEAD + """
+out = torch.randn(4, 3).to(device)
+_, predicted = torch.max(out, 1)
+vals, idx = out.topk(2)
+a, b = torch.max(out, torch.zeros(4, 3))
+rows0, rows1 = out.max()
+""")
+    assert where(m, "predicted") == "acc"
+    assert m.value_of(node(m, "predicted")).nonscalar
+    assert where(m, "idx") == "acc"
+    assert m.value_of(node(m, "a")).kind != "tensor"  # elementwise max of two tensors: not a pair
+    assert not m.value_of(node(m, "rows1")).nonscalar  # max() without a dimension: one value, no pair
+
+
+def test_gl116_input_move_fix_only_where_the_input_is_used_once():
+    from fixture_support import check
+
+    src = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = nn.Linear(4, 4).to(device)
+
+    def once(x):
+        x = torch.randn(2, 4)
+        return model(x)
+
+    def twice(x):
+        x = torch.randn(2, 4)
+        y = model(x)
+        return torch.cat([x, y])
+    """)
+    diags = [d for d in check(src, {"GL116"}) if d.code == "GL116"]
+    fixable = {d.line: d.fix is not None for d in diags}
+    assert fixable.get(9) is True  # moved at its only use
+    assert fixable.get(13) is False  # `x` is read again on the next line: a move at the call would not fix it

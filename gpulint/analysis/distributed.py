@@ -25,6 +25,7 @@ import libcst as cst
 from gpulint.model import walk as _model_walk
 
 from gpulint.model import DATALOADER_CLASSES, Kind, ScriptModel
+from gpulint.analysis.training import argument_for
 
 DP_CLASSES = frozenset(
     {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
@@ -102,6 +103,7 @@ class LoaderInfo:
     batch_sampler: cst.BaseExpression | None
     shuffle: cst.Arg | None
     sampler_info: SamplerInfo | None = None
+    sampler_shuffle: bool | None = None  # the sampler's shuffle as this loader's helper call sets it
 
     def keyword(self, name: str) -> cst.Arg | None:
         for a in self.call.args:
@@ -373,7 +375,33 @@ class DistFacts:
             shuffle,
         )
         info.sampler_info = self.sampler_of_expr(sampler)
+        if info.sampler_info is None and isinstance(sampler, cst.Call):
+            info.sampler_info, info.sampler_shuffle = self._sampler_from_helper(sampler)
         return info
+
+    def _sampler_from_helper(self, call: cst.Call) -> tuple[SamplerInfo | None, bool | None]:
+        """`sampler=data_sampler(dataset, shuffle=True, distributed=d)`: the one distributed sampler
+        a function of the file returns, and its `shuffle` when the helper passes its own parameter
+        on and this call gives it a literal."""
+        fn = self._file_function(call)
+        if fn is None:
+            return None, None
+        m = self.model
+        found = []
+        for s in self.samplers:
+            ret = m.parent(s.call)
+            if s.distributed and isinstance(ret, cst.Return) and m.enclosing(ret, cst.FunctionDef) is fn:
+                found.append(s)
+        if len(found) != 1:
+            return None, None
+        s = found[0]
+        shuffle = s.shuffle
+        if shuffle is None:
+            arg = _keyword(s.call, "shuffle")
+            if arg is not None and isinstance(arg.value, cst.Name):
+                given = argument_for(fn, call, arg.value.value)
+                shuffle = _literal_bool(given) if given is not None else None
+        return s, shuffle
 
     def sampler_of_expr(self, expr: cst.BaseExpression | None) -> SamplerInfo | None:
         if expr is None:
@@ -427,22 +455,39 @@ class DistFacts:
         for loop in m.fors:
             if any(self.refers_to(src, lo.target) for src in self.iter_sources(loop.iter)):
                 out.append(LoaderLoop(loop))
-        # passed to a function of the file that loops over the matching parameter
+        # passed to a function of the file that loops over the matching parameter (or hands it on
+        # to another such function: `loader = sample_data(loader)`)
         for call in m.calls:
-            if not isinstance(call.func, cst.Name) or call.func.value not in m.functions:
+            fn = self._file_function(call)
+            if fn is None:
                 continue
-            fns = m.functions[call.func.value]
-            if len(fns) != 1:
-                continue
-            fn = fns[0]
             for param in _matching_params(call, fn, lambda e: self.refers_to(e, lo.target)):
-                for loop in m.fors:
-                    if m.scope_of(loop) is not fn:
-                        continue
-                    for src in self.iter_sources(loop.iter):
-                        if isinstance(src, cst.Name) and src.value == param and m.scope_of(src) is fn:
-                            out.append(LoaderLoop(loop, call))
+                self._loops_over_param(fn, param, call, out, 0)
         return out
+
+    def _file_function(self, call: cst.Call) -> cst.FunctionDef | None:
+        m = self.model
+        if not isinstance(call.func, cst.Name) or call.func.value not in m.functions:
+            return None
+        fns = m.functions[call.func.value]
+        return fns[0] if len(fns) == 1 else None
+
+    def _loops_over_param(self, fn, param: str, via: cst.Call, out: list, depth: int) -> None:
+        m = self.model
+        for loop in m.fors:
+            if m.scope_of(loop) is not fn:
+                continue
+            for src in self.iter_sources(loop.iter):
+                if isinstance(src, cst.Name) and src.value == param and m.scope_of(src) is fn:
+                    out.append(LoaderLoop(loop, via))
+        if depth >= 2:
+            return
+        for call in m.calls_in(fn):
+            inner = self._file_function(call)
+            if inner is None or inner is fn or m.scope_of(call) is not fn:
+                continue
+            for p in _matching_params(call, inner, lambda e: isinstance(e, cst.Name) and e.value == param):
+                self._loops_over_param(inner, p, via, out, depth + 1)
 
     def enclosing_loop(self, node: cst.CSTNode) -> cst.For | None:
         """The nearest `for` around node within its function."""
@@ -455,12 +500,26 @@ class DistFacts:
 
     def epoch_loops(self, lo: LoaderInfo) -> list[cst.For]:
         """The loops around each pass over the loader (the epoch loops), without duplicates."""
-        out: list[cst.For] = []
+        out: list = []
         for ll in self.loader_loops(lo):
             outer = self.enclosing_loop(ll.anchor)
+            if outer is None:
+                outer = self._endless_generator_loop(ll.loop)
             if outer is not None and all(outer is not o for o in out):
                 out.append(outer)
         return out
+
+    def _endless_generator_loop(self, loop: cst.For) -> cst.While | None:
+        """`while True: for batch in loader: yield batch`: in a generator that cycles over the
+        loader, the `while` starts each pass over it (it plays the epoch loop)."""
+        m = self.model
+        parent = m.parent(m.parent(loop))  # For -> IndentedBlock -> While
+        if not (isinstance(parent, cst.While) and isinstance(parent.test, cst.Name) and parent.test.value == "True"):
+            return None
+        fn = m.enclosing(parent, cst.FunctionDef)
+        if fn is None or not any(type(n) is cst.Yield for n in m.walk(loop)):
+            return None
+        return parent
 
     def body_calls_backward(self, loop: cst.For) -> bool:
         for call, _recv, _meth in self.model.method_calls("backward"):

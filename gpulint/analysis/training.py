@@ -155,7 +155,7 @@ class TrainingFacts:
         self._effects_busy: set[cst.CSTNode] = set()
         # mode_before's memos: a statement's mode, a block's statement positions, the answer of
         # the backward scan of a block before position i, and mode_before's own answers
-        self._stmt_modes: dict[cst.CSTNode, str | None] = {}
+        self._stmt_modes: dict[tuple[cst.CSTNode, bool], str | None] = {}
         self._block_index: dict[cst.CSTNode, dict[int, int]] = {}
         self._block_before: dict[cst.CSTNode, dict[int, str | None]] = {}
         self._mode_before: dict[tuple[cst.CSTNode | None, int], str | None] = {}
@@ -249,17 +249,8 @@ class TrainingFacts:
 
     def method_of_class(self, cls: str, name: str) -> cst.FunctionDef | None:
         """The method `name` of the file's class `cls`, or of its first base of the file that has it."""
-        seen = set()
-        while cls is not None and cls not in seen:
-            seen.add(cls)
-            info = self.m.classes.get(cls)
-            if info is None:
-                return None
-            if name in info.methods:
-                return info.methods[name]
-            bases = [b for b in info.bases if b in self.m.classes]
-            cls = bases[0] if bases else None
-        return None
+        found = self.m.method_of_class(cls, name)
+        return found[0] if found is not None else None
 
     def effects(self, fn: cst.FunctionDef) -> set[str]:
         """What a file function does, transitively: "zero_grad", "grad" (gradient use),
@@ -405,21 +396,7 @@ class TrainingFacts:
         return index
 
     def argument_for(self, fn: cst.FunctionDef, call: cst.Call, param: str) -> cst.BaseExpression | None:
-        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-        if params and params[0] == "self" and isinstance(call.func, cst.Attribute):
-            params = params[1:]
-        pos = 0
-        for a in call.args:
-            if a.star:
-                return None
-            if a.keyword is not None:
-                if a.keyword.value == param:
-                    return a.value
-                continue
-            if pos < len(params) and params[pos] == param:
-                return a.value
-            pos += 1
-        return None
+        return argument_for(fn, call, param)
 
     def _param_values(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
         """For a parameter name: the arguments its function gets at the file's call sites."""
@@ -509,6 +486,36 @@ class TrainingFacts:
 
     def model_calls(self, node: cst.CSTNode, into_defs: bool = False) -> list[cst.Call]:
         return [c for c in self.calls_in(node, into_defs) if self.is_model(c.func)]
+
+    def self_methods_called(self, node: cst.CSTNode, depth: int = 2) -> list[cst.FunctionDef]:
+        """The methods of the enclosing class that `node` calls as `self.name(...)`, and those they
+        call the same way (to `depth` levels): code that runs on the same instance."""
+        out: list[cst.FunctionDef] = []
+        frontier = [node]
+        for _ in range(depth):
+            nxt = []
+            for n in frontier:
+                for call in self.calls_in(n, into_defs=False):
+                    f = call.func
+                    if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
+                        continue
+                    for fn in self.file_functions(call):
+                        if fn not in out:
+                            out.append(fn)
+                            nxt.append(fn.body)
+            frontier = nxt
+        return out
+
+    def model_calls_through_self(self, node: cst.CSTNode) -> list[cst.Call]:
+        """Model calls in `node` and in the methods it calls on `self` whose model is an attribute of
+        `self` (`self.model(x)` inside `self._forward_pass(...)`): the same model as in `node`."""
+        out = self.model_calls(node)
+        for fn in self.self_methods_called(node):
+            for c in self.model_calls(fn.body):
+                f = c.func
+                if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+                    out.append(c)
+        return out
 
     def mode_sensitive(self, expr: cst.BaseExpression) -> bool:
         """Can `train()`/`eval()` change what this model computes? False only when the file shows
@@ -751,18 +758,20 @@ class TrainingFacts:
             return False  # unit tests, not evaluation code
         return True
 
-    def statement_mode(self, stmt: cst.CSTNode) -> str | None:
-        """The train/eval mode a statement leaves models in: "train", "eval", "mixed" or None."""
+    def statement_mode(self, stmt: cst.CSTNode, training_loops: bool = True) -> str | None:
+        """The train/eval mode a statement leaves models in: "train", "eval", "mixed" or None. With
+        `training_loops`, a training loop counts as leaving models in training mode."""
+        key = (stmt, training_loops)
         try:
-            return self._stmt_modes[stmt]
+            return self._stmt_modes[key]
         except KeyError:
             pass
-        found = self._stmt_modes[stmt] = self._statement_mode(stmt)
+        found = self._stmt_modes[key] = self._statement_mode(stmt, training_loops)
         return found
 
-    def _statement_mode(self, stmt: cst.CSTNode) -> str | None:
+    def _statement_mode(self, stmt: cst.CSTNode, training_loops: bool) -> str | None:
         modes: set[str] = set()
-        if isinstance(stmt, _LOOPS) and self.loop_info[stmt].is_training:
+        if training_loops and isinstance(stmt, _LOOPS) and self.loop_info[stmt].is_training:
             modes.add("train")
         for call in self.calls_in(stmt, into_defs=False):
             mo = method_of(call)
@@ -843,7 +852,7 @@ class TrainingFacts:
                 return modes.pop() if len(modes) == 1 else None
             if isinstance(parent, (cst.ClassDef, cst.Lambda)):
                 return None
-            if isinstance(parent, _LOOPS) and self.statement_mode(parent) is not None:
+            if isinstance(parent, _LOOPS) and self.statement_mode(parent, training_loops=False) is not None:
                 # the loop sets modes around `node`: what runs before the next iteration decides
                 return None
             cur = parent
@@ -868,6 +877,26 @@ class TrainingFacts:
 
     def frameworks_drive_loop(self) -> bool:
         return bool(self.m.frameworks & LOOP_FRAMEWORKS)
+
+
+def argument_for(fn: cst.FunctionDef, call: cst.Call, param: str) -> cst.BaseExpression | None:
+    """The argument a call of `fn` passes for its parameter `param` (None when it passes none, or
+    the call unpacks `*args`/`**kwargs`)."""
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    if params and params[0] == "self" and isinstance(call.func, cst.Attribute):
+        params = params[1:]
+    pos = 0
+    for a in call.args:
+        if a.star:
+            return None
+        if a.keyword is not None:
+            if a.keyword.value == param:
+                return a.value
+            continue
+        if pos < len(params) and params[pos] == param:
+            return a.value
+        pos += 1
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
