@@ -265,3 +265,31 @@ def test_gl403_same_findings_with_many_statements_between():
     large = check(src(3000), {"GL403"})
     assert [(d.line, d.message) for d in small] == [(d.line - 3000, d.message) for d in large]
     assert len(small) == 1
+
+
+def test_grad_mode_through_call_sites_in_any_order():
+    # helper() runs only from no_grad call sites (through run()): "off" for every node in it,
+    # whichever node is asked first; mixed() is called with and without: "dynamic"
+    src = """
+    import torch
+    def helper(m, x):
+        y = m(x)
+        return y
+    def run(m, x):
+        return helper(m, x)
+    def mixed(m, x):
+        return m(x)
+    with torch.no_grad():
+        run(model, a)
+        run(model, b)
+        mixed(model, c)
+    mixed(model, d)
+    """
+    f, m = facts_of(src)
+    calls = [c for c in m.calls if code(m, c) in ("m(x)", "helper(m, x)")]
+    assert len(calls) == 3
+    expected = [("m(x)", "off"), ("helper(m, x)", "off"), ("m(x)", "dynamic")]
+    assert [(code(m, c), f.grad_mode_at(c)) for c in calls] == expected
+    g, m2 = facts_of(src)
+    calls2 = [c for c in m2.calls if code(m2, c) in ("m(x)", "helper(m, x)")]
+    assert [(code(m2, c), g.grad_mode_at(c)) for c in reversed(calls2)] == expected[::-1]

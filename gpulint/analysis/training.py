@@ -159,6 +159,7 @@ class TrainingFacts:
         self._block_index: dict[cst.CSTNode, dict[int, int]] = {}
         self._block_before: dict[cst.CSTNode, dict[int, str | None]] = {}
         self._mode_before: dict[tuple[cst.CSTNode | None, int], str | None] = {}
+        self._grad_modes: dict[tuple[cst.CSTNode, int], str | None] = {}
         self.loops: list[LoopInfo] = []
         self.loop_info: dict[cst.CSTNode, LoopInfo] = {}
         for node in model.parents:
@@ -663,6 +664,17 @@ class TrainingFacts:
         """"off" when `node` runs with gradients disabled for sure, "dynamic" under
         `set_grad_enabled(<expr>)` (or called from such places), "on" under enable_grad, None when
         nothing says."""
+        key = (node, _depth)
+        try:
+            return self._grad_modes[key]
+        except KeyError:
+            pass
+        found = self._grad_modes[key] = self._grad_mode_at(node, _depth)
+        return found
+
+    def _grad_mode_at(self, node: cst.CSTNode, _depth: int) -> str | None:
+        # memoised by grad_mode_at: the call sites of a function are asked about once per depth,
+        # not once per node inside it (a query fans out through up to three levels of call sites)
         v = self.m.flow.values.get(node)
         if v is not None and v.nograd and v.kind == "tensor":
             return "off"  # the flow engine saw no_grad around it (also `stack.enter_context(no_grad())`)
