@@ -19,6 +19,9 @@ from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
 
 _NEWLINE = re.compile(r"\r\n?|\n")
+# A node's start and end offsets kept as one int, start * _SHIFT + end (a tuple of two ints costs
+# ~120 bytes per node, one int ~36: the map holds every node of the module)
+_SHIFT = 1 << 32
 
 
 class _Syntactic:
@@ -38,16 +41,16 @@ class _Syntactic:
     def __exit__(self, *exc) -> None:
         state = self.state
         computed = state.computed
-        start = computed[self.start_node][0] if self.start_node is not None else self.start
-        end = computed[self.end_node][1] if self.end_node is not None else state.offset
-        computed[self.node] = (start, end)
+        start = computed[self.start_node] // _SHIFT if self.start_node is not None else self.start
+        end = computed[self.end_node] % _SHIFT if self.end_node is not None else state.offset
+        computed[self.node] = start * _SHIFT + end
 
 
 class _OffsetState(CodegenState):
     def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.offset = 0
-        self.computed: dict[cst.CSTNode, tuple[int, int]] = {}
+        self.computed: dict[cst.CSTNode, int] = {}  # node -> start * _SHIFT + end
         self.stack: list[int] = []
         self.popped = ""
 
@@ -67,7 +70,7 @@ class _OffsetState(CodegenState):
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self.stack.pop()
         if node not in self.computed:  # a syntactic position recorded already wins
-            self.computed[node] = (start, self.offset)
+            self.computed[node] = start * _SHIFT + self.offset
 
     def pop_trailing_newline(self) -> None:
         # LibCST's provider keeps counting the popped newline: so do the offsets
@@ -99,7 +102,7 @@ class Positions(Mapping):
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
         found = self._cache.get(node)
         if found is None:
-            start, end = self._offsets[node]
+            start, end = divmod(self._offsets[node], _SHIFT)
             found = self._cache[node] = CodeRange(self._position(start), self._position(end))
         return found
 
@@ -114,7 +117,7 @@ class Positions(Mapping):
 
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
         """A node's start and end as character offsets into the module's code."""
-        return self._offsets[node]
+        return divmod(self._offsets[node], _SHIFT)
 
 
 def positions(module: cst.Module) -> Positions:
