@@ -491,6 +491,13 @@ _dotted = dotted
 # ---------------------------------------------------------------------------------------------
 
 
+# Layout nodes (whitespace, newlines, blank and comment lines): about half of a tree's nodes, and no
+# analysis reads them, so the model does not record them (its walks, parents and children leave
+# them out); the rules that need comments read the source's tokens.
+_LAYOUT = frozenset({cst.SimpleWhitespace, cst.Newline, cst.TrailingWhitespace, cst.EmptyLine,
+                     cst.ParenthesizedWhitespace, cst.Comment})
+
+
 class ScriptModel:
     def __init__(self, module: cst.Module, source: str | None = None) -> None:
         self.module = module
@@ -525,7 +532,7 @@ class ScriptModel:
         collector = _Collector(self)
         # the same nodes and hooks, in the same order, as module.visit(collector), without
         # LibCST rebuilding every node it passes (gpulint/cstwalk.py)
-        _cstwalk.traverse(module, collector.on_visit, collector.on_leave)
+        _cstwalk.traverse(module, collector.on_visit, collector.on_leave, _LAYOUT)
         global _ACTIVE
         _ACTIVE = self
 
