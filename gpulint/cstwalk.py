@@ -130,10 +130,11 @@ def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     return out
 
 
-def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_leave: Callable[[cst.CSTNode], object]) -> None:
+def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_leave: Callable[[cst.CSTNode], object],
+             skip: frozenset = frozenset()) -> None:
     """Call on_visit on every node of the tree in pre-order and on_leave after its subtree, as
-    `root.visit(visitor)` does for a visitor whose on_visit returns True. Iterative: no recursion
-    however deep the tree."""
+    `root.visit(visitor)` does for a visitor whose on_visit returns True; nodes whose class is in
+    `skip` are left out with their subtrees. Iterative: no recursion however deep the tree."""
     leave = object()
     stack: list = [root]
     pop, push = stack.pop, stack.append
@@ -147,6 +148,8 @@ def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_le
         push(leave)
         kids = children(node)
         if kids:
+            if skip:
+                kids = [k for k in kids if type(k) not in skip]
             stack.extend(reversed(kids))
 
 

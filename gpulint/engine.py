@@ -538,22 +538,38 @@ def _init_types() -> set[type]:
     return _STMT_TYPES
 
 
-def parse(text: str, checked: bool = False):
+def parse(text: str, checked: bool = False, starts: Sequence[int] = ()):
     """The LibCST module of a text, or BadInput with the syntax error's position.
 
     Unless `checked` (the caller ran `python_syntax` and `bound_tree` on this text), Python's
-    parser sees the text first: LibCST never parses what is past the bounds.
+    parser sees the text first: LibCST never parses what is past the bounds. `starts`: where to
+    cut the text into pieces parsed one by one (chunk_starts; the caller has the syntax tree).
     """
     import libcst as cst
 
     python_error = None
     if not checked:
         try:
-            bound_tree(python_syntax(text))
+            tree = python_syntax(text)
+            bound_tree(tree)
+            starts = chunk_starts(tree, text)
+            del tree
         except _PythonRejects as exc:
             python_error = exc  # LibCST may know newer syntax; if it also fails, CPython's message
+            starts = ()
+    if starts:
+        try:
+            module = parse_in_pieces(text, list(starts))
+        except Exception:  # a piece LibCST rejects: the whole text's parse reports it
+            module = None
+        release_memory()
+        if module is not None:
+            return module
     try:
-        return cst.parse_module(text)
+        module = cst.parse_module(text)
+        if len(text) >= RELEASE_MIN_CHARS:
+            release_memory()
+        return module
     except cst.ParserSyntaxError as exc:
         if python_error is not None:
             raise python_error
@@ -562,6 +578,106 @@ def parse(text: str, checked: bool = False):
         raise BadInput(f"syntax error: {msg}", exc.raw_line, exc.raw_column + 1)
     except RecursionError:
         raise TooComplex(f"{TOO_COMPLEX} (recursion)")
+
+
+# Parsing a large file in pieces. LibCST's native parser needs ~400 bytes of memory per byte of
+# source while it parses (a 50,000-line file: ~800 MB), although the tree it returns is a tenth of
+# that: a large file is parsed as runs of whole top-level statements of about CHUNK_LINES lines
+# each, and the pieces joined into one module, the same tree as one parse of the whole text.
+CHUNK_LINES = 2000
+CHUNK_MIN_LINES = 2 * CHUNK_LINES  # smaller files are parsed in one piece
+
+
+def chunk_starts(tree, text: str, size: int | None = None, min_lines: int | None = None) -> list[int]:
+    """The lines (1-based) where the pieces of a large file start after the first: a line where
+    a top-level statement (its first decorator) starts, with no other statement on the line
+    before it, about `size` lines apart; [] when the text has fewer than `min_lines` lines (it is
+    parsed in one piece) or has a line end other than "\\n". `tree` is the text's Python syntax
+    tree."""
+    size = CHUNK_LINES if size is None else size
+    min_lines = CHUNK_MIN_LINES if min_lines is None else min_lines
+    if "\r" in text or text.count("\n") < min_lines:
+        return []
+    starts: list[int] = []
+    last = 1
+    prev_end = 0
+    for stmt in tree.body:
+        start = stmt.lineno
+        for d in getattr(stmt, "decorator_list", ()):
+            start = min(start, d.lineno)
+        if start - last >= size and prev_end < start:
+            starts.append(start)
+            last = start
+        prev_end = stmt.end_lineno or stmt.lineno
+    return starts
+
+
+def release_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc keeps what LibCST's parser and
+    Python's own parser freed, and the next allocations of Python objects do not reuse it)."""
+    global _TRIM
+    if _TRIM is None:
+        _TRIM = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+            except (OSError, AttributeError):
+                pass
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM = None
+RELEASE_MIN_CHARS = 256 * 1024  # texts whose parse is worth a release_memory() after it
+
+
+def parse_in_pieces(text: str, starts: list[int]):
+    """The LibCST module of a text parsed in pieces starting at `starts` (see chunk_starts), or
+    None when the pieces cannot be joined into what one parse would give (then the caller parses
+    the whole text): every piece must agree on the default indentation and newline, and start
+    with its statement (no header of its own)."""
+    import libcst as cst
+
+    offsets = []
+    if starts:
+        want = iter(starts)
+        target = next(want)
+        line, pos = 1, 0
+        while target is not None:
+            nl = text.find("\n", pos)
+            if nl < 0:
+                return None
+            pos, line = nl + 1, line + 1
+            if line == target:
+                offsets.append(pos)
+                target = next(want, None)
+    bounds = [0] + offsets + [len(text)]
+    modules = []
+    for a, b in zip(bounds, bounds[1:]):
+        modules.append(cst.parse_module(text[a:b]))
+    first = modules[0]
+    if len(modules) == 1:
+        return first
+    body = list(first.body)
+    for prev, mod in zip(modules, modules[1:]):
+        if (
+            mod.header
+            or not mod.body
+            or mod.default_indent != first.default_indent
+            or mod.default_newline != first.default_newline
+            or not prev.has_trailing_newline
+        ):
+            return None
+        head = mod.body[0]
+        carried = list(prev.footer)
+        if carried:
+            head = head.with_changes(leading_lines=[*carried, *head.leading_lines])
+        body.append(head)
+        body.extend(mod.body[1:])
+    last = modules[-1]
+    return first.with_changes(body=body, footer=last.footer, has_trailing_newline=last.has_trailing_newline)
 
 
 def check_syntax(text: str) -> None:
@@ -750,19 +866,19 @@ def suppression_only(path: str, text: str, ran) -> list[Diagnostic]:
 
 
 def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked: bool = False, module=None,
-            ran=None):
+            ran=None, starts: Sequence[int] = ()):
     """Run the rules over a text. Returns (diagnostics, suppressions) or raises BadInput.
 
     `checked`: the text already passed `python_syntax` and `bound_tree`; `module`: its LibCST
     module when the caller has it already; `ran`: what answers `code in ran` for the rules that
     count as run on the text (default: the codes of `rules`; the syntax-tree prefilter leaves out
-    rules that cannot fire, and they still count for GL002)."""
+    rules that cannot fire, and they still count for GL002); `starts`: see `parse`."""
     from gpulint.model import ScriptModel
     from gpulint.rule import Context, make_diagnostic
     from gpulint.suppression import Suppressions
 
     if module is None:
-        module = parse(text, checked)
+        module = parse(text, checked, starts)
     model = ScriptModel(module, text)
     ctx = Context(path, text, module, model)
     if settings is not None:
@@ -839,15 +955,30 @@ def _parse_fixed(text: str, python_ok: bool):
     parser too when the original text passed it, and within the bounds)."""
     import libcst as cst
 
+    starts: list[int] = []
     if python_ok:
         try:
-            bound_tree(python_syntax(text))
+            tree = python_syntax(text)
+            bound_tree(tree)
+            starts = chunk_starts(tree, text)
+            del tree
         except BadInput:
             return None
+    if starts:
+        try:
+            module = parse_in_pieces(text, starts)
+        except Exception:
+            module = None
+        release_memory()
+        if module is not None:
+            return module
     try:
-        return cst.parse_module(text)
+        module = cst.parse_module(text)
     except Exception:
         return None
+    if len(text) >= RELEASE_MIN_CHARS:
+        release_memory()
+    return module
 
 
 @dataclass
@@ -874,8 +1005,14 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
     python_ok = True
     facts: set[str] | None = set() if AST_PREFILTER else None
     bound_size(text)
+    starts: list[int] = []
     try:
-        bound_tree(python_syntax(text), facts, text)  # CPython first: its verdict, the bounds, the facts
+        tree = python_syntax(text)
+        bound_tree(tree, facts, text)  # CPython first: its verdict, the bounds, the facts
+        starts = chunk_starts(tree, text)  # where a large text is cut for LibCST's parser
+        del tree
+        if len(text) >= RELEASE_MIN_CHARS:
+            release_memory()
     except _PythonRejects:
         python_ok = False  # LibCST may know newer syntax; parse() reports CPython's error if not
     pre = prefilter_for(rules)
@@ -887,7 +1024,7 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
         selected = pre.select_live(text, live)
         ran = TextMatches(pre, text)
         if selected:
-            diags, _ = analyse(path, text, selected, opts.settings, checked=True, ran=ran)
+            diags, _ = analyse(path, text, selected, opts.settings, checked=True, ran=ran, starts=starts)
         else:  # no rule to run: LibCST is not needed (a GL002 finding may still be fixed below)
             diags = suppression_only(path, text, ran)
     else:
@@ -896,7 +1033,7 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
             if not python_ok:
                 parse(text)  # nothing to analyse, but a file that does not parse is still reported
             return Outcome([], text)
-        diags, _ = analyse(path, text, selected, opts.settings, checked=python_ok)
+        diags, _ = analyse(path, text, selected, opts.settings, checked=python_ok, starts=starts)
     if not opts.fix:
         return Outcome(diags, text)
     outcome = Outcome(diags, text, initial=diags)

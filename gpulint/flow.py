@@ -195,6 +195,10 @@ _REDUCTIONS = frozenset(
 )
 
 
+def _is_static(fn) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.decorators)
+
+
 def _reshaped_deep(meth: str, args, kw, rv) -> bool:
     """`.view(-1, 1)`, `.reshape(b, n)`, `.unsqueeze(0)` of a tensor with a dimension: at least two
     dimensions; a shape-keeping method of such a tensor keeps them."""
@@ -552,9 +556,7 @@ class Flow:
     def _params_of(self, fn: cst.FunctionDef, cls: str | None, args: dict | None, frame: _Frame) -> None:
         p = fn.params
         ordered = [*p.posonly_params, *p.params]
-        is_method = cls is not None and not any(
-            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.decorators
-        )
+        is_method = cls is not None and not _is_static(fn)
         forward = is_method and fn.name.value == "forward" and self._class_kind(cls) == MODULE
         for i, param in enumerate([*ordered, *p.kwonly_params]):
             name = param.name.value
@@ -2193,8 +2195,8 @@ class Flow:
     def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv) -> Value:
         p = fn.params
         names = [x.name.value for x in (*p.posonly_params, *p.params)]
-        if selfv is not None and names:
-            names = names[1:]
+        if selfv is not None and names and not _is_static(fn):
+            names = names[1:]  # the receiver (a staticmethod called on an instance takes none)
         args: dict[str, Value] = {}
         ok = True
         for i, (x, v, s) in enumerate(pos):

@@ -282,12 +282,18 @@ class _Collector(cst.CSTVisitor):
         self.stack: list[cst.CSTNode] = []
         self.scopes: list[cst.CSTNode] = [model.module]
         self.classes: list[cst.ClassDef] = []
+        # the int object last stored in `order`/`end`: a node's end is the next node's order, and
+        # nested nodes often end together; one object per value, not two (~30 MB on 50k lines)
+        self.pos = -1
 
     # generic hooks: parent map and scope bookkeeping
     def on_visit(self, node: cst.CSTNode) -> bool:
         m = self.m
         m.kids[node] = []
-        m.order[node] = len(m.nodes)
+        i = len(m.nodes)
+        if i != self.pos:
+            self.pos = i
+        m.order[node] = self.pos
         m.nodes.append(node)
         if self.stack:
             parent = self.stack[-1]
@@ -357,7 +363,10 @@ class _Collector(cst.CSTVisitor):
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
-        self.m.end[original_node] = len(self.m.nodes)
+        i = len(self.m.nodes)
+        if i != self.pos:
+            self.pos = i
+        self.m.end[original_node] = self.pos
         t = type(original_node)
         if t is cst.FunctionDef or t is cst.Lambda:
             self.scopes.pop()
@@ -482,6 +491,13 @@ _dotted = dotted
 # ---------------------------------------------------------------------------------------------
 
 
+# Layout nodes (whitespace, newlines, blank and comment lines): about half of a tree's nodes, and no
+# analysis reads them, so the model does not record them (its walks, parents and children leave
+# them out); the rules that need comments read the source's tokens.
+_LAYOUT = frozenset({cst.SimpleWhitespace, cst.Newline, cst.TrailingWhitespace, cst.EmptyLine,
+                     cst.ParenthesizedWhitespace, cst.Comment})
+
+
 class ScriptModel:
     def __init__(self, module: cst.Module, source: str | None = None) -> None:
         self.module = module
@@ -516,7 +532,7 @@ class ScriptModel:
         collector = _Collector(self)
         # the same nodes and hooks, in the same order, as module.visit(collector), without
         # LibCST rebuilding every node it passes (gpulint/cstwalk.py)
-        _cstwalk.traverse(module, collector.on_visit, collector.on_leave)
+        _cstwalk.traverse(module, collector.on_visit, collector.on_leave, _LAYOUT)
         global _ACTIVE
         _ACTIVE = self
 

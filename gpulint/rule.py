@@ -102,11 +102,10 @@ class Context:
     @property
     def positions(self):
         if self._positions is None:
-            # LibCST's PositionProvider's ranges, computed without its per-token overhead and
-            # only for the statements around the nodes asked for
-            from gpulint.positions import node_positions
+            # LibCST's PositionProvider's ranges, computed without its per-token overhead
+            from gpulint.positions import positions
 
-            self._positions = node_positions(self.module, self.model, self.source)
+            self._positions = positions(self.module)
         return self._positions
 
     def line_starts(self) -> list[int]:

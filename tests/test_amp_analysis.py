@@ -384,3 +384,110 @@ def test_device_type_from_str_of_a_device_parameter():
     by_fn = {m.enclosing(r.call, cst.FunctionDef).name.value: r.devices for r in regions}
     assert by_fn["train"] == frozenset({"cuda", "cpu"})
     assert by_fn["other"] is None  # no call site: cannot tell
+
+
+# the scope analysis of deprecated imports runs on the statements that mention their names only:
+# the same groups, uses and reasons as on the whole module
+
+_SCOPE_CASES = [
+    # uses in functions, a class, a comprehension, before the import, shadowed in a function
+    """
+    import torch
+    def early():
+        with autocast():
+            pass
+    x = [autocast() for _ in range(2)]
+    from torch.cuda.amp import autocast, GradScaler
+    y = 1
+    class T:
+        s = GradScaler()
+        def f(self):
+            with autocast():
+                return 2
+    def g():
+        autocast = None
+        return autocast
+    z = 3
+    """,
+    # bound twice (by an assignment far from the import): no group
+    """
+    from torch.cuda.amp import autocast
+    a = 1
+    b = 2
+    autocast = None
+    """,
+    # a string annotation naming it, a typing.cast, a global statement, an escaped string
+    """
+    import typing
+    from torch.cuda import amp
+    unrelated = 0
+    def f(x: "amp.GradScaler") -> None:
+        return typing.cast("amp.autocast", x)
+    def g():
+        global amp
+        v: "\\x61mp.GradScaler" = None
+    with amp.autocast():
+        pass
+    """,
+    # used in a nested function only, the import inside a function
+    """
+    def outer():
+        import torch.cuda.amp as amp2
+        q = 0
+        def inner():
+            with amp2.autocast():
+                pass
+        return inner
+    r = 1
+    """,
+]
+
+
+def _summary(d: DeprecatedAmp):
+    groups = [
+        (id(g.stmt), g.new_module, g.old, g.reason, [(id(u.node), u.kind, u.reason, id(u.call)) for u in g.uses])
+        for g in d.imports
+    ]
+    return groups, [(id(u.node), u.reason) for u in d.direct]
+
+
+@pytest.mark.parametrize("src", _SCOPE_CASES)
+def test_deprecated_scope_analysis_on_relevant_statements_only(src, monkeypatch):
+    import gpulint.analysis.amp as amp_mod
+
+    text = textwrap.dedent(src)
+    model = ScriptModel(cst.parse_module(text))
+    monkeypatch.setattr(amp_mod, "_FULL_SCOPES", True)
+    whole = _summary(DeprecatedAmp(model))
+    monkeypatch.setattr(amp_mod, "_FULL_SCOPES", False)
+    pruned = _summary(DeprecatedAmp(model))
+    assert pruned == whole
+
+
+def test_deprecated_scope_statements_kept():
+    import gpulint.analysis.amp as amp_mod
+
+    text = textwrap.dedent(_SCOPE_CASES[0])
+    model = ScriptModel(cst.parse_module(text))
+    kept = amp_mod._scope_relevant_module(model, {"autocast", "GradScaler"})
+    heads = [model.module.code_for_node(s).split("\n", 1)[0] for s in kept.body]
+    assert heads == [
+        "def early():",
+        "x = [autocast() for _ in range(2)]",
+        "from torch.cuda.amp import autocast, GradScaler",
+        "class T:",
+        "def g():",
+    ]
+
+
+def test_gl205_same_findings_with_many_unrelated_statements():
+    head = "from torch.cuda.amp import GradScaler, autocast\nscaler = GradScaler()\n"
+    tail = "with autocast():\n    pass\n"
+    filler = "".join(f"v{i} = {i}\ndef f{i}(a):\n    return a + {i}\n" for i in range(2000))
+    small = check(head + tail, {"GL205"})
+    large = check(head + filler + tail, {"GL205"})
+    shift = filler.count("\n")
+    assert [(d.line, d.message, d.fix is None) for d in small] == [
+        (d.line - (shift if d.line > 2 else 0), d.message, d.fix is None) for d in large
+    ]
+    assert len(small) == 3

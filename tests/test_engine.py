@@ -481,3 +481,132 @@ def test_default_jobs_from_files_and_cores(monkeypatch):
     assert gpulint.runner.default_jobs(1000) == 1
     monkeypatch.setattr(gpulint.runner.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
     assert gpulint.runner.default_jobs(1000) == 1
+
+
+# a large file is parsed by LibCST in pieces of whole top-level statements: the same tree
+
+_PIECES = '''\
+#!/usr/bin/env python
+# header comment
+
+import os; import sys
+x = 1
+@decorator
+# between decorator and def
+def f(a,
+      b):
+    """doc"""
+    return a + b
+    # trailing comment of the block
+
+# a comment at column 0 before a class
+
+
+class C:
+    def m(self):
+        s = """a
+multi-line string
+"""
+        return s
+  # odd indentation comment
+y = [
+    1,
+    2,
+]
+if x:
+    pass
+else:
+    y = 2
+for i in range(3): print(i)
+z = 3 \\
+    + 4
+# the end
+'''
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+def test_parse_in_pieces_gives_the_same_tree(size):
+    import ast
+
+    import libcst as cst
+
+    from gpulint.engine import chunk_starts, parse_in_pieces
+
+    for text in (_PIECES, _PIECES.rstrip("\n"), "\n\n" + _PIECES + "\n\n# x\n"):
+        starts = chunk_starts(ast.parse(text), text, size=size, min_lines=0)
+        assert starts  # the text is really cut
+        pieces = parse_in_pieces(text, starts)
+        assert pieces is not None
+        assert pieces.code == text
+        assert pieces.deep_equals(cst.parse_module(text))
+
+
+def test_parse_in_pieces_refuses_pieces_that_disagree():
+    import ast
+
+    from gpulint.engine import chunk_starts, parse_in_pieces
+
+    # two-space indentation in the first piece, four in the second: one parse would use the
+    # first as the default for the whole file; the pieces cannot be joined, None (one parse)
+    text = "def f():\n  return 1\nx = 1\ny = 2\ndef g():\n    return 2\n"
+    starts = chunk_starts(ast.parse(text), text, size=2, min_lines=0)
+    assert starts
+    assert parse_in_pieces(text, starts) is None
+    # CR line ends are never cut
+    assert chunk_starts(ast.parse("x = 1\ry = 2\r"), "x = 1\ry = 2\r", size=1, min_lines=0) == []
+
+
+def test_large_file_same_diagnostics_in_pieces(monkeypatch):
+    import gpulint.engine as engine
+
+    block = (
+        "import torch\n"
+        "model = torch.nn.Linear(2, 1).cuda()\n"
+        "def evaluate(loader):\n"
+        "    model.eval()\n"
+        "    for x in loader:\n"
+        "        out = model(x)\n"
+        "x = torch.zeros(3).cuda()\n"
+        "y = torch.ones(3, device='cuda')\n"
+    )
+    text = block * 120
+    rules = [r() for r in Registry.load().resolve(None)]
+    monkeypatch.setattr(engine, "CHUNK_MIN_LINES", 10**9)
+    whole = engine.run_text("t.py", text, rules, engine.Options()).diagnostics
+    monkeypatch.setattr(engine, "CHUNK_MIN_LINES", 100)
+    monkeypatch.setattr(engine, "CHUNK_LINES", 50)
+    joined = []
+    real = engine.parse_in_pieces
+    monkeypatch.setattr(engine, "parse_in_pieces", lambda t, s: joined.append(len(s)) or real(t, s))
+    pieces = engine.run_text("t.py", text, rules, engine.Options()).diagnostics
+    assert joined and joined[0] > 10  # really parsed in pieces
+    assert whole and [d.__dict__ for d in pieces] == [d.__dict__ for d in whole]
+
+
+def test_large_file_fixed_the_same_in_pieces(monkeypatch):
+    import gpulint.engine as engine
+
+    block = (
+        "import torch\n"
+        "model = torch.nn.Linear(2, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model.cuda()\n"
+        "opt.cuda()\n"
+        "x = torch.zeros(3)\n"
+        "x.cuda()\n"
+    )
+    text = block * 120
+    rules = [r() for r in Registry.load().resolve(None)]
+    opts = engine.Options(fix=True, unsafe_fixes=True, write=False)
+    monkeypatch.setattr(engine, "CHUNK_MIN_LINES", 10**9)
+    whole = engine.run_text("t.py", text, rules, opts)
+    monkeypatch.setattr(engine, "CHUNK_MIN_LINES", 100)
+    monkeypatch.setattr(engine, "CHUNK_LINES", 50)
+    joined = []
+    real = engine.parse_in_pieces
+    monkeypatch.setattr(engine, "parse_in_pieces", lambda t, s: joined.append(len(s)) or real(t, s))
+    pieces = engine.run_text("t.py", text, rules, opts)
+    assert len(joined) >= 2  # the text and a fixed text were parsed in pieces
+    assert whole.applied and pieces.applied == whole.applied
+    assert pieces.text == whole.text != text
+    assert [d.__dict__ for d in pieces.diagnostics] == [d.__dict__ for d in whole.diagnostics]

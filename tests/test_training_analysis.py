@@ -226,3 +226,70 @@ def test_frameworks_drive_loop():
     assert f.frameworks_drive_loop()
     f, _ = facts_of("from accelerate import Accelerator\n")
     assert not f.frameworks_drive_loop()
+
+
+def _mode_src(filler: int) -> str:
+    lines = ["import torch", "model = torch.nn.Linear(2, 1)", "model.eval()"]
+    lines += [f"v{i} = {i}" for i in range(filler)]
+    lines += ["for x in loader:", "    model(x)", "model.train()"]
+    lines += [f"w{i} = {i}" for i in range(filler)]
+    lines += ["for x in loader:", "    model(x)", "def evaluate():", "    for x in loader:", "        model(x)"]
+    lines += [f"u{i} = {i}" for i in range(filler)]
+    lines += ["model.eval()", "evaluate()", "model.train()", "evaluate()"]
+    return "\n".join(lines) + "\n"
+
+
+def test_mode_before_far_back_and_in_any_order():
+    # the nearest mode call before a statement decides, however many statements lie between;
+    # answers are the same whichever statement is asked first (the scan back is memoised)
+    for filler in (0, 3, 400):
+        f, m = facts_of(_mode_src(filler))
+        loops = [info.node for info in f.loops]
+        expected = ["eval", "train", None]  # evaluate() is called in eval and train mode: unknown
+        assert [f.mode_before(n) for n in loops] == expected
+        g, _ = facts_of(_mode_src(filler))
+        assert [g.mode_before(n) for n in reversed([info.node for info in g.loops])] == expected[::-1]
+
+
+def test_gl403_same_findings_with_many_statements_between():
+    from fixture_support import check
+
+    def src(filler: int) -> str:
+        body = "".join(f"v{i} = {i}\n" for i in range(filler))
+        return (
+            "import torch\nmodel = torch.nn.Linear(2, 1)\nmodel.eval()\n" + body
+            + "for x in val_loader:\n    out = model(x)\n"
+        )
+
+    small = check(src(0), {"GL403"})
+    large = check(src(3000), {"GL403"})
+    assert [(d.line, d.message) for d in small] == [(d.line - 3000, d.message) for d in large]
+    assert len(small) == 1
+
+
+def test_grad_mode_through_call_sites_in_any_order():
+    # helper() runs only from no_grad call sites (through run()): "off" for every node in it,
+    # whichever node is asked first; mixed() is called with and without: "dynamic"
+    src = """
+    import torch
+    def helper(m, x):
+        y = m(x)
+        return y
+    def run(m, x):
+        return helper(m, x)
+    def mixed(m, x):
+        return m(x)
+    with torch.no_grad():
+        run(model, a)
+        run(model, b)
+        mixed(model, c)
+    mixed(model, d)
+    """
+    f, m = facts_of(src)
+    calls = [c for c in m.calls if code(m, c) in ("m(x)", "helper(m, x)")]
+    assert len(calls) == 3
+    expected = [("m(x)", "off"), ("helper(m, x)", "off"), ("m(x)", "dynamic")]
+    assert [(code(m, c), f.grad_mode_at(c)) for c in calls] == expected
+    g, m2 = facts_of(src)
+    calls2 = [c for c in m2.calls if code(m2, c) in ("m(x)", "helper(m, x)")]
+    assert [(code(m2, c), g.grad_mode_at(c)) for c in reversed(calls2)] == expected[::-1]

@@ -154,6 +154,13 @@ class TrainingFacts:
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
         self._effects_busy: set[cst.CSTNode] = set()
         self._grad_attrs: tuple[list[cst.Attribute], list[int]] | None = None
+        # mode_before's memos: a statement's mode, a block's statement positions, the answer of
+        # the backward scan of a block before position i, and mode_before's own answers
+        self._stmt_modes: dict[tuple[cst.CSTNode, bool], str | None] = {}
+        self._block_index: dict[cst.CSTNode, dict[int, int]] = {}
+        self._block_before: dict[cst.CSTNode, dict[int, str | None]] = {}
+        self._mode_before: dict[tuple[cst.CSTNode | None, int], str | None] = {}
+        self._grad_modes: dict[tuple[cst.CSTNode, int], str | None] = {}
         self.loops: list[LoopInfo] = []
         self.loop_info: dict[cst.CSTNode, LoopInfo] = {}
         # the model's for and while loops, in source order (as a walk of the tree meets them)
@@ -700,6 +707,17 @@ class TrainingFacts:
         """"off" when `node` runs with gradients disabled for sure, "dynamic" under
         `set_grad_enabled(<expr>)` (or called from such places), "on" under enable_grad, None when
         nothing says."""
+        key = (node, _depth)
+        try:
+            return self._grad_modes[key]
+        except KeyError:
+            pass
+        found = self._grad_modes[key] = self._grad_mode_at(node, _depth)
+        return found
+
+    def _grad_mode_at(self, node: cst.CSTNode, _depth: int) -> str | None:
+        # memoised by grad_mode_at: the call sites of a function are asked about once per depth,
+        # not once per node inside it (a query fans out through up to three levels of call sites)
         v = self.m.flow.values.get(node)
         if v is not None and v.nograd and v.kind == "tensor":
             return "off"  # the flow engine saw no_grad around it (also `stack.enter_context(no_grad())`)
@@ -798,6 +816,15 @@ class TrainingFacts:
     def statement_mode(self, stmt: cst.CSTNode, training_loops: bool = True) -> str | None:
         """The train/eval mode a statement leaves models in: "train", "eval", "mixed" or None. With
         `training_loops`, a training loop counts as leaving models in training mode."""
+        key = (stmt, training_loops)
+        try:
+            return self._stmt_modes[key]
+        except KeyError:
+            pass
+        found = self._stmt_modes[key] = self._statement_mode(stmt, training_loops)
+        return found
+
+    def _statement_mode(self, stmt: cst.CSTNode, training_loops: bool) -> str | None:
         modes: set[str] = set()
         if training_loops and isinstance(stmt, _LOOPS) and self.loop_info[stmt].is_training:
             modes.add("train")
@@ -826,18 +853,50 @@ class TrainingFacts:
         """The train/eval mode models are in when `node` (a statement) starts: found walking back
         through the preceding statements of its blocks to the nearest mode call or training loop,
         and through the call sites of its function. None when the file does not say."""
+        key = (node, _depth)
+        try:
+            return self._mode_before[key]
+        except KeyError:
+            pass
+        found = self._mode_before[key] = self._find_mode_before(node, _depth)
+        return found
+
+    def _last_mode_in_block(self, block: cst.CSTNode, i: int) -> str | None:
+        """The mode of the last statement before position `i` of a block's body whose mode is not
+        None (None when there is none). The scan back stops at a position already answered, and
+        every position it passes gets the same answer: each statement's mode is computed once."""
+        answers = self._block_before.setdefault(block, {})
+        body = block.body
+        j = i
+        found = None
+        while j > 0:
+            if j in answers:
+                found = answers[j]
+                break
+            mode = self.statement_mode(body[j - 1])
+            if mode is not None:
+                found = mode
+                break
+            j -= 1
+        for k in range(j, i + 1):
+            answers[k] = found
+        return found
+
+    def _find_mode_before(self, node: cst.CSTNode, _depth: int) -> str | None:
         cur = node
         while True:
             parent = self.m.parent(cur)
             if parent is None:
                 return None
             if isinstance(parent, (cst.IndentedBlock, cst.Module)):
-                body = list(parent.body)
-                if cur in body:
-                    for stmt in reversed(body[: body.index(cur)]):
-                        mode = self.statement_mode(stmt)
-                        if mode is not None:
-                            return None if mode == "mixed" else mode
+                index = self._block_index.get(parent)
+                if index is None:
+                    index = self._block_index[parent] = {id(s): k for k, s in enumerate(parent.body)}
+                k = index.get(id(cur))
+                if k is not None:
+                    mode = self._last_mode_in_block(parent, k)
+                    if mode is not None:
+                        return None if mode == "mixed" else mode
             if isinstance(parent, cst.FunctionDef):
                 if _depth > 2:
                     return None
