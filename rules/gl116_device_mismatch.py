@@ -17,7 +17,7 @@ class DeviceMismatch(Rule):
     name = "device-mismatch"
     summary = "An operation combines a tensor on the CPU with a tensor the analysis knows to be on the GPU."
     message = "`{host}` is on the CPU ({where}) but `{acc}` is on the accelerator; {what}"
-    fix_safety = "safe"
+    fix_safety = "mixed"  # safe or unsafe per fix (see the explanation)
     default = True
     kind = "crash"
     prefilter = r"\.to\(|\.cuda\(|device"
@@ -39,9 +39,14 @@ A 0-dimensional CPU tensor may meet GPU tensors (PyTorch allows it), so the rule
 tensors it knows to have at least one dimension. Where the analysis cannot tell (a value that is
 on the GPU on one branch only, a tensor of unknown origin), it stays silent.
 
-The fix (safe) adds `device=<other operand>.device` to the CPU tensor's factory when that factory
-is a deterministic `torch.*` call in the same function; otherwise the message names both operands
-and where the CPU one was made.
+The safe fix adds `device=<other operand>.device` to the CPU tensor's factory when that factory
+is a deterministic `torch.*` call in the same function. Otherwise, with `--unsafe-fixes`, the CPU
+operands are copied at the operation: every host input of a module call becomes
+`x.to(device)` (the module-level device name the model was moved with, else
+`next(model.parameters()).device`), and a host argument of a loss or function call becomes
+`target.to(out.device)`; neither is offered when the host value is read again later (moving one
+use would leave the others failing). Otherwise the message names both operands and where the CPU
+one was made.
 
 Bad:
 
@@ -141,7 +146,7 @@ noise_scale = betas[t]
             if not isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not host.lpar:
                 code = f"({code})"  # `(a + b).to(...)`
             edits.append(ctx.replace(host, f"{code}.to({dev})"))
-        return ctx.fix(*edits, message=f"Move the input to `{dev}`")
+        return ctx.fix(*edits, safe=False, message=f"Move the input to `{dev}`")
 
     @staticmethod
     def _used_again(m, name: cst.Name, call) -> bool:
@@ -219,7 +224,7 @@ noise_scale = betas[t]
         made = factory_device_fix(ctx, mm, origin, acc)
         if made is None:
             return DeviceMismatch._argument_move_fix(ctx, mm, acc)
-        return ctx.fix(made[0], message=f"Make it on `{acc.value}.device`")
+        return ctx.fix(made[0], safe=True, message=f"Make it on `{acc.value}.device`")
 
     @staticmethod
     def _argument_move_fix(ctx: Context, mm, acc):
@@ -240,4 +245,4 @@ noise_scale = betas[t]
             if isinstance(host, cst.Name) and DeviceMismatch._used_again(m, host, mm.node):
                 return None
             edits.append(ctx.replace(host, f"{ctx.code(host)}.to({acc.value}.device)"))
-        return ctx.fix(*edits, message=f"Copy it to `{acc.value}.device`")
+        return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`")
