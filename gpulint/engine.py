@@ -557,19 +557,8 @@ def parse(text: str, checked: bool = False, starts: Sequence[int] = ()):
         except _PythonRejects as exc:
             python_error = exc  # LibCST may know newer syntax; if it also fails, CPython's message
             starts = ()
-    if starts:
-        try:
-            module = parse_in_pieces(text, list(starts))
-        except Exception:  # a piece LibCST rejects: the whole text's parse reports it
-            module = None
-        release_memory()
-        if module is not None:
-            return module
     try:
-        module = cst.parse_module(text)
-        if len(text) >= RELEASE_MIN_CHARS:
-            release_memory()
-        return module
+        return libcst_parse(text, starts)
     except cst.ParserSyntaxError as exc:
         if python_error is not None:
             raise python_error
@@ -631,6 +620,26 @@ def release_memory() -> None:
 
 _TRIM = None
 RELEASE_MIN_CHARS = 256 * 1024  # texts whose parse is worth a release_memory() after it
+
+
+def libcst_parse(text: str, starts: Sequence[int] = ()):
+    """LibCST's module of a text: in pieces at `starts` when given (see chunk_starts), else (or
+    when a piece is rejected or the pieces do not join) in one parse, whose errors propagate; the
+    C heap is released after a large parse."""
+    import libcst as cst
+
+    if starts:
+        try:
+            module = parse_in_pieces(text, list(starts))
+        except Exception:  # a piece LibCST rejects: the whole text's parse reports it
+            module = None
+        release_memory()
+        if module is not None:
+            return module
+    module = cst.parse_module(text)
+    if len(text) >= RELEASE_MIN_CHARS:
+        release_memory()
+    return module
 
 
 def parse_in_pieces(text: str, starts: list[int]):
@@ -953,8 +962,6 @@ def apply_fixes(text: str, fixes: Sequence[Fix]) -> str:
 def _parse_fixed(text: str, python_ok: bool):
     """The LibCST module of a fixed text, or None when the text does not parse (with Python's
     parser too when the original text passed it, and within the bounds)."""
-    import libcst as cst
-
     starts: list[int] = []
     if python_ok:
         try:
@@ -964,21 +971,10 @@ def _parse_fixed(text: str, python_ok: bool):
             del tree
         except BadInput:
             return None
-    if starts:
-        try:
-            module = parse_in_pieces(text, starts)
-        except Exception:
-            module = None
-        release_memory()
-        if module is not None:
-            return module
     try:
-        module = cst.parse_module(text)
+        return libcst_parse(text, starts)
     except Exception:
         return None
-    if len(text) >= RELEASE_MIN_CHARS:
-        release_memory()
-    return module
 
 
 @dataclass

@@ -26,6 +26,7 @@ from typing import Optional
 import libcst as cst
 
 from gpulint import flowkb as kb
+from gpulint.model import literal_bool, string_value
 
 LOOP_ROUNDS = 3  # rounds of a loop body before its entry values are given up on (fixed point)
 MAX_DEPTH = 4  # nested summaries
@@ -292,12 +293,6 @@ _GPU_FLAGS = frozenset({"cuda", "gpu", "use_cuda", "use_gpu", "with_cuda", "enab
 _CPU_FLAGS = frozenset({"no_cuda", "no_gpu", "cpu", "use_cpu", "disable_cuda", "force_cpu", "cpu_only"})
 
 
-def _literal_bool(e) -> bool | None:
-    if type(e) is cst.Name and e.value in ("True", "False"):
-        return e.value == "True"
-    return None
-
-
 def _flag_guards(m) -> dict:
     """attribute name -> what `<obj>.<name>` holds when the script runs on a GPU (True/False), for
     the file's argparse flags and attributes assigned from GPU tests; absent when unknown. Computed
@@ -309,22 +304,19 @@ def _flag_guards(m) -> dict:
     m._gpu_flag_guards = out  # an attribute under computation is unknown to itself
     flags: dict[str, set] = {}
     for call, _recv, _ in m.method_calls("add_argument"):
-        opts = [a.value.evaluated_value for a in call.args
-                if a.keyword is None and type(a.value) is cst.SimpleString]
-        opts = [o for o in opts if isinstance(o, str)]
+        opts = [o for o in (string_value(a.value) for a in call.args if a.keyword is None) if o is not None]
         kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         dest = kw.get("dest")
         if dest is not None:
-            dest = dest.evaluated_value if type(dest) is cst.SimpleString else None
+            dest = string_value(dest)
         elif opts:
             long = [o for o in opts if o.startswith("--")]
             dest = (long[0] if long else opts[0]).lstrip("-").replace("-", "_")
-        if not isinstance(dest, str) or not dest:
+        if not dest:
             continue
-        action = kw.get("action")
-        action = action.evaluated_value if type(action) is cst.SimpleString else None
+        action = string_value(kw.get("action"))
         default = kw.get("default")
-        lit = _literal_bool(default) if default is not None else None
+        lit = literal_bool(default)
         if default is not None and lit is None and not (type(default) is cst.Name and default.value == "None"):
             g = gpu_guard(m, default)  # `default=torch.cuda.is_available()`
         elif dest in _GPU_FLAGS and (action in ("store_true", "store_false") or lit is not None):
@@ -387,12 +379,7 @@ def runs_on_gpu(m, node) -> bool:
     `if not torch.cuda.is_available():`, the `else:` of `if args.cuda:`); True otherwise."""
     child = node
     for anc in m.ancestors(node):
-        t = type(anc)
-        if t is cst.If and child is not anc.test:
-            g = gpu_guard(m, anc.test)
-            if g is not None and (child is anc.body) is not g:
-                return False
-        elif t is cst.IfExp and child is not anc.test:
+        if type(anc) in (cst.If, cst.IfExp) and child is not anc.test:
             g = gpu_guard(m, anc.test)
             if g is not None and (child is anc.body) is not g:
                 return False
@@ -1128,16 +1115,9 @@ class Flow:
         v = self.values.get(e)
         return v.origin if v is not None else e
 
-    def _module_function(self, name: str) -> cst.FunctionDef | None:
-        """The file's one function (not a method) of this name."""
-        defs = self.m.functions.get(name)
-        if not defs or len(defs) != 1 or self.m.class_of(defs[0]) is not None:
-            return None
-        return defs[0]
-
     def _function_named(self, name: str) -> cst.FunctionDef | None:
         """The file's one function of this name, when the name means nothing else (no import)."""
-        return None if name in self.m.aliases else self._module_function(name)
+        return None if name in self.m.aliases else self.m.module_function(name)
 
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         v = self._self_attr_raw(attr, frame, note_miss)
@@ -1471,7 +1451,7 @@ class Flow:
             name = func.value
             if name in self.m.classes and self._lookup(name, frame) is None:
                 return self._instance(name, e, pos, kw, frame)
-            fn = self._module_function(name)
+            fn = self.m.module_function(name)
             if fn is not None and self._lookup(name, frame) is None:
                 return self._call_function(fn, None, e, pos, kw, frame, None)
             fv = self._lookup(name, frame)
@@ -1505,7 +1485,7 @@ class Flow:
             return
         callee = None
         if type(f) is cst.Name:
-            callee = self._module_function(f.value)
+            callee = self.m.module_function(f.value)
         for i, a in enumerate(e.args):
             x = a.value
             if type(x) is cst.Name:
@@ -2280,7 +2260,7 @@ class Flow:
     def _check(self, node, op: str, operands, frame: _Frame) -> None:
         if not frame.record or self._in_summary or frame.cpu_only:
             return
-        host = acc = None
+        acc = None
         hosts = []
         # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
         # inputs of a model's forward are on its device); other methods may run before a move
@@ -2294,12 +2274,12 @@ class Flow:
                 if v.placed is not None and op in ("call", "binary"):
                     continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
                 # (fed to a module on the accelerator it fails whatever the intent)
-                host = host or (x, v)
                 hosts.append((x, v))
             elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
                 acc = acc or (x, v)
-        if host is None or acc is None or node in self._mismatch_seen:
+        if not hosts or acc is None or node in self._mismatch_seen:
             return
+        host = hosts[0]
         if op == "index" and operands[0][1] is not host[1]:
             return  # device tensor indexed with host indices: allowed
         self._mismatch_seen.add(node)

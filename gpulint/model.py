@@ -354,8 +354,6 @@ class _Collector(cst.CSTVisitor):
             m.classes[node.name.value] = ClassInfo(node, bases)
             self.classes.append(node)
             self.scopes.append(node)
-        elif t is cst.Comment:
-            pass
         elif t is cst.SimpleString:
             if _DEVICE_FLAG.fullmatch(node.value):
                 m.device_flag = True
@@ -471,6 +469,24 @@ def walk(node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode
         if skip and isinstance(n, skip):
             continue
         stack.extend(reversed(children(n)))
+
+
+def literal_bool(expr: cst.CSTNode | None) -> bool | None:
+    """True/False for the literal names `True`/`False`, else None."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def string_value(expr: cst.CSTNode | None) -> str | None:
+    """The value of a plain string literal (not bytes, not an f-string), else None."""
+    if isinstance(expr, cst.SimpleString):
+        try:
+            value = expr.evaluated_value
+        except Exception:  # noqa: BLE001 - a literal LibCST cannot evaluate
+            return None
+        return value if isinstance(value, str) else None
+    return None
 
 
 def dotted(node: cst.CSTNode | None) -> str | None:
@@ -970,6 +986,14 @@ class ScriptModel:
             if b in self.classes and self.class_is(b, bases, _seen | {name}):
                 return True
         return False
+
+    def module_function(self, name: str) -> cst.FunctionDef | None:
+        """The file's one function of this name that is not a method (None when there are several
+        or none)."""
+        defs = self.functions.get(name)
+        if not defs or len(defs) != 1 or self.class_of(defs[0]) is not None:
+            return None
+        return defs[0]
 
     def method_of_class(self, cls: str | None, name: str) -> tuple[cst.FunctionDef, str] | None:
         """The method `name` of the file's class `cls`, or of its first base of the file that has

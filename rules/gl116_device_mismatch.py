@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.analysis.mismatch import NO_DEVICE_ARG, batch_source, factory_device_fix, representative
+from gpulint.diagnostics import UNSAFE
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
@@ -98,7 +99,7 @@ noise_scale = betas[t]
                 what = f"copy it there: `.to({acc}.device)`"
             elif source is not None:
                 what = f"move it: `.to({acc}.device)`"
-            elif fix is not None and fix.message.startswith("Copy it"):
+            elif fix is not None and fix.applicability == UNSAFE:  # the argument copy (the factory fix is safe)
                 what = f"copy it there: `.to({acc}.device)`"
             elif fix is not None:
                 what = f"make it on the same device: `device={acc}.device`"
@@ -135,25 +136,37 @@ noise_scale = betas[t]
             if bound and all(b.how == "assign" and m.scope_of(b.node) is m.module for b in bound) and (
                     m.scope_of(mm.node) is not m.module or all(m.precedes(b.node, mm.node) for b in bound)):
                 dev = expr.value
+        edits = DeviceMismatch._host_moves(ctx, mm, dev, any_expression=True)
+        return ctx.fix(*edits, safe=False, message=f"Move the input to `{dev}`") if edits else None
+
+    @staticmethod
+    def _host_moves(ctx: Context, mm, dev: str, any_expression: bool) -> list | None:
+        """`<host>.to(<dev>)` for every host operand of the mismatch, each an argument of the call
+        itself; None when one is not, or is a name read again later (moving one use would leave
+        the others failing). `any_expression`: also `(a + b).to(...)`, else names, attributes,
+        calls and subscripts only."""
+        m = ctx.model
         edits = []
         for host in (mm.host, *(x for x, _ in mm.more_hosts)):
             arg = m.parents.get(host)
             if not isinstance(arg, cst.Arg) or arg.star or m.parents.get(arg) is not mm.node:
-                return None  # only arguments of the call itself
+                return None
+            atom = isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+            if not atom and not any_expression:
+                return None
             if isinstance(host, cst.Name) and DeviceMismatch._used_again(m, host, mm.node):
-                return None  # moved at this use only, its other uses would still fail: say where, fix nothing
+                return None
             code = ctx.code(host)
-            if not isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not host.lpar:
+            if not atom and not host.lpar:
                 code = f"({code})"  # `(a + b).to(...)`
             edits.append(ctx.replace(host, f"{code}.to({dev})"))
-        return ctx.fix(*edits, safe=False, message=f"Move the input to `{dev}`")
+        return edits
 
     @staticmethod
     def _used_again(m, name: cst.Name, call) -> bool:
         """The name is read again after `call` in its scope, or anywhere in a loop around the call."""
-        assign = m.parents.get(m.parents.get(call))
-        if isinstance(m.parents.get(call), cst.Assign):
-            assign = m.parents.get(call)
+        parent = m.parents.get(call)
+        assign = parent if isinstance(parent, cst.Assign) else m.parents.get(parent)
         if isinstance(assign, cst.Assign) and any(
                 type(n) is cst.Name and n.value == name.value for t in assign.targets for n in m.walk(t)):
             return False  # `h = rnn(x, h)`: the call's result replaces it for every later use
@@ -231,18 +244,7 @@ noise_scale = betas[t]
         """`criterion(out, target[i].to(out.device))`: a host argument of a call (a loss, a torch
         function) copied to its device operand's device at the call, when the device operand is a
         name and the host one is not a name read again (moving one use would leave the others)."""
-        m = ctx.model
-        host = mm.host
         if mm.op != "call" or not isinstance(acc, cst.Name):
             return None
-        edits = []
-        for host in (mm.host, *(x for x, _ in mm.more_hosts)):
-            arg = m.parents.get(host)
-            if not isinstance(arg, cst.Arg) or arg.star or m.parents.get(arg) is not mm.node:
-                return None
-            if not isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-                return None
-            if isinstance(host, cst.Name) and DeviceMismatch._used_again(m, host, mm.node):
-                return None
-            edits.append(ctx.replace(host, f"{ctx.code(host)}.to({acc.value}.device)"))
-        return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`")
+        edits = DeviceMismatch._host_moves(ctx, mm, f"{acc.value}.device", any_expression=False)
+        return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`") if edits else None

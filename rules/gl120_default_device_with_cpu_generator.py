@@ -68,19 +68,19 @@ for x, y in loader:
         m = ctx.model
         if m.frameworks & LOADER_FRAMEWORKS:
             return
-        amp = _Amp(m)  # the AMP facts, built only if a setter or a `with torch.device(...)` needs them
         setters, others = [], []
         for call in m.calls:
             q = m.qualname(call.func)
             if q in SET_DEFAULT_DEVICE or q in SET_DEFAULT_TENSOR_TYPE:
-                if _sets_cuda(m, amp, call, q in SET_DEFAULT_TENSOR_TYPE):
+                if _sets_cuda(m, call, q in SET_DEFAULT_TENSOR_TYPE):
                     setters.append(call)
                 elif runs_on_gpu(m, call):
                     others.append(call)  # a reset on a branch a GPU run skips does not count
         # a non-CUDA (or unknown) default set where a CUDA one may also run: the order decides
-        if any(not amp.exclusive(o, s) for o in others for s in setters):
+        # (the AMP facts are built only when a setter or a `with torch.device(...)` needs them)
+        if any(not m.facts(AmpFacts).exclusive(o, s) for o in others for s in setters):
             return
-        contexts = [w for w in m.withs if _cuda_device_context(m, amp, w) is not None]
+        contexts = [w for w in m.withs if _cuda_device_context(m, w) is not None]
         if not setters and not contexts:
             return
         samplers = _cpu_shuffling(m)
@@ -96,12 +96,12 @@ for x, y in loader:
             inside = [s for s in samplers if _iterated_inside(m, s, with_stmt)]
             if not inside:
                 continue
-            item = _cuda_device_context(m, amp, with_stmt)
+            item = _cuda_device_context(m, with_stmt)
             setter = f"`with {ctx.code(item)}:`"
             yield ctx.finding(item, self.message.format(setter=setter, what=what, line=ctx.line_of(inside[0])))
 
 
-def _sets_cuda(m, amp: AmpFacts, call: cst.Call, tensor_type: bool) -> bool | None:
+def _sets_cuda(m, call: cst.Call, tensor_type: bool) -> bool | None:
     """True when the call may make a CUDA device the default; None when it sets something else
     or the file does not show what."""  # noqa: D401
     args = [a for a in call.args if not a.star]
@@ -117,17 +117,17 @@ def _sets_cuda(m, amp: AmpFacts, call: cst.Call, tensor_type: bool) -> bool | No
             if isinstance(text, str) and text.startswith("torch.cuda.") and text.endswith("Tensor"):
                 return True
         return None
-    devices = amp.possible_devices(value)
+    devices = m.facts(AmpFacts).possible_devices(value)
     if devices is not None and "cuda" in devices:
         return True
     return None
 
 
-def _cuda_device_context(m, amp: AmpFacts, with_stmt: cst.With) -> cst.Call | None:
+def _cuda_device_context(m, with_stmt: cst.With) -> cst.Call | None:
     for item in with_stmt.items:
         it = item.item
         if isinstance(it, cst.Call) and m.qualname(it.func) == "torch.device" and it.args:
-            devices = amp.possible_devices(it)
+            devices = m.facts(AmpFacts).possible_devices(it)
             if devices is not None and "cuda" in devices:
                 return it
     return None
@@ -219,19 +219,3 @@ def _iterated_inside(m, loader_call: cst.Call, with_stmt: cst.With) -> bool:
             if isinstance(v, cst.Name) and v.value == target.value:
                 return True
     return False
-
-
-class _Amp:
-    """`m.facts(AmpFacts)` on first use (most files that pass the prefilter, with a `torch.device(...)`
-    call, have no setter and no device context, and need none of it)."""
-
-    __slots__ = ("m", "facts")
-
-    def __init__(self, m) -> None:
-        self.m = m
-        self.facts = None
-
-    def __getattr__(self, name: str):
-        if self.facts is None:
-            self.facts = self.m.facts(AmpFacts)
-        return getattr(self.facts, name)

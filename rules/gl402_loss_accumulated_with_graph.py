@@ -6,6 +6,7 @@ import bisect
 
 import libcst as cst
 
+from gpulint.analysis.modules import self_attr
 from gpulint.analysis.training import _DEFS, TrainingFacts, argument_for, dotted, method_of, walk
 from gpulint.rule import Context, Kind, Rule
 
@@ -156,9 +157,9 @@ for x, y in loader:
         out = []
         for st in walk(fn.body, into_defs=False):
             value = None
-            if isinstance(st, cst.AugAssign) and isinstance(st.operator, cst.AddAssign) and _self_attr(st.target):
+            if isinstance(st, cst.AugAssign) and isinstance(st.operator, cst.AddAssign) and self_attr(st.target) is not None:
                 value = st.value
-            elif (isinstance(st, cst.Assign) and len(st.targets) == 1 and _self_attr(st.targets[0].target)
+            elif (isinstance(st, cst.Assign) and len(st.targets) == 1 and self_attr(st.targets[0].target) is not None
                   and isinstance(st.value, cst.BinaryOperation) and isinstance(st.value.operator, cst.Add)
                   and dotted(st.value.left) == dotted(st.targets[0].target)):
                 value = st.value.right
@@ -439,7 +440,3 @@ def _index_only(sub: cst.Subscript) -> bool:
 
 def _root_value(n) -> str:
     return n.value.value if isinstance(n, cst.Subscript) else n.value
-
-
-def _self_attr(node) -> bool:
-    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"

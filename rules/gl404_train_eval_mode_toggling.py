@@ -190,7 +190,7 @@ for epoch in range(epochs):
             if not (facts.is_eval_function(fn) or facts.grad_mode_at(node) == "off"):
                 continue
             models = []
-            calls = facts.model_calls_through_self(node) if ctx.model.class_of(node) is not None else facts.model_calls(node)
+            calls = facts.model_calls_through_self(node)  # (outside a class: its own model calls)
             for c in calls:
                 name = dotted(c.func)
                 if name is not None and name not in models:

@@ -25,6 +25,8 @@ import libcst as cst
 from gpulint.model import walk as _model_walk
 
 from gpulint.model import DATALOADER_CLASSES, Kind, ScriptModel
+from gpulint.model import literal_bool as _literal_bool
+from gpulint.model import string_value as _string_value
 from gpulint.analysis.training import argument_for
 
 DP_CLASSES = frozenset(
@@ -474,12 +476,7 @@ class DistFacts:
             cls = m.class_of(call)
             found = m.method_of_class(cls.name.value, f.attr.value) if cls is not None else None
             return found[0] if found is not None else None
-        if not isinstance(f, cst.Name) or f.value not in m.functions:
-            return None
-        fns = m.functions[f.value]
-        if len(fns) != 1 or m.class_of(fns[0]) is not None:
-            return None
-        return fns[0]
+        return m.module_function(f.value) if isinstance(f, cst.Name) else None
 
     def _loops_over_param(self, fn, param: str, via: cst.Call, out: list, depth: int) -> None:
         m = self.model
@@ -661,22 +658,6 @@ def _first_arg(call: cst.Call, keyword: str) -> cst.BaseExpression | None:
         break
     kw = _keyword(call, keyword)
     return kw.value if kw is not None else None
-
-
-def _literal_bool(expr: cst.BaseExpression) -> bool | None:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return expr.value == "True"
-    return None
-
-
-def _string_value(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.SimpleString):
-        try:
-            value = expr.evaluated_value
-        except Exception:
-            return None
-        return value if isinstance(value, str) else None
-    return None
 
 
 def _matching_params(call: cst.Call, fn: cst.FunctionDef, pred) -> list[str]:
