@@ -117,6 +117,7 @@ class Value:
     source: cst.CSTNode | None = field(default=None, repr=False)  # PARAMS/OPTIMIZER: the module's origin
     fn: cst.FunctionDef | None = field(default=None, repr=False)  # FUNC: the function (compared by identity)
     deep: bool = False  # a tensor known to have at least two dimensions (`t[i]` still has one)
+    wrap: object = field(default=None, repr=False)  # the DataParallel/DDP call it is on some path, or UNWRAPPED
 
     def __eq__(self, o):
         return (
@@ -132,6 +133,7 @@ class Value:
             and self.elem == o.elem
             and self.cls == o.cls
             and self.scatters == o.scatters
+            and self.wrap is o.wrap
             and self.stateful == o.stateful
         )
 
@@ -140,6 +142,9 @@ class Value:
 
 
 UNKNOWN = Value()
+# Value.wrap of `W.module`: joined with the wrapper (`W.module if hasattr(W, "module") else W`), the
+# code has unwrapped it on the paths where it was wrapped
+UNWRAPPED = object()
 NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (using None would fail anyway)
 
 
@@ -187,6 +192,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         half_at=a.half_at if (a.half and b.half) else None,
         source=a.source if a.source is b.source else None,
         deep=a.deep and b.deep,
+        wrap=UNWRAPPED if UNWRAPPED in (a.wrap, b.wrap) else (a.wrap or b.wrap),
     )
 
 
@@ -1248,7 +1254,7 @@ class Flow:
             return Value(HOSTVAL, HOST) if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad") else UNKNOWN
         if k == MODULE:
             if attr == "module":
-                return Value(MODULE, bv.dev, bv.half)
+                return Value(MODULE, bv.dev, bv.half, wrap=UNWRAPPED)
             if attr == "weight" or attr == "bias":
                 return Value(TENSOR, bv.dev, bv.half, True)
             return UNKNOWN
@@ -1608,7 +1614,7 @@ class Flow:
                 if inner.kind in (OPTIMIZER, SCHEDULER):
                     return inner
                 return Value(MODULE, inner.dev if inner.kind == MODULE else None, inner.half, origin=e,
-                             stateful=True, scatters=True)
+                             stateful=True, scatters=True, wrap=e)
             dev, given = self._placement(e, kw)
             if "device_map" in kw:
                 dev, given = None, True
@@ -1892,11 +1898,12 @@ class Flow:
                     dev = self._move_target(meth, pos, kw, rv)
                     to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
                     return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
-                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters)
+                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters,
+                                 wrap=rv.wrap)
                 half = meth == "half" or (rv.half and meth not in ("float", "double", "bfloat16"))
                 return Value(k, rv.dev, half, origin=rv.origin, placed=rv.placed, cls=rv.cls,
                              half_at=(e if meth == "half" else rv.half_at) if half else None, stateful=rv.stateful,
-                             scatters=rv.scatters)
+                             scatters=rv.scatters, wrap=rv.wrap)
             if how == "same":
                 return rv
             if how in ("module_iter", "named_module_iter"):  # children(), modules(): where the module is
