@@ -196,6 +196,13 @@ def join(a: Value | None, b: Value | None) -> Value:
     )
 
 
+# calls that run their first argument (a module) on their second: the keyword that may give it
+_TRACING_CALLS = {
+    "torch.jit.trace": ("example_inputs",),
+    "torch.onnx.export": ("args",),
+    "torch.export.export": ("args",),
+}
+
 _REDUCTIONS = frozenset(
     "argmax argmin sum mean max min prod std var logsumexp amax amin all any count_nonzero median "
     "nanmean nansum".split()
@@ -1448,9 +1455,15 @@ class Flow:
                 return UNKNOWN
             rv = self.eval(recv, frame)
             pos, kw = self._args(e, frame)
+            if meth == "add_graph":  # SummaryWriter.add_graph(model, input_to_model): runs the model
+                self._traced(e, pos, kw, ("input_to_model",), frame)
             return self._method(e, meth, recv, rv, pos, kw, frame)
         pos, kw = self._args(e, frame)
         if q is not None:
+            if q in _TRACING_CALLS:
+                traced = self._traced(e, pos, kw, _TRACING_CALLS[q], frame)
+                if q == "torch.jit.trace" and traced is not None:
+                    return traced  # the traced module lives where the model does
             return self._qualified_call(e, q, pos, kw, frame)
         self._escape(e, frame)
         if tf is cst.Name:
@@ -2017,7 +2030,27 @@ class Flow:
             return rv.dev
         return None
 
-    def _module_call(self, e, mv: Value, pos, kw, frame) -> Value:
+    def _traced(self, e, pos, kw, keywords, frame) -> Value | None:
+        """A call that runs its first argument, a module, on its second (a tensor or a tuple of
+        them): `torch.jit.trace(M, x)`, `torch.onnx.export(M, (x,), f)`, `writer.add_graph(M, x)`.
+        Checked as the module's call; returns the module's value, None when it is not one."""
+        if not pos or pos[0][2] or pos[0][1].kind != MODULE:
+            return None
+        given = pos[1] if len(pos) > 1 and not pos[1][2] else next(
+            ((x, v, False) for k, (x, v) in kw.items() if k in keywords), None)
+        if given is None:
+            return pos[0][1]
+        x, v, _ = given
+        if v.kind == TENSOR:
+            inputs = [(x, v, False)]
+        elif v.kind == TUPLE and v.items and type(x) in (cst.Tuple, cst.List) and len(x.elements) == len(v.items):
+            inputs = [(el.value, it, False) for el, it in zip(x.elements, v.items)]
+        else:
+            return pos[0][1]
+        self._module_call(e, pos[0][1], inputs, {}, frame, callee=pos[0][0])
+        return pos[0][1]
+
+    def _module_call(self, e, mv: Value, pos, kw, frame, callee=None) -> Value:
         tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
         tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
         for x, v, s in pos:  # a tuple of tensors (an RNN's `(h, c)` state)
@@ -2047,7 +2080,7 @@ class Flow:
             # weights whatever its shape: a 0-dim sample fails too)
             if pos and not pos[0][2] and pos[0][1].kind == TENSOR and tensors[0][0] is pos[0][0]:
                 tensors[0] = (tensors[0][0], replace(tensors[0][1], nonscalar=True))
-            self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
+            self._check(e, "module-call", [(callee or e.func, Value(TENSOR, dev))] + tensors, frame)
         elif dev is not None and dev.is_host and mv.stateful and tensors:
             # a module holding CPU tensors called with device inputs
             self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)
