@@ -230,6 +230,9 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             if mv is None or mv.to_cpu or mv.device is None or mv.method == "cuda":
                 continue
             d = mv.device
+            arg = m.parent(d)
+            if isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "device_map":
+                continue  # a loader's placement plan ("auto", {"": rank}), not a valid map_location
             if isinstance(d, (cst.Name, cst.Attribute)) and m.is_device_expr(d) and not facts.device_is_cpu(d):
                 if isinstance(d, cst.Attribute) and d.attr.value == "device" and m.kind_of(d.value) in (Kind.TENSOR, Kind.MODULE):
                     continue
