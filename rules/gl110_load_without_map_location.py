@@ -70,6 +70,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # a save/load round trip in one function: same machine, same devices
             if isinstance(scope, cst.FunctionDef) and scope.name.value in hooks:
                 continue  # unpacks what this process saved in its pack hook: same devices
+            if _saved_by_own_init(ctx, saves, call, scope):
+                continue  # the object wrote the file in its __init__: same process, same devices
             pos = [a for a in call.args if a.keyword is None]
             if any(a.star for a in call.args) or len(pos) != 1:
                 continue  # no path, **kwargs, or map_location given positionally
@@ -287,6 +289,35 @@ def _moved_to_host_before(m, owner: cst.BaseExpression, at: cst.CSTNode) -> bool
         return False
     mv = m.move_of_call(last)
     return last.func.attr.value == "cpu" or (mv is not None and mv.to_cpu)
+
+
+def _path_text(ctx: Context, call: cst.Call, index: int, keyword: str) -> str | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return ctx.code(a.value)
+    pos = [a for a in call.args if a.keyword is None and not a.star]
+    return ctx.code(pos[index].value) if len(pos) > index else None
+
+
+def _saved_by_own_init(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
+    """A load in a method of a class whose `__init__` saves to the same path expression (an LR
+    finder keeping the initial weights in `self.path` / a literal): every instance writes the file
+    before its methods can read it, in the same process."""
+    m = ctx.model
+    if not isinstance(scope, cst.FunctionDef):
+        return False
+    cls = m.class_of(scope)
+    if cls is None:
+        return False
+    path = _path_text(ctx, load, 0, "f")
+    if path is None:
+        return False
+    for save in saves:
+        init = m.scope_of(save)
+        if (isinstance(init, cst.FunctionDef) and init.name.value == "__init__" and m.class_of(init) is cls
+                and _path_text(ctx, save, 1, "f") == path):
+            return True
+    return False
 
 
 def _saved_tensor_hook_functions(m) -> set[str]:
