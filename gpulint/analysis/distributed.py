@@ -690,16 +690,17 @@ _SAME_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double"
                                    "requires_grad_"})
 
 
-def engine_wrapper(m, expr) -> tuple[str, str | None] | None:
-    """("dp" | "ddp", the wrapped instance's class of this file or None) when the flow engine knows
-    `expr` holds a DataParallel / DistributedDataParallel wrapper made in this file: wrappers kept
-    in `self` attributes or returned by helpers, which the binding-based `wrapper_reaching` does not
-    follow."""
+def engine_wrapper(m, expr) -> tuple[str, str | None, bool] | None:
+    """("dp" | "ddp", the wrapped instance's class of this file or None, wrapped on every path) when
+    the flow engine knows `expr` holds, on some path, a DataParallel / DistributedDataParallel
+    wrapper made in this file: wrappers kept in `self` attributes, passed to functions or returned
+    by helpers, which the binding-based `wrapper_reaching` does not follow."""
     v = m.value_of(expr)
-    if v.kind != "module" or not v.scatters or not isinstance(v.origin, cst.Call):
+    w = v.wrap if v.kind == "module" else None
+    if not isinstance(w, cst.Call):
         return None
-    last = (m.qualname(v.origin.func) or "").rsplit(".", 1)[-1]
+    last = (m.qualname(w.func) or "").rsplit(".", 1)[-1]
     if last not in ("DataParallel", "DistributedDataParallel"):
         return None
-    inner = m.value_of(v.origin.args[0].value).cls if v.origin.args else None
-    return ("dp" if last == "DataParallel" else "ddp"), (inner if inner in m.classes else None)
+    inner = m.value_of(w.args[0].value).cls if w.args else None
+    return ("dp" if last == "DataParallel" else "ddp"), (inner if inner in m.classes else None), v.scatters
