@@ -77,6 +77,10 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # no path, **kwargs, or map_location given positionally
             if any(a.keyword is not None and a.keyword.value == "map_location" for a in call.args):
                 continue
+            if _feeds_scheduler(m, call):
+                continue  # an LR scheduler's state holds numbers, no tensors: nothing to map
+            if _data_cache(ctx, saves, call, scope):
+                continue  # a preprocessing cache this code writes itself, not a checkpoint
             if self._feeds_state_dicts_only(ctx, facts, call):
                 text, safe = '"cpu"', True
             else:
@@ -318,6 +322,60 @@ def _saved_by_own_init(ctx: Context, saves: list[cst.Call], load: cst.Call, scop
                 and _path_text(ctx, save, 1, "f") == path):
             return True
     return False
+
+
+def _feeds_scheduler(m, load: cst.Call) -> bool:
+    """`scheduler.load_state_dict(torch.load(p))` for an LR scheduler: its state dict holds
+    Python numbers (last epoch, base learning rates), no tensors, so no device is restored."""
+    arg = m.parent(load)
+    if not isinstance(arg, cst.Arg) or arg.keyword is not None:
+        return False
+    outer = m.parent(arg)
+    return (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute)
+            and outer.func.attr.value == "load_state_dict" and outer.args[0] is arg
+            and m.kind_of(outer.func.value) is Kind.SCHEDULER)
+
+
+def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
+    """`if os.path.exists(cached_features_file): features = torch.load(cached_features_file)`
+    `else: features = ...; torch.save(features, cached_features_file)`: the same function (or
+    another method of its class) writes the file with the same path expression, and what is
+    loaded never reaches a `load_state_dict`: a cache of the script's own preprocessing (the
+    legacy transformers examples), not a checkpoint from a training run."""
+    m = ctx.model
+    if not isinstance(scope, cst.FunctionDef):
+        return False
+    path = _path_text(ctx, load, 0, "f")
+    if path is None:
+        return False
+    cls = m.class_of(scope)
+    same = False
+    for save in saves:
+        where = m.scope_of(save)
+        if where is not scope and not (cls is not None and isinstance(where, cst.FunctionDef) and m.class_of(where) is cls):
+            continue
+        if _path_text(ctx, save, 1, "f") == path:
+            same = True
+            break
+    if not same:
+        return False
+    stmt = m.statement_of(load)
+    names: set[str] = set()
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for inner in stmt.body:
+            if isinstance(inner, cst.Assign):
+                for t in inner.targets:
+                    names.update(n.value for n in m.walk(t.target) if isinstance(n, cst.Name))
+    if not names and not isinstance(m.parent(load), (cst.Assign, cst.Arg)):
+        return False
+    for call in m.calls_in(scope):
+        f = call.func
+        if isinstance(f, cst.Attribute) and f.attr.value == "load_state_dict":
+            if any(m.contains(a, load) for a in call.args):
+                return False
+            if any(isinstance(n, cst.Name) and n.value in names for a in call.args for n in m.walk(a)):
+                return False
+    return True
 
 
 def _saved_tensor_hook_functions(m) -> set[str]:
