@@ -911,9 +911,30 @@ def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked:
                     line,
                 )
             )
+    release_model(model)
     diags = sup.apply(diags, path, ran if ran is not None else {r.code for r in rules})  # + GL001/GL002 when they ran
     diags.sort(key=Diagnostic.sort_key)
     return diags, sup
+
+
+def release_model(model) -> None:
+    """Break the reference cycles of one file's analysis once its rules have run.
+
+    The model holds its flow engine and family analyses, and they hold the model (the flow
+    engine also holds its own bound methods): without this, a file's whole tree and analysis
+    would be freed only by the garbage collector's full passes, which also walk every other live
+    object each time. Dropping the model's memos and the memo objects' own fields lets reference
+    counting free all of it at once."""
+    d = getattr(model, "__dict__", None)
+    if d is None:
+        return
+    memos = [d.get("_flow")] + list((d.get("_facts") or {}).values())
+    d["_flow"] = None
+    d["_facts"] = {}
+    for obj in memos:
+        fields = getattr(obj, "__dict__", None)
+        if fields is not None:
+            fields.clear()
 
 
 def _applicable(fix: Fix | None, opts: Options) -> bool:

@@ -610,3 +610,61 @@ def test_large_file_fixed_the_same_in_pieces(monkeypatch):
     assert whole.applied and pieces.applied == whole.applied
     assert pieces.text == whole.text != text
     assert [d.__dict__ for d in pieces.diagnostics] == [d.__dict__ for d in whole.diagnostics]
+
+
+# ---------------------------------------------------------------------------------------------
+# cheaper analysis, same results
+# ---------------------------------------------------------------------------------------------
+
+_TRAIN = (
+    "import torch\n"
+    "from torch.utils.data import DataLoader\n"
+    "class Net(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.fc = torch.nn.Linear(2, 1)\n"
+    "    def forward(self, x):\n"
+    "        return self.fc(x)\n"
+    "device = torch.device('cuda')\n"
+    "model = Net().to(device)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "for x in DataLoader([]):\n"
+    "    loss = model(x).sum()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+)
+
+
+def test_release_model_frees_the_analysis_without_the_collector():
+    import gc
+    import weakref
+
+    import libcst as cst
+
+    from gpulint.analysis.training import TrainingFacts
+    from gpulint.engine import release_model
+    from gpulint.model import ScriptModel
+
+    model = ScriptModel(cst.parse_module(_TRAIN), _TRAIN)
+    flow, facts = model.flow, model.facts(TrainingFacts)
+    assert flow.values  # the engine really ran
+    refs = [weakref.ref(flow), weakref.ref(facts)]
+    del flow, facts
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        assert all(r() is not None for r in refs)  # the model still holds them
+        release_model(model)
+        assert all(r() is None for r in refs)  # freed by reference counting alone
+    finally:
+        if was:
+            gc.enable()
+
+
+def test_release_model_keeps_the_diagnostics():
+    rules = [r() for r in Registry.load().resolve(None)]
+    from gpulint.engine import analyse
+
+    diags, _ = analyse("t.py", _TRAIN + "opt.cuda()\n", rules)
+    assert any(d.code == "GL103" for d in diags)
