@@ -626,8 +626,6 @@ def libcst_parse(text: str, starts: Sequence[int] = ()):
     """LibCST's module of a text: in pieces at `starts` when given (see chunk_starts), else (or
     when a piece is rejected or the pieces do not join) in one parse, whose errors propagate; the
     C heap is released after a large parse."""
-    import libcst as cst
-
     if starts:
         try:
             module = parse_in_pieces(text, list(starts))
@@ -636,10 +634,47 @@ def libcst_parse(text: str, starts: Sequence[int] = ()):
         release_memory()
         if module is not None:
             return module
-    module = cst.parse_module(text)
+    module = _parse_module(text)
     if len(text) >= RELEASE_MIN_CHARS:
         release_memory()
     return module
+
+
+# LibCST's parser builds every node through the node class's constructor, whose __post_init__
+# validates the node (`CSTNode._validate`: checks that hand-built trees would print as valid
+# Python, e.g. that a keyword is followed by whitespace). For a tree its own parser makes from
+# source the checks hold by construction and only cost time (about a sixth of a parse), so they
+# are switched off while gpulint's parses run (LibCST's own comment on `__post_init__` suggests
+# skipping them when parsing). Nodes built anywhere else (the fixes' `with_changes`) are
+# validated as usual once the last parse running in the process has finished.
+_VALIDATION_LOCK = threading.Lock()
+_PARSES = 0
+_VALIDATE = None  # CSTNode.__post_init__ as LibCST defines it
+
+
+def _no_validation(self) -> None:
+    pass
+
+
+def _parse_module(text: str):
+    """cst.parse_module(text) without the per-node validation (see above)."""
+    global _PARSES, _VALIDATE
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    with _VALIDATION_LOCK:
+        if _PARSES == 0:
+            _VALIDATE = CSTNode.__dict__.get("__post_init__")
+            if _VALIDATE is not None:
+                CSTNode.__post_init__ = _no_validation
+        _PARSES += 1
+    try:
+        return cst.parse_module(text)
+    finally:
+        with _VALIDATION_LOCK:
+            _PARSES -= 1
+            if _PARSES == 0 and _VALIDATE is not None:
+                CSTNode.__post_init__ = _VALIDATE
 
 
 def parse_in_pieces(text: str, starts: list[int]):
@@ -647,8 +682,6 @@ def parse_in_pieces(text: str, starts: list[int]):
     None when the pieces cannot be joined into what one parse would give (then the caller parses
     the whole text): every piece must agree on the default indentation and newline, and start
     with its statement (no header of its own)."""
-    import libcst as cst
-
     offsets = []
     if starts:
         want = iter(starts)
@@ -665,7 +698,7 @@ def parse_in_pieces(text: str, starts: list[int]):
     bounds = [0] + offsets + [len(text)]
     modules = []
     for a, b in zip(bounds, bounds[1:]):
-        modules.append(cst.parse_module(text[a:b]))
+        modules.append(_parse_module(text[a:b]))
     first = modules[0]
     if len(modules) == 1:
         return first
@@ -1012,6 +1045,27 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
     """Check (and fix, when asked) one decoded text. Raises BadInput for unparseable input and
     TooComplex (a BadInput) for a text past the bounds; never RecursionError or a crash."""
     return guarded(_run_text, path, text, rules, opts)
+
+
+# The cyclic garbage collector's thresholds while files are analysed. A file's analysis allocates
+# hundreds of thousands of objects that live until its rules have run (the LibCST tree, the
+# model), and with Python's default thresholds (700, 10, 10) the collector walks them again and
+# again as they age: about a tenth of a check run's CPU time. The analysis leaves little cyclic
+# garbage (release_model breaks its cycles), so collecting less often costs little memory. Only
+# raised, never lowered (the editor server sets higher ones of its own).
+GC_THRESHOLDS = (20_000, 10, 10)
+_GC_TUNED = False
+
+
+def tune_gc() -> None:
+    global _GC_TUNED
+    import gc
+
+    _GC_TUNED = True
+    old = gc.get_threshold()
+    if old[0] <= 0:  # automatic collection switched off by someone: leave it so
+        return
+    gc.set_threshold(*(max(a, b) for a, b in zip(old, GC_THRESHOLDS)))
 
 
 def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outcome:

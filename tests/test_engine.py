@@ -668,3 +668,49 @@ def test_release_model_keeps_the_diagnostics():
 
     diags, _ = analyse("t.py", _TRAIN + "opt.cuda()\n", rules)
     assert any(d.code == "GL103" for d in diags)
+
+
+def test_parse_without_validation_same_tree_and_validation_restored():
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    import gpulint.engine as engine
+
+    validate = CSTNode.__post_init__
+    for text in (_TRAIN, _PIECES, "x = (yield)\nasync def f():\n    await g()\n"):
+        got = engine.libcst_parse(text)
+        assert got.code == text
+        assert got.deep_equals(cst.parse_module(text))
+        assert CSTNode.__post_init__ is validate
+    with pytest.raises(cst.ParserSyntaxError):
+        engine.libcst_parse("x = (\n")
+    assert CSTNode.__post_init__ is validate  # restored after a failed parse too
+    with pytest.raises(cst.CSTValidationError):  # nodes built outside a parse are validated
+        cst.Name("not a name")
+
+
+def test_parse_without_validation_while_another_parse_runs():
+    """Two parses at once (the editor server's threads): validation is back only when both end."""
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    import gpulint.engine as engine
+
+    validate = CSTNode.__post_init__
+    seen = []
+    real = cst.parse_module
+
+    def nested(text):
+        if not seen:
+            seen.append(CSTNode.__post_init__ is validate)
+            engine._parse_module("y = 2\n")  # starts and ends inside the outer parse
+            seen.append(CSTNode.__post_init__ is validate)
+        return real(text)
+
+    try:
+        cst.parse_module = nested
+        engine._parse_module("x = 1\n")
+    finally:
+        cst.parse_module = real
+    assert seen == [False, False]
+    assert CSTNode.__post_init__ is validate
