@@ -1044,6 +1044,8 @@ class Outcome:
 def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outcome:
     """Check (and fix, when asked) one decoded text. Raises BadInput for unparseable input and
     TooComplex (a BadInput) for a text past the bounds; never RecursionError or a crash."""
+    if not _GC_TUNED:
+        tune_gc()
     return guarded(_run_text, path, text, rules, opts)
 
 

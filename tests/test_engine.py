@@ -714,3 +714,20 @@ def test_parse_without_validation_while_another_parse_runs():
         cst.parse_module = real
     assert seen == [False, False]
     assert CSTNode.__post_init__ is validate
+
+
+def test_tune_gc_raises_thresholds_only():
+    import gc
+
+    import gpulint.engine as engine
+
+    old = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        engine.tune_gc()
+        assert gc.get_threshold() == engine.GC_THRESHOLDS
+        gc.set_threshold(100_000, 50, 100)  # the editor server's own
+        engine.tune_gc()
+        assert gc.get_threshold() == (100_000, 50, 100)
+    finally:
+        gc.set_threshold(*old)
