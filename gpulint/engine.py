@@ -1046,6 +1046,7 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
     TooComplex (a BadInput) for a text past the bounds; never RecursionError or a crash."""
     if not _GC_TUNED:
         tune_gc()
+        fast_node_identity()
     return guarded(_run_text, path, text, rules, opts)
 
 
@@ -1057,6 +1058,34 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
 # raised, never lowered (the editor server sets higher ones of its own).
 GC_THRESHOLDS = (20_000, 10, 10)
 _GC_TUNED = False
+
+
+def fast_node_identity() -> None:
+    """LibCST nodes are equal only to themselves and hash by identity: `CSTNode.__eq__` is
+    `self is other` and `CSTNode.__hash__` is `id(self)`, written in Python and copied into every
+    node class. The model and the flow engine key dictionaries and sets by nodes (millions of
+    lookups per run), and each lookup called that Python `__hash__`. `object`'s own slots mean the
+    same (identity), in C: every node class whose methods are LibCST's gets them. A class that
+    defines its own is left alone."""
+    try:
+        from libcst._nodes.base import CSTNode
+    except ImportError:  # pragma: no cover - another LibCST layout: nothing to do
+        return
+    own_hash, own_eq = CSTNode.__dict__.get("__hash__"), CSTNode.__dict__.get("__eq__")
+    if own_hash is None or own_eq is None:
+        return
+    todo = [CSTNode]
+    seen = set()
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        todo.extend(cls.__subclasses__())
+        if cls.__dict__.get("__hash__") is own_hash:
+            cls.__hash__ = object.__hash__
+        if cls.__dict__.get("__eq__") is own_eq:
+            cls.__eq__ = object.__eq__
 
 
 def tune_gc() -> None:

@@ -731,3 +731,21 @@ def test_tune_gc_raises_thresholds_only():
         assert gc.get_threshold() == (100_000, 50, 100)
     finally:
         gc.set_threshold(*old)
+
+
+def test_fast_node_identity_same_meaning():
+    import libcst as cst
+
+    import gpulint.engine as engine
+
+    engine.fast_node_identity()
+    a, b = cst.Name("x"), cst.Name("x")
+    assert type(a).__hash__ is object.__hash__  # really switched (C slots)
+    assert a == a and not a != a
+    assert a != b and not a == b and a.deep_equals(b)  # equal only to itself, as LibCST says
+    assert a != "x" and a != None  # noqa: E711
+    d = {a: 1, b: 2}
+    assert d[a] == 1 and d[b] == 2 and len({a, b, a}) == 2
+    module = cst.parse_module("y = f(x)\n")
+    seen = {n: i for i, n in enumerate([module, *module.body])}
+    assert seen[module.body[0]] == 1
