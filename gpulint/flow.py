@@ -117,6 +117,7 @@ class Value:
     source: cst.CSTNode | None = field(default=None, repr=False)  # PARAMS/OPTIMIZER: the module's origin
     fn: cst.FunctionDef | None = field(default=None, repr=False)  # FUNC: the function (compared by identity)
     deep: bool = False  # a tensor known to have at least two dimensions (`t[i]` still has one)
+    wrap: object = field(default=None, repr=False)  # the DataParallel/DDP call it is on some path, or UNWRAPPED
 
     def __eq__(self, o):
         return (
@@ -132,6 +133,7 @@ class Value:
             and self.elem == o.elem
             and self.cls == o.cls
             and self.scatters == o.scatters
+            and self.wrap is o.wrap
             and self.stateful == o.stateful
         )
 
@@ -140,6 +142,9 @@ class Value:
 
 
 UNKNOWN = Value()
+# Value.wrap of `W.module`: joined with the wrapper (`W.module if hasattr(W, "module") else W`), the
+# code has unwrapped it on the paths where it was wrapped
+UNWRAPPED = object()
 NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (using None would fail anyway)
 
 
@@ -187,8 +192,16 @@ def join(a: Value | None, b: Value | None) -> Value:
         half_at=a.half_at if (a.half and b.half) else None,
         source=a.source if a.source is b.source else None,
         deep=a.deep and b.deep,
+        wrap=UNWRAPPED if UNWRAPPED in (a.wrap, b.wrap) else (a.wrap or b.wrap),
     )
 
+
+# calls that run their first argument (a module) on their second: the keyword that may give it
+_TRACING_CALLS = {
+    "torch.jit.trace": ("example_inputs",),
+    "torch.onnx.export": ("args",),
+    "torch.export.export": ("args",),
+}
 
 _REDUCTIONS = frozenset(
     "argmax argmin sum mean max min prod std var logsumexp amax amin all any count_nonzero median "
@@ -1245,10 +1258,16 @@ class Flow:
             how = kb.tensor_attribute(attr)
             if how == "same":
                 return Value(TENSOR, bv.dev, bv.half, bv.nonscalar, bv.nograd or attr == "data", origin=bv.origin)
-            return Value(HOSTVAL, HOST) if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad") else UNKNOWN
+            if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad"):
+                return Value(HOSTVAL, HOST)
+            if bv.nograd and how is None:
+                # a field of an output computed under no_grad (`outputs.loss` of a model output):
+                # it holds no graph either; where it lives is not assumed
+                return Value(TENSOR, None, nograd=True, origin=bv.origin)
+            return UNKNOWN
         if k == MODULE:
             if attr == "module":
-                return Value(MODULE, bv.dev, bv.half)
+                return Value(MODULE, bv.dev, bv.half, wrap=UNWRAPPED)
             if attr == "weight" or attr == "bias":
                 return Value(TENSOR, bv.dev, bv.half, True)
             return UNKNOWN
@@ -1442,9 +1461,15 @@ class Flow:
                 return UNKNOWN
             rv = self.eval(recv, frame)
             pos, kw = self._args(e, frame)
+            if meth == "add_graph":  # SummaryWriter.add_graph(model, input_to_model): runs the model
+                self._traced(e, pos, kw, ("input_to_model",), frame)
             return self._method(e, meth, recv, rv, pos, kw, frame)
         pos, kw = self._args(e, frame)
         if q is not None:
+            if q in _TRACING_CALLS:
+                traced = self._traced(e, pos, kw, _TRACING_CALLS[q], frame)
+                if q == "torch.jit.trace" and traced is not None:
+                    return traced  # the traced module lives where the model does
             return self._qualified_call(e, q, pos, kw, frame)
         self._escape(e, frame)
         if tf is cst.Name:
@@ -1577,6 +1602,12 @@ class Flow:
             if ok == TOKENIZER:
                 return Value(TOKENIZER, HOST, origin=e)
             if ok == MODULE:  # weights loaded on the host unless placed by `device_map=`/`device=`
+                base = pos[0][1] if pos and not pos[0][2] else None
+                if base is not None and base.kind == MODULE and "device_map" not in kw and "device" not in kw:
+                    # `PeftModel.from_pretrained(base, adapter)`: adapters injected into the base
+                    # model in place, on its device
+                    return Value(MODULE, base.dev, base.half, origin=e, placed=base.placed, stateful=True,
+                                 half_at=base.half_at)
                 dev, given = self._placement(e, kw)
                 if "device_map" in kw:
                     dev, given = None, True
@@ -1608,7 +1639,7 @@ class Flow:
                 if inner.kind in (OPTIMIZER, SCHEDULER):
                     return inner
                 return Value(MODULE, inner.dev if inner.kind == MODULE else None, inner.half, origin=e,
-                             stateful=True, scatters=True)
+                             stateful=True, scatters=True, wrap=e)
             dev, given = self._placement(e, kw)
             if "device_map" in kw:
                 dev, given = None, True
@@ -1892,11 +1923,12 @@ class Flow:
                     dev = self._move_target(meth, pos, kw, rv)
                     to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
                     return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
-                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters)
+                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters,
+                                 wrap=rv.wrap)
                 half = meth == "half" or (rv.half and meth not in ("float", "double", "bfloat16"))
                 return Value(k, rv.dev, half, origin=rv.origin, placed=rv.placed, cls=rv.cls,
                              half_at=(e if meth == "half" else rv.half_at) if half else None, stateful=rv.stateful,
-                             scatters=rv.scatters)
+                             scatters=rv.scatters, wrap=rv.wrap)
             if how == "same":
                 return rv
             if how in ("module_iter", "named_module_iter"):  # children(), modules(): where the module is
@@ -2010,7 +2042,27 @@ class Flow:
             return rv.dev
         return None
 
-    def _module_call(self, e, mv: Value, pos, kw, frame) -> Value:
+    def _traced(self, e, pos, kw, keywords, frame) -> Value | None:
+        """A call that runs its first argument, a module, on its second (a tensor or a tuple of
+        them): `torch.jit.trace(M, x)`, `torch.onnx.export(M, (x,), f)`, `writer.add_graph(M, x)`.
+        Checked as the module's call; returns the module's value, None when it is not one."""
+        if not pos or pos[0][2] or pos[0][1].kind != MODULE:
+            return None
+        given = pos[1] if len(pos) > 1 and not pos[1][2] else next(
+            ((x, v, False) for k, (x, v) in kw.items() if k in keywords), None)
+        if given is None:
+            return pos[0][1]
+        x, v, _ = given
+        if v.kind == TENSOR:
+            inputs = [(x, v, False)]
+        elif v.kind == TUPLE and v.items and type(x) in (cst.Tuple, cst.List) and len(x.elements) == len(v.items):
+            inputs = [(el.value, it, False) for el, it in zip(x.elements, v.items)]
+        else:
+            return pos[0][1]
+        self._module_call(e, pos[0][1], inputs, {}, frame, callee=pos[0][0])
+        return pos[0][1]
+
+    def _module_call(self, e, mv: Value, pos, kw, frame, callee=None) -> Value:
         tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
         tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
         for x, v, s in pos:  # a tuple of tensors (an RNN's `(h, c)` state)
@@ -2040,7 +2092,7 @@ class Flow:
             # weights whatever its shape: a 0-dim sample fails too)
             if pos and not pos[0][2] and pos[0][1].kind == TENSOR and tensors[0][0] is pos[0][0]:
                 tensors[0] = (tensors[0][0], replace(tensors[0][1], nonscalar=True))
-            self._check(e, "module-call", [(e.func, Value(TENSOR, dev))] + tensors, frame)
+            self._check(e, "module-call", [(callee or e.func, Value(TENSOR, dev))] + tensors, frame)
         elif dev is not None and dev.is_host and mv.stateful and tensors:
             # a module holding CPU tensors called with device inputs
             self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)

@@ -86,10 +86,11 @@ for x, y in loader:
                 d = mm.acc_value.dev
                 device = ctx.code(d.expr) if d is not None and d.expr is not None else "the accelerator"
             if line is None:
-                line = f"{name} = {name}.to({device if device != 'the accelerator' else 'device'})"
+                moved = f"{name}.to({device if device != 'the accelerator' else 'device'})"
+                line = f"{name} = {moved}" if root is not None else moved  # not a name: move the expression
             yield ctx.finding(
                 call,
-                self.message.format(name=name, source=source, callee=ctx.code(call.func), device=device, line=line),
+                self.message.format(name=name, source=source, callee=ctx.code(mm.acc if mm.op == "module-call" else call.func), device=device, line=line),
                 fix,
             )
 
@@ -174,8 +175,8 @@ for x, y in loader:
         is a name bound where the move goes, else the model's own device; never a literal."""
         m = ctx.model
         model_device = None
-        if mm.op == "module-call" and isinstance(call.func, (cst.Name, cst.Attribute)):
-            model_device = f"next({ctx.code(call.func)}.parameters()).device"
+        if mm.op == "module-call" and isinstance(mm.acc, (cst.Name, cst.Attribute)):
+            model_device = f"next({ctx.code(mm.acc)}.parameters()).device"  # the model: the call's callee
         d = mm.acc_value.dev
         expr = d.expr if d is not None else None
         if expr is None:

@@ -16,6 +16,8 @@ from gpulint.model import children as _children
 from gpulint.rule import Context, Rule
 
 _PLACING_METHODS = frozenset({"to", "cuda"})
+_PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_CONVERSIONS = frozenset("to cuda cpu half float double bfloat16 type".split())
 
 
 class UnregisteredTensorAttribute(Rule):
@@ -88,6 +90,8 @@ class Decoder(nn.Module):
                 tensors = [a for a in assigns if a.kind == "tensor"]
                 if not tensors or any(self._placed(ctx, a.value) or self._maybe_scalar(ctx, cls, a.value) for a in tensors):
                     continue
+                if any(_converted_parameter(ctx.model, a.value) for a in tensors):
+                    continue  # GL117's shape: a buffer would stop training it
                 first = tensors[0]
                 if first.node in seen:
                     continue
@@ -118,6 +122,8 @@ class Decoder(nn.Module):
             tensors = [a for a in assigns if a.kind == "tensor"]
             if not tensors or any(self._placed(ctx, a.value) for a in tensors):
                 continue
+            if any(_converted_parameter(m, a.value) for a in tensors):
+                continue  # GL117's shape: a buffer would stop training it
             first = tensors[0]
             if first.node in seen:
                 continue
@@ -180,6 +186,16 @@ class Decoder(nn.Module):
                     return None
         text = f'self.register_buffer("{attr}", {ctx.code(node.value)}, persistent=False)'
         return ctx.fix(ctx.replace(node, text), message=f"Register `{attr}` as a non-persistent buffer")
+
+
+def _converted_parameter(m, value) -> bool:
+    """`nn.Parameter(t)` followed by conversions (`.float()`, `.to(d)`, `.cuda()`): the Parameter
+    itself when the conversion changes nothing, else a converted copy that GL117 reports;
+    registering it as a buffer would make a trained weight untrained."""
+    cur = value
+    while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in _CONVERSIONS:
+        cur = cur.func.value
+    return cur is not value and isinstance(cur, cst.Call) and m.qualname(cur.func) in _PARAMETER
 
 
 def _assignments(fn: cst.FunctionDef, attr: str):

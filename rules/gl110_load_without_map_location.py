@@ -70,11 +70,17 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # a save/load round trip in one function: same machine, same devices
             if isinstance(scope, cst.FunctionDef) and scope.name.value in hooks:
                 continue  # unpacks what this process saved in its pack hook: same devices
+            if _saved_by_own_init(ctx, saves, call, scope):
+                continue  # the object wrote the file in its __init__: same process, same devices
             pos = [a for a in call.args if a.keyword is None]
             if any(a.star for a in call.args) or len(pos) != 1:
                 continue  # no path, **kwargs, or map_location given positionally
             if any(a.keyword is not None and a.keyword.value == "map_location" for a in call.args):
                 continue
+            if _feeds_scheduler(m, call):
+                continue  # an LR scheduler's state holds numbers, no tensors: nothing to map
+            if _data_cache(ctx, saves, call, scope):
+                continue  # a preprocessing cache this code writes itself, not a checkpoint
             if self._feeds_state_dicts_only(ctx, facts, call):
                 text, safe = '"cpu"', True
             else:
@@ -230,6 +236,9 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             if mv is None or mv.to_cpu or mv.device is None or mv.method == "cuda":
                 continue
             d = mv.device
+            arg = m.parent(d)
+            if isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "device_map":
+                continue  # a loader's placement plan ("auto", {"": rank}), not a valid map_location
             if isinstance(d, (cst.Name, cst.Attribute)) and m.is_device_expr(d) and not facts.device_is_cpu(d):
                 if isinstance(d, cst.Attribute) and d.attr.value == "device" and m.kind_of(d.value) in (Kind.TENSOR, Kind.MODULE):
                     continue
@@ -284,6 +293,89 @@ def _moved_to_host_before(m, owner: cst.BaseExpression, at: cst.CSTNode) -> bool
         return False
     mv = m.move_of_call(last)
     return last.func.attr.value == "cpu" or (mv is not None and mv.to_cpu)
+
+
+def _path_text(ctx: Context, call: cst.Call, index: int, keyword: str) -> str | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return ctx.code(a.value)
+    pos = [a for a in call.args if a.keyword is None and not a.star]
+    return ctx.code(pos[index].value) if len(pos) > index else None
+
+
+def _saved_by_own_init(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
+    """A load in a method of a class whose `__init__` saves to the same path expression (an LR
+    finder keeping the initial weights in `self.path` / a literal): every instance writes the file
+    before its methods can read it, in the same process."""
+    m = ctx.model
+    if not isinstance(scope, cst.FunctionDef):
+        return False
+    cls = m.class_of(scope)
+    if cls is None:
+        return False
+    path = _path_text(ctx, load, 0, "f")
+    if path is None:
+        return False
+    for save in saves:
+        init = m.scope_of(save)
+        if (isinstance(init, cst.FunctionDef) and init.name.value == "__init__" and m.class_of(init) is cls
+                and _path_text(ctx, save, 1, "f") == path):
+            return True
+    return False
+
+
+def _feeds_scheduler(m, load: cst.Call) -> bool:
+    """`scheduler.load_state_dict(torch.load(p))` for an LR scheduler: its state dict holds
+    Python numbers (last epoch, base learning rates), no tensors, so no device is restored."""
+    arg = m.parent(load)
+    if not isinstance(arg, cst.Arg) or arg.keyword is not None:
+        return False
+    outer = m.parent(arg)
+    return (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute)
+            and outer.func.attr.value == "load_state_dict" and outer.args[0] is arg
+            and m.kind_of(outer.func.value) is Kind.SCHEDULER)
+
+
+def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
+    """`if os.path.exists(cached_features_file): features = torch.load(cached_features_file)`
+    `else: features = ...; torch.save(features, cached_features_file)`: the same function (or
+    another method of its class) writes the file with the same path expression, and what is
+    loaded never reaches a `load_state_dict`: a cache of the script's own preprocessing (the
+    legacy transformers examples), not a checkpoint from a training run."""
+    m = ctx.model
+    if not isinstance(scope, cst.FunctionDef):
+        return False
+    path = _path_text(ctx, load, 0, "f")
+    if path is None:
+        return False
+    cls = m.class_of(scope)
+    same = False
+    for save in saves:
+        where = m.scope_of(save)
+        if where is not scope and not (cls is not None and isinstance(where, cst.FunctionDef) and m.class_of(where) is cls):
+            continue
+        if _path_text(ctx, save, 1, "f") == path:
+            same = True
+            break
+    if not same:
+        return False
+    stmt = m.statement_of(load)
+    names: set[str] = set()
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for inner in stmt.body:
+            if isinstance(inner, cst.Assign):
+                for t in inner.targets:
+                    names.update(n.value for n in m.walk(t.target) if isinstance(n, cst.Name))
+    if not names and not isinstance(m.parent(load), (cst.Assign, cst.Arg)):
+        return False
+    for call in m.calls_in(scope):
+        f = call.func
+        if isinstance(f, cst.Attribute) and f.attr.value == "load_state_dict":
+            if any(m.contains(a, load) for a in call.args):
+                return False
+            if any(isinstance(n, cst.Name) and n.value in names for a in call.args for n in m.walk(a)):
+                return False
+    return True
 
 
 def _saved_tensor_hook_functions(m) -> set[str]:

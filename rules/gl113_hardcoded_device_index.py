@@ -87,11 +87,13 @@ class Net(nn.Module):
             at = lines_of(ctx, node, [evidence]) or "this line"
             return f"the file can run one process per GPU (`{short}` on {at}), and each such process must use its own GPU"
 
-        def where(node):
+        def where(node, index="0"):
             in_module = self._in_module_method(ctx, node)
             if in_module:
                 return "inside a module use the device of an input or parameter (`x.device`)"
             if distributed:
+                if index == "0" and _rank_zero_only(m, node):
+                    return None  # only rank 0 runs it: device 0 is its own
                 return f"{run_by(node)}: use the local rank (`torch.device(\"cuda\", local_rank)`)"
             return None
 
@@ -99,7 +101,7 @@ class Net(nn.Module):
             v = s.evaluated_value
             if not isinstance(v, str) or not _INDEXED.fullmatch(v) or not self._device_position(ctx, s):
                 continue
-            advice = where(s)
+            advice = where(s, v.rpartition(":")[2])
             if advice:
                 yield ctx.finding(s, self.message.format(what=v, advice=advice))
         for call, _recv, _meth in m.method_calls("cuda"):
@@ -107,7 +109,7 @@ class Net(nn.Module):
             dev = [a for a in call.args if a.keyword is not None and a.keyword.value == "device"]
             arg = (pos or dev or [None])[0]
             if arg is not None and isinstance(arg.value, cst.Integer):
-                advice = where(call)
+                advice = where(call, arg.value.value)
                 if advice:
                     yield ctx.finding(call, self.message.format(what=f".cuda({arg.value.value})", advice=advice))
             elif arg is None and self._in_forward(ctx, call):
@@ -119,7 +121,7 @@ class Net(nn.Module):
             if len(call.args) >= 2 and isinstance(call.args[1].value, cst.Integer):
                 first = call.args[0].value
                 if isinstance(first, cst.SimpleString) and first.evaluated_value == "cuda":
-                    advice = where(call)
+                    advice = where(call, call.args[1].value.value)
                     if advice:
                         what = f'torch.device("cuda", {call.args[1].value.value})'
                         yield ctx.finding(call, self.message.format(what=what, advice=advice))
@@ -166,3 +168,37 @@ class Net(nn.Module):
                 cls = m.class_of(anc)
                 return cls is not None and m.class_is(cls.name.value, MODULE_BASES)
         return False
+
+
+def _is_rank_zero_test(m, test: cst.BaseExpression) -> bool:
+    """`rank == 0`, `args.local_rank == 0`, `0 == global_rank`, `dist.get_rank() == 0`."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    comp = test.comparisons[0]
+    if not isinstance(comp.operator, cst.Equal):
+        return False
+    left, right = test.left, comp.comparator
+    if isinstance(left, cst.Integer):
+        left, right = right, left
+    if not (isinstance(right, cst.Integer) and right.value == "0"):
+        return False
+    if isinstance(left, cst.Call):
+        return (m.qualname(left.func) or "").endswith("get_rank")
+    name = left.attr.value if isinstance(left, cst.Attribute) else left.value if isinstance(left, cst.Name) else ""
+    return "rank" in name.lower()
+
+
+def _rank_zero_only(m, node: cst.CSTNode, depth: int = 0) -> bool:
+    """The code runs on rank 0 only: in the body of an `if rank == 0:` (not its else), or in a
+    function of the file whose every call site does (followed two calls deep)."""
+    child = node
+    for anc in m.ancestors(node):
+        if isinstance(anc, cst.If) and child is anc.body and _is_rank_zero_test(m, anc.test):
+            return True
+        if isinstance(anc, cst.FunctionDef):
+            if depth >= 2:
+                return False
+            sites = m.call_sites(anc)
+            return bool(sites) and all(_rank_zero_only(m, c, depth + 1) for c in sites)
+        child = anc
+    return False

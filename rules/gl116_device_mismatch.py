@@ -114,7 +114,7 @@ noise_scale = betas[t]
         expr = d.expr if d is not None else None
         if isinstance(expr, (cst.Name, cst.Attribute)):
             return ctx.code(expr)
-        callee = mm.node.func if isinstance(mm.node, cst.Call) else None
+        callee = mm.acc if mm.op == "module-call" else None  # the model (the callee, or what a trace runs)
         if isinstance(callee, (cst.Name, cst.Attribute)):
             return f"next({ctx.code(callee)}.parameters()).device"
         return "device"
@@ -125,7 +125,7 @@ noise_scale = betas[t]
         the model was moved with when it is a module-level name bound before the call, else the
         model's own parameters' device. None when one of them cannot be moved there."""
         m = ctx.model
-        callee = mm.node.func
+        callee = mm.acc  # the model: the call's callee, or the module `torch.jit.trace(M, x)` runs
         if not isinstance(callee, (cst.Name, cst.Attribute)):
             return None
         d = mm.acc_value.dev

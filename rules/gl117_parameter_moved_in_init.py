@@ -55,13 +55,20 @@ class Scale(nn.Module):
         classes = {c.node for c in m.module_classes()}
         if not classes:
             return
+        stored: dict[cst.FunctionDef, set[str]] = {}  # method -> its names stored on self
         for (scope, name), bindings in m.bindings.items():
             if scope in classes:
                 if not name.startswith("self."):
                     continue
             elif not (isinstance(scope, cst.FunctionDef) and m.class_of(scope) is not None
-                      and m.class_of(scope) in classes and _stored_on_self(m, scope, name)):
-                continue  # a local of a method, then `self.centers = centers`
+                      and m.class_of(scope) in classes):
+                continue
+            else:
+                names = stored.get(scope)
+                if names is None:
+                    names = stored[scope] = _stored_on_self(m, scope)
+                if name not in names:
+                    continue  # a local of a method, then `self.centers = centers`
             for b in bindings:
                 if b.how != "assign" or not isinstance(b.value, cst.Call):
                     continue
@@ -109,6 +116,8 @@ class Scale(nn.Module):
             return None
         if any(a.star for a in cur.args):
             return None
+        if _noop_float(m, value, cur):
+            return None
         # `.to(d)` with d = "cpu" changes nothing on a CPU parameter
         first = outer
         if first.func.attr.value == "to" and first.args:
@@ -118,11 +127,43 @@ class Scale(nn.Module):
         return outer, cur, cur.args[0].value
 
 
-def _stored_on_self(m, fn: cst.FunctionDef, name: str) -> bool:
-    """`self.attr = name` somewhere in the method."""
+# factories whose result has the default floating dtype (float32) when no dtype= is given
+_FLOAT_FACTORIES = frozenset(
+    f"torch.{n}" for n in ("ones", "zeros", "empty", "rand", "randn", "eye", "Tensor", "FloatTensor")
+)
+_FLOAT32 = frozenset({"torch.float32", "torch.float"})
+_DEFAULT_DTYPE_SETTERS = ("torch.set_default_dtype", "torch.set_default_tensor_type")
+
+
+def _noop_float(m, outer: cst.Call, param: cst.Call) -> bool:
+    """`nn.Parameter(torch.ones(n)).float()`: every conversion asks for float32 and the data is a
+    float32 factory, so `Tensor.float()` / `.to(torch.float32)` return the Parameter itself (it
+    stays registered). Not when the file changes the default dtype."""
+    data = param.args[0].value
+    if not isinstance(data, cst.Call) or m.qualname(data.func) not in _FLOAT_FACTORIES:
+        return False
+    if any(a.keyword is not None and a.keyword.value == "dtype" for a in data.args):
+        return False
+    cur = outer
+    while cur is not param:
+        meth = cur.func.attr.value
+        if meth == "to":
+            if len(cur.args) != 1 or m.qualname(cur.args[0].value) not in _FLOAT32 or (
+                cur.args[0].keyword is not None and cur.args[0].keyword.value != "dtype"
+            ):
+                return False
+        elif meth != "float" or cur.args:
+            return False
+        cur = cur.func.value
+    return not any(True for _ in m.iter_calls(*_DEFAULT_DTYPE_SETTERS))
+
+
+def _stored_on_self(m, fn: cst.FunctionDef) -> set[str]:
+    """The names `name` of `self.attr = name` somewhere in the method (one walk per method)."""
+    found = set()
     for n in m.walk(fn):
-        if (isinstance(n, cst.Assign) and isinstance(n.value, cst.Name) and n.value.value == name
+        if (isinstance(n, cst.Assign) and isinstance(n.value, cst.Name)
                 and any(isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
                         and t.target.value.value == "self" for t in n.targets)):
-            return True
-    return False
+            found.add(n.value.value)
+    return found

@@ -68,6 +68,8 @@ for x, y in loader:
         facts = ctx.model.facts(AmpFacts)
         if facts.uses_loss_scaling or facts.framework_precision:
             return
+        if _delegated_loss_scaling(ctx.model):
+            return
         training = [(r, it) for r in facts.regions if r.may_be_cuda_fp16 for it in [self._training(facts, r)] if it]
         iterations = []
         for _, it in training:
@@ -286,4 +288,20 @@ def _is_device_type_text(facts: AmpFacts, expr) -> bool:
         return bool(bindings) and all(
             b.how == "assign" and b.value is not None and _is_device_type_text(facts, b.value) for b in bindings
         )
+    return False
+
+
+def _delegated_loss_scaling(m) -> bool:
+    """`loss_scaler(loss, optimizer, ...)`: a scaler object made in another module of the project
+    (timm's NativeScaler convention: ConvNeXt, DeiT, BEiT, MAE engines) that scales the loss, runs
+    backward and steps. Its GradScaler is not in this file, so AmpFacts cannot see it."""
+    for call in m.calls:
+        f = call.func
+        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
+        if name is None or "scaler" not in name or name != name.lower():
+            continue  # an instance (`loss_scaler`, `self.amp_scaler`), not a class such as GradScaler
+        if isinstance(f, cst.Name) and name in m.functions:
+            continue  # a function of this file: its body is visible to the analysis
+        if any(a.keyword is None and not a.star for a in call.args):
+            return True
     return False

@@ -92,7 +92,9 @@ print(model.module.num_classes)
                 found = _engine_wrapper_class(m, node.value)  # `self.model.predict(...)`
                 if found is None or _is_store(m, node):
                     continue
-                kind, cls = found
+                kind, cls, _definitely = found
+                if _tests_for_wrapper(m, node):
+                    continue
                 if cls not in attrs_cache:
                     attrs_cache[cls] = _class_attrs(m, cls)
                 if attr not in attrs_cache[cls]:
@@ -106,13 +108,23 @@ print(model.module.num_classes)
                             message=f"Read `{attr}` from the wrapped model"),
                 )
                 continue
-            if node.value.value not in wrapped_names or _is_store(m, node):
+            if _is_store(m, node):
                 continue
-            reach = facts.wrapper_reaching(node.value)
-            if reach is None:
-                continue
-            w, definitely = reach
-            cls = facts.wrapped_class(w)
+            if any(b.how == "param" for b in m.bindings_of(node.value)):
+                # a function's parameter: the engine knows what its call sites pass
+                found = engine_wrapper(m, node.value)
+                if found is None or found[1] is None or _tests_for_wrapper(m, node):
+                    continue
+                kind, cls, definitely = found
+            else:
+                if node.value.value not in wrapped_names:
+                    continue
+                reach = facts.wrapper_reaching(node.value)
+                if reach is None:
+                    continue
+                w, definitely = reach
+                kind = w.kind
+                cls = facts.wrapped_class(w)
             if cls is None:
                 continue
             if cls not in attrs_cache:
@@ -120,7 +132,7 @@ print(model.module.num_classes)
             if attr not in attrs_cache[cls]:
                 continue
             name = node.value.value
-            wrapper = "DataParallel" if w.kind == "dp" else "DistributedDataParallel"
+            wrapper = "DataParallel" if kind == "dp" else "DistributedDataParallel"
             new = f"{name}.module.{attr}" if definitely else f'getattr({name}, "module", {name}).{attr}'
             yield ctx.finding(
                 node,
@@ -130,11 +142,38 @@ print(model.module.num_classes)
 
 
 def _engine_wrapper_class(m, recv):
-    """(kind, class name) for `self.attr` holding a wrapper around an instance of a class of the file."""
+    """(kind, class name, on every path) for `self.attr` holding a wrapper around an instance of a
+    class of the file. A wrapper on some paths only counts when it is made in `__init__` (under an
+    `if`): a `self` attribute's value joins every method's assignments whatever their order, and a
+    wrap made in another method (`prepare_distributed()`) may come after the read."""
     if not (isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) and recv.value.value == "self"):
         return None
     found = engine_wrapper(m, recv)
-    return found if found is not None and found[1] is not None else None
+    if found is None or found[1] is None:
+        return None
+    if not found[2]:
+        w = m.value_of(recv).wrap
+        fn = m.enclosing(w, cst.FunctionDef) if isinstance(w, cst.CSTNode) else None
+        if fn is None or fn.name.value != "__init__":
+            return None
+    return found
+
+
+def _tests_for_wrapper(m, node: cst.Attribute) -> bool:
+    """The function reading `R.attr` tests R for the wrapper (`hasattr(R, "module")`,
+    `isinstance(R, DataParallel)`): it handles both cases, on paths the engine does not split."""
+    fn = m.enclosing(node, cst.FunctionDef) or m.module
+    recv = m.module.code_for_node(node.value)
+    for call in m.walk(fn):
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name) or len(call.args) != 2:
+            continue
+        if call.func.value not in ("hasattr", "isinstance"):
+            continue
+        if m.module.code_for_node(call.args[0].value) != recv:
+            continue
+        if call.func.value == "isinstance" or "module" in m.module.code_for_node(call.args[1].value):
+            return True
+    return False
 
 
 def _is_store(m, node: cst.Attribute) -> bool:

@@ -148,6 +148,28 @@ for epoch in range(epochs):
             text = f"{ctx.indent_of(first)}{name}.train(){ctx.newline}"
         return ctx.fix(ctx.insert_text(offset, text), message=f"Insert `{name}.train()` before training")
 
+    @staticmethod
+    def _train_undoes_eval(ctx, facts, loop, name: str, model_calls):
+        """`M.eval()` before an evaluation loop whose body calls `M.train()` before calling `M`, and
+        never `M.eval()` again: the evaluation runs in training mode. The `train()` call, or None."""
+        if facts.mode_before(loop) != "eval":
+            return None
+        trains = []
+        for c in facts.calls_in(loop, into_defs=False):
+            mo = method_of(c)
+            if mo is None or mo[1] not in ("eval", "train") or dotted(mo[0]) != name:
+                continue
+            if mo[1] == "eval" or facts._train_call_mode(c) != "train":
+                return None  # sets eval (or an unknown mode) again itself
+            trains.append(c)
+        if not trains:
+            return None
+        m = ctx.model
+        first = trains[0]
+        if not any(dotted(c.func) == name and m.precedes(first, c) for c in model_calls):
+            return None
+        return first
+
     # evaluation right after training without eval() -----------------------------------------
     @staticmethod
     def _deliberate_train(ctx, facts, loop, name: str) -> bool:
@@ -204,6 +226,15 @@ for epoch in range(epochs):
             if any(
                 method_of(c) and method_of(c)[1] in ("eval", "train") for c in facts.calls_in(node, into_defs=False)
             ):
+                undone = self._train_undoes_eval(ctx, facts, node, name, calls)
+                if undone is not None:
+                    done.add(node)
+                    yield ctx.finding(
+                        node,
+                        f"evaluation loop runs `{name}` in training mode (dropout on, batch-norm statistics "
+                        f"updated): `{name}.train()` on line {ctx.line_of(undone)} undoes the `{name}.eval()` "
+                        f"before the loop; remove it, or call `{name}.eval()` after it",
+                    )
                 continue
             if any(facts.effects(fn) & {"eval", "train", "unknown-mode"} for fn in facts.self_methods_called(node)):
                 continue  # a method it calls sets the mode itself
