@@ -474,6 +474,9 @@ class Flow:
         self._calls_by_attr: dict[str, list] = {}
         self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
         self._stateful_cache: dict[str, bool] = {}
+        # module constructions registered with `self.add_module(name, m)` / `register_module`: also
+        # kept in a plain list, they still move with their module
+        self._registered: set = set()
         self._fwd_cache: dict = {}
         self._moves_param: dict = {}
         self._instance_sites: dict = {}
@@ -1141,7 +1144,22 @@ class Flow:
             if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not v.scatters:
                 return replace(v, dev=sv.dev)  # the instance is known moved: so are its submodules
             return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
+        if v is not None and v.kind == TUPLE and self._registered:
+            return self._registered_parts(v)
         return v
+
+    def _registered_parts(self, v: Value, depth: int = 0) -> Value:
+        """A plain list of modules each also registered with `add_module`: they live where their
+        module does."""
+        if v.kind == MODULE and v.origin in self._registered:
+            return replace(v, dev=MODEL_DEV)
+        if v.kind != TUPLE or depth > 3:
+            return v
+        items = tuple(self._registered_parts(x, depth + 1) for x in v.items) if v.items is not None else None
+        elem = self._registered_parts(v.elem, depth + 1) if v.elem is not None else None
+        if items == v.items and elem == v.elem:
+            return v
+        return replace(v, items=items, elem=elem)
 
     def _unresolved_bases(self, cls: str) -> bool:
         """A class with a base the engine cannot see (a relative import, another package): it may
@@ -1461,6 +1479,8 @@ class Flow:
                 return UNKNOWN
             rv = self.eval(recv, frame)
             pos, kw = self._args(e, frame)
+            if meth in ("add_module", "register_module") and len(pos) >= 2 and pos[1][1].origin is not None:
+                self._registered.add(pos[1][1].origin)
             if meth == "add_graph":  # SummaryWriter.add_graph(model, input_to_model): runs the model
                 self._traced(e, pos, kw, ("input_to_model",), frame)
             return self._method(e, meth, recv, rv, pos, kw, frame)
@@ -2158,6 +2178,8 @@ class Flow:
         kind = self._class_kind(name)
         if kind in (MODULE, METRIC):
             dev, given = self._placement(e, kw)
+            if not given and self._class_made_placed(name):
+                dev, given = None, True  # its tensors are made on a device in __init__: where is not known
             return Value(kind, dev if given else (None if frame.devctx else HOST), origin=e, cls=name,
                          placed=e if given else None,
                          stateful=self._class_stateful(name))
@@ -2167,6 +2189,41 @@ class Flow:
         if init is not None:
             self._call_function(init, name, e, pos, kw, frame, Value(OBJECT, None, cls=name))
         return Value(OBJECT, None, cls=name, origin=e)
+
+    def _class_made_placed(self, name: str) -> bool:
+        """A module class of the file (a direct nn.Module subclass) whose `__init__` makes every
+        tensor it holds on a device (`nn.Parameter(torch.rand(5, device=d))`,
+        `torch.zeros(n).to(d)`) and builds no submodule: an instance needs no move of its own."""
+        info = self.m.classes.get(name)
+        init = info.methods.get("__init__") if info is not None else None
+        if init is None or any(b in self.m.classes or kb.class_kind(b) not in (MODULE, None) for b in info.bases):
+            return False
+        m = self.m
+        placed = False
+        for c in m.calls_in(init):
+            f = c.func
+            q = m.qualname(f)
+            if type(f) is cst.Name and f.value in m.classes:
+                return False  # a submodule of the file
+            if q is None:
+                continue
+            ck = kb.class_kind(q)
+            if ck in (MODULE, METRIC) and q.rsplit(".", 1)[-1] not in ("Parameter", "ParameterList", "ParameterDict"):
+                return False  # a torch layer: a submodule on the host
+            fi = kb.function(q)
+            if fi is None or fi.returns != "tensor" or not q.startswith("torch."):
+                continue
+            if any(a.keyword is not None and a.keyword.value == "device" for a in c.args):
+                placed = True
+                continue
+            parent = m.parent(c)
+            grand = m.parent(parent) if parent is not None else None
+            if (type(parent) is cst.Attribute and parent.attr.value in ("to", "cuda") and type(grand) is cst.Call
+                    and grand.args or (type(parent) is cst.Attribute and parent.attr.value == "cuda")):
+                placed = True
+                continue
+            return False  # a tensor made on the host
+        return placed
 
     def _class_stateful(self, name: str, _seen=()) -> bool:
         """Does a module class of the file hold tensors (parameters, buffers, submodules)? A
