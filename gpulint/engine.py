@@ -318,12 +318,24 @@ def ast_condition(rule: Rule) -> tuple | None:
 
 
 def ast_select(rules: Sequence[Rule], facts: str) -> list[Rule]:
-    """The rules whose `ast_prefilter` holds on a file's facts (`ast_facts`)."""
+    """The rules whose `ast_prefilter` holds on a file's facts (`ast_facts`). Each distinct
+    expression is searched once per file (several rules share `^script$`, `^loop$`, ...)."""
     out = []
+    found: dict = {}
     for r in rules:
         c = ast_condition(r)
-        if c is None or all(rx.search(facts) for rx in c):
-            out.append(r)
+        if c is not None:
+            ok = True
+            for rx in c:
+                hit = found.get(rx)
+                if hit is None:
+                    hit = found[rx] = rx.search(facts) is not None
+                if not hit:
+                    ok = False
+                    break
+            if not ok:
+                continue
+        out.append(r)
     return out
 
 
