@@ -626,8 +626,6 @@ def libcst_parse(text: str, starts: Sequence[int] = ()):
     """LibCST's module of a text: in pieces at `starts` when given (see chunk_starts), else (or
     when a piece is rejected or the pieces do not join) in one parse, whose errors propagate; the
     C heap is released after a large parse."""
-    import libcst as cst
-
     if starts:
         try:
             module = parse_in_pieces(text, list(starts))
@@ -636,10 +634,47 @@ def libcst_parse(text: str, starts: Sequence[int] = ()):
         release_memory()
         if module is not None:
             return module
-    module = cst.parse_module(text)
+    module = _parse_module(text)
     if len(text) >= RELEASE_MIN_CHARS:
         release_memory()
     return module
+
+
+# LibCST's parser builds every node through the node class's constructor, whose __post_init__
+# validates the node (`CSTNode._validate`: checks that hand-built trees would print as valid
+# Python, e.g. that a keyword is followed by whitespace). For a tree its own parser makes from
+# source the checks hold by construction and only cost time (about a sixth of a parse), so they
+# are switched off while gpulint's parses run (LibCST's own comment on `__post_init__` suggests
+# skipping them when parsing). Nodes built anywhere else (the fixes' `with_changes`) are
+# validated as usual once the last parse running in the process has finished.
+_VALIDATION_LOCK = threading.Lock()
+_PARSES = 0
+_VALIDATE = None  # CSTNode.__post_init__ as LibCST defines it
+
+
+def _no_validation(self) -> None:
+    pass
+
+
+def _parse_module(text: str):
+    """cst.parse_module(text) without the per-node validation (see above)."""
+    global _PARSES, _VALIDATE
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    with _VALIDATION_LOCK:
+        if _PARSES == 0:
+            _VALIDATE = CSTNode.__dict__.get("__post_init__")
+            if _VALIDATE is not None:
+                CSTNode.__post_init__ = _no_validation
+        _PARSES += 1
+    try:
+        return cst.parse_module(text)
+    finally:
+        with _VALIDATION_LOCK:
+            _PARSES -= 1
+            if _PARSES == 0 and _VALIDATE is not None:
+                CSTNode.__post_init__ = _VALIDATE
 
 
 def parse_in_pieces(text: str, starts: list[int]):
@@ -647,8 +682,6 @@ def parse_in_pieces(text: str, starts: list[int]):
     None when the pieces cannot be joined into what one parse would give (then the caller parses
     the whole text): every piece must agree on the default indentation and newline, and start
     with its statement (no header of its own)."""
-    import libcst as cst
-
     offsets = []
     if starts:
         want = iter(starts)
@@ -665,7 +698,7 @@ def parse_in_pieces(text: str, starts: list[int]):
     bounds = [0] + offsets + [len(text)]
     modules = []
     for a, b in zip(bounds, bounds[1:]):
-        modules.append(cst.parse_module(text[a:b]))
+        modules.append(_parse_module(text[a:b]))
     first = modules[0]
     if len(modules) == 1:
         return first
@@ -911,9 +944,30 @@ def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked:
                     line,
                 )
             )
+    release_model(model)
     diags = sup.apply(diags, path, ran if ran is not None else {r.code for r in rules})  # + GL001/GL002 when they ran
     diags.sort(key=Diagnostic.sort_key)
     return diags, sup
+
+
+def release_model(model) -> None:
+    """Break the reference cycles of one file's analysis once its rules have run.
+
+    The model holds its flow engine and family analyses, and they hold the model (the flow
+    engine also holds its own bound methods): without this, a file's whole tree and analysis
+    would be freed only by the garbage collector's full passes, which also walk every other live
+    object each time. Dropping the model's memos and the memo objects' own fields lets reference
+    counting free all of it at once."""
+    d = getattr(model, "__dict__", None)
+    if d is None:
+        return
+    memos = [d.get("_flow")] + list((d.get("_facts") or {}).values())
+    d["_flow"] = None
+    d["_facts"] = {}
+    for obj in memos:
+        fields = getattr(obj, "__dict__", None)
+        if fields is not None:
+            fields.clear()
 
 
 def _applicable(fix: Fix | None, opts: Options) -> bool:
@@ -990,7 +1044,59 @@ class Outcome:
 def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outcome:
     """Check (and fix, when asked) one decoded text. Raises BadInput for unparseable input and
     TooComplex (a BadInput) for a text past the bounds; never RecursionError or a crash."""
+    if not _GC_TUNED:
+        tune_gc()
+        fast_node_identity()
     return guarded(_run_text, path, text, rules, opts)
+
+
+# The cyclic garbage collector's thresholds while files are analysed. A file's analysis allocates
+# hundreds of thousands of objects that live until its rules have run (the LibCST tree, the
+# model), and with Python's default thresholds (700, 10, 10) the collector walks them again and
+# again as they age: about a tenth of a check run's CPU time. The analysis leaves little cyclic
+# garbage (release_model breaks its cycles), so collecting less often costs little memory. Only
+# raised, never lowered (the editor server sets higher ones of its own).
+GC_THRESHOLDS = (20_000, 10, 10)
+_GC_TUNED = False
+
+
+def fast_node_identity() -> None:
+    """LibCST nodes are equal only to themselves and hash by identity: `CSTNode.__eq__` is
+    `self is other` and `CSTNode.__hash__` is `id(self)`, written in Python and copied into every
+    node class. The model and the flow engine key dictionaries and sets by nodes (millions of
+    lookups per run), and each lookup called that Python `__hash__`. `object`'s own slots mean the
+    same (identity), in C: every node class whose methods are LibCST's gets them. A class that
+    defines its own is left alone."""
+    try:
+        from libcst._nodes.base import CSTNode
+    except ImportError:  # pragma: no cover - another LibCST layout: nothing to do
+        return
+    own_hash, own_eq = CSTNode.__dict__.get("__hash__"), CSTNode.__dict__.get("__eq__")
+    if own_hash is None or own_eq is None:
+        return
+    todo = [CSTNode]
+    seen = set()
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        todo.extend(cls.__subclasses__())
+        if cls.__dict__.get("__hash__") is own_hash:
+            cls.__hash__ = object.__hash__
+        if cls.__dict__.get("__eq__") is own_eq:
+            cls.__eq__ = object.__eq__
+
+
+def tune_gc() -> None:
+    global _GC_TUNED
+    import gc
+
+    _GC_TUNED = True
+    old = gc.get_threshold()
+    if old[0] <= 0:  # automatic collection switched off by someone: leave it so
+        return
+    gc.set_threshold(*(max(a, b) for a, b in zip(old, GC_THRESHOLDS)))
 
 
 def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outcome:

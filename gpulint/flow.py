@@ -1258,7 +1258,13 @@ class Flow:
             how = kb.tensor_attribute(attr)
             if how == "same":
                 return Value(TENSOR, bv.dev, bv.half, bv.nonscalar, bv.nograd or attr == "data", origin=bv.origin)
-            return Value(HOSTVAL, HOST) if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad") else UNKNOWN
+            if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad"):
+                return Value(HOSTVAL, HOST)
+            if bv.nograd and how is None:
+                # a field of an output computed under no_grad (`outputs.loss` of a model output):
+                # it holds no graph either; where it lives is not assumed
+                return Value(TENSOR, None, nograd=True, origin=bv.origin)
+            return UNKNOWN
         if k == MODULE:
             if attr == "module":
                 return Value(MODULE, bv.dev, bv.half, wrap=UNWRAPPED)
@@ -1596,6 +1602,12 @@ class Flow:
             if ok == TOKENIZER:
                 return Value(TOKENIZER, HOST, origin=e)
             if ok == MODULE:  # weights loaded on the host unless placed by `device_map=`/`device=`
+                base = pos[0][1] if pos and not pos[0][2] else None
+                if base is not None and base.kind == MODULE and "device_map" not in kw and "device" not in kw:
+                    # `PeftModel.from_pretrained(base, adapter)`: adapters injected into the base
+                    # model in place, on its device
+                    return Value(MODULE, base.dev, base.half, origin=e, placed=base.placed, stateful=True,
+                                 half_at=base.half_at)
                 dev, given = self._placement(e, kw)
                 if "device_map" in kw:
                     dev, given = None, True

@@ -128,8 +128,10 @@ def mask(text: str) -> tuple[str, list[tuple[str, str]]]:
             m = re.match(r"^([ \t]*)(.*)$", code)
             new = m.group(1) + "#" + m.group(2)[1:]
         elif continued:
+            # a continuation line of a magic or shell command: a comment of the same length (its
+            # own indentation is the command's layout, not Python's block structure)
             m = re.match(r"^([ \t]*)(.*)$", code)
-            new = _placeholder(m.group(1), m.group(2)) if m.group(2) else code
+            new = m.group(1) + "#" + m.group(2)[1:] if m.group(2) else code
         else:
             m = _MAGIC_START.match(code) or _HELP_END.match(code)
             if m:

@@ -13,7 +13,8 @@ there is one (most files have none). A suppression applies to the line it is wri
   suppression: only the valid entries of the list count. Other tools' entries that are neither
   codes nor kebab-case names (`# noqa: set_linter`, `# noqa: RUF`) suppress nothing and are not
   reported.
-- GL002 `unused-noqa` (off by default) reports suppressions that suppressed nothing.
+- GL002 `unused-noqa` (off by default) reports suppressions that suppressed nothing (never a
+  blanket `# noqa`, which other linters of the project share).
 - `--add-noqa` writes `# noqa: CODES` on every line with a problem (add_noqa_to_files).
 """
 
@@ -201,7 +202,9 @@ class Suppressions:
                 )
             if UNUSED_NOQA in ran:
                 if _ALL in dr.codes:
-                    unused = [] if dr.used else ["(all)"]
+                    # a blanket `# noqa` belongs to every linter of the project (flake8, ruff...):
+                    # gpulint cannot know it is unused; its own blanket `# gpulint: ignore` it can
+                    unused = [] if dr.used or dr.kind == "noqa" else ["(all)"]
                 else:
                     # only codes of rules that ran here can be known to be unused
                     unused = sorted(c for c in dr.codes if c not in dr.used and c in ran)

@@ -62,9 +62,9 @@ class UnusedNoqa(Rule):
     explanation = '''
 A `# noqa: GL103` on a line where GL103 no longer fires (the bug was fixed, the code moved) hides
 the next real problem on that line. This opt-in rule reports suppressions that suppressed
-nothing: a blanket `# noqa` on a line with no gpulint finding, or codes of rules that ran on the
-file and found nothing on that line. Codes of rules that are not enabled and other tools' codes
-are not reported. Enable it with `extend-select = ["GL002"]` or `--extend-select GL002`. The fix
+nothing: a blanket `# gpulint: ignore` on a line with no gpulint finding, or codes of rules that
+ran on the file and found nothing on that line. Codes of rules that are not enabled, other tools'
+codes and a blanket `# noqa` (which flake8 and ruff read too) are not reported. Enable it with `extend-select = ["GL002"]` or `--extend-select GL002`. The fix
 removes the unused codes (or the whole comment when none is used) when the directive ends its
 line.
 

@@ -88,6 +88,8 @@ class Ensemble(nn.Module):
                 a = assigns[0]
                 if a.node in seen or not isinstance(a.node, cst.Assign) or a.value is None:
                     continue
+                if not isinstance(a.value, _CONTAINERS):
+                    continue  # nothing _inspect reports (checked before _handed_on's walk of __init__)
                 if self._handed_on(ctx, a.method, attr):
                     continue
                 found = self._inspect(ctx, facts, cls, a.method, attr, a.value)
@@ -231,6 +233,10 @@ class Ensemble(nn.Module):
                 return False
             return True
         return False
+
+
+# the values _inspect looks into (it returns None for any other)
+_CONTAINERS = (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.Dict, cst.DictComp)
 
 
 def _good_key(key) -> bool:

@@ -84,12 +84,18 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
             for a in call.args:
                 if a.keyword is not None or a.star:
                     continue
-                v = m.value_of(a.value)
+                x = a.value
+                v = m.value_of(x)
                 if v.kind == "tuple" and v.elem is not None and v.items is None:
                     v = v.elem
-                if v.kind != "tensor" or v.dev is None or v.dev.where != "acc":
+                elif type(x) in (cst.List, cst.Tuple):
+                    # `np.array([loss.item(), acc * 100])`: the first element on the accelerator
+                    x = next((el.value for el in x.elements if not isinstance(el, cst.StarredElement)
+                              and _on_acc(m.value_of(el.value))), x)
+                    v = m.value_of(x)
+                if not _on_acc(v):
                     continue
-                what = ctx.code(a.value)
+                what = ctx.code(x)
                 yield ctx.finding(
                     call,
                     f"`{_short(what)}` holds tensors on the accelerator: `{_short(ctx.code(call.func))}(...)` converts "
@@ -97,6 +103,10 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                     "(`.detach().cpu()`)",
                 )
                 break
+
+
+def _on_acc(v) -> bool:
+    return v.kind == "tensor" and v.dev is not None and v.dev.where == "acc"
 
 
 def _on_accelerator(m, facts, recv) -> bool:

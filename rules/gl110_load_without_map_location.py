@@ -365,7 +365,8 @@ def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> b
         for inner in stmt.body:
             if isinstance(inner, cst.Assign):
                 for t in inner.targets:
-                    names.update(n.value for n in m.walk(t.target) if isinstance(n, cst.Name))
+                    # (the model's walk gives a node's descendants: a plain name target is the node)
+                    names.update(n.value for n in (t.target, *m.walk(t.target)) if isinstance(n, cst.Name))
     if not names and not isinstance(m.parent(load), (cst.Assign, cst.Arg)):
         return False
     for call in m.calls_in(scope):

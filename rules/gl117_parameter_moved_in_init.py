@@ -55,13 +55,20 @@ class Scale(nn.Module):
         classes = {c.node for c in m.module_classes()}
         if not classes:
             return
+        stored: dict[cst.FunctionDef, set[str]] = {}  # method -> its names stored on self
         for (scope, name), bindings in m.bindings.items():
             if scope in classes:
                 if not name.startswith("self."):
                     continue
             elif not (isinstance(scope, cst.FunctionDef) and m.class_of(scope) is not None
-                      and m.class_of(scope) in classes and _stored_on_self(m, scope, name)):
-                continue  # a local of a method, then `self.centers = centers`
+                      and m.class_of(scope) in classes):
+                continue
+            else:
+                names = stored.get(scope)
+                if names is None:
+                    names = stored[scope] = _stored_on_self(m, scope)
+                if name not in names:
+                    continue  # a local of a method, then `self.centers = centers`
             for b in bindings:
                 if b.how != "assign" or not isinstance(b.value, cst.Call):
                     continue
@@ -151,11 +158,12 @@ def _noop_float(m, outer: cst.Call, param: cst.Call) -> bool:
     return not any(True for _ in m.iter_calls(*_DEFAULT_DTYPE_SETTERS))
 
 
-def _stored_on_self(m, fn: cst.FunctionDef, name: str) -> bool:
-    """`self.attr = name` somewhere in the method."""
+def _stored_on_self(m, fn: cst.FunctionDef) -> set[str]:
+    """The names `name` of `self.attr = name` somewhere in the method (one walk per method)."""
+    found = set()
     for n in m.walk(fn):
-        if (isinstance(n, cst.Assign) and isinstance(n.value, cst.Name) and n.value.value == name
+        if (isinstance(n, cst.Assign) and isinstance(n.value, cst.Name)
                 and any(isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
                         and t.target.value.value == "self" for t in n.targets)):
-            return True
-    return False
+            found.add(n.value.value)
+    return found

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from gpulint.analysis.amp import AmpFacts
+from gpulint.analysis.training import argument_for
 from gpulint.rule import Context, Rule
 
 
@@ -53,6 +56,9 @@ scaler.update()
         for clip in facts.clips:
             it = facts.iteration_of(clip)
             if it is None:
+                found = self._clip_in_step_helper(ctx, facts, clip)
+                if found is not None:
+                    yield found
                 continue
             last = facts.last_backward_before(it, clip)
             if last is None or last.scaler is None:
@@ -85,6 +91,43 @@ scaler.update()
                 opts = _optimizers(steps) or ["optimizer"]
                 calls = " and ".join(f"`{last.scaler}.unscale_({o})`" for o in opts)
                 yield ctx.finding(clip, self.message.format(s=last.scaler, calls=calls), fix)
+
+    def _clip_in_step_helper(self, ctx: Context, facts: AmpFacts, clip: cst.Call):
+        """A helper of the file that clips and then calls `S.step(O)` (S, O its parameters, no
+        backward of its own), called in a training iteration after `S'.scale(L).backward()` with S'
+        passed for S, and no `unscale_` anywhere in the file: the clip acts on scaled gradients."""
+        m = ctx.model
+        if any(u.method == "unscale_" for u in facts.scaler_calls):
+            return None
+        fn = m.enclosing(clip, cst.FunctionDef)
+        if fn is None or m.class_of(fn) is not None or m.enclosing(clip, cst.For, cst.While) is not None:
+            return None
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        steps = [st for st in facts.scaler_calls
+                 if st.method == "step" and m.enclosing(st.call, cst.FunctionDef) is fn
+                 and st.scaler in params and facts.may_follow(clip, st.call)]
+        if not steps:
+            return None
+        s = steps[0].scaler
+        sites = m.call_sites(fn)
+        if not sites:
+            return None
+        for site in sites:
+            it = facts.iteration_of(site)
+            arg = argument_for(fn, site, s)
+            if it is None or arg is None:
+                return None
+            last = facts.last_backward_before(it, site)
+            if last is None or last.scaler is None or last.scaler != ctx.code(arg):
+                return None
+        opts = _optimizers(steps)
+        fix = None
+        stmt = facts.statement(clip)
+        if opts and None not in opts and all(o in params for o in opts) and stmt is not None:
+            fix = ctx.fix(ctx.insert_before(stmt, "\n".join(f"{s}.unscale_({o})" for o in opts)),
+                          message=f"Insert `{s}.unscale_(...)` before clipping")
+        calls = " and ".join(f"`{s}.unscale_({o})`" for o in opts or ["optimizer"])
+        return ctx.finding(clip, self.message.format(s=s, calls=calls), fix)
 
     def _fix(self, ctx: Context, facts: AmpFacts, members):
         clip, last, steps = min(members, key=lambda m: facts.order[m[0]])

@@ -523,6 +523,8 @@ class _Converter:
         if len(loops) > 1:
             raise Refuse("the training DataLoader is iterated in several epoch loops")
         loop = loops[0]
+        if loop in self.facts.iter_pass_loops:
+            raise Refuse("the loader's iterator is re-created inside a loop (`iter(loader)`), with no epoch loop")
         if not isinstance(loop, cst.For):
             raise Refuse("the loader is cycled by a generator (`while True:`), with no epoch loop")
         if self.m.enclosing(loop, cst.FunctionDef) is not self.scope_fn or not self.inside(loop, self.block_owner()):

@@ -89,6 +89,8 @@ for epoch in range(10):
     @staticmethod
     def _set_epoch(ctx: Context, facts: DistFacts, s, lo, loop: cst.For):
         m = ctx.model
+        if loop in facts.iter_pass_loops:
+            return None  # `iter(loader)` re-created in this loop: its passes have no epoch number
         if not isinstance(loop, cst.For):
             return None  # a generator's `while True:` over the loader has no epoch number to pass
         epoch = _epoch_name(m, loop)

@@ -83,12 +83,17 @@ for x, y in loader:
         m = ctx.model
         for defs in m.functions.values():
             for fn in defs:
+                branch = None
                 if "zero_grad" in facts.effects(fn):
-                    continue
-                steps = facts.steps_of_function(fn)
+                    branch = self._branch_without_clear(ctx, facts, fn)
+                    if branch is None:
+                        continue
+                    steps = [branch]
+                else:
+                    steps = facts.steps_of_function(fn)
                 if not steps or any(s.closure for s in steps):
                     continue
-                if any(self._conditional(m, s.call, fn) for s in steps):
+                if branch is None and any(self._conditional(m, s.call, fn) for s in steps):
                     continue
                 if facts.grad_attributes_in(fn):
                     continue  # gradients handled by hand
@@ -98,7 +103,15 @@ for x, y in loader:
                 ok = True
                 for c in sites:
                     loop = facts.enclosing_loop(c)
-                    if loop is None or facts.loop_info[loop].clears or self._accumulation_guard(ctx, c, loop):
+                    if loop is not None and branch is not None:
+                        # the loop "clears" through this very function: only its own clears count
+                        clears = bool(facts.grad_attributes_in(loop)) or any(
+                            (isinstance(x.func, cst.Attribute) and x.func.attr.value == "zero_grad")
+                            or any(g is not fn and "zero_grad" in facts.effects(g) for g in facts.file_functions(x))
+                            for x in m.calls_in(loop))
+                    else:
+                        clears = loop is not None and facts.loop_info[loop].clears
+                    if loop is None or clears or self._accumulation_guard(ctx, c, loop):
                         ok = False
                         break
                     if self._conditional(m, c, loop):
@@ -107,7 +120,36 @@ for x, y in loader:
                 if not ok:
                     continue
                 opt = ctx.code(steps[0].optimizer)
+                if branch is not None:
+                    yield ctx.finding(
+                        steps[0].call,
+                        f"`{opt}.zero_grad()` is only called on another branch of the `if`: on this one every "
+                        f"step adds this batch's gradients to all previous ones; call "
+                        f"`{opt}.zero_grad(set_to_none=True)` once per step on this branch too",
+                    )
+                    continue
                 yield ctx.finding(steps[0].call, self.message.format(opt=opt), self._fix_function(ctx, fn, opt))
+
+    @staticmethod
+    def _branch_without_clear(ctx: Context, facts: TrainingFacts, fn: cst.FunctionDef):
+        """A step function that clears gradients on one branch of an `if` and steps on another
+        that never does (`if not bf16: zero_grad(); ...; step() else: ...; backward(); step()`):
+        the step of that branch, with its backward in the same branch, or None."""
+        m = ctx.model
+        clears = [c for c in m.calls_in(fn) if isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad"]
+        if not clears or any(m.enclosing(c, cst.FunctionDef) is not fn for c in clears):
+            return None
+        for st in facts.steps_of_function(fn):
+            branch = _branch_block(m, st.call, fn)
+            if branch is None or any(not _exclusive(m, c, st.call, fn) for c in clears):
+                continue
+            if not any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward"
+                       for c in m.calls_in(branch)):
+                continue
+            if ctx.code(st.optimizer) not in {ctx.code(c.func.value) for c in clears}:
+                continue  # another optimizer is cleared: not the same training step
+            return st
+        return None
 
     @staticmethod
     def _conditional(m, node, stop) -> bool:
@@ -183,3 +225,38 @@ def _built_in_loop(ctx: Context, optimizer, loop) -> bool:
         m.contains(loop, b.node) and isinstance(b.value, cst.Call) and m.kind_of(b.value) is Kind.OPTIMIZER
         for b in bindings
     )
+
+
+def _branch_block(m, node, fn):
+    """The block of the innermost `if`/`else` branch holding node inside fn, when only `if`s,
+    `with`s and plain blocks lie between them (no loop, no try); None otherwise."""
+    block = None
+    for anc in m.ancestors(node):
+        if anc is fn:
+            return block
+        if isinstance(anc, (cst.For, cst.While, cst.Try, cst.FunctionDef, cst.Lambda)):
+            return None
+        if block is None and isinstance(anc, cst.IndentedBlock) and isinstance(m.parent(anc), (cst.If, cst.Else)):
+            block = anc
+    return None
+
+
+def _exclusive(m, a, b, fn) -> bool:
+    """a and b lie on different branches of one `if` (its body and its else/elif) inside fn."""
+    chain_b = []
+    for anc in m.ancestors(b):
+        chain_b.append(anc)
+        if anc is fn:
+            break
+    ids = {id(x): i for i, x in enumerate(chain_b)}
+    prev = a
+    for anc in m.ancestors(a):
+        if id(anc) in ids:
+            if not isinstance(anc, cst.If):
+                return False
+            below_b = chain_b[ids[id(anc)] - 1] if ids[id(anc)] > 0 else None
+            return (prev is anc.body) != (below_b is anc.body)
+        prev = anc
+        if anc is fn:
+            return False
+    return False

@@ -610,3 +610,142 @@ def test_large_file_fixed_the_same_in_pieces(monkeypatch):
     assert whole.applied and pieces.applied == whole.applied
     assert pieces.text == whole.text != text
     assert [d.__dict__ for d in pieces.diagnostics] == [d.__dict__ for d in whole.diagnostics]
+
+
+# ---------------------------------------------------------------------------------------------
+# cheaper analysis, same results
+# ---------------------------------------------------------------------------------------------
+
+_TRAIN = (
+    "import torch\n"
+    "from torch.utils.data import DataLoader\n"
+    "class Net(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.fc = torch.nn.Linear(2, 1)\n"
+    "    def forward(self, x):\n"
+    "        return self.fc(x)\n"
+    "device = torch.device('cuda')\n"
+    "model = Net().to(device)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "for x in DataLoader([]):\n"
+    "    loss = model(x).sum()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+)
+
+
+def test_release_model_frees_the_analysis_without_the_collector():
+    import gc
+    import weakref
+
+    import libcst as cst
+
+    from gpulint.analysis.training import TrainingFacts
+    from gpulint.engine import release_model
+    from gpulint.model import ScriptModel
+
+    model = ScriptModel(cst.parse_module(_TRAIN), _TRAIN)
+    flow, facts = model.flow, model.facts(TrainingFacts)
+    assert flow.values  # the engine really ran
+    refs = [weakref.ref(flow), weakref.ref(facts)]
+    del flow, facts
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        assert all(r() is not None for r in refs)  # the model still holds them
+        release_model(model)
+        assert all(r() is None for r in refs)  # freed by reference counting alone
+    finally:
+        if was:
+            gc.enable()
+
+
+def test_release_model_keeps_the_diagnostics():
+    rules = [r() for r in Registry.load().resolve(None)]
+    from gpulint.engine import analyse
+
+    diags, _ = analyse("t.py", _TRAIN + "opt.cuda()\n", rules)
+    assert any(d.code == "GL103" for d in diags)
+
+
+def test_parse_without_validation_same_tree_and_validation_restored():
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    import gpulint.engine as engine
+
+    validate = CSTNode.__post_init__
+    for text in (_TRAIN, _PIECES, "x = (yield)\nasync def f():\n    await g()\n"):
+        got = engine.libcst_parse(text)
+        assert got.code == text
+        assert got.deep_equals(cst.parse_module(text))
+        assert CSTNode.__post_init__ is validate
+    with pytest.raises(cst.ParserSyntaxError):
+        engine.libcst_parse("x = (\n")
+    assert CSTNode.__post_init__ is validate  # restored after a failed parse too
+    with pytest.raises(cst.CSTValidationError):  # nodes built outside a parse are validated
+        cst.Name("not a name")
+
+
+def test_parse_without_validation_while_another_parse_runs():
+    """Two parses at once (the editor server's threads): validation is back only when both end."""
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    import gpulint.engine as engine
+
+    validate = CSTNode.__post_init__
+    seen = []
+    real = cst.parse_module
+
+    def nested(text):
+        if not seen:
+            seen.append(CSTNode.__post_init__ is validate)
+            engine._parse_module("y = 2\n")  # starts and ends inside the outer parse
+            seen.append(CSTNode.__post_init__ is validate)
+        return real(text)
+
+    try:
+        cst.parse_module = nested
+        engine._parse_module("x = 1\n")
+    finally:
+        cst.parse_module = real
+    assert seen == [False, False]
+    assert CSTNode.__post_init__ is validate
+
+
+def test_tune_gc_raises_thresholds_only():
+    import gc
+
+    import gpulint.engine as engine
+
+    old = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        engine.tune_gc()
+        assert gc.get_threshold() == engine.GC_THRESHOLDS
+        gc.set_threshold(100_000, 50, 100)  # the editor server's own
+        engine.tune_gc()
+        assert gc.get_threshold() == (100_000, 50, 100)
+    finally:
+        gc.set_threshold(*old)
+
+
+def test_fast_node_identity_same_meaning():
+    import libcst as cst
+
+    import gpulint.engine as engine
+
+    engine.fast_node_identity()
+    a, b = cst.Name("x"), cst.Name("x")
+    assert type(a).__hash__ is object.__hash__  # really switched (C slots)
+    assert a == a and not a != a
+    assert a != b and not a == b and a.deep_equals(b)  # equal only to itself, as LibCST says
+    assert a != "x" and a != None  # noqa: E711
+    d = {a: 1, b: 2}
+    assert d[a] == 1 and d[b] == 2 and len({a, b, a}) == 2
+    module = cst.parse_module("y = f(x)\n")
+    seen = {n: i for i, n in enumerate([module, *module.body])}
+    assert seen[module.body[0]] == 1

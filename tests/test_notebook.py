@@ -180,6 +180,17 @@ def test_magics_are_masked_with_same_length_placeholders():
     assert all(ln.startswith("#") for ln in masked.splitlines())
 
 
+def test_shell_line_continued_with_backslash_is_masked_whatever_its_indentation():
+    # peft's token-classification notebook: `! python prep.py ... \` and an indented continuation
+    src = "! python prep.py --data_dir data \\\n                 --split train \\\n    --seed 1\n\nimport torch\n"
+    masked, restore = notebook.mask(src)
+    import ast
+
+    ast.parse(masked)
+    assert [len(a) for a in masked.splitlines()] == [len(b) for b in src.splitlines()]
+    assert len(restore) == 3 and masked.splitlines()[-1] == "import torch"
+
+
 def test_magics_are_kept_when_a_cell_is_fixed(tmp_path):
     nb = {
         "cells": [code_cell(to_source("%matplotlib inline\nimport torch\nx = torch.zeros(2)\nx.to('cpu')\n!ls\n"))],

@@ -16,7 +16,8 @@ from gpulint.engine import Options, ast_facts, ast_select, run_text
 from gpulint.registry import Registry
 
 TESTS = Path(__file__).resolve().parent
-FIXTURE_DIRS = sorted(p for root in ("fixtures", "fixtures_pending") for p in (TESTS / root).glob("*") if p.is_dir())
+FIXTURE_DIRS = sorted(p for root in ("fixtures", "fixtures_pending") for p in (TESTS / root).glob("*")
+               if p.is_dir() and any(p.glob("*.py")))
 
 
 def _all_rules():

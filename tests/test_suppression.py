@@ -144,13 +144,14 @@ def test_unused_noqa_is_opt_in(tmp_path):
         "import torch\nx = torch.zeros(2)\n"
         'x = x.to("cpu")  # noqa: GL104\n'  # 3: unused (GL104 ran on the file: line 4)
         'x.to("cpu")  # noqa: GL104\n'  # 4: used
-        "y = 1  # noqa\n"  # 5: an unused blanket noqa
+        "y = 1  # noqa\n"  # 5: a blanket noqa: other linters' too, not reported
         "z = 2  # noqa: E501\n"  # 6: another tool's code: not reported
+        "w = 3  # gpulint: ignore\n"  # 7: gpulint's own blanket suppression, unused
     )
     write(tmp_path, {"a.py": src})
     assert gl(["check", "a.py"], tmp_path).exit_code == 0  # off by default
     r = gl(["check", "--extend-select", "GL002", "a.py"], tmp_path)
-    assert [(p[1], p[3]) for p in problems(r.stdout)] == [(3, "GL002"), (5, "GL002")]
+    assert [(p[1], p[3]) for p in problems(r.stdout)] == [(3, "GL002"), (7, "GL002")]
     assert "GL104" in r.stdout and "blanket" in r.stdout
     # a used one is not reported
     write(tmp_path, {"b.py": MOVE.rstrip("\n") + "  # noqa: GL104\n"})
@@ -205,7 +206,7 @@ def test_unused_noqa_fix_removes_only_what_is_unused(tmp_path):
         'x = x.to("cpu")  # noqa: GL104\n'  # unused: the comment goes
         'x.to("cpu")  # noqa: GL104\n'  # used: kept (and its move is left alone: suppressed)
         "w = 3  # noqa: GL104, E501\n"  # the unused code goes, the other tool's stays
-        "y = 1  # noqa  # why: legacy\n"  # a blanket noqa before another comment
+        "y = 1  # noqa  # why: legacy\n"  # a blanket noqa (other linters' too): untouched
         "v = 2  # noqa: E501 long line\n"  # another tool's, with prose: untouched
     )
     write(tmp_path, {"a.py": src})
@@ -216,6 +217,6 @@ def test_unused_noqa_fix_removes_only_what_is_unused(tmp_path):
         'x = x.to("cpu")\n'
         'x.to("cpu")  # noqa: GL104\n'
         "w = 3  # noqa: E501\n"
-        "y = 1  # why: legacy\n"
+        "y = 1  # noqa  # why: legacy\n"
         "v = 2  # noqa: E501 long line\n"
     )

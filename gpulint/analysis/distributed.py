@@ -121,6 +121,7 @@ class LoaderLoop:
 
     loop: cst.For
     via: cst.Call | None = None
+    repeats: bool = False  # each run of `loop`'s body starts a new pass (`iter(loader)` in it)
 
     @property
     def anchor(self) -> cst.CSTNode:
@@ -147,6 +148,7 @@ class DistFacts:
         self.set_device_calls = []
         self.samplers = []
         self.loaders = []
+        self.iter_pass_loops: set = set()  # epoch loops found as loops that call `iter(loader)`
         self.spawn_targets = []
         self._order = {n: i for i, n in enumerate(model.parents)}
         self._order[model.module] = -1
@@ -154,7 +156,9 @@ class DistFacts:
         for call in m.calls:
             q = m.qualname(call.func)
             if q is None:
-                continue
+                q = self._chosen_sampler_class(call)
+                if q is None:
+                    continue
             if q in DP_CLASSES or q in DDP_CLASSES or q in DDP_CPU_CLASSES:
                 kind = "dp" if q in DP_CLASSES else "ddp" if q in DDP_CLASSES else "ddp-cpu"
                 self.wraps.append(self._wrap(call, kind))
@@ -355,6 +359,24 @@ class DistFacts:
             shuffle = _literal_bool(arg.value)
         return SamplerInfo(call, q, distributed, shuffle, self.assigned_name(call))
 
+    def _chosen_sampler_class(self, call: cst.Call) -> str | None:
+        """`train_sampler(ds)` where `train_sampler = RandomSampler if local_rank == -1 else
+        DistributedSampler` (bound once, in the call's scope): the distributed sampler class, which
+        the call makes when training is distributed (the case the rules are about)."""
+        f = call.func
+        if type(f) is not cst.Name:
+            return None
+        m = self.model
+        bindings = m.bindings_of(f)
+        if len(bindings) != 1 or bindings[0].how != "assign" or type(bindings[0].value) is not cst.IfExp:
+            return None
+        e = bindings[0].value
+        qs = [m.qualname(x) for x in (e.body, e.orelse)]
+        dist = [q for q in qs if q is not None and q in DIST_SAMPLERS]
+        if len(dist) != 1 or not all(q is not None and _is_sampler_qualname(q) for q in qs):
+            return None
+        return dist[0]
+
     def _loader(self, call: cst.Call) -> LoaderInfo:
         positional = [a for a in call.args if a.keyword is None]
         dataset = _first_arg(call, "dataset")
@@ -457,6 +479,7 @@ class DistFacts:
         for loop in m.fors:
             if any(self.refers_to(src, lo.target) for src in self.iter_sources(loop.iter)):
                 out.append(LoaderLoop(loop))
+        out += self._iter_passes(lambda x: self.refers_to(x, lo.target), None, None)
         # passed to a function of the file that loops over the matching parameter (or hands it on
         # to another such function: `loader = sample_data(loader)`)
         for call in m.calls:
@@ -478,6 +501,25 @@ class DistFacts:
             return found[0] if found is not None else None
         return m.module_function(f.value) if isinstance(f, cst.Name) else None
 
+    def _iter_passes(self, pred, fn, via) -> list[LoaderLoop]:
+        """`it = iter(loader)` (or `next(iter(loader))`) in the body of a `for`: every run of it starts
+        a new pass over the loader (FixMatch re-creates its iterator when it runs out; a step that
+        takes `next(iter(loader))` draws the first batch of a fresh pass). The enclosing `for` plays
+        the pass's loop."""
+        m = self.model
+        out = []
+        for call in m.calls:
+            f = call.func
+            if type(f) is not cst.Name or f.value != "iter" or m.bindings_of(f):
+                continue
+            args = [a.value for a in call.args if a.keyword is None]
+            if len(args) != 1 or not pred(args[0]) or (fn is not None and m.scope_of(call) is not fn):
+                continue
+            loop = self.enclosing_loop(call)
+            if loop is not None and m.contains(loop.body, call):
+                out.append(LoaderLoop(loop, via, repeats=True))
+        return out
+
     def _loops_over_param(self, fn, param: str, via: cst.Call, out: list, depth: int) -> None:
         m = self.model
         for loop in m.fors:
@@ -486,6 +528,7 @@ class DistFacts:
             for src in self.iter_sources(loop.iter):
                 if isinstance(src, cst.Name) and src.value == param and m.scope_of(src) is fn:
                     out.append(LoaderLoop(loop, via))
+        out += self._iter_passes(lambda x: isinstance(x, cst.Name) and x.value == param, fn, via)
         if depth >= 2:
             return
         for call in m.calls_in(fn):
@@ -508,7 +551,17 @@ class DistFacts:
         """The loops around each pass over the loader (the epoch loops), without duplicates."""
         out: list = []
         for ll in self.loader_loops(lo):
+            if ll.repeats:
+                # the loop that re-creates the iterator repeats the passes itself; no epoch number
+                # is known for it (rules offer no set_epoch fix there)
+                if all(ll.loop is not o for o in out):
+                    out.append(ll.loop)
+                    self.iter_pass_loops.add(ll.loop)
+                continue
             outer = self.enclosing_loop(ll.anchor)
+            if outer is None and ll.via is not None:
+                # `train(loader)` called once, its own epoch loop around the pass over its parameter
+                outer = self.enclosing_loop(ll.loop)
             if outer is None:
                 outer = self._endless_generator_loop(ll.loop)
             if outer is not None and all(outer is not o for o in out):
