@@ -1013,8 +1013,8 @@ class Flow:
             v = self._e_other(e, frame)
         else:
             v = fn(e, frame)
-        if frame.nograd and v.kind == TENSOR and not v.nograd:
-            v = replace(v, nograd=True)
+        if frame.nograd and not v.nograd and (v.kind == TENSOR or (v.kind is None and type(e) is cst.Call)):
+            v = replace(v, nograd=True)  # (a call's unknown result too: `outputs = model(**batch)`)
         if frame.record:
             # code that only runs without a GPU: where things live there is not the question
             self.values[e] = replace(v, dev=HOST) if (frame.cpu_only and v.dev is not None) else v
@@ -1260,6 +1260,8 @@ class Flow:
         k = bv.kind
         if k is None and bv.dev == HOST:
             return Value(None, HOST, origin=bv.origin)  # a field of a structure moved to the host
+        if k is None and bv.nograd:
+            return Value(None, None, nograd=True)  # a field of an output computed under no_grad
         if attr == "device":
             if k in (TENSOR, MODULE, BATCH) or bv.dev is not None:
                 return Value(DEVICE, bv.dev, origin=e)

@@ -87,7 +87,7 @@ for x, y in loader:
                     continue
                 if facts.grad_mode_at(stmt) in ("off", "dynamic"):
                     continue
-                if all(m.value_of(n).kind == "tensor" and m.value_of(n).nograd for n in names):
+                if all(m.value_of(n).kind in ("tensor", None) and m.value_of(n).nograd for n in names):
                     continue  # this value was computed under no_grad: it holds no graph
                 if self._detached_rebinding(ctx, loop.node, _root_value(names[0])):
                     continue
