@@ -275,8 +275,9 @@ class DistFacts:
             # `model = model.to(device)`: Module.to()/.cuda()/.train() return the module itself, so
             # a wrapper stays the wrapper
             return self.wrapper_reaching(v.func.value, _depth + 1)
-        if w is None or w.inner is None or m.kind_of(w.inner) is not Kind.MODULE:
-            return None
+        if w is None or w.inner is None or (m.kind_of(w.inner) is not Kind.MODULE
+                                             and m.value_of(w.inner).kind != "module"):
+            return None  # (the engine knows `create_model()` of a factory of the file is a module)
         stmt = m.statement_of(reaching.node)
         block = m.parent(stmt) if stmt is not None else None
         definitely = block is not None and (block is m.module or any(a is block for a in m.ancestors(use)))
@@ -316,8 +317,14 @@ class DistFacts:
         return False
 
     def wrapped_class(self, w: Wrap) -> str | None:
-        """The name of the file's nn.Module subclass that a wrapper wraps, when known."""
-        return self.class_of_module_expr(w.inner)
+        """The name of the file's nn.Module subclass that a wrapper wraps, when known (by its
+        bindings, else by the flow engine: `model = create_model()` of a factory of the file)."""
+        found = self.class_of_module_expr(w.inner)
+        if found is None and w.inner is not None:
+            v = self.model.value_of(w.inner)
+            if v.kind == "module" and v.cls in self.model.classes:
+                found = v.cls
+        return found
 
     def class_of_module_expr(self, expr: cst.BaseExpression | None, _depth: int = 0) -> str | None:
         m = self.model
