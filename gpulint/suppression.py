@@ -202,7 +202,7 @@ class Suppressions:
                 )
             if UNUSED_NOQA in ran:
                 if _ALL in dr.codes:
-                    # a blanket `# noqa` belongs to every linter of the project (flake8, ruff...):
+                    # a blanket noqa comment belongs to every linter of the project (flake8, ruff...):
                     # gpulint cannot know it is unused; its own blanket `# gpulint: ignore` it can
                     unused = [] if dr.used or dr.kind == "noqa" else ["(all)"]
                 else:
