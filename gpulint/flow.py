@@ -2215,16 +2215,13 @@ class Flow:
             fi = kb.function(q)
             if fi is None or fi.returns != "tensor" or not q.startswith("torch."):
                 continue
-            if any(a.keyword is not None and a.keyword.value == "device" for a in c.args):
-                placed = True
-                continue
             parent = m.parent(c)
-            grand = m.parent(parent) if parent is not None else None
-            if (type(parent) is cst.Attribute and parent.attr.value in ("to", "cuda") and type(grand) is cst.Call
-                    and grand.args or (type(parent) is cst.Attribute and parent.attr.value == "cuda")):
-                placed = True
-                continue
-            return False  # a tensor made on the host
+            outer = m.parent(parent) if type(parent) is cst.Attribute else None
+            # made with `device=`, or moved right away (`.to(d)`, `.cuda()`): the model's moves
+            mv = m.move_of_call(c) or (m.move_of_call(outer) if type(outer) is cst.Call and outer.func is parent else None)
+            if mv is None or mv.to_cpu:
+                return False  # a tensor made on the host
+            placed = True
         return placed
 
     def _class_stateful(self, name: str, _seen=()) -> bool:

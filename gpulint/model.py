@@ -471,6 +471,15 @@ def walk(node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode
         stack.extend(reversed(children(n)))
 
 
+def branch_of(node: cst.If, child: cst.CSTNode) -> str:
+    """Which part of an `if` statement `child` (a direct child of it) is: "test", "body", "orelse"."""
+    if child is node.test:
+        return "test"
+    if child is node.body:
+        return "body"
+    return "orelse"
+
+
 def literal_bool(expr: cst.CSTNode | None) -> bool | None:
     """True/False for the literal names `True`/`False`, else None."""
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
@@ -602,6 +611,23 @@ class ScriptModel:
     def precedes(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         """`a` starts before `b` in the source (both nodes of this file)."""
         return self.order[a] < self.order[b]
+
+    def exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """a and b sit in different branches of one `if`/`else` or conditional expression."""
+        path_a = [a, *self.ancestors(a)]
+        index = {id(n): i for i, n in enumerate(path_a)}
+        prev_b = b
+        for anc in self.ancestors(b):
+            if id(anc) in index:
+                i = index[id(anc)]
+                child_a = path_a[i - 1] if i > 0 else None
+                if isinstance(anc, cst.If) and child_a is not None:
+                    return branch_of(anc, child_a) != branch_of(anc, prev_b)
+                if isinstance(anc, cst.IfExp) and child_a is not None:
+                    return {child_a, prev_b} == {anc.body, anc.orelse}
+                return False
+            prev_b = anc
+        return False
 
     # the flow engine ---------------------------------------------------------------------------
     @property

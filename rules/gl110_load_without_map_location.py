@@ -313,15 +313,16 @@ def _saved_by_own_init(ctx: Context, saves: list[cst.Call], load: cst.Call, scop
     cls = m.class_of(scope)
     if cls is None:
         return False
+    return _saved_to_same_path(ctx, saves, load, lambda where: isinstance(where, cst.FunctionDef)
+                               and where.name.value == "__init__" and m.class_of(where) is cls)
+
+
+def _saved_to_same_path(ctx: Context, saves: list[cst.Call], load: cst.Call, where_ok) -> bool:
+    """One of `saves`, in a scope `where_ok` accepts, writes to the load's path expression."""
     path = _path_text(ctx, load, 0, "f")
     if path is None:
         return False
-    for save in saves:
-        init = m.scope_of(save)
-        if (isinstance(init, cst.FunctionDef) and init.name.value == "__init__" and m.class_of(init) is cls
-                and _path_text(ctx, save, 1, "f") == path):
-            return True
-    return False
+    return any(where_ok(ctx.model.scope_of(save)) and _path_text(ctx, save, 1, "f") == path for save in saves)
 
 
 def _feeds_scheduler(m, load: cst.Call) -> bool:
@@ -345,19 +346,9 @@ def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> b
     m = ctx.model
     if not isinstance(scope, cst.FunctionDef):
         return False
-    path = _path_text(ctx, load, 0, "f")
-    if path is None:
-        return False
     cls = m.class_of(scope)
-    same = False
-    for save in saves:
-        where = m.scope_of(save)
-        if where is not scope and not (cls is not None and isinstance(where, cst.FunctionDef) and m.class_of(where) is cls):
-            continue
-        if _path_text(ctx, save, 1, "f") == path:
-            same = True
-            break
-    if not same:
+    if not _saved_to_same_path(ctx, saves, load, lambda where: where is scope or (
+            cls is not None and isinstance(where, cst.FunctionDef) and m.class_of(where) is cls)):
         return False
     stmt = m.statement_of(load)
     names: set[str] = set()

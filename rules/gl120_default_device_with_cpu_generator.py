@@ -78,7 +78,7 @@ for x, y in loader:
                     others.append(call)  # a reset on a branch a GPU run skips does not count
         # a non-CUDA (or unknown) default set where a CUDA one may also run: the order decides
         # (the AMP facts are built only when a setter or a `with torch.device(...)` needs them)
-        if any(not m.facts(AmpFacts).exclusive(o, s) for o in others for s in setters):
+        if any(not m.exclusive(o, s) for o in others for s in setters):
             return
         contexts = [w for w in m.withs if _cuda_device_context(m, w) is not None]
         if not setters and not contexts:

@@ -141,7 +141,7 @@ for x, y in loader:
             return None
         for st in facts.steps_of_function(fn):
             branch = _branch_block(m, st.call, fn)
-            if branch is None or any(not _exclusive(m, c, st.call, fn) for c in clears):
+            if branch is None or any(not m.exclusive(c, st.call) for c in clears):
                 continue
             if not any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward"
                        for c in m.calls_in(branch)):
@@ -239,24 +239,3 @@ def _branch_block(m, node, fn):
         if block is None and isinstance(anc, cst.IndentedBlock) and isinstance(m.parent(anc), (cst.If, cst.Else)):
             block = anc
     return None
-
-
-def _exclusive(m, a, b, fn) -> bool:
-    """a and b lie on different branches of one `if` (its body and its else/elif) inside fn."""
-    chain_b = []
-    for anc in m.ancestors(b):
-        chain_b.append(anc)
-        if anc is fn:
-            break
-    ids = {id(x): i for i, x in enumerate(chain_b)}
-    prev = a
-    for anc in m.ancestors(a):
-        if id(anc) in ids:
-            if not isinstance(anc, cst.If):
-                return False
-            below_b = chain_b[ids[id(anc)] - 1] if ids[id(anc)] > 0 else None
-            return (prev is anc.body) != (below_b is anc.body)
-        prev = anc
-        if anc is fn:
-            return False
-    return False

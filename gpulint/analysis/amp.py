@@ -25,7 +25,7 @@ from gpulint.model import dotted as _dotted_text
 
 from gpulint.model import children as _children
 
-from gpulint.model import SCALER_CLASSES, Kind, ScriptModel
+from gpulint.model import SCALER_CLASSES, Kind, ScriptModel, branch_of
 
 # qualified name -> (device type fixed by the API or None when it is the first argument,
 #                    names of the positional parameters after the device type)
@@ -404,22 +404,8 @@ class AmpFacts:
         return outer is inner or any(anc is outer for anc in self.m.ancestors(inner))
 
     def exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-        """a and b sit in different branches of one `if`/`else` (or `try` body/handler)."""
-        path_a = [a, *self.m.ancestors(a)]
-        index = {id(n): i for i, n in enumerate(path_a)}
-        prev_b = b
-        for anc in self.m.ancestors(b):
-            if id(anc) in index:
-                i = index[id(anc)]
-                child_a = path_a[i - 1] if i > 0 else None
-                child_b = prev_b
-                if isinstance(anc, cst.If) and child_a is not None:
-                    return _branch_of(anc, child_a) != _branch_of(anc, child_b)
-                if isinstance(anc, cst.IfExp) and child_a is not None:
-                    return {child_a, child_b} == {anc.body, anc.orelse}
-                return False
-            prev_b = anc
-        return False
+        """a and b sit in different branches of one `if`/`else` (ScriptModel.exclusive)."""
+        return self.m.exclusive(a, b)
 
     def may_follow(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """`second` may run after `first` in the same pass through the code."""
@@ -491,7 +477,7 @@ class AmpFacts:
             if anc is outer:
                 return out
             if isinstance(anc, cst.If):
-                branch = _branch_of(anc, child)
+                branch = branch_of(anc, child)
                 if branch == "test":
                     return None
                 if branch == "orelse" and isinstance(anc.orelse, cst.If):
@@ -577,14 +563,6 @@ def _bind_args(call: cst.Call, params: tuple[str, ...]) -> dict[str, cst.BaseExp
         else:
             out[arg.keyword.value] = arg.value
     return out
-
-
-def _branch_of(node: cst.If, child: cst.CSTNode) -> str:
-    if child is node.test:
-        return "test"
-    if child is node.body:
-        return "body"
-    return "orelse"
 
 
 def _load_names(expr: cst.CSTNode) -> Iterator[cst.Name]:
