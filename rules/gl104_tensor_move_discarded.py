@@ -60,8 +60,8 @@ for x, y in loader:
             if not isinstance(recv, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue  # e.g. `torch.zeros(3).cuda()` alone: nothing to assign to
             stmt = m.parent(parent)
-            if _displayed_by_notebook(ctx, stmt):
-                continue  # `y_preds.cpu()` last in a notebook cell: IPython shows the result
+            if meth == "cpu" and _displayed_by_notebook(ctx, stmt):
+                continue  # `y_preds.cpu()` last in a notebook cell: IPython shows the host copy
             name = ctx.code(recv)
             fix = None
             if isinstance(stmt, cst.SimpleStatementLine) and _assignable(recv):
@@ -78,7 +78,9 @@ def _assignable(node: cst.BaseExpression) -> bool:
 def _displayed_by_notebook(ctx: Context, stmt) -> bool:
     """A top-level expression statement that ends a notebook cell: IPython displays its value,
     so the result is not thrown away (`y_preds.cpu()` alone at the end of a cell). Only comments
-    and blank lines may follow it before the next cell; a trailing `;` hides the value."""
+    and blank lines may follow it before the next cell; a trailing `;` hides the value. Asked
+    for `.cpu()` only: a host copy shown for its values is the common intent, while
+    `X_train.to(device)` ending a cell is the bug this rule is for, displayed or not."""
     if not ctx.path.endswith(".ipynb") or not isinstance(stmt, cst.SimpleStatementLine):
         return False
     if not isinstance(ctx.model.parent(stmt), cst.Module) or stmt.body[-1].semicolon is not cst.MaybeSentinel.DEFAULT:

@@ -1,7 +1,7 @@
 """GL104 in notebooks: an expression that ends a cell is displayed by IPython, so its value is
 not thrown away (third precision pass, benchmarks/PRECISION3.md: `y_preds.cpu()` alone in a
 cell of mrdbourke/pytorch-deep-learning). The same expression inside a cell, or followed by `;`,
-or in a plain script, is still reported."""
+or in a plain script, is still reported, and so is a move to the device that ends a cell."""
 
 from __future__ import annotations
 
@@ -56,5 +56,7 @@ def test_move_inside_a_cell_or_silenced_is_still_reported(tmp_path):
     assert gl104(tmp_path, "e.ipynb", notebook(SETUP, "y_preds.cpu();", "print(1)")) == [(2, 1)]
     # inside a loop at the end of the cell: nothing is displayed
     assert gl104(tmp_path, "f.ipynb", notebook(SETUP, "for _ in range(2):\n    y_preds.cpu()")) == [(2, 2)]
+    # a move to the device that ends a cell is the bug, displayed or not
+    assert gl104(tmp_path, "h.ipynb", notebook(SETUP, "x.to(device)")) == [(2, 1)]
     # a plain script has no display
     assert gl104(tmp_path, "g.py", SETUP + "y_preds.cpu()\n") == [(0, 9)]
