@@ -477,6 +477,7 @@ class Flow:
         # module constructions registered with `self.add_module(name, m)` / `register_module`: also
         # kept in a plain list, they still move with their module
         self._registered: set = set()
+        self._param_made: set = set()  # nn.Parameter(...) / register_buffer(...) calls: a module's own tensors
         self._fwd_cache: dict = {}
         self._moves_param: dict = {}
         self._instance_sites: dict = {}
@@ -1144,6 +1145,14 @@ class Flow:
             if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not v.scatters:
                 return replace(v, dev=sv.dev)  # the instance is known moved: so are its submodules
             return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
+        if (v is not None and v.kind == TENSOR and v.dev is None and v.origin in self._param_made
+                and (self._class_kind(frame.cls) in (MODULE, METRIC) or self._unresolved_bases(frame.cls))):
+            # a registered parameter or buffer (`nn.Parameter(...)`, `register_buffer(...)`) moves
+            # with its module: read in a method, it lives wherever the module is
+            sv = frame.env.get("self")
+            if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not sv.scatters:
+                return replace(v, dev=sv.dev)
+            return replace(v, dev=MODEL_DEV)
         if v is not None and v.kind == TUPLE and self._registered:
             return self._registered_parts(v)
         return v
@@ -1483,6 +1492,16 @@ class Flow:
             pos, kw = self._args(e, frame)
             if meth in ("add_module", "register_module") and len(pos) >= 2 and pos[1][1].origin is not None:
                 self._registered.add(pos[1][1].origin)
+            if (meth in ("register_buffer", "register_parameter") and len(pos) >= 2 and type(recv) is cst.Name
+                    and recv.value == "self" and frame.cls is not None and type(pos[0][0]) is cst.SimpleString
+                    and pos[1][1].kind in (TENSOR, None) and not (type(pos[1][0]) is cst.Name and pos[1][0].value == "None")):
+                # `self.register_buffer("name", t)`: `self.name` is the module's own tensor from here on
+                name = pos[0][0].evaluated_value
+                if isinstance(name, str) and name.isidentifier():
+                    self._param_made.add(e)
+                    tv = pos[1][1]
+                    frame.env["self." + name] = Value(TENSOR, None, nonscalar=tv.nonscalar, deep=tv.deep, origin=e)
+                    frame.assigned_self.add(name)
             if meth == "add_graph":  # SummaryWriter.add_graph(model, input_to_model): runs the model
                 self._traced(e, pos, kw, ("input_to_model",), frame)
             return self._method(e, meth, recv, rv, pos, kw, frame)
@@ -1685,7 +1704,9 @@ class Flow:
             inner = pos[0][1] if pos else None
             if q.rsplit(".", 1)[-1] in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
                 # a module's parameter or buffer lives wherever its module is moved: not known here
-                return Value(TENSOR, None, nonscalar=inner.nonscalar if inner is not None else False, origin=e)
+                self._param_made.add(e)
+                return Value(TENSOR, None, nonscalar=inner.nonscalar if inner is not None else False,
+                             deep=inner.deep if inner is not None else False, origin=e)
             if inner is not None and inner.kind == TENSOR:
                 return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)
             dev, given = self._placement(e, kw)
