@@ -39,8 +39,8 @@ def gl104(tmp_path, name: str, content: str) -> list[tuple[int, int]]:
     write(tmp_path, {name: content})
     r = gl(["check", "--no-cache", "--select", "GL104", name], tmp_path)
     if name.endswith(".py"):
-        return [(0, int(m.group(1))) for m in re.finditer(r"^[^:]+:(\d+):\d+: GL104", r.stdout, re.M)]
-    return [(int(m["cell"]), int(m["line"])) for m in re.finditer(CELL_RE, r.stdout, re.M)]
+        return [(0, int(m.group(1))) for m in re.finditer(r"^[^:]+:(\d+):\d+: GL104", r.stdout, re.MULTILINE)]
+    return [(int(m["cell"]), int(m["line"])) for m in re.finditer(CELL_RE, r.stdout, re.MULTILINE)]
 
 
 def test_move_that_ends_a_cell_is_displayed_not_discarded(tmp_path):
