@@ -590,7 +590,13 @@ class Flow:
                 if k is not None:
                     v = Value(k, INPUT_DEV if (forward and k == TENSOR) else None)
             if v is None and forward and name != "self":
-                v = Value(None, INPUT_DEV)  # a forward input lives where the module runs
+                # a forward input lives where the module runs; when every call of the file's one
+                # instance passes a tensor, it is a tensor (where it is stays the module's device)
+                site = self._forward_site(fn, name) if args is None else None
+                if site is not None and site.kind == TENSOR:
+                    v = Value(TENSOR, INPUT_DEV, nonscalar=site.nonscalar, deep=site.deep)
+                else:
+                    v = Value(None, INPUT_DEV)
             frame.env[name] = v if v is not None else UNKNOWN
         for star in (p.star_arg, p.star_kwarg):
             if isinstance(star, cst.Param):
@@ -603,6 +609,20 @@ class Flow:
             cls = self.m.class_of(fn)
             callee = cls.name.value if cls is not None else callee
         if not sites or len(sites) != self._site_total(fn, callee):
+            return None
+        out = None
+        for argmap in sites.values():
+            v = argmap.get(name) if argmap is not None else None
+            if v is None:
+                return None
+            out = v if out is None else join(out, v)
+        return out
+
+    def _forward_site(self, fn: cst.FunctionDef, name: str) -> Value | None:
+        """A `forward` parameter's value joined over the calls of the class's one instance in the
+        file (`criterion = Loss()` ... `criterion(out, y)`), when each of them was seen."""
+        sites = self.site_values.get(fn)
+        if not sites or len(sites) != self._call_sites_of_instance(fn):
             return None
         out = None
         for argmap in sites.values():
