@@ -1803,7 +1803,10 @@ class Flow:
             dev = _leaf_dev(sample)
             if dev is not None:
                 return dev
-            return None if self._class_moves_tensors(ds.cls) else HOST
+            if self._class_moves_tensors(ds.cls) or any(
+                    "__call__" in info.methods and self._class_moves_tensors(name) for name, info in self.m.classes.items()):
+                return None  # the class, or a transform class of the file its samples may pass through, moves them
+            return HOST
         if ds.kind is None and ds.dev is None and expr is not None and self._made_here(expr):
             return HOST
         return None
