@@ -477,6 +477,7 @@ class Flow:
         # module constructions registered with `self.add_module(name, m)` / `register_module`: also
         # kept in a plain list, they still move with their module
         self._registered: set = set()
+        self._param_made: set = set()  # nn.Parameter(...) / register_buffer(...) calls: a module's own tensors
         self._fwd_cache: dict = {}
         self._moves_param: dict = {}
         self._instance_sites: dict = {}
@@ -589,7 +590,13 @@ class Flow:
                 if k is not None:
                     v = Value(k, INPUT_DEV if (forward and k == TENSOR) else None)
             if v is None and forward and name != "self":
-                v = Value(None, INPUT_DEV)  # a forward input lives where the module runs
+                # a forward input lives where the module runs; when every call of the file's one
+                # instance passes a tensor, it is a tensor (where it is stays the module's device)
+                site = self._forward_site(fn, name) if args is None else None
+                if site is not None and site.kind == TENSOR:
+                    v = Value(TENSOR, INPUT_DEV, nonscalar=site.nonscalar, deep=site.deep)
+                else:
+                    v = Value(None, INPUT_DEV)
             frame.env[name] = v if v is not None else UNKNOWN
         for star in (p.star_arg, p.star_kwarg):
             if isinstance(star, cst.Param):
@@ -602,6 +609,20 @@ class Flow:
             cls = self.m.class_of(fn)
             callee = cls.name.value if cls is not None else callee
         if not sites or len(sites) != self._site_total(fn, callee):
+            return None
+        out = None
+        for argmap in sites.values():
+            v = argmap.get(name) if argmap is not None else None
+            if v is None:
+                return None
+            out = v if out is None else join(out, v)
+        return out
+
+    def _forward_site(self, fn: cst.FunctionDef, name: str) -> Value | None:
+        """A `forward` parameter's value joined over the calls of the class's one instance in the
+        file (`criterion = Loss()` ... `criterion(out, y)`), when each of them was seen."""
+        sites = self.site_values.get(fn)
+        if not sites or len(sites) != self._call_sites_of_instance(fn):
             return None
         out = None
         for argmap in sites.values():
@@ -1144,6 +1165,14 @@ class Flow:
             if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not v.scatters:
                 return replace(v, dev=sv.dev)  # the instance is known moved: so are its submodules
             return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
+        if (v is not None and v.kind == TENSOR and v.dev is None and v.origin in self._param_made
+                and (self._class_kind(frame.cls) in (MODULE, METRIC) or self._unresolved_bases(frame.cls))):
+            # a registered parameter or buffer (`nn.Parameter(...)`, `register_buffer(...)`) moves
+            # with its module: read in a method, it lives wherever the module is
+            sv = frame.env.get("self")
+            if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not sv.scatters:
+                return replace(v, dev=sv.dev)
+            return replace(v, dev=MODEL_DEV)
         if v is not None and v.kind == TUPLE and self._registered:
             return self._registered_parts(v)
         return v
@@ -1483,6 +1512,16 @@ class Flow:
             pos, kw = self._args(e, frame)
             if meth in ("add_module", "register_module") and len(pos) >= 2 and pos[1][1].origin is not None:
                 self._registered.add(pos[1][1].origin)
+            if (meth in ("register_buffer", "register_parameter") and len(pos) >= 2 and type(recv) is cst.Name
+                    and recv.value == "self" and frame.cls is not None and type(pos[0][0]) is cst.SimpleString
+                    and pos[1][1].kind in (TENSOR, None) and not (type(pos[1][0]) is cst.Name and pos[1][0].value == "None")):
+                # `self.register_buffer("name", t)`: `self.name` is the module's own tensor from here on
+                name = pos[0][0].evaluated_value
+                if isinstance(name, str) and name.isidentifier():
+                    self._param_made.add(e)
+                    tv = pos[1][1]
+                    frame.env["self." + name] = Value(TENSOR, None, nonscalar=tv.nonscalar, deep=tv.deep, origin=e)
+                    frame.assigned_self.add(name)
             if meth == "add_graph":  # SummaryWriter.add_graph(model, input_to_model): runs the model
                 self._traced(e, pos, kw, ("input_to_model",), frame)
             return self._method(e, meth, recv, rv, pos, kw, frame)
@@ -1685,7 +1724,9 @@ class Flow:
             inner = pos[0][1] if pos else None
             if q.rsplit(".", 1)[-1] in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
                 # a module's parameter or buffer lives wherever its module is moved: not known here
-                return Value(TENSOR, None, nonscalar=inner.nonscalar if inner is not None else False, origin=e)
+                self._param_made.add(e)
+                return Value(TENSOR, None, nonscalar=inner.nonscalar if inner is not None else False,
+                             deep=inner.deep if inner is not None else False, origin=e)
             if inner is not None and inner.kind == TENSOR:
                 return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)
             dev, given = self._placement(e, kw)

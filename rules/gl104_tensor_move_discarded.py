@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.notebook import BOUNDARY
 from gpulint.rule import Context, Kind, Rule
 
 _METHODS = ("to", "cuda", "cpu", "half", "float", "double", "bfloat16", "pin_memory")
@@ -58,9 +59,11 @@ for x, y in loader:
                 continue  # neither the binding table nor the flow engine knows it is a tensor
             if not isinstance(recv, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue  # e.g. `torch.zeros(3).cuda()` alone: nothing to assign to
+            stmt = m.parent(parent)
+            if meth == "cpu" and _displayed_by_notebook(ctx, stmt):
+                continue  # `y_preds.cpu()` last in a notebook cell: IPython shows the host copy
             name = ctx.code(recv)
             fix = None
-            stmt = m.parent(parent)
             if isinstance(stmt, cst.SimpleStatementLine) and _assignable(recv):
                 fix = ctx.fix(ctx.insert_text(ctx.span(parent)[0], f"{name} = "), message=f"Assign the result to `{name}`")
             yield ctx.finding(call, self.message.format(meth=meth, name=name), fix)
@@ -70,3 +73,22 @@ for x, y in loader:
 def _assignable(node: cst.BaseExpression) -> bool:
     # `batch[0] = ...` fails when the batch is a tuple, so subscripts get no fix
     return isinstance(node, (cst.Name, cst.Attribute))
+
+
+def _displayed_by_notebook(ctx: Context, stmt) -> bool:
+    """A top-level expression statement that ends a notebook cell: IPython displays its value,
+    so the result is not thrown away (`y_preds.cpu()` alone at the end of a cell). Only comments
+    and blank lines may follow it before the next cell; a trailing `;` hides the value. Asked
+    for `.cpu()` only: a host copy shown for its values is the common intent, while
+    `X_train.to(device)` ending a cell is the bug this rule is for, displayed or not."""
+    if not ctx.path.endswith(".ipynb") or not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    if not isinstance(ctx.model.parent(stmt), cst.Module) or stmt.body[-1].semicolon is not cst.MaybeSentinel.DEFAULT:
+        return False
+    for line in ctx.source[ctx.span(stmt)[1]:].splitlines():
+        text = line.strip()
+        if text == BOUNDARY:
+            return True
+        if text and not text.startswith("#"):
+            return False
+    return True

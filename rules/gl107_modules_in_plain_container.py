@@ -150,8 +150,11 @@ class Ensemble(nn.Module):
         return None
 
     def _grown_list(self, ctx, facts, init, attr, value):
-        """`self.x = []` then `self.x.append(Module(...))` in __init__."""
+        """`self.x = []` then `self.x.append(Module(...))` in __init__ (also a list of new modules
+        appended as one item, `self.x.append([nn.Linear(...), nn.Tanh()])`: reported, not fixed, as a
+        ModuleList takes modules only)."""
         added = []
+        nested = False
         for call in _calls(init):
             f = call.func
             if isinstance(f, cst.Attribute) and f.attr.value in _GROWING and self_attr(f.value) == attr:
@@ -165,7 +168,13 @@ class Ensemble(nn.Module):
                         args = [args[0].elt]
                     else:
                         args = [None]
-                added.extend(self._is_new_module(ctx, facts, init, v) if v is not None else False for v in args)
+                for v in args:
+                    if isinstance(v, (cst.List, cst.Tuple)) and v.elements and f.attr.value != "extend":
+                        if any(self._is_new_module(ctx, facts, init, el.value) for el in v.elements):
+                            added.append(True)
+                            nested = True
+                            continue
+                    added.append(self._is_new_module(ctx, facts, init, v) if v is not None else False)
         for node in _nodes(init):
             if isinstance(node, cst.AugAssign) and self_attr(node.target) == attr:
                 v = node.value
@@ -175,7 +184,7 @@ class Ensemble(nn.Module):
                     added.append(False)
         if not any(added):
             return None
-        return "list", "ModuleList", value, all(added)
+        return "list", "ModuleList", value, all(added) and not nested
 
     def _grown_dict(self, ctx, facts, init, attr, value):
         """`self.x = {}` then `self.x[key] = Module(...)` in __init__."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
+from gpulint.flow import runs_on_gpu
 from gpulint.rule import Context, Rule
 
 
@@ -32,7 +33,8 @@ Where the expression is already detached only `.cpu()` is added.
 
 The rule fires only where the tensor is known to be on a device: the output of a module that
 was moved to a non-CPU device (and never moved back), a loss or `torch`/`F` function of such a
-tensor, or a tensor moved with `.to(...)`/`.cuda()`; never after a `.cpu()`, and not for
+tensor, or a tensor moved with `.to(...)`/`.cuda()`; never after a `.cpu()`, not on a branch that only runs
+without a GPU (`t.numpy() if not train_on_gpu else t.cpu().numpy()`), and not for
 `.numpy(force=True)`.
 
 Bad:
@@ -62,6 +64,8 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                 continue
             if not _on_accelerator(m, facts, recv):
                 continue
+            if not runs_on_gpu(m, call):
+                continue  # `t.numpy() if not train_on_gpu else t.cpu().numpy()`: a CPU-only branch
             detached = _detached(recv)
             insert = "cpu()." if detached else "detach().cpu()."
             attr = call.func.attr  # type: ignore[union-attr]
@@ -93,7 +97,7 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                     x = next((el.value for el in x.elements if not isinstance(el, cst.StarredElement)
                               and _on_acc(m.value_of(el.value))), x)
                     v = m.value_of(x)
-                if not _on_acc(v):
+                if not _on_acc(v) or not runs_on_gpu(m, call):
                     continue
                 what = ctx.code(x)
                 yield ctx.finding(

@@ -344,11 +344,10 @@ def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> b
     loaded never reaches a `load_state_dict`: a cache of the script's own preprocessing (the
     legacy transformers examples), not a checkpoint from a training run."""
     m = ctx.model
-    if not isinstance(scope, cst.FunctionDef):
-        return False
-    cls = m.class_of(scope)
-    if not _saved_to_same_path(ctx, saves, load, lambda where: where is scope or (
-            cls is not None and isinstance(where, cst.FunctionDef) and m.class_of(where) is cls)):
+    cls = m.class_of(scope) if isinstance(scope, cst.FunctionDef) else None
+    if not (isinstance(scope, cst.FunctionDef) and _saved_to_same_path(ctx, saves, load, lambda where: where is scope or (
+            cls is not None and isinstance(where, cst.FunctionDef) and m.class_of(where) is cls))) \
+            and not _path_from_saving_helper(ctx, saves, load):
         return False
     stmt = m.statement_of(load)
     names: set[str] = set()
@@ -360,13 +359,41 @@ def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> b
                     names.update(n.value for n in (t.target, *m.walk(t.target)) if isinstance(n, cst.Name))
     if not names and not isinstance(m.parent(load), (cst.Assign, cst.Arg)):
         return False
-    for call in m.calls_in(scope):
+    for call in (m.calls_in(scope) if isinstance(scope, cst.FunctionDef) else m.calls):
         f = call.func
         if isinstance(f, cst.Attribute) and f.attr.value == "load_state_dict":
             if any(m.contains(a, load) for a in call.args):
                 return False
             if any(isinstance(n, cst.Name) and n.value in names for a in call.args for n in m.walk(a)):
                 return False
+    return True
+
+
+def _path_from_saving_helper(ctx: Context, saves: list[cst.Call], load: cst.Call) -> bool:
+    """`path = preprocess(dataset)` then `torch.load(path)`, where `preprocess` is a function of
+    the file that writes the cache with `torch.save(data, p)` when it is missing and returns `p`
+    (ogb's `preprocess_fp` of fingerprints): the file holds what the script itself computed, on
+    the host side of its own preprocessing, not a checkpoint of a training run."""
+    m = ctx.model
+    pos = [a for a in load.args if a.keyword is None]
+    if not pos or not isinstance(pos[0].value, cst.Name):
+        return False
+    bindings = m.bindings_of(pos[0].value)
+    if not bindings:
+        return False
+    for b in bindings:
+        v = b.value
+        if b.how != "assign" or not isinstance(v, cst.Call) or not isinstance(v.func, cst.Name):
+            return False
+        defs = m.functions.get(v.func.value, [])
+        if len(defs) != 1 or m.class_of(defs[0]) is not None:
+            return False
+        fn = defs[0]
+        paths = {_path_text(ctx, s, 1, "f") for s in saves if m.scope_of(s) is fn}
+        paths.discard(None)
+        returns = [n for n in m.walk(fn, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if isinstance(n, cst.Return)]
+        if not paths or not returns or any(r.value is None or ctx.code(r.value) not in paths for r in returns):
+            return False
     return True
 
 

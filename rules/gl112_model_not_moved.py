@@ -67,6 +67,9 @@ for x, y in loader:
             q = m.qualname(ctor.func) if isinstance(ctor, cst.Call) else None
             if q and ("loss" in flowkb.class_tags(q) or q.endswith("Loss")):
                 continue  # GL108's
+            owner = m.class_of(ctor) if ctor is not None else None
+            if owner is not None and m.class_of(mm.node) is owner and m.flow._class_kind(owner.name.value) == "module":
+                continue  # a module's own part kept out of its registry (a plain list): GL107's shape
             callee = mm.node.func
             if not isinstance(callee, (cst.Name, cst.Attribute)):
                 continue  # built and called at once (`Metric(...)(x)`) or kept in a container: no name to move

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint import flowkb
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.analysis.mismatch import NO_DEVICE_ARG, batch_source, factory_device_fix, representative
 from gpulint.diagnostics import UNSAFE
@@ -218,7 +219,22 @@ noise_scale = betas[t]
         if (not m.class_is(name, MODULE_BASES) and not m.flow._unresolved_bases(name)
                 and m.flow._class_kind(name) not in ("module", "metric")):
             return False
-        return m.contains(cls, origin)  # a module's own tensors and factories: GL105/GL106's shapes
+        if not m.contains(cls, origin):
+            return False
+        # a module's own factories (GL105) and tensor attributes set in `__init__` (GL106); a table
+        # another method computes (`self.top_index = torch.argsort(...)`) is neither's shape
+        parent = m.parents.get(origin)
+        on_self = isinstance(parent, cst.Assign) and any(
+            isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+            and t.target.value.value == "self" for t in parent.targets)
+        if on_self:
+            fn = m.enclosing(origin, cst.FunctionDef)
+            return fn is not None and fn.name.value == "__init__"
+        if isinstance(origin, cst.Call):
+            q = m.qualname(origin.func) or ""
+            info = flowkb.function(q) if q.startswith("torch.") else None
+            return info is not None and (info.creates or q.rsplit(".", 1)[-1] in ("tensor", "as_tensor"))
+        return True
 
     @staticmethod
     def _where(ctx: Context, origin) -> str:

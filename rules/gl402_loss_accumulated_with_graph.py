@@ -95,6 +95,8 @@ for x, y in loader:
                 acc_root = dotted(acc) if meter else self._root(acc)  # `r.meter.update(loss)`: the meter itself
                 if acc_root is None or self._differentiated(ctx, acc_root):
                     continue
+                if not meter and _reset_at_optimizer_step(ctx, loop.node, acc_root):
+                    continue  # reset with every optimizer step: it holds one accumulation window
                 method = self._method(ctx, facts, acc, acc_root)
                 loss = ctx.code(names[0])
                 edits = [ctx.replace(n, f"{ctx.code(n)}.{method}()") for n in names]
@@ -440,3 +442,29 @@ def _index_only(sub: cst.Subscript) -> bool:
 
 def _root_value(n) -> str:
     return n.value.value if isinstance(n, cst.Subscript) else n.value
+
+
+def _reset_at_optimizer_step(ctx: Context, loop: cst.CSTNode, acc: str) -> bool:
+    """`running_loss += loss` between optimizer steps, and `running_loss = 0` in the block that
+    steps the optimizer (`if (idx + 1) % accumulation_steps == 0: optimizer.step();
+    optimizer.zero_grad(); log(running_loss.detach().item()); running_loss = 0`, the torchtune
+    recipes): the accumulator is dropped at every step, so it keeps the graphs of one gradient
+    accumulation window at most, whose saved tensors `backward()` already freed. A reset in a
+    block that only logs (`if i % 2000 == 1999: print(...); running_loss = 0`) does not count."""
+    m = ctx.model
+    for n in walk(loop, into_defs=False):
+        if not (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+                and n.targets[0].target.value == acc and isinstance(n.value, (cst.Integer, cst.Float))):
+            continue
+        block = m.enclosing(n, cst.If)
+        if block is None or not m.contains(loop, block):
+            continue
+        for call in m.calls_in(block):
+            mo = method_of(call)
+            if mo is None:
+                continue
+            recv, meth = mo
+            if meth == "zero_grad" or (meth == "step" and (m.kind_of(recv) is Kind.OPTIMIZER
+                                                           or "optim" in (dotted(recv) or "").lower())):
+                return True
+    return False

@@ -270,8 +270,25 @@ class _HotCode:
             return False
         if fn not in self._fn_hot:
             self._fn_hot[fn] = False  # recursion guard
-            self._fn_hot[fn] = any(self.is_hot(c, depth + 1) for c in self.m.call_sites(fn))
+            self._fn_hot[fn] = any(self.is_hot(c, depth + 1) for c in self._sites(fn))
         return self._fn_hot[fn]
+
+
+    def _sites(self, fn: cst.FunctionDef) -> list:
+        """A function's calls by name; a method's calls as `self.<name>(...)` from its own class
+        (`bases = self._build_bases(...)` in `forward`)."""
+        m = self.m
+        cls = m.class_of(fn)
+        if cls is None:
+            return m.call_sites(fn)
+        if m.enclosing(fn, cst.FunctionDef) is not None:
+            return []
+        name = fn.name.value
+        out = []
+        for call, recv, _meth in m.method_calls(name):
+            if isinstance(recv, cst.Name) and recv.value == "self" and m.class_of(call) is cls:
+                out.append(call)
+        return out
 
 
 def _lazy_init_of(m, test: cst.BaseExpression, node: cst.CSTNode) -> bool:

@@ -64,6 +64,9 @@ loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, pin_me
                 mo = method_of(n)
                 if mo is None or mo[1] not in ("to", "cuda") or not (n.args or mo[1] == "cuda"):
                     continue
+                mv = m.move_of_call(n)
+                if mv is not None and mv.to_cpu:
+                    continue  # `X.to("cpu")`: a loop that trains on the host (a CPU-vs-GPU timing)
                 loader = loader_call_of(m, mo[0])
                 if loader is None or loader in seen or any(a.star for a in loader.args):
                     continue

@@ -440,6 +440,42 @@ _SCOPE_CASES = [
         return inner
     r = 1
     """,
+    # statements pruned inside kept bodies: a shadowing assignment deep in a loop's `if` (the
+    # whole function's name is then local), `else`/`except` parts, a nested def and class
+    """
+    from torch.cuda.amp import autocast, GradScaler
+    def train(n):
+        total = 0
+        for i in range(n):
+            total += i
+            if i > 2:
+                autocast = None
+            else:
+                total -= 1
+        with autocast():
+            pass
+        return total
+    def other(n):
+        a = 1
+        try:
+            b = 2
+        except ValueError:
+            GradScaler = int
+        with autocast():
+            c = a + 1
+            d = c * 2
+        class Inner:
+            e = 3
+            s = GradScaler()
+        return Inner
+    def third():
+        for j in range(3):
+            k = j
+            while k:
+                k -= 1
+                with autocast(enabled=k > 1):
+                    pass
+    """,
 ]
 
 
@@ -491,3 +527,28 @@ def test_gl205_same_findings_with_many_unrelated_statements():
         (d.line - (shift if d.line > 2 else 0), d.message, d.fix is None) for d in large
     ]
     assert len(small) == 3
+
+
+def test_deprecated_scope_statements_pruned_inside_bodies():
+    import gpulint.analysis.amp as amp_mod
+
+    text = textwrap.dedent(_SCOPE_CASES[-1])
+    model = ScriptModel(cst.parse_module(text))
+    kept = amp_mod._scope_relevant_module(model, {"autocast", "GradScaler"})
+    code = cst.Module(body=kept.body).code
+    # the statements that never mention the names are gone from the kept bodies...
+    for gone in ("total = 0", "total += i", "a = 1", "e = 3", "k = j", "k -= 1", "return total"):
+        assert gone not in code
+    # ...the ones that do stay, with the compound statements around them
+    for there in ("autocast = None", "with autocast():", "s = GradScaler()", "with autocast(enabled=k > 1):"):
+        assert there in code
+    # a body left with nothing gets `pass`; `else` and `except` parts are kept whole
+    assert "total -= 1" in code and "GradScaler = int" in code
+    # the statements kept are the file's own nodes (the scopes found must map them)
+    from gpulint.model import walk
+
+    ids = {id(n) for n in model.nodes}
+    kept_names = [n for n in walk(kept) if isinstance(n, cst.Name) and n.value in ("autocast", "GradScaler")]
+    file_names = [n for n in model.nodes if isinstance(n, cst.Name) and n.value in ("autocast", "GradScaler")]
+    assert len(kept_names) == len(file_names) and all(id(n) in ids for n in kept_names)
+

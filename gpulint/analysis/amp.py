@@ -817,18 +817,21 @@ _FULL_SCOPES = _os.environ.get("GPULINT_AMP_FULL_SCOPES", "0") == "1"
 
 
 def _scope_relevant_module(model: ScriptModel, names: set[str]) -> cst.Module:
-    """The module with only the top-level statements that can matter to LibCST's scope analysis
-    of `names` (the local names the deprecated imports bind): those holding a Name spelled like
-    one of them or like `typing`/`typing_extensions` (every import that gives a `typing.`
-    qualified name has one), or a string whose value holds one of the names (a string annotation
-    LibCST parses). The statements kept are the module's own nodes, so that the scopes found map
-    the file's nodes.
+    """The module with only the statements that can matter to LibCST's scope analysis of `names`
+    (the local names the deprecated imports bind): the top-level statements, and inside them the
+    statements of each indented body, that hold a Name spelled like one of them or like
+    `typing`/`typing_extensions` (every import that gives a `typing.` qualified name has one), or
+    a string whose value holds one of the names (a string annotation LibCST parses). A body left
+    with none gets `pass`; `else`/`except`/`finally` parts are kept whole. Only the ancestors of
+    pruned bodies are rebuilt: the statements and Names kept are the module's own nodes, so the
+    scopes found map the file's nodes.
 
     Every binding and every use of one of the names is in a kept statement, in the same scopes
     and the same order (an import statement counts as an assignment: uses after it in its scope
     stay after it), so each name's assignments and references are those of the whole module.
     The scope analysis of a whole concatenation of scripts costs ~0.3 s per 1,000 lines, most of
-    it for statements that never mention the names."""
+    it for statements that never mention the names (50k-line scaling file: 4.15 s with the
+    top-level statements alone, 0.46 s pruned inside them, measured by the speed engineer)."""
     module = model.module
     nodes, order, end = model.nodes, model.order, model.end
     if _FULL_SCOPES or not nodes or nodes[0] is not module:
@@ -850,15 +853,30 @@ def _scope_relevant_module(model: ScriptModel, names: set[str]) -> cst.Module:
                 hits.append(i)
     import bisect
 
-    body = []
     for stmt in module.body:
-        start, stop = order.get(stmt), end.get(stmt)
-        if start is None or stop is None:
+        if order.get(stmt) is None or end.get(stmt) is None:
             return module
+
+    def has(node) -> bool:
+        start, stop = order.get(node), end.get(node)
+        if start is None or stop is None:
+            return True  # not recorded: keep it
         k = bisect.bisect_left(hits, start)
-        if k < len(hits) and hits[k] < stop:
-            body.append(stmt)
-    if len(body) == len(module.body):
+        return k < len(hits) and hits[k] < stop
+
+    def prune(stmt):
+        # inside a kept compound statement, its indented body keeps only the statements with a
+        # hit (`pass` when none); `else`/`except`/`finally` parts and one-line suites stay whole
+        body = getattr(stmt, "body", None) if isinstance(stmt, cst.BaseCompoundStatement) else None
+        if not isinstance(body, cst.IndentedBlock):
+            return stmt
+        kept = [prune(x) for x in body.body if has(x)]
+        if len(kept) == len(body.body) and all(k is x for k, x in zip(kept, body.body)):
+            return stmt
+        return stmt.with_changes(body=body.with_changes(body=kept or [cst.SimpleStatementLine([cst.Pass()])]))
+
+    body = [prune(stmt) for stmt in module.body if has(stmt)]
+    if len(body) == len(module.body) and all(k is x for k, x in zip(body, module.body)):
         return module
     return module.with_changes(body=body)
 

@@ -63,6 +63,10 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
     if q in flowkb.LEGACY_TENSOR_TYPES:
         # `torch.FloatTensor(...)` takes no device= (a CUDA device is refused): copy it over
         return ctx.insert_text(ctx.span(origin)[1], f".to({acc.value}.device)"), random
+    info = flowkb.function(q)
+    short = q.rsplit(".", 1)[-1]
+    if info is None or not (info.creates or short in ("tensor", "as_tensor") or short.endswith("_like")):
+        return None  # `torch.meshgrid(...)`, `torch.stack(...)`: no device= to give
     end = ctx.span(origin.args[-1].value)[1]
     return ctx.insert_text(end, f", device={acc.value}.device"), random
 
