@@ -480,6 +480,8 @@ class Flow:
         # module constructions registered with `self.add_module(name, m)` / `register_module`: also
         # kept in a plain list, they still move with their module
         self._registered: set = set()
+        self._closure_frames: dict = {}  # enclosing function -> the frame its closures read
+        self._scope_names: dict | None = None
         self._param_made: set = set()  # nn.Parameter(...) / register_buffer(...) calls: a module's own tensors
         self._fwd_cache: dict = {}
         self._moves_param: dict = {}
@@ -714,7 +716,29 @@ class Flow:
             self._store_attrs(frame, cls)
 
     def _outer_frame(self, fn) -> _Frame:
-        return self.module_frame  # closures read the module's values (enclosing functions: unknown)
+        """Closures read the module's values; a name an enclosing function binds (its parameters,
+        its assignments) is unknown there, not the module-level name of the same spelling."""
+        m = self.m
+        outer = m.enclosing(fn, cst.FunctionDef, cst.Lambda)
+        if outer is None:
+            return self.module_frame
+        cache = self._closure_frames
+        found = cache.get(outer)
+        if found is None:
+            if self._scope_names is None:
+                names: dict = {}
+                for scope, name in m.bindings:
+                    if type(scope) is not cst.Module and "." not in name:
+                        names.setdefault(scope, set()).add(name)
+                self._scope_names = names
+            found = _Frame(outer, None, self.module_frame, False)
+            scope = outer
+            while scope is not None:
+                for name in self._scope_names.get(scope, ()):
+                    found.env.setdefault(name, UNKNOWN)
+                scope = m.enclosing(scope, cst.FunctionDef, cst.Lambda)
+            cache[outer] = found
+        return found
 
     def _store_attrs(self, frame: _Frame, cls: str) -> None:
         """What a method leaves in `self.attr`, joined over the class's methods that set it."""
@@ -2397,7 +2421,7 @@ class Flow:
             return found
         self._in_summary.append(fn)
         try:
-            frame = _Frame(fn, cls, self.module_frame, False)
+            frame = _Frame(fn, cls, self._outer_frame(fn), False)
             self._params_of(fn, cls, args, frame)
             if selfv is not None and cls is not None:
                 frame.env["self"] = selfv
