@@ -28,7 +28,9 @@ did), skips the step when they contain inf/NaN, and records what `scaler.update(
 leaves `update()` with nothing to check.
 
 The fix replaces `optimizer.step()` with `scaler.step(optimizer)`, or removes it when the iteration
-already calls `scaler.step(optimizer)` (the optimizer would otherwise step twice). It stays silent
+already calls `scaler.step(optimizer)` (the optimizer would otherwise step twice). When nothing
+updates the scaler (GL204's test), the fix also inserts `scaler.update()` after the last new step:
+a second `scaler.step(optimizer)` without an update in between raises. It stays silent
 when the most recent backward before the step is an unscaled one (e.g. a second loss trained
 without the scaler) and when the direct step is the non-AMP branch of an `if`/`else` whose other
 branch calls `scaler.step`.

@@ -29,7 +29,10 @@ class SamplerWithoutSetEpoch(Rule):
 The rule fires on a `DistributedSampler` that shuffles (no `shuffle=` or `shuffle=True`), used
 by a DataLoader that is iterated inside an epoch loop (directly, or in a function of the file
 that the loader is passed to), in a file that never calls `set_epoch`. The fix inserts
-`sampler.set_epoch(epoch)` as the first statement of the epoch loop.
+`sampler.set_epoch(epoch)` as the first statement of the epoch loop. When the sampler's name is
+not bound on every path to the loop (made under `if args.distributed:` only), the call is guarded
+by that test (when it is still valid at the loop), or by
+`isinstance(loader.sampler, DistributedSampler)`; when neither is sure, no fix is offered.
 
 Bad:
 

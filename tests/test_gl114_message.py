@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import pytest
-
 from fixture_support import check
 
 TEMPLATE = '''import torch
