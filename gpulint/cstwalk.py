@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 from typing import Callable, Sequence
 
 import libcst as cst
@@ -134,10 +135,21 @@ def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_le
              skip: frozenset = frozenset()) -> None:
     """Call on_visit on every node of the tree in pre-order and on_leave after its subtree, as
     `root.visit(visitor)` does for a visitor whose on_visit returns True; nodes whose class is in
-    `skip` are left out with their subtrees. Iterative: no recursion however deep the tree."""
+    `skip` are left out with their subtrees. Iterative: no recursion however deep the tree.
+
+    `children` is inlined, and with `skip` the fields whose declared type holds only classes in
+    `skip` (`whitespace_*`, `leading_lines`...: about half of a node's fields) are not read at all
+    (`_kept_fields`)."""
+    global _FIELDS
+    if _FIELDS is None:
+        _FIELDS = {}
+    table = _FIELDS
+    kept = _KEPT.setdefault(skip, {}) if skip else table
+    is_node = _IS_NODE
+    Node = cst.CSTNode
     leave = object()
     stack: list = [root]
-    pop, push = stack.pop, stack.append
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
         node = pop()
         if node is leave:
@@ -146,11 +158,95 @@ def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_le
         on_visit(node)
         push(node)
         push(leave)
-        kids = children(node)
+        t = type(node)
+        fields = kept.get(t, False)
+        if fields is False:
+            fields = table.get(t, False)
+            if fields is False:
+                fields = _fields_for(node)
+            if skip and fields is not None:
+                fields = _kept_fields(t, fields, skip)
+            kept[t] = fields
+        if fields is None:
+            kids = [k for k in node.children if type(k) not in skip] if skip else node.children
+        else:
+            kids = []
+            for f in fields:
+                v = getattr(node, f)
+                tv = type(v)
+                flag = is_node.get(tv)
+                if flag is None:
+                    flag = is_node[tv] = isinstance(v, Node)
+                if flag:
+                    if tv not in skip:
+                        kids.append(v)
+                elif tv is tuple or tv is list:
+                    if skip:
+                        kids.extend([k for k in v if type(k) not in skip])
+                    else:
+                        kids.extend(v)
         if kids:
-            if skip:
-                kids = [k for k in kids if type(k) not in skip]
-            stack.extend(reversed(kids))
+            kids.reverse()
+            extend(kids)
+
+
+# skip set -> node class -> the fields `traverse` reads (None: the class is walked with `.children`)
+_KEPT: dict[frozenset, dict[type, tuple[str, ...] | None]] = {}
+
+
+def _only_skipped(tp, skip: frozenset) -> bool:
+    """Whether every node a field annotated `tp` can hold is of a class in `skip` (or not a node):
+    `SimpleWhitespace`, `Sequence[EmptyLine]`, `Union[BaseParenthesizableWhitespace, MaybeSentinel]`
+    (every subclass of an abstract base counted)... Anything not understood: False."""
+    import typing
+
+    origin = typing.get_origin(tp)
+    if origin is typing.Union:
+        return all(_only_skipped(a, skip) for a in typing.get_args(tp))
+    if origin is not None:
+        import collections.abc
+
+        if origin in (collections.abc.Sequence, list, tuple):
+            args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+            return bool(args) and all(_only_skipped(a, skip) for a in args)
+        return False
+    if tp is type(None):
+        return True
+    if not isinstance(tp, type):
+        return False  # a forward reference or a type variable: not understood
+    if not issubclass(tp, cst.CSTNode):
+        from libcst._maybe_sentinel import MaybeSentinel
+
+        return tp is MaybeSentinel
+    todo, seen = [tp], set()
+    while todo:  # the class and every subclass that exists must be skipped or abstract
+        c = todo.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        mod = sys.modules.get(c.__module__)
+        live = getattr(mod, c.__name__, c) if mod is not None else c
+        if live is not c and isinstance(live, type):
+            continue  # the class LibCST's `add_slots` replaced (no node is of it; it lingers until collected)
+        if c not in skip and not getattr(c, "__abstractmethods__", None):
+            return False
+        todo.extend(c.__subclasses__())
+    return True
+
+
+def _kept_fields(t: type, fields: tuple[str, ...], skip: frozenset) -> tuple[str, ...]:
+    """The fields of node class `t` that can hold a node not in `skip` (see traverse)."""
+    declared = getattr(t, "__dataclass_fields__", None) or {}
+    out = []
+    for f in fields:
+        d = declared.get(f)
+        try:
+            drop = d is not None and _only_skipped(d.type, skip)
+        except Exception:  # noqa: BLE001 - an annotation not understood: the field is read
+            drop = False
+        if not drop:
+            out.append(f)
+    return tuple(out)
 
 
 def _write_table() -> None:  # pragma: no cover - a developer's tool

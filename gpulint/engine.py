@@ -416,6 +416,7 @@ def bound_tree(tree, facts: set[str] | None = None, text: str = "") -> None:
 
     stmt_types = _STMT_TYPES or _init_types()
     fields_of = _FIELDS
+    kinds = _NODE_KINDS
     AST = ast.AST
     boolop = ast.BoolOp
     stack = [(tree, 0, 0)]
@@ -503,14 +504,19 @@ def bound_tree(tree, facts: set[str] | None = None, text: str = "") -> None:
             names = fields_of[t] = tuple(node._fields)
         for name in names:  # what ast.iter_child_nodes gives, in its order
             value = getattr(node, name, None)
-            if isinstance(value, list):
+            tv = type(value)
+            if tv is list:
                 children = [c for c in value if isinstance(c, AST)]
-            elif isinstance(value, AST):
-                children = (value,)
             else:
-                continue
+                kind = kinds.get(tv)
+                if kind is None:
+                    kind = kinds[tv] = _node_kind(tv)
+                if not kind:
+                    continue
+                children = (value,)
             for child in children:
-                if type(child) in stmt_types:
+                tc = type(child)
+                if tc in stmt_types:
                     if blocks >= MAX_BLOCK_DEPTH:
                         raise TooComplex(
                             f"{TOO_COMPLEX}: blocks nested over {MAX_BLOCK_DEPTH} deep (an elif branch counts as one level)",
@@ -522,7 +528,13 @@ def bound_tree(tree, facts: set[str] | None = None, text: str = "") -> None:
                         raise TooComplex(
                             f"{TOO_COMPLEX}: expressions nested over {MAX_EXPR_DEPTH} deep", getattr(child, "lineno", None) or 1
                         )
-                    push((child, blocks, exprs + 1))
+                    kind = kinds.get(tc)
+                    if kind is None:
+                        kind = kinds[tc] = _node_kind(tc)
+                    if kind == 2:
+                        nodes += 1  # a node without fields (Load, Add, Eq...): counted, nothing to visit
+                    else:
+                        push((child, blocks, exprs + 1))
     if nodes > MAX_NODES:
         raise TooComplex(f"{TOO_COMPLEX}: {nodes:,} syntax nodes (the limit is {MAX_NODES:,})")
     if collect:
@@ -536,6 +548,19 @@ def bound_tree(tree, facts: set[str] | None = None, text: str = "") -> None:
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _STMT_TYPES: set[type] = set()
+# type -> 0: not a syntax node, 1: a node, 2: a node without fields and without a fact of its own
+# (expression contexts and operators: `bound_tree` counts them without visiting them)
+_NODE_KINDS: dict[type, int] = {}
+
+
+def _node_kind(t: type) -> int:
+    import ast
+
+    if not issubclass(t, ast.AST):
+        return 0
+    if t._fields or issubclass(t, (ast.stmt, ast.expr, ast.keyword, ast.arg, ast.comprehension)):
+        return 1
+    return 2
 
 
 def _init_types() -> set[type]:

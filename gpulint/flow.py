@@ -203,6 +203,9 @@ _TRACING_CALLS = {
     "torch.export.export": ("args",),
 }
 
+# calls that compile their first argument: a module stays the module, anything else is a callable
+_COMPILING_CALLS = frozenset({"torch.jit.script", "torch.compile", "torch.jit.trace_module"})
+
 _REDUCTIONS = frozenset(
     "argmax argmin sum mean max min prod std var logsumexp amax amin all any count_nonzero median "
     "nanmean nansum".split()
@@ -1531,6 +1534,13 @@ class Flow:
                 traced = self._traced(e, pos, kw, _TRACING_CALLS[q], frame)
                 if q == "torch.jit.trace" and traced is not None:
                     return traced  # the traced module lives where the model does
+                return UNKNOWN  # a ScriptModule or a traced function, an export: never a tensor
+            if q in _COMPILING_CALLS:
+                # `torch.jit.script(m)`, `torch.compile(m)`: a module for a module (where it is),
+                # a callable for a function; never a tensor of its operands
+                if pos and not pos[0][2] and pos[0][1].kind == MODULE:
+                    return pos[0][1]
+                return UNKNOWN
             return self._qualified_call(e, q, pos, kw, frame)
         self._escape(e, frame)
         if tf is cst.Name:
@@ -1793,7 +1803,10 @@ class Flow:
             dev = _leaf_dev(sample)
             if dev is not None:
                 return dev
-            return None if self._class_moves_tensors(ds.cls) else HOST
+            if self._class_moves_tensors(ds.cls) or any(
+                    "__call__" in info.methods and self._class_moves_tensors(name) for name, info in self.m.classes.items()):
+                return None  # the class, or a transform class of the file its samples may pass through, moves them
+            return HOST
         if ds.kind is None and ds.dev is None and expr is not None and self._made_here(expr):
             return HOST
         return None
@@ -2221,8 +2234,8 @@ class Flow:
         kind = self._class_kind(name)
         if kind in (MODULE, METRIC):
             dev, given = self._placement(e, kw)
-            if not given and self._class_made_placed(name):
-                dev, given = None, True  # its tensors are made on a device in __init__: where is not known
+            if not given and (self._class_made_placed(name) or self._class_moves_itself(name)):
+                dev, given = None, True  # its tensors are made or moved on a device in __init__: where is not known
             return Value(kind, dev if given else (None if frame.devctx else HOST), origin=e, cls=name,
                          placed=e if given else None,
                          stateful=self._class_stateful(name))
@@ -2232,6 +2245,29 @@ class Flow:
         if init is not None:
             self._call_function(init, name, e, pos, kw, frame, Value(OBJECT, None, cls=name))
         return Value(OBJECT, None, cls=name, origin=e)
+
+    def _class_moves_itself(self, name: str) -> bool:
+        """A module class of the file whose `__init__` moves itself or one of its attributes to a
+        device (`self.to(device)`, `self.model.to(device)`, `self.net = self.net.cuda()`): an
+        instance is not known to be on the host (yolov7's TracedModel)."""
+        info = self.m.classes.get(name)
+        init = info.methods.get("__init__") if info is not None else None
+        if init is None:
+            return False
+        m = self.m
+        for c in m.calls_in(init):
+            f = c.func
+            if type(f) is not cst.Attribute or f.attr.value not in ("to", "cuda"):
+                continue
+            recv = f.value
+            if type(recv) is cst.Attribute:
+                recv = recv.value
+            if type(recv) is not cst.Name or recv.value != "self":
+                continue
+            mv = m.move_of_call(c)
+            if mv is not None and not mv.to_cpu:
+                return True
+        return False
 
     def _class_made_placed(self, name: str) -> bool:
         """A module class of the file (a direct nn.Module subclass) whose `__init__` makes every

@@ -47,6 +47,7 @@ class CodeCell:
     masked: str  # what the analysis sees
     as_list: bool  # stored as a list of lines (nbformat's usual form) or one string
     restore: list[tuple[str, str]] = field(default_factory=list)  # (masked line, original line)
+    prefix: str = ""  # the leading indentation IPython removes from the whole cell (see dedent)
 
 
 @dataclass
@@ -151,6 +152,40 @@ def mask(text: str) -> tuple[str, list[tuple[str, str]]]:
     return "".join(out), restore
 
 
+def dedent(text: str) -> tuple[str, str]:
+    """IPython's `leading_indent` input transformation: when a cell's first line starts with
+    spaces or tabs, that whitespace is removed from every line that starts with it, and the
+    cell runs. Returns (the dedented text, the prefix), or (text, "") when the cell is not of
+    that form or does not parse dedented either. Only cells whose every non-blank line has the
+    prefix are dedented, so the fixed cell can be indented back (`_indent`)."""
+    lines = text.splitlines(keepends=True)
+    if not lines:
+        return text, ""
+    m = re.match(r"[ \t]+", lines[0])
+    if m is None or not lines[0].strip():
+        return text, ""
+    prefix = m.group(0)
+    out = []
+    for ln in lines:
+        if ln.startswith(prefix):
+            out.append(ln[len(prefix):])
+        elif ln.strip():
+            return text, ""  # a line with less indentation: not the shape this handles
+        else:
+            out.append(ln)
+    new = "".join(out)
+    if not _parses(new):
+        return text, ""
+    return new, prefix
+
+
+def _indent(text: str, prefix: str) -> str:
+    """The dedented cell's text indented back: the prefix before every non-blank line."""
+    if not prefix:
+        return text
+    return "".join(prefix + ln if ln.strip() else ln for ln in text.splitlines(keepends=True))
+
+
 def _format_of(raw: str, data: dict) -> tuple[int | None, bool, bool]:
     """The json.dumps settings that reproduce a notebook's text (Jupyter writes indent=1)."""
     trailing = raw.endswith("\n")
@@ -202,7 +237,10 @@ def parse(raw: bytes) -> Notebook:
             continue
         src, as_list = _cell_text(cell, f"cell {i + 1}")
         masked, restore = mask(src)
-        cells.append(CodeCell(i, src, masked, as_list, restore))
+        prefix = ""
+        if masked[:1] in (" ", "\t") and not _parses(masked):
+            masked, prefix = dedent(masked)  # a cell indented as a whole: IPython runs it dedented
+        cells.append(CodeCell(i, src, masked, as_list, restore, prefix))
         segment = masked if masked.endswith(("\n", "\r")) else masked + "\n"
         if parts:
             parts.append(BOUNDARY + "\n")
@@ -258,7 +296,7 @@ def fixed_sources(nb: Notebook, script: str) -> list[str]:
             continue
         if not cell.source.endswith(("\n", "\r")) and seg.endswith("\n"):
             seg = seg[:-2] if seg.endswith("\r\n") else seg[:-1]
-        out.append(_unmask(seg, cell.restore))
+        out.append(_unmask(_indent(seg, cell.prefix), cell.restore))
     return out
 
 
@@ -290,11 +328,12 @@ def runnable_code(path: str | os.PathLike) -> str:
     out = []
     for cell in nb.cells:
         if not cell.restore:
-            out.append(cell.source if cell.source.endswith("\n") or not cell.source else cell.source + "\n")
+            src = cell.masked if cell.prefix else cell.source  # a cell indented as a whole runs dedented
+            out.append(src if src.endswith("\n") or not src else src + "\n")
             continue
         originals = dict(cell.restore)
         lines = []
-        for ln in cell.masked.splitlines(keepends=True):
+        for ln in _indent(cell.masked, cell.prefix).splitlines(keepends=True):
             code = ln.rstrip("\r\n")
             if code in originals:
                 orig = originals[code]
@@ -302,6 +341,8 @@ def runnable_code(path: str | os.PathLike) -> str:
                 ln = (indent + ("pass  # " if indent else "# ") + orig.lstrip()) + ln[len(code):]
             lines.append(ln)
         text = "".join(lines)
+        if cell.prefix:
+            text = "".join(ln[len(cell.prefix):] if ln.startswith(cell.prefix) else ln for ln in text.splitlines(keepends=True))
         out.append(text if text.endswith("\n") else text + "\n")
     return "".join(out)
 
@@ -354,21 +395,26 @@ def _to_cells(nb: Notebook, diags, script: str | None = None) -> None:
         i = max(bisect.bisect_right(starts, line) - 1, 0)
         return nb.cells[i].index + 1, max(line - starts[i] + 1, 1)
 
+    shift = {c.index + 1: len(c.prefix) for c in nb.cells if c.prefix}  # columns of dedented cells
+
     from dataclasses import replace
 
     for d in diags:
         cell, line = where(d.line)
         end_cell, end_line = where(d.end_line)
         d.cell, d.line = cell, line
+        d.col += shift.get(cell, 0)
         if end_cell == cell:
             d.end_line = end_line
+            d.end_col += shift.get(cell, 0)
         else:
             d.end_line, d.end_col = line, d.col
         if d.fix is not None:  # edit positions for reporters, in the cell's lines too
             d.fix = replace(
                 d.fix,
                 edits=tuple(
-                    replace(e, location=(where(e.location[0])[1], e.location[1]), end_location=(where(e.end_location[0])[1], e.end_location[1]))
+                    replace(e, location=(where(e.location[0])[1], e.location[1] + shift.get(where(e.location[0])[0], 0)),
+                            end_location=(where(e.end_location[0])[1], e.end_location[1] + shift.get(where(e.end_location[0])[0], 0)))
                     if e.location[0] else e
                     for e in d.fix.edits
                 ),

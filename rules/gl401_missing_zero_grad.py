@@ -75,6 +75,53 @@ for x, y in loader:
                 yield ctx.finding(step.call, self.message.format(opt=opt), self._fix(ctx, loop.node, opt))
 
         yield from self._step_functions(ctx, facts)
+        yield from self._split_steps(ctx, facts)
+
+    def _split_steps(self, ctx: Context, facts: TrainingFacts):
+        """A loop whose iteration runs backward in one function of the file and the optimizer
+        step in another (`self.training_step(batch)` then `self.optimizer_step()`, tt-blacksmith's
+        LoRA trainer), each called unconditionally once per iteration, with no gradient clearing
+        anywhere: in the loop, in any function it calls, in the two functions. Reported at the
+        loop's call of the stepping function, without a fix (where to clear is the author's choice)."""
+        m = ctx.model
+        for loop in facts.loops:
+            if loop.backward or loop.steps or loop.clears or loop.clears_all or loop.nested:
+                continue
+            if facts.grad_attributes_in(loop.node):
+                continue
+            back, step, bad = [], [], False
+            for c in m.calls_in(loop.node):
+                for fn in facts.file_functions(c):
+                    eff = facts.effects(fn)
+                    if "zero_grad" in eff or facts.grad_attributes_in(fn):
+                        bad = True
+                    if "backward" in eff or "step" in eff:
+                        if self._conditional(m, c, loop.node) or ("backward" in eff and "step" in eff):
+                            bad = True  # conditional, or one step function (_step_functions' case)
+                        (back if "backward" in eff else step).append((c, fn))
+            if bad or len(back) != 1 or len(step) != 1 or back[0][1] is step[0][1]:
+                continue
+            fn = step[0][1]
+            found = None
+            for c in m.calls_in(fn):
+                f = c.func
+                if isinstance(f, cst.Attribute) and f.attr.value == "step" and m.enclosing(c, cst.FunctionDef) is fn:
+                    st = facts._as_step(c, f.value)
+                    if st is not None:
+                        if found is not None or st.closure or self._conditional(m, c, fn):
+                            found = None
+                            break
+                        found = st
+            if found is None or _built_in_loop(ctx, found.optimizer, loop.node):
+                continue
+            opt = ctx.code(found.optimizer)
+            yield ctx.finding(
+                step[0][0],
+                f"nothing clears the gradients between steps: this loop runs backward in "
+                f"`{ctx.code(back[0][0].func)}(...)` and `{opt}.step()` (line {ctx.line_of(found.call)}) in "
+                f"`{ctx.code(step[0][0].func)}(...)`, so every step adds this batch's gradients to all previous "
+                f"ones; call `{opt}.zero_grad(set_to_none=True)` once per step",
+            )
 
     def _step_functions(self, ctx: Context, facts: TrainingFacts):
         """A function of the file that is one training step (backward and optimizer step in its

@@ -138,3 +138,63 @@ def test_same_walk_as_libcst_on_a_corpus():
         assert fast == libcst_events, str(path)
         checked += 1
     assert checked > 0
+
+
+class _SkipRecorder(cst.CSTVisitor):
+    """LibCST's own walk, leaving out the nodes of some classes with their subtrees."""
+
+    def __init__(self, skip: frozenset) -> None:
+        self.skip = skip
+        self.events: list[tuple[str, int]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if type(node) in self.skip:
+            return False
+        self.events.append(("visit", id(node)))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if type(original_node) not in self.skip:
+            self.events.append(("leave", id(original_node)))
+
+
+def _both_skipping(module: cst.Module, skip: frozenset) -> tuple[list, list]:
+    rec = _SkipRecorder(skip)
+    module.visit(rec)
+    fast: list[tuple[str, int]] = []
+    cstwalk.traverse(module, lambda n: fast.append(("visit", id(n))), lambda n: fast.append(("leave", id(n))), skip)
+    return rec.events, fast
+
+
+def test_layout_fields_are_found_from_the_annotations():
+    from gpulint.model import _LAYOUT
+
+    kept = cstwalk._kept_fields(cst.Call, cstwalk._fields_for(cst.parse_expression("f(x)")), _LAYOUT)
+    assert kept == ("lpar", "func", "args", "rpar")  # whitespace_after_func/_before_args: layout only
+    # a field that may hold a Comma (not layout) is read
+    assert "comma" in cstwalk._kept_fields(cst.Arg, ("keyword", "equal", "comma", "whitespace_after_arg", "value"), _LAYOUT)
+    # a skip set without ParenthesizedWhitespace keeps the parenthesizable whitespace fields
+    assert "whitespace_after_func" in cstwalk._kept_fields(
+        cst.Call, ("lpar", "func", "whitespace_after_func", "args"), frozenset({cst.SimpleWhitespace})
+    )
+
+
+def test_skipping_walk_same_as_libcst_on_a_sample_of_every_construct():
+    from gpulint.model import _LAYOUT
+
+    module = cst.parse_module(SAMPLE)
+    for skip in (_LAYOUT, frozenset({cst.SimpleWhitespace}), frozenset({cst.Name, cst.EmptyLine})):
+        libcst_events, fast = _both_skipping(module, skip)
+        assert fast == libcst_events
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.rglob("*.py")), ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_skipping_walk_same_as_libcst_on_fixtures(path: Path):
+    from gpulint.model import _LAYOUT
+
+    try:
+        module = cst.parse_module(path.read_text(encoding="utf-8"))
+    except (cst.ParserSyntaxError, UnicodeDecodeError):
+        pytest.skip("not parseable (a bad-input fixture)")
+    libcst_events, fast = _both_skipping(module, _LAYOUT)
+    assert fast == libcst_events

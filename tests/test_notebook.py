@@ -291,3 +291,43 @@ def test_fix_leaves_a_read_only_notebook_alone_and_writes_through_a_symlink(tmp_
     assert r.exit_code == 1 and "read-only" in r.stdout
     assert (tmp_path / "ro.ipynb").read_text(encoding="utf-8") == dump(nb)
     assert "ro.ipynb:cell 6:2:13: GL103" in r.stdout  # still reported at its cell: nothing was fixed
+
+
+def test_cell_indented_as_a_whole_is_checked_dedented_like_ipython(tmp_path):
+    # mrdbourke/pytorch-deep-learning notebooks: a code cell whose every line starts with one
+    # space. IPython removes the first line's indentation from every line and runs it; gpulint
+    # used to report the whole notebook as GL000.
+    import re
+
+    nb = {
+        "cells": [
+            code_cell(["import torch\n"]),
+            code_cell([" # Make sure we have a GPU\n", ' device = "cuda" if torch.cuda.is_available() else "cpu"\n',
+                       " \n", ' state = torch.load("w.pt")\n', " device"]),
+            code_cell(["  !ls\n", "  for i in range(2):\n", "      z = torch.ones(2).to(device)\n"]),
+        ],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }
+    write(tmp_path, {"ind.ipynb": dump(nb)})
+    r = gl(["check", "--no-cache", "--select", "GL110,GL501", "ind.ipynb"], tmp_path)
+    got = sorted((int(m["cell"]), int(m["line"]), int(m["col"]), m["code"]) for m in re.finditer(CELL_RE, r.stdout, re.M))
+    # columns are the cell's own (the indentation counted): `torch` at index 9 of ` state = torch...`
+    assert got == [(2, 4, 10, "GL110"), (3, 3, 11, "GL501")], r.stdout
+    r = gl(["fix", "--unsafe-fixes", "--no-cache", "--select", "GL110,GL501", "ind.ipynb"], tmp_path)
+    cells = json.loads((tmp_path / "ind.ipynb").read_text())["cells"]
+    # the fixed cells keep their indentation and their IPython lines
+    assert "".join(cells[1]["source"]) == (
+        ' # Make sure we have a GPU\n device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+        '\n state = torch.load("w.pt", map_location=device)\n device'
+    )
+    assert "".join(cells[2]["source"]) == "  !ls\n  for i in range(2):\n      z = torch.ones(2, device=device)\n"
+    # `gpulint run`'s script runs the cells dedented, as IPython does
+    code = notebook.runnable_code(tmp_path / "ind.ipynb")
+    compile(code, "ind", "exec")
+    assert "\nstate = torch.load(" in code and "\nfor i in range(2):\n    z = " in code
+
+
+def test_cell_with_a_less_indented_line_is_not_dedented():
+    assert notebook.dedent(" a = 1\nb = 2\n") == (" a = 1\nb = 2\n", "")
+    assert notebook.dedent("\n a = 1\n") == ("\n a = 1\n", "")  # IPython looks at the first line only
+    assert notebook.dedent("  if x:\n      y = 1\n\n  z = 2\n") == ("if x:\n    y = 1\n\nz = 2\n", "  ")
