@@ -152,10 +152,10 @@ for x, y in loader:
         if isinstance(fn, cst.Name):
             defs = m.functions.get(fn.value, [])
             if len(defs) == 1 and m.class_of(defs[0]) is None:
-                return defs[0], f"`collate_fn` `{fn.value}`"
+                return defs[0], _collate_label(fn.value)
             bs = m.bindings_of(fn)
             if len(bs) == 1 and isinstance(bs[0].value, cst.Lambda):
-                return bs[0].value, f"`collate_fn` `{fn.value}`"
+                return bs[0].value, _collate_label(fn.value)
         return None
 
     @staticmethod
@@ -201,3 +201,8 @@ def _positive(m, e: cst.BaseExpression, depth: int = 0) -> bool:
         bs = m.bindings_of(e)
         return bool(bs) and all(b.how == "assign" and b.value is not None and _positive(m, b.value, depth + 1) for b in bs)
     return False
+
+
+def _collate_label(name: str) -> str:
+    """How the message names a collate function: `collate_fn` once when that is its name."""
+    return "`collate_fn`" if name == "collate_fn" else f"`{name}` (the loader's `collate_fn`)"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+
 from gpulint.analysis.amp import AmpFacts
 from gpulint.rule import Context, Rule
 
@@ -24,7 +28,9 @@ did), skips the step when they contain inf/NaN, and records what `scaler.update(
 leaves `update()` with nothing to check.
 
 The fix replaces `optimizer.step()` with `scaler.step(optimizer)`, or removes it when the iteration
-already calls `scaler.step(optimizer)` (the optimizer would otherwise step twice). It stays silent
+already calls `scaler.step(optimizer)` (the optimizer would otherwise step twice). When nothing
+updates the scaler (GL204's test), the fix also inserts `scaler.update()` after the last new step:
+a second `scaler.step(optimizer)` without an update in between raises. It stays silent
 when the most recent backward before the step is an unscaled one (e.g. a second loss trained
 without the scaler) and when the direct step is the non-AMP branch of an `if`/`else` whose other
 branch calls `scaler.step`.
@@ -48,6 +54,7 @@ scaler.update()
 
     def check(self, ctx: Context):
         facts = ctx.model.facts(AmpFacts)
+        found = []  # (direct step, iteration, scaler, message, fix or "replace")
         for ds in facts.direct_steps:
             it = facts.iteration_of(ds.call)
             if it is None:
@@ -68,5 +75,50 @@ scaler.update()
                     msg = f"`{ds.optimizer}.step()` steps again after `{s}.step({ds.optimizer})` with scaled gradients; remove it"
                     fix = ctx.fix(ctx.remove_statement(line), message=f"Remove the duplicate `{ds.optimizer}.step()`")
             elif not ds.call.args:
-                fix = ctx.fix(ctx.replace(ds.call, f"{s}.step({ds.optimizer})"), message=f"Use `{s}.step({ds.optimizer})`")
+                fix = "replace"
+            found.append((ds, it, s, msg, fix))
+        fixes = {}
+        for ds, it, s, msg, fix in found:
+            if fix == "replace":
+                key = (id(it), s)
+                if key not in fixes:
+                    group = [d for d, i, sc, _, f in found if f == "replace" and i is it and sc == s]
+                    fixes[key] = self._step_fix(ctx, facts, it, s, group)
+                fix = fixes[key]
             yield ctx.finding(ds.call, msg, fix)
+
+    @staticmethod
+    def _step_fix(ctx: Context, facts: AmpFacts, it, s: str, group):
+        """`o.step()` -> `s.step(o)` for the iteration's direct steps after `s.scale(...)` (one fix,
+        shared by their findings); when nothing updates the scaler (GL204's test), also
+        `s.update()` after the last: a second `s.step(o)` without an update in between raises
+        "step() has already been called since the last update()"."""
+        edits = [ctx.replace(ds.call, f"{s}.step({ds.optimizer})") for ds in group]
+        names = ", ".join(f"`{s}.step({ds.optimizer})`" for ds in group)
+        gl204 = _gl204()
+        missing = [gl204.update_missing(ctx, facts, it, s, ds.call) for ds in group]
+        if not any(missing):
+            return ctx.fix(*edits, message=f"Use {names}")
+        if not all(missing):
+            return None  # updated on some of these steps' paths only
+        if facts.scaler_calls_in(it, s, "step"):
+            # GL204 reports those steps and inserts the update after them (a fix of this rule
+            # inserting another one in the same round would update twice): fixed next round
+            return None
+        update = gl204.update_edit(ctx, facts, it, s, [ds.call for ds in group])
+        if update is None:
+            return None
+        return ctx.fix(*edits, update, message=f"Use {names} and call `{s}.update()` after it")
+
+
+def _gl204():
+    """GL204's module (loaded by the registry from this folder under a sibling name), whose test
+    for a missing `update()` and whose insertion this rule's fix shares."""
+    name = __name__.rpartition(".")[0] + ".gl204_scaler_update_missing"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("gl204_scaler_update_missing.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module

@@ -29,7 +29,10 @@ class SamplerWithoutSetEpoch(Rule):
 The rule fires on a `DistributedSampler` that shuffles (no `shuffle=` or `shuffle=True`), used
 by a DataLoader that is iterated inside an epoch loop (directly, or in a function of the file
 that the loader is passed to), in a file that never calls `set_epoch`. The fix inserts
-`sampler.set_epoch(epoch)` as the first statement of the epoch loop.
+`sampler.set_epoch(epoch)` as the first statement of the epoch loop. When the sampler's name is
+not bound on every path to the loop (made under `if args.distributed:` only), the call is guarded
+by that test (when it is still valid at the loop), or by
+`isinstance(loader.sampler, DistributedSampler)`; when neither is sure, no fix is offered.
 
 Bad:
 
@@ -109,8 +112,30 @@ for epoch in range(10):
         if recv is None:
             return None
         first = body.body[0]
+        guard = None
+        if recv == getattr(s.target, "value", None):
+            if _bound_on_every_path(m, s.target, loop):
+                guard = _guard(m, s.target)
+            else:
+                # bound on some paths only: the test it was made under, or the loader's sampler
+                guard = _branch_test(ctx, s.target, loop)
+                if guard is None:
+                    recv = None
+                    if lo.target is not None and m.scope_of(lo.target) is scope:
+                        recv = lo.target.value + ".sampler"
+                    else:
+                        return None
+        if recv.endswith(".sampler"):
+            guard = None
+            if not _bound_on_every_path(m, lo.target, loop):
+                return None  # the loader itself is missing on some path
+            if any(b.value is not lo.call for b in m.bindings_of(lo.target)):
+                # another loader on another path (a plain shuffling one when not distributed)
+                cls = _sampler_class_code(ctx, s.call)
+                if cls is None:
+                    return None
+                guard = f"isinstance({recv}, {cls})"
         line = f"{recv}.set_epoch({epoch})"
-        guard = _guard(m, s.target) if recv == getattr(s.target, "value", None) else None
         if guard is not None:
             # the name holds something else on another path (`None` when not distributed)
             unit = ctx.indent_of(first)[len(ctx.indent_of(loop)):] or "    "
@@ -122,6 +147,227 @@ for epoch in range(10):
             line_start = max(o for o in ctx.line_starts() if o <= start)
             edit = ctx.insert_text(line_start, edit.content)
         return edit
+
+
+_PATHS = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
+
+
+def _block_of(m, stmt):
+    """The statement list holding `stmt` and that list's owner (a compound statement, an
+    `else:`/`except:`/`finally:` clause, or the module)."""
+    par = m.parent(stmt)
+    if isinstance(par, cst.Module):
+        return par.body, par
+    if isinstance(par, cst.IndentedBlock):
+        return par.body, m.parent(par)
+    return None, None
+
+
+def _binds(m, stmt, targets) -> bool:
+    """Running `stmt` to its end always binds one of the `targets` (binding nodes)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return any(m.contains(stmt, t) and not _in_conditional_expr(m, t, stmt) for t in targets)
+    if isinstance(stmt, cst.If):
+        orelse = stmt.orelse
+        if orelse is None:
+            return False
+        other = [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body)
+        return _block_binds(m, stmt.body.body, targets) and _block_binds(m, other, targets)
+    if isinstance(stmt, cst.With):
+        return _block_binds(m, stmt.body.body, targets)
+    return False
+
+
+_CONDITIONAL_EXPRS = (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp,
+                      cst.DictComp, cst.GeneratorExp)
+
+
+def _in_conditional_expr(m, node, stmt) -> bool:
+    """A walrus target inside `a if c else b`, `a and b`, a lambda or a comprehension."""
+    for anc in m.ancestors(node):
+        if anc is stmt:
+            return False
+        if isinstance(anc, _CONDITIONAL_EXPRS):
+            return True
+    return False
+
+
+def _block_binds(m, stmts, targets) -> bool:
+    return any(_binds(m, st, targets) for st in stmts)
+
+
+def _is_main_guard(node) -> bool:
+    t = getattr(node, "test", None)
+    return (isinstance(node, cst.If) and isinstance(t, cst.Comparison) and isinstance(t.left, cst.Name)
+            and t.left.value == "__name__")
+
+
+def _bound_on_every_path(m, holder: cst.Name, loop: cst.For) -> bool:
+    """Whether the name bound at `holder` has a value on every path that reaches `loop`'s body:
+    some statement before the loop, in the loop's block or a block around it (same scope), always
+    binds it. A module-level name read in a function: bound by a top-level statement of the module
+    (or of its `if __name__ == "__main__":` block)."""
+    bindings = m.bindings_of(holder)
+    targets = [b.node for b in bindings if b.how in ("assign", "unpack", "import", "with")]
+    hscope, scope = m.scope_of(holder), m.scope_of(loop)
+    if hscope is scope and any(b.how == "param" for b in bindings):
+        return True
+    if hscope is not scope:
+        if hscope is not m.module:
+            return False
+        for t in targets:
+            stmt = m.statement_of(t)
+            stmts, owner = _block_of(m, stmt)
+            if owner is not None and not isinstance(owner, cst.Module) and _is_main_guard(owner):
+                stmts, owner = _block_of(m, owner)
+            if isinstance(owner, cst.Module) and _binds(m, stmt, targets):
+                return True
+        return False
+    cur = loop
+    while True:
+        stmts, owner = _block_of(m, cur)
+        if stmts is None:
+            return False
+        for st in stmts:
+            if st is cur:
+                break
+            if _binds(m, st, targets):
+                return True
+        if owner is scope or isinstance(owner, (cst.Module, cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(owner, (cst.Else, cst.ExceptHandler, cst.Finally)):
+            owner = m.parent(owner)
+        # an `elif` is the `orelse` of its `if`: both are statements of the same block
+        while isinstance(owner, cst.If) and isinstance(m.parent(owner), cst.If):
+            owner = m.parent(owner)
+        if owner is None:
+            return False
+        cur = owner
+
+
+_MUTATORS = {"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__"}
+
+
+def _simple_test(node) -> list[cst.Name] | None:
+    """The root names of a test made of names, attributes, literal-indexed subscripts,
+    comparisons, `and`/`or`/`not` and literals (no call), else None."""
+    if isinstance(node, cst.Name):
+        return [] if node.value in ("True", "False", "None") else [node]
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return []
+    if isinstance(node, cst.Attribute):
+        return _simple_test(node.value)
+    if isinstance(node, cst.Subscript):
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        key = node.slice[0].slice.value
+        if not isinstance(key, (cst.Integer, cst.SimpleString)):
+            return None
+        return _simple_test(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return _simple_test(node.expression)
+    if isinstance(node, cst.BooleanOperation):
+        a, b = _simple_test(node.left), _simple_test(node.right)
+        return None if a is None or b is None else a + b
+    if isinstance(node, cst.Comparison):
+        out = _simple_test(node.left)
+        for c in node.comparisons:
+            r = _simple_test(c.comparator)
+            if out is None or r is None:
+                return None
+            out = out + r
+        return out
+    return None
+
+
+def _branch_test(ctx: Context, holder: cst.Name, loop: cst.For) -> str | None:
+    """`holder` is bound only in the body of an `if T:` (or in its `else:`) that runs before
+    `loop` in the same block chain, and T is a simple test whose names are not re-bound or
+    mutated after the `if`: `T` (or `not (T)`) still says whether the name is bound at the loop."""
+    m = ctx.model
+    bindings = m.bindings_of(holder)
+    stmt = m.statement_of(holder)
+    _, owner = _block_of(m, stmt)
+    negate = False
+    if isinstance(owner, cst.Else):
+        owner, negate = m.parent(owner), True
+    if not isinstance(owner, cst.If) or isinstance(m.parent(owner), cst.If):
+        return None  # not a plain `if` (an `elif` needs the earlier tests too)
+    branch = owner.orelse.body if negate else owner.body
+    if not all(m.contains(branch, b.node) for b in bindings):
+        return None
+    if not _block_binds(m, branch.body, [b.node for b in bindings]):
+        return None
+    scope = m.scope_of(loop)
+    if m.scope_of(owner) is not scope or m.contains(owner, loop) or not m.precedes(owner, loop):
+        return None
+    # the `if` is a statement of the loop's block or of a block around it
+    if not m.contains(m.parent(owner), loop):
+        return None
+    roots = _simple_test(owner.test)
+    if roots is None:
+        return None
+    for r in roots:
+        rb = m.bindings_of(r)
+        if not rb or any(m.scope_of(b.node) is not scope or not m.precedes(b.node, owner) for b in rb):
+            return None  # a global, or re-bound after the test
+        for node in m.walk(scope):
+            if not m.precedes(owner, node):
+                continue
+            if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)):
+                t = getattr(node, "target", None)
+                if isinstance(t, (cst.Attribute, cst.Subscript)) and _root(t) == r.value:
+                    return None  # `opt["dist"] = ...` after the test
+            if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                    and node.func.attr.value in _MUTATORS and _root(node.func.value) == r.value):
+                return None
+    test = ctx.code(owner.test)
+    if negate:
+        return f"not ({test})"
+    return test
+
+
+def _root(expr) -> str | None:
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _sampler_class_code(ctx: Context, call: cst.Call) -> str | None:
+    """The sampler's class as written at its constructor, when it names a module-level import."""
+    m = ctx.model
+    func = call.func
+    root = func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name) or root.value not in _top_level_imports(m.module):
+        return None
+    if any(key[1] == root.value for key in m.bindings):
+        return None  # the imported name is also assigned somewhere
+    if not (m.qualname(func) or "").endswith("DistributedSampler"):
+        return None
+    return ctx.code(func)
+
+
+def _top_level_imports(module: cst.Module) -> set[str]:
+    """Names bound by the module's own top-level `import`/`from ... import` statements."""
+    out: set[str] = set()
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
+                continue
+            for alias in small.names:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    out.add(alias.asname.name.value)
+                else:
+                    name = alias.name
+                    while isinstance(name, cst.Attribute):
+                        name = name.value
+                    if isinstance(name, cst.Name):
+                        out.add(name.value)
+    return out
 
 
 def _guard(m, holder: cst.Name) -> str | None:
