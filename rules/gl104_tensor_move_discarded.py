@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.notebook import BOUNDARY
 from gpulint.rule import Context, Kind, Rule
 
 _METHODS = ("to", "cuda", "cpu", "half", "float", "double", "bfloat16", "pin_memory")
@@ -83,6 +82,9 @@ def _displayed_by_notebook(ctx: Context, stmt) -> bool:
     `X_train.to(device)` ending a cell is the bug this rule is for, displayed or not."""
     if not ctx.path.endswith(".ipynb") or not isinstance(stmt, cst.SimpleStatementLine):
         return False
+    # imported only for notebooks: `check` of a .py file does not import gpulint.notebook
+    from gpulint.notebook import BOUNDARY
+
     if not isinstance(ctx.model.parent(stmt), cst.Module) or stmt.body[-1].semicolon is not cst.MaybeSentinel.DEFAULT:
         return False
     for line in ctx.source[ctx.span(stmt)[1]:].splitlines():

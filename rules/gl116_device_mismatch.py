@@ -5,9 +5,14 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint import flowkb
-from gpulint.flowkb import LEGACY_TENSOR_TYPES
-from gpulint.analysis.mismatch import NO_DEVICE_ARG, batch_source, factory_device_fix, representative
+from gpulint.analysis.mismatch import (
+    NO_DEVICE_ARG,
+    batch_source,
+    factory_device_fix,
+    representative,
+)
 from gpulint.diagnostics import UNSAFE
+from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
