@@ -1429,6 +1429,11 @@ class Flow:
         if k == DATASET and base.dev is not None and idx_vals and not any(v.kind == TENSOR for _, v in idx_vals):
             # one sample of a Dataset: a tuple of its tensors, where the dataset keeps them
             return Value(TUPLE, None, elem=Value(TENSOR, base.dev, origin=base.origin), origin=base.origin)
+        if (k == DATASET and base.cls is not None and len(idx_vals) == 1 and idx_vals[0][1].kind != TENSOR
+                and self.m.method_of_class(base.cls, "__getitem__") is not None):
+            # `test_data[0]` of a Dataset class of the file: what its `__getitem__` returns
+            x, v = idx_vals[0]
+            return self._call_method(base.cls, "__getitem__", base, e, [(x, v, "")], {}, frame)
         if k == TUPLE:
             if not idx_vals:  # `parts[:-1]`: a list of the same elements
                 el = _elem_of(base)
