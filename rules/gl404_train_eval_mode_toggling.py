@@ -37,7 +37,9 @@ and inference behaviour. Two mistakes are common and silent:
 
 The rule only looks at models whose behaviour depends on the mode (dropout, batch norm, or a model
 the file cannot see into), stays silent where a helper the file does not define gets the model
-(it may switch modes itself), and on Lightning / HF Trainer scripts.
+(it may switch modes itself), where `model.train()` is called right before the evaluation loop or
+the `with` block that holds it (a choice: updating batch-norm statistics, Monte Carlo dropout),
+and on Lightning / HF Trainer scripts.
 
 The fix inserts `model.train()` before the training loop, or `model.eval()` before the
 evaluation loop and `model.train()` after it.
@@ -174,31 +176,38 @@ for epoch in range(epochs):
     @staticmethod
     def _deliberate_train(ctx, facts, loop, name: str) -> bool:
         """`model.train()` just before the loop, with no training loop in between, is a choice (e.g.
-        updating batch-norm statistics, as torch.optim.swa_utils.update_bn does), not a slip."""
+        updating batch-norm statistics, as torch.optim.swa_utils.update_bn does, or Monte Carlo
+        dropout), not a slip. The scan goes out through the `with` blocks that hold the loop
+        (`net.train()` then `with torch.no_grad(): for ...`)."""
         m = ctx.model
-        parent = m.parent(loop)
-        body = getattr(parent, "body", None)
-        if not isinstance(body, (list, tuple)):
-            return False
-        idx = next((i for i, st in enumerate(body) if st is loop), None)
-        if idx is None:
-            return False
-        for stmt in reversed(body[:idx]):
-            calls = [stmt] if isinstance(stmt, cst.Call) else m.calls_in(stmt)
-            for c in calls:
-                mo = method_of(c)
-                if mo and mo[1] in ("backward", "step"):
-                    return False
-            if (
-                isinstance(stmt, cst.SimpleStatementLine)
-                and len(stmt.body) == 1
-                and isinstance(stmt.body[0], cst.Expr)
-                and isinstance(stmt.body[0].value, cst.Call)
-            ):
-                mo = method_of(stmt.body[0].value)
-                if mo and mo[1] == "train" and dotted(stmt.body[0].value.func.value) == name:
-                    return True
-        return False
+        stmt = loop
+        while True:
+            block = m.parent(stmt)
+            body = getattr(block, "body", None)
+            if not isinstance(body, (list, tuple)):
+                return False
+            idx = next((i for i, st in enumerate(body) if st is stmt), None)
+            if idx is None:
+                return False
+            for prev in reversed(body[:idx]):
+                calls = [prev] if isinstance(prev, cst.Call) else m.calls_in(prev)
+                for c in calls:
+                    mo = method_of(c)
+                    if mo and mo[1] in ("backward", "step"):
+                        return False
+                if (
+                    isinstance(prev, cst.SimpleStatementLine)
+                    and len(prev.body) == 1
+                    and isinstance(prev.body[0], cst.Expr)
+                    and isinstance(prev.body[0].value, cst.Call)
+                ):
+                    mo = method_of(prev.body[0].value)
+                    if mo and mo[1] == "train" and dotted(prev.body[0].value.func.value) == name:
+                        return True
+            owner = m.parent(block)
+            if not isinstance(block, cst.IndentedBlock) or not isinstance(owner, cst.With):
+                return False
+            stmt = owner
 
     def _eval_in_train_mode(self, ctx, facts):
         done: set[cst.CSTNode] = set()
