@@ -799,6 +799,34 @@ class TrainingFacts:
                     return True
         return False
 
+    def grad_use_besides_training(self, fn: cst.FunctionDef, node: cst.CSTNode) -> bool:
+        """Does `fn` use gradients (as `grad_use(fn.body)`) anywhere but in its training loops that
+        do not contain `node`? A trainer method that runs the training batches and then an
+        evaluation loop uses gradients in the first only: that says nothing about the second."""
+        m = self.m
+        training = [
+            info.node
+            for info in self.loops
+            if info.is_training and not m.contains(info.node, node) and self.function_of(info.node) is fn
+        ]
+        if not training:
+            return self.grad_use(fn.body)
+
+        def outside(n: cst.CSTNode) -> bool:
+            return not any(m.contains(t, n) for t in training)
+
+        out: set[str] = set()
+        for call in self.calls_in(fn.body):
+            if not outside(call):
+                continue
+            self._call_effects(call, out)
+            if "grad" in out:
+                return True
+            for g in self.file_functions(call):
+                if "grad" in self.effects(g):
+                    return True
+        return any(outside(a) for a in self.grad_attributes_in(fn.body))
+
     # ------------------------------------------------------------------------------------------
     # evaluation contexts and train/eval mode
     # ------------------------------------------------------------------------------------------
