@@ -122,6 +122,9 @@ class Step:
 class LoopInfo:
     node: cst.For | cst.While
     backward: list[cst.Call] = field(default_factory=list)
+    # calls of the file's functions/methods that run `.backward()` once per call (a trainer's
+    # `loss = self.training_step(model, inputs)`): the loop's backward runs inside them
+    backward_via: list[cst.Call] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     clears: list[cst.CSTNode] = field(default_factory=list)  # zero_grad calls, `.grad = None`, helper calls
     cleared_optimizers: set[str] = field(default_factory=set)  # code of O in `O.zero_grad()`
@@ -131,7 +134,7 @@ class LoopInfo:
 
     @property
     def is_training(self) -> bool:
-        return bool(self.backward) and bool(self.steps)
+        return bool(self.backward or self.backward_via) and bool(self.steps)
 
     @property
     def is_step_loop(self) -> bool:
@@ -149,6 +152,7 @@ class TrainingFacts:
         self.order = model.order  # source order, from the model's walk
         self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._fn_steps: dict[cst.FunctionDef, list[Step]] = {}
+        self._fn_backward: dict[cst.FunctionDef, bool] = {}
         self._calls_by_name: dict[str, list[cst.Call]] | None = None
         self._set_grad_statements: dict[cst.CSTNode, tuple[list[int], list[str]]] = {}
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
@@ -379,6 +383,22 @@ class TrainingFacts:
                     steps.append(st)
         out = self._fn_steps[fn] = steps if backward else []
         return out
+
+    def runs_backward(self, fn: cst.FunctionDef) -> bool:
+        """`fn` itself calls `.backward()` outside any loop of its own: each call of it runs one
+        backward pass (a trainer's `training_step`). One level: what it calls is not followed."""
+        cached = self._fn_backward.get(fn)
+        if cached is None:
+            cached = False
+            for c in self.m.calls_in(fn):
+                f = c.func
+                if not (isinstance(f, cst.Attribute) and f.attr.value in ("backward", "manual_backward")):
+                    continue
+                if self.m.enclosing(c, cst.FunctionDef) is fn and self.enclosing_loop(c) is None:
+                    cached = True
+                    break
+            self._fn_backward[fn] = cached
+        return cached
 
     def call_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
         cached = self._sites.get(fn)
@@ -661,6 +681,8 @@ class TrainingFacts:
                 if "zero_grad" in self.effects(fn):
                     info.clears.append(n)
                     info.clears_all = True
+                if self.runs_backward(fn) and n not in info.backward_via:
+                    info.backward_via.append(n)
 
     def _as_step(self, call: cst.Call, recv: cst.BaseExpression) -> Step | None:
         args = [a for a in call.args]
