@@ -378,7 +378,7 @@ class TrainingFacts:
             if f.attr.value == "backward":
                 backward = True
             elif f.attr.value == "step":
-                st = self._as_step(c, f.value)
+                st = self.as_step(c, f.value)
                 if st is not None:
                     steps.append(st)
         out = self._fn_steps[fn] = steps if backward else []
@@ -674,7 +674,7 @@ class TrainingFacts:
                     else:
                         info.clears_all = True
                 elif meth == "step":
-                    step = self._as_step(n, recv)
+                    step = self.as_step(n, recv)
                     if step is not None:
                         info.steps.append(step)
             for fn in self.file_functions(n):
@@ -684,7 +684,9 @@ class TrainingFacts:
                 if self.runs_backward(fn) and n not in info.backward_via:
                     info.backward_via.append(n)
 
-    def _as_step(self, call: cst.Call, recv: cst.BaseExpression) -> Step | None:
+    def as_step(self, call: cst.Call, recv: cst.BaseExpression) -> Step | None:
+        """`recv.step(...)` as an optimizer step: `O.step()` of an optimizer (not a scheduler), or
+        `S.step(O)` of a GradScaler; None when it is neither."""
         args = [a for a in call.args]
         if self.is_scaler(recv):
             pos = [a for a in args if a.keyword is None]
@@ -696,6 +698,8 @@ class TrainingFacts:
         if self.is_optimizer(recv):
             return Step(call, recv, bool(args), False)
         return None
+
+    _as_step = as_step  # the former private name (branches that still call it)
 
     # ------------------------------------------------------------------------------------------
     # gradient regions
