@@ -486,6 +486,7 @@ class Flow:
         self._fwd_cache: dict = {}
         self._moves_param: dict = {}
         self._instance_sites: dict = {}
+        self._half_cache: dict = {}
         self._summaries: dict = {}
         self._in_summary: list = []
         self._work = 0
@@ -717,7 +718,10 @@ class Flow:
 
     def _outer_frame(self, fn) -> _Frame:
         """Closures read the module's values; a name an enclosing function binds (its parameters,
-        its assignments) is unknown there, not the module-level name of the same spelling."""
+        its assignments) is unknown there, not the module-level name of the same spelling. A
+        parameter of an enclosing function that only binds it as a parameter is what every call
+        of that function passes, when each call was seen (`make_validate_fnc(model, loss_fnc)`:
+        `model` in the nested `validate` is that model)."""
         m = self.m
         outer = m.enclosing(fn, cst.FunctionDef, cst.Lambda)
         if outer is None:
@@ -732,13 +736,31 @@ class Flow:
                         names.setdefault(scope, set()).add(name)
                 self._scope_names = names
             found = _Frame(outer, None, self.module_frame, False)
+            complete = True
             scope = outer
             while scope is not None:
                 for name in self._scope_names.get(scope, ()):
-                    found.env.setdefault(name, UNKNOWN)
+                    if name in found.env:
+                        continue
+                    v = self._closure_param(scope, name)
+                    if v is None:
+                        complete = complete and not self._is_param_only(scope, name)
+                        v = UNKNOWN
+                    found.env[name] = v
                 scope = m.enclosing(scope, cst.FunctionDef, cst.Lambda)
-            cache[outer] = found
+            if complete:
+                cache[outer] = found
         return found
+
+    def _is_param_only(self, scope, name: str) -> bool:
+        bs = self.m.bindings.get((scope, name), ())
+        return type(scope) is cst.FunctionDef and len(bs) == 1 and bs[0].how == "param"
+
+    def _closure_param(self, scope, name: str) -> Value | None:
+        """An enclosing function's parameter, never re-bound there, joined over its calls."""
+        if not self._is_param_only(scope, name) or self.m.class_of(scope) is not None:
+            return None
+        return self._param_from_sites(scope, name)
 
     def _store_attrs(self, frame: _Frame, cls: str) -> None:
         """What a method leaves in `self.attr`, joined over the class's methods that set it."""
@@ -828,7 +850,8 @@ class Flow:
             rv = self.values.get(recv) if frame.record else None
             if rv is None:
                 rv = self._peek(recv, frame)
-            if rv.kind in (MODULE, METRIC) and kb.module_method(meth) == "inplace_move":
+            if rv.kind in (MODULE, METRIC) and (kb.module_method(meth) == "inplace_move" or (
+                    v.kind == MODULE and v.half and not rv.half and v.half_at is e)):
                 base = recv
                 # `model.eval().cpu()`: methods that return the module itself lead to the name moved
                 while type(base) is cst.Call and type(base.func) is cst.Attribute and kb.module_method(
@@ -2023,6 +2046,13 @@ class Flow:
             return UNKNOWN
         if k in (MODULE, METRIC):
             how = kb.module_method(meth)
+            if k == MODULE and not rv.half and self._converts_to_half(rv.cls, meth, pos):
+                # `model.convert_to_fp16()` (a method of its class casting its blocks to float16),
+                # `model.apply(convert_module_to_f16)`: the module now holds float16 weights
+                if rv.cls is not None and meth != "apply":
+                    self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
+                return Value(k, rv.dev, True, origin=rv.origin, placed=rv.placed, cls=rv.cls, half_at=e,
+                             stateful=rv.stateful, scatters=rv.scatters, wrap=rv.wrap)
             if how == "inplace_move":
                 if meth in ("to", "cuda", "cpu"):
                     dev = self._move_target(meth, pos, kw, rv)
@@ -2274,6 +2304,84 @@ class Flow:
         if init is not None:
             self._call_function(init, name, e, pos, kw, frame, Value(OBJECT, None, cls=name))
         return Value(OBJECT, None, cls=name, origin=e)
+
+    def _converts_to_half(self, cls: str | None, meth: str, pos) -> bool:
+        """`m.apply(f)` with `f` a function of the file that casts its argument's weights to float16
+        (`l.weight.data = l.weight.data.half()`), or a method of the module's class that casts the
+        module or its parts (`self.input_blocks.half()`, `self.blocks.apply(f)`), or calls such a
+        method of its own."""
+        if meth == "apply":
+            return len(pos) == 1 and type(pos[0][0]) is cst.Name and self._func_halves(pos[0][0].value)
+        if cls is None or meth.startswith("__"):
+            return False
+        key = ("halves", cls, meth)
+        found = self._half_cache.get(key)
+        if found is None:
+            self._half_cache[key] = False  # recursion guard
+            found = self._method_halves(cls, meth)
+            self._half_cache[key] = found
+        return found
+
+    def _method_halves(self, cls: str, meth: str) -> bool:
+        m = self.m
+        got = m.method_of_class(cls, meth)
+        if got is None:
+            return False
+        fn, owner = got
+        if kb.module_method(meth) is not None or meth == "forward":
+            return False
+        self._ensure_init(owner)  # what its attributes are (a module method summarised from main())
+        for call in m.calls_in(fn):
+            f = call.func
+            if type(f) is not cst.Attribute:
+                continue
+            target = f.value
+            if type(target) is cst.Name:
+                if target.value != "self":
+                    continue
+            elif not (type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self"):
+                continue
+            else:
+                part = self.class_attrs.get(owner, {}).get(target.attr.value)
+                if part is None or part.kind != MODULE:
+                    continue  # `self.mask.half()`: a tensor, not the module's weights
+            name = f.attr.value
+            if name == "half" and not call.args:
+                return True
+            if name == "to" and any(m.qualname(a.value) in ("torch.float16", "torch.half") for a in call.args
+                                    if a.keyword is None or a.keyword.value == "dtype"):
+                return True
+            if name == "apply" and len(call.args) == 1 and type(call.args[0].value) is cst.Name:
+                if self._func_halves(call.args[0].value.value):
+                    return True
+            if type(target) is cst.Name and name != meth and self._converts_to_half(owner, name, ()):
+                return True  # `self.convert_blocks()`
+        return False
+
+    def _func_halves(self, name: str) -> bool:
+        """A function of the file whose parameter's weights (or the parameter) it casts to
+        float16: `l.weight.data = l.weight.data.half()`, `l.half()`."""
+        key = ("func", name)
+        found = self._half_cache.get(key)
+        if found is not None:
+            return found
+        found = False
+        fn = self._function_named(name)
+        if fn is not None:
+            p = fn.params
+            params = [x.name.value for x in (*p.posonly_params, *p.params)]
+            if params:
+                for call in self.m.calls_in(fn):
+                    f = call.func
+                    if type(f) is cst.Attribute and f.attr.value == "half" and not call.args:
+                        root = f.value
+                        while type(root) is cst.Attribute:
+                            root = root.value
+                        if type(root) is cst.Name and root.value == params[0]:
+                            found = True
+                            break
+        self._half_cache[key] = found
+        return found
 
     def _class_moves_itself(self, name: str) -> bool:
         """A module class of the file whose `__init__` moves itself or one of its attributes to a
