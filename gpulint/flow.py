@@ -20,6 +20,7 @@ What torch's functions, classes and methods do comes from `gpulint.kb` (generate
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -83,8 +84,18 @@ class Dev:
 
 HOST = Dev("host")
 EITHER = Dev("either")
+# a module moved to the accelerator on one branch of an `if` whose test has nothing to do with
+# devices (`if weights is None:`), and left on the host on the other: host on a path a GPU run takes
+BRANCH_HOST = Dev("either", "branch")
 MODEL_DEV = Dev("model")  # a module's own tensors and submodules: wherever the module is
 INPUT_DEV = Dev("model", "input")  # a forward input: on the module's device (GL105's premise)
+
+
+_DEVICE_WORDS = re.compile(
+    r"cuda|gpu|cpu|device|dev\b|accel|mps|xpu|tpu|npu|rank|dist|parallel|ddp|fsdp|fp16|half|amp|precision|"
+    r"world|node|host|local|multi|single|deepspeed|horovod|cluster|slurm|mesh|shard",
+    re.IGNORECASE,
+)
 
 
 def join_dev(a: Dev | None, b: Dev | None) -> Dev | None:
@@ -975,12 +986,65 @@ class Flow:
             frame.env = else_env
         elif live_then and live_else:
             frame.env = _join_env(then_env, else_env)
+            if guard is None and frame.record:
+                self._branch_moves(stmt.test, then_env, else_env, frame.env)
         elif live_then:
             frame.env = then_env
         elif live_else:
             frame.env = else_env
         else:
             frame.env = _join_env(then_env, else_env)
+
+    def _branch_moves(self, test, then_env: dict, else_env: dict, joined: dict) -> None:
+        """A module on the accelerator after one branch and on the host after the other, where the
+        test is not about devices (`if weights is None: ... DQN().to(device)` / `else: DQN()`): on
+        the path that builds it on the host it stays there (BRANCH_HOST, with that path's origin)."""
+        for k, v in joined.items():
+            if v.kind != MODULE or v.dev is None or v.dev.where != "either" or v.scatters:
+                continue
+            a, b = then_env.get(k), else_env.get(k)
+            if a is None or b is None or a.kind != MODULE or b.kind != MODULE or a.dev is None or b.dev is None:
+                continue
+            if a.dev.where == "host" and b.dev.where == "acc":
+                host = a
+            elif b.dev.where == "host" and a.dev.where == "acc":
+                host = b
+            else:
+                continue
+            if not host.stateful or host.origin is None:
+                continue
+            if not self._device_unrelated(test):
+                return
+            joined[k] = replace(v, dev=BRANCH_HOST, origin=host.origin, placed=None)
+
+    def _device_unrelated(self, test, depth: int = 0) -> bool:
+        """No name, attribute, string or call in the test speaks of devices, precision or processes
+        (`weights is None`, `args.resume`, `os.path.exists(ckpt)`), nor do the values of the names
+        it reads."""
+        m = self.m
+        stack = [test]
+        while stack:
+            n = stack.pop()
+            t = type(n)
+            text = None
+            if t is cst.Name:
+                text = n.value
+                if depth < 2 and text not in m.aliases:
+                    for b in m.bindings_of(n):
+                        if b.value is not None and not self._device_unrelated(b.value, depth + 1):
+                            return False
+            elif t is cst.Attribute:
+                text = n.attr.value
+            elif t is cst.SimpleString:
+                text = n.value
+            elif t is cst.Call:
+                q = m.qualname(n.func)
+                if q and q.startswith("torch"):
+                    return False
+            if text is not None and _DEVICE_WORDS.search(text):
+                return False
+            stack.extend(n.children)
+        return True
 
     def _loop(self, stmt, frame: _Frame) -> None:
         is_for = type(stmt) is cst.For
@@ -1407,7 +1471,8 @@ class Flow:
         if ta and tb:
             self._check(e, "binary", [(e.left, a), (e.right, b)], frame)
             dev = join_dev(a.dev, b.dev)
-            if a.dev is not None and b.dev is not None and a.dev.is_acc != b.dev.is_acc and EITHER not in (a.dev, b.dev):
+            if (a.dev is not None and b.dev is not None and a.dev.is_acc != b.dev.is_acc
+                    and a.dev.where != "either" and b.dev.where != "either"):
                 dev = a.dev if a.dev.is_acc else b.dev  # 0-dim host tensors may meet device tensors
             return Value(TENSOR, dev, a.half or b.half, a.nonscalar or b.nonscalar, a.nograd and b.nograd, origin=e)
         t = a if ta else b
@@ -2228,12 +2293,13 @@ class Flow:
             if pos and not pos[0][2] and pos[0][1].kind == TENSOR and tensors[0][0] is pos[0][0]:
                 tensors[0] = (tensors[0][0], replace(tensors[0][1], nonscalar=True))
             self._check(e, "module-call", [(callee or e.func, Value(TENSOR, dev))] + tensors, frame)
-        elif dev is not None and dev.is_host and mv.stateful and tensors:
-            # a module holding CPU tensors called with device inputs
-            self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)
+        elif dev is not None and (dev.is_host or dev == BRANCH_HOST) and mv.stateful and tensors:
+            # a module holding CPU tensors (on a path through an `if`) called with device inputs
+            if dev.is_host or all(v.dev is not None and v.dev.where == "acc" for _, v in tensors):
+                self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)
         elif len(tensors) > 1:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
-        if dev is None or dev == EITHER:
+        if dev is None or dev.where == "either":
             dev = None
         if dev is not None and dev.is_host and not mv.stateful and not mv.scatters:
             # a module without parameters (a loss of the file) computes where its inputs are
@@ -2292,9 +2358,17 @@ class Flow:
     def _instance(self, name, e, pos, kw, frame) -> Value:
         kind = self._class_kind(name)
         if kind in (MODULE, METRIC):
+            init = self.m.classes[name].methods.get("__init__")
+            if init is not None:
+                # its `__init__`'s parameters are what the constructions pass (`PCB_test(model)`),
+                # read in the class's recorded pass; no summary is run here
+                self._call_function(init, name, e, pos, kw, frame, Value(kind, None, cls=name), summary=False)
             dev, given = self._placement(e, kw)
             if not given and (self._class_made_placed(name) or self._class_moves_itself(name)):
                 dev, given = None, True  # its tensors are made or moved on a device in __init__: where is not known
+            if not given and any(v.kind == MODULE and (v.dev is None or not v.dev.is_host)
+                                 for v in [*(v for _, v, _s in pos), *(v for _, v in kw.values())]):
+                dev, given = None, True  # built around a module that is (or may be) elsewhere: `PCB_test(model)`
             return Value(kind, dev if given else (None if frame.devctx else HOST), origin=e, cls=name,
                          placed=e if given else None,
                          stateful=self._class_stateful(name))
@@ -2494,7 +2568,7 @@ class Flow:
         fn, owner = found
         return self._call_function(fn, owner, e, pos, kw, frame, selfv)
 
-    def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv) -> Value:
+    def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv, summary: bool = True) -> Value:
         p = fn.params
         names = [x.name.value for x in (*p.posonly_params, *p.params)]
         if selfv is not None and names and not _is_static(fn):
@@ -2520,6 +2594,8 @@ class Flow:
             sites[e] = {k: join(old.get(k), v) for k, v in site_args.items() if k in old}
         else:
             sites[e] = site_args
+        if not summary:
+            return UNKNOWN
         return self._summary(fn, cls, args if ok else {}, selfv)
 
     def _summary(self, fn, cls, args: dict, selfv) -> Value:

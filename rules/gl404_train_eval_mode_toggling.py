@@ -48,9 +48,10 @@ the training batches that computes a loss or an accuracy.
 The rule only looks at models whose behaviour depends on the mode (dropout, batch norm, or a model
 the file cannot see into), stays silent where a helper the file does not define gets the model
 (it may switch modes itself), on training mode chosen on purpose (`model.train()` or a helper of the
-file such as `enable_dropout(model)` just before the loop, Monte-Carlo dropout sampling a batch
-several times, forward passes whose output is discarded to refresh batch-norm statistics, a model
-put in eval mode before training), and on Lightning / HF Trainer scripts.
+file such as `enable_dropout(model)` right before the evaluation loop or the `with` block that holds
+it: updating batch-norm statistics, Monte Carlo dropout; Monte-Carlo dropout sampling a batch several
+times; forward passes whose output is discarded to refresh batch-norm statistics; a model put in
+eval mode before training), and on Lightning / HF Trainer scripts.
 
 The fix inserts `model.train()` before the training loop, or `model.eval()` before the
 evaluation loop and `model.train()` after it.
@@ -187,48 +188,45 @@ for epoch in range(epochs):
     @staticmethod
     def _deliberate_train(ctx, facts, loop, name: str) -> bool:
         """`model.train()` just before the loop, with no training loop in between, is a choice (e.g.
-        updating batch-norm statistics, as torch.optim.swa_utils.update_bn does), not a slip."""
+        updating batch-norm statistics, as torch.optim.swa_utils.update_bn does, or Monte Carlo
+        dropout), not a slip. The scan goes out through the `with` blocks that hold the loop
+        (`net.train()` then `with torch.no_grad(): for ...`)."""
         m = ctx.model
-        # the statements before the loop in its block, then (out of a `with` block: `with
-        # torch.no_grad(): for ...`) those before the `with` in its own block
-        before: list = []
-        cur = loop
+        stmt = loop
         while True:
-            parent = m.parent(cur)
-            body = getattr(parent, "body", None)
+            block = m.parent(stmt)
+            body = getattr(block, "body", None)
             if not isinstance(body, (list, tuple)):
-                break
-            idx = next((i for i, st in enumerate(body) if st is cur), None)
+                return False
+            idx = next((i for i, st in enumerate(body) if st is stmt), None)
             if idx is None:
-                break
-            before.extend(reversed(body[:idx]))
-            owner = m.parent(parent)
-            if not isinstance(owner, cst.With):
-                break
-            cur = owner
-        for stmt in before:
-            calls = [stmt] if isinstance(stmt, cst.Call) else m.calls_in(stmt)
-            for c in calls:
-                mo = method_of(c)
-                if mo and mo[1] in ("backward", "step"):
-                    return False
-            if (
-                isinstance(stmt, cst.SimpleStatementLine)
-                and len(stmt.body) == 1
-                and isinstance(stmt.body[0], cst.Expr)
-                and isinstance(stmt.body[0].value, cst.Call)
-            ):
-                call = stmt.body[0].value
-                mo = method_of(call)
-                if mo and mo[1] == "train" and dotted(call.func.value) == name:
-                    return True
-                # a helper of the file that switches (part of) the model to training mode:
-                # `enable_dropout(model)` before Monte-Carlo dropout inference
-                if any(dotted(a.value) == name for a in call.args) and any(
-                    "train" in facts.effects(fn) for fn in facts.file_functions(call)
+                return False
+            for prev in reversed(body[:idx]):
+                calls = [prev] if isinstance(prev, cst.Call) else m.calls_in(prev)
+                for c in calls:
+                    mo = method_of(c)
+                    if mo and mo[1] in ("backward", "step"):
+                        return False
+                if (
+                    isinstance(prev, cst.SimpleStatementLine)
+                    and len(prev.body) == 1
+                    and isinstance(prev.body[0], cst.Expr)
+                    and isinstance(prev.body[0].value, cst.Call)
                 ):
-                    return True
-        return False
+                    call = prev.body[0].value
+                    mo = method_of(call)
+                    if mo and mo[1] == "train" and dotted(call.func.value) == name:
+                        return True
+                    # a helper of the file that switches (part of) the model to training mode:
+                    # `enable_dropout(model)` before Monte-Carlo dropout inference
+                    if any(dotted(a.value) == name for a in call.args) and any(
+                        "train" in facts.effects(fn) for fn in facts.file_functions(call)
+                    ):
+                        return True
+            owner = m.parent(block)
+            if not isinstance(block, cst.IndentedBlock) or not isinstance(owner, cst.With):
+                return False
+            stmt = owner
 
     def _eval_in_train_mode(self, ctx, facts):
         done: set[cst.CSTNode] = set()
