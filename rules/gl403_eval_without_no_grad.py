@@ -112,8 +112,8 @@ with torch.no_grad():
             eval_fn = facts.is_eval_function(fn)
             if not eval_fn and facts.mode_before(node) != "eval":
                 continue
-            if fn is not None and facts.grad_use(fn.body):
-                continue
+            if fn is not None and facts.grad_use_besides_training(fn, node):
+                continue  # gradient-based evaluation (saliency, adversarial), not the training batches
             if facts.grad_mode_at(node) is not None:
                 continue
             calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None]
