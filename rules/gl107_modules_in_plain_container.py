@@ -88,7 +88,7 @@ class Ensemble(nn.Module):
                 a = assigns[0]
                 if a.node in seen or not isinstance(a.node, cst.Assign) or a.value is None:
                     continue
-                if not isinstance(a.value, _CONTAINERS):
+                if not isinstance(a.value, _CONTAINERS) and _repeated_list(a.value) is None:
                     continue  # nothing _inspect reports (checked before _handed_on's walk of __init__)
                 if self._handed_on(ctx, a.method, attr):
                     continue
@@ -128,6 +128,13 @@ class Ensemble(nn.Module):
             what = {cst.List: "list", cst.Tuple: "tuple", cst.Set: "set"}[type(value)]
             fixable = all(mods) and not isinstance(value, cst.Set)
             return what, "ModuleList", value, fixable
+        rep = _repeated_list(value)
+        if rep is not None:
+            # `(n - 1) * [nn.Conv1d(...)]`: a plain list, and one layer object repeated; no fix (a
+            # ModuleList of the product would still share the one layer)
+            if any(self._is_new_module(ctx, facts, init, el.value) for el in rep.elements):
+                return "list", "ModuleList", value, False
+            return None
         if isinstance(value, cst.ListComp):
             if self._is_new_module(ctx, facts, init, value.elt):
                 return "list", "ModuleList", value, True
@@ -275,6 +282,15 @@ def _helpers_called(ctx: Context, init) -> list:
 
 # the values _inspect looks into (it returns None for any other)
 _CONTAINERS = (cst.List, cst.Tuple, cst.Set, cst.ListComp, cst.Dict, cst.DictComp)
+
+
+def _repeated_list(value) -> cst.List | None:
+    """The list literal of `k * [...]` / `[...] * k`."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        for side in (value.left, value.right):
+            if isinstance(side, cst.List) and side.elements:
+                return side
+    return None
 
 
 def _good_key(key) -> bool:
