@@ -230,6 +230,9 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
     @staticmethod
     def _device_text(ctx: Context, facts: DeviceFacts, at: cst.Call) -> str | None:
         m = ctx.model
+        own = _own_device_attribute(ctx, facts, at)
+        if own is not None:
+            return own  # a method of a class that keeps its device: not the script's global
         candidates: list[cst.BaseExpression] = []
         for call in m.calls:
             mv = m.move_of_call(call)
@@ -247,6 +250,49 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             if facts.visible_at(d, at):
                 return ctx.code(d)
         return None
+
+
+def _own_device_attribute(ctx: Context, facts: DeviceFacts, at: cst.Call) -> str | None:
+    """`self.<attr>` when `at` is in a method (first parameter `self`) of a class whose `__init__`
+    assigns `self.<attr> = <device expression>` at its top level (`self.device = device`): the
+    device the instance's modules live on, the one the method means."""
+    m = ctx.model
+    fn = m.enclosing(at, cst.FunctionDef)
+    cls = m.class_of(fn) if fn is not None else None
+    if fn is None or cls is None or m.enclosing(fn, cst.FunctionDef, cst.ClassDef) is not cls:
+        return None
+    if any(isinstance(d.decorator, (cst.Name, cst.Attribute)) and dotted(d.decorator) in ("staticmethod", "classmethod")
+           for d in fn.decorators):
+        return None
+    params = fn.params.params
+    if not params or not isinstance(cls.body, cst.IndentedBlock):
+        return None
+    me = params[0].name.value
+    found = []
+    for stmt in cls.body.body:
+        if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__"):
+            continue
+        init_params = stmt.params.params
+        if not init_params or not isinstance(stmt.body, cst.IndentedBlock):
+            continue
+        init_self = init_params[0].name.value
+        for line in stmt.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                    continue
+                t = small.targets[0].target
+                if not (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == init_self):
+                    continue
+                v = small.value
+                if not m.is_device_expr(v) or isinstance(v, cst.Integer) or facts.device_is_cpu(v):
+                    continue
+                if "device" in t.attr.value:
+                    found.append(t.attr.value)
+    if len(set(found)) != 1:
+        return None
+    return f"{me}.{found[0]}"
 
 
 def _saves_host_values(m, save: cst.Call) -> bool:

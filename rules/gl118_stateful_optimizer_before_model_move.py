@@ -53,6 +53,7 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
         m = ctx.model
         if m.frameworks & _FRAMEWORKS:
             return
+        reported: set = set()
         for call in m.calls:
             q = m.qualname(call.func)
             if q not in _STATEFUL_AT_INIT or not call.args:
@@ -90,20 +91,22 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
                     message="Move the model before building the optimizer",
                 )
             dev = self._device_text(ctx, move_call)
+            reported.add(call)
             yield ctx.finding(
                 call,
                 self.message.format(opt=ctx.code(call.func), model=ctx.code(recv), device=dev, line=ctx.line_of(move_call)),
                 fix,
             )
 
-        yield from self._engine(ctx)
+        yield from self._engine(ctx, reported)
 
-    def _engine(self, ctx: Context):
+    def _engine(self, ctx: Context, reported: set):
         """The flow engine: the optimizer was built (in one function) over the parameters of a
         module on the CPU, and a training function steps it while calling that module on an
-        accelerator (moved in between, elsewhere in the file)."""
+        accelerator (moved in between, elsewhere in the file). Constructors the statement-order
+        check already reported (`reported`) are not reported again."""
         m = ctx.model
-        done = set()
+        done = set(reported)
         for call in m.calls:
             f = call.func
             if not isinstance(f, cst.Attribute) or f.attr.value != "step" or call.args:

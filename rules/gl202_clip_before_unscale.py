@@ -163,6 +163,8 @@ scaler.update()
             return None
         edits = []
         it = facts.iteration_of(clip)
+        if not _same_iterations(ctx, facts, it, stmt, steps):
+            return None  # e.g. clip every micro-batch, step under an accumulation test
         # an unscale_ after the clip (wrong order) moves up instead of being called twice
         first_step = min(steps, key=lambda st: facts.order[st.call])
         for u in facts.scaler_calls_in(it, s, "unscale_"):
@@ -174,6 +176,39 @@ scaler.update()
         code = "\n".join(f"{s}.unscale_({o})" for o in opts)
         edits.append(ctx.insert_before(stmt, code))
         return ctx.fix(*edits, message=f"Insert `{s}.unscale_(...)` before clipping")
+
+
+def _same_iterations(ctx: Context, facts: AmpFacts, it, stmt, steps) -> bool:
+    """An `unscale_` inserted before the clip statement runs at most once per `scaler.step`: every
+    `if` around a step (within the iteration) is also around the clip, on the same branch; no loop
+    around the clip that the steps are not in; no `continue`/`break`/`return` of the iteration
+    between the clip and the steps. Otherwise a second pass would unscale again before `update()`
+    ("unscale_() has already been called on this optimizer since the last update()")."""
+    m = ctx.model
+    clip_conds = facts.conditions_between(stmt, it)
+    if clip_conds is None:
+        return False
+    clip_set = {(id(c), body) for c, body in clip_conds}
+    for st in steps:
+        conds = facts.conditions_between(st.call, it)
+        if conds is None or any((id(c), body) not in clip_set for c, body in conds):
+            return False
+    for anc in m.ancestors(stmt):
+        if anc is it:
+            break
+        if isinstance(anc, (cst.For, cst.While)) and not all(facts.contains(anc, st.call) for st in steps):
+            return False
+    last = max(facts.order[st.call] for st in steps)
+    start = facts.order[stmt]
+    for node in facts.order:
+        if not isinstance(node, (cst.Continue, cst.Break, cst.Return)):
+            continue
+        if not (start < facts.order[node] < last) or not facts.contains(it, node):
+            continue
+        if m.scope_of(node) is not m.scope_of(stmt):
+            continue  # in a nested function
+        return False
+    return True
 
 
 def _optimizers(steps) -> list:

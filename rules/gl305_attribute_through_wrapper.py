@@ -123,6 +123,8 @@ print(model.module.num_classes)
                 if reach is None:
                     continue
                 w, definitely = reach
+                if not definitely and _unwrapped_branch(m, w.call, node):
+                    continue  # `if T: wrap` ... `if T: W.module.attr else: W.attr`
                 kind = w.kind
                 cls = facts.wrapped_class(w)
             if cls is None:
@@ -214,3 +216,77 @@ def _class_attrs(m, name: str, seen: frozenset = frozenset()) -> set[str]:
         if base in m.classes:
             out |= _class_attrs(m, base, seen | {name})
     return out
+
+
+# calls whose result does not change while a script runs (queries of the machine)
+_PURE_QUERIES = frozenset({
+    "torch.cuda.device_count", "torch.cuda.is_available", "torch.distributed.is_available",
+    "torch.backends.mps.is_available",
+})
+
+
+def _unwrapped_branch(m, wrap: cst.Call, read: cst.Attribute) -> bool:
+    """The read sits in the `else:` of an `if T:` whose test is the same side-effect-free
+    expression as that of an `if T:` whose body makes the wrap; both `if`s are statements of one
+    block, the wrap's first; no name or attribute the test reads is assigned from the wrap's `if`
+    to the read's. Then the read runs only where the wrap did not."""
+    wrap_ifs = []
+    child = wrap
+    for anc in m.ancestors(wrap):
+        if isinstance(anc, cst.If) and child is anc.body:
+            wrap_ifs.append(anc)
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        child = anc
+    if not wrap_ifs:
+        return False
+    child = read
+    for anc in m.ancestors(read):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(anc, cst.If) and anc.orelse is not None and child is anc.orelse and isinstance(anc.orelse, cst.Else):
+            for w_if in wrap_ifs:
+                if _same_pure_test(m, w_if, anc):
+                    return True
+        child = anc
+    return False
+
+
+def _same_pure_test(m, first: cst.If, second: cst.If) -> bool:
+    code = m.module.code_for_node
+    if code(first.test).strip() != code(second.test).strip():
+        return False
+    block = m.parent(first)
+    if block is None or m.parent(second) is not block or not m.precedes(first, second):
+        return False
+    read: set[str] = set()
+    for n in (first.test, *m.walk(first.test)):
+        if isinstance(n, cst.Call):
+            if m.qualname(n.func) not in _PURE_QUERIES:
+                return False
+        elif isinstance(n, (cst.Name, cst.Attribute)):
+            read.add(code(n))
+        elif isinstance(n, (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda, cst.Subscript)):
+            return False
+    stmts = list(block.body)
+    between = stmts[stmts.index(first):stmts.index(second)]
+    for stmt in between:
+        for n in m.walk(stmt):
+            targets = []
+            if isinstance(n, cst.AssignTarget):
+                targets = [n.target]
+            elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+                targets = [n.target]
+            elif isinstance(n, (cst.For, cst.CompFor)):
+                targets = [n.target]
+            elif isinstance(n, cst.AsName):
+                targets = [n.name]
+            elif isinstance(n, (cst.Global, cst.Nonlocal, cst.Del)):
+                return False
+            for t in targets:
+                for x in (t, *m.walk(t)):
+                    if isinstance(x, (cst.Name, cst.Attribute)) and any(
+                        r == code(x) or r.startswith(code(x) + ".") for r in read
+                    ):
+                        return False
+    return True
