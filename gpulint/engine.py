@@ -1129,7 +1129,10 @@ def tune_gc() -> None:
     global _GC_TUNED
     import gc
 
+    from gpulint._startup import resume_gc
+
     _GC_TUNED = True
+    resume_gc()  # the program's start-up pause (see gpulint/_startup.py), before analysing
     old = gc.get_threshold()
     if old[0] <= 0:  # automatic collection switched off by someone: leave it so
         return
