@@ -8,9 +8,10 @@ LibCST counts them (lines end at "\\r\\n", "\\r" or "\\n"; columns count charact
 maps a node to the same `CodeRange` `MetadataWrapper(module).resolve(PositionProvider)` gives.
 
 Given `locate` (node -> the top-level statement that holds it, or None), only the top-level
-statements that hold a node asked for are measured node by node: one code generation of the
-module records where each top-level statement starts, and a statement's nodes are measured by
-generating that statement's code again from its start. A top-level statement's code does not
+statements that hold a node asked for are measured node by node, by generating that statement's
+code alone. Where it starts: given the module's code (`source`), the one place where the code
+holds the statement's code, when there is only one; else (no `source`, or a statement whose code
+is repeated) one code generation of the module records where each top-level statement starts. A top-level statement's code does not
 depend on what comes before it (no indentation, nothing read back from the tokens), so the
 offsets are the same as in one pass over the module. Every other node (the module, its header
 and footer lines, a node `locate` does not place) is looked up in the whole module's map,
@@ -116,18 +117,39 @@ class _StartsState(CodegenState):
 class Positions(Mapping):
     """node -> CodeRange, like the mapping LibCST's PositionProvider resolves to."""
 
-    def __init__(self, module: cst.Module, locate: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        locate: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None,
+        source: str | None = None,
+    ) -> None:
         self._module = module
         self._locate = locate
         self._offsets: dict[cst.CSTNode, int] | None = None  # every node: computed when needed
         self._stmt_start: dict[cst.CSTNode, int] = {}  # top-level statement -> where its code starts
+        self._starts_known = False  # _stmt_start holds every top-level statement
         self._stmt_offsets: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
         if locate is None:
             self._offsets, self._text = self._measure_all()
+        elif source is not None and module.body:
+            # `source` is the module's code: only the newline a module without one at its end
+            # pops is added (its offsets count it)
+            self._text = source + self._popped()
         else:
             self._text = self._measure_starts()
         self._starts: list[int] | None = None
         self._cache: dict[cst.CSTNode, CodeRange] = {}
+
+    def _popped(self) -> str:
+        """The token `Module._codegen_impl` pops at the end of a module without a trailing newline
+        (the last token of its last line: a footer line, else its last statement)."""
+        module = self._module
+        if module.has_trailing_newline:
+            return ""
+        last = module.footer[-1] if module.footer else module.body[-1]
+        state = _StartsState(default_indent=module.default_indent, default_newline=module.default_newline)
+        last._codegen(state)
+        return state.tokens[-1] if state.tokens else ""
 
     def _measure_all(self) -> tuple[dict[cst.CSTNode, int], str]:
         state = _OffsetState(self._module)
@@ -144,6 +166,7 @@ class Positions(Mapping):
             h._codegen(state)
         offset, done = 0, 0
         starts = self._stmt_start
+        self._starts_known = True
         for stmt in module.body:
             offset += sum(map(len, tokens[done:]))
             done = len(tokens)
@@ -169,18 +192,39 @@ class Positions(Mapping):
         """start * _SHIFT + end of a node (KeyError when the module does not hold it)."""
         if self._offsets is None:
             stmt = self._locate(node)
-            start = self._stmt_start.get(stmt) if stmt is not None else None
-            if start is not None:
+            if stmt is not None:
                 found = self._stmt_offsets.get(stmt)
                 if found is None:
-                    state = _OffsetState(self._module)
-                    state.offset = start
-                    stmt._codegen(state)
-                    found = self._stmt_offsets[stmt] = state.computed
-                packed = found.get(node)
-                if packed is not None:
-                    return packed
+                    found = self._measure_statement(stmt)
+                if found is not None:
+                    packed = found.get(node)
+                    if packed is not None:
+                        return packed
         return self._all()[node]
+
+    def _measure_statement(self, stmt: cst.CSTNode) -> dict[cst.CSTNode, int] | None:
+        """The offsets of a top-level statement's nodes (None: not a statement of the module)."""
+        if not self._starts_known:
+            # where its code starts: found in the module's code when that code holds it at one
+            # place only (then that is its place); else every statement's start is measured
+            state = _OffsetState(self._module)
+            stmt._codegen(state)
+            code = "".join(state.tokens)
+            text = self._text
+            at = text.find(code) if code else -1
+            if at >= 0 and text.find(code, at + 1) < 0:
+                shift = at * (_SHIFT + 1)  # start and end both move by `at`
+                found = self._stmt_offsets[stmt] = {n: p + shift for n, p in state.computed.items()}
+                return found
+            self._measure_starts()
+        start = self._stmt_start.get(stmt)
+        if start is None:
+            return None
+        state = _OffsetState(self._module)
+        state.offset = start
+        stmt._codegen(state)
+        found = self._stmt_offsets[stmt] = state.computed
+        return found
 
     def _position(self, offset: int) -> CodePosition:
         starts = self._starts
@@ -210,6 +254,11 @@ class Positions(Mapping):
         return divmod(self._packed(node), _SHIFT)
 
 
-def positions(module: cst.Module, locate: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None) -> Positions:
-    """The positions of the module's nodes; `locate`: see the module's docstring."""
-    return Positions(module, locate)
+def positions(
+    module: cst.Module,
+    locate: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None,
+    source: str | None = None,
+) -> Positions:
+    """The positions of the module's nodes; `locate` and `source` (the module's code, when the
+    caller has it): see the module's docstring."""
+    return Positions(module, locate, source)

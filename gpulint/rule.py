@@ -110,7 +110,7 @@ class Context:
             if model is not None and getattr(model, "module", None) is self.module:
                 locate = _top_statement_locator(model)
             # only the top-level statements that hold a node asked for are measured node by node
-            self._positions = positions(self.module, locate)
+            self._positions = positions(self.module, locate, self.source if locate is not None else None)
         return self._positions
 
     def line_starts(self) -> list[int]:
