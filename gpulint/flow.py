@@ -20,6 +20,7 @@ What torch's functions, classes and methods do comes from `gpulint.kb` (generate
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -83,8 +84,18 @@ class Dev:
 
 HOST = Dev("host")
 EITHER = Dev("either")
+# a module moved to the accelerator on one branch of an `if` whose test has nothing to do with
+# devices (`if weights is None:`), and left on the host on the other: host on a path a GPU run takes
+BRANCH_HOST = Dev("either", "branch")
 MODEL_DEV = Dev("model")  # a module's own tensors and submodules: wherever the module is
 INPUT_DEV = Dev("model", "input")  # a forward input: on the module's device (GL105's premise)
+
+
+_DEVICE_WORDS = re.compile(
+    r"cuda|gpu|cpu|device|dev\b|accel|mps|xpu|tpu|npu|rank|dist|parallel|ddp|fsdp|fp16|half|amp|precision|"
+    r"world|node|host|local|multi|single|deepspeed|horovod|cluster|slurm|mesh|shard",
+    re.IGNORECASE,
+)
 
 
 def join_dev(a: Dev | None, b: Dev | None) -> Dev | None:
@@ -486,6 +497,7 @@ class Flow:
         self._fwd_cache: dict = {}
         self._moves_param: dict = {}
         self._instance_sites: dict = {}
+        self._half_cache: dict = {}
         self._summaries: dict = {}
         self._in_summary: list = []
         self._work = 0
@@ -717,7 +729,10 @@ class Flow:
 
     def _outer_frame(self, fn) -> _Frame:
         """Closures read the module's values; a name an enclosing function binds (its parameters,
-        its assignments) is unknown there, not the module-level name of the same spelling."""
+        its assignments) is unknown there, not the module-level name of the same spelling. A
+        parameter of an enclosing function that only binds it as a parameter is what every call
+        of that function passes, when each call was seen (`make_validate_fnc(model, loss_fnc)`:
+        `model` in the nested `validate` is that model)."""
         m = self.m
         outer = m.enclosing(fn, cst.FunctionDef, cst.Lambda)
         if outer is None:
@@ -732,13 +747,31 @@ class Flow:
                         names.setdefault(scope, set()).add(name)
                 self._scope_names = names
             found = _Frame(outer, None, self.module_frame, False)
+            complete = True
             scope = outer
             while scope is not None:
                 for name in self._scope_names.get(scope, ()):
-                    found.env.setdefault(name, UNKNOWN)
+                    if name in found.env:
+                        continue
+                    v = self._closure_param(scope, name)
+                    if v is None:
+                        complete = complete and not self._is_param_only(scope, name)
+                        v = UNKNOWN
+                    found.env[name] = v
                 scope = m.enclosing(scope, cst.FunctionDef, cst.Lambda)
-            cache[outer] = found
+            if complete:
+                cache[outer] = found
         return found
+
+    def _is_param_only(self, scope, name: str) -> bool:
+        bs = self.m.bindings.get((scope, name), ())
+        return type(scope) is cst.FunctionDef and len(bs) == 1 and bs[0].how == "param"
+
+    def _closure_param(self, scope, name: str) -> Value | None:
+        """An enclosing function's parameter, never re-bound there, joined over its calls."""
+        if not self._is_param_only(scope, name) or self.m.class_of(scope) is not None:
+            return None
+        return self._param_from_sites(scope, name)
 
     def _store_attrs(self, frame: _Frame, cls: str) -> None:
         """What a method leaves in `self.attr`, joined over the class's methods that set it."""
@@ -828,7 +861,8 @@ class Flow:
             rv = self.values.get(recv) if frame.record else None
             if rv is None:
                 rv = self._peek(recv, frame)
-            if rv.kind in (MODULE, METRIC) and kb.module_method(meth) == "inplace_move":
+            if rv.kind in (MODULE, METRIC) and (kb.module_method(meth) == "inplace_move" or (
+                    v.kind == MODULE and v.half and not rv.half and v.half_at is e)):
                 base = recv
                 # `model.eval().cpu()`: methods that return the module itself lead to the name moved
                 while type(base) is cst.Call and type(base.func) is cst.Attribute and kb.module_method(
@@ -952,12 +986,65 @@ class Flow:
             frame.env = else_env
         elif live_then and live_else:
             frame.env = _join_env(then_env, else_env)
+            if guard is None and frame.record:
+                self._branch_moves(stmt.test, then_env, else_env, frame.env)
         elif live_then:
             frame.env = then_env
         elif live_else:
             frame.env = else_env
         else:
             frame.env = _join_env(then_env, else_env)
+
+    def _branch_moves(self, test, then_env: dict, else_env: dict, joined: dict) -> None:
+        """A module on the accelerator after one branch and on the host after the other, where the
+        test is not about devices (`if weights is None: ... DQN().to(device)` / `else: DQN()`): on
+        the path that builds it on the host it stays there (BRANCH_HOST, with that path's origin)."""
+        for k, v in joined.items():
+            if v.kind != MODULE or v.dev is None or v.dev.where != "either" or v.scatters:
+                continue
+            a, b = then_env.get(k), else_env.get(k)
+            if a is None or b is None or a.kind != MODULE or b.kind != MODULE or a.dev is None or b.dev is None:
+                continue
+            if a.dev.where == "host" and b.dev.where == "acc":
+                host = a
+            elif b.dev.where == "host" and a.dev.where == "acc":
+                host = b
+            else:
+                continue
+            if not host.stateful or host.origin is None:
+                continue
+            if not self._device_unrelated(test):
+                return
+            joined[k] = replace(v, dev=BRANCH_HOST, origin=host.origin, placed=None)
+
+    def _device_unrelated(self, test, depth: int = 0) -> bool:
+        """No name, attribute, string or call in the test speaks of devices, precision or processes
+        (`weights is None`, `args.resume`, `os.path.exists(ckpt)`), nor do the values of the names
+        it reads."""
+        m = self.m
+        stack = [test]
+        while stack:
+            n = stack.pop()
+            t = type(n)
+            text = None
+            if t is cst.Name:
+                text = n.value
+                if depth < 2 and text not in m.aliases:
+                    for b in m.bindings_of(n):
+                        if b.value is not None and not self._device_unrelated(b.value, depth + 1):
+                            return False
+            elif t is cst.Attribute:
+                text = n.attr.value
+            elif t is cst.SimpleString:
+                text = n.value
+            elif t is cst.Call:
+                q = m.qualname(n.func)
+                if q and q.startswith("torch"):
+                    return False
+            if text is not None and _DEVICE_WORDS.search(text):
+                return False
+            stack.extend(n.children)
+        return True
 
     def _loop(self, stmt, frame: _Frame) -> None:
         is_for = type(stmt) is cst.For
@@ -1384,7 +1471,8 @@ class Flow:
         if ta and tb:
             self._check(e, "binary", [(e.left, a), (e.right, b)], frame)
             dev = join_dev(a.dev, b.dev)
-            if a.dev is not None and b.dev is not None and a.dev.is_acc != b.dev.is_acc and EITHER not in (a.dev, b.dev):
+            if (a.dev is not None and b.dev is not None and a.dev.is_acc != b.dev.is_acc
+                    and a.dev.where != "either" and b.dev.where != "either"):
                 dev = a.dev if a.dev.is_acc else b.dev  # 0-dim host tensors may meet device tensors
             return Value(TENSOR, dev, a.half or b.half, a.nonscalar or b.nonscalar, a.nograd and b.nograd, origin=e)
         t = a if ta else b
@@ -2023,6 +2111,13 @@ class Flow:
             return UNKNOWN
         if k in (MODULE, METRIC):
             how = kb.module_method(meth)
+            if k == MODULE and not rv.half and self._converts_to_half(rv.cls, meth, pos):
+                # `model.convert_to_fp16()` (a method of its class casting its blocks to float16),
+                # `model.apply(convert_module_to_f16)`: the module now holds float16 weights
+                if rv.cls is not None and meth != "apply":
+                    self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
+                return Value(k, rv.dev, True, origin=rv.origin, placed=rv.placed, cls=rv.cls, half_at=e,
+                             stateful=rv.stateful, scatters=rv.scatters, wrap=rv.wrap)
             if how == "inplace_move":
                 if meth in ("to", "cuda", "cpu"):
                     dev = self._move_target(meth, pos, kw, rv)
@@ -2198,12 +2293,13 @@ class Flow:
             if pos and not pos[0][2] and pos[0][1].kind == TENSOR and tensors[0][0] is pos[0][0]:
                 tensors[0] = (tensors[0][0], replace(tensors[0][1], nonscalar=True))
             self._check(e, "module-call", [(callee or e.func, Value(TENSOR, dev))] + tensors, frame)
-        elif dev is not None and dev.is_host and mv.stateful and tensors:
-            # a module holding CPU tensors called with device inputs
-            self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)
+        elif dev is not None and (dev.is_host or dev == BRANCH_HOST) and mv.stateful and tensors:
+            # a module holding CPU tensors (on a path through an `if`) called with device inputs
+            if dev.is_host or all(v.dev is not None and v.dev.where == "acc" for _, v in tensors):
+                self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)
         elif len(tensors) > 1:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
-        if dev is None or dev == EITHER:
+        if dev is None or dev.where == "either":
             dev = None
         if dev is not None and dev.is_host and not mv.stateful and not mv.scatters:
             # a module without parameters (a loss of the file) computes where its inputs are
@@ -2274,6 +2370,84 @@ class Flow:
         if init is not None:
             self._call_function(init, name, e, pos, kw, frame, Value(OBJECT, None, cls=name))
         return Value(OBJECT, None, cls=name, origin=e)
+
+    def _converts_to_half(self, cls: str | None, meth: str, pos) -> bool:
+        """`m.apply(f)` with `f` a function of the file that casts its argument's weights to float16
+        (`l.weight.data = l.weight.data.half()`), or a method of the module's class that casts the
+        module or its parts (`self.input_blocks.half()`, `self.blocks.apply(f)`), or calls such a
+        method of its own."""
+        if meth == "apply":
+            return len(pos) == 1 and type(pos[0][0]) is cst.Name and self._func_halves(pos[0][0].value)
+        if cls is None or meth.startswith("__"):
+            return False
+        key = ("halves", cls, meth)
+        found = self._half_cache.get(key)
+        if found is None:
+            self._half_cache[key] = False  # recursion guard
+            found = self._method_halves(cls, meth)
+            self._half_cache[key] = found
+        return found
+
+    def _method_halves(self, cls: str, meth: str) -> bool:
+        m = self.m
+        got = m.method_of_class(cls, meth)
+        if got is None:
+            return False
+        fn, owner = got
+        if kb.module_method(meth) is not None or meth == "forward":
+            return False
+        self._ensure_init(owner)  # what its attributes are (a module method summarised from main())
+        for call in m.calls_in(fn):
+            f = call.func
+            if type(f) is not cst.Attribute:
+                continue
+            target = f.value
+            if type(target) is cst.Name:
+                if target.value != "self":
+                    continue
+            elif not (type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self"):
+                continue
+            else:
+                part = self.class_attrs.get(owner, {}).get(target.attr.value)
+                if part is None or part.kind != MODULE:
+                    continue  # `self.mask.half()`: a tensor, not the module's weights
+            name = f.attr.value
+            if name == "half" and not call.args:
+                return True
+            if name == "to" and any(m.qualname(a.value) in ("torch.float16", "torch.half") for a in call.args
+                                    if a.keyword is None or a.keyword.value == "dtype"):
+                return True
+            if name == "apply" and len(call.args) == 1 and type(call.args[0].value) is cst.Name:
+                if self._func_halves(call.args[0].value.value):
+                    return True
+            if type(target) is cst.Name and name != meth and self._converts_to_half(owner, name, ()):
+                return True  # `self.convert_blocks()`
+        return False
+
+    def _func_halves(self, name: str) -> bool:
+        """A function of the file whose parameter's weights (or the parameter) it casts to
+        float16: `l.weight.data = l.weight.data.half()`, `l.half()`."""
+        key = ("func", name)
+        found = self._half_cache.get(key)
+        if found is not None:
+            return found
+        found = False
+        fn = self._function_named(name)
+        if fn is not None:
+            p = fn.params
+            params = [x.name.value for x in (*p.posonly_params, *p.params)]
+            if params:
+                for call in self.m.calls_in(fn):
+                    f = call.func
+                    if type(f) is cst.Attribute and f.attr.value == "half" and not call.args:
+                        root = f.value
+                        while type(root) is cst.Attribute:
+                            root = root.value
+                        if type(root) is cst.Name and root.value == params[0]:
+                            found = True
+                            break
+        self._half_cache[key] = found
+        return found
 
     def _class_moves_itself(self, name: str) -> bool:
         """A module class of the file whose `__init__` moves itself or one of its attributes to a

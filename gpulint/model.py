@@ -660,6 +660,16 @@ class ScriptModel:
             return UNKNOWN
         return self.flow.values.get(expr, UNKNOWN)
 
+    def resolved_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
+        """The calls the flow engine resolved to `fn`, a function or a method of the file
+        (`self._updater.step(...)` where `self._updater` is an `Updater`), in file order; calls
+        whose receiver the engine could not tell are not among them."""
+        sites = self.flow.site_values.get(fn)
+        if not sites:
+            return []
+        order = self.order
+        return sorted(sites, key=lambda c: order.get(c, 0))
+
     def device_of(self, expr: cst.CSTNode | None):
         """Where a tensor or module lives (`gpulint.flow.Dev`: `.is_host`, `.is_acc`, `.expr` the
         device expression) at that point; None when unknown or when host on one path and device on

@@ -92,6 +92,11 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                 v = m.value_of(x)
                 if v.kind == "tuple" and v.elem is not None and v.items is None:
                     v = v.elem
+                    if not _on_acc(v) and isinstance(x, cst.Name):
+                        # rows appended as list literals: `targets.append([i, cls, *list(box), conf])`
+                        row = _appended_row_item(m, x)
+                        if row is not None:
+                            v = m.value_of(row)
                 elif type(x) in (cst.List, cst.Tuple):
                     # `np.array([loss.item(), acc * 100])`: the first element on the accelerator
                     x = next((el.value for el in x.elements if not isinstance(el, cst.StarredElement)
@@ -107,6 +112,23 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                     "(`.detach().cpu()`)",
                 )
                 break
+
+
+def _appended_row_item(m, name: cst.Name):
+    """An element on the accelerator of a list or tuple literal appended to the list `name` in the
+    function that reads it (every such element is converted by NumPy); None when there is none."""
+    scope = m.scope_of(name)
+    for call, recv, _meth in m.method_calls("append"):
+        if not (isinstance(recv, cst.Name) and recv.value == name.value and m.scope_of(call) is scope):
+            continue
+        if len(call.args) != 1 or not isinstance(call.args[0].value, (cst.List, cst.Tuple)):
+            continue
+        if m.order[call] > m.order[name]:
+            continue
+        for el in call.args[0].value.elements:
+            if not isinstance(el, cst.StarredElement) and _on_acc(m.value_of(el.value)):
+                return el.value
+    return None
 
 
 def _on_acc(v) -> bool:

@@ -83,6 +83,14 @@ for x, y in loader:
             device = d.expr if d is not None else None
             fix = self._fix(ctx, callee, ctor, device)
             shown = ctx.code(device) if device is not None else "cuda"
+            cv = m.value_of(callee).dev
+            if cv is not None and cv.where == "either" and isinstance(ctor, cst.CSTNode):
+                # moved on one branch of an `if` only (BRANCH_HOST)
+                msg = (f"`{name}` receives inputs moved to `{shown}`, but it is moved there on one branch only: "
+                       f"the path that builds it on line {ctx.line_of(ctor)} leaves it on the CPU; move it "
+                       f"(`.to({shown})`) on that path too")
+                yield ctx.finding(mm.node, msg, fix)
+                continue
             yield ctx.finding(mm.node, self.message.format(model=name, device=shown), fix)
 
     def _fix(self, ctx: Context, callee, ctor, device):

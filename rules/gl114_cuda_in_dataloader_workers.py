@@ -72,12 +72,19 @@ for x, y in loader:
                 continue
             line = ctx.line_of(loader)
             targets: list[tuple[cst.CSTNode, str]] = []
-            cls = self._dataset_class(ctx, loader)
+            cls, made = self._dataset_class(ctx, loader)
             if cls is not None:
                 for meth in ("__getitem__", "__init__", "__getitems__"):
                     fn = m.classes[cls].methods.get(meth)
                     if fn is not None:
                         targets.append((fn, f"`{cls}.{meth}`"))
+                roots = [fn for meth, fn in m.classes[cls].methods.items() if meth in ("__getitem__", "__init__", "__getitems__")]
+                if made is not None:
+                    roots.append(made)
+                for tcls in _callable_classes(m, roots):
+                    if tcls != cls:
+                        call_fn = m.classes[tcls].methods["__call__"]
+                        targets.append((call_fn, f"`{tcls}.__call__` (a transform of `{cls}`)"))
             collate = self._collate(ctx, loader)
             if collate is not None:
                 targets.append(collate)
@@ -117,7 +124,8 @@ for x, y in loader:
         return None
 
     @staticmethod
-    def _dataset_class(ctx: Context, loader: cst.Call) -> str | None:
+    def _dataset_class(ctx: Context, loader: cst.Call) -> tuple[str | None, cst.Call | None]:
+        """The file's Dataset class the loader reads, and the call that made the instance."""
         m = ctx.model
         ds = None
         pos = [a for a in loader.args if a.keyword is None]
@@ -129,14 +137,14 @@ for x, y in loader:
         if isinstance(ds, cst.Name):
             bs = m.bindings_of(ds)
             if len(bs) != 1 or bs[0].how != "assign":
-                return None
+                return None, None
             ds = bs[0].value
         if isinstance(ds, cst.Call) and isinstance(ds.func, cst.Name) and ds.func.value in m.classes:
             name = ds.func.value
             info = m.classes[name]
             if m.class_is(name, DATASET_BASES) or "__getitem__" in info.methods:
-                return name
-        return None
+                return name, ds
+        return None, None
 
     @staticmethod
     def _collate(ctx: Context, loader: cst.Call):
@@ -206,3 +214,36 @@ def _positive(m, e: cst.BaseExpression, depth: int = 0) -> bool:
 def _collate_label(name: str) -> str:
     """How the message names a collate function: `collate_fn` once when that is its name."""
     return "`collate_fn`" if name == "collate_fn" else f"`{name}` (the loader's `collate_fn`)"
+
+
+def _callable_classes(m, roots: list[cst.CSTNode], depth: int = 3) -> list[str]:
+    """File classes with a `__call__` (transforms) instantiated in `roots`: the Dataset's own
+    methods and the call that made the Dataset, following the names they read to their
+    assignments (`transform = Compose([ToTensor(), ToCuda()])`, then `Dataset(transform)`), up to
+    `depth` assignments away. A Dataset calls the transforms it is given or makes."""
+    found: list[str] = []
+    seen: set = set()
+    todo = [(r, 0) for r in roots]
+    while todo:
+        node, d = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for sub in _walk(node):
+            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name):
+                info = m.classes.get(sub.func.value)
+                if info is not None and "__call__" in info.methods and sub.func.value not in found:
+                    found.append(sub.func.value)
+            elif isinstance(sub, cst.Name) and d < depth and not isinstance(node, cst.FunctionDef):
+                for b in m.bindings_of(sub):
+                    if b.how == "assign" and b.value is not None:
+                        todo.append((b.value, d + 1))
+    return found
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)

@@ -62,6 +62,8 @@ scaler.update()
                 continue
             last = facts.last_backward_before(it, clip)
             if last is None or last.scaler is None:
+                last = facts.scaled_backward_before(it, clip)
+            if last is None or last.scaler is None:
                 continue
             s = last.scaler
             later = [b.call for b in facts.backwards if facts.contains(it, b.call) and facts.may_follow(clip, b.call)]
@@ -93,23 +95,35 @@ scaler.update()
                 yield ctx.finding(clip, self.message.format(s=last.scaler, calls=calls), fix)
 
     def _clip_in_step_helper(self, ctx: Context, facts: AmpFacts, clip: cst.Call):
-        """A helper of the file that clips and then calls `S.step(O)` (S, O its parameters, no
-        backward of its own), called in a training iteration after `S'.scale(L).backward()` with S'
-        passed for S, and no `unscale_` anywhere in the file: the clip acts on scaled gradients."""
+        """A function or method of the file that clips and then calls `S.step(O)` (S one of its
+        parameters, no backward of its own), called from a training iteration after
+        `S'.scale(L).backward()` with S' passed for S, and no `unscale_` anywhere in the file: the
+        clip acts on scaled gradients. A method's calls are those the flow engine resolved to it
+        (`self._updater.step(grad_scaler=self._grad_scaler)`)."""
         m = ctx.model
-        if any(u.method == "unscale_" for u in facts.scaler_calls):
+        if any(u.method == "unscale_" for u in facts.scaler_calls) or any(True for _ in m.method_calls("unscale_")):
             return None
         fn = m.enclosing(clip, cst.FunctionDef)
-        if fn is None or m.class_of(fn) is not None or m.enclosing(clip, cst.For, cst.While) is not None:
+        if fn is None or m.enclosing(clip, cst.For, cst.While) is not None:
             return None
-        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-        steps = [st for st in facts.scaler_calls
-                 if st.method == "step" and m.enclosing(st.call, cst.FunctionDef) is fn
-                 and st.scaler in params and facts.may_follow(clip, st.call)]
-        if not steps:
+        if any(facts.contains(fn, b.call) for b in facts.backwards):
             return None
-        s = steps[0].scaler
-        sites = m.call_sites(fn)
+        method = m.class_of(fn) is not None
+        p = fn.params
+        params = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+        if method:
+            params = params[1:] if params and params[0] in ("self", "cls") else []
+        steps = []
+        for call, recv, _meth in m.method_calls("step"):
+            if (isinstance(recv, cst.Name) and recv.value in params
+                    and m.enclosing(call, cst.FunctionDef) is fn and facts.may_follow(clip, call)):
+                pos = [a for a in call.args if a.keyword is None and not a.star]
+                opt = ctx.code(pos[0].value) if pos else None
+                steps.append((call, recv.value, opt))
+        if not steps or len({st[1] for st in steps}) != 1:
+            return None
+        s = steps[0][1]
+        sites = m.resolved_sites(fn) if method else m.call_sites(fn)
         if not sites:
             return None
         for site in sites:
@@ -118,15 +132,24 @@ scaler.update()
             if it is None or arg is None:
                 return None
             last = facts.last_backward_before(it, site)
+            if last is None or last.scaler is None:
+                last = facts.scaled_backward_before(it, site)
             if last is None or last.scaler is None or last.scaler != ctx.code(arg):
                 return None
-        opts = _optimizers(steps)
+        opts = []
+        for st in steps:
+            if st[2] not in opts:
+                opts.append(st[2])
         fix = None
         stmt = facts.statement(clip)
-        if opts and None not in opts and all(o in params for o in opts) and stmt is not None:
-            fix = ctx.fix(ctx.insert_before(stmt, "\n".join(f"{s}.unscale_({o})" for o in opts)),
-                          message=f"Insert `{s}.unscale_(...)` before clipping")
-        calls = " and ".join(f"`{s}.unscale_({o})`" for o in opts or ["optimizer"])
+        if opts and None not in opts and stmt is not None and all(_visible(o, params, method) for o in opts):
+            code = "\n".join(f"{s}.unscale_({o})" for o in opts)
+            if _may_be_none(m, fn, s, [st[0] for st in steps]):
+                # the helper steps through the scaler only when one is given: so does the unscale
+                unit = m.module.default_indent
+                code = f"if {s} is not None:\n" + "\n".join(unit + line for line in code.split("\n"))
+            fix = ctx.fix(ctx.insert_before(stmt, code), message=f"Insert `{s}.unscale_(...)` before clipping")
+        calls = " and ".join(f"`{s}.unscale_({o})`" for o in (opts if None not in opts else ["optimizer"]))
         return ctx.finding(clip, self.message.format(s=s, calls=calls), fix)
 
     def _fix(self, ctx: Context, facts: AmpFacts, members):
@@ -159,3 +182,33 @@ def _optimizers(steps) -> list:
         if st.optimizer not in out:
             out.append(st.optimizer)
     return out
+
+
+def _visible(opt: str, params: list, method: bool) -> bool:
+    """The optimizer expression of the helper's step names something the clip's line can read:
+    one of its parameters, or an attribute of `self` in a method."""
+    root = opt.split(".", 1)[0]
+    return (root in params and root == opt) or (method and root == "self")
+
+
+def _may_be_none(m, fn: cst.FunctionDef, name: str, steps: list) -> bool:
+    """The scaler parameter defaults to None, or a step through it is under an `if` that tests it."""
+    p = fn.params
+    for x in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if x.name.value == name and isinstance(x.default, cst.Name) and x.default.value == "None":
+            return True
+    for call in steps:
+        for anc in m.ancestors(call):
+            if anc is fn:
+                break
+            if isinstance(anc, cst.If) and any(isinstance(n, cst.Name) and n.value == name for n in _names(anc.test)):
+                return True
+    return False
+
+
+def _names(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)

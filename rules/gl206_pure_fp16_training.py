@@ -90,6 +90,23 @@ for x, y in loader:
                 continue
             reported.add(call)
             yield ctx.finding(call, self.message.format(m=name))
+        # a conversion the flow engine sees in a method of the model's class or a function given to
+        # `apply` (`model.convert_to_fp16()`, `model.apply(convert_module_to_f16)`)
+        for call in m.calls:
+            f = call.func
+            if not isinstance(f, cst.Attribute) or f.attr.value in ("half", "to") or call in reported:
+                continue
+            v = m.value_of(call)
+            if v.kind != "module" or not v.half or v.half_at is not call:
+                continue
+            name = ctx.code(f.value)
+            if name not in optimized:
+                continue
+            scope = m.scope_of(call)
+            if not any(m.scope_of(b.call) is scope and facts.before(call, b.call) for b in backwards):
+                continue
+            reported.add(call)
+            yield ctx.finding(call, self.message.format(m=name))
         # across functions: the optimizer of a function that trains receives the parameters of a
         # module the flow engine knows was converted to float16 elsewhere (`.half()` in main())
         scopes = {m.scope_of(b.call) for b in backwards}

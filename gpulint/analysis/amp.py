@@ -440,6 +440,24 @@ class AmpFacts:
                 best = b
         return best
 
+    def scaled_backward_before(self, iteration: cst.CSTNode, node: cst.CSTNode) -> BackwardCall | None:
+        """The last `S.scale(L).backward()` of the iteration that may run before `node`, when every
+        later backward that may also run before `node` sits in another branch of an `if` with it
+        (`if scaler: scaler.scale(loss).backward()` / `else: loss.backward()`)."""
+        found = None
+        for b in self.backwards:
+            if b.scaler is not None and self.contains(iteration, b.call) and self.may_follow(b.call, node):
+                if found is None or self.before(found.call, b.call):
+                    found = b
+        if found is None:
+            return None
+        for b in self.backwards:
+            if b is found or not self.contains(iteration, b.call) or not self.may_follow(b.call, node):
+                continue
+            if self.before(found.call, b.call) and not self.exclusive(found.call, b.call):
+                return None
+        return found
+
     def scaler_calls_in(self, iteration: cst.CSTNode, scaler: str | None = None, method: str | None = None):
         return [
             s
