@@ -1084,6 +1084,12 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
     if not _GC_TUNED:
         tune_gc()
         fast_node_identity()
+        from gpulint._startup import thaw_gc
+
+        try:
+            return guarded(_run_text, path, text, rules, opts)
+        finally:
+            thaw_gc()  # the start-up's frozen objects, back under the collector after one file
     return guarded(_run_text, path, text, rules, opts)
 
 
