@@ -2358,9 +2358,17 @@ class Flow:
     def _instance(self, name, e, pos, kw, frame) -> Value:
         kind = self._class_kind(name)
         if kind in (MODULE, METRIC):
+            init = self.m.classes[name].methods.get("__init__")
+            if init is not None:
+                # its `__init__`'s parameters are what the constructions pass (`PCB_test(model)`),
+                # read in the class's recorded pass; no summary is run here
+                self._call_function(init, name, e, pos, kw, frame, Value(kind, None, cls=name), summary=False)
             dev, given = self._placement(e, kw)
             if not given and (self._class_made_placed(name) or self._class_moves_itself(name)):
                 dev, given = None, True  # its tensors are made or moved on a device in __init__: where is not known
+            if not given and any(v.kind == MODULE and (v.dev is None or not v.dev.is_host)
+                                 for v in [*(v for _, v, _s in pos), *(v for _, v in kw.values())]):
+                dev, given = None, True  # built around a module that is (or may be) elsewhere: `PCB_test(model)`
             return Value(kind, dev if given else (None if frame.devctx else HOST), origin=e, cls=name,
                          placed=e if given else None,
                          stateful=self._class_stateful(name))
@@ -2560,7 +2568,7 @@ class Flow:
         fn, owner = found
         return self._call_function(fn, owner, e, pos, kw, frame, selfv)
 
-    def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv) -> Value:
+    def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv, summary: bool = True) -> Value:
         p = fn.params
         names = [x.name.value for x in (*p.posonly_params, *p.params)]
         if selfv is not None and names and not _is_static(fn):
@@ -2586,6 +2594,8 @@ class Flow:
             sites[e] = {k: join(old.get(k), v) for k, v in site_args.items() if k in old}
         else:
             sites[e] = site_args
+        if not summary:
+            return UNKNOWN
         return self._summary(fn, cls, args if ok else {}, selfv)
 
     def _summary(self, fn, cls, args: dict, selfv) -> Value:

@@ -32,7 +32,10 @@ BOUNDARY = "# --- gpulint: notebook cell boundary ---"
 # %%writefile, ...) are masked whole
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "pypy"}
 _MAGIC_START = re.compile(r"^(?P<indent>[ \t]*)(?P<rest>(?:%|!|\?).*)$")
-_HELP_END = re.compile(r"^(?P<indent>[ \t]*)(?P<rest>[\w.\[\]()'\"]+\?{1,2})[ \t]*$")
+_HELP_END = re.compile(r"^(?P<indent>[ \t]*)(?P<rest>[\w.*\[\]()'\"]+\?{1,2})[ \t]*$")
+# automagic (on by default): a line starting with the name of a package-manager line magic runs it
+# (`pip install diffusers`); never Python (two names in a row)
+_AUTOMAGIC = re.compile(r"^(?P<indent>[ \t]*)(?P<rest>(?:pip|conda|mamba)[ \t]+\w.*)$")
 _ASSIGN_MAGIC = re.compile(r"^(?P<lhs>[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*)(?P<rest>(?:%|!)\S.*)$")
 
 
@@ -122,9 +125,15 @@ def mask(text: str) -> tuple[str, list[tuple[str, str]]]:
         name = re.match(r"%%(\w*)", lines[first].lstrip()).group(1)
         whole_cell = name not in _PYTHON_CELL_MAGICS
     continued = False
+    scan = _BracketScan()
     for i, line in enumerate(lines):
         code, end = body(line)
         new = None
+        inside = scan.depth > 0 or scan.quote is not None  # IPython escapes start a logical line only
+        if inside and not whole_cell and not continued:
+            scan.feed(code)
+            out.append(line)
+            continue
         if whole_cell and i >= (first or 0) and code.strip():
             m = re.match(r"^([ \t]*)(.*)$", code)
             new = m.group(1) + "#" + m.group(2)[1:]
@@ -134,7 +143,7 @@ def mask(text: str) -> tuple[str, list[tuple[str, str]]]:
             m = re.match(r"^([ \t]*)(.*)$", code)
             new = m.group(1) + "#" + m.group(2)[1:] if m.group(2) else code
         else:
-            m = _MAGIC_START.match(code) or _HELP_END.match(code)
+            m = _MAGIC_START.match(code) or _HELP_END.match(code) or _AUTOMAGIC.match(code)
             if m:
                 new = _placeholder(m.group("indent"), m.group("rest"))
             else:
@@ -149,7 +158,49 @@ def mask(text: str) -> tuple[str, list[tuple[str, str]]]:
         else:
             continued = False
             out.append(line)
+            scan.feed(code)
     return "".join(out), restore
+
+
+class _BracketScan:
+    """How many brackets the lines read so far leave open, and whether they end inside a
+    triple-quoted string (strings and comments skipped): a line read while either holds continues a
+    statement, where `%` is an operator, not a magic."""
+
+    __slots__ = ("depth", "quote")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.quote: str | None = None  # the open triple quote
+
+    def feed(self, line: str) -> None:
+        i, n = 0, len(line)
+        while i < n:
+            if self.quote is not None:
+                j = line.find(self.quote, i)
+                if j < 0:
+                    return
+                i = j + 3
+                self.quote = None
+                continue
+            c = line[i]
+            if c == "#":
+                return
+            if c in "\"'":
+                if line.startswith(c * 3, i):
+                    self.quote = c * 3
+                    i += 3
+                    continue
+                j = i + 1
+                while j < n and line[j] != c:
+                    j += 2 if line[j] == "\\" else 1
+                i = j + 1
+                continue
+            if c in "([{":
+                self.depth += 1
+            elif c in ")]}" and self.depth > 0:
+                self.depth -= 1
+            i += 1
 
 
 def dedent(text: str) -> tuple[str, str]:

@@ -6,7 +6,11 @@ import re
 
 import libcst as cst
 
-from gpulint.analysis.mismatch import factory_device_fix, representative
+from gpulint.analysis.mismatch import (
+    factory_device_fix,
+    factory_takes_device,
+    representative,
+)
 from gpulint.analysis.modules import ModuleFacts
 from gpulint.analysis.paths import is_test_path
 from gpulint.model import MODULE_BASES
@@ -106,8 +110,6 @@ class Tagger(nn.Module):
         """The flow engine's mismatches whose CPU operand a `torch.*` factory of a module's method
         made: shapes the forward-input analysis does not follow (helpers called from `forward`
         through values, index operations, values kept on `self`)."""
-        from gpulint import flowkb
-
         m = ctx.model
         for mm in m.mismatches():
             if mm.op == "module-host":
@@ -115,11 +117,7 @@ class Tagger(nn.Module):
             call = mm.host_value.origin
             if not isinstance(call, cst.Call) or call in seen:
                 continue
-            q = m.qualname(call.func)
-            if not q or not q.startswith("torch."):
-                continue
-            info = flowkb.function(q)
-            if info is None or not (info.creates or q.rsplit(".", 1)[-1] in ("tensor", "as_tensor")):
+            if not factory_takes_device(m.qualname(call.func)):
                 continue
             cls = m.class_of(call)
             if cls is None or m.class_of(mm.node) is not cls:

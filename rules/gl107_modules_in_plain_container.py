@@ -205,7 +205,15 @@ class Ensemble(nn.Module):
     @staticmethod
     def _handed_on(ctx: Context, init, attr: str) -> bool:
         """`self.x` is read in __init__ other than to grow it (`nn.Sequential(*self.x)`, a loop that
-        registers its items...): its modules may well be registered another way."""
+        registers its items...), or indexed in a method of the class that __init__ calls
+        (`self.backbone = self._get_basemodel(name)` returning `self.resnet_dict[name]`): its modules
+        may well be registered another way."""
+        for helper in _helpers_called(ctx, init):
+            for node in _nodes(helper):
+                if isinstance(node, cst.Attribute) and self_attr(node) == attr:
+                    parent = ctx.model.parent(node)
+                    if isinstance(parent, cst.Subscript) and not isinstance(ctx.model.parent(parent), cst.AssignTarget):
+                        return True  # one entry selected by key in a construction helper
         for node in _nodes(init):
             if not (isinstance(node, cst.Attribute) and self_attr(node) == attr):
                 continue
@@ -242,6 +250,27 @@ class Ensemble(nn.Module):
                 return False
             return True
         return False
+
+
+def _helpers_called(ctx: Context, init) -> list:
+    """The methods of __init__'s class that __init__ calls as `self.<name>(...)` (construction
+    helpers), one level deep."""
+    cls = ctx.model.class_of(init)
+    if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+        return []
+    methods = {st.name.value: st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st is not init}
+    out = []
+    for call in _calls(init):
+        f = call.func
+        if (
+            isinstance(f, cst.Attribute)
+            and isinstance(f.value, cst.Name)
+            and f.value.value == "self"
+            and f.attr.value in methods
+            and methods[f.attr.value] not in out
+        ):
+            out.append(methods[f.attr.value])
+    return out
 
 
 # the values _inspect looks into (it returns None for any other)

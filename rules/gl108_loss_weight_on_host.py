@@ -20,7 +20,7 @@ class LossWeightOnHost(Rule):
     code = "GL108"
     name = "loss-weight-on-host"
     summary = "A loss built with `weight=`/`pos_weight=` from a CPU tensor, used with a model moved to a GPU."
-    message = "`{loss}` keeps its `{kw}` tensor on the CPU while the model is on `{device}`; move the loss: `{fixed}`"
+    message = "`{loss}` keeps its `{kw}` tensor on the CPU while the model is on {device}; move the loss: `{fixed}`"
     fix_safety = "safe"
     default = True
     kind = "crash"
@@ -92,11 +92,13 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
             move, receiver = model_moves[0]
             suffix = self._suffix(ctx, facts, move, receiver, call)
             loss_code = ctx.code(call.func)
-            device = ctx.code(move.device) if move.device is not None else "cuda"
+            device = f"`{ctx.code(move.device)}`" if move.device is not None else "`cuda`"
             fix = None
             if suffix is not None:
                 fix = ctx.fix(ctx.insert_text(ctx.span(call)[1], suffix), message=f"Move the loss: `{suffix}`")
-            fixed = f"{loss_code}(...){suffix or '.to(device)'}"
+            # without a fix: the move the model gets (`.cuda()` under `if use_cuda:`), not a
+            # `device` name the file may not have
+            fixed = f"{loss_code}(...){suffix or self._model_move_text(ctx, move)}"
             reported.add(call)
             yield ctx.finding(call, self.message.format(loss=loss_code, kw=kw, device=device, fixed=fixed), fix)
 
@@ -124,11 +126,20 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
                 continue  # a submodule moves with its module (one kept in a plain list does not)
             reported.add(ctor)
             d = mm.acc_value.dev
-            device = ctx.code(d.expr) if d is not None and d.expr is not None else "device"
+            expr = ctx.code(d.expr) if d is not None and d.expr is not None else None
+            device = f"`{expr}`" if expr is not None else "an accelerator"
             loss_code = ctx.code(ctor.func)
-            yield ctx.finding(
-                ctor, self.message.format(loss=loss_code, kw=kw, device=device, fixed=f"{loss_code}(...).to({device})")
-            )
+            fixed = f"{loss_code}(...).to({expr if expr is not None else '<the model device>'})"
+            yield ctx.finding(ctor, self.message.format(loss=loss_code, kw=kw, device=device, fixed=fixed))
+
+    @staticmethod
+    def _model_move_text(ctx: Context, move: Move) -> str:
+        """The model's own move, written for the loss: `.cuda()`, `.cuda(1)`, `.to(dev)`."""
+        if move.method == "cuda":
+            return f".cuda({ctx.code(move.device)})" if move.device is not None else ".cuda()"
+        if move.device is not None:
+            return f".to({ctx.code(move.device)})"
+        return ".to(<the model device>)"
 
     # the model ---------------------------------------------------------------------------------
     @staticmethod

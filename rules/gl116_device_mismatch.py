@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint import flowkb
 from gpulint.analysis.mismatch import (
     NO_DEVICE_ARG,
     batch_source,
     factory_device_fix,
+    factory_takes_device,
     representative,
 )
 from gpulint.diagnostics import UNSAFE
@@ -109,6 +109,10 @@ noise_scale = betas[t]
                 what = f"copy it there: `.to({acc}.device)`"
             elif fix is not None:
                 what = f"make it on the same device: `device={acc}.device`"
+            elif isinstance(origin, cst.Call) and (m.qualname(origin.func) or "").startswith("torch.") and not (
+                    factory_takes_device(m.qualname(origin.func), like=True)):
+                # `torch.meshgrid(...)`, `torch.stack(...)`: no `device=` to pass
+                what = f"copy it there: `.to({acc}.device)` (or make its inputs there)"
             else:
                 what = f"make it on the same device (`device={acc}.device` or `.to({acc}.device)`)"
             yield ctx.finding(mm.node, self.message.format(host=host, where=where, acc=acc, what=what), fix)
@@ -236,9 +240,7 @@ noise_scale = betas[t]
             fn = m.enclosing(origin, cst.FunctionDef)
             return fn is not None and fn.name.value == "__init__"
         if isinstance(origin, cst.Call):
-            q = m.qualname(origin.func) or ""
-            info = flowkb.function(q) if q.startswith("torch.") else None
-            return info is not None and (info.creates or q.rsplit(".", 1)[-1] in ("tensor", "as_tensor"))
+            return factory_takes_device(m.qualname(origin.func))
         return True
 
     @staticmethod

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-from gpulint.analysis.amp import AmpFacts
+from gpulint.analysis.amp import AmpFacts, update_edit, update_missing
 from gpulint.rule import Context, Rule
 
 
@@ -95,8 +91,7 @@ scaler.update()
         "step() has already been called since the last update()"."""
         edits = [ctx.replace(ds.call, f"{s}.step({ds.optimizer})") for ds in group]
         names = ", ".join(f"`{s}.step({ds.optimizer})`" for ds in group)
-        gl204 = _gl204()
-        missing = [gl204.update_missing(ctx, facts, it, s, ds.call) for ds in group]
+        missing = [update_missing(ctx, facts, it, s, ds.call) for ds in group]
         if not any(missing):
             return ctx.fix(*edits, message=f"Use {names}")
         if not all(missing):
@@ -105,20 +100,7 @@ scaler.update()
             # GL204 reports those steps and inserts the update after them (a fix of this rule
             # inserting another one in the same round would update twice): fixed next round
             return None
-        update = gl204.update_edit(ctx, facts, it, s, [ds.call for ds in group])
+        update = update_edit(ctx, facts, it, s, [ds.call for ds in group])
         if update is None:
             return None
         return ctx.fix(*edits, update, message=f"Use {names} and call `{s}.update()` after it")
-
-
-def _gl204():
-    """GL204's module (loaded by the registry from this folder under a sibling name), whose test
-    for a missing `update()` and whose insertion this rule's fix shares."""
-    name = __name__.rpartition(".")[0] + ".gl204_scaler_update_missing"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("gl204_scaler_update_missing.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return module

@@ -340,7 +340,7 @@ def _sampler_class_code(ctx: Context, call: cst.Call) -> str | None:
     root = func
     while isinstance(root, cst.Attribute):
         root = root.value
-    if not isinstance(root, cst.Name) or root.value not in _top_level_imports(m.module):
+    if not isinstance(root, cst.Name) or root.value not in m.aliases or not _top_level_import(m, root.value):
         return None
     if any(key[1] == root.value for key in m.bindings):
         return None  # the imported name is also assigned somewhere
@@ -349,25 +349,25 @@ def _sampler_class_code(ctx: Context, call: cst.Call) -> str | None:
     return ctx.code(func)
 
 
-def _top_level_imports(module: cst.Module) -> set[str]:
-    """Names bound by the module's own top-level `import`/`from ... import` statements."""
-    out: set[str] = set()
-    for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
+def _top_level_import(m, name: str) -> bool:
+    """`name` (an import of the model's `aliases`) is bound by an `import`/`from ... import`
+    statement of the module's own top level (not one inside a function, a class, an `if` or a
+    `try`): it exists wherever the fix's call goes."""
+    for node in m.nodes:
+        if type(node) is not cst.Import and type(node) is not cst.ImportFrom:
             continue
-        for small in stmt.body:
-            if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
-                continue
-            for alias in small.names:
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    out.add(alias.asname.name.value)
-                else:
-                    name = alias.name
-                    while isinstance(name, cst.Attribute):
-                        name = name.value
-                    if isinstance(name, cst.Name):
-                        out.add(name.value)
-    return out
+        if isinstance(node.names, cst.ImportStar):
+            continue
+        line = m.parent(node)
+        if line is None or m.parent(line) is not m.module:
+            continue
+        for alias in node.names:
+            local = alias.evaluated_alias or alias.evaluated_name
+            if type(node) is cst.Import and alias.asname is None:
+                local = local.split(".", 1)[0]
+            if local == name:
+                return True
+    return False
 
 
 def _guard(m, holder: cst.Name) -> str | None:

@@ -106,7 +106,7 @@ for x, y in loader:
             for c in m.calls_in(fn):
                 f = c.func
                 if isinstance(f, cst.Attribute) and f.attr.value == "step" and m.enclosing(c, cst.FunctionDef) is fn:
-                    st = facts._as_step(c, f.value)
+                    st = facts.as_step(c, f.value)
                     if st is not None:
                         if found is not None or st.closure or self._conditional(m, c, fn):
                             found = None

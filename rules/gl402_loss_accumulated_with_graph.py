@@ -195,6 +195,8 @@ for x, y in loader:
                 # loss.backward(), loss.backward(retain_graph=True), scaler.scale(loss).backward()
                 if isinstance(recv, cst.Name):
                     out.add(recv.value)
+                elif isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name):
+                    out.add(f"{recv.value.value}.{recv.attr.value}")  # `output.loss.backward()`
                 elif isinstance(recv, cst.Subscript) and isinstance(recv.value, cst.Name):
                     out.add(recv.value.value)  # `loss["total"].backward()`: a dict of losses
                 elif isinstance(recv, cst.Call) and method_of(recv) and method_of(recv)[1] == "scale":
@@ -213,7 +215,7 @@ for x, y in loader:
                 for part in LossAccumulatedWithGraph._bare_names(n.value):
                     v = m.value_of(part)
                     if v.kind == "tensor" and not v.nograd:
-                        out.add(part.value)
+                        out.add(_root_value(part))
         return out
 
     @staticmethod
@@ -253,6 +255,8 @@ for x, y in loader:
                 out.append(v)
             elif isinstance(v, cst.Subscript) and isinstance(v.value, cst.Name) and _index_only(v):
                 out.append(v)  # `loss[key]` of a dict of losses
+            elif isinstance(v, cst.Attribute) and isinstance(v.value, cst.Name):
+                out.append(v)  # `output.loss` of a model output (matched by its dotted text)
             elif isinstance(v, cst.BinaryOperation):
                 stack.extend([v.left, v.right])
             elif isinstance(v, cst.IfExp):
@@ -441,6 +445,8 @@ def _index_only(sub: cst.Subscript) -> bool:
 
 
 def _root_value(n) -> str:
+    if isinstance(n, cst.Attribute):
+        return f"{n.value.value}.{n.attr.value}"
     return n.value.value if isinstance(n, cst.Subscript) else n.value
 
 

@@ -67,8 +67,10 @@ gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
 site of the function, `stack.enter_context(torch.no_grad())`, or a project's own decorator named
 like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on Lightning / HF
-Trainer scripts, whose frameworks do this, and in test files (`test_*.py`, files under `tests/`),
-where a few tiny batches make the graph cost nothing worth reading about.
+Trainer scripts, whose frameworks do this, on a loop whose body ends with an unconditional `break`
+(it runs once: one sample batch taken from a loader to plot, not an evaluation loop), and in test
+files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
+worth reading about.
 
 The fix wraps the loop in `with torch.no_grad():`.
 
@@ -101,6 +103,8 @@ with torch.no_grad():
             node = loop.node
             if loop.backward or loop.steps or facts.grad_use(node):
                 continue
+            if _runs_once(node):
+                continue  # `for b in loader: out = model(b); break`: one sample batch, not an evaluation loop
             fn = facts.function_of(node)
             cls = ctx.model.class_of(node)
             if cls is not None and ctx.model.class_is(cls.name.value, MODULE_BASES):
@@ -108,8 +112,8 @@ with torch.no_grad():
             eval_fn = facts.is_eval_function(fn)
             if not eval_fn and facts.mode_before(node) != "eval":
                 continue
-            if fn is not None and facts.grad_use(fn.body):
-                continue
+            if fn is not None and facts.grad_use_besides_training(fn, node):
+                continue  # gradient-based evaluation (saliency, adversarial), not the training batches
             if facts.grad_mode_at(node) is not None:
                 continue
             calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None]
@@ -128,6 +132,25 @@ with torch.no_grad():
                 seen.add(c)
             for c in calls:
                 yield ctx.finding(c, self.message.format(model=ctx.code(c.func)), fix)
+
+
+def _runs_once(loop: cst.CSTNode) -> bool:
+    """A loop whose body ends with an unconditional `break` and has no `continue` of its own
+    (outside nested loops): the body runs at most once (a sample batch taken from a loader)."""
+    if not isinstance(loop, (cst.For, cst.While)) or not isinstance(loop.body, cst.IndentedBlock) or not loop.body.body:
+        return False
+    last = loop.body.body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Break) for s in last.body)):
+        return False
+    stack = list(loop.body.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Continue):
+            return False
+        if isinstance(n, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue  # a `continue` there belongs to another loop
+        stack.extend(n.children)
+    return True
 
 
 def _detached_at_once(m, call: cst.Call) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
@@ -23,8 +25,12 @@ class TrainEvalModeToggling(Rule):
     fix_safety = "safe"
     default = True
     kind = "silent"
-    prefilter = r"\.eval\(|\.train\(|no_grad|inference_mode|def \w*(?:val|eval|test)"
-    ast_prefilter = (r"^loop$", r"^\.(?:eval|train)\($|no_grad|inference_mode|^def \w*(?:val|eval|test)")
+    # (`backward`: an evaluation loop right after a training loop needs no mode call to be found)
+    prefilter = r"\.eval\(|\.train\(|no_grad|inference_mode|def \w*(?:val|eval|test)|backward"
+    ast_prefilter = (
+        r"^loop$",
+        r"^\.(?:eval|train)\($|no_grad|inference_mode|^def \w*(?:val|eval|test)|^\.(?:manual_)?backward\($",
+    )
     explanation = '''
 `model.eval()` and `model.train()` switch dropout and batch normalisation between their training
 and inference behaviour. Two mistakes are common and silent:
@@ -35,9 +41,17 @@ and inference behaviour. Two mistakes are common and silent:
 - evaluation that runs right after training without `model.eval()`: dropout stays active and
   batch-norm uses (and updates) batch statistics, so the metrics are noisy and wrong.
 
+An evaluation loop is a loop in a function named like `validate`/`evaluate`/`test`, one under
+`no_grad`, or a `for ... in valid_loader:` (a loader named for validation or testing) right after
+the training batches that computes a loss or an accuracy.
+
 The rule only looks at models whose behaviour depends on the mode (dropout, batch norm, or a model
 the file cannot see into), stays silent where a helper the file does not define gets the model
-(it may switch modes itself), and on Lightning / HF Trainer scripts.
+(it may switch modes itself), on training mode chosen on purpose (`model.train()` or a helper of the
+file such as `enable_dropout(model)` right before the evaluation loop or the `with` block that holds
+it: updating batch-norm statistics, Monte Carlo dropout; Monte-Carlo dropout sampling a batch several
+times; forward passes whose output is discarded to refresh batch-norm statistics; a model put in
+eval mode before training), and on Lightning / HF Trainer scripts.
 
 The fix inserts `model.train()` before the training loop, or `model.eval()` before the
 evaluation loop and `model.train()` after it.
@@ -174,31 +188,45 @@ for epoch in range(epochs):
     @staticmethod
     def _deliberate_train(ctx, facts, loop, name: str) -> bool:
         """`model.train()` just before the loop, with no training loop in between, is a choice (e.g.
-        updating batch-norm statistics, as torch.optim.swa_utils.update_bn does), not a slip."""
+        updating batch-norm statistics, as torch.optim.swa_utils.update_bn does, or Monte Carlo
+        dropout), not a slip. The scan goes out through the `with` blocks that hold the loop
+        (`net.train()` then `with torch.no_grad(): for ...`)."""
         m = ctx.model
-        parent = m.parent(loop)
-        body = getattr(parent, "body", None)
-        if not isinstance(body, (list, tuple)):
-            return False
-        idx = next((i for i, st in enumerate(body) if st is loop), None)
-        if idx is None:
-            return False
-        for stmt in reversed(body[:idx]):
-            calls = [stmt] if isinstance(stmt, cst.Call) else m.calls_in(stmt)
-            for c in calls:
-                mo = method_of(c)
-                if mo and mo[1] in ("backward", "step"):
-                    return False
-            if (
-                isinstance(stmt, cst.SimpleStatementLine)
-                and len(stmt.body) == 1
-                and isinstance(stmt.body[0], cst.Expr)
-                and isinstance(stmt.body[0].value, cst.Call)
-            ):
-                mo = method_of(stmt.body[0].value)
-                if mo and mo[1] == "train" and dotted(stmt.body[0].value.func.value) == name:
-                    return True
-        return False
+        stmt = loop
+        while True:
+            block = m.parent(stmt)
+            body = getattr(block, "body", None)
+            if not isinstance(body, (list, tuple)):
+                return False
+            idx = next((i for i, st in enumerate(body) if st is stmt), None)
+            if idx is None:
+                return False
+            for prev in reversed(body[:idx]):
+                calls = [prev] if isinstance(prev, cst.Call) else m.calls_in(prev)
+                for c in calls:
+                    mo = method_of(c)
+                    if mo and mo[1] in ("backward", "step"):
+                        return False
+                if (
+                    isinstance(prev, cst.SimpleStatementLine)
+                    and len(prev.body) == 1
+                    and isinstance(prev.body[0], cst.Expr)
+                    and isinstance(prev.body[0].value, cst.Call)
+                ):
+                    call = prev.body[0].value
+                    mo = method_of(call)
+                    if mo and mo[1] == "train" and dotted(call.func.value) == name:
+                        return True
+                    # a helper of the file that switches (part of) the model to training mode:
+                    # `enable_dropout(model)` before Monte-Carlo dropout inference
+                    if any(dotted(a.value) == name for a in call.args) and any(
+                        "train" in facts.effects(fn) for fn in facts.file_functions(call)
+                    ):
+                        return True
+            owner = m.parent(block)
+            if not isinstance(block, cst.IndentedBlock) or not isinstance(owner, cst.With):
+                return False
+            stmt = owner
 
     def _eval_in_train_mode(self, ctx, facts):
         done: set[cst.CSTNode] = set()
@@ -209,8 +237,11 @@ for epoch in range(epochs):
             if loop.backward or loop.steps or facts.grad_use(node):
                 continue
             fn = facts.function_of(node)
+            after_training = None
             if not (facts.is_eval_function(fn) or facts.grad_mode_at(node) == "off"):
-                continue
+                after_training = _training_loop_before(ctx, facts, node)
+                if after_training is None:
+                    continue
             models = []
             calls = facts.model_calls_through_self(node)  # (outside a class: its own model calls)
             for c in calls:
@@ -222,6 +253,10 @@ for epoch in range(epochs):
             name = models[0]
             model_expr = next(c.func for c in calls if dotted(c.func) == name)
             if not facts.mode_sensitive(model_expr):
+                continue
+            if all(_output_discarded(ctx.model, c) for c in calls if dotted(c.func) == name):
+                continue  # `model(x)` for its side effects: batch-norm statistics (update_bn), not evaluation
+            if after_training is not None and not _evaluates_after(ctx, facts, node, after_training, name, calls):
                 continue
             if any(
                 method_of(c) and method_of(c)[1] in ("eval", "train") for c in facts.calls_in(node, into_defs=False)
@@ -256,3 +291,90 @@ for epoch in range(epochs):
                 f"call `{name}.eval()` before it and `{name}.train()` after it",
                 fix,
             )
+
+
+def _output_discarded(m, call: cst.Call) -> bool:
+    """`model(x)` is a statement of its own: its output is not used."""
+    return isinstance(m.parent(call), cst.Expr)
+
+
+# a loader named for evaluation: `valid_loader`, `val_dl`, `testloader`, `test_data`
+EVAL_LOADER = re.compile(r"(?:^|_)(?:val|valid|validation|test|testing|eval|evaluation)(?:_|loader|set|data|dl|$)", re.IGNORECASE)
+_ITER_WRAPPERS = ("enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm")
+
+
+def _training_loop_before(ctx: Context, facts, node):
+    """`for ... in valid_loader:` whose nearest preceding statement in its block that sets a
+    train/eval mode is a training loop, with nothing in between that sets a mode (`M.train()`,
+    `enable_dropout(M)`, a helper of the file that does): an evaluation loop written right after
+    the training batches (udacity/deep-learning-v2-pytorch#3). The training loop's LoopInfo, or None."""
+    m = ctx.model
+    if not isinstance(node, cst.For):
+        return None
+    it = node.iter
+    while isinstance(it, cst.Call) and it.args and it.args[0].keyword is None:
+        q = m.qualname(it.func) or (it.func.value if isinstance(it.func, cst.Name) else None)
+        if q not in _ITER_WRAPPERS:
+            break
+        it = it.args[0].value
+    if not isinstance(it, (cst.Name, cst.Attribute)) or not EVAL_LOADER.search(it.attr.value if isinstance(it, cst.Attribute) else it.value):
+        return None
+    block = m.parent(node)
+    body = getattr(block, "body", None)
+    if not isinstance(block, (cst.IndentedBlock, cst.Module)) or not isinstance(body, (list, tuple)):
+        return None
+    idx = next((i for i, st in enumerate(body) if st is node), None)
+    if idx is None:
+        return None
+    for stmt in reversed(body[:idx]):
+        if isinstance(stmt, (cst.For, cst.While)) and facts.loop_info[stmt].is_training:
+            return facts.loop_info[stmt]
+        if facts.statement_mode(stmt, training_loops=False) is not None:
+            return None
+    return None
+
+
+def _evaluates_after(ctx: Context, facts, node, train_loop, name: str, calls) -> bool:
+    """The loop after `train_loop` evaluates the model `train_loop` trains, in training mode by
+    mistake: the model is trained there, nothing in the scope set `name.eval()` before the loop
+    (a model kept in eval mode on purpose trains and validates in it), the loop computes a loss or
+    an accuracy, and calls the model once per batch (not repeatedly, as Monte-Carlo dropout does:
+    `[model(x) for _ in range(T)]`), and no function the file does not define gets the model
+    between the two loops (it may set the mode)."""
+    m = ctx.model
+    if not TrainEvalModeToggling._trained_in(facts, train_loop, name):
+        return False
+    scope = facts.function_of(node) or m.module
+    for c in facts.calls_in(scope, into_defs=False):
+        if not m.precedes(c, node):
+            break
+        mo = method_of(c)
+        if mo is not None and mo[1] == "eval" and dotted(mo[0]) == name:
+            return False
+    for c in calls:
+        if dotted(c.func) != name:
+            continue
+        for anc in m.ancestors(c):
+            if anc is node:
+                break
+            if isinstance(anc, (cst.For, cst.While, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+                return False  # called repeatedly per batch: sampling (MC dropout), not one evaluation
+    measures = False
+    for c in facts.calls_in(node, into_defs=False):
+        q = m.qualname(c.func) or ""
+        short = q.rsplit(".", 1)[-1].lower()
+        if facts.is_loss_module(c.func) or (q.startswith("torch.nn.functional.") and ("loss" in short or "entropy" in short)):
+            measures = True
+        mo = method_of(c)
+        if mo is not None and mo[1] == "eq":
+            measures = True
+    if not measures:
+        measures = any(
+            isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, cst.Equal) for n in walk(node)
+        )
+    if not measures:
+        return False
+    parent = m.parent(node)
+    body = list(getattr(parent, "body", ()))
+    between = body[body.index(train_loop.node) + 1 : body.index(node)]
+    return not any(facts.passes_to_unknown(stmt, {name}) for stmt in between)

@@ -53,7 +53,9 @@ once (before the training loop, in an epoch loop around the batch loop, in a dem
 `if len(state) == 0:`) costs one copy: the rule stays silent on it. A random factory given a
 `generator=` draws from that (CPU) generator on purpose, for reproducible numbers (torch's
 gradcheck): `device=` would not accept it, and the rule stays silent. So it is on an empty tensor
-(`torch.empty(0).to(device)`, a buffer grown with `torch.cat`): there is nothing to copy.
+(`torch.empty(0).to(device)`, a buffer grown with `torch.cat`): there is nothing to copy. A
+`*_like` factory (`torch.randn_like(x)`) builds its tensor on the device of `x`: it is reported only
+when the engine knows `x` lives on the host.
 
 The sites of one file are reported once, at the first; the message lists the lines of the others
 (a site silenced with `# noqa: GL501` on its line is neither listed nor rewritten). One safe fix
@@ -105,6 +107,8 @@ noise = torch.randn(batch, dim, device="cuda")
                 continue  # `generator=`: a CPU generator on purpose (reproducible draws); device= would not accept it
             if any(a.star for a in recv.args) or not recv.args:
                 continue
+            if factory.endswith("_like") and not _on_host(m, recv):
+                continue  # `torch.randn_like(latents)` is made where `latents` lives: on the host only if it does
             if _empty(factory, recv):
                 continue  # `torch.empty(0).to(d)`: no element to copy (dino's MultiCropWrapper output buffer)
             device = self._device(ctx, call, meth)
@@ -194,6 +198,15 @@ noise = torch.randn(batch, dim, device="cuda")
 
 
 _SHAPED = frozenset("zeros ones empty full rand randn".split())
+
+
+def _on_host(m, factory: cst.Call) -> bool:
+    """The input of a `*_like` factory is known to live on the host (the result is made there)."""
+    first = next((a.value for a in factory.args if a.keyword is None and not a.star), None)
+    if first is None:
+        first = next((a.value for a in factory.args if a.keyword is not None and a.keyword.value == "input"), None)
+    dev = m.device_of(first) if first is not None else None
+    return dev is not None and dev.is_host
 
 
 def _empty(factory: str, recv: cst.Call) -> bool:

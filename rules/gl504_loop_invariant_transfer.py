@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, dotted, walk
+from gpulint.flow import DTYPE
 from gpulint.rule import Context, Kind, Rule
 
 _READ_PARENTS = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Index,
@@ -27,7 +28,8 @@ a tensor defined before the loop and never changed in it (class weights, a mask,
 positional encodings) is copied again on every iteration: a host-to-device transfer, and often a
 synchronisation, per step for the same bytes.
 
-The rule is careful that the tensor really is loop-invariant: it is not re-assigned in the loop,
+A `.to(dtype)` that names no device (`x.to(weight_dtype)`) casts on the tensor's own device and is
+not reported. The rule is careful that the tensor really is loop-invariant: it is not re-assigned in the loop,
 not changed in place (no `x.add_()`, `x[i] = ...`, `x.data = ...`), not passed to a function that
 could change it, and the device expression does not change either.
 
@@ -64,6 +66,8 @@ for x, y in loader:
                 continue
             if meth == "to" and not call.args:
                 continue
+            if meth == "to" and _dtype_only(m, call):
+                continue  # `x.to(weight_dtype)`: a cast on the tensor's own device, no transfer
             if not self._invariant_name(ctx, facts, recv, loop):
                 continue
             if not all(self._invariant_expr(ctx, facts, a.value, loop) for a in call.args):
@@ -159,3 +163,21 @@ for x, y in loader:
         """The statement with its trailing comment, without indentation or newline."""
         first, last = ctx._line_bounds(line)
         return ctx.source[first:last].strip()
+
+
+_NO_DEVICE_KEYWORDS = frozenset(("dtype", "non_blocking", "copy", "memory_format"))
+
+
+def _dtype_only(m, call: cst.Call) -> bool:
+    """`.to(torch.float16)`, `.to(weight_dtype)`, `.to(dtype=...)`: no argument names a device
+    (the engine gives the positional argument a dtype value)."""
+    for a in call.args:
+        if a.star:
+            return False
+        if a.keyword is not None:
+            if a.keyword.value not in _NO_DEVICE_KEYWORDS:
+                return False
+        elif m.value_of(a.value).kind != DTYPE:
+            return False
+    return True
+

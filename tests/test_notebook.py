@@ -191,6 +191,40 @@ def test_shell_line_continued_with_backslash_is_masked_whatever_its_indentation(
     assert len(restore) == 3 and masked.splitlines()[-1] == "import torch"
 
 
+def test_automagic_wildcard_help_and_percent_operator_lines(tmp_path):
+    """Shapes from real notebooks (fourth precision pass): an automagic `pip install` line
+    (huggingface/notebooks diffusers), a wildcard help search (NYU-DLSP20), and a `%` operator that
+    starts a continuation line inside brackets (rasbt/deeplearning-models), which is Python."""
+    import ast
+
+    src = (
+        "pip install diffusers torch\n"
+        "torch.*Tensor?\n"
+        "%matplotlib inline\n"
+        "for batch_idx in range(3):\n"
+        "    print('Batch %03d'\n"
+        "          %(batch_idx))\n"
+        'doc = """\n%not a magic\n"""\n'
+    )
+    masked, restore = notebook.mask(src)
+    ast.parse(masked)
+    assert [len(a) for a in masked.splitlines()] == [len(b) for b in src.splitlines()]
+    assert [orig for _, orig in restore] == ["pip install diffusers torch", "torch.*Tensor?", "%matplotlib inline"]
+    assert "          %(batch_idx))" in masked.splitlines() and "%not a magic" in masked.splitlines()
+    # `pip = 3` is Python, never masked
+    assert notebook.mask("pip = 3\n%time x = pip\n")[0].splitlines()[0] == "pip = 3"
+    # end to end: the notebook is checked, not GL000
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                     "source": src}], "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(nb))
+    out = subprocess.run([sys.executable, "-m", "gpulint", "check", "--no-cache", str(path)],
+                         capture_output=True, text=True, timeout=300)
+    assert "GL000" not in out.stdout, out.stdout
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 def test_magics_are_kept_when_a_cell_is_fixed(tmp_path):
     nb = {
         "cells": [code_cell(to_source("%matplotlib inline\nimport torch\nx = torch.zeros(2)\nx.to('cpu')\n!ls\n"))],

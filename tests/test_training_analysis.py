@@ -293,3 +293,43 @@ def test_grad_mode_through_call_sites_in_any_order():
     g, m2 = facts_of(src)
     calls2 = [c for c in m2.calls if code(m2, c) in ("m(x)", "helper(m, x)")]
     assert [(code(m2, c), g.grad_mode_at(c)) for c in reversed(calls2)] == expected[::-1]
+
+
+def test_backward_in_a_called_method_makes_a_training_loop():
+    # transformers#31530's shape: the batch loop steps the optimizer, the backward runs in
+    # `self.training_step(...)` (once per call, outside any loop of its own)
+    facts, model = facts_of(
+        """
+        import torch
+        class Trainer:
+            def training_step(self, model, inputs):
+                loss = model(inputs).sum()
+                loss.backward()
+                return loss.detach()
+
+            def train_epochs(self, model, inputs):
+                for _ in range(2):
+                    loss = model(inputs).sum()
+                    loss.backward()
+
+            def train(self):
+                for epoch in range(3):
+                    for x in self.loader:
+                        self.training_step(self.model, x)
+                        self.optimizer.step()
+                        self.optimizer.zero_grad()
+                for x in self.loader:
+                    self.train_epochs(self.model, x)
+                    self.optimizer.step()
+                for x in self.loader:
+                    self.training_step(self.model, x)
+        """
+    )
+    loops = [i for i in facts.loops if facts.function_of(i.node).name.value == "train"]
+    epoch, batch, other, no_step = loops
+    assert batch.backward == [] and [code(model, c) for c in batch.backward_via] == ["self.training_step(self.model, x)"]
+    assert batch.is_step_loop and epoch.is_epoch_loop and not epoch.is_step_loop
+    # a function whose backward runs in a loop of its own is not one backward per call
+    assert other.backward_via == [] and not other.is_training
+    # backward without an optimizer step in the loop: not a training loop
+    assert not no_step.is_training

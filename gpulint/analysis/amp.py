@@ -921,3 +921,36 @@ def _prefix_with_qualname(model: ScriptModel, node: cst.BaseExpression, qualname
         if model.qualname(cur) == qualname:
             return cur
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# a scaler step never followed by `update()` (GL204; GL203's fix asks it too)
+# ---------------------------------------------------------------------------------------------
+
+def update_missing(ctx, facts: AmpFacts, it, scaler: str, step_call) -> bool:
+    """Whether a step of `scaler` made at `step_call` (a `scaler.step(...)`, or an
+    `optimizer.step()` that GL203 turns into one) in the training iteration `it` is never followed
+    by `scaler.update()`: no update in the iteration on the step's path, and none in a caller that
+    could do it (a step helper whose caller updates, an update in another function). GL203 asks it
+    too, so that its fix adds the update that a step through the scaler then needs."""
+    updates = [u for u in facts.scaler_calls_in(it, scaler, "update") if not facts.exclusive(u.call, step_call)]
+    if updates:
+        return False
+    others = [u for u in facts.scaler_calls if u.method == "update" and u.scaler == scaler]
+    if not _is_loop(it) and others:
+        return False  # a step helper: its caller may update
+    # updated in another function, which the iteration may call
+    return all(ctx.model.scope_of(u.call) is ctx.model.scope_of(step_call) for u in others)
+
+
+def update_edit(ctx, facts: AmpFacts, it, scaler: str, step_calls):
+    """The edit that inserts `scaler.update()` after the last of `step_calls` (statement lines of
+    one block of the iteration), or None when there is no such single place."""
+    anchor = facts.update_anchor(step_calls, it)
+    if anchor is None:
+        return None
+    return ctx.insert_after(anchor, f"{scaler}.update()")
+
+
+def _is_loop(node) -> bool:
+    return isinstance(node, (cst.For, cst.While))

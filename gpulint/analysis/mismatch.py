@@ -12,6 +12,20 @@ RANDOM_FACTORIES = frozenset(
 NO_DEVICE_ARG = frozenset({"from_numpy", "from_dlpack", "frombuffer", "from_file", "as_strided"})
 
 
+def factory_takes_device(q: str | None, like: bool = False) -> bool:
+    """`q` (a qualified name) is a `torch.*` factory that takes `device=`: what the knowledge base
+    says creates a tensor, or `torch.tensor`/`torch.as_tensor`; with `like`, also the `*_like`
+    factories (their device defaults to their input's). Not `torch.meshgrid`, `torch.stack`,
+    `torch.from_numpy` (no `device=` to give)."""
+    if not q or not q.startswith("torch."):
+        return False
+    from gpulint import flowkb
+
+    info = flowkb.function(q)
+    short = q.rsplit(".", 1)[-1]
+    return info is not None and (info.creates or short in ("tensor", "as_tensor") or (like and short.endswith("_like")))
+
+
 def representative(m, acc):
     """A name for the accelerator operand: itself when it is a name, else the first tensor name
     on the accelerator inside it (`pred` in `(pred - target) ** 2`)."""
@@ -63,9 +77,7 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
     if q in flowkb.LEGACY_TENSOR_TYPES:
         # `torch.FloatTensor(...)` takes no device= (a CUDA device is refused): copy it over
         return ctx.insert_text(ctx.span(origin)[1], f".to({acc.value}.device)"), random
-    info = flowkb.function(q)
-    short = q.rsplit(".", 1)[-1]
-    if info is None or not (info.creates or short in ("tensor", "as_tensor") or short.endswith("_like")):
+    if not factory_takes_device(q, like=True):
         return None  # `torch.meshgrid(...)`, `torch.stack(...)`: no device= to give
     end = ctx.span(origin.args[-1].value)[1]
     return ctx.insert_text(end, f", device={acc.value}.device"), random

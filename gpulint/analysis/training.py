@@ -122,6 +122,9 @@ class Step:
 class LoopInfo:
     node: cst.For | cst.While
     backward: list[cst.Call] = field(default_factory=list)
+    # calls of the file's functions/methods that run `.backward()` once per call (a trainer's
+    # `loss = self.training_step(model, inputs)`): the loop's backward runs inside them
+    backward_via: list[cst.Call] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     clears: list[cst.CSTNode] = field(default_factory=list)  # zero_grad calls, `.grad = None`, helper calls
     cleared_optimizers: set[str] = field(default_factory=set)  # code of O in `O.zero_grad()`
@@ -131,7 +134,7 @@ class LoopInfo:
 
     @property
     def is_training(self) -> bool:
-        return bool(self.backward) and bool(self.steps)
+        return bool(self.backward or self.backward_via) and bool(self.steps)
 
     @property
     def is_step_loop(self) -> bool:
@@ -149,6 +152,7 @@ class TrainingFacts:
         self.order = model.order  # source order, from the model's walk
         self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._fn_steps: dict[cst.FunctionDef, list[Step]] = {}
+        self._fn_backward: dict[cst.FunctionDef, bool] = {}
         self._calls_by_name: dict[str, list[cst.Call]] | None = None
         self._set_grad_statements: dict[cst.CSTNode, tuple[list[int], list[str]]] = {}
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
@@ -374,11 +378,27 @@ class TrainingFacts:
             if f.attr.value == "backward":
                 backward = True
             elif f.attr.value == "step":
-                st = self._as_step(c, f.value)
+                st = self.as_step(c, f.value)
                 if st is not None:
                     steps.append(st)
         out = self._fn_steps[fn] = steps if backward else []
         return out
+
+    def runs_backward(self, fn: cst.FunctionDef) -> bool:
+        """`fn` itself calls `.backward()` outside any loop of its own: each call of it runs one
+        backward pass (a trainer's `training_step`). One level: what it calls is not followed."""
+        cached = self._fn_backward.get(fn)
+        if cached is None:
+            cached = False
+            for c in self.m.calls_in(fn):
+                f = c.func
+                if not (isinstance(f, cst.Attribute) and f.attr.value in ("backward", "manual_backward")):
+                    continue
+                if self.m.enclosing(c, cst.FunctionDef) is fn and self.enclosing_loop(c) is None:
+                    cached = True
+                    break
+            self._fn_backward[fn] = cached
+        return cached
 
     def call_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
         cached = self._sites.get(fn)
@@ -654,15 +674,19 @@ class TrainingFacts:
                     else:
                         info.clears_all = True
                 elif meth == "step":
-                    step = self._as_step(n, recv)
+                    step = self.as_step(n, recv)
                     if step is not None:
                         info.steps.append(step)
             for fn in self.file_functions(n):
                 if "zero_grad" in self.effects(fn):
                     info.clears.append(n)
                     info.clears_all = True
+                if self.runs_backward(fn) and n not in info.backward_via:
+                    info.backward_via.append(n)
 
-    def _as_step(self, call: cst.Call, recv: cst.BaseExpression) -> Step | None:
+    def as_step(self, call: cst.Call, recv: cst.BaseExpression) -> Step | None:
+        """`recv.step(...)` as an optimizer step: `O.step()` of an optimizer (not a scheduler), or
+        `S.step(O)` of a GradScaler; None when it is neither."""
         args = [a for a in call.args]
         if self.is_scaler(recv):
             pos = [a for a in args if a.keyword is None]
@@ -674,6 +698,8 @@ class TrainingFacts:
         if self.is_optimizer(recv):
             return Step(call, recv, bool(args), False)
         return None
+
+    _as_step = as_step  # the former private name (branches that still call it)
 
     # ------------------------------------------------------------------------------------------
     # gradient regions
@@ -798,6 +824,34 @@ class TrainingFacts:
                 if "grad" in self.effects(fn):
                     return True
         return False
+
+    def grad_use_besides_training(self, fn: cst.FunctionDef, node: cst.CSTNode) -> bool:
+        """Does `fn` use gradients (as `grad_use(fn.body)`) anywhere but in its training loops that
+        do not contain `node`? A trainer method that runs the training batches and then an
+        evaluation loop uses gradients in the first only: that says nothing about the second."""
+        m = self.m
+        training = [
+            info.node
+            for info in self.loops
+            if info.is_training and not m.contains(info.node, node) and self.function_of(info.node) is fn
+        ]
+        if not training:
+            return self.grad_use(fn.body)
+
+        def outside(n: cst.CSTNode) -> bool:
+            return not any(m.contains(t, n) for t in training)
+
+        out: set[str] = set()
+        for call in self.calls_in(fn.body):
+            if not outside(call):
+                continue
+            self._call_effects(call, out)
+            if "grad" in out:
+                return True
+            for g in self.file_functions(call):
+                if "grad" in self.effects(g):
+                    return True
+        return any(outside(a) for a in self.grad_attributes_in(fn.body))
 
     # ------------------------------------------------------------------------------------------
     # evaluation contexts and train/eval mode
