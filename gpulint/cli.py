@@ -108,14 +108,19 @@ def _interruptible(fn, **kw) -> None:
 
     In the `gpulint` program, the run imports LibCST, the engine and the rules under the
     start-up cache (the compiled code of their dataclasses' methods), and LibCST without its
-    metadata providers and helpers until something asks for them (gpulint/_startup.py)."""
+    metadata providers and helpers until something asks for them, and without the cyclic garbage
+    collector's passes until the first file is analysed (gpulint/_startup.py)."""
     try:
         if _PROGRAM:
-            from gpulint._startup import compile_cache, lazy_libcst
+            from gpulint._startup import compile_cache, lazy_libcst, pause_gc, resume_gc
 
-            with compile_cache():
-                lazy_libcst()
-                fn(**kw)
+            pause_gc()  # while the run imports; resumed before the first file is analysed
+            try:
+                with compile_cache():
+                    lazy_libcst()
+                    fn(**kw)
+            finally:
+                resume_gc()
         else:
             fn(**kw)
     except KeyboardInterrupt:

@@ -1084,6 +1084,12 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
     if not _GC_TUNED:
         tune_gc()
         fast_node_identity()
+        from gpulint._startup import thaw_gc
+
+        try:
+            return guarded(_run_text, path, text, rules, opts)
+        finally:
+            thaw_gc()  # the start-up's frozen objects, back under the collector after one file
     return guarded(_run_text, path, text, rules, opts)
 
 
@@ -1129,7 +1135,10 @@ def tune_gc() -> None:
     global _GC_TUNED
     import gc
 
+    from gpulint._startup import resume_gc
+
     _GC_TUNED = True
+    resume_gc()  # the program's start-up pause (see gpulint/_startup.py), before analysing
     old = gc.get_threshold()
     if old[0] <= 0:  # automatic collection switched off by someone: leave it so
         return

@@ -289,7 +289,8 @@ class _Collector(cst.CSTVisitor):
     # generic hooks: parent map and scope bookkeeping
     def on_visit(self, node: cst.CSTNode) -> bool:
         m = self.m
-        m.kids[node] = []
+        kids = m.kids
+        kids[node] = _NO_KIDS  # a list only once it has a child (most nodes are leaves)
         i = len(m.nodes)
         if i != self.pos:
             self.pos = i
@@ -298,7 +299,11 @@ class _Collector(cst.CSTVisitor):
         if self.stack:
             parent = self.stack[-1]
             m.parents[node] = parent
-            m.kids[parent].append(node)
+            siblings = kids[parent]
+            if siblings:
+                siblings.append(node)
+            else:
+                kids[parent] = [node]
         self.stack.append(node)
         t = type(node)
         if t is cst.Call:
@@ -444,6 +449,8 @@ class _Collector(cst.CSTVisitor):
         self._bind_name(name, target, value, how, index, annotation, scope=scope)
 
 
+_NO_KIDS: tuple = ()  # the recorded children of a node without any (one shared object)
+
 _ACTIVE: "ScriptModel | None" = None  # the model built last in this process (one file at a time)
 
 
@@ -532,7 +539,7 @@ class ScriptModel:
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         # The tree, recorded once: walking it again through LibCST's visitor machinery (or a
         # node's `.children`, which runs that machinery) costs as much as the first walk.
-        self.kids: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+        self.kids: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}  # a list, or () for a leaf
         self.nodes: list[cst.CSTNode] = []  # every node in source (pre-)order
         self.order: dict[cst.CSTNode, int] = {}  # node -> position in `nodes`
         self.end: dict[cst.CSTNode, int] = {}  # node -> position after its subtree in `nodes`

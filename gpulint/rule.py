@@ -105,7 +105,12 @@ class Context:
             # LibCST's PositionProvider's ranges, computed without its per-token overhead
             from gpulint.positions import positions
 
-            self._positions = positions(self.module)
+            model = self.model
+            locate = None
+            if model is not None and getattr(model, "module", None) is self.module:
+                locate = _top_statement_locator(model)
+            # only the top-level statements that hold a node asked for are measured node by node
+            self._positions = positions(self.module, locate, self.source if locate is not None else None)
         return self._positions
 
     def line_starts(self) -> list[int]:
@@ -204,6 +209,25 @@ class Context:
             return self.edit(start, end, "pass")
         first, last = self._line_bounds(stmt)
         return self.edit(first, last, "")
+
+
+def _top_statement_locator(model: ScriptModel):
+    """node -> the top-level statement of the model's module that holds it (from the model's
+    parent map), or None (the module itself, a layout node the model does not record)."""
+    parents = model.parents
+    module = model.module
+
+    def locate(node: cst.CSTNode) -> cst.CSTNode | None:
+        cur = node
+        while True:
+            parent = parents.get(cur)
+            if parent is None:
+                return None
+            if parent is module:
+                return cur
+            cur = parent
+
+    return locate
 
 
 def make_diagnostic(ctx: Context, finding: Finding) -> Diagnostic:

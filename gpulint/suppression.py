@@ -142,16 +142,18 @@ class Suppressions:
         if "#" not in source or not _CANDIDATE.search(source):
             return  # the common case: no directive anywhere, nothing to tokenize
         known = known or _known()
+        # the comments that may hold a directive, gathered while the tokens stream by (a list
+        # of every token of a large file would take tens of MB); a file the tokenizer rejects
+        # part-way has none, as before
+        comments = []
         try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+            for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+                if tok.type == tokenize.COMMENT and _CANDIDATE.match(tok.string):
+                    comments.append(tok)
         except (tokenize.TokenError, SyntaxError, IndentationError):
-            tokens = []
-        for tok in tokens:
-            if tok.type != tokenize.COMMENT:
-                continue
+            comments = []
+        for tok in comments:
             text = tok.string
-            if not _CANDIDATE.match(text):
-                continue
             line = tok.start[0]
             if _SKIP_FILE.match(text):
                 self.skip_file = True

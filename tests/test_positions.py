@@ -10,7 +10,9 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from gpulint.model import ScriptModel
 from gpulint.positions import positions
+from gpulint.rule import _top_statement_locator
 from test_cstwalk import SAMPLE
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -22,6 +24,26 @@ def _same(module: cst.Module) -> None:
     assert set(got) == set(expected)
     for node, rng in expected.items():
         assert got[node] == rng, (type(node).__name__, rng, got[node])
+    _same_by_statement(module, expected)
+    _same_by_statement(module, expected, module.code)
+
+
+def _same_by_statement(module: cst.Module, expected, source: str | None = None) -> None:
+    """With a locator (what `Context.positions` uses), the nodes in top-level statements are
+    measured one statement at a time: the same ranges, in any order of asking; then every other
+    node (the module, layout nodes the model does not record) from the whole module's map. With
+    `source` (the module's code), a statement is placed where the code holds its code once."""
+    model = ScriptModel(module)
+    got = positions(module, _top_statement_locator(model), source)
+    placed = [n for n in model.nodes if n is not module]
+    random.Random(len(placed)).shuffle(placed)
+    for node in placed:
+        assert got[node] == expected[node], (type(node).__name__, expected[node], got[node])
+    assert got._offsets is None  # not one of them needed the whole module's map
+    assert set(got._stmt_offsets) <= set(module.body)
+    for node, rng in expected.items():
+        assert got[node] == rng, (type(node).__name__, rng, got[node])
+    assert set(got) == set(expected)
 
 
 @pytest.mark.parametrize(
@@ -36,6 +58,10 @@ def _same(module: cst.Module) -> None:
         "def f():\n    return '''a\nb'''  # c\n\n\n# tail",
         "if x:\n\tpass\nelse:  \\\n  pass\n",
         "s = 'é\U0001f600' + f'{x!r:{y}}'\n",
+        # statements whose code is repeated (placed by measuring every statement's start), one
+        # whose code is also the tail of another line, one that is unique
+        "x = 1\nx = 1\nif y:\n    x = 1\nz = (x,\n  2)\n",
+        "# head\n\nx = 1\n\n\nx = 1  # c\ndef f():\n    pass\n# tail",
     ],
 )
 def test_same_ranges_as_libcst(src: str):
