@@ -56,6 +56,8 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
         reported: set = set()
         for call in m.calls:
             q = m.qualname(call.func)
+            if q is None and isinstance(call.func, cst.Name):
+                q = _passed_class(m, call.func)  # `optimizer_fn(...)`, given `torch.optim.Adagrad`
             if q not in _STATEFUL_AT_INIT or not call.args:
                 continue
             first = call.args[0].value
@@ -168,9 +170,60 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
     def _only_uses_before(ctx: Context, move_call: cst.Call, opt_stmt) -> bool:
         """The names the move statement reads are bound before the optimizer statement."""
         m = ctx.model
+        scope = m.scope_of(opt_stmt)
         for n in m.walk(move_call):
             if isinstance(n, cst.Name):
                 for b in m.bindings_of(n):
                     if b.how in ("assign", "unpack", "for", "with") and not m.precedes(b.node, opt_stmt):
                         return False
+            elif isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self":
+                # `self.model.to(self.device)` with `self.device = ...` set after the optimizer
+                for b in m.bindings_of(n):
+                    if m.scope_of(b.node) is scope and not m.precedes(b.node, opt_stmt):
+                        return False
         return True
+
+
+def _passed_class(m, name: cst.Name) -> str | None:
+    """The qualified name a parameter stands for when the function's every call the file shows
+    (for a method, every call the flow engine resolved to it) passes, or defaults to, the same
+    qualified name: `optimizer_fn` of `__init__(self, model, optimizer_fn=torch.optim.Adam)` called
+    as `CTRTrainer(m, optimizer_fn=torch.optim.Adagrad)`."""
+    bs = m.bindings_of(name)
+    if len(bs) != 1 or bs[0].how != "param":
+        return None
+    fn = m.enclosing(bs[0].node, cst.FunctionDef)
+    if fn is None:
+        return None
+    method = m.class_of(fn) is not None
+    p = fn.params
+    ordered = [x for x in (*p.posonly_params, *p.params)]
+    if method and ordered:
+        ordered = ordered[1:]  # the receiver
+    param = next((x for x in (*ordered, *p.kwonly_params) if x.name.value == name.value), None)
+    if param is None:
+        return None
+    sites = m.resolved_sites(fn) if method else m.call_sites(fn)
+    if not sites:
+        return None
+    found = set()
+    for site in sites:
+        given = None
+        pos = 0
+        for a in site.args:
+            if a.star:
+                return None
+            if a.keyword is not None:
+                if a.keyword.value == name.value:
+                    given = a.value
+                continue
+            if pos < len(ordered) and ordered[pos] is param:
+                given = a.value
+            pos += 1
+        if given is None:
+            given = param.default
+        q = m.qualname(given) if given is not None else None
+        if q is None:
+            return None
+        found.add(q)
+    return found.pop() if len(found) == 1 else None
