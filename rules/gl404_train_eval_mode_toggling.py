@@ -113,6 +113,12 @@ for epoch in range(epochs):
                         arg = facts.argument_for(fn, call, imo[0].value)
                         if arg is not None and facts.is_model(arg):
                             yield inner, arg, call
+                    elif (imo is not None and imo[1] == "eval" and not inner.args and _self_attr(imo[0])
+                          and _self_call(call) and ctx.model.class_of(fn) is ctx.model.class_of(call)
+                          and facts.is_model(imo[0])):
+                        # `self.validate()` from the training loop of another method of the class,
+                        # which runs `self.model.eval()`: the same `self.model`
+                        yield inner, imo[0], call
 
     def _never_undone(self, ctx, facts):
         reported = set()
@@ -378,3 +384,12 @@ def _evaluates_after(ctx: Context, facts, node, train_loop, name: str, calls) ->
     body = list(getattr(parent, "body", ()))
     between = body[body.index(train_loop.node) + 1 : body.index(node)]
     return not any(facts.passes_to_unknown(stmt, {name}) for stmt in between)
+
+
+def _self_attr(e) -> bool:
+    return isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self"
+
+
+def _self_call(call: cst.Call) -> bool:
+    """`self.<method>(...)`."""
+    return _self_attr(call.func)
