@@ -138,7 +138,7 @@ for epoch in range(epochs):
                 if facts.passes_to_unknown(loop.node, {name}):
                     continue
                 reported.add(call)
-                yield ctx.finding(call, self.message.format(model=name), self._train_fix(ctx, facts, loop, name))
+                yield ctx.finding(call, self.message.format(model=name), self._train_fix(ctx, facts, loop, name, call))
 
     @staticmethod
     def _trained_in(facts, loop, name) -> bool:
@@ -149,14 +149,27 @@ for epoch in range(epochs):
             for c in facts.model_calls(info.node):
                 if dotted(c.func) == name and facts.grad_mode_at(c) is None:
                     return True
+            # `loss = dsm_loss(score, X, labels)`: a function of the file that calls the model it is
+            # given (one level)
+            for c in facts.calls_in(info.node, into_defs=False):
+                if facts.grad_mode_at(c) is not None:
+                    continue
+                for fn in facts.file_functions(c):
+                    for inner in facts.calls_in(fn.body, into_defs=False):
+                        if isinstance(inner.func, cst.Name):
+                            arg = facts.argument_for(fn, c, inner.func.value)
+                            if arg is not None and dotted(arg) == name and facts.grad_mode_at(inner) != "off":
+                                return True
         return False
 
     @staticmethod
-    def _train_fix(ctx, facts, loop, name):
-        if loop.is_epoch_loop:
-            inner = next((n for n in loop.nested if n.is_training), None)
-            if inner is None:
-                return None
+    def _train_fix(ctx, facts, loop, name, call=None):
+        inner = next((n for n in loop.nested if n.is_training), None) if loop.is_epoch_loop else None
+        if inner is not None and call is not None and any(a is inner.node for a in ctx.model.ancestors(call)):
+            loop, inner = inner, None  # the eval runs inside the batch loop: train again at its top
+        if loop.is_epoch_loop and inner is None:
+            return None
+        if inner is not None:
             offset = _line_above_comments(ctx, inner.node)
             text = f"{ctx.indent_of(inner.node)}{name}.train(){ctx.newline}"
         else:
