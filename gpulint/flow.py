@@ -2369,9 +2369,9 @@ class Flow:
             if not given and any(v.kind == MODULE and (v.dev is None or not v.dev.is_host)
                                  for v in [*(v for _, v, _s in pos), *(v for _, v in kw.values())]):
                 dev, given = None, True  # built around a module that is (or may be) elsewhere: `PCB_test(model)`
-            return Value(kind, dev if given else (None if frame.devctx else HOST), origin=e, cls=name,
-                         placed=e if given else None,
-                         stateful=self._class_stateful(name))
+            half_at = self._init_half_call(name) if kind == MODULE else None
+            return Value(kind, dev if given else (None if frame.devctx else HOST), half_at is not None, origin=e,
+                         cls=name, placed=e if given else None, stateful=self._class_stateful(name), half_at=half_at)
         if kind is not None:
             return Value(kind, None, origin=e, cls=name)
         init = self.m.classes[name].methods.get("__init__")
@@ -2397,13 +2397,29 @@ class Flow:
         return found
 
     def _method_halves(self, cls: str, meth: str) -> bool:
+        return self._method_half_call(cls, meth) is not None
+
+    def _init_half_call(self, cls: str):
+        """The call in the class's own `__init__` that casts the module or a module attribute to
+        float16 (`self.model.half()` under `if args.precision == "half":`), or None."""
+        key = ("init", cls)
+        if key not in self._half_cache:
+            self._half_cache[key] = None  # recursion guard
+            info = self.m.classes.get(cls)
+            found = None
+            if info is not None and "__init__" in info.methods:
+                found = self._method_half_call(cls, "__init__")
+            self._half_cache[key] = found
+        return self._half_cache[key]
+
+    def _method_half_call(self, cls: str, meth: str):
         m = self.m
         got = m.method_of_class(cls, meth)
         if got is None:
-            return False
+            return None
         fn, owner = got
         if kb.module_method(meth) is not None or meth == "forward":
-            return False
+            return None
         self._ensure_init(owner)  # what its attributes are (a module method summarised from main())
         for call in m.calls_in(fn):
             f = call.func
@@ -2421,16 +2437,16 @@ class Flow:
                     continue  # `self.mask.half()`: a tensor, not the module's weights
             name = f.attr.value
             if name == "half" and not call.args:
-                return True
+                return call
             if name == "to" and any(m.qualname(a.value) in ("torch.float16", "torch.half") for a in call.args
                                     if a.keyword is None or a.keyword.value == "dtype"):
-                return True
+                return call
             if name == "apply" and len(call.args) == 1 and type(call.args[0].value) is cst.Name:
                 if self._func_halves(call.args[0].value.value):
-                    return True
+                    return call
             if type(target) is cst.Name and name != meth and self._converts_to_half(owner, name, ()):
-                return True  # `self.convert_blocks()`
-        return False
+                return call  # `self.convert_blocks()`
+        return None
 
     def _func_halves(self, name: str) -> bool:
         """A function of the file whose parameter's weights (or the parameter) it casts to

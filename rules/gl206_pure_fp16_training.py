@@ -124,6 +124,17 @@ for x, y in loader:
                         continue
                     reported.add(at)
                     yield ctx.finding(at, self.message.format(m=ctx.code(owner)))
+        # the conversions whose module's parameters some optimizer of the file receives
+        stepped = set()
+        for call in m.calls:
+            q = m.qualname(call.func)
+            if q is None or not is_optimizer_qualname(q):
+                continue
+            for arg in call.args:
+                for owner in _parameter_owner_nodes(arg.value):
+                    v = m.value_of(owner)
+                    if v.kind == "module" and v.half and v.half_at is not None:
+                        stepped.add(v.half_at)
         # across functions: a function that trains calls a module the flow engine knows was
         # converted to float16 by its caller (`model.half()` in main(), `train(model, ...)`)
         for call in m.calls:
@@ -137,6 +148,8 @@ for x, y in loader:
                 continue
             if not isinstance(at.func, cst.Attribute) or at.func.attr.value not in ("half", "to"):
                 continue
+            if at not in stepped:
+                continue  # no optimizer steps that module's parameters (a frozen half-precision teacher)
             reported.add(at)
             yield ctx.finding(at, self.message.format(m=ctx.code(at.func.value)))
 
