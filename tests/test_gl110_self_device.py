@@ -37,3 +37,12 @@ def test_method_of_a_class_keeping_its_device_maps_to_self_device():
 def test_class_without_a_device_attribute_keeps_the_module_level_name():
     out = fix(TEXT.replace("SETS", "self.steps = 0"), {"GL110"}, unsafe=True).text
     assert "torch.load(path, map_location=device)" in out
+
+
+def test_class_comparing_its_device_to_its_own_strings_is_not_used():
+    # YOLOX's Predictor: `self.device = device` where the class tests `self.device == "gpu"`, a
+    # value torch.load's map_location would reject
+    text = TEXT.replace("SETS", "self.device = device").replace(
+        "        ckpt = torch.load(path)", '        if self.device == "gpu":\n            pass\n        ckpt = torch.load(path)')
+    out = fix(text, {"GL110"}, unsafe=True).text
+    assert "map_location=self.device" not in out
