@@ -129,6 +129,7 @@ class Value:
     fn: cst.FunctionDef | None = field(default=None, repr=False)  # FUNC: the function (compared by identity)
     deep: bool = False  # a tensor known to have at least two dimensions (`t[i]` still has one)
     wrap: object = field(default=None, repr=False)  # the DataParallel/DDP call it is on some path, or UNWRAPPED
+    keys: tuple | None = None  # MAPPING: ((key, value), ...) of a dict display with constant string keys
 
     def __eq__(self, o):
         return (
@@ -146,6 +147,7 @@ class Value:
             and self.scatters == o.scatters
             and self.wrap is o.wrap
             and self.stateful == o.stateful
+            and self.keys == o.keys
         )
 
     def __hash__(self):
@@ -187,6 +189,11 @@ def join(a: Value | None, b: Value | None) -> Value:
         ea, eb = _elem_of(a), _elem_of(b)
         if ea is not None and eb is not None:
             elem = join(ea, eb)  # `[x]` then `.append(y)` in a loop: its elements are x or y
+    keys = None
+    if a.keys is not None and b.keys is not None and len(a.keys) == len(b.keys):
+        bk = dict(b.keys)
+        if all(k in bk for k, _ in a.keys):
+            keys = tuple((k, join(v, bk[k])) for k, v in a.keys)
     return Value(
         a.kind,
         join_dev(a.dev, b.dev),
@@ -204,7 +211,26 @@ def join(a: Value | None, b: Value | None) -> Value:
         source=a.source if a.source is b.source else None,
         deep=a.deep and b.deep,
         wrap=UNWRAPPED if UNWRAPPED in (a.wrap, b.wrap) else (a.wrap or b.wrap),
+        keys=keys,
     )
+
+
+def _mapping(keys: tuple | None, elem: Value | None, origin=None) -> Value:
+    """A dict: per-key values where its keys are known, and `elem`, what any value is (joined; kept
+    only where that is a tensor, as for a display)."""
+    if keys is not None and elem is None and keys:
+        out = None
+        for _, v in keys:
+            out = v if out is None else join(out, v)
+        elem = out if out is not None and out.kind == TENSOR else None
+    return Value(MAPPING, None, elem=elem, keys=keys, origin=origin)
+
+
+def _const_key(x) -> str | None:
+    if type(x) is cst.SimpleString:
+        v = x.evaluated_value
+        return v if isinstance(v, str) else None
+    return None
 
 
 # calls that run their first argument (a module) on their second: the keyword that may give it
@@ -468,6 +494,13 @@ _TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus",
                        "pad", "prepare_seq2seq_batch"})
 # roots of a configured device (`self.device`, `args.device`, `cfg.device`), as opposed to the
 # device of some tensor or module (`logits.device`), which is wherever that value is
+_PURE_BUILTINS = frozenset("print len isinstance str repr id type sorted list tuple dict set enumerate zip "
+                           "max min sum any all iter next hash format float int bool range reversed".split())
+# roots of qualified names whose functions do not change a dict or list passed to them
+_NON_MUTATING_ROOTS = frozenset("torch numpy math json copy os sys logging pickle random time itertools "
+                                "functools collections pprint wandb builtins operator warnings re "
+                                "statistics pandas yaml tqdm".split())
+_MAPPING_MUTATORS = frozenset({"update", "setdefault", "__setitem__", "pop", "popitem", "clear"})
 _CONFIG_ROOTS = frozenset(
     "self args opt opts option options config cfg conf hparams hp params training_args train_args flags FLAGS "
     "trainer accelerator state settings".split()
@@ -926,7 +959,67 @@ class Flow:
                 self._bind(el.value, sub, frame,
                            src_items[i].value if src_items is not None and i < len(src_items) else None)
         elif t is cst.Subscript:
-            self.eval(target.value, frame)
+            base = target.value
+            bv = self.eval(base, frame)
+            if bv.kind in (MAPPING, TUPLE) and self._container_name(base):
+                self._item_assigned(target, base, bv, v, frame)
+
+    @staticmethod
+    def _container_name(base) -> bool:
+        return type(base) is cst.Name or (
+            type(base) is cst.Attribute and type(base.value) is cst.Name and base.value.value == "self")
+
+    def _rebind_container(self, base, v: Value, frame: _Frame) -> None:
+        """A dict or list changed in place: its name (or `self` attribute) holds the new value from
+        here on (not recorded as the value of the name read there)."""
+        if type(base) is cst.Name:
+            frame.env[base.value] = v
+        elif frame.cls is not None:
+            frame.env["self." + base.attr.value] = v
+            frame.assigned_self.add(base.attr.value)
+
+    def _item_assigned(self, target: cst.Subscript, base, bv: Value, v: Value, frame: _Frame) -> None:
+        """`d[k] = v`, `xs[i] = v`: one key's value for a constant key of a dict whose keys are
+        known; otherwise any value may now be v (`batch[k] = batch[k].to(device)` in a loop over the
+        keys moves them all on some paths only: host or device)."""
+        idx = target.slice[0].slice.value if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) else None
+        if bv.kind == MAPPING:
+            key = _const_key(idx) if idx is not None else None
+            if key is not None and bv.keys is not None:
+                keys = tuple((k0, v if k0 == key else v0) for k0, v0 in bv.keys)
+                if all(k0 != key for k0, _ in bv.keys):
+                    keys = keys + ((key, v),)
+                new = _mapping(keys, None, bv.origin)
+            else:
+                elem = join(bv.elem, v) if bv.elem is not None else None
+                new = Value(MAPPING, None, elem=elem if elem is not None and elem.kind == TENSOR else None, origin=bv.origin)
+        else:
+            items = None
+            if type(idx) is cst.Integer and bv.items is not None:
+                i = int(idx.value, 0)
+                if 0 <= i < len(bv.items):
+                    items = tuple(v if j == i else x for j, x in enumerate(bv.items))
+            if items is not None:
+                new = Value(TUPLE, None, items=items, origin=bv.origin)
+            else:
+                old = _elem_of(bv)
+                new = Value(TUPLE, None, elem=join(old, v) if old is not None else UNKNOWN, origin=bv.origin)
+        self._rebind_container(base, new, frame)
+
+    def _mapping_mutated(self, recv, rv: Value, meth: str, pos, frame: _Frame) -> None:
+        """`d.update(other)`, `d.setdefault(k, v)`, ...: merged where both sides' keys are known;
+        otherwise nothing is known of its values any more."""
+        if not self._container_name(recv):
+            return
+        if meth == "update" and len(pos) == 1 and not pos[0][2] and rv.keys is not None and pos[0][1].keys is not None:
+            other = dict(pos[0][1].keys)
+            keys = tuple((k0, other.pop(k0, v0)) for k0, v0 in rv.keys) + tuple(other.items())
+            new = _mapping(keys, None, rv.origin)
+        elif meth in ("pop", "popitem", "clear"):
+            return  # what is left is what was there
+        else:
+            new = Value(MAPPING, None, origin=rv.origin)
+        self._rebind_container(recv, new, frame)
 
     def _pair_result(self, e) -> bool:
         """A call giving a (values, indices) pair: `torch.max(x, 1)`, `x.topk(k)`, `x.sort()`."""
@@ -1161,19 +1254,28 @@ class Flow:
             return Value(HOSTVAL, HOST)
         if t is cst.Dict:
             out = None
+            keys = []
             for el in e.elements:
                 if isinstance(el, cst.DictElement):
                     self.eval(el.key, frame)
                     v = self.eval(el.value, frame)
                     out = v if out is None else join(out, v)
+                    k = _const_key(el.key)
+                    if keys is not None and k is not None and all(k != k0 for k0, _ in keys):
+                        keys.append((k, v))
+                    else:
+                        keys = None
                 else:
                     self.eval(el.value, frame)
                     out = UNKNOWN  # `**other`
+                    keys = None
             if out is not None and out.kind == TENSOR:  # `{"features": x[i], "target": y[i]}`
                 origins = {id(self._peek_origin(el.value)) for el in e.elements}
                 if len(origins) > 1:
                     out = replace(out, origin=None, placed=None)  # which key's tensor: not kept
-                return Value(MAPPING, None, elem=out)
+                return Value(MAPPING, None, elem=out, keys=tuple(keys) if keys else None)
+            if keys:  # `{"output": model(x), "n": 3}`: per key, though the values differ in kind
+                return Value(MAPPING, None, keys=tuple(keys))
             return UNKNOWN
         if t is cst.Comparison:
             vals = [self.eval(e.left, frame)] + [self.eval(c.comparator, frame) for c in e.comparisons]
@@ -1236,7 +1338,12 @@ class Flow:
             out = Value(MAPPING, None, elem=ev) if ev.kind == TENSOR else UNKNOWN
         else:
             ev = self.eval(e.elt, frame)
-            out = Value(TUPLE, None, elem=ev) if ev.kind is not None else UNKNOWN
+            if ev.kind is not None:
+                out = Value(TUPLE, None, elem=ev)
+            elif type(e) is cst.ListComp:
+                out = Value(TUPLE, None)  # a list, of values of unknown kind
+            else:
+                out = UNKNOWN
         frame.env = saved
         return out
 
@@ -1512,8 +1619,16 @@ class Flow:
                          origin=base.origin, deep=base.deep and only_slices)
         if k == BATCH:
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
-        if k == MAPPING and base.elem is not None:
-            return base.elem
+        if k == MAPPING:
+            if base.keys is not None and len(idx_vals) == 1 and len(e.slice) == 1:
+                key = _const_key(idx_vals[0][0])
+                if key is not None:
+                    for k0, v0 in base.keys:
+                        if k0 == key:
+                            return v0
+            if base.elem is not None:
+                return base.elem
+            return UNKNOWN
         if k == DATASET and base.dev is not None and idx_vals and not any(v.kind == TENSOR for _, v in idx_vals):
             # one sample of a Dataset: a tuple of its tensors, where the dataset keeps them
             return Value(TUPLE, None, elem=Value(TENSOR, base.dev, origin=base.origin), origin=base.origin)
@@ -1644,6 +1759,18 @@ class Flow:
                     frame.assigned_self.add(name)
             if meth == "add_graph":  # SummaryWriter.add_graph(model, input_to_model): runs the model
                 self._traced(e, pos, kw, ("input_to_model",), frame)
+            if e.args:
+                # a dict handed to a method: of a class of the file (changed there in place?), or
+                # of unknown code (`helper.to_device(batch)`)
+                owner = frame.cls if (type(recv) is cst.Name and recv.value == "self") else rv.cls
+                if owner is not None:
+                    found = self.m.method_of_class(owner, meth)
+                    if found is not None:
+                        self._escape_containers(e, frame, found[0], 0 if _is_static(found[0]) else 1)
+                    else:
+                        self._escape_containers(e, frame)
+                elif rv.kind in (None, OBJECT):
+                    self._escape_containers(e, frame)
             return self._method(e, meth, recv, rv, pos, kw, frame)
         pos, kw = self._args(e, frame)
         if q is not None:
@@ -1690,10 +1817,72 @@ class Flow:
             return self._call_function(fv.fn, None, e, pos, kw, frame, None)
         return UNKNOWN
 
+    def _escape_containers(self, e: cst.Call, frame, fn: cst.FunctionDef | None = None, offset: int = 0) -> None:
+        """A dict (or list) passed to code that may change it in place (`to_device(batch)` doing
+        `batch[k] = v.to(device)`): what its values are is no longer known. For a function of this
+        file, only when its body stores into that parameter's items or hands it on; for unknown
+        code, a dict always (a list keeps its elements: unknown code appending to it is rare)."""
+        for i, a in enumerate(e.args):
+            x = a.value
+            if type(x) is not cst.Name or a.star:
+                continue
+            v = frame.env.get(x.value)
+            if v is None or v.kind not in (MAPPING, TUPLE):
+                continue
+            if fn is not None:
+                if not self._may_mutate_param(fn, i + offset, a):
+                    continue
+            elif v.kind != MAPPING:
+                continue
+            frame.env[x.value] = Value(v.kind, None, origin=v.origin)
+
+    def _may_mutate_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
+        """Could the file's function `fn` change the container passed as this argument in place:
+        an item stored (`p[k] = ...`, `p[k] += ...`), a mutating method called on it, or the
+        parameter handed on to another call."""
+        p = fn.params
+        if arg.keyword is not None:
+            name = arg.keyword.value
+        else:
+            ordered = [*p.posonly_params, *p.params]
+            if i >= len(ordered):
+                return True
+            name = ordered[i].name.value
+        key = (fn, name, "items")
+        cached = self._moves_param.get(key)
+        if cached is not None:
+            return cached
+        out = False
+        for node in self.m.walk(fn.body):
+            t = type(node)
+            if t is cst.Subscript and type(node.value) is cst.Name and node.value.value == name:
+                parent = self.m.parent(node)
+                if (type(parent) is cst.AssignTarget and parent.target is node) or (
+                        type(parent) is cst.AugAssign and parent.target is node) or (
+                        type(parent) is cst.Del):
+                    out = True
+                    break
+            elif t is cst.Call:
+                f = node.func
+                if type(f) is cst.Attribute and type(f.value) is cst.Name and f.value.value == name:
+                    if f.attr.value in _MAPPING_MUTATORS or f.attr.value in ("append", "extend", "insert", "remove"):
+                        out = True
+                        break
+                elif any(type(a.value) is cst.Name and a.value.value == name for a in node.args):
+                    q = self.m.qualname(f)
+                    if not (q and q.partition(".")[0] in _NON_MUTATING_ROOTS) and not (
+                            type(f) is cst.Name and f.value in _PURE_BUILTINS):
+                        out = True
+                        break
+        self._moves_param[key] = out
+        return out
+
     def _escape(self, e: cst.Call, frame) -> None:
         """A module passed to code of this file (or unknown code) may be moved there in place: its
         name no longer says where it lives."""
         f = e.func
+        if type(f) is cst.Name and f.value not in _PURE_BUILTINS and f.value not in self.m.classes:
+            self._escape_containers(e, frame, self.m.module_function(f.value))
         if type(f) is cst.Name and f.value in ("print", "len", "isinstance", "str", "repr", "id", "type"):
             return
         callee = None
@@ -1804,6 +1993,8 @@ class Flow:
         info = kb.function(q)
         if info is not None:
             return self._torch_function(e, q, info, pos, kw, frame)
+        if q.partition(".")[0] not in _NON_MUTATING_ROOTS:
+            self._escape_containers(e, frame)  # `utils.to_device(batch, device)`
         return UNKNOWN
 
     def _placement(self, e, kw) -> tuple[Dev | None, bool]:
@@ -2063,7 +2254,9 @@ class Flow:
         if last == "from_numpy":
             return True  # an array (0-d arrays through from_numpy are rare)
         if last in ("tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"):
-            return bool(pos) and type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp)
+            # a list display, or a list or tuple built elsewhere: at least one dimension
+            return bool(pos) and (type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp) or (
+                not pos[0][2] and pos[0][1].kind == TUPLE))
         if last in ("arange", "linspace", "logspace", "randperm", "eye"):
             return True
         if last in ("randint",):
@@ -2077,7 +2270,7 @@ class Flow:
                 return len(first.elements) > 0
             return True
         if last.endswith("_like"):
-            return False
+            return bool(pos) and not pos[0][2] and pos[0][1].kind == TENSOR and pos[0][1].nonscalar  # its input's shape
         return False
 
     def _method(self, e, meth, recv, rv: Value, pos, kw, frame) -> Value:
@@ -2146,6 +2339,14 @@ class Flow:
             return UNKNOWN
         if k == TOKENIZER:
             return self._tokenize(e, meth, kw) if meth in _TOKENIZE else UNKNOWN
+        if k == MAPPING and meth in _MAPPING_MUTATORS:
+            self._mapping_mutated(recv, rv, meth, pos, frame)
+            return UNKNOWN
+        if k == MAPPING and meth == "get" and rv.keys is not None and pos and not pos[0][2]:
+            key = _const_key(pos[0][0])
+            for k0, v0 in rv.keys:
+                if k0 == key:
+                    return v0
         if k == MAPPING and rv.elem is not None:
             if meth == "items":
                 return Value(ITER, None, elem=Value(TUPLE, None, items=(Value(HOSTVAL, HOST), rv.elem)))
@@ -2278,6 +2479,12 @@ class Flow:
                 tensors.append((x, Value(TENSOR, v.dev, nonscalar=True, origin=v.origin, placed=v.placed)))
             elif v.kind == TUPLE and v.items is None and v.elem is not None and v.elem.kind == TENSOR:
                 tensors.append((x, v.elem))
+            elif v.kind == MAPPING and (mv.cls is None or not self._host_inputs(mv.cls)):
+                # `model(**inputs)` with `inputs = {"input_ids": ids.to(device), "attention_mask": mask}`
+                if v.keys is not None:
+                    tensors += [(x, kv) for _, kv in v.keys if kv.kind == TENSOR]
+                elif v.elem is not None and v.elem.kind == TENSOR:
+                    tensors.append((x, v.elem))
         if mv.cls is not None and tensors:
             host_ok = self._host_inputs(mv.cls)
             if host_ok:
@@ -2693,6 +2900,8 @@ class Flow:
                 acc = acc or (x, v)
         if not hosts or acc is None or node in self._mismatch_seen:
             return
+        if any(x in self._mismatch_seen for x, _ in operands):
+            return  # an operand already failed there (`(data - host_a) / host_b`): one report
         host = hosts[0]
         if op == "index" and operands[0][1] is not host[1]:
             return  # device tensor indexed with host indices: allowed

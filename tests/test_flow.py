@@ -743,3 +743,68 @@ def test_gl116_input_move_fix_only_where_the_input_is_used_once():
     fixable = {d.line: d.fix is not None for d in diags}
     assert fixable.get(9) is True  # moved at its only use
     assert fixable.get(13) is False  # `x` is read again on the next line: a move at the call would not fix it
+
+
+def test_dict_displays_keep_a_value_per_constant_key():
+    m = model_of(HEAD + """
+model = nn.Linear(3, 1).to(device)
+d = {"out": model(torch.randn(2, 3).to(device)), "label": torch.zeros(4)}
+a = d["out"]
+b = d["label"]
+c = d.get("out")
+d["label"] = d["label"].to(device)
+e = d["label"]
+""")
+    assert where(m, 'd["out"]') == "acc"
+    assert where(m, 'd["label"]') == "host"
+    assert where(m, 'd.get("out")') == "acc"
+    assert where(m, "e") == "acc"  # the key re-bound to its moved value
+
+
+def test_dict_changed_in_place_is_not_read_from_its_display():
+    m = model_of(HEAD + """
+import utils
+
+def move(batch):
+    for k, v in batch.items():
+        batch[k] = v.to(device)
+
+def show(batch):
+    print(len(batch))
+
+b1 = {"x": torch.randn(4, 3)}
+for k in b1:
+    b1[k] = b1[k].to(device)
+x1 = b1["x"]
+b2 = {"x": torch.randn(4, 3)}
+move(b2)
+x2 = b2["x"]
+b3 = {"x": torch.randn(4, 3)}
+utils.to_device(b3)
+x3 = b3["x"]
+b4 = {"x": torch.randn(4, 3)}
+b4.update(extra=1)
+x4 = b4["x"]
+b5 = {"x": torch.randn(4, 3)}
+show(b5)
+x5 = b5["x"]
+""")
+    assert where(m, "x1") in (None, "either")  # moved on the paths through the loop's body only
+    assert where(m, "x2") is None  # a helper of the file stores into its items
+    assert where(m, "x3") is None  # unknown code may change it
+    assert where(m, "x4") is None
+    assert where(m, "x5") == "host"  # a helper that only reads it
+
+
+def test_keyword_inputs_from_a_dict_meet_the_model():
+    m = model_of(HEAD + """
+model = nn.Linear(3, 1).to(device)
+ids = torch.randint(0, 3, (2, 3))
+mask = torch.ones_like(ids)
+bad = {"input": ids.to(device), "mask": mask}
+out = model(**bad)
+good = {"input": ids.to(device), "mask": mask.to(device)}
+out2 = model(**good)
+""")
+    nodes = [mm.node for mm in m.flow.mismatches]
+    assert [m.module.code_for_node(n) for n in nodes] == ["model(**bad)"]
