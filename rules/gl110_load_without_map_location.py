@@ -255,9 +255,30 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                     continue
                 candidates.append(d)
         for d in candidates:
-            if facts.visible_at(d, at):
+            if facts.visible_at(d, at) and not _known_none_at(ctx, d, at):
                 return ctx.code(d)
         return None
+
+
+def _known_none_at(ctx: Context, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`at` runs only where `expr` is None: in the body of `if <expr> is None:` (or the `else:` of
+    `if <expr> is not None:`). moco's `if args.gpu is None: checkpoint = torch.load(args.resume)`
+    `else: ... map_location="cuda:{}".format(args.gpu)`: `map_location=args.gpu` is no mapping there."""
+    m = ctx.model
+    text = ctx.code(expr)
+    prev = at
+    for anc in m.ancestors(at):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(anc, cst.If) and prev is not anc.test:
+            t = anc.test
+            if (isinstance(t, cst.Comparison) and len(t.comparisons) == 1 and ctx.code(t.left) == text
+                    and isinstance(t.comparisons[0].comparator, cst.Name) and t.comparisons[0].comparator.value == "None"):
+                op = t.comparisons[0].operator
+                if (isinstance(op, cst.Is) and prev is anc.body) or (isinstance(op, cst.IsNot) and prev is anc.orelse):
+                    return True
+        prev = anc
+    return False
 
 
 def _own_device_attribute(ctx: Context, facts: DeviceFacts, at: cst.Call) -> str | None:

@@ -151,3 +151,31 @@ def test_gl401_step_function_with_its_own_optimizer_silent_passed_optimizer_repo
     assert codes(own, "GL401") == []
     passed = GL401_STEP.replace("OPTARG", "optimizer").replace("BUILD", "pass").replace("CALLARG", "opt")
     assert codes(passed, "GL401") == [("GL401", 10)]
+
+
+GL110_GPU_NONE = '''import argparse
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpu", type=int, default=None)
+args = parser.parse_args()
+model = nn.Linear(3, 1).cuda(args.gpu) if torch.cuda.is_available() else nn.Linear(3, 1)
+x = torch.randn(2, 3).to(args.gpu)
+for _ in range(2):
+    model(x)
+if args.gpu is None:
+    checkpoint = torch.load("ckpt.pt")
+else:
+    checkpoint = torch.load("ckpt.pt", map_location="cuda:{}".format(args.gpu))
+other = torch.load("other.pt")
+'''
+
+
+def test_gl110_no_map_location_to_a_name_known_none_on_that_branch():
+    """moco's `if args.gpu is None: torch.load(p)`: `map_location=args.gpu` would be None there."""
+    from fixture_support import fix
+
+    out = fix(GL110_GPU_NONE, {"GL110"}, unsafe=True).text
+    assert 'checkpoint = torch.load("ckpt.pt")\n' in out  # no fix offered on the None branch
+    assert 'other = torch.load("other.pt", map_location=args.gpu)' in out  # elsewhere the flag is the device
