@@ -119,7 +119,8 @@ local variable, a name bound twice) keeps its meaning and the fix picks a fresh 
 
 The rule is silent in files that check availability (`torch.cuda.is_available()`,
 `torch.accelerator`, `device_count()`, a `--device`/`--cuda` command-line flag, test-suite guards
-such as `TEST_CUDA`), on `"cuda"` used as an autocast/GradScaler device *type*, and in files that
+such as `TEST_CUDA`), on `"cuda"` used as an autocast/GradScaler device *type*, on
+`torch.device("cuda")` compared with a device (`if device == torch.device("cuda"): raise ...`), and in files that
 are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
 `set_device`, `synchronize`, CUDA events/streams, memory statistics and snapshots), use an NCCL
 process group, set `CUDA_VISIBLE_DEVICES`, or guard their CUDA path with a flag of their own
@@ -175,6 +176,8 @@ x = torch.randn(8, 3, device=device)
                         index is None or (isinstance(index, cst.Integer) and index.value == "0")
                     )
                     inside_device_call.add(call.args[0].value)
+                    if isinstance(m.parent(call), (cst.Comparison, cst.ComparisonTarget)):
+                        continue  # `if self.device == torch.device('cuda'): raise ...`: a test, not a placement
                     yield call, f"hard-coded `torch.device({ctx.code(call.args[0].value)})`", routable
                 continue
             if isinstance(f, cst.Attribute) and f.attr.value == "cuda" and q is None:

@@ -38,7 +38,10 @@ cuda:0 and cpu!`.
 
 The rule fires only when the new tensor meets a forward input, a parameter or a buffer (arithmetic,
 a comparison, `torch.cat`, a call of a submodule that has weights, ...), and not when it is used for
-a shape, a Python number, as an index, or is moved with `.to(x.device)` / `.type_as(x)`. `*_like`
+a shape, a Python number, as an index, or is moved with `.to(x.device)` / `.type_as(x)`. Code that
+picks the placement with `torch.cuda.is_available()` is followed: a factory in the branch that runs
+without an accelerator (`else:` of `if torch.cuda.is_available():`) meets host tensors only, and
+`t = torch.ones(n)` followed by `if torch.cuda.is_available(): t = t.cuda()` is moved. `*_like`
 factories and `x.new_zeros(...)` follow their argument's device and are never flagged. It is silent
 in a script that never asks for an accelerator (no `.cuda()`, no move to a device, no device string,
 no availability check): there the module only ever runs on the CPU. Library files (no `__main__`

@@ -31,7 +31,11 @@ torch.cuda.is_available() is False. If you are running on a CPU-only machine, pl
 torch.load with map_location=torch.device('cpu') to map your storages to the CPU.` On a
 multi-GPU machine it also puts every process's copy on `cuda:0`.
 
-The rule fires in files that move things to a device or check device availability.
+The rule fires in files that move things to a device or check device availability. It is silent
+on a load that re-reads what this run wrote (a save earlier in the same function, or in a function
+of the file that the loading code called before, to the same path: `train()` keeps the best model,
+then the script reloads it to test it), and on a load in the body of `if torch.cuda.is_available():`
+in a single-process script (the devices the checkpoint names are there).
 
 Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
 scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:
@@ -72,6 +76,10 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # unpacks what this process saved in its pack hook: same devices
             if _saved_by_own_init(ctx, saves, call, scope):
                 continue  # the object wrote the file in its __init__: same process, same devices
+            if _saved_earlier_by_called_function(ctx, saves, call, scope):
+                continue  # `train()` saved the best model, then the script reloads it: same run, same devices
+            if _in_availability_branch(m, call) and not _multi_process(m):
+                continue  # `if torch.cuda.is_available(): torch.load(p)`: the CUDA devices are there
             pos = [a for a in call.args if a.keyword is None]
             if any(a.star for a in call.args) or len(pos) != 1:
                 continue  # no path, **kwargs, or map_location given positionally
@@ -247,9 +255,30 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                     continue
                 candidates.append(d)
         for d in candidates:
-            if facts.visible_at(d, at):
+            if facts.visible_at(d, at) and not _known_none_at(ctx, d, at):
                 return ctx.code(d)
         return None
+
+
+def _known_none_at(ctx: Context, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """`at` runs only where `expr` is None: in the body of `if <expr> is None:` (or the `else:` of
+    `if <expr> is not None:`). moco's `if args.gpu is None: checkpoint = torch.load(args.resume)`
+    `else: ... map_location="cuda:{}".format(args.gpu)`: `map_location=args.gpu` is no mapping there."""
+    m = ctx.model
+    text = ctx.code(expr)
+    prev = at
+    for anc in m.ancestors(at):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(anc, cst.If) and prev is not anc.test:
+            t = anc.test
+            if (isinstance(t, cst.Comparison) and len(t.comparisons) == 1 and ctx.code(t.left) == text
+                    and isinstance(t.comparisons[0].comparator, cst.Name) and t.comparisons[0].comparator.value == "None"):
+                op = t.comparisons[0].operator
+                if (isinstance(op, cst.Is) and prev is anc.body) or (isinstance(op, cst.IsNot) and prev is anc.orelse):
+                    return True
+        prev = anc
+    return False
 
 
 def _own_device_attribute(ctx: Context, facts: DeviceFacts, at: cst.Call) -> str | None:
@@ -391,6 +420,129 @@ def _saved_to_same_path(ctx: Context, saves: list[cst.Call], load: cst.Call, whe
     if path is None:
         return False
     return any(where_ok(ctx.model.scope_of(save)) and _path_text(ctx, save, 1, "f") == path for save in saves)
+
+
+_AVAILABILITY_CALLS = frozenset(
+    {"torch.cuda.is_available", "torch.accelerator.is_available", "torch.backends.mps.is_available", "torch.xpu.is_available"}
+)
+
+
+def _availability_sign(m, test: cst.BaseExpression) -> int:
+    """1 for `torch.cuda.is_available()`, -1 for its negation, 0 for any other test."""
+    sign = 1
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        sign, test = -sign, test.expression
+    if isinstance(test, cst.Call) and not test.args and m.qualname(test.func) in _AVAILABILITY_CALLS:
+        return sign
+    return 0
+
+
+def _in_availability_branch(m, load: cst.Call) -> bool:
+    """The load runs only when an accelerator is there: in the body of an
+    `if torch.cuda.is_available():` (or the `else:` of its negation) of its own function
+    (pytorch-retinanet's validation scripts keep a CUDA branch and a CPU branch). Tensors saved
+    from `cuda:0` come back on a device that exists."""
+    prev = load
+    for anc in m.ancestors(load):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(anc, cst.If) and prev is not anc.test:
+            sign = _availability_sign(m, anc.test)
+            if (sign > 0 and prev is anc.body) or (sign < 0 and prev is anc.orelse):
+                return True
+        prev = anc
+    return False
+
+
+def _multi_process(m) -> bool:
+    """Does the file start or join several processes (DDP, torch.distributed, mp.spawn,
+    accelerate, DeepSpeed)? Then a load without map_location puts every process's copy on the
+    device the tensors were saved from (`cuda:0`), even with the devices present."""
+    for call in m.calls:
+        q = m.qualname(call.func) or ""
+        if q.startswith(("torch.distributed.", "torch.nn.parallel.Distributed", "torch.multiprocessing.spawn",
+                         "accelerate.", "deepspeed.", "horovod.")):
+            return True
+    return False
+
+
+def _resolved_path_text(ctx: Context, call: cst.Call, index: int, keyword: str) -> str | None:
+    """The path expression of a save/load, through a file handle of an enclosing
+    `with open(<path>, ...) as f:` (transformer-xl writes and reads `model.pt` that way)."""
+    node = _path_node(ctx, call, index, keyword)
+    return None if node is None else ctx.code(node)
+
+
+def _path_node(ctx: Context, call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
+    m = ctx.model
+    arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+    if arg is None:
+        pos = [a for a in call.args if a.keyword is None and not a.star]
+        arg = pos[index].value if len(pos) > index else None
+    if arg is None:
+        return None
+    if isinstance(arg, cst.Name):
+        for anc in m.ancestors(call):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+                break
+            if not isinstance(anc, cst.With):
+                continue
+            for item in anc.items:
+                if (item.asname is not None and isinstance(item.asname.name, cst.Name)
+                        and item.asname.name.value == arg.value and isinstance(item.item, cst.Call)
+                        and isinstance(item.item.func, cst.Name) and item.item.func.value == "open" and item.item.args):
+                    return item.item.args[0].value
+    return arg
+
+
+def _saved_earlier_by_called_function(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
+    """The load's own code first calls a function of the file that saves to the same path
+    (through `with open(...) as f` too), on the same path of execution (not in another branch of
+    an `if`): `train()` in the epoch loop saves the best model, then the script reloads it to test
+    it. Same process, same devices."""
+    m = ctx.model
+    path = _resolved_path_text(ctx, load, 0, "f")
+    if path is None:
+        return False
+    def local_names(fn) -> set[str]:
+        return {name for (where, name) in m.bindings if where is fn}
+
+    def path_names(call, index) -> set[str]:
+        node = _path_node(ctx, call, index, "f")
+        return {n.value for n in (node, *m.walk(node)) if isinstance(n, cst.Name)} if node is not None else set()
+
+    if isinstance(scope, cst.FunctionDef) and path_names(load, 0) & local_names(scope):
+        return False  # the load's path is a local of its function: another variable than the saver's
+    savers = []
+    for save in saves:
+        fn = m.enclosing(save, cst.FunctionDef)
+        if fn is None or m.contains(fn, load) or _resolved_path_text(ctx, save, 1, "f") != path:
+            continue
+        if path_names(save, 1) & local_names(fn):
+            continue  # `def earlier_run(path, ...)`: the same spelling, another variable
+        savers.append(fn)
+    if not savers:
+        return False
+    for c in (m.calls_in(scope) if scope is not m.module else m.calls):
+        if m.scope_of(c) is not scope or not m.precedes(c, load) or m.exclusive(c, load):
+            continue
+        f = c.func
+        target = None
+        if isinstance(f, cst.Name):
+            target = f.value
+        elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+            target = f.attr.value
+        if target is None:
+            continue
+        for fn in savers:
+            if fn.name.value != target:
+                continue
+            if isinstance(f, cst.Name) and m.class_of(fn) is not None:
+                continue  # a plain call reaches a module-level function, not a method
+            if isinstance(f, cst.Attribute) and m.class_of(fn) is not m.class_of(c):
+                continue
+            return True
+    return False
 
 
 def _feeds_scheduler(m, load: cst.Call) -> bool:

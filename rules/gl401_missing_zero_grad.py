@@ -31,7 +31,8 @@ step and training diverges or stalls, silently.
 The rule stays silent on gradient accumulation (the step sits under an `if ... % k == 0` or an
 `accum` condition), on closures (`optimizer.step(closure)`, as LBFGS needs), and when the loop
 clears gradients any other way: `model.zero_grad()`, `param.grad = None`, a helper function of the
-file that does it.
+file that does it. A loop iteration or a step function that builds its own optimizer before the
+step (a one-step check in a test helper) is not a training loop.
 
 The fix inserts `optimizer.zero_grad(set_to_none=True)` as the first statement of the loop body.
 
@@ -140,6 +141,8 @@ for x, y in loader:
                     steps = facts.steps_of_function(fn)
                 if not steps or any(s.closure for s in steps):
                     continue
+                if all(_built_in_loop(ctx, s.optimizer, fn) for s in steps):
+                    continue  # a fresh optimizer every call steps once: a one-step check (trlx's test helper)
                 if branch is None and any(self._conditional(m, s.call, fn) for s in steps):
                     continue
                 if facts.grad_attributes_in(fn):

@@ -68,7 +68,9 @@ under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorat
 site of the function, `stack.enter_context(torch.no_grad())`, or a project's own decorator named
 like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on Lightning / HF
 Trainer scripts, whose frameworks do this, on a loop whose body ends with an unconditional `break`
-(it runs once: one sample batch taken from a loader to plot, not an evaluation loop), and in test
+(it runs once: one sample batch taken from a loader to plot, not an evaluation loop), on a model
+frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_grad = False` for
+each of its parameters: nothing asks for a gradient, autograd records nothing), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
 worth reading about.
 
@@ -119,6 +121,8 @@ with torch.no_grad():
             calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None]
             if not calls or all(_detached_at_once(ctx.model, c) for c in calls):
                 continue  # outputs detached on the spot: no graph is kept (model assembly, not evaluation)
+            if all(_frozen_before(ctx, c, node) for c in calls):
+                continue  # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph
             models = {dotted(c.func) for c in calls}
             if facts.passes_to_unknown(node, models):
                 continue
@@ -151,6 +155,60 @@ def _runs_once(loop: cst.CSTNode) -> bool:
             continue  # a `continue` there belongs to another loop
         stack.extend(n.children)
     return True
+
+
+def _chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`X` of `X.eval().requires_grad_(False).to(d)`: the receiver under a chain of method calls."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        expr = expr.func.value
+    return expr
+
+
+def _frozen_before(ctx: Context, call: cst.Call, loop: cst.CSTNode) -> bool:
+    """The model `call` calls had its parameters frozen before the loop, in the loop's function
+    (or at module level): its last `requires_grad_(...)` there says False
+    (`sampler.eval().requires_grad_(False).to(device)`, `net = Net().requires_grad_(False)`), or a
+    loop over its `.parameters()` sets `p.requires_grad = False`. With no parameter asking for a
+    gradient (and inputs from a loader), autograd records nothing: `no_grad` would change nothing."""
+    m = ctx.model
+    name = ctx.code(call.func)
+    if not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return False
+    scope = m.scope_of(loop)
+    last = None  # (position, frozen?)
+    for c in m.calls_in(scope) if scope is not m.module else m.calls:
+        f = c.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_") or not m.precedes(c, loop):
+            continue
+        if m.contains(loop, c) or m.scope_of(c) is not scope:
+            continue
+        root = _chain_root(f.value)
+        target = None
+        parent = m.parent(c)
+        while isinstance(parent, (cst.Attribute, cst.Call)) and not isinstance(parent, cst.Assign):
+            parent = m.parent(parent)  # `X.requires_grad_(False).to(d)` assigned whole
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            target = ctx.code(parent.targets[0].target)
+        if ctx.code(root) != name and target != name:
+            continue
+        arg = c.args[0].value if c.args else None
+        frozen = isinstance(arg, cst.Name) and arg.value == "False"
+        last = (m.order[c], frozen)
+    for n in m.nodes:
+        if not isinstance(n, cst.For) or not m.precedes(n, loop) or m.scope_of(n) is not scope:
+            continue
+        it = n.iter
+        if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters"
+                and ctx.code(it.func.value) == name and isinstance(n.target, cst.Name)):
+            continue
+        for s in m.walk(n.body):
+            if (isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Attribute)
+                    and s.targets[0].target.attr.value == "requires_grad"
+                    and ctx.code(s.targets[0].target.value) == n.target.value):
+                frozen = isinstance(s.value, cst.Name) and s.value.value == "False"
+                if last is None or m.order[n] > last[0]:
+                    last = (m.order[n], frozen)
+    return last is not None and last[1]
 
 
 def _detached_at_once(m, call: cst.Call) -> bool:

@@ -37,6 +37,16 @@ from gpulint.model import ClassInfo, Kind, ScriptModel
 # Knowledge
 # ---------------------------------------------------------------------------------------------
 
+#: accelerator availability checks: the branch they take without an accelerator runs on the host
+_AVAILABILITY_CALLS = frozenset(
+    {
+        "torch.cuda.is_available",
+        "torch.accelerator.is_available",
+        "torch.backends.mps.is_available",
+        "torch.xpu.is_available",
+    }
+)
+
 #: factories GL105 looks at (torch.<name>), deterministic and random
 DETERMINISTIC_FACTORIES = frozenset("zeros ones empty full arange linspace eye tensor as_tensor".split())
 RANDOM_FACTORIES = frozenset("rand randn randint".split())
@@ -634,6 +644,7 @@ class DeviceFlow:
         self._fn: cst.FunctionDef | None = None
         self._ret: set = set()
         self._changed = False
+        self._host_only = 0  # > 0 inside the branch an availability test runs when no accelerator is there
         self._evidenced: set[str] = set()
         self._candidate_attrs = {
             a for a in cls.init_assigns if cls.attr_kind(a) == "tensor" and a not in cls.forward_writes
@@ -700,6 +711,8 @@ class DeviceFlow:
         return frozenset({D}) if D in out else out
 
     def _record(self, tags: frozenset, at: cst.CSTNode | None = None) -> None:
+        if self._host_only:
+            return  # the branch of an availability test that runs with no accelerator: all on the host
         for t in tags:
             if isinstance(t, cst.Call) and t in self.factories:
                 self.factories[t].met = True
@@ -726,19 +739,49 @@ class DeviceFlow:
             isinstance(n, cst.Attribute) and n.attr.value in ("device", "is_cuda") for n in _walk(test)
         )
 
+    def _availability_test(self, test: cst.BaseExpression) -> int:
+        """1 when `test` is an accelerator availability check (`torch.cuda.is_available()`), -1 when
+        it is its negation, 0 otherwise."""
+        sign = 1
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            sign, test = -sign, test.expression
+        if (
+            isinstance(test, cst.Call)
+            and not test.args
+            and self.model.qualname(test.func) in _AVAILABILITY_CALLS
+        ):
+            return sign
+        return 0
+
     def _stmt(self, s: cst.CSTNode, env: dict) -> None:
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
                 self._small(small, env)
         elif isinstance(s, cst.If):
             self._expr(s.test, env)
+            avail = self._availability_test(s.test)
             body = dict(env)
+            if avail < 0:
+                self._host_only += 1
             self._suite(s.body, body)
+            if avail < 0:
+                self._host_only -= 1
             other = dict(env)
+            if avail > 0:
+                self._host_only += 1
             if isinstance(s.orelse, cst.If):
                 self._stmt(s.orelse, other)
             elif isinstance(s.orelse, cst.Else):
                 self._suite(s.orelse.body, other)
+            if avail > 0:
+                self._host_only -= 1
+            if avail:
+                # `if torch.cuda.is_available(): t = t.cuda() [else: ...]` (pytorch-retinanet's loss
+                # and post-processing): without an accelerator every value is on the host, so what
+                # flows on is the accelerator branch's values.
+                env.clear()
+                env.update(body if avail > 0 else other)
+                return
             if self._device_guard(s.test) and s.orelse is None:
                 env.clear()
                 env.update(body)  # `if t.device != x.device: t = t.to(x.device)`
