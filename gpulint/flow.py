@@ -500,6 +500,7 @@ _PURE_BUILTINS = frozenset("print len isinstance str repr id type sorted list tu
 _NON_MUTATING_ROOTS = frozenset("torch numpy math json copy os sys logging pickle random time itertools "
                                 "functools collections pprint wandb builtins operator warnings re "
                                 "statistics pandas yaml tqdm".split())
+_CUDA_INDEX = re.compile(r"cuda:(\d+)")
 _MAPPING_MUTATORS = frozenset({"update", "setdefault", "__setitem__", "pop", "popitem", "clear"})
 _CONFIG_ROOTS = frozenset(
     "self args opt opts option options config cfg conf hparams hp params training_args train_args flags FLAGS "
@@ -512,7 +513,10 @@ class Flow:
         self.m = model
         self.values: dict[cst.CSTNode, Value] = {}
         self.mismatches: list[Mismatch] = []
+        # operations whose operands are on two different GPUs named by index (`cuda:2`, `.cuda()`)
+        self.gpu_mismatches: list[Mismatch] = []
         self._mismatch_seen: set = set()
+        self._sets_device: bool | None = None
         self.class_attrs: dict[str, dict[str, Value]] = {}  # class -> attr -> joined value
         self._attr_by_method: dict[tuple[str, str], dict[str, Value]] = {}
         self._missed_reads: set[tuple[str, str]] = set()
@@ -2878,6 +2882,39 @@ class Flow:
     # ------------------------------------------------------------------------------------------
     # the device-mismatch query
     # ------------------------------------------------------------------------------------------
+    def _gpu_index(self, d: Dev) -> int | None:
+        """The index of the GPU a device names when the code says it: `cuda:2`, `.cuda(2)`; `cuda`
+        and `.cuda()` are the current device, GPU 0 unless the file changes it."""
+        if d.where != "acc":
+            return None
+        if d.key == "cuda":
+            if self._sets_device is None:
+                self._sets_device = any(True for _ in self.m.iter_calls(
+                    "torch.cuda.set_device", "torch.cuda.device", "torch.cuda.device_of"))
+            return None if self._sets_device else 0
+        m = _CUDA_INDEX.fullmatch(d.key)
+        return int(m.group(1)) if m else None
+
+    def _check_gpus(self, node, op: str, operands, frame: _Frame) -> None:
+        """Two tensor operands on GPUs the code names by different indices (the model on
+        `.cuda(2)`, its input on `.cuda()`): "found at least two devices, cuda:0 and cuda:2"."""
+        seen = None
+        for x, v in operands:
+            if v.kind != TENSOR or v.dev is None:
+                continue
+            i = self._gpu_index(v.dev)
+            if i is None:
+                continue
+            if seen is None:
+                seen = (x, v, i)
+            elif i != seen[2]:
+                if any(y in self._mismatch_seen for y, _ in operands):
+                    return
+                self._mismatch_seen.add(node)
+                first, other = (seen[:2], (x, v)) if op != "module-call" else ((x, v), seen[:2])
+                self.gpu_mismatches.append(Mismatch(node, op, first[0], first[1], other[0], other[1], frame.fn))
+                return
+
     def _check(self, node, op: str, operands, frame: _Frame) -> None:
         if not frame.record or self._in_summary or frame.cpu_only:
             return
@@ -2898,6 +2935,8 @@ class Flow:
                 hosts.append((x, v))
             elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
                 acc = acc or (x, v)
+        if not hosts and acc is not None and node not in self._mismatch_seen:
+            self._check_gpus(node, op, operands, frame)
         if not hosts or acc is None or node in self._mismatch_seen:
             return
         if any(x in self._mismatch_seen for x, _ in operands):

@@ -683,6 +683,11 @@ class ScriptModel:
         """Operations whose tensor operands live on different devices (`gpulint.flow.Mismatch`)."""
         return self.flow.mismatches
 
+    def gpu_mismatches(self):
+        """Operations whose tensor operands are on two GPUs the code names by different indices
+        (`host` is one operand, `acc` the other; for a module call, `acc` is the module)."""
+        return self.flow.gpu_mismatches
+
     # derived facts ----------------------------------------------------------------------------
     def facts(self, provider: type):
         """A family-specific analysis (e.g. `gpulint.analysis.amp.AmpFacts`), computed once per file

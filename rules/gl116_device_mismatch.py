@@ -116,6 +116,19 @@ noise_scale = betas[t]
             else:
                 what = f"make it on the same device (`device={acc}.device` or `.to({acc}.device)`)"
             yield ctx.finding(mm.node, self.message.format(host=host, where=where, acc=acc, what=what), fix)
+        for mm in m.gpu_mismatches():
+            a, b = ctx.code(mm.host), ctx.code(self._representative(m, mm.acc))
+            da, db = self._gpu_name(mm.host_value), self._gpu_name(mm.acc_value)
+            if mm.op == "module-call":
+                what = f"move the input to the model's device (`.to({self._model_device(ctx, mm)})`)"
+            else:
+                what = f"put both on one device (`.to({b}.device)`)"
+            yield ctx.finding(mm.node, f"`{a}` is on {da} but `{b}` is on {db}: two different GPUs; {what}")
+
+    @staticmethod
+    def _gpu_name(v) -> str:
+        key = v.dev.key if v.dev is not None else ""
+        return "`cuda` (the current device, GPU 0)" if key == "cuda" else f"`{key}`"
 
     @staticmethod
     def _model_device(ctx: Context, mm) -> str:

@@ -808,3 +808,25 @@ out2 = model(**good)
 """)
     nodes = [mm.node for mm in m.flow.mismatches]
     assert [m.module.code_for_node(n) for n in nodes] == ["model(**bad)"]
+
+
+def test_operands_on_two_gpus_named_by_index():
+    m = model_of(HEAD + """
+model = nn.Linear(3, 1).cuda(2)
+a = model(torch.randn(2, 3).cuda())
+b = model(torch.randn(2, 3).to("cuda:2"))
+c = torch.randn(2).to("cuda:1") + torch.randn(2).to("cuda:0")
+d = model(torch.randn(2, 3).to(device))
+""")
+    found = [m.module.code_for_node(mm.node) for mm in m.gpu_mismatches()]
+    assert found == ['model(torch.randn(2, 3).cuda())', 'torch.randn(2).to("cuda:1") + torch.randn(2).to("cuda:0")']
+    assert not m.mismatches()
+
+
+def test_current_gpu_is_unknown_once_the_file_selects_one():
+    m = model_of(HEAD + """
+torch.cuda.set_device(2)
+model = nn.Linear(3, 1).cuda(2)
+a = model(torch.randn(2, 3).cuda())
+""")
+    assert not m.gpu_mismatches()
