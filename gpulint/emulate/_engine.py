@@ -1543,6 +1543,20 @@ def _install(emu: EmulatedCuda) -> None:
     cuda = torch.cuda
     p = emu._patch
 
+    # A DataLoader worker collating CUDA tensors asks for shared CUDA storage directly (not
+    # through an operator): in a child forked while emulating, that is CUDA's fork error too.
+    orig_new_shared = torch.UntypedStorage._new_shared
+
+    def _new_shared(cls: Any, size: Any, *, device: Any = "cpu") -> Any:
+        if emu._forked and torch.device(device).type == "cuda":
+            raise RuntimeError(
+                "Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
+                "you must use the 'spawn' start method"
+            )
+        return orig_new_shared.__func__(cls, size, device=device)
+
+    p(torch.UntypedStorage, "_new_shared", classmethod(_new_shared))
+
     def idx_of(device: Any = None) -> int:
         if isinstance(device, str) and device == "cuda":
             return emu.current
