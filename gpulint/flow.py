@@ -542,6 +542,7 @@ class Flow:
         self.module_frame: _Frame | None = None
         self.recorded: set[cst.CSTNode] = set()
         self.inplace_moves: dict[cst.Call, Value] = {}  # `m.to(d)` statement calls -> the moved value
+        self._moved_origins: set = set()  # modules (by origin) some `.to()`/`.cuda()` moves in place
         self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
         self._host_inputs_cache: dict[str, set] = {}
         self.set_default_device = any(
@@ -1383,6 +1384,12 @@ class Flow:
 
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         v = self._self_attr_raw(attr, frame, note_miss)
+        if (v is not None and v.kind in (MODULE, METRIC) and v.origin is not None and v.dev is not None
+                and not v.dev.is_acc and v.origin in self._moved_origins
+                and "self." + attr not in frame.env):
+            # a module the instance was given (`self.model = model`) that the code moves in place
+            # elsewhere (`trainer = Trainer(model); model.to(device)`): where it is here is unknown
+            v = replace(v, dev=None)
         if v is not None and v.kind == MODULE and v.dev is not None and (
             self._class_kind(frame.cls) in (MODULE, METRIC) or self._unresolved_bases(frame.cls)
         ):
@@ -1401,6 +1408,17 @@ class Flow:
         if v is not None and v.kind == TUPLE and self._registered:
             return self._registered_parts(v)
         return v
+
+    def _forget_aliases(self, recv, origin, frame: _Frame) -> None:
+        """A module moved in place (`model.to(device)`, `model = model.to(device)`): other names and
+        `self` attributes of this frame holding the same module no longer say where it is."""
+        own = recv.value if type(recv) is cst.Name else (
+            "self." + recv.attr.value if type(recv) is cst.Attribute and type(recv.value) is cst.Name
+            and recv.value.value == "self" else None)
+        for k, val in list(frame.env.items()):
+            if (k != own and val.kind in (MODULE, METRIC) and val.origin is origin and val.dev is not None
+                    and val.dev.is_host):
+                frame.env[k] = replace(val, dev=None)
 
     def _registered_parts(self, v: Value, depth: int = 0) -> Value:
         """A plain list of modules each also registered with `add_module`: they live where their
@@ -2318,6 +2336,11 @@ class Flow:
             if how == "inplace_move":
                 if meth in ("to", "cuda", "cpu"):
                     dev = self._move_target(meth, pos, kw, rv)
+                    if rv.origin is not None and (dev is None or not dev.is_host):
+                        # the object moves: every other reference to it (`trainer.model`, an alias)
+                        # is no longer where it was made
+                        self._moved_origins.add(rv.origin)
+                        self._forget_aliases(recv, rv.origin, frame)
                     to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
                     return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
                                  half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters,

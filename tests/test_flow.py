@@ -830,3 +830,25 @@ model = nn.Linear(3, 1).cuda(2)
 a = model(torch.randn(2, 3).cuda())
 """)
     assert not m.gpu_mismatches()
+
+
+def test_a_module_moved_in_place_is_moved_for_its_aliases():
+    m = model_of(HEAD + """
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def fit(self, x):
+        return self.model(x.to(device))
+
+model = nn.Linear(3, 1)
+net = model
+trainer = Trainer(model)
+model.to(device)
+a = net(torch.randn(2, 3).to(device))
+other = nn.Linear(3, 1)
+b = other(torch.randn(2, 3))
+""")
+    assert where(m, "net", 1) is None  # the same module, moved by `model.to(device)`
+    assert where(m, "self.model", 1) is None  # the trainer's reference to it too
+    assert where(m, "other", 1) == "host"  # another module is not affected
