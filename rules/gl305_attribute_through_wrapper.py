@@ -116,9 +116,15 @@ print(model.module.num_classes)
                 if found is None or found[1] is None or _tests_for_wrapper(m, node):
                     continue
                 kind, cls, definitely = found
-            else:
-                if node.value.value not in wrapped_names:
+            elif node.value.value not in wrapped_names:
+                # bound from a call of the file's code that returns a wrapper on some path
+                # (`net = switch_model_to_cuda(net)` returning `nn.DataParallel(model)`)
+                found = engine_wrapper(m, node.value)
+                if found is None or found[1] is None or _tests_for_wrapper(m, node):
                     continue
+                kind, cls, _ = found
+                definitely = False  # the helper may wrap on a GPU run only: read it either way
+            else:
                 reach = facts.wrapper_reaching(node.value)
                 if reach is None:
                     continue
