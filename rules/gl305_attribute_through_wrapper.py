@@ -162,8 +162,12 @@ def _engine_wrapper_class(m, recv):
     if not found[2]:
         w = m.value_of(recv).wrap
         fn = m.enclosing(w, cst.FunctionDef) if isinstance(w, cst.CSTNode) else None
-        if fn is None or fn.name.value != "__init__":
+        if fn is None and not isinstance(w, cst.CSTNode):
             return None
+        if fn is not None and fn.name.value != "__init__" and m.class_of(fn) is m.class_of(recv):
+            return None
+        # made in `__init__`, or outside the class (`net = DataParallel(net)` under an `if`, then
+        # `Passer(net)` storing it): made before any method of the instance reads it
     return found
 
 
