@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
+from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
 
@@ -53,7 +54,10 @@ the training batches that computes a loss or an accuracy.
 The `eval()` may be in a function of the file the loop calls, or one level deeper
 (`check_accuracy(pg, ee)` calling `set_mode("eval", [pg, ee])`, a helper that loops over a list
 of models); a helper's branches on a string argument (`if mode == "train":`) count only where the
-call's literal takes them. A helper's list is reported without a fix, at its call.
+call's literal takes them. A helper's list is reported without a fix, at its call. So is a plain
+class that holds the models and switches them in its own methods (VSE++'s `model.val_start()`
+running `self.img_enc.eval()`, called from `validate(model)` in a loop that trains them through
+`model.train_emb(...)`): reported at the method's `eval()`, without a fix.
 
 The rule only looks at models whose behaviour depends on the mode (dropout, batch norm, or a model
 the file cannot see into), stays silent where a helper the file does not define gets the model
@@ -172,6 +176,87 @@ for epoch in range(epochs):
                     yield ctx.finding(call, self.helper_message.format(call=ctx.code(call.func), model=name))
                     continue
                 yield ctx.finding(call, self.message.format(model=name), fix)
+        yield from self._wrapper_never_undone(ctx, facts)
+
+    def _wrapper_never_undone(self, ctx, facts):
+        """`validate(model)` in a training loop whose model object's method puts its encoders in
+        eval mode (`model.val_start()`), while the loop trains them through another method
+        (`model.train_emb(...)` runs backward and the optimizer step), and nothing in the loop puts
+        them back in train mode."""
+        reported = set()
+        for loop in facts.loops:
+            if not (loop.is_training or loop.is_epoch_loop or self._steps_through_calls(facts, loop)):
+                continue
+            if self._mode_effects(ctx, facts, loop) & {"train", "unknown"}:
+                continue
+            for call, expr, name in self._wrapper_evals(ctx, facts, loop):
+                if call in reported or not facts.mode_sensitive(expr):
+                    continue
+                if not self._trained_through_methods(facts, loop, name, dotted(expr)):
+                    continue
+                if facts.passes_to_unknown(loop.node, {name, name.rsplit(".", 1)[0]}):
+                    continue
+                reported.add(call)
+                # no fix: the wrapper's own method (`train_start()`) is what restores the mode
+                yield ctx.finding(call, self.message.format(model=name))
+
+    @staticmethod
+    def _steps_through_calls(facts, loop) -> bool:
+        """The loop calls a function or method of the file that runs backward and steps."""
+        for c in facts.calls_in(loop.node, into_defs=False):
+            for fn in facts.file_functions(c):
+                if {"backward", "step"} <= facts.effects(fn):
+                    return True
+        return False
+
+    @staticmethod
+    def _wrapper_evals(ctx, facts, loop):
+        """`self.<enc>.eval()` in a method of a plain class of the file that holds the models
+        (VSE++'s `val_start()`), run on an object of the loop's scope: `obj.val_start()` in the loop,
+        or `P.val_start()` in a function the loop calls with `obj` for P. Yields (the eval call,
+        its `self.<enc>`, `obj.<enc>`)."""
+        m = ctx.model
+        for call in facts.calls_in(loop.node, into_defs=False):
+            targets = []
+            mo = method_of(call)
+            if mo is not None and isinstance(mo[0], (cst.Name, cst.Attribute)) and dotted(mo[0]) not in (None, "self"):
+                targets.append((call, dotted(mo[0])))
+            else:
+                for fn in facts.file_functions(call):
+                    for inner in facts.calls_in(fn.body, into_defs=False):
+                        imo = method_of(inner)
+                        if imo is None or not isinstance(imo[0], cst.Name) or imo[0].value == "self":
+                            continue
+                        arg = facts.argument_for(fn, call, imo[0].value)
+                        if isinstance(arg, (cst.Name, cst.Attribute)) and dotted(arg) not in (None, "self"):
+                            targets.append((inner, dotted(arg)))
+            for mcall, recv in targets:
+                for g in facts.file_functions(mcall):
+                    cls = m.class_of(g)
+                    if cls is None or m.class_is(cls.name.value, MODULE_BASES):
+                        continue
+                    for e in facts.calls_in(g.body, into_defs=False):
+                        emo = method_of(e)
+                        if (emo is not None and emo[1] == "eval" and not e.args and _self_attr(emo[0])
+                                and dotted(emo[0]) is not None and facts.is_model(emo[0])):
+                            yield e, emo[0], recv + dotted(emo[0])[len("self"):]
+
+    @staticmethod
+    def _trained_through_methods(facts, loop, name: str, attr: str) -> bool:
+        """`obj.<method>(...)` called with gradients in a training loop inside `loop`, whose method
+        (or the methods it calls on `self`) calls `self.<enc>`: `name` is `obj.<enc>`."""
+        recv = name[: len(name) - len(attr) + len("self")]
+        for c in facts.calls_in(loop.node, into_defs=False):
+            mo = method_of(c)
+            if mo is None or dotted(mo[0]) != recv or facts.grad_mode_at(c) is not None:
+                continue
+            for g in facts.file_functions(c):
+                if "backward" not in facts.effects(g):
+                    continue
+                if any(dotted(mc.func) == attr and facts.grad_mode_at(mc) != "off"
+                       for mc in facts.model_calls_through_self(g.body)):
+                    return True
+        return False
 
     @staticmethod
     def _trained_in(facts, loop, name) -> bool:
