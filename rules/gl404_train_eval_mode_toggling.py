@@ -570,15 +570,14 @@ def _call_effects(facts, fn: cst.FunctionDef, call: cst.Call, depth: int) -> set
     if depth > 1 or not ({"train", "eval", "unknown-mode"} & eff):
         return eff
     out = set(eff) - {"train", "eval", "unknown-mode"}
-    for c in facts.calls_in(fn.body, into_defs=False):
+    for c in facts.calls_in(fn.body):  # as `effects` reads them (nested definitions included)
         if not _taken(facts, fn, call, c):
             continue
         mo = method_of(c)
-        if mo is not None and mo[1] == "eval" and not c.args and facts.m.qualname(mo[0]) is None:
+        if mo is not None and mo[1] == "eval" and not c.args:
             out.add("eval")
-        elif mo is not None and mo[1] == "train" and facts.m.qualname(mo[0]) is None:
-            mode = facts._train_call_mode(c)
-            out.add(mode if mode in ("train", "eval") else "unknown-mode")
+        elif mo is not None and mo[1] == "train":
+            out.add(facts._train_call_mode(c) or "unknown-mode")
         for g in facts.file_functions(c):
             if g is not fn:
                 out |= _call_effects(facts, g, c, depth + 1) & {"train", "eval", "unknown-mode"}
