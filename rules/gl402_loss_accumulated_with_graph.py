@@ -39,6 +39,9 @@ The rule fires inside a loop that calls `.backward()` on the accumulated loss, a
 the value is already detached (`loss.item()`, `loss.detach()`, `float(loss)`), when the accumulation
 runs under `torch.no_grad()`, and when the accumulator is differentiated later
 (`total.backward()`, `torch.stack(losses).sum().backward()`): then keeping the graph is the point.
+The components a loss function returns next to the loss it backpropagates
+(`loss, parts = criterion(...)`, `parts` a dict or list of tensors with gradients) hold the same
+graph: so do the values a loop over them binds (`for name, val in parts.items():`).
 
 The fix accumulates `loss.item()` into a Python number or list, and `loss.detach()` into a tensor
 (or wherever the accumulator is later used as a tensor).
