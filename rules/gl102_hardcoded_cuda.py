@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 
 import libcst as cst
 
+from gpulint.model import AVAILABILITY_NAMES, AVAILABILITY_TOKENS
 from gpulint.rule import Context, Rule
 from gpulint.sites import other_lines, outermost, unsuppressed
 
@@ -47,10 +50,83 @@ _CUDA_ONLY_CALLS = frozenset(
         "get_arch_list"
     ).split()
 )
+# CUDA queries a script makes to choose a precision, not a device (`torch.cuda.is_available() and
+# torch.cuda.is_bf16_supported()` picks bfloat16 over float16)
+_CAPABILITY_PROBES = frozenset(
+    "torch.cuda." + n for n in ("is_bf16_supported", "get_device_capability", "get_device_properties", "get_device_name")
+)
+_DTYPE_NAME = re.compile(r"(?i)b?float(?:16|32)|half|bf16|fp16|fp32|tf32|(?:bf)?16-mixed|32-true|32|16")
+_DTYPE_QUALNAMES = frozenset("torch." + n for n in ("bfloat16", "float16", "float32", "half", "float"))
+
+
+def _dtype_choice(m, node: cst.CSTNode) -> bool:
+    """A branch of a precision choice: a dtype name (`"bfloat16"`, `"float16"`) or `torch.bfloat16`."""
+    if isinstance(node, cst.SimpleString):
+        v = node.evaluated_value
+        return isinstance(v, str) and bool(_DTYPE_NAME.fullmatch(v))
+    return m.qualname(node) in _DTYPE_QUALNAMES
+
+
+def precision_probes(m) -> set[int]:
+    """ids of the availability calls and capability queries that only choose a precision: the
+    test of a conditional expression between two dtypes, written
+    `torch.cuda.is_available() and torch.cuda.is_bf16_supported()` (nanoGPT's
+    `dtype = 'bfloat16' if ... else 'float16'`). Such a test does not choose the device."""
+    out: set[int] = set()
+    for node in m.nodes:
+        if not isinstance(node, cst.IfExp) or not isinstance(node.test, cst.BooleanOperation):
+            continue
+        if not (_dtype_choice(m, node.body) and _dtype_choice(m, node.orelse)):
+            continue
+        test = node.test
+        if not isinstance(test.operator, cst.And):
+            continue
+        left, right = test.left, test.right
+        if not (isinstance(left, cst.Call) and m.qualname(left.func) in AVAILABILITY_NAMES and not left.args):
+            continue
+        probe = right
+        while isinstance(probe, (cst.Comparison, cst.Subscript)):
+            probe = probe.left if isinstance(probe, cst.Comparison) else probe.value
+        if not (isinstance(probe, cst.Call) and m.qualname(probe.func) in _CAPABILITY_PROBES):
+            continue
+        out.add(id(left))
+        out.add(id(probe))
+    return out
+
+
+def _checks_availability(m) -> bool:
+    """The model's `checks_availability`, except where every availability test of the file is a
+    precision probe (see `precision_probes`)."""
+    if not m.checks_availability:
+        return False
+    if m.device_flag:
+        return True
+    probes = precision_probes(m)
+    if not probes:
+        return True
+    tested = [c for c in m.calls if m.qualname(c.func) in AVAILABILITY_NAMES]
+    if any(id(c) not in probes for c in tested):
+        return True
+    # every availability token of the code (not of its comments and strings) is one of the probes' calls
+    return _code_tokens(m.source, AVAILABILITY_TOKENS) > len(tested)
+
+
+def _code_tokens(source: str, pattern: re.Pattern) -> int:
+    """How many names of the code match `pattern` (comments and strings left out)."""
+    n = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.NAME and pattern.fullmatch(tok.string):
+                n += 1
+    except (tokenize.TokenError, SyntaxError):
+        return 1 << 30  # unreadable: count as checking
+    return n
+
+
 _CUDA_FLAG = re.compile(r"(?i)(?:^|_)(?:cuda|gpu|gpus|n_?gpus?)(?:$|_)|^(?:use|with|has|on|is)_?(?:cuda|gpu)|^n_?gpus?$")
 
 
-def _cuda_only_by_design(ctx: Context) -> bool:
+def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = frozenset()) -> bool:
     """The file is written for CUDA and says so: it calls CUDA-only APIs (capability and memory
     queries, streams, events, `set_device`), uses an NCCL-only process group, pins GPUs with
     `CUDA_VISIBLE_DEVICES`, or guards its CUDA path with a flag of its own (`if args.cuda:`,
@@ -60,6 +136,8 @@ def _cuda_only_by_design(ctx: Context) -> bool:
         return True
     for call in m.calls:
         q = m.qualname(call.func) or ""
+        if id(call) in probes:
+            continue  # guarded by an availability test, choosing a precision
         if q in _CUDA_ONLY_CALLS or q.startswith(("torch.cuda.nvtx.", "torch.cuda.memory._", "torch.cuda.graphs.")):
             return True
         if q in ("torch.distributed.init_process_group", "torch.distributed.new_group"):
@@ -79,6 +157,9 @@ def _cuda_only_by_design(ctx: Context) -> bool:
         for n in (test, *m.walk(test)):
             leaf = None
             if isinstance(n, cst.Name):
+                parent = m.parent(n)
+                if isinstance(parent, cst.Attribute) and parent.attr is n:
+                    continue  # the `cuda` of `torch.cuda.is_available`: its Attribute is judged
                 leaf = n.value
             elif isinstance(n, cst.Attribute):
                 leaf = n.attr.value
@@ -119,8 +200,10 @@ local variable, a name bound twice) keeps its meaning and the fix picks a fresh 
 
 The rule is silent in files that check availability (`torch.cuda.is_available()`,
 `torch.accelerator`, `device_count()`, a `--device`/`--cuda` command-line flag, test-suite guards
-such as `TEST_CUDA`), on `"cuda"` used as an autocast/GradScaler device *type*, on
-`torch.device("cuda")` compared with a device (`if device == torch.device("cuda"): raise ...`), and in files that
+such as `TEST_CUDA`; a test that only picks a precision, nanoGPT's `dtype = 'bfloat16' if
+torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'`, does not count), on
+`"cuda"` used as an autocast/GradScaler device *type*, on `torch.device("cuda")` compared with a
+device (`if device == torch.device("cuda"): raise ...`), and in files that
 are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
 `set_device`, `synchronize`, CUDA events/streams, memory statistics and snapshots), use an NCCL
 process group, set `CUDA_VISIBLE_DEVICES`, or guard their CUDA path with a flag of their own
@@ -144,9 +227,9 @@ x = torch.randn(8, 3, device=device)
 
     def check(self, ctx: Context):
         m = ctx.model
-        if m.checks_availability or m.frameworks or not m.is_script:
+        if _checks_availability(m) or m.frameworks or not m.is_script:
             return  # libraries gate CUDA code at their call sites; the fix is for scripts
-        if _cuda_only_by_design(ctx):
+        if _cuda_only_by_design(ctx, precision_probes(m)):
             return  # the file needs CUDA anyway and says so: a CPU fallback would not make it run
         sites = unsuppressed(ctx, list(self._sites(ctx)))
         if not sites:
@@ -154,6 +237,11 @@ x = torch.randn(8, 3, device=device)
         group = self._group_fix(ctx, sites) if any(r for _, _, r in sites) else None
         node, what, _routable = sites[0]
         message = self.message.replace("hard-coded CUDA device", what)
+        if m.checks_availability:  # every availability test chooses a precision only
+            message = message.replace(
+                "the file never checks `torch.cuda.is_available()`",
+                "the file checks `torch.cuda.is_available()` only to choose a precision",
+            )
         message += other_lines(ctx, node, [n for n, _, _ in sites[1:]], "also hard-coded")
         fixed = [n for n, _, r in sites if r]
         if group is not None and len(fixed) < len(sites):

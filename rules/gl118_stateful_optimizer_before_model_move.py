@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.training import argument_for
 from gpulint.rule import Context, Rule
 
 # optimizers that create per-parameter state in their constructor (torch 2.x): the state is made
@@ -195,31 +196,18 @@ def _passed_class(m, name: cst.Name) -> str | None:
     fn = m.enclosing(bs[0].node, cst.FunctionDef)
     if fn is None:
         return None
-    method = m.class_of(fn) is not None
     p = fn.params
-    ordered = [x for x in (*p.posonly_params, *p.params)]
-    if method and ordered:
-        ordered = ordered[1:]  # the receiver
-    param = next((x for x in (*ordered, *p.kwonly_params) if x.name.value == name.value), None)
+    param = next((x for x in (*p.posonly_params, *p.params, *p.kwonly_params) if x.name.value == name.value), None)
     if param is None:
         return None
-    sites = m.resolved_sites(fn) if method else m.call_sites(fn)
+    sites = m.resolved_sites(fn) if m.class_of(fn) is not None else m.call_sites(fn)
     if not sites:
         return None
     found = set()
     for site in sites:
-        given = None
-        pos = 0
-        for a in site.args:
-            if a.star:
-                return None
-            if a.keyword is not None:
-                if a.keyword.value == name.value:
-                    given = a.value
-                continue
-            if pos < len(ordered) and ordered[pos] is param:
-                given = a.value
-            pos += 1
+        if any(a.star for a in site.args):
+            return None  # `f(*args)`: what it passes is not known
+        given = argument_for(fn, site, name.value)
         if given is None:
             given = param.default
         q = m.qualname(given) if given is not None else None

@@ -71,8 +71,9 @@ for x, y in loader:
         backwards = facts.trained_backwards()
         if not backwards:
             return
-        optimized = _optimized_names(m)
-        optimized_params = _optimized_names(m, parameters_only=True)
+        optimizers = [c for c in m.calls if (q := m.qualname(c.func)) is not None and is_optimizer_qualname(q)]
+        optimized = _optimized_names(optimizers)
+        optimized_params = _optimized_names(optimizers, parameters_only=True)
         reported = set()
         for call, recv, meth in m.method_calls("half", "to"):
             if meth == "to" and not _to_float16(m, call):
@@ -107,34 +108,28 @@ for x, y in loader:
                 continue
             reported.add(call)
             yield ctx.finding(call, self.message.format(m=name))
-        # across functions: the optimizer of a function that trains receives the parameters of a
-        # module the flow engine knows was converted to float16 elsewhere (`.half()` in main())
+        # one pass over what the optimizers receive: the float16 conversions whose module's
+        # parameters some optimizer of the file steps, and, across functions, those an optimizer of
+        # a function that trains receives when the conversion is elsewhere (`.half()` in main())
         scopes = {m.scope_of(b.call) for b in backwards}
-        for call in m.calls:
-            q = m.qualname(call.func)
-            if q is None or not is_optimizer_qualname(q) or m.scope_of(call) not in scopes:
-                continue
+        stepped = set()
+        elsewhere = []
+        for call in optimizers:
+            trains = m.scope_of(call) in scopes
             for arg in call.args:
                 for owner in _parameter_owner_nodes(arg.value):
                     v = m.value_of(owner)
                     at = v.half_at
-                    if v.kind != "module" or not v.half or at is None or at in reported:
+                    if v.kind != "module" or not v.half or at is None:
                         continue
-                    if not isinstance(at, cst.Call) or m.scope_of(at) is m.scope_of(call):
-                        continue
-                    reported.add(at)
-                    yield ctx.finding(at, self.message.format(m=ctx.code(owner)))
-        # the conversions whose module's parameters some optimizer of the file receives
-        stepped = set()
-        for call in m.calls:
-            q = m.qualname(call.func)
-            if q is None or not is_optimizer_qualname(q):
+                    stepped.add(at)
+                    if trains and isinstance(at, cst.Call) and m.scope_of(at) is not m.scope_of(call):
+                        elsewhere.append((at, owner))
+        for at, owner in elsewhere:
+            if at in reported:
                 continue
-            for arg in call.args:
-                for owner in _parameter_owner_nodes(arg.value):
-                    v = m.value_of(owner)
-                    if v.kind == "module" and v.half and v.half_at is not None:
-                        stepped.add(v.half_at)
+            reported.add(at)
+            yield ctx.finding(at, self.message.format(m=ctx.code(owner)))
         # across functions: a function that trains calls a module the flow engine knows was
         # converted to float16 by its caller (`model.half()` in main(), `train(model, ...)`)
         for call in m.calls:
@@ -202,14 +197,11 @@ def _model_name(m, call: cst.Call, recv: cst.BaseExpression) -> str | None:
     return None
 
 
-def _optimized_names(m, parameters_only: bool = False) -> set[str]:
-    """Names read in the arguments of optimizer constructors (`Adam(model.parameters())`); with
+def _optimized_names(optimizers: list[cst.Call], parameters_only: bool = False) -> set[str]:
+    """Names read in the arguments of the optimizer constructors (`Adam(model.parameters())`); with
     `parameters_only`, only the names whose `.parameters()` / `.named_parameters()` is passed."""
     out: set[str] = set()
-    for call in m.calls:
-        q = m.qualname(call.func)
-        if q is None or not is_optimizer_qualname(q):
-            continue
+    for call in optimizers:
         for arg in call.args:
             if parameters_only:
                 out.update(_parameter_owners(arg.value))

@@ -39,6 +39,9 @@ The rule fires inside a loop that calls `.backward()` on the accumulated loss, a
 the value is already detached (`loss.item()`, `loss.detach()`, `float(loss)`), when the accumulation
 runs under `torch.no_grad()`, and when the accumulator is differentiated later
 (`total.backward()`, `torch.stack(losses).sum().backward()`): then keeping the graph is the point.
+The components a loss function returns next to the loss it backpropagates
+(`loss, parts = criterion(...)`, `parts` a dict or list of tensors with gradients) hold the same
+graph: so do the values a loop over them binds (`for name, val in parts.items():`).
 
 The fix accumulates `loss.item()` into a Python number or list, and `loss.detach()` into a tensor
 (or wherever the accumulator is later used as a tensor).
@@ -74,10 +77,13 @@ for x, y in loader:
             if not loop.backward and not stepped:
                 continue
             graph_names = (self._graph_names(ctx, facts, loop.node) if loop.backward else set()) | set(stepped)
+            value_loops: set = set()
+            graph_names |= self._loop_values(ctx, loop.node, set(stepped), value_loops)  # `for k, v in parts.items()`
             if not graph_names:
                 continue
             for stmt, acc, value in (*self._accumulations(ctx, loop.node), *self._meter_updates(ctx, loop.node)):
-                if not loop.backward and facts.enclosing_loop(stmt) is not loop.node:
+                if not loop.backward and facts.enclosing_loop(stmt) is not loop.node \
+                        and facts.enclosing_loop(stmt) not in value_loops:
                     continue  # the step is a function's: this loop's own statements only
                 # only statements whose innermost loop (with a backward) is this one
                 if facts.enclosing_loop(stmt) is not loop.node and self._inner_backward_loop(facts, stmt, loop.node):
@@ -206,6 +212,7 @@ for x, y in loader:
             elif meth in ("backward", "manual_backward") and positional:
                 if isinstance(positional[0], cst.Name):
                     out.add(positional[0].value)  # accelerator.backward(loss), self.manual_backward(loss)
+        out |= LossAccumulatedWithGraph._sibling_parts(ctx, loop, out)
         # the summands of a backward'd loss hold the same graph: `loss = mse + ce` in the loop, where
         # the engine knows `mse` and `ce` are tensors computed with gradients
         m = ctx.model
@@ -216,6 +223,59 @@ for x, y in loader:
                     v = m.value_of(part)
                     if v.kind == "tensor" and not v.nograd:
                         out.add(_root_value(part))
+        return out
+
+    @staticmethod
+    def _sibling_parts(ctx: Context, node: cst.CSTNode, backed: set[str]) -> set[str]:
+        """`loss, parts = criterion(...)` with `loss` backpropagated: `parts`, when the engine knows
+        it is a dict or list of tensors computed with gradients (a loss's components, returned next
+        to their sum), and the values a loop over it binds (`for name, val in parts.items()`,
+        `for val in parts.values()`, `for val in parts`). Detached or `.item()` components are
+        not tensors with gradients: left out."""
+        m = ctx.model
+        index: _Mentions = m.facts(_Mentions)
+        parts: set[str] = set()
+        for n in index.below(node, index.assigns, index.assign_at):
+            if not (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, (cst.Tuple, cst.List))
+                    and isinstance(n.value, cst.Call)):
+                continue
+            names = [e.value for e in n.targets[0].target.elements]
+            if not any(isinstance(x, cst.Name) and x.value in backed for x in names):
+                continue
+            for x in names:
+                if not isinstance(x, cst.Name) or x.value in backed:
+                    continue
+                v = m.value_of(x)
+                if v.kind in ("mapping", "list", "tuple") and v.elem is not None and v.elem.kind == "tensor" \
+                        and not v.elem.nograd and not v.nograd:
+                    parts.add(x.value)
+        return parts | LossAccumulatedWithGraph._loop_values(ctx, node, parts)
+
+    @staticmethod
+    def _loop_values(ctx: Context, node: cst.CSTNode, containers: set[str], loops: set | None = None) -> set[str]:
+        """Names a `for` under `node` binds to the values of one of `containers` (those loops are
+        added to `loops`)."""
+        out: set[str] = set()
+        if not containers:
+            return out
+        m = ctx.model
+        for loop in m.fors:
+            if not m.contains(node, loop):
+                continue
+            it, target = loop.iter, loop.target
+            meth = None
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args:
+                meth, it = it.func.attr.value, it.func.value
+            if not (isinstance(it, cst.Name) and it.value in containers):
+                continue
+            if meth == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                target = target.elements[1].value
+            elif meth not in (None, "values"):
+                continue
+            if isinstance(target, cst.Name):
+                out.add(target.value)
+                if loops is not None:
+                    loops.add(loop)
         return out
 
     @staticmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.paths import is_test_path
-from gpulint.analysis.training import TrainingFacts, dotted, walk
+from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule, split_lines
 
@@ -53,6 +53,10 @@ class EvalWithoutNoGrad(Rule):
     kind = "slow"
     prefilter = r"\.eval\(|def \w*(?:val|eval|test|predict|inference)"
     ast_prefilter = (r"^loop$", r"^\.eval\($|^def \w*(?:val|eval|test|predict|inference)")
+    batch_message = (
+        "`{fn}` runs `{model}` in eval mode once per batch with gradients enabled: autograd records "
+        "a graph at every call (memory and time for nothing); decorate it with `@torch.no_grad()`"
+    )
     explanation = '''
 Outside `torch.no_grad()` / `torch.inference_mode()`, every forward pass records the autograd graph
 and keeps the activations it needs for a backward pass that never comes. An evaluation loop that
@@ -75,6 +79,13 @@ files (`test_*.py`, files under `tests/`), where a few tiny batches make the gra
 worth reading about.
 
 The fix wraps the loop in `with torch.no_grad():`.
+
+A per-batch evaluation function is reported too: a function named like `validation_step` or
+`evaluate_batch` that puts a model in eval mode and calls it (itself, or through a method of its
+class that calls the same `self.<model>`), with no loop and no gradient work of its own, when every
+call of it in the file runs once per item of a loop or comprehension that does no gradient work
+either (`[self.validation_step(x, y) for x, y in valid]`). Its fix decorates the function with
+`@torch.no_grad()`.
 
 Bad:
 
@@ -136,6 +147,95 @@ with torch.no_grad():
                 seen.add(c)
             for c in calls:
                 yield ctx.finding(c, self.message.format(model=ctx.code(c.func)), fix)
+        yield from self._batch_functions(ctx, facts, seen)
+
+    def _batch_functions(self, ctx: Context, facts: TrainingFacts, seen: set):
+        """A per-batch evaluation function: named like `validation_step`/`evaluate_batch`, it puts
+        a model in eval mode and calls it (itself, or through a method of its class that calls
+        `self.<model>`), does no gradient work, has no loop of its own, and every call of it in the
+        file runs once per item of a loop or comprehension that does no gradient work either
+        (`[self.validation_step(x, y) for x, y in valid]`). Reported at its call of the model (or
+        of the method), with the fix `@torch.no_grad()` on the function."""
+        m = ctx.model
+        for fns in m.functions.values():
+            for fn in fns:
+                if not facts.is_eval_function(fn):
+                    continue
+                cls = m.class_of(fn)
+                if cls is not None and m.class_is(cls.name.value, MODULE_BASES):
+                    continue
+                if any(isinstance(n, (cst.For, cst.While)) for n in walk(fn.body, into_defs=False)):
+                    continue  # a loop of its own: judged as a loop
+                if facts.effects(fn) & {"grad", "backward", "step", "zero_grad", "train"}:
+                    continue
+                evals = {}
+                for c in facts.calls_in(fn.body, False):
+                    mo = method_of(c)
+                    if mo is not None and mo[1] == "eval" and not c.args and facts.is_model(mo[0]):
+                        evals.setdefault(dotted(mo[0]), c)
+                if not evals:
+                    continue
+                calls = [(c, model) for c, model in self._model_calls(facts, fn, evals) if c not in seen]
+                calls = [(c, model) for c, model in calls if facts.grad_mode_at(c) is None and not _detached_at_once(m, c)]
+                if not calls or not self._per_item_sites(m, facts, fn):
+                    continue
+                fix = None
+                alias = torch_alias(ctx)
+                if alias is not None:
+                    first = fn.decorators[0] if fn.decorators else fn
+                    fix = ctx.fix(
+                        ctx.insert_before(first, f"@{alias}.no_grad()"),
+                        message=f"Decorate `{fn.name.value}` with `@torch.no_grad()`",
+                    )
+                for c, model in calls:
+                    seen.add(c)
+                    yield ctx.finding(c, self.batch_message.format(fn=fn.name.value, model=model), fix)
+
+    @staticmethod
+    def _model_calls(facts: TrainingFacts, fn: cst.FunctionDef, evals: dict) -> list[tuple[cst.Call, str]]:
+        """Calls in `fn` of a model it put in eval mode before, with the model's text: `model(x)`
+        itself, or `self.infer(x)` whose method calls `self.<model>` (the same attribute)."""
+        out = []
+        for c in facts.calls_in(fn.body, False):
+            f = c.func
+            d = dotted(f)
+            if d in evals and facts.is_model(f) and facts.before(evals[d], c):
+                out.append((c, d))
+                continue
+            if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
+                continue
+            for g in facts.file_functions(c):
+                inner = [dotted(i.func) for i in facts.model_calls_through_self(g.body)]
+                found = next((d for d in inner if d in evals and facts.before(evals[d], c)), None)
+                if found is not None:
+                    out.append((c, found))
+                    break
+        return out
+
+    @staticmethod
+    def _per_item_sites(m, facts: TrainingFacts, fn: cst.FunctionDef) -> bool:
+        """Every call of `fn` runs once per item of a loop or comprehension of its caller, and
+        that loop or comprehension does no gradient work."""
+        sites = facts.call_sites(fn)
+        if not sites:
+            return False
+        for site in sites:
+            around = None
+            for anc in m.ancestors(site):
+                if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
+                    break
+                if isinstance(anc, (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                    around = anc
+                    break
+            if around is None:
+                return False
+            if isinstance(around, (cst.For, cst.While)):
+                info = facts.loop_info.get(around)
+                if info is None or info.backward or info.backward_via or info.steps or info.is_training:
+                    return False
+            if facts.grad_use(around):
+                return False
+        return True
 
 
 def _runs_once(loop: cst.CSTNode) -> bool:

@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
+from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
 
@@ -31,6 +32,11 @@ class TrainEvalModeToggling(Rule):
         r"^loop$",
         r"^\.(?:eval|train)\($|no_grad|inference_mode|^def \w*(?:val|eval|test)|^\.(?:manual_)?backward\($",
     )
+    helper_message = (
+        "`{call}(...)` puts `{model}` in eval mode inside the training loop and nothing puts it back: "
+        "later training steps run with dropout off and frozen batch-norm statistics; call "
+        "`{model}.train()` before training again"
+    )
     explanation = '''
 `model.eval()` and `model.train()` switch dropout and batch normalisation between their training
 and inference behaviour. Two mistakes are common and silent:
@@ -44,6 +50,14 @@ and inference behaviour. Two mistakes are common and silent:
 An evaluation loop is a loop in a function named like `validate`/`evaluate`/`test`, one under
 `no_grad`, or a `for ... in valid_loader:` (a loader named for validation or testing) right after
 the training batches that computes a loss or an accuracy.
+
+The `eval()` may be in a function of the file the loop calls, or one level deeper
+(`check_accuracy(pg, ee)` calling `set_mode("eval", [pg, ee])`, a helper that loops over a list
+of models); a helper's branches on a string argument (`if mode == "train":`) count only where the
+call's literal takes them. A helper's list is reported without a fix, at its call. So is a plain
+class that holds the models and switches them in its own methods (VSE++'s `model.val_start()`
+running `self.img_enc.eval()`, called from `validate(model)` in a loop that trains them through
+`model.train_emb(...)`): reported at the method's `eval()`, without a fix.
 
 The rule only looks at models whose behaviour depends on the mode (dropout, batch norm, or a model
 the file cannot see into), stays silent where a helper the file does not define gets the model
@@ -95,7 +109,7 @@ for epoch in range(epochs):
             if mo is not None and mo[1] == "train":
                 effects.add(facts._train_call_mode(call) or "unknown")
             for fn in facts.file_functions(call):
-                eff = facts.effects(fn)
+                eff = _call_effects(facts, fn, call, 0)
                 if "train" in eff or "unknown-mode" in eff:
                     effects.add("train")
         return effects
@@ -119,6 +133,19 @@ for epoch in range(epochs):
                         # `self.validate()` from the training loop of another method of the class,
                         # which runs `self.model.eval()`: the same `self.model`
                         yield inner, imo[0], call
+                # `set_mode("eval", [pg, ee])` (a helper looping over a list of models), called
+                # from the loop or from a function the loop calls (`check_accuracy(pg, ee, ...)`)
+                for node, expr in _list_evals(facts, fn, call):
+                    yield node, expr, call
+                for inner in facts.calls_in(fn.body, into_defs=False):
+                    for g in facts.file_functions(inner):
+                        if g is fn:
+                            continue
+                        for _node, expr in (*_list_evals(facts, g, inner), *_param_evals(facts, g, inner)):
+                            if isinstance(expr, cst.Name) and ctx.model.scope_of(expr) is fn:
+                                arg = facts.argument_for(fn, call, expr.value)
+                                if arg is not None and facts.is_model(arg):
+                                    yield inner, arg, call
 
     def _never_undone(self, ctx, facts):
         reported = set()
@@ -128,17 +155,108 @@ for epoch in range(epochs):
             if self._mode_effects(ctx, facts, loop) & {"train", "unknown"}:
                 continue
             for call, model, via in self._evals_in(ctx, facts, loop):
-                if call in reported:
-                    continue
                 name = dotted(model)
+                if (call, name) in reported or (call, None) in reported:
+                    continue
                 if name is None or not facts.mode_sensitive(model):
                     continue
                 if not self._trained_in(facts, loop, name):
                     continue
                 if facts.passes_to_unknown(loop.node, {name}):
                     continue
+                mo = method_of(call)
+                if mo is not None and mo[1] == "eval":
+                    reported.add((call, None))
+                    fix = self._train_fix(ctx, facts, loop, name, call)
+                else:
+                    # the models of a helper's list (`set_mode("eval", [pg, ee])`): one finding per
+                    # model at the call, no fix (a `.train()` per model inserted one at a time would
+                    # stop at the first: the loop then trains again and the others stay in eval)
+                    reported.add((call, name))
+                    yield ctx.finding(call, self.helper_message.format(call=ctx.code(call.func), model=name))
+                    continue
+                yield ctx.finding(call, self.message.format(model=name), fix)
+        yield from self._wrapper_never_undone(ctx, facts)
+
+    def _wrapper_never_undone(self, ctx, facts):
+        """`validate(model)` in a training loop whose model object's method puts its encoders in
+        eval mode (`model.val_start()`), while the loop trains them through another method
+        (`model.train_emb(...)` runs backward and the optimizer step), and nothing in the loop puts
+        them back in train mode."""
+        reported = set()
+        for loop in facts.loops:
+            if not (loop.is_training or loop.is_epoch_loop or self._steps_through_calls(facts, loop)):
+                continue
+            if self._mode_effects(ctx, facts, loop) & {"train", "unknown"}:
+                continue
+            for call, expr, name in self._wrapper_evals(ctx, facts, loop):
+                if call in reported or not facts.mode_sensitive(expr):
+                    continue
+                if not self._trained_through_methods(facts, loop, name, dotted(expr)):
+                    continue
+                if facts.passes_to_unknown(loop.node, {name, name.rsplit(".", 1)[0]}):
+                    continue
                 reported.add(call)
-                yield ctx.finding(call, self.message.format(model=name), self._train_fix(ctx, facts, loop, name, call))
+                # no fix: the wrapper's own method (`train_start()`) is what restores the mode
+                yield ctx.finding(call, self.message.format(model=name))
+
+    @staticmethod
+    def _steps_through_calls(facts, loop) -> bool:
+        """The loop calls a function or method of the file that runs backward and steps."""
+        for c in facts.calls_in(loop.node, into_defs=False):
+            for fn in facts.file_functions(c):
+                if {"backward", "step"} <= facts.effects(fn):
+                    return True
+        return False
+
+    @staticmethod
+    def _wrapper_evals(ctx, facts, loop):
+        """`self.<enc>.eval()` in a method of a plain class of the file that holds the models
+        (VSE++'s `val_start()`), run on an object of the loop's scope: `obj.val_start()` in the loop,
+        or `P.val_start()` in a function the loop calls with `obj` for P. Yields (the eval call,
+        its `self.<enc>`, `obj.<enc>`)."""
+        m = ctx.model
+        for call in facts.calls_in(loop.node, into_defs=False):
+            targets = []
+            mo = method_of(call)
+            if mo is not None and isinstance(mo[0], (cst.Name, cst.Attribute)) and dotted(mo[0]) not in (None, "self"):
+                targets.append((call, dotted(mo[0])))
+            else:
+                for fn in facts.file_functions(call):
+                    for inner in facts.calls_in(fn.body, into_defs=False):
+                        imo = method_of(inner)
+                        if imo is None or not isinstance(imo[0], cst.Name) or imo[0].value == "self":
+                            continue
+                        arg = facts.argument_for(fn, call, imo[0].value)
+                        if isinstance(arg, (cst.Name, cst.Attribute)) and dotted(arg) not in (None, "self"):
+                            targets.append((inner, dotted(arg)))
+            for mcall, recv in targets:
+                for g in facts.file_functions(mcall):
+                    cls = m.class_of(g)
+                    if cls is None or m.class_is(cls.name.value, MODULE_BASES):
+                        continue
+                    for e in facts.calls_in(g.body, into_defs=False):
+                        emo = method_of(e)
+                        if (emo is not None and emo[1] == "eval" and not e.args and _self_attr(emo[0])
+                                and dotted(emo[0]) is not None and facts.is_model(emo[0])):
+                            yield e, emo[0], recv + dotted(emo[0])[len("self"):]
+
+    @staticmethod
+    def _trained_through_methods(facts, loop, name: str, attr: str) -> bool:
+        """`obj.<method>(...)` called with gradients in a training loop inside `loop`, whose method
+        (or the methods it calls on `self`) calls `self.<enc>`: `name` is `obj.<enc>`."""
+        recv = name[: len(name) - len(attr) + len("self")]
+        for c in facts.calls_in(loop.node, into_defs=False):
+            mo = method_of(c)
+            if mo is None or dotted(mo[0]) != recv or facts.grad_mode_at(c) is not None:
+                continue
+            for g in facts.file_functions(c):
+                if "backward" not in facts.effects(g):
+                    continue
+                if any(dotted(mc.func) == attr and facts.grad_mode_at(mc) != "off"
+                       for mc in facts.model_calls_through_self(g.body)):
+                    return True
+        return False
 
     @staticmethod
     def _trained_in(facts, loop, name) -> bool:
@@ -406,3 +524,97 @@ def _self_attr(e) -> bool:
 def _self_call(call: cst.Call) -> bool:
     """`self.<method>(...)`."""
     return _self_attr(call.func)
+
+
+def _literal_at(facts, fn: cst.FunctionDef, call: cst.Call, param: str) -> str | None:
+    arg = facts.argument_for(fn, call, param)
+    if arg is None:
+        p = next((x for x in (*fn.params.params, *fn.params.kwonly_params) if x.name.value == param), None)
+        arg = p.default if p is not None else None
+    if isinstance(arg, cst.SimpleString) and isinstance(arg.evaluated_value, str):
+        return arg.evaluated_value
+    return None
+
+
+def _taken(facts, fn: cst.FunctionDef, call: cst.Call, node: cst.CSTNode) -> bool:
+    """False when an `if P == "lit":` (or `"lit" == P`, `P != "lit"`) around `node` in `fn` is
+    decided against it by the string literal the call passes for parameter P
+    (`set_mode("eval", models)` never runs the `if mode == "train":` branch)."""
+    m = facts.m
+    params = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params)}
+    child = node
+    for anc in m.ancestors(node):
+        if anc is fn:
+            return True
+        if isinstance(anc, cst.If) and isinstance(anc.test, cst.Comparison) and len(anc.test.comparisons) == 1:
+            comp = anc.test.comparisons[0]
+            left, right = anc.test.left, comp.comparator
+            if isinstance(left, cst.SimpleString):
+                left, right = right, left
+            if (isinstance(left, cst.Name) and left.value in params and isinstance(right, cst.SimpleString)
+                    and isinstance(comp.operator, (cst.Equal, cst.NotEqual))):
+                given = _literal_at(facts, fn, call, left.value)
+                if given is not None:
+                    holds = (given == right.evaluated_value) == isinstance(comp.operator, cst.Equal)
+                    if holds != (child is anc.body):
+                        return False
+        child = anc
+    return True
+
+
+def _call_effects(facts, fn: cst.FunctionDef, call: cst.Call, depth: int) -> set:
+    """`facts.effects(fn)` for this call: mode calls in branches its string arguments rule out
+    (`set_mode("eval", ...)`'s `if mode == "train":`) do not count, here and in the functions of
+    the file it calls (one level further)."""
+    eff = facts.effects(fn)
+    if depth > 1 or not ({"train", "eval", "unknown-mode"} & eff):
+        return eff
+    out = set(eff) - {"train", "eval", "unknown-mode"}
+    for c in facts.calls_in(fn.body):  # as `effects` reads them (nested definitions included)
+        if not _taken(facts, fn, call, c):
+            continue
+        mo = method_of(c)
+        if mo is not None and mo[1] == "eval" and not c.args:
+            out.add("eval")
+        elif mo is not None and mo[1] == "train":
+            out.add(facts._train_call_mode(c) or "unknown-mode")
+        for g in facts.file_functions(c):
+            if g is not fn:
+                out |= _call_effects(facts, g, c, depth + 1) & {"train", "eval", "unknown-mode"}
+    return out
+
+
+def _param_evals(facts, fn: cst.FunctionDef, call: cst.Call):
+    """(eval call, argument) for `P.eval()` in `fn` on a parameter P, on a branch the call takes."""
+    for inner in facts.calls_in(fn.body, into_defs=False):
+        mo = method_of(inner)
+        if mo is None or mo[1] != "eval" or inner.args or not isinstance(mo[0], cst.Name):
+            continue
+        if not _taken(facts, fn, call, inner):
+            continue
+        arg = facts.argument_for(fn, call, mo[0].value)
+        if arg is not None:
+            yield inner, arg
+
+
+def _list_evals(facts, fn: cst.FunctionDef, call: cst.Call):
+    """(call, model) for each model of a list or tuple literal the call passes for a parameter P
+    that `fn` loops over calling `.eval()` on the loop variable (`for m in models: m.eval()`), on a
+    branch the call takes. Reported at the call: the helper serves every caller."""
+    m = facts.m
+    for inner in facts.calls_in(fn.body, into_defs=False):
+        mo = method_of(inner)
+        if mo is None or mo[1] != "eval" or inner.args or not isinstance(mo[0], cst.Name):
+            continue
+        loop = next((a for a in m.ancestors(inner) if isinstance(a, cst.For)), None)
+        if loop is None or m.scope_of(loop) is not fn or not isinstance(loop.target, cst.Name):
+            continue
+        if loop.target.value != mo[0].value or not isinstance(loop.iter, cst.Name):
+            continue
+        if not _taken(facts, fn, call, inner):
+            continue
+        given = facts.argument_for(fn, call, loop.iter.value)
+        if isinstance(given, (cst.List, cst.Tuple)):
+            for el in given.elements:
+                if isinstance(el, cst.Element) and isinstance(el.value, (cst.Name, cst.Attribute)):
+                    yield call, el.value

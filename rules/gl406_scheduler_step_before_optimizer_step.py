@@ -35,7 +35,9 @@ a per-epoch function that steps the scheduler first and then loops over batches,
 `on_epoch_start()` that steps the scheduler and is called before training. Only schedulers the file
 shows to be `torch.optim.lr_scheduler` ones (or `transformers` schedules) are checked; a step with an
 argument (`ReduceLROnPlateau.step(val_loss)`, `step(epoch)`) and a guarded step
-(`if epoch > 0: scheduler.step()`) are not reported.
+(`if epoch > 0: scheduler.step()`) are not reported, unless the guard compares the loop's counter
+with a constant its first value passes (`if epoch > LR_DECAY_START:` with `LR_DECAY_START = -1`):
+then the first step of the run comes before the optimizer's, as if unguarded.
 
 The unsafe fix moves the `scheduler.step()` statement after the optimizer step when both are in
 the same block (in an epoch loop, after the inner loop that steps the optimizer). It changes the

@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts
 from gpulint.flow import gpu_guard
+from gpulint.analysis.training import argument_for
 from gpulint.rule import Context, Rule
 
 
@@ -31,7 +32,9 @@ synchronising.
 
 The rule reports unconditional calls in the innermost training loop, also inside a function of
 the file that the loop calls on every step (a trainer's `training_step`); a
-`torch.cuda.is_available()` guard does not count as a condition. An occasional call (once per
+`torch.cuda.is_available()` guard does not count as a condition, nor does a flag the file sets
+only to `True` (`if config.empty_cache:` with `empty_cache: bool = True` in a config class that no
+construction overrides). An occasional call (once per
 epoch, or under another condition) is left alone. No automatic fix: removing it is the fix.
 
 Bad:
@@ -112,7 +115,8 @@ def _conditional(m, node, stop) -> bool:
         if anc is stop:
             return False
         if isinstance(anc, cst.If):
-            if not (child is anc.body and (gpu_guard(m, anc.test) is True or _steps_here(m, anc.body))):
+            if not (child is anc.body and (gpu_guard(m, anc.test) is True or _steps_here(m, anc.body)
+                                           or _flag_on(m, anc.test))):
                 return True
         elif isinstance(anc, (cst.Else, cst.IfExp, cst.BooleanOperation, cst.Try, cst.ExceptHandler, cst.Lambda)):
             return True
@@ -120,3 +124,99 @@ def _conditional(m, node, stop) -> bool:
             return True
         child = anc
     return True
+
+
+def _flag_on(m, test: cst.BaseExpression) -> bool:
+    """`if config.empty_cache:` where the file shows the flag is on in every run it can see: an
+    attribute of an instance of a class of the file (`config`, or `self` in its methods) that the
+    file sets only to `True`: a class-level default (`empty_cache: bool = True`, a dataclass
+    field), or in `__init__` a literal `True` or a parameter that defaults to `True` and that no
+    construction of the class passes otherwise. Any other assignment to an attribute of that name
+    in the file, or the class used other than by calling it, and the flag is not known."""
+    if not isinstance(test, cst.Attribute) or not isinstance(test.value, cst.Name):
+        return False
+    attr = test.attr.value
+    if test.value.value == "self":
+        owner = m.class_of(test)
+        cls = owner.name.value if owner is not None else None
+    else:
+        cls = m.value_of(test.value).cls
+    info = m.classes.get(cls) if cls is not None else None
+    if info is None:
+        return False
+    node = info.node
+    sites = []
+    for n in m.nodes:
+        if isinstance(n, cst.Name) and n.value == cls and n is not node.name:
+            parent = m.parent(n)
+            if not (isinstance(parent, cst.Call) and parent.func is n):
+                return False  # the class handed around: its constructions are not all here
+            sites.append(parent)
+    init = info.methods.get("__init__") or next(
+        (st for st in node.body.body if isinstance(st, cst.FunctionDef) and st.name.value == "__init__"), None
+    )
+    found = False
+    # class-level default: `empty_cache = True` / `empty_cache: bool = True`
+    for st in node.body.body:
+        if not isinstance(st, cst.SimpleStatementLine):
+            continue
+        for small in st.body:
+            target = value = None
+            if isinstance(small, cst.AnnAssign):
+                target, value = small.target, small.value
+            elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            if isinstance(target, cst.Name) and target.value == attr:
+                if not _is_true(value):
+                    return False
+                found = True
+                # a dataclass field can be given at construction
+                for site in sites:
+                    given = next((a.value for a in site.args if a.keyword is not None and a.keyword.value == attr), None)
+                    if any(a.star for a in site.args) or (given is not None and not _is_true(given)):
+                        return False
+                    if init is None and any(a.keyword is None for a in site.args):
+                        return False  # positional fields: which one is not followed
+    # every assignment of an attribute of that name in the file
+    for n in m.nodes:
+        targets = []
+        if isinstance(n, cst.Assign):
+            targets = [t.target for t in n.targets]
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+            targets = [n.target]
+        for t in targets:
+            if not (isinstance(t, cst.Attribute) and t.attr.value == attr):
+                if isinstance(t, (cst.Tuple, cst.List)) and any(
+                    isinstance(e.value, cst.Attribute) and e.value.attr.value == attr for e in t.elements
+                ):
+                    return False
+                continue
+            if isinstance(n, cst.AugAssign):
+                return False
+            value = n.value
+            fn = m.enclosing(n, cst.FunctionDef)
+            if not (isinstance(t.value, cst.Name) and t.value.value == "self" and fn is init and fn is not None
+                    and m.class_of(fn) is node):
+                return False
+            if _is_true(value):
+                found = True
+                continue
+            if not isinstance(value, cst.Name):
+                return False
+            param = next((p for p in (*fn.params.params, *fn.params.kwonly_params) if p.name.value == value.value), None)
+            if param is None or not _is_true(param.default):
+                return False
+            if any(b.node is not param.name and b.how != "param" for b in m.bindings_of(value)):
+                return False  # the parameter is re-bound in __init__
+            for site in sites:
+                if any(a.star for a in site.args):
+                    return False
+                given = argument_for(fn, site, value.value)
+                if given is not None and not _is_true(given):
+                    return False
+            found = True
+    return found
+
+
+def _is_true(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"

@@ -353,3 +353,52 @@ def test_wrapper_survives_module_to():
     use = [c for c in m.calls if m.module.code_for_node(c.func) == "model.state_dict"][0].func.value
     found = m.facts(DistFacts).wrapper_reaching(use)
     assert found is not None and found[1] is False  # a wrapper on one branch: not definitely
+
+
+def test_loader_and_sampler_held_in_self_attributes():
+    m, f = facts_of(
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        from torch.utils.data.distributed import DistributedSampler
+
+        class Data:
+            def __init__(self, ds):
+                self.sampler = DistributedSampler(ds)
+                self.loader = DataLoader(ds, sampler=self.sampler)
+
+        class MoreData(Data):
+            def epochs(self):
+                for epoch in range(3):
+                    for x in self.loader:
+                        pass
+
+        class Other:
+            def __init__(self, ds):
+                self.loader = [ds]
+
+        class Trainer:
+            def __init__(self, data, other):
+                self.data = data
+                self.other = other
+
+            def run(self):
+                for epoch in range(3):
+                    for x in self.data.loader:
+                        pass
+                for epoch in range(3):
+                    for x in self.other.loader:
+                        pass
+
+        Trainer(Data(ds), Other(ds)).run()
+        MoreData(ds).epochs()
+        """
+    )
+    (lo,) = f.loaders
+    assert code(m, lo.attr_target) == "self.loader"
+    assert lo.sampler_info is not None and code(m, lo.sampler_info.attr_target) == "self.sampler"
+    loops = sorted(code(m, loop.iter) for loop in f.epoch_loops(lo))
+    # the subclass's own loop and the trainer's loop over `self.data.loader`; not `self.other.loader`
+    assert loops == ["range(3)", "range(3)"]
+    inner = sorted(code(m, ll.loop.iter) for ll in f.loader_loops(lo))
+    assert inner == ["self.data.loader", "self.loader"]

@@ -184,3 +184,50 @@ def test_other_optimizer_steps_do_not_count_as_its_own():
         optimizer.step()
     """
     assert early_lines(body) == expected_lines(body)
+
+
+def test_guard_that_the_first_pass_passes_is_no_guard():
+    body = """
+    DECAY_START = -1
+    LATE = 2
+    for epoch in range(4):
+        if epoch > DECAY_START:
+            scheduler.step()  # expect
+        for x in range(3):
+            optimizer.step()
+    for epoch in range(4):
+        if epoch >= 0:
+            scheduler.step()  # expect
+        optimizer.step()
+    for epoch in range(1, 4):
+        if 0 < epoch:
+            scheduler.step()  # expect
+        optimizer.step()
+    for epoch in range(4):
+        if epoch > 0:
+            scheduler.step()
+        optimizer.step()
+    for epoch in range(4):
+        if epoch > LATE:
+            scheduler.step()
+        optimizer.step()
+    for epoch in range(start_epoch, 4):
+        if epoch > 0:
+            scheduler.step()
+        optimizer.step()
+    for epoch in range(start_epoch, 4):
+        if epoch > DECAY_START:
+            scheduler.step()  # expect
+        optimizer.step()
+    for epoch in range(4):
+        if epoch > DECAY_START and epoch % 2 == 0:
+            scheduler.step()
+        optimizer.step()
+    for epoch in range(4):
+        if epoch > DECAY_START:
+            pass
+        else:
+            scheduler.step()
+        optimizer.step()
+    """
+    assert early_lines(body) == expected_lines(body)

@@ -333,3 +333,56 @@ def test_backward_in_a_called_method_makes_a_training_loop():
     assert other.backward_via == [] and not other.is_training
     # backward without an optimizer step in the loop: not a training loop
     assert not no_step.is_training
+
+
+def test_argument_for_skips_the_receiver_of_methods_and_constructors():
+    from gpulint.analysis.training import argument_for
+
+    src = """
+    import mod
+
+    class Trainer(Base):
+        def __init__(self, model, optimizer_fn=None, *, lr=0.1):
+            super().__init__(model, optimizer_fn)
+            Base.__init__(self, model, optimizer_fn)
+
+        def step(self, x, y):
+            pass
+
+        @classmethod
+        def build(cls, model):
+            pass
+
+    def helper(model, opt):
+        pass
+
+    t = Trainer(net, adam, lr=0.5)
+    u = mod.Trainer(net, adam)
+    t.step(a, b)
+    Trainer.build(net)
+    helper(net, adam)
+    helper(*pair)
+    """
+    _, m = facts_of(src)
+    fns = {f.name.value: f for fs in m.functions.values() for f in fs}
+    init, step, build, helper = fns["__init__"], fns["step"], fns["build"], fns["helper"]
+    calls = {code(m, c.func): c for c in m.calls}
+
+    def arg(fn, func, param):
+        got = argument_for(fn, calls[func], param)
+        return None if got is None else code(m, got)
+
+    # a constructor call does not pass self, whatever the form of its callee
+    assert arg(init, "Trainer", "model") == "net"
+    assert arg(init, "Trainer", "optimizer_fn") == "adam"
+    assert arg(init, "Trainer", "lr") == "0.5"
+    assert arg(init, "mod.Trainer", "optimizer_fn") == "adam"
+    assert arg(init, "super().__init__", "model") == "model"
+    # an unbound `Base.__init__(self, ...)` passes the receiver itself
+    assert arg(init, "Base.__init__", "model") == "model"
+    assert arg(init, "Base.__init__", "optimizer_fn") == "optimizer_fn"
+    assert arg(step, "t.step", "x") == "a"
+    assert arg(build, "Trainer.build", "model") == "net"
+    by_text = {code(m, c): c for c in m.calls}
+    assert code(m, argument_for(helper, by_text["helper(net, adam)"], "opt")) == "adam"
+    assert argument_for(helper, by_text["helper(*pair)"], "opt") is None

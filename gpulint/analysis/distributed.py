@@ -94,6 +94,7 @@ class SamplerInfo:
     distributed: bool
     shuffle: bool | None  # True (the default or a literal True), False (a literal False), None (unknown)
     target: cst.Name | None = None
+    attr_target: cst.Attribute | None = None  # `self.train_sampler = ...` in a method of a class
 
 
 @dataclass
@@ -106,6 +107,7 @@ class LoaderInfo:
     shuffle: cst.Arg | None
     sampler_info: SamplerInfo | None = None
     sampler_shuffle: bool | None = None  # the sampler's shuffle as this loader's helper call sets it
+    attr_target: cst.Attribute | None = None  # `self.train_loader = DataLoader(...)` in a method
 
     def keyword(self, name: str) -> cst.Arg | None:
         for a in self.call.args:
@@ -196,6 +198,38 @@ class DistFacts:
         if isinstance(parent, cst.AnnAssign) and parent.value is value and isinstance(parent.target, cst.Name):
             return parent.target
         return None
+
+    def assigned_attr(self, value: cst.BaseExpression) -> cst.Attribute | None:
+        """`self.name = value` (a single target) in a method of a class of the file: the target."""
+        parent = self.model.parent(value)
+        t = None
+        if isinstance(parent, cst.Assign) and parent.value is value and len(parent.targets) == 1:
+            t = parent.targets[0].target
+        elif isinstance(parent, cst.AnnAssign) and parent.value is value:
+            t = parent.target
+        if (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                and self.model.class_of(t) is not None):
+            return t
+        return None
+
+    def refers_to_attr(self, use: cst.BaseExpression, target: cst.Attribute | None) -> bool:
+        """Whether `use` reads the attribute set at `target` (`self.train_loader = ...` in class C):
+        `self.train_loader` in a method of C or of a subclass, or `x.train_loader` (also
+        `self.data.train_loader`) where the engine knows `x` is an instance of C or a subclass."""
+        if target is None or not isinstance(use, cst.Attribute) or use.attr.value != target.attr.value:
+            return False
+        m = self.model
+        owner = m.class_of(target)
+        if owner is None:
+            return False
+        if isinstance(use.value, cst.Name) and use.value.value == "self":
+            cls = m.class_of(use)
+            name = cls.name.value if cls is not None else None
+        else:
+            name = m.value_of(use.value).cls
+        if name is None:
+            return False
+        return name == owner.name.value or m.class_is(name, frozenset({owner.name.value}))
 
     def _binding_of_target(self, target: cst.Name):
         for b in self.model.bindings_of(target):
@@ -364,7 +398,7 @@ class DistFacts:
             arg = positional[3]
         if arg is not None:
             shuffle = _literal_bool(arg.value)
-        return SamplerInfo(call, q, distributed, shuffle, self.assigned_name(call))
+        return SamplerInfo(call, q, distributed, shuffle, self.assigned_name(call), self.assigned_attr(call))
 
     def _chosen_sampler_class(self, call: cst.Call) -> str | None:
         """`train_sampler(ds)` where `train_sampler = RandomSampler if local_rank == -1 else
@@ -405,6 +439,7 @@ class DistFacts:
             batch_arg.value if batch_arg is not None else None,
             shuffle,
         )
+        info.attr_target = self.assigned_attr(call)
         info.sampler_info = self.sampler_of_expr(sampler)
         if info.sampler_info is None and isinstance(sampler, cst.Call):
             info.sampler_info, info.sampler_shuffle = self._sampler_from_helper(sampler)
@@ -438,7 +473,7 @@ class DistFacts:
         if expr is None:
             return None
         for s in self.samplers:
-            if s.call is expr or self.refers_to(expr, s.target):
+            if s.call is expr or self.refers_to(expr, s.target) or self.refers_to_attr(expr, s.attr_target):
                 return s
         return None
 
@@ -449,7 +484,7 @@ class DistFacts:
         if expr is None:
             return None
         for lo in self.loaders:
-            if lo.call is expr or self.refers_to(expr, lo.target):
+            if lo.call is expr or self.refers_to(expr, lo.target) or self.refers_to_attr(expr, lo.attr_target):
                 return lo
         return None
 
@@ -478,6 +513,22 @@ class DistFacts:
         """Loops over the loader: directly, or in a file function the loader is passed to."""
         m = self.model
         out: list[LoaderLoop] = []
+        if lo.target is None and lo.attr_target is not None:
+            # `self.train_loader = DataLoader(...)`: loops over that attribute, in the class or
+            # through an instance of it, and functions of the file it is handed to
+            def reads(x):
+                return self.refers_to_attr(x, lo.attr_target)
+            for loop in m.fors:
+                if any(reads(src) for src in self.iter_sources(loop.iter)):
+                    out.append(LoaderLoop(loop))
+            out += self._iter_passes(reads, None, None)
+            for call in m.calls:
+                fn = self._file_function(call)
+                if fn is None:
+                    continue
+                for param in _matching_params(call, fn, reads):
+                    self._loops_over_param(fn, param, call, out, 0)
+            return out
         if lo.target is None:
             for loop in m.fors:
                 if any(src is lo.call for src in self.iter_sources(loop.iter)):

@@ -234,7 +234,7 @@ class ScheduleFacts:
         if not later:
             return None
         branch = self._branch_of(point, iteration)
-        if branch is not None:
+        if branch is not None and not self._guards_pass_first(point, iteration):
             # a guarded scheduler step (`if epoch > 0:`): early only when its own branch steps
             later = [ev for ev in later if self.m.contains(branch, ev.node)]
             if not later:
@@ -256,6 +256,81 @@ class ScheduleFacts:
                 return anc
             child = anc
         return None
+
+    def _guards_pass_first(self, point: cst.CSTNode, iteration: cst.CSTNode) -> bool:
+        """Every `if` between `point` and the iteration loop lets its first pass through: its test
+        compares the loop's counter (`for epoch in range(...)`) with a constant that the first
+        value passes (`if epoch > LR_DECAY_START:` with `LR_DECAY_START = -1`, or with the range's
+        own start). Then the guarded scheduler step runs before any optimizer step of the run,
+        as an unguarded one would. Anything else that makes `point` conditional: False."""
+        if not isinstance(iteration, cst.For) or not isinstance(iteration.target, cst.Name):
+            return False
+        counter = iteration.target.value
+        first = self._first_value(iteration)
+        child = point
+        seen = False
+        for anc in self.m.ancestors(point):
+            if anc is iteration:
+                return seen
+            if isinstance(anc, cst.If):
+                if child is not anc.body or not self._passes(anc.test, counter, first):
+                    return False
+                seen = True
+            elif isinstance(anc, (cst.Else, cst.ExceptHandler, cst.Finally, cst.IfExp, cst.BooleanOperation,
+                                  cst.While, cst.For) + _DEFS):
+                return False
+            child = anc
+        return False
+
+    def _first_value(self, loop: cst.For) -> int | None:
+        """The first value of `for x in range(...)` when the file gives it; None otherwise."""
+        it = loop.iter
+        if not (isinstance(it, cst.Call) and self.m.qualname(it.func) in ("range", "builtins.range")
+                or isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"):
+            return None
+        args = [a for a in it.args if a.keyword is None and not a.star]
+        if len(args) != len(it.args) or not args:
+            return None
+        if len(args) == 1:
+            return 0
+        return self._int_constant(args[0].value)
+
+    def _int_constant(self, node: cst.BaseExpression) -> int | None:
+        """An int literal (`3`, `-1`) or a module-level name bound once, to one."""
+        if isinstance(node, cst.Integer):
+            return int(node.value, 0)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            inner = self._int_constant(node.expression)
+            return -inner if inner is not None and isinstance(node.expression, cst.Integer) else None
+        if isinstance(node, cst.Name):
+            bindings = self.m.bindings.get((self.m.module, node.value), [])
+            if len(bindings) == 1 and bindings[0].how == "assign" and bindings[0].value is not None:
+                value = bindings[0].value
+                if isinstance(value, (cst.Integer, cst.UnaryOperation)):
+                    return self._int_constant(value)
+        return None
+
+    def _passes(self, test: cst.BaseExpression, counter: str, first: int | None) -> bool:
+        """`counter > C` / `counter >= C` / `C < counter` / `C <= counter` holds for the loop's first
+        value: the range's start when known, else any non-negative counter (epochs, steps)."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return False
+        op = test.comparisons[0].operator
+        left, right = test.left, test.comparisons[0].comparator
+        if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+            left, right = right, left
+            op = cst.GreaterThan() if isinstance(op, cst.LessThan) else cst.GreaterThanEqual()
+        if not isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+            return False
+        if not (isinstance(left, cst.Name) and left.value == counter):
+            return False
+        c = self._int_constant(right)
+        if c is None:
+            return False
+        low = first if first is not None else 0
+        if first is None and c >= 0:
+            return False  # an unknown start: only a threshold below every counter is known to pass
+        return low > c if isinstance(op, cst.GreaterThan) else low >= c
 
     def _exits_between(self, a: cst.CSTNode, b: cst.CSTNode, iteration: cst.CSTNode) -> bool:
         """A `continue`/`break`/`return` between the scheduler step and the optimizer step (at the

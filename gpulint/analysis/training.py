@@ -990,9 +990,16 @@ class TrainingFacts:
 
 def argument_for(fn: cst.FunctionDef, call: cst.Call, param: str) -> cst.BaseExpression | None:
     """The argument a call of `fn` passes for its parameter `param` (None when it passes none, or
-    the call unpacks `*args`/`**kwargs`)."""
+    the call unpacks `*args`/`**kwargs`). The receiver is not passed: `obj.method(x)` binds `x` to
+    the parameter after `self`, and so does a constructor call `Trainer(x)` of `__init__(self, x)`
+    (whatever the call's form: `Trainer(x)`, `mod.Trainer(x)`, `super().__init__(x)`); an explicit
+    `Base.__init__(self, x)` passes it."""
     params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-    if params and params[0] == "self" and isinstance(call.func, cst.Attribute):
+    f = call.func
+    unbound_init = isinstance(f, cst.Attribute) and f.attr.value == "__init__" and not isinstance(f.value, cst.Call)
+    if params and not unbound_init and (
+        fn.name.value == "__init__" or (params[0] in ("self", "cls") and isinstance(f, cst.Attribute))
+    ):
         params = params[1:]
     pos = 0
     for a in call.args:
