@@ -1756,6 +1756,13 @@ class Flow:
                 if av is not None and av.kind == FUNC and meth not in self.m.classes[frame.cls].methods:
                     pos, kw = self._args(e, frame)  # `self.metric(y_pred, y)`: the function stored
                     return self._call_function(av.fn, None, e, pos, kw, frame, None)
+                if (av is not None and av.cls is not None and av.kind in (OBJECT, None)
+                        and meth not in self.m.classes[frame.cls].methods
+                        and self.m.method_of_class(av.cls, "__call__") is not None):
+                    pos, kw = self._args(e, frame)  # `self.loss_fn(pred, t)`: an instance of a callable class
+                    if frame.record:
+                        self.values[func] = av
+                    return self._call_method(av.cls, "__call__", av, e, pos, kw, frame)
             if (type(recv) is cst.Call and type(recv.func) is cst.Name and recv.func.value == "super"
                     and frame.cls is not None):
                 pos, kw = self._args(e, frame)

@@ -852,3 +852,22 @@ b = other(torch.randn(2, 3))
     assert where(m, "net", 1) is None  # the same module, moved by `model.to(device)`
     assert where(m, "self.model", 1) is None  # the trainer's reference to it too
     assert where(m, "other", 1) == "host"  # another module is not affected
+
+
+def test_a_callable_instance_in_a_self_attribute_is_called():
+    m = model_of(HEAD + """
+class DetLoss:
+    def __call__(self, pred, target):
+        return (pred - target).pow(2).mean(), torch.zeros(3)
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model.to(device)
+        self.loss_fn = DetLoss()
+
+    def step(self):
+        loss, parts = self.loss_fn(torch.randn(4, 3), torch.randn(4, 3))
+        return loss
+""")
+    assert m.value_of(node(m, "loss", 1)).kind == "tensor"
+    assert m.value_of(node(m, "parts")).kind == "tensor"
