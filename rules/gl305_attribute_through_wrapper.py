@@ -30,6 +30,9 @@ WRAPPER_ATTRS = frozenset(
     require_backward_grad_sync require_forward_param_sync is_multi_device_module device
     """.split()
 )
+# what a DataParallel instance has (torch/nn/parallel/data_parallel.py); the other names above are
+# DistributedDataParallel's only: `dp.device` raises AttributeError (TraceBERT#10, GLiNER#133)
+DP_ATTRS = frozenset("module device_ids output_device dim src_device_obj replicate scatter parallel_apply gather".split())
 
 
 class AttributeThroughWrapper(Rule):
@@ -86,13 +89,15 @@ print(model.module.num_classes)
             if not isinstance(node, cst.Attribute):
                 continue
             attr = node.attr.value
-            if attr.startswith("__") or attr in NN_MODULE_ATTRS or attr in WRAPPER_ATTRS:
+            if attr.startswith("__") or attr in NN_MODULE_ATTRS or attr in DP_ATTRS:
                 continue
             if not isinstance(node.value, cst.Name):
                 found = _engine_wrapper_class(m, node.value)  # `self.model.predict(...)`
                 if found is None or _is_store(m, node):
                     continue
                 kind, cls, _definitely = found
+                if kind != "dp" and attr in WRAPPER_ATTRS:
+                    continue
                 if _tests_for_wrapper(m, node):
                     continue
                 if cls not in attrs_cache:
@@ -128,6 +133,8 @@ print(model.module.num_classes)
                 kind = w.kind
                 cls = facts.wrapped_class(w)
             if cls is None:
+                continue
+            if kind != "dp" and attr in WRAPPER_ATTRS:
                 continue
             if cls not in attrs_cache:
                 attrs_cache[cls] = _class_attrs(m, cls)

@@ -1,0 +1,46 @@
+"""GL305: `device` is an attribute of DistributedDataParallel but not of DataParallel. A model class
+of the file that defines `device` (a property here) read through a DataParallel wrapper raises
+AttributeError (TraceBERT#10); through DistributedDataParallel it is the wrapper's own attribute."""
+
+from __future__ import annotations
+
+import textwrap
+
+from fixture_support import check
+
+SRC = """
+import torch
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    @property
+    def device(self):
+        return next(self.parameters()).device
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+model = WRAP(Net())
+x = torch.randn(2, 4).to(model.device)
+ids = model.device_ids
+"""
+
+
+def lines(wrap: str) -> list[int]:
+    src = textwrap.dedent(SRC).replace("WRAP", wrap)
+    return sorted(d.line for d in check(src, {"GL305"}) if d.code == "GL305")
+
+
+def test_device_through_dataparallel_is_reported():
+    assert lines("nn.DataParallel") == [21]  # `x = ...to(model.device)`; `model.device_ids` is the wrapper's
+
+
+def test_device_through_ddp_is_the_wrappers_own():
+    assert lines("DistributedDataParallel") == []
