@@ -162,9 +162,34 @@ def _engine_wrapper_class(m, recv):
         return None
     if not found[2]:
         w = m.value_of(recv).wrap
-        fn = m.enclosing(w, cst.FunctionDef) if isinstance(w, cst.CSTNode) else None
-        if fn is None or fn.name.value != "__init__":
+        if not isinstance(w, cst.CSTNode):
             return None
+        fn = m.enclosing(w, cst.FunctionDef)
+        reader = m.enclosing(recv, cst.FunctionDef)
+        cls = m.class_of(reader) if reader is not None else None
+        info = m.classes.get(cls.name.value) if isinstance(cls, cst.ClassDef) else None
+        outside = (info is not None and (fn is None or m.class_of(fn) is not cls)
+                   and _bound_in_init_only(m, info, recv))
+        # a wrap made outside the class (module level, `if device == "cuda": net = DataParallel(net)`)
+        # that reaches the attribute through the constructor's argument happens before any method
+        # runs (dnn-topology#3); one made in another method of the class may come after the read
+        if not outside and (fn is None or fn.name.value != "__init__"):
+            return None
+    return found
+
+
+def _bound_in_init_only(m, cls, recv: cst.Attribute) -> bool:
+    """`self.<attr>` is assigned only in `__init__` of the class (`self.network = network`)."""
+    key = f"self.{recv.attr.value}"
+    found = False
+    for (scope, k), bindings in m.bindings.items():
+        if k != key or scope is not cls.node:
+            continue
+        for b in bindings:
+            fn = m.enclosing(b.node, cst.FunctionDef)
+            if fn is None or fn.name.value != "__init__":
+                return False
+            found = True
     return found
 
 

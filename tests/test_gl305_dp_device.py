@@ -44,3 +44,66 @@ def test_device_through_dataparallel_is_reported():
 
 def test_device_through_ddp_is_the_wrappers_own():
     assert lines("DistributedDataParallel") == []
+
+
+RUNNER = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def features(self, x):
+        return self.fc(x)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Runner:
+BODY
+
+    def feats(self, x):
+        return self.model.features(x)
+"""
+
+
+def _runner_lines(body: str, tail: str) -> list[int]:
+    src = textwrap.dedent(RUNNER).replace("BODY", textwrap.indent(textwrap.dedent(body), "    ")) + textwrap.dedent(tail)
+    return sorted(d.line for d in check(src, {"GL305"}) if d.code == "GL305")
+
+
+def test_wrapper_made_before_the_constructor_and_stored_in_init_is_reported():
+    # dnn-topology#3: `if ...: net = DataParallel(net)`, `Runner(net)`, `self.model.features(x)`
+    body = """
+    def __init__(self, model):
+        self.model = model
+    """
+    tail = """
+    net = Net()
+    if torch.cuda.device_count() > 1:
+        net = nn.DataParallel(net)
+    Runner(net).feats(torch.randn(2, 4))
+    """
+    assert len(_runner_lines(body, tail)) == 1
+
+
+def test_wrapper_attached_by_another_method_later_is_silent():
+    # the attribute is also set outside __init__: a wrap passed there may come after the read
+    body = """
+    def __init__(self):
+        self.model = Net()
+
+    def attach(self, model):
+        self.model = model
+    """
+    tail = """
+    r = Runner()
+    r.feats(torch.randn(2, 4))
+    if torch.cuda.device_count() > 1:
+        r.attach(nn.DataParallel(Net()))
+    """
+    assert _runner_lines(body, tail) == []
