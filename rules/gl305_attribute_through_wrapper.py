@@ -121,9 +121,16 @@ print(model.module.num_classes)
                 if found is None or found[1] is None or _tests_for_wrapper(m, node):
                     continue
                 kind, cls, definitely = found
-            else:
-                if node.value.value not in wrapped_names:
+            elif node.value.value not in wrapped_names:
+                # `net = switch_model_to_cuda(net)`, a file function returning `nn.DataParallel(model)`
+                # (deep-image-retrieval#5): the engine's value, when it is a wrapper on every path
+                found = engine_wrapper(m, node.value)
+                if found is None or found[1] is None or _tests_for_wrapper(m, node):
                     continue
+                kind, cls, definitely = found
+                if not definitely and _under_if(m, node):
+                    continue  # a wrapper on some paths, read in a branch: it may be the unwrapped one
+            else:
                 reach = facts.wrapper_reaching(node.value)
                 if reach is None:
                     continue
@@ -255,6 +262,16 @@ _PURE_QUERIES = frozenset({
     "torch.cuda.device_count", "torch.cuda.is_available", "torch.distributed.is_available",
     "torch.backends.mps.is_available",
 })
+
+
+def _under_if(m, node) -> bool:
+    """`node` sits in a branch of an `if` (or a conditional expression) of its function."""
+    for anc in m.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(anc, (cst.If, cst.IfExp)):
+            return True
+    return False
 
 
 def _unwrapped_branch(m, wrap: cst.Call, read: cst.Attribute) -> bool:

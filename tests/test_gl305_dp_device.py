@@ -107,3 +107,53 @@ def test_wrapper_attached_by_another_method_later_is_silent():
         r.attach(nn.DataParallel(Net()))
     """
     assert _runner_lines(body, tail) == []
+
+
+HELPER = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def features(self, x):
+        return self.fc(x)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def switch(model, iscuda):
+WRAP
+    return model
+
+
+iscuda = torch.cuda.is_available()
+net = switch(Net(), iscuda)
+x = torch.randn(2, 4)
+READ
+"""
+
+
+def _helper_lines(wrap: str, read: str) -> list[int]:
+    src = textwrap.dedent(HELPER).replace("WRAP", wrap).replace("READ", textwrap.dedent(read))
+    return sorted(d.line for d in check(src, {"GL305"}) if d.code == "GL305")
+
+
+def test_wrapper_returned_by_a_file_function_is_reported():
+    # deep-image-retrieval#5: `net = switch_model_to_cuda(net, iscuda)`, then `net.pca`
+    assert _helper_lines("    model = nn.DataParallel(model)", "f = net.features(x)") == [26]
+    assert _helper_lines("    if iscuda:\n        model = nn.DataParallel(model)", "f = net.features(x)") == [27]
+
+
+def test_maybe_wrapper_from_a_helper_read_in_a_branch_is_silent():
+    read = """
+    if iscuda:
+        f = net.module.features(x)
+    else:
+        f = net.features(x)
+    """
+    assert _helper_lines("    if iscuda:\n        model = nn.DataParallel(model)", read) == []
