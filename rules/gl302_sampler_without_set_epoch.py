@@ -92,7 +92,7 @@ for epoch in range(10):
     @staticmethod
     def _set_epoch(ctx: Context, facts: DistFacts, s, lo, loop: cst.For):
         m = ctx.model
-        if loop in facts.iter_pass_loops:
+        if loop in facts.iter_pass_loops and not _iter_each_range_pass(m, loop, lo):
             return None  # `iter(loader)` re-created in this loop: its passes have no epoch number
         if not isinstance(loop, cst.For):
             return None  # a generator's `while True:` over the loader has no epoch number to pass
@@ -387,11 +387,35 @@ def _guard(m, holder: cst.Name) -> str | None:
     return f'hasattr({holder.value}, "set_epoch")'
 
 
+def _iter_each_range_pass(m, loop, lo) -> bool:
+    """`for epoch in range(...): it = iter(loader)` with the `iter(loader)` a statement of the loop's
+    own body (not under a `try`/`if`, as a `StopIteration` refill is): each iteration of the `range`
+    loop is one pass over the loader, numbered by the loop's target (distributed-training-guide#40)."""
+    if not (isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name)
+            and loop.iter.func.value == "range" and isinstance(loop.body, cst.IndentedBlock)):
+        return False
+    if lo.target is None:
+        return False
+    for stmt in loop.body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            v = small.value if isinstance(small, cst.Assign) else None
+            if (isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "iter" and v.args
+                    and isinstance(v.args[0].value, cst.Name) and v.args[0].value.value == lo.target.value):
+                return True
+    return False
+
+
 def _epoch_name(m, loop: cst.For) -> str | None:
-    """`for epoch in range(n)` -> "epoch"; `for epoch, _ in enumerate(...)` -> "epoch"."""
+    """`for epoch in range(n)` -> "epoch"; `for epoch, _ in enumerate(...)` -> "epoch";
+    `for state["epoch"] in range(...)` -> `state["epoch"]` (a literal key of a name)."""
     t = loop.target
     if isinstance(t, cst.Name):
         return t.value
+    if (isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and len(t.slice) == 1
+            and isinstance(t.slice[0].slice, cst.Index) and isinstance(t.slice[0].slice.value, cst.SimpleString)):
+        return m.module.code_for_node(t)
     it = loop.iter
     if (
         isinstance(t, cst.Tuple)

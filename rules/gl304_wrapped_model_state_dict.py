@@ -88,9 +88,9 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
 
 
 def _save_sites(m):
-    """(call, saved object) for every `torch.save(obj, ...)`, and for every call of a function of
-    the file that saves one of its parameters (`save_checkpoint(state, path)` whose body is
-    `torch.save(state, path)`): the argument passed for it."""
+    """(call, saved object) for every `torch.save(obj, ...)`, and for every call of a function or
+    method of the file that saves one of its parameters (`save_checkpoint(state, path)` whose body
+    is `torch.save(state, path)`; `self.save_model(state, epoch)`): the argument passed for it."""
     out = []
     helpers = {}
     for call in m.iter_calls(*SAVE_FUNCS):
@@ -98,12 +98,14 @@ def _save_sites(m):
         obj = args[0].value if args else next((a.value for a in call.args if a.keyword and a.keyword.value == "obj"), None)
         out.append((call, obj))
         fn = m.enclosing(call, cst.FunctionDef)
-        if isinstance(obj, cst.Name) and fn is not None and m.class_of(fn) is None:
+        if isinstance(obj, cst.Name) and fn is not None:
             params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-            if obj.value in params:
+            if obj.value in params and obj.value != "self":
                 helpers[fn] = obj.value
     for fn, name in helpers.items():
-        for site in m.call_sites(fn):
+        # a method (`Trainer.save_model(self, state, epoch)`): the calls the engine resolved to it
+        sites = m.call_sites(fn) if m.class_of(fn) is None else m.resolved_sites(fn)
+        for site in sites:
             arg = argument_for(fn, site, name)
             if arg is not None:
                 out.append((site, arg))

@@ -30,6 +30,9 @@ WRAPPER_ATTRS = frozenset(
     require_backward_grad_sync require_forward_param_sync is_multi_device_module device
     """.split()
 )
+# what a DataParallel instance has (torch/nn/parallel/data_parallel.py); the other names above are
+# DistributedDataParallel's only: `dp.device` raises AttributeError (TraceBERT#10, GLiNER#133)
+DP_ATTRS = frozenset("module device_ids output_device dim src_device_obj replicate scatter parallel_apply gather".split())
 
 
 class AttributeThroughWrapper(Rule):
@@ -86,13 +89,15 @@ print(model.module.num_classes)
             if not isinstance(node, cst.Attribute):
                 continue
             attr = node.attr.value
-            if attr.startswith("__") or attr in NN_MODULE_ATTRS or attr in WRAPPER_ATTRS:
+            if attr.startswith("__") or attr in NN_MODULE_ATTRS or attr in DP_ATTRS:
                 continue
             if not isinstance(node.value, cst.Name):
                 found = _engine_wrapper_class(m, node.value)  # `self.model.predict(...)`
                 if found is None or _is_store(m, node):
                     continue
                 kind, cls, _definitely = found
+                if kind != "dp" and attr in WRAPPER_ATTRS:
+                    continue
                 if _tests_for_wrapper(m, node):
                     continue
                 if cls not in attrs_cache:
@@ -117,13 +122,17 @@ print(model.module.num_classes)
                     continue
                 kind, cls, definitely = found
             elif node.value.value not in wrapped_names:
-                # bound from a call of the file's code that returns a wrapper on some path
-                # (`net = switch_model_to_cuda(net)` returning `nn.DataParallel(model)`)
+                # `net = switch_model_to_cuda(net)`, a file function returning `nn.DataParallel(model)`
+                # (deep-image-retrieval#5): the engine's value, when it is a wrapper on every path
                 found = engine_wrapper(m, node.value)
                 if found is None or found[1] is None or _tests_for_wrapper(m, node):
                     continue
-                kind, cls, _ = found
-                definitely = False  # the helper may wrap on a GPU run only: read it either way
+                kind, cls, definitely = found
+                if not definitely and _under_if(m, node):
+                    continue  # a wrapper on some paths, read in a branch: it may be the unwrapped one
+                # "every path" may be every GPU path (a helper wrapping under `if iscuda:`): the fix
+                # reads the attribute either way
+                definitely = False
             else:
                 reach = facts.wrapper_reaching(node.value)
                 if reach is None:
@@ -134,6 +143,8 @@ print(model.module.num_classes)
                 kind = w.kind
                 cls = facts.wrapped_class(w)
             if cls is None:
+                continue
+            if kind != "dp" and attr in WRAPPER_ATTRS:
                 continue
             if cls not in attrs_cache:
                 attrs_cache[cls] = _class_attrs(m, cls)
@@ -161,13 +172,34 @@ def _engine_wrapper_class(m, recv):
         return None
     if not found[2]:
         w = m.value_of(recv).wrap
-        fn = m.enclosing(w, cst.FunctionDef) if isinstance(w, cst.CSTNode) else None
-        if fn is None and not isinstance(w, cst.CSTNode):
+        if not isinstance(w, cst.CSTNode):
             return None
-        if fn is not None and fn.name.value != "__init__" and m.class_of(fn) is m.class_of(recv):
+        fn = m.enclosing(w, cst.FunctionDef)
+        reader = m.enclosing(recv, cst.FunctionDef)
+        cls = m.class_of(reader) if reader is not None else None
+        info = m.classes.get(cls.name.value) if isinstance(cls, cst.ClassDef) else None
+        outside = (info is not None and (fn is None or m.class_of(fn) is not cls)
+                   and _bound_in_init_only(m, info, recv))
+        # a wrap made outside the class (module level, `if device == "cuda": net = DataParallel(net)`)
+        # that reaches the attribute through the constructor's argument happens before any method
+        # runs (dnn-topology#3); one made in another method of the class may come after the read
+        if not outside and (fn is None or fn.name.value != "__init__"):
             return None
-        # made in `__init__`, or outside the class (`net = DataParallel(net)` under an `if`, then
-        # `Passer(net)` storing it): made before any method of the instance reads it
+    return found
+
+
+def _bound_in_init_only(m, cls, recv: cst.Attribute) -> bool:
+    """`self.<attr>` is assigned only in `__init__` of the class (`self.network = network`)."""
+    key = f"self.{recv.attr.value}"
+    found = False
+    for (scope, k), bindings in m.bindings.items():
+        if k != key or scope is not cls.node:
+            continue
+        for b in bindings:
+            fn = m.enclosing(b.node, cst.FunctionDef)
+            if fn is None or fn.name.value != "__init__":
+                return False
+            found = True
     return found
 
 
@@ -233,6 +265,16 @@ _PURE_QUERIES = frozenset({
     "torch.cuda.device_count", "torch.cuda.is_available", "torch.distributed.is_available",
     "torch.backends.mps.is_available",
 })
+
+
+def _under_if(m, node) -> bool:
+    """`node` sits in a branch of an `if` (or a conditional expression) of its function."""
+    for anc in m.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(anc, (cst.If, cst.IfExp)):
+            return True
+    return False
 
 
 def _unwrapped_branch(m, wrap: cst.Call, read: cst.Attribute) -> bool:

@@ -22,6 +22,11 @@ class LossAccumulatedWithGraph(Rule):
         "`{loss}` still holds its autograd graph: accumulating it chains every iteration's graph onto "
         "the accumulator, which grows each step and is never freed; accumulate `{loss}.{method}()` instead"
     )
+    container_message = (
+        "`{loss}` holds a loss that still holds its autograd graph: storing it keeps every "
+        "iteration's graph alive; detach the loss inside it before storing it "
+        "(`{loss}[...] = {loss}[...].detach()`)"
+    )
     fix_safety = "safe"
     default = True
     kind = "silent"
@@ -103,14 +108,31 @@ for x, y in loader:
                     continue
                 if not meter and _reset_at_optimizer_step(ctx, loop.node, acc_root):
                     continue  # reset with every optimizer step: it holds one accumulation window
-                method = self._method(ctx, facts, acc, acc_root)
                 loss = ctx.code(names[0])
+                if any(isinstance(n, cst.Name) and n.value in self._containers(ctx, loop.node) for n in names):
+                    # `output["loss"].backward(); outputs.append(output)`: the accumulated value is the
+                    # dict (or list) that holds the loss; `.item()`/`.detach()` do not apply to it
+                    yield ctx.finding(stmt, self.container_message.format(loss=loss))
+                    continue
+                method = self._method(ctx, facts, acc, acc_root)
                 edits = [ctx.replace(n, f"{ctx.code(n)}.{method}()") for n in names]
                 yield ctx.finding(
                     stmt,
                     self.message.format(loss=loss, method=method),
                     ctx.fix(*edits, message=f"Accumulate `{loss}.{method}()`"),
                 )
+
+    @staticmethod
+    def _containers(ctx: Context, loop: cst.CSTNode) -> set[str]:
+        """Names whose item is backpropagated in the loop (`output["loss"].backward()`): the name
+        holds a container of losses, not a tensor."""
+        out = set()
+        for n in ctx.model.calls_in(loop):
+            mo = method_of(n)
+            if mo is not None and mo[1] == "backward" and isinstance(mo[0], cst.Subscript) \
+                    and isinstance(mo[0].value, cst.Name):
+                out.add(mo[0].value.value)
+        return out
 
     @staticmethod
     def _returned_losses(ctx: Context, facts: TrainingFacts, loop: cst.CSTNode) -> dict:
@@ -332,7 +354,11 @@ for x, y in loader:
         index: _Mentions = ctx.model.facts(_Mentions)
         for n in index.below(loop, index.assigns, index.assign_at):
             if isinstance(n, cst.Assign) and any(
-                isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets
+                (isinstance(t.target, cst.Name) and t.target.value == name)
+                # `output["loss"] = output["loss"].detach()`: the container's loss item detached
+                or (isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name)
+                    and t.target.value.value == name)
+                for t in n.targets
             ):
                 v = n.value
                 if isinstance(v, cst.Call):

@@ -133,6 +133,17 @@ for epoch in range(epochs):
                         # `self.validate()` from the training loop of another method of the class,
                         # which runs `self.model.eval()`: the same `self.model`
                         yield inner, imo[0], call
+                    elif _self_call(call) and _self_call(inner) and ctx.model.class_of(fn) is ctx.model.class_of(call):
+                        # one more method of the class: `self._perform_model_selection()` calls
+                        # `self.validate()`, which runs `self.model.eval()` (small-text#40)
+                        for fn2 in facts.file_functions(inner):
+                            if fn2 is fn or ctx.model.class_of(fn2) is not ctx.model.class_of(fn):
+                                continue
+                            for inner2 in facts.calls_in(fn2.body, into_defs=False):
+                                imo2 = method_of(inner2)
+                                if (imo2 is not None and imo2[1] == "eval" and not inner2.args
+                                        and _self_attr(imo2[0]) and facts.is_model(imo2[0])):
+                                    yield inner2, imo2[0], call
                 # `set_mode("eval", [pg, ee])` (a helper looping over a list of models), called
                 # from the loop or from a function the loop calls (`check_accuracy(pg, ee, ...)`)
                 for node, expr in _list_evals(facts, fn, call):
