@@ -268,8 +268,9 @@ x = torch.randn(8, 3, device=device)
                         edit = _default_setter_edit(ctx, call)
                         yield ctx.finding(
                             call,
-                            f"{what} on every run: a CPU-only machine fails here although the file checks "
-                            "`torch.cuda.is_available()` elsewhere; set it only when CUDA is available",
+                            f"{what} set on every run: a CPU-only machine fails here although the file falls back to "
+                            "the CPU elsewhere (it checks availability or takes the device from a flag); set it "
+                            "only when CUDA is available",
                             ctx.fix(edit, message="Set the CUDA default only when CUDA is available")
                             if edit is not None else None,
                         )
