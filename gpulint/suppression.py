@@ -78,7 +78,7 @@ class Directive:
     col: int  # 1-based column of the comment
     codes: set[str]  # codes it suppresses ({"*"} for a blanket noqa)
     invalid: list[str] = field(default_factory=list)  # entries that are not valid
-    # entries that may belong to another linter sharing the `# noqa` (an empty list, a kebab-case
+    # entries that may belong to another linter sharing the noqa comment (an empty list, a kebab-case
     # word close to no rule name): reported only where a gpulint finding on the line shows anyway
     foreign: list[str] = field(default_factory=list)
     used: set[str] = field(default_factory=set)
@@ -130,7 +130,7 @@ def _parse_comment(comment: str, line: int, col: int, known: dict) -> list[Direc
                     break
                 elif i == 0 and "-" in e:
                     # shaped like a rule name, but none: a typo of one of ours, or another linter's
-                    # entry (`# noqa: max-complexity` for a flake8 plugin)
+                    # entry (`max-complexity`, for a flake8 plugin)
                     near = _near_name(e, known)
                     if near is not None:
                         d.invalid.append(f"{e} (did you mean `{near}`?)")
