@@ -8,11 +8,14 @@ there is one (most files have none). A suppression applies to the line it is wri
 - `# noqa: GL103, GL104` / `# gpulint: ignore[GL103]` suppress those codes; rule names
   (`# noqa: hardcoded-cuda`) work too. Another tool's codes in a `# noqa` (`E501`) are left to
   that tool and never silence gpulint.
-- A list that names an unknown gpulint code (`GL999`) or something shaped like a rule name that
-  is none (`# noqa: some-name`) is reported (GL001 `invalid-noqa`) and is NOT a blanket
-  suppression: only the valid entries of the list count. Other tools' entries that are neither
-  codes nor kebab-case names (`# noqa: set_linter`, `# noqa: RUF`) suppress nothing and are not
-  reported.
+- A list that names an unknown gpulint code (`GL999`), or a near miss of a rule name
+  (`# noqa: hardcoded-cudaa`), is reported (GL001 `invalid-noqa`) and is NOT a blanket
+  suppression: only the valid entries of the list count. A `# noqa` comment is shared with other
+  linters: its other entries that are shaped like a rule name but close to none of gpulint's
+  (`# noqa: max-complexity`, written for a flake8 plugin), and an empty `# noqa:`, are reported
+  only on a line where a gpulint finding shows anyway (the author meant to silence it, and the
+  comment does not). Other tools' entries that are neither codes nor kebab-case names
+  (`# noqa: set_linter`, `# noqa: RUF`) suppress nothing and are not reported.
 - GL002 `unused-noqa` (off by default) reports suppressions that suppressed nothing (never a
   blanket `# noqa`, which other linters of the project share).
 - `--add-noqa` writes `# noqa: CODES` on every line with a problem (add_noqa_to_files).
@@ -32,6 +35,11 @@ _SKIP_FILE = re.compile(r"#\s*gpulint:\s*skip-file\b", re.IGNORECASE)
 _CODE = re.compile(r"^[A-Z]+[0-9]+$")
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)+$")
 _ALL = "*"
+# a kebab-case entry this close to a rule name (difflib ratio) is a typo of it: `hardcoded-cudaa`
+# 0.97, `deprecated-amp` 0.85; other tools' names stay below (pylint's `invalid-name` 0.83 against
+# `invalid-noqa`, `unused-import` 0.67 against `unused-noqa`, the flake8 plugin entry
+# `max-complexity` 0.36)
+_TYPO_RATIO = 0.85
 INVALID_NOQA = "GL001"
 UNUSED_NOQA = "GL002"
 OWN_PREFIX = "GL"
@@ -70,6 +78,9 @@ class Directive:
     col: int  # 1-based column of the comment
     codes: set[str]  # codes it suppresses ({"*"} for a blanket noqa)
     invalid: list[str] = field(default_factory=list)  # entries that are not valid
+    # entries that may belong to another linter sharing the noqa comment (an empty list, a kebab-case
+    # word close to no rule name): reported only where a gpulint finding on the line shows anyway
+    foreign: list[str] = field(default_factory=list)
     used: set[str] = field(default_factory=set)
     end_col: int = 0  # 1-based column just after the directive
     entries: list[str] = field(default_factory=list)  # the list as written (noqa lists)
@@ -78,6 +89,18 @@ class Directive:
 
 def _entries(text: str) -> list[str]:
     return [e for e in re.split(r"[\s,]+", text.strip()) if e]
+
+
+def _near_name(entry: str, known: dict) -> str | None:
+    """The rule name `entry` is a typo of, if any."""
+    import difflib
+
+    best, ratio = None, 0.0
+    for name in known["names"]:
+        r = difflib.SequenceMatcher(None, entry.lower(), name).ratio()
+        if r > ratio:
+            best, ratio = name, r
+    return best if ratio >= _TYPO_RATIO else None
 
 
 def _parse_comment(comment: str, line: int, col: int, known: dict) -> list[Directive]:
@@ -90,7 +113,7 @@ def _parse_comment(comment: str, line: int, col: int, known: dict) -> list[Direc
             entries = _entries(m.group("codes") or "")
             d.entries = entries
             if not entries:
-                d.invalid.append("(empty list)")
+                d.foreign.append("(empty list)")
             for i, e in enumerate(entries):
                 up = e.upper()
                 if _CODE.match(up):
@@ -102,8 +125,17 @@ def _parse_comment(comment: str, line: int, col: int, known: dict) -> list[Direc
                         d.codes.add(up)
                 elif e in known["names"]:
                     d.codes.add(known["names"][e])
-                elif i == 0 and ("-" in e or up.startswith(OWN_PREFIX)):
-                    d.invalid.append(e)  # e.g. the entry `some-name`: shaped like a rule name, but none
+                elif i == 0 and up.startswith(OWN_PREFIX):
+                    d.invalid.append(e)  # `GL-103`: meant for gpulint, not a code
+                    break
+                elif i == 0 and "-" in e:
+                    # shaped like a rule name, but none: a typo of one of ours, or another linter's
+                    # entry (`max-complexity`, for a flake8 plugin)
+                    near = _near_name(e, known)
+                    if near is not None:
+                        d.invalid.append(f"{e} (did you mean `{near}`?)")
+                    else:
+                        d.foreign.append(e)
                     break
                 elif i == 0:
                     # another tool's entry: torch's own linters (the entries `set_linter`,
@@ -191,9 +223,13 @@ class Suppressions:
                 kept.append(d)
         extra = []
         names = {INVALID_NOQA: "invalid-noqa", UNUSED_NOQA: "unused-noqa"}
+        shown = {d.line for d in kept if d.code not in ("GL000", INVALID_NOQA, UNUSED_NOQA)}
         for dr in self.directives:
-            if INVALID_NOQA in ran and dr.invalid:
-                what = ", ".join(dr.invalid)
+            # another linter's entries are gpulint's business only where a gpulint finding shows
+            # on the line: the author meant to silence it, and the comment does not
+            bad = dr.invalid + (dr.foreign if dr.line in shown else [])
+            if INVALID_NOQA in ran and bad:
+                what = ", ".join(bad)
                 extra.append(
                     Diagnostic(
                         INVALID_NOQA, names[INVALID_NOQA],
@@ -230,7 +266,7 @@ class Suppressions:
         from gpulint.diagnostics import SAFE, Edit, Fix
 
         lines = self.source.splitlines(keepends=True)
-        if not 1 <= dr.line <= len(lines) or dr.invalid:
+        if not 1 <= dr.line <= len(lines) or dr.invalid or dr.foreign:
             return None
         text = lines[dr.line - 1]
         body = text.rstrip("\r\n")

@@ -23,12 +23,18 @@ class InvalidNoqa(Rule):
     ast_prefilter = r"(?!)"
     explanation = '''
 A suppression comment that names a gpulint code that does not exist (`GL1010`, a typo like
-`GL13`), or that is not a list of codes at all (`# noqa: some-name`), suppresses nothing: only
-its valid entries count (it is never read as a blanket `# noqa`). The comment is reported so
-that the typo is found. Codes of other tools (`# noqa: E501`) are left to those tools, and so are
-their other entries that are not shaped like a gpulint rule name (a kebab-case word): torch's
-sources write `# noqa: set_linter` and `# noqa: GB_REGISTRY` for linters of their own. Rule
-names work as well as codes (`# noqa: hardcoded-cuda`).
+`GL13`), or a misspelt rule name (`# noqa: hardcoded-cudaa`), suppresses nothing: only its valid
+entries count (it is never read as a blanket `# noqa`). The comment is reported so that the typo
+is found. Rule names work as well as codes (`# noqa: hardcoded-cuda`).
+
+A `# noqa` comment is shared with the project's other linters, so their entries are left to them:
+codes (`# noqa: E501`), words that are not shaped like a rule name (torch's sources write
+`# noqa: set_linter` and `# noqa: GB_REGISTRY` for linters of their own), and kebab-case words
+close to no gpulint rule name (`# noqa: max-complexity`, written for a flake8 plugin). Such an
+entry, an empty `# noqa:` and a rule name gpulint does not have (`# noqa: some-name`) are
+reported only on a line where a gpulint finding shows anyway: the comment was meant to silence
+it and does not. `# gpulint: ignore[...]` is gpulint's own: every entry it does not know is
+reported.
 
 Bad:
 

@@ -172,6 +172,105 @@ def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = froze
     return False
 
 
+_DEFAULT_SETTERS = frozenset({"torch.set_default_tensor_type", "torch.set_default_device"})
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _default_cuda_setters(m):
+    """(call, description) for `torch.set_default_tensor_type('torch.cuda.FloatTensor')` (the string
+    or the `torch.cuda.FloatTensor` class) and `torch.set_default_device("cuda")`: literal CUDA
+    defaults. A default chosen by an expression (`'torch.cuda.FloatTensor' if args.cuda else ...`)
+    is not one."""
+    for call in m.calls:
+        q = m.qualname(call.func)
+        if q not in _DEFAULT_SETTERS or len(call.args) != 1 or call.args[0].star:
+            continue
+        value = call.args[0].value
+        if q == "torch.set_default_tensor_type":
+            text = value.evaluated_value if isinstance(value, cst.SimpleString) else m.qualname(value)
+            if isinstance(text, str) and text.startswith("torch.cuda.") and text.endswith("Tensor") and text.count(".") == 2:
+                yield call, "CUDA default tensor type"
+        elif _cuda_literal(value) or (
+            isinstance(value, cst.Call) and m.qualname(value.func) == "torch.device" and len(value.args) == 1
+            and _cuda_literal(value.args[0].value)
+        ):
+            yield call, "CUDA default device"
+
+
+def _default_setter_edit(ctx: Context, call: cst.Call):
+    """The argument made conditional on `torch.cuda.is_available()`; None when the file has no
+    `torch` name to call it through."""
+    m = ctx.model
+    t = next((k for k, v in m.aliases.items() if v == "torch"), None)
+    if t is None:
+        return None
+    value = call.args[0].value
+    code = ctx.code(value)
+    if m.qualname(call.func) == "torch.set_default_tensor_type":
+        if isinstance(value, cst.SimpleString):
+            cpu = code.replace("torch.cuda.", "torch.", 1)
+        else:
+            cpu = f"{t}.{code.rsplit('.', 1)[1]}"
+    elif isinstance(value, cst.SimpleString):
+        quote = code[-1]
+        cpu = f"{quote}cpu{quote}"
+    else:
+        cpu = f'{t}.device("cpu")'
+    return ctx.replace(value, f"{code} if {t}.cuda.is_available() else {cpu}")
+
+
+def _runs_unconditionally(m, node, depth: int = 0) -> bool:
+    """`node` runs on every run of the script: no `if` (other than `if __name__ == "__main__":`),
+    conditional expression, loop, `except`/`else`/`finally` clause or `and`/`or` operand between
+    it and the module; in a function of the file, one of its calls runs unconditionally."""
+    if depth > 3:
+        return False
+    child = node
+    for anc in m.ancestors(node):
+        if isinstance(anc, cst.If):
+            if child is not anc.test and not (
+                child is anc.body and anc.orelse is None and _is_main_test(m, anc.test)
+                and isinstance(m.parent(anc), cst.Module)
+            ):
+                return False
+        elif isinstance(anc, (cst.IfExp, cst.BooleanOperation, cst.For, cst.While, cst.ExceptHandler,
+                              cst.Finally, cst.Else, cst.Lambda, cst.ClassDef, cst.Match,
+                              cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return False
+        elif isinstance(anc, cst.FunctionDef):
+            if anc.decorators or m.class_of(anc) is not None:
+                return False
+            sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == anc.name.value
+                     and not m.contains(anc, c)]
+            return len(m.functions.get(anc.name.value, [])) == 1 and any(
+                _runs_unconditionally(m, c, depth + 1) for c in sites)
+        child = anc
+    return True
+
+
+def _is_main_test(m, test) -> bool:
+    text = m.module.code_for_node(test)
+    return "__name__" in text and "__main__" in text
+
+
+def _requires_cuda(m) -> bool:
+    """The file stops where CUDA is missing (`assert torch.cuda.is_available()`, `if not
+    torch.cuda.is_available(): sys.exit(...)` / `raise`): it is CUDA-only by design."""
+    for node in m.nodes:
+        if isinstance(node, cst.Assert) and _mentions_availability(m, node.test):
+            return True
+        if isinstance(node, cst.If) and _mentions_availability(m, node.test):
+            for n in m.walk(node.body):
+                if isinstance(n, cst.Raise) or (isinstance(n, cst.Call) and m.qualname(n.func) in _EXITS):
+                    return True
+    return False
+
+
+def _mentions_availability(m, test) -> bool:
+    return any(isinstance(n, cst.Call) and (m.qualname(n.func) or "").endswith((".is_available", ".device_count"))
+               for n in (test, *m.walk(test)))
+
+
 class HardcodedCuda(Rule):
     code = "GL102"
     name = "hardcoded-cuda"
@@ -209,6 +308,17 @@ are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capabi
 process group, set `CUDA_VISIBLE_DEVICES`, or guard their CUDA path with a flag of their own
 (`if args.cuda:`, `if USE_CUDA:`). A CPU fallback would not make such a file run elsewhere.
 
+One site is reported even in a file that checks availability: a CUDA default set on every run,
+`torch.set_default_tensor_type('torch.cuda.FloatTensor')` (or `torch.cuda.FloatTensor`) or
+`torch.set_default_device("cuda")`, outside any `if` (an `if __name__ == "__main__":` block
+aside), at module level or in a function the script runs on every path. It fails on a CPU-only
+machine whatever the rest of the file checks (nerf-pytorch's `run_nerf.py` picks `device` with a
+CPU fallback, then sets the CUDA tensor type in `__main__`). The fix (unsafe) makes the argument
+conditional: `'torch.cuda.FloatTensor' if torch.cuda.is_available() else 'torch.FloatTensor'`.
+A default chosen by an expression or under a test, and a file that stops where CUDA is missing
+(`assert torch.cuda.is_available()`, `if not torch.cuda.is_available(): sys.exit(...)`), are not
+reported.
+
 Bad:
 
 ```python
@@ -227,8 +337,24 @@ x = torch.randn(8, 3, device=device)
 
     def check(self, ctx: Context):
         m = ctx.model
-        if _checks_availability(m) or m.frameworks or not m.is_script:
+        if m.frameworks or not m.is_script:
             return  # libraries gate CUDA code at their call sites; the fix is for scripts
+        if _checks_availability(m):
+            # The file has a CPU path, but a CUDA default tensor type / default device set on every
+            # run (not under any test) crashes it on a CPU machine whatever else the file checks.
+            if not _cuda_only_by_design(ctx, precision_probes(m)) and not _requires_cuda(m):
+                for call, what in unsuppressed(ctx, list(_default_cuda_setters(m)), node=lambda s: s[0]):
+                    if _runs_unconditionally(m, call):
+                        edit = _default_setter_edit(ctx, call)
+                        yield ctx.finding(
+                            call,
+                            f"{what} set on every run: a CPU-only machine fails here although the file falls back to "
+                            "the CPU elsewhere (it checks availability or takes the device from a flag); set it "
+                            "only when CUDA is available",
+                            ctx.fix(edit, message="Set the CUDA default only when CUDA is available")
+                            if edit is not None else None,
+                        )
+            return
         if _cuda_only_by_design(ctx, precision_probes(m)):
             return  # the file needs CUDA anyway and says so: a CPU fallback would not make it run
         sites = unsuppressed(ctx, list(self._sites(ctx)))
@@ -295,6 +421,8 @@ x = torch.randn(8, 3, device=device)
                 kw = arg.keyword.value if arg.keyword is not None else None
                 if kw == "device" or (is_to and kw is None and i == 0):
                     yield arg.value, f'hard-coded device {ctx.code(arg.value)}', lit in ("cuda", "cuda:0")
+        for call, what in _default_cuda_setters(m):
+            yield call, what, _default_setter_edit(ctx, call) is not None
         # `device = "cuda"` and `def f(device="cuda")` in a script (its caller passes nothing else)
         for (scope, name), bindings in m.bindings.items():
             for b in bindings:
@@ -356,6 +484,8 @@ x = torch.randn(8, 3, device=device)
                     f", {ctx.code(a)}" for a in node.args if a.keyword is not None and a.keyword.value == "non_blocking"
                 )
                 edits.append(ctx.replace(node, f"{ctx.code(node.func.value)}.to({name}{extra})"))
+            elif isinstance(node, cst.Call) and m.qualname(node.func) in _DEFAULT_SETTERS:
+                edits.append(_default_setter_edit(ctx, node))
             elif id(node) in string_bindings:
                 # `dev = "cuda"` / `def f(device="cuda")`: the variable stays a string (code compares
                 # it with "cuda"; a torch.device never equals a string)

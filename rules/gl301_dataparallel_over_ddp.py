@@ -14,6 +14,7 @@ import libcst as cst
 from gpulint.model import children as _children
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, LoaderInfo, Wrap
+from gpulint.flow import runs_on_gpu
 from gpulint.rule import Context, Kind, Rule, split_lines
 
 SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
@@ -54,10 +55,14 @@ documentation recommends `DistributedDataParallel` (DDP) even on a single machin
 process per GPU, each with its own shard of the data, and overlaps the gradient all-reduce with
 the backward pass.
 
-The rule fires on each `nn.DataParallel(model)` (any import alias) in a script, unless the file
-already uses `torch.distributed` (DataParallel is then a deliberate fallback), is driven by
-Lightning/Accelerate/DeepSpeed/the HF Trainer, or wraps the model in a library function that the
-file never calls.
+The rule fires on each `nn.DataParallel(model)` (any import alias) in a script, whether or not
+the file shows what the model is (what DataParallel wraps is a module by the API's contract: a
+`net = SimpleDLA()` from `from models import *` counts), unless the file already uses
+`torch.distributed` (DataParallel is then a deliberate fallback), is driven by
+Lightning/Accelerate/DeepSpeed/the HF Trainer, wraps the model in a library function that the
+file never calls, or never trains (an evaluation or demo script: no optimizer, no `backward()`,
+no training call). A wrap that runs only without a GPU (the `else:` of
+`if torch.cuda.is_available():`) is not reported.
 
 **The (unsafe) fix converts the script** to DDP launched by
 `torchrun --standalone --nproc_per_node=<GPUs> script.py`:
@@ -129,13 +134,32 @@ dist.destroy_process_group()
         if facts.init_calls or any(w.kind != "dp" for w in facts.wraps):
             return  # a DDP script whose DataParallel branch is a deliberate single-process fallback
         dps = [w for w in facts.wraps_of_module("dp") if not _in_library_function(m, w.call)]
+        if dps and not _trains(m):
+            return  # an evaluation or demo script: no gradients to synchronise, DDP is not the advice
         for w in dps:
+            if not runs_on_gpu(m, w.call):
+                continue  # `else: model = nn.DataParallel(model)` of `if torch.cuda.is_available():`: no GPU to drive
             try:
                 fix = _Converter(ctx, facts, w, dps).run()
             except Refuse as exc:
                 yield ctx.finding(w.call, f"{BASE_MESSAGE}; no automatic fix: {exc}")
                 continue
             yield ctx.finding(w.call, f"{BASE_MESSAGE} (the unsafe fix converts this script to DDP under torchrun)", fix)
+
+
+def _trains(m) -> bool:
+    """The file runs training, or calls what does: a `.backward()` / `.zero_grad()`, an optimizer
+    built, or a call named for training (`train(epoch)`, `train_one_epoch(...)`, `model.train()`,
+    `trainer.fit(...)`)."""
+    for call in m.calls:
+        f = call.func
+        name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else ""
+        low = name.lower()
+        if low in ("backward", "zero_grad", "fit") or "train" in low:
+            return True
+        if m.kind_of(call) is Kind.OPTIMIZER:
+            return True
+    return False
 
 
 def _in_library_function(m, call: cst.Call) -> bool:

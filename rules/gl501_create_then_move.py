@@ -45,6 +45,12 @@ call of its own functions), as GL102 is: there a per-step copy is one finding am
 bugs of the scripts being checked, and the scripts that run the library's code are where the
 time is measured.
 
+Dtype casts and in-place fills between the factory and the move change nothing to that:
+`torch.ones(n).float().to(device)` becomes `torch.ones(n, device=device).float()`, and
+`torch.zeros(b, d).uniform_(-1, 1).to(device)` (a GAN's noise) becomes
+`torch.zeros(b, d, device=device).uniform_(-1, 1)`, an unsafe fix since the device's generator
+then draws the numbers. A fill given a `generator=` is left alone.
+
 It reports only code that runs every step, where the copy is paid again and again: the body of an
 innermost loop (a loop that neither contains another loop nor calls a function of the file that
 has one), a `forward` method, and functions of the file called from those places. A tensor built
@@ -93,6 +99,7 @@ noise = torch.randn(batch, dim, device="cuda")
         hot = _HotCode(m)
         sites = []  # (call, recv, factory, meth, device text, fixable, deterministic)
         for call, recv, meth in m.method_calls("to", "cuda"):
+            recv, random_fill = _factory_under_casts(recv)
             if not isinstance(recv, cst.Call):
                 continue
             q = m.qualname(recv.func) or ""
@@ -117,7 +124,7 @@ noise = torch.randn(batch, dim, device="cuda")
             if not hot.is_hot(call):
                 continue  # built once (setup, a demo, a lazily initialised state): one copy costs nothing
             dev_text, fixable = device
-            sites.append((call, recv, factory, meth, dev_text, fixable, factory in DETERMINISTIC))
+            sites.append((call, recv, factory, meth, dev_text, fixable, factory in DETERMINISTIC and not random_fill))
         # one finding per file, at the first site, as GL102 does; the message lists the others
         sites = unsuppressed(ctx, sites)
         if not sites:
@@ -136,7 +143,7 @@ noise = torch.randn(batch, dim, device="cuda")
         if chosen:
             by_call = {id(s[0]): s for s in chosen}
             edits = [
-                ctx.replace(c, self._with_device(ctx, by_call[id(c)][1], by_call[id(c)][4]))
+                ctx.replace(c, self._moved_text(ctx, c, by_call[id(c)][1], by_call[id(c)][4]))
                 for c in outermost(ctx, [s[0] for s in chosen])
             ]
             fix = ctx.fix(
@@ -182,6 +189,16 @@ noise = torch.randn(batch, dim, device="cuda")
             return None
         return ctx.code(dev), len(args) == 1
 
+    @classmethod
+    def _moved_text(cls, ctx: Context, move: cst.Call, factory: cst.Call, device: str) -> str:
+        """`torch.ones(n).float().to(d)` -> `torch.ones(n, device=d).float()`: the factory gets the
+        device, the dtype casts after it stay (they now run on the device), the move goes."""
+        chain = move.func.value  # type: ignore[union-attr]
+        text = ctx.code(chain)
+        start, _ = ctx.span(chain)
+        f_start, f_end = ctx.span(factory)
+        return text[: f_start - start] + cls._with_device(ctx, factory, device) + text[f_end - start:]
+
     @staticmethod
     def _with_device(ctx: Context, factory: cst.Call, device: str) -> str:
         text = ctx.code(factory)
@@ -198,6 +215,33 @@ noise = torch.randn(batch, dim, device="cuda")
 
 
 _SHAPED = frozenset("zeros ones empty full rand randn".split())
+# Between the factory and the move, the tensor is still built on the host: dtype casts that take
+# no argument (`torch.ones(n).float().to(device)`) and in-place fills
+# (`torch.zeros(b, d).uniform_(-1, 1).to(device)`, a GAN's noise every step). With `device=` on the
+# factory they run on the device; a random fill then draws from the device's generator.
+_CASTS = frozenset("float double half bfloat16 long int short char byte bool".split())
+_FILLS = frozenset("fill_ zero_".split())
+_RANDOM_FILLS = frozenset("uniform_ normal_ random_ bernoulli_ exponential_ geometric_ cauchy_ log_normal_".split())
+
+
+def _factory_under_casts(recv: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
+    """The expression under dtype casts and in-place fills (`torch.ones(n).float()` ->
+    `torch.ones(n)`), and whether a fill on the way draws random numbers."""
+    depth = 0
+    random_fill = False
+    while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and depth < 4:
+        meth = recv.func.attr.value
+        if meth in _CASTS and not recv.args:
+            pass
+        elif meth in _FILLS or meth in _RANDOM_FILLS:
+            if any(a.star or (a.keyword is not None and a.keyword.value == "generator") for a in recv.args):
+                break  # a fill from a generator of its own (a CPU one): device= would change that
+            random_fill = random_fill or meth in _RANDOM_FILLS
+        else:
+            break
+        recv = recv.func.value
+        depth += 1
+    return recv, random_fill
 
 
 def _on_host(m, factory: cst.Call) -> bool:

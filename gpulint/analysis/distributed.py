@@ -259,14 +259,29 @@ class DistFacts:
         return Wrap(call, kind, inner, target, value if target is not None else None)
 
     def wraps_of_module(self, *kinds: str) -> list[Wrap]:
-        """Wrapper calls whose argument is known to be an nn.Module."""
+        """Wrapper calls whose argument is an nn.Module (see `wraps_a_module`)."""
         out = []
         for w in self.wraps:
             if kinds and w.kind not in kinds:
                 continue
-            if w.inner is not None and self.model.kind_of(w.inner) is Kind.MODULE:
+            if self.wraps_a_module(w):
                 out.append(w)
         return out
+
+    def wraps_a_module(self, w: Wrap) -> bool:
+        """The wrapped argument is an nn.Module: the analysis knows it is one, or it knows nothing
+        of it (`net = SimpleDLA()` from `from models import *`, a model built by code of another
+        module): the argument of `DataParallel` / `DistributedDataParallel` is a module by the
+        API's contract. A value known to be something else (an optimizer handed to the wrapper,
+        GL103's shape; a tensor) is not."""
+        if w.inner is None:
+            return False
+        m = self.model
+        kind = m.kind_of(w.inner)
+        value_kind = m.value_of(w.inner).kind
+        if kind is Kind.MODULE or value_kind == "module":
+            return True
+        return kind is Kind.UNKNOWN and value_kind is None
 
     def wrap_binding(self, binding) -> Wrap | None:
         for w in self.wraps:
@@ -309,8 +324,7 @@ class DistFacts:
             # `model = model.to(device)`: Module.to()/.cuda()/.train() return the module itself, so
             # a wrapper stays the wrapper
             return self.wrapper_reaching(v.func.value, _depth + 1)
-        if w is None or w.inner is None or (m.kind_of(w.inner) is not Kind.MODULE
-                                             and m.value_of(w.inner).kind != "module"):
+        if w is None or not self.wraps_a_module(w):
             return None  # (the engine knows `create_model()` of a factory of the file is a module)
         stmt = m.statement_of(reaching.node)
         block = m.parent(stmt) if stmt is not None else None
