@@ -99,7 +99,13 @@ class Decoder(nn.Module):
                 if first.node in seen:
                     continue
                 seen.add(first.node)
-                yield ctx.finding(first.node, self.message.format(attr=attr), self._fix(ctx, cls, attr, assigns))
+                msg = self.message.format(attr=attr)
+                where = cls.flow.attr_meet_methods.get(attr, set())
+                if where and not any(fn in cls.reachable for fn in where):
+                    # met only in methods the file calls on the moved module (`policy.sample(s)`)
+                    names = ", ".join(sorted(f"`{fn.name.value}()`" for fn in where))
+                    msg = msg.replace("and forward combines it", f"and {names} combines it")
+                yield ctx.finding(first.node, msg, self._fix(ctx, cls, attr, assigns))
         yield from self._engine(ctx, facts, seen)
 
     def _engine(self, ctx: Context, facts: ModuleFacts, seen: set):

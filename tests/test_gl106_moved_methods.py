@@ -80,3 +80,10 @@ def test_to_override_moving_other_state_does_not_silence():
 
 def test_to_override_moving_the_attribute_is_silent():
     assert codes(to=TO_NOISE) == []
+
+
+def test_message_names_the_method_where_it_meets_the_device():
+    text = TEXT.replace("READ", READ).replace("MOVE", MOVE).replace("TO", "")
+    (finding,) = check(text, ["GL106"])
+    assert "and `sample()` combines it with tensors on the device" in finding.message
+    assert "forward combines" not in finding.message

@@ -639,6 +639,7 @@ class DeviceFlow:
         self.cls = cls
         self.factories: dict[cst.Call, FactorySite] = {}
         self.attr_meets: dict[str, list[cst.CSTNode]] = {}  # unregistered tensor attributes that met D
+        self.attr_meet_methods: dict[str, set[cst.FunctionDef]] = {}  # the methods where they met it
         self.param_tags: dict[cst.FunctionDef, dict[str, frozenset]] = {}
         self.returns: dict[cst.FunctionDef, frozenset] = {}
         self._fn: cst.FunctionDef | None = None
@@ -797,6 +798,8 @@ class DeviceFlow:
                 self.factories[t].met = True
             elif isinstance(t, tuple) and t[0] == "attr":
                 self.attr_meets.setdefault(t[1], []).append(at)
+                if self._fn is not None:
+                    self.attr_meet_methods.setdefault(t[1], set()).add(self._fn)
 
     # statements -------------------------------------------------------------------------------
     def _suite(self, body, env: dict) -> None:
