@@ -42,9 +42,12 @@ when the model moves, and the first operation in `forward` that combines it with
 parameter fails on a GPU with `RuntimeError: Expected all tensors to be on the same device`.
 
 The rule fires when such an attribute is read in `forward` (or a method that forward calls) in an
-operation with a device tensor; not when the attribute is a `nn.Parameter`, a registered buffer,
+operation with a device tensor, or in another method of the class that the file calls on a moved
+instance (`policy.sample(state)` after `policy.to(device)`); not when the attribute is a `nn.Parameter`, a registered buffer,
 a Python number, a 0-dim scalar tensor, is reassigned in forward, is only used in `__init__`, as
-an index or for its shape, or is moved with `.to(x.device)` where it is used.
+an index or for its shape, is moved with `.to(x.device)` where it is used, or is moved by the
+class's own `_apply`/`to`/`cuda` override (a `to` override that moves other attributes by hand does
+not move this one).
 
 The fix registers it as a non-persistent buffer, which moves with the module and leaves the
 `state_dict` keys unchanged: `self.register_buffer("mask", torch.tril(...), persistent=False)`.
@@ -83,9 +86,9 @@ class Decoder(nn.Module):
         facts: ModuleFacts = ctx.model.facts(ModuleFacts)
         seen = set()
         for cls in facts.classes:
-            if any(name in cls.methods for name in ("_apply", "to", "cuda")):
-                continue  # the class moves its own state
             for attr in sorted(cls.flow.attr_meets):
+                if _moves_own_state(ctx, cls, attr):
+                    continue  # the class moves it itself
                 assigns = cls.init_assigns.get(attr, [])
                 tensors = [a for a in assigns if a.kind == "tensor"]
                 if not tensors or any(self._placed(ctx, a.value) or self._maybe_scalar(ctx, cls, a.value) for a in tensors):
@@ -96,7 +99,13 @@ class Decoder(nn.Module):
                 if first.node in seen:
                     continue
                 seen.add(first.node)
-                yield ctx.finding(first.node, self.message.format(attr=attr), self._fix(ctx, cls, attr, assigns))
+                msg = self.message.format(attr=attr)
+                where = cls.flow.attr_meet_methods.get(attr, set())
+                if where and not any(fn in cls.reachable for fn in where):
+                    # met only in methods the file calls on the moved module (`policy.sample(s)`)
+                    names = ", ".join(sorted(f"`{fn.name.value}()`" for fn in where))
+                    msg = msg.replace("and forward combines it", f"and {names} combines it")
+                yield ctx.finding(first.node, msg, self._fix(ctx, cls, attr, assigns))
         yield from self._engine(ctx, facts, seen)
 
     def _engine(self, ctx: Context, facts: ModuleFacts, seen: set):
@@ -113,9 +122,11 @@ class Decoder(nn.Module):
                 continue
             owner = m.class_of(mm.node)
             cls = by_name.get(owner.name.value) if owner is not None else None
-            if cls is None or any(name in cls.methods for name in ("_apply", "to", "cuda")):
+            if cls is None:
                 continue
             attr = host.attr.value
+            if _moves_own_state(ctx, cls, attr):
+                continue
             if attr in cls.buffers or attr in cls.parameters or attr in cls.submodules:
                 continue
             assigns = cls.init_assigns.get(attr, [])
@@ -186,6 +197,31 @@ class Decoder(nn.Module):
                     return None
         text = f'self.register_buffer("{attr}", {ctx.code(node.value)}, persistent=False)'
         return ctx.fix(ctx.replace(node, text), message=f"Register `{attr}` as a non-persistent buffer")
+
+
+def _moves_own_state(ctx: Context, cls: ModuleClass, attr: str) -> bool:
+    """The class moves `self.<attr>` itself: an `_apply` override (it sees every move), or a `to`
+    / `cuda` override that names the attribute or walks the instance's attributes generically
+    (`self.__dict__`, `vars(self)`, `getattr`/`setattr`, a loop). A `to` override that moves
+    other attributes by hand (SAC's DeterministicPolicy) leaves this one where it was made."""
+    if "_apply" in cls.methods:
+        return True
+    for name in ("to", "cuda"):
+        fn = cls.methods.get(name)
+        if fn is None:
+            continue
+        for node in _iter(fn):
+            if isinstance(node, (cst.For, cst.While, cst.CompFor)):
+                return True
+            if isinstance(node, cst.Attribute) and node.attr.value == "__dict__":
+                return True
+            if isinstance(node, cst.Name) and node.value in ("vars", "getattr", "setattr", "__dict__"):
+                return True
+            if _is_self_attr(node, attr):
+                return True
+            if isinstance(node, cst.SimpleString) and attr in node.value:
+                return True
+    return False
 
 
 def _converted_parameter(m, value) -> bool:

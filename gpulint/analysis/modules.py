@@ -639,6 +639,7 @@ class DeviceFlow:
         self.cls = cls
         self.factories: dict[cst.Call, FactorySite] = {}
         self.attr_meets: dict[str, list[cst.CSTNode]] = {}  # unregistered tensor attributes that met D
+        self.attr_meet_methods: dict[str, set[cst.FunctionDef]] = {}  # the methods where they met it
         self.param_tags: dict[cst.FunctionDef, dict[str, frozenset]] = {}
         self.returns: dict[cst.FunctionDef, frozenset] = {}
         self._fn: cst.FunctionDef | None = None
@@ -649,16 +650,93 @@ class DeviceFlow:
         self._candidate_attrs = {
             a for a in cls.init_assigns if cls.attr_kind(a) == "tensor" and a not in cls.forward_writes
         }
+        # methods outside forward's reach that the file calls on a moved instance (SAC's
+        # `self.policy.sample(state)` after `.to(device)`): analysed after forward, for unregistered
+        # tensor attributes only (factory meets and forward's own facts are left as forward made them)
+        self._extra = False
+        self._extra_methods: list[cst.FunctionDef] = []
         if cls.forward is not None:
             self.param_tags[cls.forward] = {p: frozenset({D}) for p in cls.input_params()}
             self._evidenced = set(cls.tensor_params())
             self._run()
+            self._run_moved_methods()
 
     # driver -----------------------------------------------------------------------------------
-    def _run(self) -> None:
+    def _run_moved_methods(self) -> None:
+        m = self.model
+        cls = self.cls
+        entries: list[tuple[cst.FunctionDef, list[cst.Call]]] = []
+        for name, fn in cls.methods.items():
+            if name.startswith("__") or fn in cls.reachable:
+                continue
+            sites = []
+            for call in m.resolved_sites(fn):
+                f = call.func
+                if not isinstance(f, cst.Attribute) or _is_self(f.value):
+                    continue
+                dev = m.device_of(f.value)
+                if dev is not None and dev.is_acc:
+                    sites.append(call)
+            if sites:
+                entries.append((fn, sites))
+        if not entries:
+            return
+        todo = [fn for fn, _ in entries]
+        while todo:
+            fn = todo.pop(0)
+            if fn in self._extra_methods or fn in cls.reachable:
+                continue
+            self._extra_methods.append(fn)
+            for node in _walk(fn.body):
+                if isinstance(node, cst.Call):
+                    name = self_attr(node.func)
+                    if name is not None and name in cls.methods:
+                        todo.append(cls.methods[name])
+        # an attribute these methods assign is theirs to keep: not an unregistered __init__ tensor there
+        written = set()
+        for fn in self._extra_methods:
+            for node in _walk(fn.body):
+                targets: list[cst.BaseExpression] = []
+                if isinstance(node, cst.Assign):
+                    targets = [t.target for t in node.targets]
+                elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+                    targets = [node.target]
+                for t in targets:
+                    for el in _flatten_targets(t):
+                        a = self_attr(el)
+                        if a is not None:
+                            written.add(a)
+        for fn, sites in entries:
+            tags: dict[str, frozenset] = {}
+            params = self._method_params(fn)
+            for call in sites:
+                i = 0
+                for arg in call.args:
+                    if arg.star:
+                        break
+                    name = None
+                    if arg.keyword is None:
+                        name = params[i] if i < len(params) else None
+                        i += 1
+                    elif arg.keyword.value in params:
+                        name = arg.keyword.value
+                    dev = m.device_of(arg.value)
+                    if name is not None:
+                        tags[name] = tags.get(name, EMPTY) | (frozenset({D}) if dev is not None and dev.is_acc else EMPTY)
+            self.param_tags[fn] = tags
+        saved = self._candidate_attrs
+        self._candidate_attrs = saved - written
+        self._extra = True
+        try:
+            self._run(self._extra_methods)
+        finally:
+            self._extra = False
+            self._candidate_attrs = saved
+
+    def _run(self, methods: list[cst.FunctionDef] | None = None) -> None:
         for _ in range(self.MAX_PASSES):
             self._changed = False
-            for fn in self.cls.reachable:
+            for fn in self.cls.reachable if methods is None else methods:
                 if fn not in self.param_tags:
                     continue
                 self._fn = fn
@@ -714,10 +792,14 @@ class DeviceFlow:
         if self._host_only:
             return  # the branch of an availability test that runs with no accelerator: all on the host
         for t in tags:
+            if self._extra and not (isinstance(t, tuple) and t[0] == "attr"):
+                continue  # methods outside forward's reach: unregistered attributes only
             if isinstance(t, cst.Call) and t in self.factories:
                 self.factories[t].met = True
             elif isinstance(t, tuple) and t[0] == "attr":
                 self.attr_meets.setdefault(t[1], []).append(at)
+                if self._fn is not None:
+                    self.attr_meet_methods.setdefault(t[1], set()).add(self._fn)
 
     # statements -------------------------------------------------------------------------------
     def _suite(self, body, env: dict) -> None:
@@ -995,6 +1077,10 @@ class DeviceFlow:
                 if meth in self.cls.methods:
                     target = self.cls.methods[meth]
                     if target in self.cls.reachable:
+                        if not self._extra:  # forward's facts stay as forward made them
+                            self._propagate(target, call, args)
+                        return self.returns.get(target, EMPTY)
+                    if self._extra and target in self._extra_methods:
                         self._propagate(target, call, args)
                         return self.returns.get(target, EMPTY)
                     return EMPTY

@@ -126,6 +126,9 @@ class LoopInfo:
     # `loss = self.training_step(model, inputs)`): the loop's backward runs inside them
     backward_via: list[cst.Call] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
+    # calls of the file's functions/methods that are one training step themselves (backward and an
+    # optimizer step in their own body, `self.train_step(batch)`): the loop steps inside them
+    steps_via: list[cst.Call] = field(default_factory=list)
     clears: list[cst.CSTNode] = field(default_factory=list)  # zero_grad calls, `.grad = None`, helper calls
     cleared_optimizers: set[str] = field(default_factory=set)  # code of O in `O.zero_grad()`
     clears_all: bool = False  # `model.zero_grad()`, `p.grad = None` loops, helpers
@@ -134,7 +137,7 @@ class LoopInfo:
 
     @property
     def is_training(self) -> bool:
-        return bool(self.backward or self.backward_via) and bool(self.steps)
+        return bool(self.backward or self.backward_via) and bool(self.steps or self.steps_via)
 
     @property
     def is_step_loop(self) -> bool:
@@ -152,7 +155,7 @@ class TrainingFacts:
         self.order = model.order  # source order, from the model's walk
         self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._fn_steps: dict[cst.FunctionDef, list[Step]] = {}
-        self._fn_backward: dict[cst.FunctionDef, bool] = {}
+        self._fn_backward: dict[tuple[cst.FunctionDef, bool], bool] = {}
         self._calls_by_name: dict[str, list[cst.Call]] | None = None
         self._set_grad_statements: dict[cst.CSTNode, tuple[list[int], list[str]]] = {}
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
@@ -362,42 +365,47 @@ class TrainingFacts:
     def steps_of_function(self, fn: cst.FunctionDef) -> list[Step]:
         """The optimizer steps a function makes itself, outside any loop of its own, when it also
         calls `.backward()` there: the function is one training step (a trainer's `train_step`).
-        Empty otherwise."""
+        Empty otherwise. The backward may also run one call deep, in a function of the file that
+        runs it itself (`loss = self.forward_backward(batch)` then `self.optimizer.step()`)."""
         cached = self._fn_steps.get(fn)
         if cached is not None:
             return cached
         steps, backward = [], False
         for c in self.m.calls_in(fn):
+            if self.m.enclosing(c, cst.FunctionDef) is not fn or self.enclosing_loop(c) is not None:
+                continue
             f = c.func
-            if not isinstance(f, cst.Attribute) or f.attr.value not in ("backward", "step"):
-                continue  # (only these two count: the cheap test first)
-            if self.m.enclosing(c, cst.FunctionDef) is not fn:
-                continue
-            if self.enclosing_loop(c) is not None:
-                continue
-            if f.attr.value == "backward":
+            if isinstance(f, cst.Attribute) and f.attr.value == "backward":
                 backward = True
-            elif f.attr.value == "step":
+            elif isinstance(f, cst.Attribute) and f.attr.value == "step":
                 st = self.as_step(c, f.value)
                 if st is not None:
                     steps.append(st)
+            elif not backward and any(g is not fn and self.runs_backward(g, deep=False) for g in self.file_functions(c)):
+                backward = True
         out = self._fn_steps[fn] = steps if backward else []
         return out
 
-    def runs_backward(self, fn: cst.FunctionDef) -> bool:
-        """`fn` itself calls `.backward()` outside any loop of its own: each call of it runs one
-        backward pass (a trainer's `training_step`). One level: what it calls is not followed."""
-        cached = self._fn_backward.get(fn)
+    def runs_backward(self, fn: cst.FunctionDef, deep: bool = True) -> bool:
+        """`fn` calls `.backward()` outside any loop of its own: each call of it runs one backward
+        pass (a trainer's `training_step`). With `deep`, also through one call, outside any loop
+        of `fn`, of a file function that calls it itself (`train_step` -> `forward_backward`);
+        bounded: two levels in all."""
+        key = (fn, deep)
+        cached = self._fn_backward.get(key)
         if cached is None:
             cached = False
             for c in self.m.calls_in(fn):
-                f = c.func
-                if not (isinstance(f, cst.Attribute) and f.attr.value in ("backward", "manual_backward")):
+                if self.m.enclosing(c, cst.FunctionDef) is not fn or self.enclosing_loop(c) is not None:
                     continue
-                if self.m.enclosing(c, cst.FunctionDef) is fn and self.enclosing_loop(c) is None:
+                f = c.func
+                if isinstance(f, cst.Attribute) and f.attr.value in ("backward", "manual_backward"):
                     cached = True
                     break
-            self._fn_backward[fn] = cached
+                if deep and any(g is not fn and self.runs_backward(g, deep=False) for g in self.file_functions(c)):
+                    cached = True
+                    break
+            self._fn_backward[key] = cached
         return cached
 
     def call_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
@@ -683,6 +691,8 @@ class TrainingFacts:
                     info.clears_all = True
                 if self.runs_backward(fn) and n not in info.backward_via:
                     info.backward_via.append(n)
+                if self.steps_of_function(fn) and n not in info.steps_via:
+                    info.steps_via.append(n)
 
     def as_step(self, call: cst.Call, recv: cst.BaseExpression) -> Step | None:
         """`recv.step(...)` as an optimizer step: `O.step()` of an optimizer (not a scheduler), or
