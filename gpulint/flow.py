@@ -1178,6 +1178,8 @@ class Flow:
             return UNKNOWN  # its keys
         if it.elem is not None:
             return it.elem
+        if it.kind == TUPLE and it.items:
+            return _elem_of(it)  # `for metric in [{"name": ..., "function": accuracy}]`: any of its items
         if it.kind == TENSOR:
             return Value(TENSOR, it.dev, origin=it.origin)
         if it.kind == MODULE:

@@ -871,3 +871,18 @@ class Trainer:
 """)
     assert m.value_of(node(m, "loss", 1)).kind == "tensor"
     assert m.value_of(node(m, "parts")).kind == "tensor"
+
+
+def test_iterating_a_list_of_known_items_gives_them():
+    m = model_of(HEAD + """
+def accuracy(y_pred, y_true):
+    return y_pred
+
+model = nn.Linear(3, 2).to(device)
+metrics = [{"name": "accuracy", "function": accuracy}]
+out = model(torch.randn(4, 3).to(device))
+for metric in metrics:
+    score = metric["function"](out, out)
+""")
+    assert m.value_of(node(m, 'metric["function"]')).kind == "function"
+    assert where(m, "score") == "acc"
