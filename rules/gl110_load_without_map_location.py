@@ -567,7 +567,8 @@ def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> b
     cls = m.class_of(scope) if isinstance(scope, cst.FunctionDef) else None
     if not (isinstance(scope, cst.FunctionDef) and _saved_to_same_path(ctx, saves, load, lambda where: where is scope or (
             cls is not None and isinstance(where, cst.FunctionDef) and m.class_of(where) is cls))) \
-            and not _path_from_saving_helper(ctx, saves, load):
+            and not _path_from_saving_helper(ctx, saves, load) \
+            and not _module_level_cache(ctx, saves, load, scope):
         return False
     stmt = m.statement_of(load)
     names: set[str] = set()
@@ -587,6 +588,27 @@ def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> b
             if any(isinstance(n, cst.Name) and n.value in names for a in call.args for n in m.walk(a)):
                 return False
     return True
+
+
+def _module_level_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
+    """A script's top level: `if os.path.isfile(args.vector_cache): vectors = torch.load(args.vector_cache)`
+    `else: vectors = ...; torch.save(vectors, args.vector_cache)` (pytorch/examples' legacy SNLI
+    script): the load and a save to the same path expression are the two branches of one `if`,
+    so the file is the script's own cache, written by this code on whatever the value was on."""
+    if not isinstance(scope, cst.Module):
+        return False
+    m = ctx.model
+    path = _path_text(ctx, load, 0, "f")
+    if path is None:
+        return False
+    branch = m.enclosing(load, cst.If)
+    if branch is None or m.scope_of(branch) is not scope or not isinstance(branch.orelse, cst.Else):
+        return False
+    load_in_body = m.contains(branch.body, load)
+    other = branch.orelse.body if load_in_body else branch.body
+    if not load_in_body and not m.contains(branch.orelse.body, load):
+        return False
+    return any(m.contains(other, save) and _path_text(ctx, save, 1, "f") == path for save in saves)
 
 
 def _path_from_saving_helper(ctx: Context, saves: list[cst.Call], load: cst.Call) -> bool:

@@ -1,0 +1,70 @@
+"""Sixth precision pass (benchmarks/PRECISION6.md): the true shapes next to each hard negative
+still report. Each test checks a positive and the negative it must be told apart from."""
+
+from __future__ import annotations
+
+from fixture_support import check
+
+
+def codes(text, code):
+    return [(d.code, d.line) for d in check(text, {code}) if d.code == code]
+
+
+GL106_PASSED_IN = '''import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, support: torch.Tensor):
+        super().__init__()
+        self.support = support
+        self.fc = nn.Linear(4, 5)
+
+    def forward(self, x):
+        return self.fc(x) * self.support
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+head = Head(SUPPORT).to(device)
+out = head(torch.randn(2, 4, device=device))
+'''
+
+
+def test_gl106_tensor_passed_in_from_the_host_still_reports():
+    assert codes(GL106_PASSED_IN.replace("SUPPORT", "torch.linspace(0, 1, 5)"), "GL106") == [("GL106", 8)]
+
+
+def test_gl106_tensor_passed_in_on_the_device_or_from_elsewhere_is_silent():
+    assert codes(GL106_PASSED_IN.replace("SUPPORT", "torch.linspace(0, 1, 5).to(device)"), "GL106") == []
+    assert codes(GL106_PASSED_IN.replace("SUPPORT", "torch.linspace(0, 1, 5, device=device)"), "GL106") == []
+
+
+GL110_CACHE = '''import os
+import torch
+from util import get_args
+
+args = get_args()
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+if os.path.isfile(args.vector_cache):
+    vectors = torch.load(args.vector_cache)
+else:
+    vectors = torch.randn(10, 3)
+    torch.save(vectors, OTHER)
+model = torch.nn.Linear(3, 2).to(device)
+opt = torch.optim.Adam(model.parameters())
+for x in vectors:
+    loss = model(x.to(device)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+torch.save(model, args.snapshot)
+'''
+
+
+def test_gl110_top_level_cache_written_in_the_other_branch_is_silent():
+    # pytorch/examples legacy/snli/train.py: the script's own vector cache
+    assert codes(GL110_CACHE.replace("OTHER", "args.vector_cache"), "GL110") == []
+
+
+def test_gl110_top_level_load_saved_to_another_path_still_reports():
+    assert codes(GL110_CACHE.replace("OTHER", "args.other_path"), "GL110") == [("GL110", 8)]
