@@ -44,7 +44,9 @@ parameter fails on a GPU with `RuntimeError: Expected all tensors to be on the s
 The rule fires when such an attribute is read in `forward` (or a method that forward calls) in an
 operation with a device tensor; not when the attribute is a `nn.Parameter`, a registered buffer,
 a Python number, a 0-dim scalar tensor, is reassigned in forward, is only used in `__init__`, as
-an index or for its shape, or is moved with `.to(x.device)` where it is used.
+an index or for its shape, or is moved with `.to(x.device)` where it is used; nor when it is
+a tensor the caller hands to `__init__` (`self.support = support`) and no construction of the
+class in the file passes one known to be on the host.
 
 The fix registers it as a non-persistent buffer, which moves with the module and leaves the
 `state_dict` keys unchanged: `self.register_buffer("mask", torch.tril(...), persistent=False)`.
