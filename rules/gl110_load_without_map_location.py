@@ -78,6 +78,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # the object wrote the file in its __init__: same process, same devices
             if _saved_earlier_by_called_function(ctx, saves, call, scope):
                 continue  # `train()` saved the best model, then the script reloads it: same run, same devices
+            if _fresh_path_of_this_run(ctx, saves, call):
+                continue  # a path made unique for this run (`uuid4().hex`): only this process wrote it
             if _in_availability_branch(m, call) and not _multi_process(m):
                 continue  # `if torch.cuda.is_available(): torch.load(p)`: the CUDA devices are there
             pos = [a for a in call.args if a.keyword is None]
@@ -493,6 +495,29 @@ def _path_node(ctx: Context, call: cst.Call, index: int, keyword: str) -> cst.Ba
                         and isinstance(item.item.func, cst.Name) and item.item.func.value == "open" and item.item.args):
                     return item.item.args[0].value
     return arg
+
+
+_UNIQUE_NAME_CALLS = frozenset({"uuid.uuid1", "uuid.uuid4"})
+
+
+def _fresh_path_of_this_run(ctx: Context, saves: list[cst.Call], load: cst.Call) -> bool:
+    """`checkpt_file = 'pretrained/' + uuid.uuid4().hex + '.pt'`, the best model saved there in the
+    epoch loop and reloaded by `test()` (GCNII's train.py, full-supervised.py, ppi.py): the name is
+    drawn at random by this process, so the only file it can open is one this run wrote (with
+    `torch.save` to the same path in this file), on this machine's devices."""
+    m = ctx.model
+    node = _path_node(ctx, load, 0, "f")
+    if not isinstance(node, cst.Name):
+        return False
+    bindings = m.bindings_of(node)
+    if not bindings or any(b.how != "assign" or b.value is None for b in bindings):
+        return False
+    for b in bindings:
+        if not any(isinstance(n, cst.Call) and m.qualname(n.func) in _UNIQUE_NAME_CALLS
+                   for n in (b.value, *m.walk(b.value))):
+            return False
+    text = ctx.code(node)
+    return any(_path_text(ctx, save, 1, "f") == text for save in saves)
 
 
 def _saved_earlier_by_called_function(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:

@@ -68,3 +68,39 @@ def test_gl110_top_level_cache_written_in_the_other_branch_is_silent():
 
 def test_gl110_top_level_load_saved_to_another_path_still_reports():
     assert codes(GL110_CACHE.replace("OTHER", "args.other_path"), "GL110") == [("GL110", 8)]
+
+
+GL110_FRESH = '''import uuid
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+checkpt_file = PATH
+model = nn.Linear(3, 2).to(device)
+
+
+def test():
+    model.load_state_dict(torch.load(checkpt_file))
+    return model(torch.randn(2, 3, device=device))
+
+
+best = 1e9
+for epoch in range(3):
+    loss = model(torch.randn(2, 3, device=device)).sum()
+    if loss.item() < best:
+        best = loss.item()
+        torch.save(model.state_dict(), checkpt_file)
+test()
+'''
+
+
+def test_gl110_path_drawn_with_uuid_and_saved_by_the_script_is_silent():
+    # https://github.com/chennnM/GCNII train.py: 'pretrained/' + uuid.uuid4().hex + '.pt'
+    assert codes(GL110_FRESH.replace("PATH", "'pretrained/' + uuid.uuid4().hex + '.pt'"), "GL110") == []
+
+
+def test_gl110_fixed_path_or_uuid_path_never_saved_still_reports():
+    assert codes(GL110_FRESH.replace("PATH", "'pretrained/best.pt'"), "GL110") == [("GL110", 11)]
+    never_saved = GL110_FRESH.replace("PATH", "'pretrained/' + uuid.uuid4().hex + '.pt'").replace(
+        "torch.save(model.state_dict(), checkpt_file)", "torch.save(model.state_dict(), 'other.pt')")
+    assert codes(never_saved, "GL110") == [("GL110", 11)]
