@@ -104,3 +104,39 @@ def test_gl110_fixed_path_or_uuid_path_never_saved_still_reports():
     never_saved = GL110_FRESH.replace("PATH", "'pretrained/' + uuid.uuid4().hex + '.pt'").replace(
         "torch.save(model.state_dict(), checkpt_file)", "torch.save(model.state_dict(), 'other.pt')")
     assert codes(never_saved, "GL110") == [("GL110", 11)]
+
+
+GL107_INERT = '''import torch
+import torch.nn as nn
+
+
+class moving_avg(nn.Module):
+    def __init__(self, kernel_size, stride):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.avg = LAYER
+
+    def forward(self, x):
+        return self.avg(x.permute(0, 2, 1)).permute(0, 2, 1)
+
+
+class series_decomp_multi(nn.Module):
+    def __init__(self, kernel_size):
+        super().__init__()
+        self.moving_avg = [moving_avg(k, stride=1) for k in kernel_size]
+        self.layer = nn.Linear(1, len(kernel_size))
+
+    def forward(self, x):
+        means = torch.stack([f(x) for f in self.moving_avg], dim=-1)
+        return (means * torch.softmax(self.layer(x.unsqueeze(-1)), dim=-1)).sum(-1)
+'''
+
+
+def test_gl107_list_of_parameter_free_file_modules_is_silent():
+    # https://github.com/cure-lab/LTSF-Linear FEDformer/layers/Autoformer_EncDec.py
+    assert codes(GL107_INERT.replace("LAYER", "nn.AvgPool1d(kernel_size=kernel_size, stride=stride)"), "GL107") == []
+
+
+def test_gl107_list_of_file_modules_with_weights_or_dropout_still_reports():
+    assert codes(GL107_INERT.replace("LAYER", "nn.Conv1d(4, 4, kernel_size)"), "GL107") == [("GL107", 18)]
+    assert codes(GL107_INERT.replace("LAYER", "nn.Dropout(0.1)"), "GL107") == [("GL107", 18)]
