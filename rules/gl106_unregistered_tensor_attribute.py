@@ -47,7 +47,8 @@ instance (`policy.sample(state)` after `policy.to(device)`); not when the attrib
 a Python number, a 0-dim scalar tensor, is reassigned in forward, is only used in `__init__`, as
 an index or for its shape, is moved with `.to(x.device)` where it is used, or is moved by the
 class's own `_apply`/`to`/`cuda` override (a `to` override that moves other attributes by hand does
-not move this one).
+not move this one); nor when it is a tensor the caller hands to `__init__` (`self.support =
+support`) and no construction of the class in the file passes one known to be on the host.
 
 The fix registers it as a non-persistent buffer, which moves with the module and leaves the
 `state_dict` keys unchanged: `self.register_buffer("mask", torch.tril(...), persistent=False)`.
@@ -93,6 +94,8 @@ class Decoder(nn.Module):
                 tensors = [a for a in assigns if a.kind == "tensor"]
                 if not tensors or any(self._placed(ctx, a.value) or self._maybe_scalar(ctx, cls, a.value) for a in tensors):
                     continue
+                if any(_from_caller_not_host(ctx.model, a) for a in tensors):
+                    continue  # the caller chose where it lives
                 if any(_converted_parameter(ctx.model, a.value) for a in tensors):
                     continue  # GL117's shape: a buffer would stop training it
                 first = tensors[0]
@@ -133,6 +136,8 @@ class Decoder(nn.Module):
             tensors = [a for a in assigns if a.kind == "tensor"]
             if not tensors or any(self._placed(ctx, a.value) for a in tensors):
                 continue
+            if any(_from_caller_not_host(m, a) for a in tensors):
+                continue  # the caller chose where it lives
             if any(_converted_parameter(m, a.value) for a in tensors):
                 continue  # GL117's shape: a buffer would stop training it
             first = tensors[0]
@@ -222,6 +227,45 @@ def _moves_own_state(ctx: Context, cls: ModuleClass, attr: str) -> bool:
             if isinstance(node, cst.SimpleString) and attr in node.value:
                 return True
     return False
+
+
+def _from_caller_not_host(m, a: AttrAssign) -> bool:
+    """`self.support = support`, `support` a parameter of `__init__`: the tensor is the caller's,
+    placed where the caller put it (rainbow-is-all-you-need builds it with
+    `torch.linspace(...).to(self.device)` in the agent and passes it to `Network(...)`). Reported
+    only when a construction of the class in this file passes a tensor the engine knows is on
+    the host; silent when no call site is found or none is known to be on the host."""
+    value = a.value
+    if not isinstance(value, cst.Name):
+        return False
+    bindings = m.bindings_of(value)
+    if not bindings or any(b.how != "param" or m.function_of_param(b) is not a.method for b in bindings):
+        return False
+    cls = m.class_of(a.method)
+    if cls is None:
+        return False
+    name = value.value
+    params = a.method.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]  # without self
+    for call in m.calls:
+        if not (isinstance(call.func, cst.Name) and call.func.value == cls.name.value):
+            continue
+        found, pos = None, 0
+        for arg in call.args:
+            if arg.star:
+                break
+            if arg.keyword is None:
+                if pos < len(positional) and positional[pos] == name:
+                    found = arg.value
+                pos += 1
+            elif arg.keyword.value == name:
+                found = arg.value
+        if found is None:
+            continue
+        d = m.device_of(found)
+        if d is not None and d.is_host:
+            return False  # a host tensor passed in: the attribute stays on the host
+    return True
 
 
 def _converted_parameter(m, value) -> bool:

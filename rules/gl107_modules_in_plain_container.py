@@ -240,7 +240,7 @@ class Ensemble(nn.Module):
     def _is_new_module(ctx: Context, facts: ModuleFacts, init, expr) -> bool:
         """A module built right here (not a reference to a registered one, not one passed in)."""
         if facts.constructs_module(expr):
-            return True
+            return not _inert_file_module(ctx, facts, expr)
         if isinstance(expr, cst.Name):
             bindings = ctx.model.bindings_of(expr)
             if not bindings or not all(b.how == "assign" and facts.constructs_module(b.value) for b in bindings):
@@ -257,6 +257,41 @@ class Ensemble(nn.Module):
                 return False
             return True
         return False
+
+
+_MODE_SENSITIVE = ("Dropout", "AlphaDropout")
+
+
+def _inert_file_module(ctx: Context, facts: ModuleFacts, expr) -> bool:
+    """`moving_avg(kernel, stride=1)`, a class of this file deriving from `nn.Module` whose
+    `__init__` keeps only numbers, names of its arguments and parameter-free torch.nn layers
+    (`nn.AvgPool1d`), nothing that `train()`/`eval()` changes (no dropout), no buffer or parameter
+    (LTSF-Linear's FEDformer `series_decomp_multi` keeps them in a list): `model.to()`,
+    `state_dict()` and `train()` have nothing to reach in it, so a plain list loses nothing."""
+    m = ctx.model
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
+        return False
+    cls = next((c for c in facts.classes if c.name == expr.func.value), None)
+    if cls is None or cls.init is None or cls.buffers or cls.parameters or cls.registers_dynamically:
+        return False
+    if any(b != "torch.nn.Module" for b in cls.info.bases):
+        return False
+    for attr, assigns in cls.init_assigns.items():
+        for a in assigns:
+            if a.kind in ("scalar", "none"):
+                continue
+            v = a.value
+            if a.kind == "module" and isinstance(v, cst.Call):
+                q = m.qualname(v.func) or ""
+                last = q.rsplit(".", 1)[-1]
+                if q.startswith("torch.nn.") and m.is_stateless_module(v) and not last.startswith(_MODE_SENSITIVE):
+                    continue
+                return False
+            if a.kind == "other" and isinstance(v, cst.Name) and all(b.how == "param" for b in m.bindings_of(v)):
+                if not any(p.annotation is not None for p in cls.init.params.params if p.name.value == v.value):
+                    continue  # `self.kernel_size = kernel_size`: an unannotated argument kept as is
+            return False
+    return True
 
 
 def _helpers_called(ctx: Context, init) -> list:

@@ -78,6 +78,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # the object wrote the file in its __init__: same process, same devices
             if _saved_earlier_by_called_function(ctx, saves, call, scope):
                 continue  # `train()` saved the best model, then the script reloads it: same run, same devices
+            if _fresh_path_of_this_run(ctx, saves, call):
+                continue  # a path made unique for this run (`uuid4().hex`): only this process wrote it
             if _in_availability_branch(m, call) and not _multi_process(m):
                 continue  # `if torch.cuda.is_available(): torch.load(p)`: the CUDA devices are there
             pos = [a for a in call.args if a.keyword is None]
@@ -495,6 +497,29 @@ def _path_node(ctx: Context, call: cst.Call, index: int, keyword: str) -> cst.Ba
     return arg
 
 
+_UNIQUE_NAME_CALLS = frozenset({"uuid.uuid1", "uuid.uuid4"})
+
+
+def _fresh_path_of_this_run(ctx: Context, saves: list[cst.Call], load: cst.Call) -> bool:
+    """`checkpt_file = 'pretrained/' + uuid.uuid4().hex + '.pt'`, the best model saved there in the
+    epoch loop and reloaded by `test()` (GCNII's train.py, full-supervised.py, ppi.py): the name is
+    drawn at random by this process, so the only file it can open is one this run wrote (with
+    `torch.save` to the same path in this file), on this machine's devices."""
+    m = ctx.model
+    node = _path_node(ctx, load, 0, "f")
+    if not isinstance(node, cst.Name):
+        return False
+    bindings = m.bindings_of(node)
+    if not bindings or any(b.how != "assign" or b.value is None for b in bindings):
+        return False
+    for b in bindings:
+        if not any(isinstance(n, cst.Call) and m.qualname(n.func) in _UNIQUE_NAME_CALLS
+                   for n in (b.value, *m.walk(b.value))):
+            return False
+    text = ctx.code(node)
+    return any(_path_text(ctx, save, 1, "f") == text for save in saves)
+
+
 def _saved_earlier_by_called_function(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
     """The load's own code first calls a function of the file that saves to the same path
     (through `with open(...) as f` too), on the same path of execution (not in another branch of
@@ -567,7 +592,8 @@ def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> b
     cls = m.class_of(scope) if isinstance(scope, cst.FunctionDef) else None
     if not (isinstance(scope, cst.FunctionDef) and _saved_to_same_path(ctx, saves, load, lambda where: where is scope or (
             cls is not None and isinstance(where, cst.FunctionDef) and m.class_of(where) is cls))) \
-            and not _path_from_saving_helper(ctx, saves, load):
+            and not _path_from_saving_helper(ctx, saves, load) \
+            and not _module_level_cache(ctx, saves, load, scope):
         return False
     stmt = m.statement_of(load)
     names: set[str] = set()
@@ -587,6 +613,27 @@ def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> b
             if any(isinstance(n, cst.Name) and n.value in names for a in call.args for n in m.walk(a)):
                 return False
     return True
+
+
+def _module_level_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
+    """A script's top level: `if os.path.isfile(args.vector_cache): vectors = torch.load(args.vector_cache)`
+    `else: vectors = ...; torch.save(vectors, args.vector_cache)` (pytorch/examples' legacy SNLI
+    script): the load and a save to the same path expression are the two branches of one `if`,
+    so the file is the script's own cache, written by this code on whatever the value was on."""
+    if not isinstance(scope, cst.Module):
+        return False
+    m = ctx.model
+    path = _path_text(ctx, load, 0, "f")
+    if path is None:
+        return False
+    branch = m.enclosing(load, cst.If)
+    if branch is None or m.scope_of(branch) is not scope or not isinstance(branch.orelse, cst.Else):
+        return False
+    load_in_body = m.contains(branch.body, load)
+    other = branch.orelse.body if load_in_body else branch.body
+    if not load_in_body and not m.contains(branch.orelse.body, load):
+        return False
+    return any(m.contains(other, save) and _path_text(ctx, save, 1, "f") == path for save in saves)
 
 
 def _path_from_saving_helper(ctx: Context, saves: list[cst.Call], load: cst.Call) -> bool:
