@@ -131,22 +131,21 @@ def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     return out
 
 
+# skip set -> node class -> its generated `push(node, append, extend)` (see _pusher), or None
+_PUSHERS: dict[frozenset, dict[type, Callable | None]] = {}
+
+
 def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_leave: Callable[[cst.CSTNode], object],
              skip: frozenset = frozenset()) -> None:
     """Call on_visit on every node of the tree in pre-order and on_leave after its subtree, as
     `root.visit(visitor)` does for a visitor whose on_visit returns True; nodes whose class is in
     `skip` are left out with their subtrees. Iterative: no recursion however deep the tree.
 
-    `children` is inlined, and with `skip` the fields whose declared type holds only classes in
-    `skip` (`whitespace_*`, `leading_lines`...: about half of a node's fields) are not read at all
-    (`_kept_fields`)."""
-    global _FIELDS
-    if _FIELDS is None:
-        _FIELDS = {}
-    table = _FIELDS
-    kept = _KEPT.setdefault(skip, {}) if skip else table
-    is_node = _IS_NODE
-    Node = cst.CSTNode
+    Each node class's children are pushed by a function generated once for the class (`_pusher`:
+    attribute loads of its child fields in LibCST's order, last first); with `skip` the fields
+    whose declared type holds only classes in `skip` (`whitespace_*`, `leading_lines`...: about
+    half of a node's fields) are not read at all (`_kept_fields`)."""
+    pushers = _PUSHERS.setdefault(skip, {})
     leave = object()
     stack: list = [root]
     pop, push, extend = stack.pop, stack.append, stack.extend
@@ -159,39 +158,54 @@ def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_le
         push(node)
         push(leave)
         t = type(node)
-        fields = kept.get(t, False)
-        if fields is False:
-            fields = table.get(t, False)
-            if fields is False:
-                fields = _fields_for(node)
-            if skip and fields is not None:
-                fields = _kept_fields(t, fields, skip)
-            kept[t] = fields
-        if fields is None:
-            kids = [k for k in node.children if type(k) not in skip] if skip else node.children
-        else:
-            kids = []
-            for f in fields:
-                v = getattr(node, f)
-                tv = type(v)
-                flag = is_node.get(tv)
-                if flag is None:
-                    flag = is_node[tv] = isinstance(v, Node)
-                if flag:
-                    if tv not in skip:
-                        kids.append(v)
-                elif tv is tuple or tv is list:
-                    if skip:
-                        kids.extend([k for k in v if type(k) not in skip])
-                    else:
-                        kids.extend(v)
-        if kids:
+        pusher = pushers.get(t, False)
+        if pusher is False:
+            pusher = pushers[t] = _pusher(node, skip)
+        if pusher is None:
+            kids = [k for k in node.children if type(k) not in skip] if skip else list(node.children)
             kids.reverse()
             extend(kids)
+        else:
+            pusher(node, push, extend)
 
 
-# skip set -> node class -> the fields `traverse` reads (None: the class is walked with `.children`)
-_KEPT: dict[frozenset, dict[type, tuple[str, ...] | None]] = {}
+def _pusher(node: cst.CSTNode, skip: frozenset):
+    """For the class of `node`: a function that pushes its children, last first, onto a stack
+    (what `traverse` does with its field loop), generated from the class's fields; None when the
+    class is walked with `.children`."""
+    global _FIELDS
+    if _FIELDS is None:
+        _FIELDS = {}
+    t = type(node)
+    fields = _FIELDS.get(t, False)
+    if fields is False:
+        fields = _fields_for(node)
+    if fields is None:
+        return None
+    if skip:
+        fields = _kept_fields(t, fields, skip)
+    lines = ["def push(node, push, extend):"]
+    for f in reversed(fields):
+        if not f.isidentifier():
+            return None
+        lines += [
+            f"    v = node.{f}",
+            "    tv = type(v)",
+            "    if tv is tuple or tv is list:",
+            "        if v:",
+            ("            extend([k for k in reversed(v) if type(k) not in skip])" if skip else "            extend(reversed(v))"),
+            "    else:",
+            "        flag = is_node.get(tv)",
+            "        if flag is None:",
+            "            flag = is_node[tv] = isinstance(v, Node)",
+            ("        if flag and tv not in skip:" if skip else "        if flag:"),
+            "            push(v)",
+        ]
+    if not fields:
+        lines.append("    pass")
+    env = {"skip": skip, "is_node": _IS_NODE, "Node": cst.CSTNode}
+    exec("\n".join(lines), env)
+    return env["push"]
 
 
 def _only_skipped(tp, skip: frozenset) -> bool:
