@@ -141,11 +141,17 @@ def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_le
     `root.visit(visitor)` does for a visitor whose on_visit returns True; nodes whose class is in
     `skip` are left out with their subtrees. Iterative: no recursion however deep the tree.
 
-    Each node class's children are pushed by a function generated once for the class (`_pusher`:
-    attribute loads of its child fields in LibCST's order, last first); with `skip` the fields
+    A node's children are read from its child fields in LibCST's order; with `skip` the fields
     whose declared type holds only classes in `skip` (`whitespace_*`, `leading_lines`...: about
-    half of a node's fields) are not read at all (`_kept_fields`)."""
+    half of a node's fields) are not read at all (`_kept_fields`). Once a class has been met
+    _GENERATE_AFTER times in the process, its children are pushed by a function generated for it
+    (`_pusher`: attribute loads instead of a loop over field names; generating one costs about
+    what it saves on a thousand nodes, so a small file does not pay for the rare classes)."""
     pushers = _PUSHERS.setdefault(skip, {})
+    seen = _SEEN.setdefault(skip, {})
+    kept = _KEPT.setdefault(skip, {})
+    is_node = _IS_NODE
+    Node = cst.CSTNode
     leave = object()
     stack: list = [root]
     pop, push, extend = stack.pop, stack.append, stack.extend
@@ -158,21 +164,50 @@ def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_le
         push(node)
         push(leave)
         t = type(node)
-        pusher = pushers.get(t, False)
-        if pusher is False:
-            pusher = pushers[t] = _pusher(node, skip)
-        if pusher is None:
+        pusher = pushers.get(t)
+        if pusher is not None:
+            pusher(node, push, extend)
+            continue
+        fields = kept.get(t, False)
+        if fields is False:
+            fields = kept[t] = _fields_to_read(node, skip)
+        if fields is None:
             kids = [k for k in node.children if type(k) not in skip] if skip else list(node.children)
+        else:
+            n = seen.get(t, 0) + 1
+            seen[t] = n
+            if n >= _GENERATE_AFTER:
+                pushers[t] = _pusher(t, fields, skip)
+            kids = []
+            for f in fields:
+                v = getattr(node, f)
+                tv = type(v)
+                flag = is_node.get(tv)
+                if flag is None:
+                    flag = is_node[tv] = isinstance(v, Node)
+                if flag:
+                    if tv not in skip:
+                        kids.append(v)
+                elif tv is tuple or tv is list:
+                    if skip:
+                        kids.extend([k for k in v if type(k) not in skip])
+                    else:
+                        kids.extend(v)
+        if kids:
             kids.reverse()
             extend(kids)
-        else:
-            pusher(node, push, extend)
 
 
-def _pusher(node: cst.CSTNode, skip: frozenset):
-    """For the class of `node`: a function that pushes its children, last first, onto a stack
-    (what `traverse` does with its field loop), generated from the class's fields; None when the
-    class is walked with `.children`."""
+# skip set -> node class -> the fields `traverse` reads (None: the class is walked with `.children`)
+_KEPT: dict[frozenset, dict[type, tuple[str, ...] | None]] = {}
+# skip set -> node class -> its generated `push(node, append, extend)` (see _pusher)
+_PUSHERS: dict[frozenset, dict[type, Callable]] = {}
+# skip set -> node class -> how many of its nodes `traverse` has met (until it has a pusher)
+_SEEN: dict[frozenset, dict[type, int]] = {}
+_GENERATE_AFTER = 1000
+
+
+def _fields_to_read(node: cst.CSTNode, skip: frozenset) -> tuple[str, ...] | None:
     global _FIELDS
     if _FIELDS is None:
         _FIELDS = {}
@@ -180,14 +215,18 @@ def _pusher(node: cst.CSTNode, skip: frozenset):
     fields = _FIELDS.get(t, False)
     if fields is False:
         fields = _fields_for(node)
-    if fields is None:
-        return None
-    if skip:
+    if fields is not None and skip:
         fields = _kept_fields(t, fields, skip)
+    if fields is not None and not all(f.isidentifier() for f in fields):
+        return None  # pragma: no cover - LibCST's fields are identifiers
+    return fields
+
+
+def _pusher(t: type, fields: tuple[str, ...], skip: frozenset) -> Callable:
+    """A function that pushes the children of a node of class `t` (its `fields`, read in
+    LibCST's order), last first, onto a stack: what `traverse`'s loop over the fields does."""
     lines = ["def push(node, push, extend):"]
     for f in reversed(fields):
-        if not f.isidentifier():
-            return None
         lines += [
             f"    v = node.{f}",
             "    tv = type(v)",
