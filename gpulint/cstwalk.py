@@ -131,20 +131,25 @@ def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     return out
 
 
+# skip set -> node class -> its generated `push(node, append, extend)` (see _pusher), or None
+_PUSHERS: dict[frozenset, dict[type, Callable | None]] = {}
+
+
 def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_leave: Callable[[cst.CSTNode], object],
              skip: frozenset = frozenset()) -> None:
     """Call on_visit on every node of the tree in pre-order and on_leave after its subtree, as
     `root.visit(visitor)` does for a visitor whose on_visit returns True; nodes whose class is in
     `skip` are left out with their subtrees. Iterative: no recursion however deep the tree.
 
-    `children` is inlined, and with `skip` the fields whose declared type holds only classes in
-    `skip` (`whitespace_*`, `leading_lines`...: about half of a node's fields) are not read at all
-    (`_kept_fields`)."""
-    global _FIELDS
-    if _FIELDS is None:
-        _FIELDS = {}
-    table = _FIELDS
-    kept = _KEPT.setdefault(skip, {}) if skip else table
+    A node's children are read from its child fields in LibCST's order; with `skip` the fields
+    whose declared type holds only classes in `skip` (`whitespace_*`, `leading_lines`...: about
+    half of a node's fields) are not read at all (`_kept_fields`). Once a class has been met
+    _GENERATE_AFTER times in the process, its children are pushed by a function generated for it
+    (`_pusher`: attribute loads instead of a loop over field names; generating one costs about
+    what it saves on a thousand nodes, so a small file does not pay for the rare classes)."""
+    pushers = _PUSHERS.setdefault(skip, {})
+    seen = _SEEN.setdefault(skip, {})
+    kept = _KEPT.setdefault(skip, {})
     is_node = _IS_NODE
     Node = cst.CSTNode
     leave = object()
@@ -159,17 +164,20 @@ def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_le
         push(node)
         push(leave)
         t = type(node)
+        pusher = pushers.get(t)
+        if pusher is not None:
+            pusher(node, push, extend)
+            continue
         fields = kept.get(t, False)
         if fields is False:
-            fields = table.get(t, False)
-            if fields is False:
-                fields = _fields_for(node)
-            if skip and fields is not None:
-                fields = _kept_fields(t, fields, skip)
-            kept[t] = fields
+            fields = kept[t] = _fields_to_read(node, skip)
         if fields is None:
-            kids = [k for k in node.children if type(k) not in skip] if skip else node.children
+            kids = [k for k in node.children if type(k) not in skip] if skip else list(node.children)
         else:
+            n = seen.get(t, 0) + 1
+            seen[t] = n
+            if n >= _GENERATE_AFTER:
+                pushers[t] = _pusher(t, fields, skip)
             kids = []
             for f in fields:
                 v = getattr(node, f)
@@ -192,6 +200,51 @@ def traverse(root: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object], on_le
 
 # skip set -> node class -> the fields `traverse` reads (None: the class is walked with `.children`)
 _KEPT: dict[frozenset, dict[type, tuple[str, ...] | None]] = {}
+# skip set -> node class -> its generated `push(node, append, extend)` (see _pusher)
+_PUSHERS: dict[frozenset, dict[type, Callable]] = {}
+# skip set -> node class -> how many of its nodes `traverse` has met (until it has a pusher)
+_SEEN: dict[frozenset, dict[type, int]] = {}
+_GENERATE_AFTER = 1000
+
+
+def _fields_to_read(node: cst.CSTNode, skip: frozenset) -> tuple[str, ...] | None:
+    global _FIELDS
+    if _FIELDS is None:
+        _FIELDS = {}
+    t = type(node)
+    fields = _FIELDS.get(t, False)
+    if fields is False:
+        fields = _fields_for(node)
+    if fields is not None and skip:
+        fields = _kept_fields(t, fields, skip)
+    if fields is not None and not all(f.isidentifier() for f in fields):
+        return None  # pragma: no cover - LibCST's fields are identifiers
+    return fields
+
+
+def _pusher(t: type, fields: tuple[str, ...], skip: frozenset) -> Callable:
+    """A function that pushes the children of a node of class `t` (its `fields`, read in
+    LibCST's order), last first, onto a stack: what `traverse`'s loop over the fields does."""
+    lines = ["def push(node, push, extend):"]
+    for f in reversed(fields):
+        lines += [
+            f"    v = node.{f}",
+            "    tv = type(v)",
+            "    if tv is tuple or tv is list:",
+            "        if v:",
+            ("            extend([k for k in reversed(v) if type(k) not in skip])" if skip else "            extend(reversed(v))"),
+            "    else:",
+            "        flag = is_node.get(tv)",
+            "        if flag is None:",
+            "            flag = is_node[tv] = isinstance(v, Node)",
+            ("        if flag and tv not in skip:" if skip else "        if flag:"),
+            "            push(v)",
+        ]
+    if not fields:
+        lines.append("    pass")
+    env = {"skip": skip, "is_node": _IS_NODE, "Node": cst.CSTNode}
+    exec("\n".join(lines), env)
+    return env["push"]
 
 
 def _only_skipped(tp, skip: frozenset) -> bool:

@@ -304,7 +304,8 @@ _CONDITIONS: dict[type, tuple | None] = {}
 
 def ast_condition(rule: Rule) -> tuple | None:
     """A rule's `ast_prefilter` compiled: a tuple of patterns that must all match the facts, or
-    None (no condition)."""
+    None (no condition). Each is a compiled expression, or a `_Literals` when the expression
+    only matches fixed texts (see `_literals`)."""
     cls = type(rule)
     try:
         return _CONDITIONS[cls]
@@ -312,9 +313,106 @@ def ast_condition(rule: Rule) -> tuple | None:
         pass
     cond = getattr(rule, "ast_prefilter", None)
     if cond is not None:
-        cond = tuple(re.compile(c, re.MULTILINE) for c in ((cond,) if isinstance(cond, str) else cond))
+        cond = tuple(_condition(c) for c in ((cond,) if isinstance(cond, str) else cond))
     _CONDITIONS[cls] = cond
     return cond
+
+
+_PATTERNS: dict[str, object] = {}
+
+
+def _condition(pattern: str):
+    found = _PATTERNS.get(pattern)
+    if found is None:
+        found = _PATTERNS[pattern] = _literals(pattern) or re.compile(pattern, re.MULTILINE)
+    return found
+
+
+class _Literals:
+    """An expression that matches exactly where one of a few fixed texts occurs in the facts
+    framed by line ends ("\n" + facts + "\n"): `^` and `$` (re.MULTILINE: a line's start and
+    end) are the frame's line ends, so `^\\.(?:to|cuda)\\($|device` is "\n.to(\n",
+    "\n.cuda(\n" or "device" somewhere in it (a fact never holds a line end). `lower`: the
+    expression ignores case; it is then answered from the lowered facts only when they are
+    ASCII (where lowering is what the expression's case folding does), else by the expression."""
+
+    __slots__ = ("texts", "lower", "rx")
+
+    def __init__(self, texts: tuple[str, ...], lower: bool, rx) -> None:
+        self.texts = texts
+        self.lower = lower
+        self.rx = rx
+
+
+_MAX_LITERALS = 64
+
+
+def _literals(pattern: str) -> _Literals | None:
+    """The `_Literals` of an expression that is fixed texts, alternatives (`a|b`, `(?:a|b)`,
+    `[Ss]`) and `^`/`$` at the ends of an alternative only; None for anything else."""
+    try:
+        from re import _parser as sre_parse, _constants as c  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - another Python's layout
+        try:
+            import sre_parse  # type: ignore[no-redef]
+            import sre_constants as c  # type: ignore[no-redef]
+        except ImportError:
+            return None
+    try:
+        parsed = sre_parse.parse(pattern, re.MULTILINE)
+    except Exception:  # noqa: BLE001 - re.compile reports it
+        return None
+    flags = parsed.state.flags
+    lower = bool(flags & re.IGNORECASE)
+    if flags & ~(re.IGNORECASE | re.MULTILINE | re.UNICODE):
+        return None
+
+    def expand(items) -> list[str] | None:
+        out = [""]
+        for op, av in items:
+            if op is c.LITERAL:
+                if av == 10:  # a line end in the expression itself
+                    return None
+                alts = [chr(av)]
+            elif op is c.AT and av in (c.AT_BEGINNING, c.AT_END):
+                alts = ["\n"]
+            elif op is c.SUBPATTERN:
+                _group, add, remove, sub = av
+                if add or remove:
+                    return None
+                alts = expand(sub.data)
+            elif op is c.BRANCH:
+                alts = []
+                for sub in av[1]:
+                    got = expand(sub.data)
+                    if got is None:
+                        return None
+                    alts.extend(got)
+            elif op is c.IN:
+                alts = []
+                for iop, iav in av:
+                    if iop is not c.LITERAL or iav == 10:
+                        return None
+                    alts.append(chr(iav))
+            else:
+                return None
+            if alts is None:
+                return None
+            out = [a + b for a in out for b in alts]
+            if len(out) > _MAX_LITERALS:
+                return None
+        return out
+
+    texts = expand(parsed.data)
+    if not texts:
+        return None
+    for t in texts:
+        # "\n" only where `^` or `$` put it: at the ends of a text
+        if "\n" in t[1:-1] or not t.strip("\n"):
+            return None
+        if lower and (not t.isascii() or t != t.lower()):
+            return None
+    return _Literals(tuple(dict.fromkeys(texts)), lower, re.compile(pattern, re.MULTILINE))
 
 
 def ast_select(rules: Sequence[Rule], facts: str) -> list[Rule]:
@@ -322,6 +420,7 @@ def ast_select(rules: Sequence[Rule], facts: str) -> list[Rule]:
     expression is searched once per file (several rules share `^script$`, `^loop$`, ...)."""
     out = []
     found: dict = {}
+    framed = lowered = None
     for r in rules:
         c = ast_condition(r)
         if c is not None:
@@ -329,7 +428,21 @@ def ast_select(rules: Sequence[Rule], facts: str) -> list[Rule]:
             for rx in c:
                 hit = found.get(rx)
                 if hit is None:
-                    hit = found[rx] = rx.search(facts) is not None
+                    if type(rx) is _Literals:
+                        if framed is None:
+                            framed = "\n" + facts + "\n"
+                        if not rx.lower:
+                            hit = any(t in framed for t in rx.texts)
+                        else:
+                            if lowered is None:
+                                lowered = framed.lower() if framed.isascii() else False
+                            if lowered is False:
+                                hit = rx.rx.search(facts) is not None
+                            else:
+                                hit = any(t in lowered for t in rx.texts)
+                    else:
+                        hit = rx.search(facts) is not None
+                    found[rx] = hit
                 if not hit:
                     ok = False
                     break

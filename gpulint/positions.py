@@ -7,9 +7,11 @@ manager). Line and column are worked out only for the nodes asked for, from the 
 LibCST counts them (lines end at "\\r\\n", "\\r" or "\\n"; columns count characters). The result
 maps a node to the same `CodeRange` `MetadataWrapper(module).resolve(PositionProvider)` gives.
 
-Given `locate` (node -> the top-level statement that holds it, or None), only the top-level
-statements that hold a node asked for are measured node by node, by generating that statement's
-code alone. Where it starts: given the module's code (`source`), the one place where the code
+Given `locate` (node -> the statements that hold it, innermost first, each with the indentation
+of the blocks around it, the last one a top-level statement; or None), only statements that hold
+a node asked for are measured node by node, by generating that statement's code alone: the
+innermost statement of an indented block whose code the module's code holds at one place only
+(then that is its place), else the top-level statement. Where a top-level statement starts: given the module's code (`source`), the one place where the code
 holds the statement's code, when there is only one; else (no `source`, or a statement whose code
 is repeated) one code generation of the module records where each top-level statement starts. A top-level statement's code does not
 depend on what comes before it (no indentation, nothing read back from the tokens), so the
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -120,7 +122,7 @@ class Positions(Mapping):
     def __init__(
         self,
         module: cst.Module,
-        locate: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None,
+        locate: Callable[[cst.CSTNode], Sequence[tuple[cst.CSTNode, tuple[str, ...]]] | None] | None = None,
         source: str | None = None,
     ) -> None:
         self._module = module
@@ -129,6 +131,7 @@ class Positions(Mapping):
         self._stmt_start: dict[cst.CSTNode, int] = {}  # top-level statement -> where its code starts
         self._starts_known = False  # _stmt_start holds every top-level statement
         self._stmt_offsets: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
+        self._ambiguous: set[cst.CSTNode] = set()  # nested statements whose code is not unique
         if locate is None:
             self._offsets, self._text = self._measure_all()
         elif source is not None and module.body:
@@ -191,16 +194,48 @@ class Positions(Mapping):
     def _packed(self, node: cst.CSTNode) -> int:
         """start * _SHIFT + end of a node (KeyError when the module does not hold it)."""
         if self._offsets is None:
-            stmt = self._locate(node)
-            if stmt is not None:
-                found = self._stmt_offsets.get(stmt)
-                if found is None:
-                    found = self._measure_statement(stmt)
+            chain = self._locate(node)
+            if chain:
+                measured = self._stmt_offsets
+                for stmt, _indents in chain:  # a statement holding it measured already
+                    found = measured.get(stmt)
+                    if found is not None:
+                        packed = found.get(node)
+                        if packed is not None:
+                            return packed
+                for stmt, indents in chain[:-1]:  # the innermost statement whose code is unique
+                    found = self._measure_nested(stmt, indents)
+                    if found is not None:
+                        packed = found.get(node)
+                        if packed is not None:
+                            return packed
+                found = self._measure_statement(chain[-1][0])
                 if found is not None:
                     packed = found.get(node)
                     if packed is not None:
                         return packed
         return self._all()[node]
+
+    def _measure_nested(self, stmt: cst.CSTNode, indents: tuple[str, ...]) -> dict[cst.CSTNode, int] | None:
+        """The offsets of a statement of an indented block (`indents`: the indentation of the
+        blocks around it, outermost first), when the module's code holds its code at one place
+        only (then that is its place: its code is what the module's code generation gives at that
+        point, as nothing in a statement's code generation depends on what came before it but
+        the indentation); None otherwise."""
+        if stmt in self._ambiguous:
+            return None
+        state = _OffsetState(self._module)
+        state.indent_tokens = list(indents)
+        stmt._codegen(state)
+        code = "".join(state.tokens)
+        text = self._text
+        at = text.find(code) if code else -1
+        if at < 0 or text.find(code, at + 1) >= 0:
+            self._ambiguous.add(stmt)
+            return None
+        shift = at * (_SHIFT + 1)  # start and end both move by `at`
+        found = self._stmt_offsets[stmt] = {n: p + shift for n, p in state.computed.items()}
+        return found
 
     def _measure_statement(self, stmt: cst.CSTNode) -> dict[cst.CSTNode, int] | None:
         """The offsets of a top-level statement's nodes (None: not a statement of the module)."""
@@ -256,7 +291,7 @@ class Positions(Mapping):
 
 def positions(
     module: cst.Module,
-    locate: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None,
+    locate: Callable[[cst.CSTNode], Sequence[tuple[cst.CSTNode, tuple[str, ...]]] | None] | None = None,
     source: str | None = None,
 ) -> Positions:
     """The positions of the module's nodes; `locate` and `source` (the module's code, when the

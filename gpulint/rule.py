@@ -212,22 +212,44 @@ class Context:
 
 
 def _top_statement_locator(model: ScriptModel):
-    """node -> the top-level statement of the model's module that holds it (from the model's
-    parent map), or None (the module itself, a layout node the model does not record)."""
+    """node -> the statements of the model's module that hold it, innermost first, each with the
+    indentation of the indented blocks around it (outermost first); only statements that are a
+    block's or the module's own (not the parts of a one-line suite), the last one the top-level
+    statement (from the model's parent map); None for the module itself or a layout node the
+    model does not record."""
     parents = model.parents
     module = model.module
+    default = module.default_indent
+    Block = cst.IndentedBlock
 
-    def locate(node: cst.CSTNode) -> cst.CSTNode | None:
+    def locate(node: cst.CSTNode):
+        path = []  # from the node up to the top-level statement
         cur = node
         while True:
             parent = parents.get(cur)
             if parent is None:
                 return None
+            path.append(cur)
             if parent is module:
-                return cur
+                break
             cur = parent
+        chain = [(cur, ())]
+        indents: tuple[str, ...] = ()
+        # down from the top-level statement: a statement whose parent is an indented block
+        for i in range(len(path) - 2, -1, -1):
+            parent = path[i + 1]
+            if type(parent) is Block:
+                indents = indents + (default if parent.indent is None else parent.indent,)
+                child = path[i]
+                if isinstance(child, _STATEMENTS):
+                    chain.append((child, indents))
+        chain.reverse()
+        return chain
 
     return locate
+
+
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 
 
 def make_diagnostic(ctx: Context, finding: Finding) -> Diagnostic:

@@ -198,3 +198,27 @@ def test_skipping_walk_same_as_libcst_on_fixtures(path: Path):
         pytest.skip("not parseable (a bad-input fixture)")
     libcst_events, fast = _both_skipping(module, _LAYOUT)
     assert fast == libcst_events
+
+
+def test_generated_pushers_walk_like_libcst(monkeypatch):
+    """The per-class functions `traverse` generates for frequent classes (here: from the first
+    node of a class on) give LibCST's own order, with and without a skip set."""
+    from gpulint.model import _LAYOUT
+
+    monkeypatch.setattr(cstwalk, "_GENERATE_AFTER", 1)
+    monkeypatch.setattr(cstwalk, "_PUSHERS", {})
+    monkeypatch.setattr(cstwalk, "_SEEN", {})
+    sources = [SAMPLE] + [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.py"))]
+    walked = 0
+    for src in sources:
+        try:
+            module = cst.parse_module(src)
+        except (cst.ParserSyntaxError, UnicodeDecodeError):
+            continue
+        libcst_events, fast = _both(module)
+        assert fast == libcst_events
+        libcst_events, fast = _both_skipping(module, _LAYOUT)
+        assert fast == libcst_events
+        walked += 1
+    assert walked > 100
+    assert len(cstwalk._PUSHERS[frozenset()]) > 50 and len(cstwalk._PUSHERS[_LAYOUT]) > 50

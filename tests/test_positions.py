@@ -29,10 +29,11 @@ def _same(module: cst.Module) -> None:
 
 
 def _same_by_statement(module: cst.Module, expected, source: str | None = None) -> None:
-    """With a locator (what `Context.positions` uses), the nodes in top-level statements are
-    measured one statement at a time: the same ranges, in any order of asking; then every other
-    node (the module, layout nodes the model does not record) from the whole module's map. With
-    `source` (the module's code), a statement is placed where the code holds its code once."""
+    """With a locator (what `Context.positions` uses), the nodes in statements are measured one
+    statement at a time (the innermost block statement whose code is unique, else the top-level
+    statement): the same ranges, in any order of asking; then every other node (the module,
+    layout nodes the model does not record) from the whole module's map. With `source` (the
+    module's code), a top-level statement is placed where the code holds its code once."""
     model = ScriptModel(module)
     got = positions(module, _top_statement_locator(model), source)
     placed = [n for n in model.nodes if n is not module]
@@ -40,7 +41,8 @@ def _same_by_statement(module: cst.Module, expected, source: str | None = None) 
     for node in placed:
         assert got[node] == expected[node], (type(node).__name__, expected[node], got[node])
     assert got._offsets is None  # not one of them needed the whole module's map
-    assert set(got._stmt_offsets) <= set(module.body)
+    statements = {n for n in model.nodes if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement))}
+    assert set(got._stmt_offsets) <= statements
     for node, rng in expected.items():
         assert got[node] == rng, (type(node).__name__, rng, got[node])
     assert set(got) == set(expected)
@@ -62,6 +64,12 @@ def _same_by_statement(module: cst.Module, expected, source: str | None = None) 
         # whose code is also the tail of another line, one that is unique
         "x = 1\nx = 1\nif y:\n    x = 1\nz = (x,\n  2)\n",
         "# head\n\nx = 1\n\n\nx = 1  # c\ndef f():\n    pass\n# tail",
+        # nested statements: repeated in two functions (placed through their top-level
+        # statement), unique, with their own comments, in a one-line suite, mixed indentation,
+        # the last one without a trailing newline
+        "def f():\n    x = 1\n    if x:\n        y = 2\n\n\ndef g():\n    x = 1\n    # c\n    for i in x:  pass\n",
+        "class A:\n  def f(self):\n  \tif a:\n  \t    return 1\n  \telse:\n  \t    return 2\n  x = 1",
+        "if a:\n    if b:\n        pass\n    if b:\n        pass\nwhile c:\n    if b:\n        pass\n        z = 1",
     ],
 )
 def test_same_ranges_as_libcst(src: str):

@@ -190,3 +190,42 @@ def test_renamed_imports_keep_rules_alive(code, monkeypatch):
     off, _ = _diags("x.py", src, False, monkeypatch)
     assert on == off
     assert code in {d[0] for d in on}
+
+
+def _regex_select(rules, facts):
+    import re
+
+    out = []
+    for r in rules:
+        cond = getattr(r, "ast_prefilter", None)
+        pats = () if cond is None else (cond,) if isinstance(cond, str) else cond
+        if all(re.search(p, facts, re.MULTILINE) for p in pats):
+            out.append(r.code)
+    return out
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        "",
+        "script\nloop\n.to(\ndevice",
+        "x.to(\n.to(x\n .to(",  # `^\.to\($` is a whole fact only
+        "Loss\nMETRIC\ndef compute\nbase Module\nbase Modules\nexpr .cuda(",
+        "'cuda:0\n'cudax\n x'cuda\nLightningModule\nbase LightningModule",
+        "loſs\nmetriK\n'ümlaut\nLOSS",  # not ASCII: case-insensitive conditions fall back to `re`
+        "Scheduler\nscheduler\nSCHEDULER\noptim\nclip_grad\n.scale(\n.step(\namp\nAdagrad",
+    ],
+)
+def test_literal_conditions_match_like_the_expressions(facts):
+    """Conditions that are fixed texts are answered by substring tests on the framed facts: the
+    same rules as searching every expression with `re`."""
+    assert [r.code for r in ast_select(RULES, facts)] == _regex_select(RULES, facts)
+
+
+def test_literal_conditions():
+    lit = engine._literals
+    assert lit(r"^\.(?:to|cuda)\($|device").texts == ("\n.to(\n", "\n.cuda(\n", "device")
+    assert lit(r"optim|[Ss]cheduler").texts == ("optim", "Scheduler", "scheduler")
+    assert lit(r"(?i)loss").lower
+    for pattern in (r"(?!)", r"^$", r"a.b", r"a\nb", r"x+", r"(?i)Loss", r"\Aab", r"a(?i:b)"):
+        assert lit(pattern) is None, pattern

@@ -235,13 +235,14 @@ if sys.argv[1] == "lazy":
     lazy_libcst()
 import libcst
 before = sorted(m for m in sys.modules if m.startswith("libcst."))
+initializing = getattr(libcst.__spec__, "_initializing", None)
 parsed = type(libcst.parse_module("x = 1\\n").body[0]).__name__
 if sys.argv[2] != "-":
     importlib.import_module(sys.argv[2])  # a subpackage first, or
 else:
     libcst.MetadataWrapper  # a name of the rest of the package first
 names = sorted(n for n in vars(libcst) if not n.startswith("__"))
-print(json.dumps({"before": before, "parsed": parsed, "names": names, "all": libcst.__all__,
+print(json.dumps({"before": before, "parsed": parsed, "initializing": initializing, "names": names, "all": libcst.__all__,
                   "same": libcst.MetadataWrapper is importlib.import_module("libcst.metadata").MetadataWrapper}))
 """
 
@@ -259,6 +260,9 @@ def test_lazy_libcst_becomes_the_whole_package(first):
     assert "libcst.metadata" in plain["before"] and "libcst.metadata" not in lazy["before"]
     assert "libcst._nodes.expression" in lazy["before"]
     assert lazy["parsed"] == plain["parsed"] == "SimpleStatementLine"
+    # the spec as importlib leaves it: imports of the package (one per node LibCST's native
+    # parser builds) do not look for a missing `_initializing` and drop an AttributeError
+    assert lazy["initializing"] is plain["initializing"] is False
     assert lazy["same"] and plain["same"]
     assert lazy["all"] == plain["all"]
     assert set(plain["all"]) <= set(lazy["names"])
