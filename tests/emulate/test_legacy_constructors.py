@@ -138,3 +138,44 @@ def test_default_cuda_tensor_type_makes_legacy_tensors_cuda(cuda_env):
     finally:
         torch.set_default_tensor_type(torch.FloatTensor)
     assert torch.Tensor(2).device.type == "cpu"
+
+
+def test_one_hot_of_legacy_constructed_labels_is_a_cpu_tensor(cuda_env):
+    """F.one_hot of labels from torch.LongTensor(n) is a CPU tensor: against CUDA logits it fails."""
+    logits = torch.randn(3, 4, device="cuda")
+    labels = torch.LongTensor(3).fill_(1)
+    target = F.one_hot(labels, 4).float()
+    assert labels.device.type == "cpu" and target.device.type == "cpu"
+    with pytest.raises(RuntimeError, match=POINTWISE):
+        logits * target
+    assert (logits * F.one_hot(labels.to(logits.device), 4)).device == CUDA
+
+
+POLICY = """\
+import torch, torch.nn as nn
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mean = nn.Linear(3, 2)
+        self.noise = torch.Tensor(2)
+
+    def sample(self, s):
+        return self.mean(s) + self.noise.normal_(0.0, std=0.1)
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+policy = Policy().to(device)
+action = policy.sample(torch.randn(4, 3).to(device))
+print("ok", action.device)
+"""
+
+
+def test_legacy_noise_attribute_fails_under_gpulint_run(run_gpulint):
+    """End to end: a torch.Tensor(n) attribute left on the CPU crashes as on a GPU; moved, it runs."""
+    proc = run_gpulint(POLICY, options=("--force",))
+    assert proc.returncode == 1, proc.stderr
+    assert "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!" in proc.stderr
+    fixed = POLICY.replace("self.mean(s) + self.noise", "self.mean(s) + self.noise.to(s.device)")
+    proc = run_gpulint(fixed, options=("--force",))
+    assert proc.returncode == 0, proc.stderr
+    assert "ok cuda:0" in proc.stdout
