@@ -48,7 +48,10 @@ and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Pyt
    some tensor's ``options()``: with an emulated input it belongs to that input's device; with no
    tensor input (``F.one_hot``'s ``zeros``) it is a "wild" buffer that adopts the device of the first
    tensor written into it: an emulated one's, or the CPU when a CPU tensor of 1+ dimensions is
-   written (a 0-dim one is a scalar to CUDA too, so it decides nothing). Pinning returns a copy remembered as pinned; CUDA work in a
+   written (a 0-dim one is a scalar to CUDA too, so it decides nothing). The legacy constructors
+   (``torch.Tensor(n)``, ``torch.FloatTensor(n)``..., ``x.new(n)``) reach the mode the same way, so
+   they are wrapped to run marked (``_LEGACY``): their result is a CPU tensor (``x.new``: ``x``'s
+   device). Pinning returns a copy remembered as pinned; CUDA work in a
    child forked while emulating raises CUDA's "Cannot re-initialize CUDA in forked subprocess".
 
 The dispatch mode is thread-local, so Python threads started while emulating (DataLoader's pin
