@@ -1900,6 +1900,11 @@ def _install(emu: EmulatedCuda) -> None:
     # x.new(n) a tensor on x's device: mark them so their empty(...) is not taken for a wild buffer
     # (*args only: torch._dynamo's polyfill for Tensor.__new__ accepts a wildcard signature)
     def legacy_tensor_new(*args: Any, **kwargs: Any) -> torch.Tensor:
+        if args[0] is not _Tensor and not any(code_of(a) >= 0 for a in args[1:] if isinstance(a, torch.Tensor)):
+            # a subclass (class S(torch.Tensor), S(2)): built below the mode, the C++ tensor gets its
+            # Python object of class S (through the mode it would already have a plain one)
+            with _disable_current_modes():
+                return _TB.__new__(*args, **kwargs)
         out = _run_legacy(_TB.__new__, *args, **kwargs)
         if emu._legacy_cuda_default and args[0] is _Tensor and type(out) is _Tensor:
             out = out.to(torch.device("cuda", emu.current))

@@ -179,3 +179,17 @@ def test_legacy_noise_attribute_fails_under_gpulint_run(run_gpulint):
     proc = run_gpulint(fixed, options=("--force",))
     assert proc.returncode == 0, proc.stderr
     assert "ok cuda:0" in proc.stdout
+
+
+class _Tagged(torch.Tensor):
+    pass
+
+
+def test_tensor_subclass_constructed_from_a_size_is_a_cpu_tensor(cuda_env):
+    """class S(torch.Tensor): S(2) builds (a CPU tensor of class S) and fails against a CUDA tensor."""
+    s = _Tagged(2).fill_(1.0)
+    assert type(s) is _Tagged and s.device.type == "cpu"
+    x = torch.ones(2, device="cuda")
+    with pytest.raises(RuntimeError, match=POINTWISE):
+        x + s
+    assert type(_Tagged(torch.ones(2))) is _Tagged
