@@ -1905,9 +1905,18 @@ def _install(emu: EmulatedCuda) -> None:
             # Python object of class S (through the mode it would already have a plain one)
             with _disable_current_modes():
                 return _TB.__new__(*args, **kwargs)
+        index = emu.current
+        if emu._legacy_cuda_default and args[0] is _Tensor and kwargs.get("device") is not None:
+            # the default type is CUDA: device="cuda" is what the constructor expects (C++ would
+            # see the CPU type and refuse it)
+            device = kwargs["device"]
+            device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+            if device.type == "cuda":
+                kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+                index = _cuda_index(device)
         out = _run_legacy(_TB.__new__, *args, **kwargs)
         if emu._legacy_cuda_default and args[0] is _Tensor and type(out) is _Tensor:
-            out = out.to(torch.device("cuda", emu.current))
+            out = out.to(torch.device("cuda", index))
         return out
 
     p(_Tensor, "__new__", staticmethod(legacy_tensor_new))

@@ -135,6 +135,7 @@ def test_default_cuda_tensor_type_makes_legacy_tensors_cuda(cuda_env):
         assert torch.Tensor(2).zero_().device == CUDA
         assert torch.Tensor([1.0, 2.0]).device == CUDA
         assert torch.FloatTensor(2).device.type == "cpu"
+        assert torch.Tensor([1.0, 2.0], device="cuda").device == CUDA
     finally:
         torch.set_default_tensor_type(torch.FloatTensor)
     assert torch.Tensor(2).device.type == "cpu"
@@ -193,3 +194,9 @@ def test_tensor_subclass_constructed_from_a_size_is_a_cpu_tensor(cuda_env):
     with pytest.raises(RuntimeError, match=POINTWISE):
         x + s
     assert type(_Tagged(torch.ones(2))) is _Tagged
+
+
+def test_legacy_constructor_refuses_a_cuda_device(cuda_env):
+    """With the default (CPU) tensor type, torch.Tensor(data, device="cuda") is refused."""
+    with pytest.raises(RuntimeError, match="legacy constructor expects device type: cpu but device type: cuda was passed"):
+        torch.Tensor([1.0, 2.0], device="cuda")
