@@ -48,7 +48,10 @@ and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Pyt
    some tensor's ``options()``: with an emulated input it belongs to that input's device; with no
    tensor input (``F.one_hot``'s ``zeros``) it is a "wild" buffer that adopts the device of the first
    tensor written into it: an emulated one's, or the CPU when a CPU tensor of 1+ dimensions is
-   written (a 0-dim one is a scalar to CUDA too, so it decides nothing). Pinning returns a copy remembered as pinned; CUDA work in a
+   written (a 0-dim one is a scalar to CUDA too, so it decides nothing). The legacy constructors
+   (``torch.Tensor(n)``, ``torch.FloatTensor(n)``..., ``x.new(n)``) reach the mode the same way, so
+   they are wrapped to run marked (``_LEGACY``): their result is a CPU tensor (``x.new``: ``x``'s
+   device). Pinning returns a copy remembered as pinned; CUDA work in a
    child forked while emulating raises CUDA's "Cannot re-initialize CUDA in forked subprocess".
 
 The dispatch mode is thread-local, so Python threads started while emulating (DataLoader's pin
@@ -226,6 +229,27 @@ for _name in ("get_device", "numpy", "to", "cuda", "cpu", "type", "new_tensor", 
 
 _INDEX_OF[_WildTensor] = WILD
 _BASE_OF[_WildTensor] = _Tensor
+
+
+class _LegacyState(threading.local):
+    """How deep this thread is inside a legacy constructor (``torch.Tensor(n)``, ``torch.FloatTensor(n)``,
+    ``x.new(n)``). Their ``empty(size, dtype, layout, device=cpu)`` reaches the mode exactly like a C++
+    composite's ``empty(size, self.options())``; inside one it is a CPU tensor (or ``x``'s device),
+    never a wild buffer."""
+
+    depth = 0
+
+
+_LEGACY = _LegacyState()
+
+
+def _run_legacy(ctor: Any, *args: Any, **kwargs: Any) -> Any:
+    state = _LEGACY
+    state.depth += 1
+    try:
+        return ctor(*args, **kwargs)
+    finally:
+        state.depth -= 1
 
 
 def code_of(t: Any) -> int:
@@ -703,6 +727,7 @@ class EmulatedCuda:
         self._streams = threading.local()  # the current stream is per thread, as in CUDA
         self._nccl: _EmulatedNccl | None = None
         self._cuda_generators: dict[int, torch.device] = {}
+        self._legacy_cuda_default = False  # torch.set_default_tensor_type(torch.cuda.FloatTensor)
 
     @property
     def streams(self) -> dict[int, Any]:
@@ -883,7 +908,8 @@ class EmulatedCuda:
                 # device=cpu from C++ internals (``self.options()``): that is the device of the tensor
                 # the options came from; with an emulated input it is that input's device
                 if dev is None:
-                    make_wild = True
+                    # ... unless a legacy constructor (torch.Tensor(n), x.new(n)) runs: a CPU tensor
+                    make_wild = not _LEGACY.depth
                     out_dev = None
                 # else: keep out_dev = dev
             else:
@@ -1371,13 +1397,38 @@ class _LegacyCudaMeta(type):
         return f"<class 'torch.cuda.{cls.__name__}'>"
 
 
+class _LegacyCpuMeta(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, torch.Tensor) and not obj.is_cuda and isinstance(obj, cls._gl_orig)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return sub is cls or sub is cls._gl_orig
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+def _legacy_cpu_class(name: str, cpu_type: Any) -> type:
+    """``torch.FloatTensor`` & co. (a type C++ does not let us patch): its constructor, marked as legacy
+    so that ``torch.FloatTensor(3)``'s ``empty(...)`` is a CPU tensor, not a wild buffer."""
+
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> torch.Tensor:
+        return _run_legacy(cpu_type, *args, **kwargs)
+
+    ns = {
+        "__new__": __new__, "dtype": cpu_type.dtype, "is_cuda": False, "is_sparse": False,
+        "_gl_orig": cpu_type, "__module__": "torch",
+    }  # fmt: skip
+    return _LegacyCpuMeta(name, (), ns)
+
+
 def _legacy_cuda_class(name: str, cpu_type: Any) -> type:
     """``torch.cuda.FloatTensor`` & co.: the CPU constructor, then a copy to the current device."""
 
     def __new__(cls: type, *args: Any, **kwargs: Any) -> torch.Tensor:
         device = kwargs.pop("device", None)
         index = _need_active().current if device is None else _cuda_index(device)
-        return cpu_type(*args, **kwargs).to(torch.device("cuda", index))
+        return _run_legacy(cpu_type, *args, **kwargs).to(torch.device("cuda", index))
 
     ns = {"__new__": __new__, "dtype": cpu_type.dtype, "is_cuda": True, "is_sparse": False, "__module__": "torch.cuda"}
     return _LegacyCudaMeta(name, (), ns)
@@ -1834,19 +1885,69 @@ def _install(emu: EmulatedCuda) -> None:
                 raise TypeError("only floating-point types are supported as the default type")
             orig_default_type(_CPU_LEGACY[legacy[1]])
             torch.set_default_device("cuda")
+            emu._legacy_cuda_default = True
             return
         if legacy is not None and _default_device() is not None:
             torch.set_default_device("cpu")
-        orig_default_type(t)
+        orig_default_type(getattr(t, "_gl_orig", t))
+        emu._legacy_cuda_default = False
 
     functools.update_wrapper(set_default_tensor_type, orig_default_type)
     p(torch, "set_default_tensor_type", set_default_tensor_type)
+
+    # The legacy constructor torch.Tensor(n) makes a CPU tensor (a CUDA one after
+    # set_default_tensor_type(torch.cuda.FloatTensor); set_default_device does not change it), and
+    # x.new(n) a tensor on x's device: mark them so their empty(...) is not taken for a wild buffer
+    # (*args only: torch._dynamo's polyfill for Tensor.__new__ accepts a wildcard signature)
+    def legacy_tensor_new(*args: Any, **kwargs: Any) -> torch.Tensor:
+        if args[0] is not _Tensor and not any(code_of(a) >= 0 for a in args[1:] if isinstance(a, torch.Tensor)):
+            # a subclass (class S(torch.Tensor), S(2)): built below the mode, the C++ tensor gets its
+            # Python object of class S (through the mode it would already have a plain one)
+            with _disable_current_modes():
+                return _TB.__new__(*args, **kwargs)
+        index = emu.current
+        if emu._legacy_cuda_default and args[0] is _Tensor and kwargs.get("device") is not None:
+            # the default type is CUDA: device="cuda" is what the constructor expects (C++ would
+            # see the CPU type and refuse it)
+            device = kwargs["device"]
+            device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+            if device.type == "cuda":
+                kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+                index = _cuda_index(device)
+        out = _run_legacy(_TB.__new__, *args, **kwargs)
+        if emu._legacy_cuda_default and args[0] is _Tensor and type(out) is _Tensor:
+            out = out.to(torch.device("cuda", index))
+        return out
+
+    p(_Tensor, "__new__", staticmethod(legacy_tensor_new))
+    orig_tensor_new = _Tensor.new
+
+    def legacy_new(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+        idx = _INDEX_OF.get(type(self))
+        if idx == WILD:
+            idx = _adopted(self)
+            if idx is None:  # a wild buffer's device is not known yet: its new() is wild too
+                return orig_tensor_new(self, *args, **kwargs)
+        out = _run_legacy(orig_tensor_new, self, *args, **kwargs)
+        if (
+            idx is not None
+            and idx >= 0
+            and type(out) is _Tensor
+            and kwargs.get("device") is None
+            and not any(isinstance(a, torch.Tensor) for a in args)
+        ):
+            _tag(out, idx)
+        return out
+
+    functools.update_wrapper(legacy_new, orig_tensor_new)
+    p(_Tensor, "new", legacy_new)
 
     # Legacy typed constructors: torch.cuda.FloatTensor(3), torch.cuda.LongTensor([1, 2]), isinstance
     for legacy_name in _LEGACY_TYPES:
         cpu_type = getattr(torch, legacy_name, None)
         if cpu_type is not None:
             p(cuda, legacy_name, _legacy_cuda_class(legacy_name, cpu_type))
+            p(torch, legacy_name, _legacy_cpu_class(legacy_name, cpu_type))
 
     # Tensor.record_stream: the emulated caching allocator frees a block when Python frees the tensor
     def record_stream(self: torch.Tensor, stream: Any) -> None:
