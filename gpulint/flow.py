@@ -215,6 +215,16 @@ def join(a: Value | None, b: Value | None) -> Value:
     )
 
 
+def _param_name(fn: cst.FunctionDef, i: int, arg: cst.Arg) -> str | None:
+    """The parameter of `fn` that the call's argument `arg` (the i-th) binds; None for one past
+    its positional parameters (`*args`)."""
+    if arg.keyword is not None:
+        return arg.keyword.value
+    p = fn.params
+    ordered = [*p.posonly_params, *p.params]
+    return ordered[i].name.value if i < len(ordered) else None
+
+
 def _mapping(keys: tuple | None, elem: Value | None, origin=None) -> Value:
     """A dict: per-key values where its keys are known, and `elem`, what any value is (joined; kept
     only where that is a tensor, as for a display)."""
@@ -494,6 +504,7 @@ _TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus",
                        "pad", "prepare_seq2seq_batch"})
 # roots of a configured device (`self.device`, `args.device`, `cfg.device`), as opposed to the
 # device of some tensor or module (`logits.device`), which is wherever that value is
+_NON_MOVING_BUILTINS = frozenset({"print", "len", "isinstance", "str", "repr", "id", "type"})  # never move a module
 _PURE_BUILTINS = frozenset("print len isinstance str repr id type sorted list tuple dict set enumerate zip "
                            "max min sum any all iter next hash format float int bool range reversed".split())
 # roots of qualified names whose functions do not change a dict or list passed to them
@@ -1871,14 +1882,9 @@ class Flow:
         """Could the file's function `fn` change the container passed as this argument in place:
         an item stored (`p[k] = ...`, `p[k] += ...`), a mutating method called on it, or the
         parameter handed on to another call."""
-        p = fn.params
-        if arg.keyword is not None:
-            name = arg.keyword.value
-        else:
-            ordered = [*p.posonly_params, *p.params]
-            if i >= len(ordered):
-                return True
-            name = ordered[i].name.value
+        name = _param_name(fn, i, arg)
+        if name is None:
+            return True
         key = (fn, name, "items")
         cached = self._moves_param.get(key)
         if cached is not None:
@@ -1914,7 +1920,7 @@ class Flow:
         f = e.func
         if type(f) is cst.Name and f.value not in _PURE_BUILTINS and f.value not in self.m.classes:
             self._escape_containers(e, frame, self.m.module_function(f.value))
-        if type(f) is cst.Name and f.value in ("print", "len", "isinstance", "str", "repr", "id", "type"):
+        if type(f) is cst.Name and f.value in _NON_MOVING_BUILTINS:
             return
         callee = None
         if type(f) is cst.Name:
@@ -1931,14 +1937,9 @@ class Flow:
     def _may_move_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
         """Could the file's function `fn` move (in place) the module passed as this argument? Only
         a call of a moving method on that parameter, or passing it on to other code, can."""
-        p = fn.params
-        if arg.keyword is not None:
-            name = arg.keyword.value
-        else:
-            ordered = [*p.posonly_params, *p.params]
-            if i >= len(ordered):
-                return True
-            name = ordered[i].name.value
+        name = _param_name(fn, i, arg)
+        if name is None:
+            return True
         key = (fn, name)
         cached = self._moves_param.get(key)
         if cached is not None:
