@@ -22,6 +22,32 @@ import libcst as cst
 from gpulint import cstwalk as _cstwalk
 
 
+def _identity_hashes() -> None:
+    """Give LibCST's node classes object's own hash.
+
+    Nodes compare by identity, and LibCST hashes them by identity too, but with a Python method
+    (`return id(self)`) that every dict and set keyed by nodes calls: 1.6 million calls to build
+    the models of 55k lines, and the engine's caches call it again. `object.__hash__` is the same
+    contract (equal nodes are the same node) in C. A class whose hash is not LibCST's identity
+    method is left as it is."""
+    identity = vars(cst.CSTNode).get("__hash__")
+    if identity is None:
+        return
+    stack: list[type] = [cst.CSTNode]
+    seen: set[type] = set()
+    while stack:
+        cls = stack.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        if vars(cls).get("__hash__") is identity:
+            cls.__hash__ = object.__hash__  # type: ignore[method-assign]
+        stack.extend(cls.__subclasses__())
+
+
+_identity_hashes()
+
+
 class Kind(str, enum.Enum):
     MODULE = "module"  # an nn.Module instance (wrappers included)
     TENSOR = "tensor"
@@ -289,93 +315,103 @@ class _Collector(cst.CSTVisitor):
     # generic hooks: parent map and scope bookkeeping
     def on_visit(self, node: cst.CSTNode) -> bool:
         m = self.m
-        kids = m.kids
-        kids[node] = _NO_KIDS  # a list only once it has a child (most nodes are leaves)
-        i = len(m.nodes)
+        nodes = m.nodes
+        i = len(nodes)
         if i != self.pos:
             self.pos = i
         m.order[node] = self.pos
-        m.nodes.append(node)
-        if self.stack:
-            parent = self.stack[-1]
+        nodes.append(node)
+        stack = self.stack
+        if stack:
+            parent = stack[-1]
             m.parents[node] = parent
-            siblings = kids[parent]
-            if siblings:
-                siblings.append(node)
-            else:
+            kids = m.kids  # only nodes with children have an entry (most nodes are leaves)
+            siblings = kids.get(parent)
+            if siblings is None:
                 kids[parent] = [node]
-        self.stack.append(node)
-        t = type(node)
-        if t is cst.Call:
-            m.calls.append(node)
-        elif t is cst.Attribute or t is cst.Name:
-            pass
-        elif t is cst.Import:
-            self._import(node)
-        elif t is cst.ImportFrom:
-            self._import_from(node)
-        elif t is cst.Assign:
-            for tgt in node.targets:
-                self._bind_target(tgt.target, node.value, "assign", ())
-        elif t is cst.AnnAssign:
-            if node.value is not None:
-                self._bind_target(node.target, node.value, "assign", (), node.annotation.annotation)
-        elif t is cst.AugAssign:
-            self._bind_target(node.target, node, "augassign", ())
-        elif t is cst.For:
-            m.fors.append(node)
-            self._bind_target(node.target, node.iter, "for", ())
-        elif t is cst.While:
-            m.whiles.append(node)
-        elif t is cst.With:
-            m.withs.append(node)
-            for item in node.items:
-                if item.asname is not None:
-                    self._bind_target(item.asname.name, item.item, "with", ())
-        elif t is cst.FunctionDef:
-            self._bind_name(node.name.value, node.name, None, "def")
-            m.functions.setdefault(node.name.value, []).append(node)
-            self.scopes.append(node)
-            params = node.params
-            for p in (*params.posonly_params, *params.params, *params.kwonly_params):
-                ann = p.annotation.annotation if p.annotation is not None else None
-                self._bind_name(p.name.value, p.name, p.default, "param", annotation=ann)
-            for p in (params.star_arg, params.star_kwarg):
-                if isinstance(p, cst.Param):
-                    self._bind_name(p.name.value, p.name, None, "param")
-            if self.classes and self.stack[-2:-1] and self._direct_method(node):
-                self.m.classes[self.classes[-1].name.value].methods[node.name.value] = node
-        elif t is cst.Lambda:
-            self.scopes.append(node)
-        elif t is cst.ClassDef:
-            self._bind_name(node.name.value, node.name, None, "class")
-            bases = []
-            for arg in node.bases:
-                q = self.m.qualname(arg.value)
-                if q is None and isinstance(arg.value, cst.Name):
-                    q = arg.value.value
-                if q:
-                    bases.append(q)
-            m.classes[node.name.value] = ClassInfo(node, bases)
-            self.classes.append(node)
-            self.scopes.append(node)
-        elif t is cst.SimpleString:
-            if _DEVICE_FLAG.fullmatch(node.value):
-                m.device_flag = True
+            else:
+                siblings.append(node)
+        stack.append(node)
+        handler = _VISIT.get(type(node))
+        if handler is not None:
+            handler(self, node)
         return True
+
+    def _v_call(self, node: cst.Call) -> None:
+        self.m.calls.append(node)
+
+    def _v_assign(self, node: cst.Assign) -> None:
+        for tgt in node.targets:
+            self._bind_target(tgt.target, node.value, "assign", ())
+
+    def _v_annassign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, node.value, "assign", (), node.annotation.annotation)
+
+    def _v_augassign(self, node: cst.AugAssign) -> None:
+        self._bind_target(node.target, node, "augassign", ())
+
+    def _v_for(self, node: cst.For) -> None:
+        self.m.fors.append(node)
+        self._bind_target(node.target, node.iter, "for", ())
+
+    def _v_while(self, node: cst.While) -> None:
+        self.m.whiles.append(node)
+
+    def _v_with(self, node: cst.With) -> None:
+        self.m.withs.append(node)
+        for item in node.items:
+            if item.asname is not None:
+                self._bind_target(item.asname.name, item.item, "with", ())
+
+    def _v_functiondef(self, node: cst.FunctionDef) -> None:
+        m = self.m
+        self._bind_name(node.name.value, node.name, None, "def")
+        m.functions.setdefault(node.name.value, []).append(node)
+        self.scopes.append(node)
+        params = node.params
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            ann = p.annotation.annotation if p.annotation is not None else None
+            self._bind_name(p.name.value, p.name, p.default, "param", annotation=ann)
+        for p in (params.star_arg, params.star_kwarg):
+            if isinstance(p, cst.Param):
+                self._bind_name(p.name.value, p.name, None, "param")
+        if self.classes and self.stack[-2:-1] and self._direct_method(node):
+            m.classes[self.classes[-1].name.value].methods[node.name.value] = node
+
+    def _v_lambda(self, node: cst.Lambda) -> None:
+        self.scopes.append(node)
+
+    def _v_classdef(self, node: cst.ClassDef) -> None:
+        m = self.m
+        self._bind_name(node.name.value, node.name, None, "class")
+        bases = []
+        for arg in node.bases:
+            q = m.qualname(arg.value)
+            if q is None and isinstance(arg.value, cst.Name):
+                q = arg.value.value
+            if q:
+                bases.append(q)
+        m.classes[node.name.value] = ClassInfo(node, bases)
+        self.classes.append(node)
+        self.scopes.append(node)
+
+    def _v_string(self, node: cst.SimpleString) -> None:
+        if _DEVICE_FLAG.fullmatch(node.value):
+            self.m.device_flag = True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
-        i = len(self.m.nodes)
+        m = self.m
+        i = len(m.nodes)
         if i != self.pos:
             self.pos = i
-        self.m.end[original_node] = self.pos
+        m.end[original_node] = self.pos
         t = type(original_node)
-        if t is cst.FunctionDef or t is cst.Lambda:
+        if t in _SCOPES:
             self.scopes.pop()
-        elif t is cst.ClassDef:
-            self.scopes.pop()
-            self.classes.pop()
+            if t is cst.ClassDef:
+                self.classes.pop()
 
     def _direct_method(self, fn: cst.FunctionDef) -> bool:
         # parent chain: ClassDef -> IndentedBlock -> FunctionDef
@@ -449,6 +485,24 @@ class _Collector(cst.CSTVisitor):
         self._bind_name(name, target, value, how, index, annotation, scope=scope)
 
 
+# on_visit's work per node class (most nodes, Name and Attribute among them, have none)
+_VISIT = {
+    cst.Call: _Collector._v_call,
+    cst.Import: _Collector._import,
+    cst.ImportFrom: _Collector._import_from,
+    cst.Assign: _Collector._v_assign,
+    cst.AnnAssign: _Collector._v_annassign,
+    cst.AugAssign: _Collector._v_augassign,
+    cst.For: _Collector._v_for,
+    cst.While: _Collector._v_while,
+    cst.With: _Collector._v_with,
+    cst.FunctionDef: _Collector._v_functiondef,
+    cst.Lambda: _Collector._v_lambda,
+    cst.ClassDef: _Collector._v_classdef,
+    cst.SimpleString: _Collector._v_string,
+}
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
 _NO_KIDS: tuple = ()  # the recorded children of a node without any (one shared object)
 
 _ACTIVE: "ScriptModel | None" = None  # the model built last in this process (one file at a time)
@@ -464,6 +518,8 @@ def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
         found = model.kids.get(node)
         if found is not None:
             return found
+        if node in model.order:
+            return _NO_KIDS
     return _cstwalk.children(node)
 
 
@@ -539,7 +595,7 @@ class ScriptModel:
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
         # The tree, recorded once: walking it again through LibCST's visitor machinery (or a
         # node's `.children`, which runs that machinery) costs as much as the first walk.
-        self.kids: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}  # a list, or () for a leaf
+        self.kids: dict[cst.CSTNode, list[cst.CSTNode]] = {}  # the children of nodes that have any
         self.nodes: list[cst.CSTNode] = []  # every node in source (pre-)order
         self.order: dict[cst.CSTNode, int] = {}  # node -> position in `nodes`
         self.end: dict[cst.CSTNode, int] = {}  # node -> position after its subtree in `nodes`
@@ -572,7 +628,9 @@ class ScriptModel:
     def children(self, node: cst.CSTNode) -> Sequence[cst.CSTNode]:
         """A node's children in source order (recorded by the model's one walk)."""
         found = self.kids.get(node)
-        return found if found is not None else _cstwalk.children(node)
+        if found is not None:
+            return found
+        return _NO_KIDS if node in self.order else _cstwalk.children(node)
 
     def walk(self, node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
         """Every node below `node` (not `node` itself) in source order; the subtrees of nodes of
