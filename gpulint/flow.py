@@ -236,6 +236,23 @@ def _mapping(keys: tuple | None, elem: Value | None, origin=None) -> Value:
     return Value(MAPPING, None, elem=elem, keys=keys, origin=origin)
 
 
+def _comprehension_keys(e: cst.DictComp) -> tuple[str, ...] | None:
+    """The keys of `{k: ... for k in ["train", "val"]}` (one `for` over a literal of constant
+    strings, the loop variable as the key, no condition); None for any other comprehension."""
+    f = e.for_in
+    if f.inner_for_in is not None or f.ifs or type(f.target) is not cst.Name or type(e.key) is not cst.Name:
+        return None
+    if e.key.value != f.target.value or type(f.iter) not in (cst.List, cst.Tuple):
+        return None
+    keys = []
+    for el in f.iter.elements:
+        k = _const_key(el.value) if type(el) is cst.Element else None
+        if k is None or k in keys:
+            return None
+        keys.append(k)
+    return tuple(keys) if keys else None
+
+
 def _const_key(x) -> str | None:
     if type(x) is cst.SimpleString:
         v = x.evaluated_value
@@ -511,6 +528,10 @@ _PURE_BUILTINS = frozenset("print len isinstance str repr id type sorted list tu
 _NON_MUTATING_ROOTS = frozenset("torch numpy math json copy os sys logging pickle random time itertools "
                                 "functools collections pprint wandb builtins operator warnings re "
                                 "statistics pandas yaml tqdm".split())
+# Tensor methods whose result broadcasts the receiver with the operands (never fewer dimensions)
+_ELEMENTWISE = frozenset("add sub mul div true_divide lerp addcmul addcdiv maximum minimum".split())
+# in-place methods that may change the receiver's shape
+_RESHAPING_INPLACE = frozenset("squeeze_ resize_ resize_as_ set_ as_strided_".split())
 _CUDA_INDEX = re.compile(r"cuda:(\d+)")
 _MAPPING_MUTATORS = frozenset({"update", "setdefault", "__setitem__", "pop", "popitem", "clear"})
 _CONFIG_ROOTS = frozenset(
@@ -571,7 +592,10 @@ class Flow:
             cst.List: self._e_tuple,
             cst.IfExp: self._e_ifexp,
             cst.Await: lambda e, f: self.eval(e.expression, f),
+            cst.Lambda: lambda e, f: Value(FUNC, None, fn=e),
         }
+        self._lambda_depth = 0
+        self._operand_calls: set[cst.Call] = set()  # calls of unknown code given a tensor or a module
         self._run()
 
     # ------------------------------------------------------------------------------------------
@@ -884,6 +908,8 @@ class Flow:
         elif t is cst.AugAssign:
             cur = self.eval(s.target, frame)
             rhs = self.eval(s.value, frame)
+            if cur.kind == TENSOR and rhs.kind == TENSOR:  # `ema_v += (1 - d) * model_v`: in place
+                self._check(s, "binary", [(s.target, cur), (s.value, rhs)], frame)
             if cur.kind is None and rhs.kind == TENSOR:
                 cur = Value(TENSOR, rhs.dev, origin=s)
             self._bind(s.target, cur, frame, None)
@@ -979,6 +1005,14 @@ class Flow:
             bv = self.eval(base, frame)
             if bv.kind in (MAPPING, TUPLE) and self._container_name(base):
                 self._item_assigned(target, base, bv, v, frame)
+            elif bv.kind == BATCH and self._container_name(base) and len(target.slice) == 1 and isinstance(
+                    target.slice[0].slice, cst.Index):
+                # `data["video"] = data["video"].to(device)` on a batch dict from a loader: that
+                # key's value from here on (the others are still the loader's)
+                key = _const_key(target.slice[0].slice.value)
+                if key is not None:
+                    keys = tuple((k0, v0) for k0, v0 in (bv.keys or ()) if k0 != key) + ((key, v),)
+                    self._rebind_container(base, replace(bv, keys=keys), frame)
 
     @staticmethod
     def _container_name(base) -> bool:
@@ -1354,6 +1388,10 @@ class Flow:
             self.eval(e.key, frame)
             ev = self.eval(e.value, frame)
             out = Value(MAPPING, None, elem=ev) if ev.kind == TENSOR else UNKNOWN
+            keys = _comprehension_keys(e)
+            if keys is not None and ev.kind is not None and ev.kind != TENSOR:
+                # `{x: DataLoader(image_datasets[x], ...) for x in ["train", "val"]}`: a display
+                out = Value(MAPPING, None, keys=tuple((k, ev) for k in keys))
         else:
             ev = self.eval(e.elt, frame)
             if ev.kind is not None:
@@ -1653,8 +1691,14 @@ class Flow:
             return Value(TENSOR, base.dev, base.half, adds_dim or keeps or (base.nonscalar and only_slices), base.nograd,
                          origin=base.origin, deep=base.deep and only_slices)
         if k == BATCH:
+            if base.keys is not None and len(idx_vals) == 1 and len(e.slice) == 1:
+                key = _const_key(idx_vals[0][0])
+                for k0, v0 in base.keys:
+                    if k0 == key:
+                        return v0  # a key assigned since the batch came
             return Value(TENSOR, base.dev, nonscalar=True, origin=base.origin)
         if k == MAPPING:
+            key = None
             if base.keys is not None and len(idx_vals) == 1 and len(e.slice) == 1:
                 key = _const_key(idx_vals[0][0])
                 if key is not None:
@@ -1663,6 +1707,12 @@ class Flow:
                             return v0
             if base.elem is not None:
                 return base.elem
+            if base.keys and key is None and len(idx_vals) == 1 and idx_vals[0][1].kind in (HOSTVAL, None):
+                # `dataloaders[phase]` in `for phase in ["train", "val"]`: one of its values
+                out = None
+                for _k0, v0 in base.keys:
+                    out = v0 if out is None else join(out, v0)
+                return out if out is not None else UNKNOWN
             return UNKNOWN
         if k == DATASET and base.dev is not None and idx_vals and not any(v.kind == TENSOR for _, v in idx_vals):
             # one sample of a Dataset: a tuple of its tensors, where the dataset keeps them
@@ -1742,9 +1792,18 @@ class Flow:
                 return HOST
             if t is cst.Attribute and expr.attr.value == "device" and text.split(".", 1)[0] not in _CONFIG_ROOTS:
                 return None  # `x.device` of a value the engine cannot place: wherever x is, not a configured GPU
+            if t is cst.Name and self._device_of_operand(expr):
+                return None  # `d = get_device(wav)`: wherever that tensor is, not a configured GPU
             if any(h in last for h in _DEVICE_NAME_HINTS) or last in ("gpu_id",):
                 return Dev("acc", text, expr)
         return None
+
+    def _device_of_operand(self, name: cst.Name) -> bool:
+        """`name` is bound (somewhere in its scope) to a call of code the engine cannot follow
+        that is given a tensor or a module (`input_device = get_device(wav)`): a device taken
+        from that operand, which may be the host."""
+        calls = self._operand_calls
+        return bool(calls) and any(b.how == "assign" and b.value in calls for b in self.m.bindings_of(name))
 
     def _e_call(self, e: cst.Call, frame) -> Value:
         func = e.func
@@ -1983,6 +2042,8 @@ class Flow:
             if name == "getattr":
                 return UNKNOWN
             return Value(HOSTVAL, HOST)
+        if any(v.kind in (TENSOR, MODULE) for v in vals):
+            self._operand_calls.add(e)  # `get_device(wav)` from a star import: see _device_of_operand
         return UNKNOWN
 
     def _qualified_call(self, e, q: str, pos, kw, frame) -> Value:
@@ -1990,6 +2051,12 @@ class Flow:
         if q.startswith("tqdm") or q in ("itertools.cycle", "itertools.islice"):
             vals = [v for _, v, s in pos if not s]
             return Value(ITER, None, elem=self._element(vals[0])) if vals else UNKNOWN
+        if q == "copy.deepcopy":
+            # a copy of a module or tensor where the original is now (an EMA or target network
+            # copied before `model.to(device)` stays on the host): later moves of the original,
+            # in place or not, leave the copy where it is, so it gets an origin of its own
+            v = pos[0][1] if len(pos) == 1 and not pos[0][2] and not kw else UNKNOWN
+            return replace(v, origin=e) if v.kind in (MODULE, METRIC, TENSOR) else UNKNOWN
         if q == "torch.device":
             dev = self._device_value(pos[0][0], pos[0][1]) if pos else None
             if dev is not None and dev.is_acc:
@@ -2027,6 +2094,8 @@ class Flow:
             return self._torch_function(e, q, info, pos, kw, frame)
         if q.partition(".")[0] not in _NON_MUTATING_ROOTS:
             self._escape_containers(e, frame)  # `utils.to_device(batch, device)`
+        if any(v.kind in (TENSOR, MODULE) for _, v, _s in pos):
+            self._operand_calls.add(e)  # `get_device(wav)`: see _device_of_operand
         return UNKNOWN
 
     def _placement(self, e, kw) -> tuple[Dev | None, bool]:
@@ -2315,7 +2384,10 @@ class Flow:
                 ops = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
                 if ops and how != "cast" and meth not in _CROSS_DEVICE_METHODS:
                     self._check(e, "call", [(recv, rv)] + ops, frame)
-                nonscalar = (rv.nonscalar and meth in kb.SHAPE_KEEPING) or meth in ("unsqueeze", "unsqueeze_")
+                # an in-place method returns its receiver, shape and all (but `squeeze_`,
+                # `resize_`...); an elementwise one broadcasts, which never drops a dimension
+                nonscalar = (rv.nonscalar and (meth in kb.SHAPE_KEEPING or meth in _ELEMENTWISE or (
+                    how == "inplace" and meth not in _RESHAPING_INPLACE))) or meth in ("unsqueeze", "unsqueeze_")
                 if not nonscalar and meth in _REDUCTIONS:
                     nonscalar = _reduced_keeps_a_dim(pos, kw)
                 if how == "cast":
@@ -2369,6 +2441,11 @@ class Flow:
             if how == "tensor_iter":
                 return Value(PARAMS, rv.dev, rv.half, elem=Value(TENSOR, rv.dev, rv.half, True), half_at=rv.half_at,
                              origin=recv, source=rv.origin)
+            if how == "state_dict" and k == MODULE and not pos and not kw and (
+                    rv.cls is None or self.m.method_of_class(rv.cls, "state_dict") is None):
+                # its parameters and buffers, detached, where the module is (an EMA copy's
+                # `state_dict().values()` zipped with the model's)
+                return Value(MAPPING, None, elem=Value(TENSOR, rv.dev, rv.half, True, True, origin=e))
             if meth == "forward" or (meth == "generate" and rv.cls is None):
                 return self._module_call(e, rv, pos, kw, frame)  # `generate` embeds its inputs first
             if rv.cls is not None:
@@ -2829,6 +2906,8 @@ class Flow:
         return self._call_function(fn, owner, e, pos, kw, frame, selfv)
 
     def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv, summary: bool = True) -> Value:
+        if type(fn) is cst.Lambda:
+            return self._call_lambda(fn, pos, kw, frame) if summary else UNKNOWN
         p = fn.params
         names = [x.name.value for x in (*p.posonly_params, *p.params)]
         if selfv is not None and names and not _is_static(fn):
@@ -2857,6 +2936,35 @@ class Flow:
         if not summary:
             return UNKNOWN
         return self._summary(fn, cls, args if ok else {}, selfv)
+
+    def _call_lambda(self, fn: cst.Lambda, pos, kw, frame) -> Value:
+        """A lambda called through a value (`update_fn(ema_v, model_v)`, where the caller was given
+        `update_fn=lambda e, m: d * e + (1 - d) * m`): its body with this call's arguments, in a
+        frame recorded when the calling one is (a lambda has no pass of its own; where it is
+        written only its value is made). Names it does not bind are its enclosing scope's."""
+        if self._lambda_depth >= MAX_DEPTH or self._work > self._budget:
+            return UNKNOWN
+        p = fn.params
+        names = [x.name.value for x in (*p.posonly_params, *p.params)]
+        inner = _Frame(fn, None, self._outer_frame(fn), frame.record)
+        inner.nograd, inner.devctx, inner.cpu_only = frame.nograd, frame.devctx, frame.cpu_only
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+            inner.env[param.name.value] = UNKNOWN
+        for star in (p.star_arg, p.star_kwarg):
+            if isinstance(star, cst.Param):
+                inner.env[star.name.value] = UNKNOWN
+        for i, (x, v, s) in enumerate(pos):
+            if s or i >= len(names):
+                break
+            inner.env[names[i]] = v
+        for k, (x, v) in kw.items():
+            if k in inner.env:
+                inner.env[k] = v
+        self._lambda_depth += 1
+        try:
+            return self.eval(fn.body, inner)
+        finally:
+            self._lambda_depth -= 1
 
     def _summary(self, fn, cls, args: dict, selfv) -> Value:
         if len(self._in_summary) >= MAX_DEPTH or fn in self._in_summary or self._work > self._budget:

@@ -433,6 +433,8 @@ class _Collector(cst.CSTVisitor):
             self.m.imported_modules.add(full)
 
     def _import_from(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            self.m.star_import = True
         if node.relative or node.module is None:
             return
         mod = _dotted(node.module)
@@ -502,6 +504,9 @@ _VISIT = {
     cst.SimpleString: _Collector._v_string,
 }
 _SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+# names a star import conventionally brings in PyTorch code, as that code imports them itself
+_STAR_CONVENTIONS = (("torch", "torch"), ("nn", "torch.nn"), ("F", "torch.nn.functional"))
 
 _NO_KIDS: tuple = ()  # the recorded children of a node without any (one shared object)
 
@@ -608,6 +613,7 @@ class ScriptModel:
         self.functions: dict[str, list[cst.FunctionDef]] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.device_flag = False
+        self.star_import = False  # `from utils import *` somewhere in the file
         self._kind_cache: dict[cst.CSTNode, Kind] = {}
         self._in_progress: set = set()
         self._kind_partial: dict = {}  # partial kinds within one top-level kind_of query
@@ -621,6 +627,12 @@ class ScriptModel:
         # the same nodes and hooks, in the same order, as module.visit(collector), without
         # LibCST rebuilding every node it passes (gpulint/cstwalk.py)
         _cstwalk.traverse(module, collector.on_visit, collector.on_leave, _LAYOUT)
+        if self.star_import:
+            # `torch` (or `nn`, `F`) that only a star import brings (`from modeling.deeplab import *`
+            # in pytorch-deeplab-xception's train.py): the usual module, when the file binds none
+            for local, full in _STAR_CONVENTIONS:
+                if local not in self.aliases and not self.bindings.get((module, local)):
+                    self.aliases[local] = full
         global _ACTIVE
         _ACTIVE = self
 

@@ -27,8 +27,9 @@ fails, with Adam's default multi-tensor implementation:
 `step` tensors that can be CPU and float32/64 notwithstanding`.
 
 The rule fires when the optimizer was built from `model.parameters()` (or a list/filter/param
-groups of them) and every move of that model to a device comes after the optimizer's
-`load_state_dict` in the same function.
+groups of them, also inside a function of the file that returns it: `make_optimizer(model)`) and
+every move of that model to a device comes after the optimizer's `load_state_dict` in the same
+function (a move made by a function of the file the model is handed to counts at that call).
 
 The fix (unsafe: statements between the two may depend on where the model is) moves the
 model-move statement just above the `load_state_dict` call, when both are simple statements in
@@ -57,16 +58,24 @@ optimizer.load_state_dict(ckpt["optimizer"])
         m = ctx.model
         facts = m.facts(DeviceFacts)
         for call, recv, _meth in m.method_calls("load_state_dict"):
-            if not isinstance(recv, (cst.Name, cst.Attribute)) or m.kind_of(recv) is not Kind.OPTIMIZER:
+            if not isinstance(recv, (cst.Name, cst.Attribute)):
                 continue
+            if m.kind_of(recv) is not Kind.OPTIMIZER and m.value_of(recv).kind != "optimizer":
+                continue  # (the engine knows an optimizer a function of the file returns)
             for model in facts.optimizer_models(recv):
                 moves = [mv for mv in m.moves_of(model)]
+                # moved by a function of the file it is handed to (`do_train(model, ...)`)
+                handed = facts.callee_moves(model)
+                moves += handed
                 if not moves or any(mv.to_cpu or facts.device_is_cpu(mv.device) for mv in moves):
                     continue
                 if any(not facts.runs_before(call, mv.call, a_always=False) for mv in moves):
                     continue  # some move comes first, elsewhere, or in another function
+                if _state_moved_after(m, recv, call):
+                    continue  # `for state in optimizer.state.values(): ... v.to(device)`: the workaround
                 first = min(moves, key=lambda mv: facts.order(mv.call))
-                fix = self._fix(ctx, facts, call, first.call, model)
+                # a move inside a called function: moving that call would move the training with it
+                fix = None if first in handed else self._fix(ctx, facts, call, first.call, model)
                 yield ctx.finding(call, self.message.format(opt=ctx.code(recv), model=ctx.code(model)), fix)
                 break
 
@@ -132,3 +141,46 @@ def _bound_names(m, stmt: cst.CSTNode) -> set[str]:
             if s is stmt or (s is not None and any(a is stmt for a in m.ancestors(s))):
                 out.add(name.split(".", 1)[-1] if name.startswith("self.") else name)
     return out
+
+
+def _state_moved_after(m, opt: cst.BaseExpression, load: cst.Call) -> bool:
+    """The optimizer's `.state` is read after the load: in the same function, or in a function of
+    the file the optimizer is handed to there (reid-strong-baseline#114's workaround moves every
+    state tensor to the device after `model.to(device)`)."""
+    if not isinstance(opt, cst.Name):
+        return False
+    scope = m.scope_of(load)
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    for node in m.walk(body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if not m.precedes(load, node):
+            continue
+        if (isinstance(node, cst.Attribute) and node.attr.value == "state" and isinstance(node.value, cst.Name)
+                and node.value.value == opt.value):
+            return True
+        if isinstance(node, cst.Call) and _hands_to_state_reader(m, node, opt.value, 0):
+            return True
+    return False
+
+
+def _hands_to_state_reader(m, call: cst.Call, name: str, depth: int) -> bool:
+    """`call` hands the optimizer `name` to a function of the file that reads its `.state`, or
+    hands it on to one that does (two levels at most)."""
+    if not isinstance(call.func, cst.Name) or depth > 2:
+        return False
+    fn = m.module_function(call.func.value)
+    if fn is None:
+        return False
+    ordered = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    for i, a in enumerate(call.args):
+        if a.star or not isinstance(a.value, cst.Name) or a.value.value != name:
+            continue
+        param = a.keyword.value if a.keyword is not None else (ordered[i] if i < len(ordered) else None)
+        if param is None:
+            continue
+        for n in m.walk(fn.body):
+            if (isinstance(n, cst.Attribute) and n.attr.value == "state" and isinstance(n.value, cst.Name)
+                    and n.value.value == param):
+                return True
+            if isinstance(n, cst.Call) and n is not call and _hands_to_state_reader(m, n, param, depth + 1):
+                return True
+    return False

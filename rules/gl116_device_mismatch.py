@@ -86,6 +86,10 @@ noise_scale = betas[t]
                 continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
+            if not isinstance(acc_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                accd = f"({acc})"  # `(0.01 * w).device`, not `0.01 * w.device`
+            else:
+                accd = acc
             placed = mm.host_value.placed
             source = batch_source(m, origin)
             if isinstance(placed, cst.Call) and placed is not origin:
@@ -98,23 +102,23 @@ noise_scale = betas[t]
             if mm.op == "module-call":
                 what = f"move the input to the model's device (`.to({self._model_device(ctx, mm)})`)"
             elif mm.op == "index":
-                what = f"move the table to its device: `{host}.to({acc}.device)` (or make it with `device=`)"
+                what = f"move the table to its device: `{host}.to({accd}.device)` (or make it with `device=`)"
             elif isinstance(origin, cst.Call) and (
                     (fix is not None and m.qualname(origin.func) in LEGACY_TENSOR_TYPES)
                     or (m.qualname(origin.func) or "").rsplit(".", 1)[-1] in NO_DEVICE_ARG):
-                what = f"copy it there: `.to({acc}.device)`"
+                what = f"copy it there: `.to({accd}.device)`"
             elif source is not None:
-                what = f"move it: `.to({acc}.device)`"
+                what = f"move it: `.to({accd}.device)`"
             elif fix is not None and fix.applicability == UNSAFE:  # the argument copy (the factory fix is safe)
-                what = f"copy it there: `.to({acc}.device)`"
+                what = f"copy it there: `.to({accd}.device)`"
             elif fix is not None:
-                what = f"make it on the same device: `device={acc}.device`"
+                what = f"make it on the same device: `device={accd}.device`"
             elif isinstance(origin, cst.Call) and (m.qualname(origin.func) or "").startswith("torch.") and not (
                     factory_takes_device(m.qualname(origin.func), like=True)):
                 # `torch.meshgrid(...)`, `torch.stack(...)`: no `device=` to pass
-                what = f"copy it there: `.to({acc}.device)` (or make its inputs there)"
+                what = f"copy it there: `.to({accd}.device)` (or make its inputs there)"
             else:
-                what = f"make it on the same device (`device={acc}.device` or `.to({acc}.device)`)"
+                what = f"make it on the same device (`device={accd}.device` or `.to({accd}.device)`)"
             yield ctx.finding(mm.node, self.message.format(host=host, where=where, acc=acc, what=what), fix)
         for mm in m.gpu_mismatches():
             a, b = ctx.code(mm.host), ctx.code(self._representative(m, mm.acc))

@@ -886,3 +886,189 @@ for metric in metrics:
 """)
     assert m.value_of(node(m, 'metric["function"]')).kind == "function"
     assert where(m, "score") == "acc"
+
+
+def test_deepcopy_is_a_snapshot_where_the_original_is_now():
+    # an EMA/target network copied before the model moves stays on the host (timm ModelEmaV2's
+    # documented pitfall); copied after, it is on the accelerator
+    m = model_of(HEAD + """
+import copy
+model = nn.Linear(3, 2)
+early = copy.deepcopy(model)
+model.to(device)
+late = copy.deepcopy(model)
+t = copy.deepcopy(torch.zeros(3).to(device))
+for ema_p, p in zip(early.parameters(), model.parameters()):
+    ema_p.mul_(0.99).add_(p, alpha=0.01)
+""")
+    assert where(m, "early") == "host"
+    assert where(m, "model", 2) == "acc"
+    assert where(m, "late") == "acc"
+    assert where(m, "t") == "acc"
+    # an in-place method keeps its receiver's shape: the host parameter meets the device one
+    assert m.value_of(node(m, "ema_p.mul_(0.99)")).nonscalar
+    assert [m.module.code_for_node(x.node) for x in m.mismatches()] == ["ema_p.mul_(0.99).add_(p, alpha=0.01)"]
+
+
+def test_deepcopy_of_a_moved_model_then_move_of_the_original_back_is_independent():
+    m = model_of(HEAD + """
+from copy import deepcopy
+model = nn.Linear(3, 2).to(device)
+ema = deepcopy(model)
+model.cpu()
+y = ema(torch.randn(2, 3).to(device))
+""")
+    assert where(m, "ema", 1) == "acc"
+    assert m.mismatches() == []
+
+
+def test_state_dict_values_are_where_the_module_is_and_augassign_is_checked():
+    # yolov5's ModelEMA update shape, with the EMA copied before the model moved
+    m = model_of(HEAD + """
+import copy
+model = nn.Linear(3, 2)
+ema = copy.deepcopy(model)
+model.to(device)
+msd = model.state_dict()
+for k, v in ema.state_dict().items():
+    v *= 0.99
+    v += 0.01 * msd[k].detach()
+""")
+    assert where(m, "msd[k]") == "acc"
+    assert where(m, "v", 1) == "host"
+    found = [m.module.code_for_node(x.node) for x in m.mismatches()]
+    assert found == ["v += 0.01 * msd[k].detach()"]
+
+
+def test_augassign_of_a_host_scalar_or_same_device_is_silent():
+    m = model_of(HEAD + """
+model = nn.Linear(3, 2).to(device)
+total = torch.zeros(())
+acc = torch.zeros(2, device=device)
+for step in range(3):
+    out = model(torch.randn(4, 3).to(device))
+    total += out.sum()
+    acc += out.sum(0)
+""")
+    assert m.mismatches() == []
+
+
+def test_a_lambda_passed_as_an_argument_runs_with_the_call_arguments():
+    m = model_of(HEAD + """
+def blend(a, b, fn):
+    return fn(a, b)
+
+def update(a, b, fn):
+    a.copy_(fn(a, b))
+
+host = torch.randn(4, 3)
+dev = torch.randn(4, 3).to(device)
+same = blend(dev, dev, lambda x, y: x * 0.9 + y * 0.1)
+update(host, dev, lambda e, m: e * 0.9 + m * 0.1)
+""")
+    assert where(m, "same") == "acc"
+    # the lambda's body, run in update's recorded pass with its one call's arguments
+    found = [m.module.code_for_node(x.node) for x in m.mismatches()]
+    assert found == ["e * 0.9 + m * 0.1"]
+
+
+
+def test_a_device_returned_by_unknown_code_for_a_tensor_is_not_the_accelerator():
+    # asteroid's separate.py: `input_device = get_device(wav)`, then `out.to(input_device)`
+    m = model_of(HEAD + """
+from mylib import get_device
+
+def separate(wav):
+    input_device = get_device(wav)
+    out = (wav * 2).to(input_device)
+    return out
+
+out = separate(torch.from_numpy(arr))
+moved = torch.randn(3).to(device)
+""")
+    assert where(m, "out", 1) != "acc"
+    assert where(m, "moved") == "acc"
+
+
+def test_torch_brought_by_a_star_import_is_torch():
+    # pytorch-deeplab-xception's train.py gets torch only through `from modeling.deeplab import *`
+    m = model_of("""
+from utils import *
+model = nn.Linear(4, 2).cuda()
+x = torch.randn(8, 4)
+""")
+    assert m.qualname(node(m, "torch.randn")) == "torch.randn"
+    assert where(m, "model") == "acc" and where(m, "x") == "host"
+    bound = model_of("""
+from utils import *
+import numpy as torch
+x = torch.zeros(3)
+""")
+    assert bound.qualname(node(bound, "torch.zeros")) == "numpy.zeros"
+
+
+def test_a_dict_of_loaders_indexed_by_the_phase_gives_its_loaders():
+    # PyTorch's transfer-learning tutorial: `dataloaders[phase]` in `for phase in ["train", "val"]`
+    # (pytorch-classification-uncertainty#18: a host `torch.eye(n)` indexed with device labels)
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(torch.randn(8, 4), torch.randint(0, 4, (8,)))
+dataloaders = {"train": DataLoader(ds, batch_size=4), "val": DataLoader(ds, batch_size=4)}
+comp = {x: DataLoader(ds, batch_size=4) for x in ["train", "val"]}
+eye = torch.eye(4)
+for phase in ["train", "val"]:
+    for inputs, labels in dataloaders[phase]:
+        labels = labels.to(device)
+        a = eye[labels]
+    for inputs2, labels2 in comp[phase]:
+        b = eye[labels2.to(device)]
+""")
+    assert m.value_of(node(m, "dataloaders[phase]")).kind == "loader"
+    assert m.value_of(node(m, "comp[phase]")).kind == "loader"
+    assert where(m, "inputs") == "host"
+    found = sorted(m.module.code_for_node(x.node) for x in m.mismatches())
+    assert found == ["eye[labels2.to(device)]", "eye[labels]"]
+
+
+def test_a_dict_comprehension_over_computed_keys_is_not_a_display():
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader
+comp = {x: DataLoader(sets[x]) for x in names}
+cond = {x: DataLoader(sets[x]) for x in ["train", "val"] if x in sets}
+""")
+    assert m.value_of(node(m, "comp")).kind is None
+    assert m.value_of(node(m, "cond")).kind is None
+
+
+def test_a_key_of_a_batch_dict_moved_in_place_is_moved_in_the_model():
+    # m-bain/frozen-in-time@51325de: the trainer moves data["video"] and hands the dict to a model
+    # whose forward passes data["video"] on to one of its methods
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 2)
+
+    def compute_video(self, v):
+        return self.lin(v)
+
+    def forward(self, data):
+        return self.compute_video(data["video"])
+
+class Pairs(torch.utils.data.Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return {"video": torch.randn(4), "meta": i}
+
+model = Net().to(device)
+for data in DataLoader(Pairs(), batch_size=4):
+    data["video"] = data["video"].to(device)
+    out = model(data)
+""")
+    assert where(m, "v") != "host"
+    assert where(m, 'data["video"]', 0) != "host"  # in forward
+    assert m.mismatches() == []

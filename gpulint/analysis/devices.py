@@ -296,6 +296,93 @@ class DeviceFacts:
             return []
         found: list[cst.Name] = []
         self._param_roots(ctors[0], found, 0)
+        if not found:
+            self._returned_param_roots(ctors[0], found)
+        return found
+
+    def _returned_param_roots(self, call: cst.Call, found: list) -> None:
+        """`optimizer = make_optimizer(model)` where the file's `make_optimizer(model, ...)` returns
+        `torch.optim.Adam(model.parameters(), ...)`: the arguments given for the parameters whose
+        `.parameters()` built what it returns."""
+        m = self.m
+        if not isinstance(call.func, cst.Name):
+            return
+        fn = m.module_function(call.func.value)
+        if fn is None:
+            return
+        for ret in m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if not isinstance(ret, cst.Return) or not isinstance(ret.value, cst.Call):
+                continue
+            if (m.qualname(ret.value.func) or "").rsplit(".", 1)[0] not in ("torch.optim", "torch.optim.adam",
+                                                                              "torch.optim.sgd", "torch.optim.adamw"):
+                continue
+            for inner in [ret.value, *m.calls_in(ret.value)]:
+                f = inner.func
+                if not (isinstance(f, cst.Attribute) and f.attr.value in ("parameters", "named_parameters")
+                        and isinstance(f.value, cst.Name)):
+                    continue
+                root = f.value
+                if not any(b.how == "param" for b in m.bindings_of(root)):
+                    continue
+                arg = _argument_for(fn, root.value, call)
+                if not isinstance(arg, cst.Name) or any(isinstance(x, cst.Name) and x.value == arg.value for x in found):
+                    continue
+                if m.kind_of(arg) is Kind.MODULE or m.value_of(arg).kind == "module":
+                    found.append(arg)
+
+    def callee_moves(self, expr: cst.BaseExpression, depth: int = 0) -> list[Move]:
+        """Calls in the scope of the module name `expr` that hand it to a function of this file
+        which moves that parameter in place (`do_train(model, ...)` whose
+        `create_supervised_trainer(model, ...)` runs `model.to(device)`), each as a move made at
+        the call (reid-strong-baseline#114)."""
+        m = self.m
+        if not isinstance(expr, cst.Name) or depth > 2:
+            return []
+        scope = m.scope_of(expr)
+        calls = m.calls if scope is m.module else m.calls_in(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        out: list[Move] = []
+        for call in calls:
+            if not isinstance(call.func, cst.Name) or m.scope_of(call) is not scope:
+                continue
+            fn = m.module_function(call.func.value)
+            if fn is None:
+                continue
+            for i, a in enumerate(call.args):
+                if a.star or not isinstance(a.value, cst.Name) or a.value.value != expr.value:
+                    continue
+                name = _parameter_named(fn, i, a)
+                inner = self._moves_parameter(fn, name, depth) if name is not None else None
+                if inner is not None:
+                    out.append(Move(call, inner.device, inner.method))
+                    break
+        return out
+
+    def _moves_parameter(self, fn: cst.FunctionDef, name: str, depth: int) -> Move | None:
+        """The in-place move of the parameter `name` that `fn` makes (`name.to(device)`,
+        `name.cuda()`, or through another function of the file it hands `name` to); None when
+        there is none, or when one moves it to the CPU."""
+        m = self.m
+        found = None
+        for call in m.calls_in(fn, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            f = call.func
+            if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name
+                    and f.attr.value in ("to", "cuda", "cpu")):
+                if call.args and call.args[0].keyword is not None and call.args[0].keyword.value != "device":
+                    continue  # `.to(dtype=...)`
+                mv = Move(call, call.args[0].value if call.args and f.attr.value != "cpu" else None, f.attr.value)
+                if mv.to_cpu or self.device_is_cpu(mv.device):
+                    return None
+                found = found or mv
+            elif isinstance(f, cst.Name) and depth < 2:
+                callee = m.module_function(f.value)
+                if callee is None or callee is fn:
+                    continue
+                for i, a in enumerate(call.args):
+                    if not a.star and isinstance(a.value, cst.Name) and a.value.value == name:
+                        pname = _parameter_named(callee, i, a)
+                        mv = self._moves_parameter(callee, pname, depth + 1) if pname is not None else None
+                        if mv is not None:
+                            found = found or mv
         return found
 
     def _param_roots(self, node: cst.CSTNode, found: list, depth: int) -> None:
@@ -538,3 +625,25 @@ class DeviceFacts:
             # `x -= y` keeps x where it was: what reaches x before it decides (or y, if on a device)
             return self.on_accelerator(b.value.target, depth + 1) or self.on_accelerator(b.value.value, depth + 1)
         return False
+
+
+def _parameter_named(fn: cst.FunctionDef, i: int, arg: cst.Arg) -> str | None:
+    """The parameter of `fn` that the call's argument `arg` (the i-th) binds."""
+    if arg.keyword is not None:
+        return arg.keyword.value
+    ordered = [*fn.params.posonly_params, *fn.params.params]
+    return ordered[i].name.value if i < len(ordered) else None
+
+
+def _argument_for(fn: cst.FunctionDef, name: str, call: cst.Call) -> cst.BaseExpression | None:
+    """The argument `call` gives for `fn`'s parameter `name`."""
+    ordered = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    for i, a in enumerate(call.args):
+        if a.star:
+            return None
+        if a.keyword is not None:
+            if a.keyword.value == name:
+                return a.value
+        elif i < len(ordered) and ordered[i] == name:
+            return a.value
+    return None
