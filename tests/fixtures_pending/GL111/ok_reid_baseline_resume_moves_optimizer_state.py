@@ -1,0 +1,76 @@
+# source: https://github.com/michuanhaohao/reid-strong-baseline/issues/114 (the workaround posted in the thread)
+# Hard negative: the optimizer state is still loaded before the model moves, but
+# create_supervised_trainer moves every tensor of the optimizer state to the device right after
+# `model.to(device)`, so the resumed Adam state and the parameters share a device.
+import json
+import os
+import tempfile
+
+import torch
+import torch.nn as nn
+
+
+def build_model(num_classes=4):
+    return nn.Sequential(nn.Linear(10, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, num_classes))
+
+
+def make_optimizer(model, lr=0.01):
+    return torch.optim.Adam(model.parameters(), lr=lr)
+
+
+def create_supervised_trainer(model, optimizer, loss_fn, device=None):
+    if device:
+        model.to(device)
+        for state in optimizer.state.values():
+            for k, v in state.items():
+                if isinstance(v, torch.Tensor):
+                    state[k] = v.to(device)
+
+    def _update(batch):
+        model.train()
+        optimizer.zero_grad()
+        img, target = batch
+        img = img.to(device) if torch.cuda.device_count() >= 1 else img
+        target = target.to(device) if torch.cuda.device_count() >= 1 else target
+        score = model(img)
+        loss = loss_fn(score, target)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    return _update
+
+
+def do_train(model, train_loader, optimizer, loss_fn, start_epoch, epochs, device):
+    update = create_supervised_trainer(model, optimizer, loss_fn, device=device)
+    losses = []
+    for epoch in range(start_epoch, epochs):
+        for batch in train_loader:
+            losses.append(update(batch))
+    return losses
+
+
+def train(output_dir, resume_from=None, start_epoch=0, epochs=3):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.manual_seed(start_epoch)
+    x = torch.randn(96, 10)
+    y = x[:, :4].argmax(dim=1)
+    train_loader = [(x[i:i + 16], y[i:i + 16]) for i in range(0, 96, 16)]
+    model = build_model()
+    optimizer = make_optimizer(model)
+    if resume_from is not None:
+        path_to_optimizer = resume_from.replace("model", "optimizer")
+        model.load_state_dict(torch.load(resume_from))
+        optimizer.load_state_dict(torch.load(path_to_optimizer))
+    losses = do_train(model, train_loader, optimizer, nn.CrossEntropyLoss(), start_epoch, epochs, device)
+    torch.save(model.state_dict(), os.path.join(output_dir, f"resnet50_model_{epochs}.pth"))
+    torch.save(optimizer.state_dict(), os.path.join(output_dir, f"resnet50_optimizer_{epochs}.pth"))
+    return losses, device
+
+
+if __name__ == "__main__":
+    out = tempfile.mkdtemp()
+    first, device = train(out, epochs=2)
+    resumed, _ = train(out, resume_from=os.path.join(out, "resnet50_model_2.pth"), start_epoch=2, epochs=5)
+    losses = first + resumed
+    print("GPULINT-TRAIN " + json.dumps({"first_loss": losses[0], "last_loss": losses[-1], "device": device}))
