@@ -815,6 +815,29 @@ _SAME_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double"
                                    "requires_grad_"})
 
 
+def epoch_variable(m: ScriptModel, loop: cst.For) -> str | None:
+    """The epoch counter of an epoch loop, as code to pass to `sampler.set_epoch(...)` (GL301's
+    conversion, GL302): `for epoch in range(n)` -> "epoch"; `for epoch, _ in enumerate(...)` -> "epoch";
+    `for state["epoch"] in range(...)` -> `state["epoch"]` (a literal key of a name)."""
+    t = loop.target
+    if isinstance(t, cst.Name):
+        return t.value
+    if (isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and len(t.slice) == 1
+            and isinstance(t.slice[0].slice, cst.Index) and isinstance(t.slice[0].slice.value, cst.SimpleString)):
+        return m.module.code_for_node(t)
+    it = loop.iter
+    if (
+        isinstance(t, cst.Tuple)
+        and t.elements
+        and isinstance(t.elements[0].value, cst.Name)
+        and isinstance(it, cst.Call)
+        and isinstance(it.func, cst.Name)
+        and it.func.value == "enumerate"
+    ):
+        return t.elements[0].value.value
+    return None
+
+
 def engine_wrapper(m, expr) -> tuple[str, str | None, bool] | None:
     """("dp" | "ddp", the wrapped instance's class of this file or None, wrapped on every path) when
     the flow engine knows `expr` holds, on some path, a DataParallel / DistributedDataParallel
