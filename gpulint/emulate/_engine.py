@@ -140,9 +140,17 @@ def _variant(base: type, index: int) -> type:
     if cls is not None:
         return cls
     ns: dict[str, Any] = {"__slots__": (), "__module__": __name__}
+    # a subclass of the script's own (`class MyTensor(torch.Tensor)`) keeps its __torch_function__,
+    # so its operations return MyTensor as on a real GPU; its moves return MyTensor too
+    module = getattr(base, "__module__", "") or ""
+    user = base.__torch_function__ is not _disabled_tf and module != "torch" and not module.startswith("torch.")
     for name, value in _MIXIN.items():
         if base is not _Tensor and name in base.__dict__ and name != "__repr__":
             continue  # e.g. Parameter's own __repr__/__reduce_ex__/__deepcopy__
+        if user and name == "__torch_function__":
+            value = _subclass_torch_function(base)
+        elif user and name in _RETURNS_TENSOR:
+            value = _keeps_subclass(value, base)
         ns[name] = value
     ns["_gl_index"] = index
     ns["_gl_device"] = torch.device("cuda", index)
@@ -152,6 +160,35 @@ def _variant(base: type, index: int) -> type:
     _INDEX_OF[cls] = index
     _BASE_OF[cls] = base
     return cls
+
+
+_disabled_tf = torch._C._disabled_torch_function_impl
+_RETURNS_TENSOR = frozenset({"to", "cuda", "cpu", "type", "new_tensor"})
+
+
+def _subclass_torch_function(base: type) -> Any:
+    """The ``__torch_function__`` of an emulated CUDA variant of a script's own Tensor subclass: the
+    subclass's own, seeing the subclass (not the variant) among the types, as on a real GPU."""
+    impl = base.__torch_function__  # bound to `base` (a classmethod)
+
+    def __torch_function__(cls: type, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        return impl(func, tuple(_BASE_OF.get(t, t) for t in types), args, kwargs)
+
+    return classmethod(__torch_function__)
+
+
+def _keeps_subclass(method: Callable[..., Any], base: type) -> Callable[..., Any]:
+    """A move (``to``, ``cuda``, ``cpu``...) of a script's Tensor subclass returns that subclass, as
+    its ``__torch_function__`` makes it do on a real GPU."""
+
+    @functools.wraps(method)
+    def moved(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        out = method(self, *args, **kwargs)
+        if isinstance(out, _Tensor) and not isinstance(out, base):
+            out = out.as_subclass(base)
+        return out
+
+    return moved
 
 
 WILD = -3  # a CPU tensor made by PyTorch's C++ internals (device from options): adopts a device
@@ -478,6 +515,12 @@ def _m_new_tensor(self: torch.Tensor, data: Any, dtype: Any = None, device: Any 
     )
 
 
+def _m_as_subclass(self: torch.Tensor, cls: type) -> torch.Tensor:
+    """``x.as_subclass(MyTensor)`` of an emulated CUDA tensor: a MyTensor on the same device."""
+    out = _TB.as_subclass(self, _BASE_OF.get(cls, cls))
+    return _tag(out, type(self)._gl_index)
+
+
 def _m_is_pinned(self: torch.Tensor, device: Any = None) -> bool:
     return False
 
@@ -528,7 +571,10 @@ def _m_repr(self: torch.Tensor, *, tensor_contents: Any = None) -> str:
     self.__class__ = base  # the formatter prints plain "tensor(" only for exact Tensor/Parameter
     _Tensor.device = property(device_of)  # type: ignore[assignment, method-assign]
     try:
-        text = torch._tensor_str._str(self, tensor_contents=tensor_contents)
+        # as Tensor.__repr__ through a subclass's __torch_function__: the elements it formats are
+        # plain tensors (a script's own Tensor subclass would not format its 0-dim elements)
+        with torch._C.DisableTorchFunctionSubclass():
+            text = torch._tensor_str._str(self, tensor_contents=tensor_contents)
     finally:
         if saved is _MISSING:
             del _Tensor.device
@@ -553,6 +599,7 @@ _MIXIN: dict[str, Any] = {
     "type": _m_type,
     "__format__": _m_format,
     "new_tensor": _m_new_tensor,
+    "as_subclass": _m_as_subclass,
     "is_pinned": _m_is_pinned,
     "pin_memory": _m_pin_memory,
     "__reduce_ex__": _m_reduce_ex,
