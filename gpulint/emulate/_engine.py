@@ -1455,11 +1455,46 @@ class _LegacyCpuMeta(type):
         return f"<class 'torch.{cls.__name__}'>"
 
 
+def _legacy_type_error(cpu_type: Any, other: torch.Tensor, expected_device: str) -> TypeError:
+    """The TypeError of a legacy constructor given a tensor of another device type or dtype
+    (``torch.FloatTensor(cuda_tensor)``): torch/csrc/utils/tensor_new.cpp checks
+    ``other.options().type_equal(options)`` and raises ``expected <options> (got <other's options>)``.
+    The text is torch's own, from the same check on a CPU tensor, with the devices put in: the
+    constructor's device type without an index (``cuda``), the tensor's device with one (``cuda:0``)."""
+    same_dtype = other.dtype == cpu_type.dtype
+    probe = other.dtype if not same_dtype else (torch.float64 if other.dtype != torch.float64 else torch.float32)
+    text = ""
+    try:
+        with _disable_current_modes():
+            cpu_type(torch.empty(0, dtype=probe))
+    except TypeError as exc:
+        text = str(exc)
+    want, sep, got = text.partition(" (got ")
+    if not (want.startswith("expected TensorOptions(") and sep and got.endswith(")")):  # pragma: no cover
+        return TypeError(f"expected {cpu_type.dtype} on {expected_device} (got {other.dtype} on {other.device})")
+    want = want[len("expected ") :]
+    got = want if same_dtype else got[:-1]
+    want = want.replace("device=cpu,", f"device={expected_device},", 1)
+    got = got.replace("device=cpu,", f"device={other.device},", 1)
+    return TypeError(f"expected {want} (got {got})")
+
+
+def _tensor_argument(args: tuple, kwargs: dict) -> torch.Tensor | None:
+    """The tensor of the legacy constructor form ``torch.FloatTensor(other)`` (dense), else None."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) and args[0].layout == torch.strided:
+        return args[0]
+    return None
+
+
 def _legacy_cpu_class(name: str, cpu_type: Any) -> type:
     """``torch.FloatTensor`` & co. (a type C++ does not let us patch): its constructor, marked as legacy
-    so that ``torch.FloatTensor(3)``'s ``empty(...)`` is a CPU tensor, not a wild buffer."""
+    so that ``torch.FloatTensor(3)``'s ``empty(...)`` is a CPU tensor, not a wild buffer. Given an
+    emulated CUDA tensor it raises torch's TypeError, as it does for a real one."""
 
     def __new__(cls: type, *args: Any, **kwargs: Any) -> torch.Tensor:
+        other = _tensor_argument(args, kwargs)
+        if other is not None and code_of(other) >= 0:
+            raise _legacy_type_error(cpu_type, other, "cpu")
         return _run_legacy(cpu_type, *args, **kwargs)
 
     ns = {
@@ -1470,9 +1505,16 @@ def _legacy_cpu_class(name: str, cpu_type: Any) -> type:
 
 
 def _legacy_cuda_class(name: str, cpu_type: Any) -> type:
-    """``torch.cuda.FloatTensor`` & co.: the CPU constructor, then a copy to the current device."""
+    """``torch.cuda.FloatTensor`` & co.: the CPU constructor, then a copy to the current device; given
+    a tensor, an alias of it when it is a CUDA tensor of this dtype, else torch's TypeError."""
 
     def __new__(cls: type, *args: Any, **kwargs: Any) -> torch.Tensor:
+        other = _tensor_argument(args, kwargs)
+        if other is not None:
+            # an alias of a CUDA tensor of this dtype (on its own device); a TypeError for any other
+            if code_of(other) < 0 or other.dtype != cpu_type.dtype:
+                raise _legacy_type_error(cpu_type, other, "cuda")
+            return _run_legacy(cpu_type, other)
         device = kwargs.pop("device", None)
         index = _need_active().current if device is None else _cuda_index(device)
         return _run_legacy(cpu_type, *args, **kwargs).to(torch.device("cuda", index))
