@@ -28,6 +28,7 @@ from gpulint.model import DATALOADER_CLASSES, Kind, ScriptModel
 from gpulint.model import literal_bool as _literal_bool
 from gpulint.model import string_value as _string_value
 from gpulint.analysis.training import argument_for
+from gpulint.analysis.training import keyword as _keyword
 
 DP_CLASSES = frozenset(
     {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
@@ -81,10 +82,7 @@ class Wrap:
     value: cst.BaseExpression | None = None
 
     def keyword(self, name: str) -> cst.Arg | None:
-        for a in self.call.args:
-            if a.keyword is not None and a.keyword.value == name:
-                return a
-        return None
+        return _keyword(self.call, name)
 
 
 @dataclass
@@ -110,10 +108,7 @@ class LoaderInfo:
     attr_target: cst.Attribute | None = None  # `self.train_loader = DataLoader(...)` in a method
 
     def keyword(self, name: str) -> cst.Arg | None:
-        for a in self.call.args:
-            if a.keyword is not None and a.keyword.value == name:
-                return a
-        return None
+        return _keyword(self.call, name)
 
 
 @dataclass
@@ -767,13 +762,6 @@ def _is_sampler_qualname(q: str) -> bool:
         last = q.rsplit(".", 1)[-1]
         return last.endswith("Sampler") and last[:1].isupper()
     return False
-
-
-def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == name:
-            return a
-    return None
 
 
 def _first_arg(call: cst.Call, keyword: str) -> cst.BaseExpression | None:
