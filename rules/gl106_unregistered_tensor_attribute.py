@@ -8,11 +8,11 @@ from gpulint.analysis.modules import (
     AttrAssign,
     ModuleClass,
     ModuleFacts,
+    self_attr,
     super_init_index,
     top_statement_index,
 )
 from gpulint.analysis.paths import is_test_path
-from gpulint.model import children as _children
 from gpulint.rule import Context, Rule
 
 _PLACING_METHODS = frozenset({"to", "cuda"})
@@ -150,15 +150,13 @@ class Decoder(nn.Module):
     @staticmethod
     def _expr_nodes(ctx: Context, value: cst.BaseExpression, depth: int = 0):
         """The value's nodes, and those of the values of the local names it uses (one level)."""
-        stack = [value]
-        while stack:
-            node = stack.pop()
+        m = ctx.model
+        for node in (value, *m.walk(value)):
             yield node
             if isinstance(node, cst.Name) and depth == 0:
-                for b in ctx.model.bindings_of(node):
+                for b in m.bindings_of(node):
                     if b.how == "assign" and b.value is not None and b.value is not value:
                         yield from UnregisteredTensorAttribute._expr_nodes(ctx, b.value, depth + 1)
-            stack.extend(_children(node))
 
     def _placed(self, ctx: Context, value) -> bool:
         """The tensor is created on a chosen device (`device=...`, `.to(...)`, `.cuda()`)."""
@@ -197,7 +195,7 @@ class Decoder(nn.Module):
         for name, fn in cls.methods.items():
             if fn is a.method:
                 continue
-            for other in _assignments(fn, attr):
+            for other in _assignments(ctx.model, fn, attr):
                 if other is None or facts.value_kind(other) not in ("tensor", "none"):
                     return None
         text = f'self.register_buffer("{attr}", {ctx.code(node.value)}, persistent=False)'
@@ -215,14 +213,14 @@ def _moves_own_state(ctx: Context, cls: ModuleClass, attr: str) -> bool:
         fn = cls.methods.get(name)
         if fn is None:
             continue
-        for node in _iter(fn):
+        for node in ctx.model.walk(fn):
             if isinstance(node, (cst.For, cst.While, cst.CompFor)):
                 return True
             if isinstance(node, cst.Attribute) and node.attr.value == "__dict__":
                 return True
             if isinstance(node, cst.Name) and node.value in ("vars", "getattr", "setattr", "__dict__"):
                 return True
-            if _is_self_attr(node, attr):
+            if self_attr(node) == attr:
                 return True
             if isinstance(node, cst.SimpleString) and attr in node.value:
                 return True
@@ -278,34 +276,17 @@ def _converted_parameter(m, value) -> bool:
     return cur is not value and isinstance(cur, cst.Call) and m.qualname(cur.func) in _PARAMETER
 
 
-def _assignments(fn: cst.FunctionDef, attr: str):
+def _assignments(m, fn: cst.FunctionDef, attr: str):
     """Values assigned to `self.<attr>` in `fn` (None for augmented / tuple assignments)."""
-    for node in _iter(fn):
+    for node in m.walk(fn):
         if isinstance(node, cst.Assign):
             for t in node.targets:
                 target = t.target
-                if _is_self_attr(target, attr):
+                if self_attr(target) == attr:
                     yield node.value
                 elif isinstance(target, (cst.Tuple, cst.List)) and any(
-                    _is_self_attr(el.value, attr) for el in target.elements
+                    self_attr(el.value) == attr for el in target.elements
                 ):
                     yield None
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and _is_self_attr(node.target, attr):
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and self_attr(node.target) == attr:
             yield node.value if isinstance(node, cst.AnnAssign) else None
-
-
-def _is_self_attr(node, attr: str) -> bool:
-    return (
-        isinstance(node, cst.Attribute)
-        and isinstance(node.value, cst.Name)
-        and node.value.value == "self"
-        and node.attr.value == attr
-    )
-
-
-def _iter(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        stack.extend(_children(cur))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.model import children as _children
 
 from gpulint.analysis.modules import ModuleClass, ModuleFacts, nn_prefix, self_attr
 from gpulint.rule import Context, Rule
@@ -162,7 +161,7 @@ class Ensemble(nn.Module):
         ModuleList takes modules only)."""
         added = []
         nested = False
-        for call in _calls(init):
+        for call in ctx.model.calls_in(init):
             f = call.func
             if isinstance(f, cst.Attribute) and f.attr.value in _GROWING and self_attr(f.value) == attr:
                 args = [a.value for a in call.args]
@@ -182,7 +181,7 @@ class Ensemble(nn.Module):
                             nested = True
                             continue
                     added.append(self._is_new_module(ctx, facts, init, v) if v is not None else False)
-        for node in _nodes(init):
+        for node in ctx.model.walk(init):
             if isinstance(node, cst.AugAssign) and self_attr(node.target) == attr:
                 v = node.value
                 if isinstance(v, cst.List):
@@ -196,7 +195,7 @@ class Ensemble(nn.Module):
     def _grown_dict(self, ctx, facts, init, attr, value):
         """`self.x = {}` then `self.x[key] = Module(...)` in __init__."""
         added, keys_ok = [], True
-        for node in _nodes(init):
+        for node in ctx.model.walk(init):
             if isinstance(node, cst.Assign):
                 for t in node.targets:
                     target = t.target
@@ -216,12 +215,12 @@ class Ensemble(nn.Module):
         (`self.backbone = self._get_basemodel(name)` returning `self.resnet_dict[name]`): its modules
         may well be registered another way."""
         for helper in _helpers_called(ctx, init):
-            for node in _nodes(helper):
+            for node in ctx.model.walk(helper):
                 if isinstance(node, cst.Attribute) and self_attr(node) == attr:
                     parent = ctx.model.parent(node)
                     if isinstance(parent, cst.Subscript) and not isinstance(ctx.model.parent(parent), cst.AssignTarget):
                         return True  # one entry selected by key in a construction helper
-        for node in _nodes(init):
+        for node in ctx.model.walk(init):
             if not (isinstance(node, cst.Attribute) and self_attr(node) == attr):
                 continue
             parent = ctx.model.parent(node)
@@ -248,7 +247,7 @@ class Ensemble(nn.Module):
             # the local must not reach anything else that could register it (`self.fc = layer`,
             # `nn.Sequential(layer)`, another list): attribute uses such as `layer.bias` are fine
             targets = {id(b.node) for b in bindings}
-            for n in _nodes(init):
+            for n in ctx.model.walk(init):
                 if not (isinstance(n, cst.Name) and n.value == expr.value) or n is expr or id(n) in targets:
                     continue
                 parent = ctx.model.parent(n)
@@ -302,7 +301,7 @@ def _helpers_called(ctx: Context, init) -> list:
         return []
     methods = {st.name.value: st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st is not init}
     out = []
-    for call in _calls(init):
+    for call in ctx.model.calls_in(init):
         f = call.func
         if (
             isinstance(f, cst.Attribute)
@@ -350,17 +349,3 @@ def _good_key(key) -> bool:
             and any(isinstance(p, cst.FormattedStringExpression) for p in parts)
         )
     return False
-
-
-def _nodes(root: cst.CSTNode):
-    stack = [root]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        stack.extend(_children(cur))
-
-
-def _calls(root: cst.CSTNode):
-    for n in _nodes(root):
-        if isinstance(n, cst.Call):
-            yield n

@@ -319,7 +319,7 @@ def _own_device_attribute(ctx: Context, facts: DeviceFacts, at: cst.Call) -> str
                 v = small.value
                 if not m.is_device_expr(v) or isinstance(v, cst.Integer) or facts.device_is_cpu(v):
                     continue
-                if m.value_of(v).kind != "device" or _compared_to_other_strings(cls, t.attr.value):
+                if m.value_of(v).kind != "device" or _compared_to_other_strings(m, cls, t.attr.value):
                     continue  # a string the class interprets itself (YOLOX's `self.device == "gpu"`)
                 if "device" in t.attr.value:
                     found.append(t.attr.value)
@@ -331,12 +331,10 @@ def _own_device_attribute(ctx: Context, facts: DeviceFacts, at: cst.Call) -> str
 _DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu", "xla")
 
 
-def _compared_to_other_strings(cls: cst.ClassDef, attr: str) -> bool:
+def _compared_to_other_strings(m, cls: cst.ClassDef, attr: str) -> bool:
     """The class compares `self.<attr>` with a string that names no torch device type
     (`if self.device == "gpu":`): its values are the class's own vocabulary."""
-    stack = [cls]
-    while stack:
-        n = stack.pop()
+    for n in m.walk(cls):
         if isinstance(n, cst.Comparison) and isinstance(n.left, cst.Attribute) and n.left.attr.value == attr \
                 and isinstance(n.left.value, cst.Name) and n.left.value.value == "self":
             for c in n.comparisons:
@@ -344,7 +342,6 @@ def _compared_to_other_strings(cls: cst.ClassDef, attr: str) -> bool:
                     text = c.comparator.evaluated_value
                     if isinstance(text, str) and text.split(":")[0] not in _DEVICE_TYPES:
                         return True
-        stack.extend(n.children)
     return False
 
 

@@ -229,7 +229,7 @@ def _callable_classes(m, roots: list[cst.CSTNode], depth: int = 3) -> list[str]:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        for sub in _walk(node):
+        for sub in (node, *m.walk(node)):
             if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name):
                 info = m.classes.get(sub.func.value)
                 if info is not None and "__call__" in info.methods and sub.func.value not in found:
@@ -239,11 +239,3 @@ def _callable_classes(m, roots: list[cst.CSTNode], depth: int = 3) -> list[str]:
                     if b.how == "assign" and b.value is not None:
                         todo.append((b.value, d + 1))
     return found
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
 _PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -90,10 +89,6 @@ class Scale(nn.Module):
                 fixed = f"{ctx.code(param.func)}({code}{conv}{rest})"
                 fix = ctx.fix(ctx.replace(outer, fixed), message=f"Convert inside: `{fixed}`")
                 yield ctx.finding(node, self.message.format(code=ctx.code(outer), fixed=fixed), fix)
-
-    @staticmethod
-    def _self_attr(t) -> bool:
-        return isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
 
     @staticmethod
     def _converted_parameter(m, value):

@@ -236,14 +236,8 @@ def _may_be_none(m, fn: cst.FunctionDef, name: str, steps: list) -> bool:
         for anc in m.ancestors(call):
             if anc is fn:
                 break
-            if isinstance(anc, cst.If) and any(isinstance(n, cst.Name) and n.value == name for n in _names(anc.test)):
+            if isinstance(anc, cst.If) and any(
+                isinstance(n, cst.Name) and n.value == name for n in (anc.test, *m.walk(anc.test))
+            ):
                 return True
     return False
-
-
-def _names(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)

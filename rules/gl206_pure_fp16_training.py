@@ -74,6 +74,12 @@ for x, y in loader:
         optimizers = [c for c in m.calls if (q := m.qualname(c.func)) is not None and is_optimizer_qualname(q)]
         optimized = _optimized_names(optimizers)
         optimized_params = _optimized_names(optimizers, parameters_only=True)
+
+        def trains_after(call: cst.Call) -> bool:
+            """A backward pass of the training runs after the conversion, in its own scope."""
+            scope = m.scope_of(call)
+            return any(m.scope_of(b.call) is scope and facts.before(call, b.call) for b in backwards)
+
         reported = set()
         for call, recv, meth in m.method_calls("half", "to"):
             if meth == "to" and not _to_float16(m, call):
@@ -86,8 +92,7 @@ for x, y in loader:
             # a known module, or a name whose `.parameters()` an optimizer receives
             if m.kind_of(recv) is not Kind.MODULE and name not in optimized_params:
                 continue
-            scope = m.scope_of(call)
-            if not any(m.scope_of(b.call) is scope and facts.before(call, b.call) for b in backwards):
+            if not trains_after(call):
                 continue
             reported.add(call)
             yield ctx.finding(call, self.message.format(m=name))
@@ -103,8 +108,7 @@ for x, y in loader:
             name = ctx.code(f.value)
             if name not in optimized:
                 continue
-            scope = m.scope_of(call)
-            if not any(m.scope_of(b.call) is scope and facts.before(call, b.call) for b in backwards):
+            if not trains_after(call):
                 continue
             reported.add(call)
             yield ctx.finding(call, self.message.format(m=name))

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.model import children as _children
 
-from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, LoaderInfo, Wrap
+from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, LoaderInfo, Wrap, epoch_variable
 from gpulint.flow import runs_on_gpu
 from gpulint.rule import Context, Kind, Rule, split_lines
 
@@ -394,11 +393,11 @@ class _Converter:
         if m.parent(stmt) is not self.block or self.order(stmt) > self.order(anchor):
             raise Refuse(f"`{device_expr.value}` is not defined before the wrap in the same block")
         value = bindings[0].value
-        cuda = [n for n in _walk(value) if isinstance(n, cst.SimpleString) and _str(n) is not None and _str(n).startswith("cuda")]
+        cuda = [n for n in (value, *m.walk(value)) if isinstance(n, cst.SimpleString) and _str(n) is not None and _str(n).startswith("cuda")]
         if len(cuda) != 1 or _str(cuda[0]) != "cuda":
             raise Refuse(f"`{device_expr.value}` is not a `\"cuda\"` device expression the codemod can make per-rank")
         self.device_literal = cuda[0]
-        self.device_has_cpu = any(isinstance(n, cst.SimpleString) and _str(n) == "cpu" for n in _walk(value))
+        self.device_has_cpu = any(isinstance(n, cst.SimpleString) and _str(n) == "cpu" for n in (value, *m.walk(value)))
         return device_expr
 
     def move_after_wrap(self, anchor):
@@ -553,7 +552,7 @@ class _Converter:
             raise Refuse("the loader is cycled by a generator (`while True:`), with no epoch loop")
         if self.m.enclosing(loop, cst.FunctionDef) is not self.scope_fn or not self.inside(loop, self.block_owner()):
             raise Refuse("the epoch loop is not in the block that wraps the model")
-        epoch = _epoch_name(loop)
+        epoch = epoch_variable(self.m, loop)
         if epoch is None or not isinstance(loop.body, cst.IndentedBlock):
             raise Refuse("the epoch loop has no plain epoch variable (`for epoch in range(...)`)")
         return loop, epoch
@@ -654,7 +653,7 @@ class _Converter:
         for s in self.statements_in_scope():
             if self.order(s) < self.order(first) or self.inside(s, self.anchor):
                 continue
-            calls = [n for n in _walk(s) if isinstance(n, cst.Call)]
+            calls = [n for n in m.walk(s) if isinstance(n, cst.Call)]
             hit = None
             for c in calls:
                 if self.is_stdout_print(c) or self.is_log_call(c):
@@ -671,7 +670,7 @@ class _Converter:
                 raise Refuse("a `print`/`torch.save` sits on a one-line compound statement (`if ...: print(...)`)")
             if len(s.body) != 1 or not isinstance(s.body[0], cst.Expr) or not isinstance(s.body[0].value, cst.Call):
                 raise Refuse("a `print`/`torch.save` is not a statement of its own")
-            if any(isinstance(n, (cst.SimpleString, cst.FormattedString)) and "\n" in self.ctx.code(n) for n in _walk(s)):
+            if any(isinstance(n, (cst.SimpleString, cst.FormattedString)) and "\n" in self.ctx.code(n) for n in m.walk(s)):
                 raise Refuse("a `print`/`torch.save` contains a multi-line string")
             if hit == "print":
                 self.check_print_is_passive(s)
@@ -682,7 +681,7 @@ class _Converter:
         """A print that runs the model (or a function of the file) cannot move under `if rank == 0:`:
         a forward pass of a DDP model may synchronise buffers with the other ranks."""
         m, name = self.m, self.w.target.value
-        for n in _walk(stmt):
+        for n in m.walk(stmt):
             if not isinstance(n, cst.Call) or n is stmt.body[0].value:
                 continue
             f = n.func
@@ -718,7 +717,7 @@ class _Converter:
         for s in self.statements_in_scope():
             if self.order(s) < self.order(first):
                 continue
-            for n in _walk(s):
+            for n in m.walk(s):
                 if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in top:
                     todo.append(n.func.value)
         out = []
@@ -729,7 +728,7 @@ class _Converter:
                 continue
             seen.add(name)
             out.append(fn)
-            for n in _walk(fn.body):
+            for n in m.walk(fn.body):
                 if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in top:
                     todo.append(n.func.value)
         return out
@@ -741,7 +740,7 @@ class _Converter:
         test = f"not {self.dist}.is_initialized() or {self.dist}.get_rank() == 0"
         edits = []
         for fn in self.helper_functions(first):
-            for n in _walk(fn.body):
+            for n in m.walk(fn.body):
                 if not isinstance(n, cst.Call) or not (self.is_stdout_print(n) or self.is_log_call(n)):
                     continue
                 stmt = m.statement_of(n)
@@ -752,7 +751,7 @@ class _Converter:
                     or stmt.body[0].value is not n
                     or m.enclosing(n, cst.FunctionDef) is not fn
                     or not _passive_call_args(m, n)
-                    or any(isinstance(x, (cst.SimpleString, cst.FormattedString)) and "\n" in ctx.code(x) for x in _walk(n))
+                    or any(isinstance(x, (cst.SimpleString, cst.FormattedString)) and "\n" in ctx.code(x) for x in m.walk(n))
                 ):
                     continue  # not a plain statement, or it computes something: it stays on every rank
                 start = self.line_start(ctx.span(stmt)[0])
@@ -771,7 +770,7 @@ class _Converter:
         for name, fns in m.functions.items():
             if len(fns) != 1 or not isinstance(m.parent(fns[0]), cst.Module):
                 continue
-            if any(isinstance(n, cst.Call) and m.qualname(n.func) in SAVE_FUNCS for n in _walk(fns[0])):
+            if any(isinstance(n, cst.Call) and m.qualname(n.func) in SAVE_FUNCS for n in m.walk(fns[0])):
                 names.add(name)
         return names
 
@@ -855,7 +854,7 @@ _PASSIVE_BUILTINS = frozenset({"len", "str", "round", "float", "int", "min", "ma
 
 
 def _passive_call_args(m, call: cst.Call) -> bool:
-    for n in _walk(call):
+    for n in m.walk(call):
         if n is call or not isinstance(n, cst.Call):
             continue
         f = n.func
@@ -884,14 +883,6 @@ def _merge(edits):
         if b.start < a.end:
             raise Refuse("two parts of the conversion would edit the same text")
     return out
-
-
-def _walk(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(_children(n))
 
 
 def _str(node: cst.SimpleString):
@@ -948,20 +939,3 @@ def _is_print_stmt(m, s) -> bool:
         and isinstance(s.body[0].value.func, cst.Name)
         and s.body[0].value.func.value == "print"
     )
-
-
-def _epoch_name(loop: cst.For) -> str | None:
-    t = loop.target
-    if isinstance(t, cst.Name):
-        return t.value
-    it = loop.iter
-    if (
-        isinstance(t, cst.Tuple)
-        and t.elements
-        and isinstance(t.elements[0].value, cst.Name)
-        and isinstance(it, cst.Call)
-        and isinstance(it.func, cst.Name)
-        and it.func.value == "enumerate"
-    ):
-        return t.elements[0].value.value
-    return None

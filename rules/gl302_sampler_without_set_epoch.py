@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts
+from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, epoch_variable
 from gpulint.rule import Context, Rule
 
 
@@ -96,7 +96,7 @@ for epoch in range(10):
             return None  # `iter(loader)` re-created in this loop: its passes have no epoch number
         if not isinstance(loop, cst.For):
             return None  # a generator's `while True:` over the loader has no epoch number to pass
-        epoch = _epoch_name(m, loop)
+        epoch = epoch_variable(m, loop)
         body = loop.body
         if epoch is None or not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
@@ -405,28 +405,6 @@ def _iter_each_range_pass(m, loop, lo) -> bool:
                     and isinstance(v.args[0].value, cst.Name) and v.args[0].value.value == lo.target.value):
                 return True
     return False
-
-
-def _epoch_name(m, loop: cst.For) -> str | None:
-    """`for epoch in range(n)` -> "epoch"; `for epoch, _ in enumerate(...)` -> "epoch";
-    `for state["epoch"] in range(...)` -> `state["epoch"]` (a literal key of a name)."""
-    t = loop.target
-    if isinstance(t, cst.Name):
-        return t.value
-    if (isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and len(t.slice) == 1
-            and isinstance(t.slice[0].slice, cst.Index) and isinstance(t.slice[0].slice.value, cst.SimpleString)):
-        return m.module.code_for_node(t)
-    it = loop.iter
-    if (
-        isinstance(t, cst.Tuple)
-        and t.elements
-        and isinstance(t.elements[0].value, cst.Name)
-        and isinstance(it, cst.Call)
-        and isinstance(it.func, cst.Name)
-        and it.func.value == "enumerate"
-    ):
-        return t.elements[0].value.value
-    return None
 
 
 def _mentions_set_epoch(m) -> bool:

@@ -221,12 +221,7 @@ for x, y in loader:
             if len(body.body) < 2:
                 return None
             first = body.body[1]  # after the docstring
-        start, _ = ctx.span(first)
-        line = ctx.location(start)[0] - len(first.leading_lines)
-        offset = ctx.line_starts()[line - 1]
-        text = f"{ctx.indent_of(first)}{opt}.zero_grad(set_to_none=True){ctx.newline}"
-        return ctx.fix(ctx.insert_text(offset, text),
-                       message=f"Insert `{opt}.zero_grad(set_to_none=True)` at the top of the step function")
+        return _zero_grad_above(ctx, first, opt, "the step function")
 
     @staticmethod
     def _accumulation_guard(ctx: Context, call: cst.Call, loop: cst.CSTNode) -> bool:
@@ -251,16 +246,17 @@ for x, y in loader:
         body = loop.body
         if not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
-        first = body.body[0]
-        # above the first statement's own comment lines, right under the loop header
-        start, _ = ctx.span(first)
-        line = ctx.location(start)[0] - len(first.leading_lines)
-        offset = ctx.line_starts()[line - 1]
-        text = f"{ctx.indent_of(first)}{opt}.zero_grad(set_to_none=True){ctx.newline}"
-        return ctx.fix(
-            ctx.insert_text(offset, text),
-            message=f"Insert `{opt}.zero_grad(set_to_none=True)` at the top of the loop body",
-        )
+        return _zero_grad_above(ctx, body.body[0], opt, "the loop body")
+
+
+def _zero_grad_above(ctx: Context, first: cst.CSTNode, opt: str, where: str):
+    """The fix: `opt.zero_grad(set_to_none=True)` on its own line above `first` and above its own
+    comment lines (right under the loop header, or under the step function's docstring)."""
+    start, _ = ctx.span(first)
+    line = ctx.location(start)[0] - len(first.leading_lines)
+    offset = ctx.line_starts()[line - 1]
+    text = f"{ctx.indent_of(first)}{opt}.zero_grad(set_to_none=True){ctx.newline}"
+    return ctx.fix(ctx.insert_text(offset, text), message=f"Insert `{opt}.zero_grad(set_to_none=True)` at the top of {where}")
 
 
 def _built_in_loop(ctx: Context, optimizer, loop) -> bool:

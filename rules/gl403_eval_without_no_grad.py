@@ -116,7 +116,7 @@ with torch.no_grad():
             node = loop.node
             if loop.backward or loop.steps or facts.grad_use(node):
                 continue
-            if _runs_once(node):
+            if _runs_once(ctx.model, node):
                 continue  # `for b in loader: out = model(b); break`: one sample batch, not an evaluation loop
             fn = facts.function_of(node)
             cls = ctx.model.class_of(node)
@@ -238,7 +238,7 @@ with torch.no_grad():
         return True
 
 
-def _runs_once(loop: cst.CSTNode) -> bool:
+def _runs_once(m, loop: cst.CSTNode) -> bool:
     """A loop whose body ends with an unconditional `break` and has no `continue` of its own
     (outside nested loops): the body runs at most once (a sample batch taken from a loader)."""
     if not isinstance(loop, (cst.For, cst.While)) or not isinstance(loop.body, cst.IndentedBlock) or not loop.body.body:
@@ -246,15 +246,9 @@ def _runs_once(loop: cst.CSTNode) -> bool:
     last = loop.body.body[-1]
     if not (isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Break) for s in last.body)):
         return False
-    stack = list(loop.body.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Continue):
-            return False
-        if isinstance(n, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue  # a `continue` there belongs to another loop
-        stack.extend(n.children)
-    return True
+    # a `continue` inside a nested loop, function or class belongs to that one
+    own = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    return not any(isinstance(n, cst.Continue) for n in m.walk(loop.body, skip=own))
 
 
 def _chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from gpulint.analysis.modules import self_attr
 from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
@@ -127,7 +128,7 @@ for epoch in range(epochs):
                         arg = facts.argument_for(fn, call, imo[0].value)
                         if arg is not None and facts.is_model(arg):
                             yield inner, arg, call
-                    elif (imo is not None and imo[1] == "eval" and not inner.args and _self_attr(imo[0])
+                    elif (imo is not None and imo[1] == "eval" and not inner.args and self_attr(imo[0]) is not None
                           and _self_call(call) and ctx.model.class_of(fn) is ctx.model.class_of(call)
                           and facts.is_model(imo[0])):
                         # `self.validate()` from the training loop of another method of the class,
@@ -142,7 +143,7 @@ for epoch in range(epochs):
                             for inner2 in facts.calls_in(fn2.body, into_defs=False):
                                 imo2 = method_of(inner2)
                                 if (imo2 is not None and imo2[1] == "eval" and not inner2.args
-                                        and _self_attr(imo2[0]) and facts.is_model(imo2[0])):
+                                        and self_attr(imo2[0]) is not None and facts.is_model(imo2[0])):
                                     yield inner2, imo2[0], call
                 # `set_mode("eval", [pg, ee])` (a helper looping over a list of models), called
                 # from the loop or from a function the loop calls (`check_accuracy(pg, ee, ...)`)
@@ -248,7 +249,7 @@ for epoch in range(epochs):
                         continue
                     for e in facts.calls_in(g.body, into_defs=False):
                         emo = method_of(e)
-                        if (emo is not None and emo[1] == "eval" and not e.args and _self_attr(emo[0])
+                        if (emo is not None and emo[1] == "eval" and not e.args and self_attr(emo[0]) is not None
                                 and dotted(emo[0]) is not None and facts.is_model(emo[0])):
                             yield e, emo[0], recv + dotted(emo[0])[len("self"):]
 
@@ -528,13 +529,9 @@ def _evaluates_after(ctx: Context, facts, node, train_loop, name: str, calls) ->
     return not any(facts.passes_to_unknown(stmt, {name}) for stmt in between)
 
 
-def _self_attr(e) -> bool:
-    return isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self"
-
-
 def _self_call(call: cst.Call) -> bool:
     """`self.<method>(...)`."""
-    return _self_attr(call.func)
+    return self_attr(call.func) is not None
 
 
 def _literal_at(facts, fn: cst.FunctionDef, call: cst.Call, param: str) -> str | None:

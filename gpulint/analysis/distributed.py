@@ -28,6 +28,7 @@ from gpulint.model import DATALOADER_CLASSES, Kind, ScriptModel
 from gpulint.model import literal_bool as _literal_bool
 from gpulint.model import string_value as _string_value
 from gpulint.analysis.training import argument_for
+from gpulint.analysis.training import keyword as _keyword
 
 DP_CLASSES = frozenset(
     {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
@@ -81,10 +82,7 @@ class Wrap:
     value: cst.BaseExpression | None = None
 
     def keyword(self, name: str) -> cst.Arg | None:
-        for a in self.call.args:
-            if a.keyword is not None and a.keyword.value == name:
-                return a
-        return None
+        return _keyword(self.call, name)
 
 
 @dataclass
@@ -110,10 +108,7 @@ class LoaderInfo:
     attr_target: cst.Attribute | None = None  # `self.train_loader = DataLoader(...)` in a method
 
     def keyword(self, name: str) -> cst.Arg | None:
-        for a in self.call.args:
-            if a.keyword is not None and a.keyword.value == name:
-                return a
-        return None
+        return _keyword(self.call, name)
 
 
 @dataclass
@@ -769,13 +764,6 @@ def _is_sampler_qualname(q: str) -> bool:
     return False
 
 
-def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == name:
-            return a
-    return None
-
-
 def _first_arg(call: cst.Call, keyword: str) -> cst.BaseExpression | None:
     for a in call.args:
         if a.keyword is None and not a.star:
@@ -813,6 +801,29 @@ def _name_visible(m: ScriptModel, name: str, scope: cst.CSTNode, bscope: cst.CST
 
 _SAME_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval",
                                    "requires_grad_"})
+
+
+def epoch_variable(m: ScriptModel, loop: cst.For) -> str | None:
+    """The epoch counter of an epoch loop, as code to pass to `sampler.set_epoch(...)` (GL301's
+    conversion, GL302): `for epoch in range(n)` -> "epoch"; `for epoch, _ in enumerate(...)` -> "epoch";
+    `for state["epoch"] in range(...)` -> `state["epoch"]` (a literal key of a name)."""
+    t = loop.target
+    if isinstance(t, cst.Name):
+        return t.value
+    if (isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and len(t.slice) == 1
+            and isinstance(t.slice[0].slice, cst.Index) and isinstance(t.slice[0].slice.value, cst.SimpleString)):
+        return m.module.code_for_node(t)
+    it = loop.iter
+    if (
+        isinstance(t, cst.Tuple)
+        and t.elements
+        and isinstance(t.elements[0].value, cst.Name)
+        and isinstance(it, cst.Call)
+        and isinstance(it.func, cst.Name)
+        and it.func.value == "enumerate"
+    ):
+        return t.elements[0].value.value
+    return None
 
 
 def engine_wrapper(m, expr) -> tuple[str, str | None, bool] | None:

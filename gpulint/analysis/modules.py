@@ -32,6 +32,7 @@ import libcst as cst
 from gpulint.model import children as _children
 
 from gpulint.model import ClassInfo, Kind, ScriptModel
+from gpulint.analysis.training import keyword as _keyword
 
 # ---------------------------------------------------------------------------------------------
 # Knowledge
@@ -194,13 +195,6 @@ def _walk(node: cst.CSTNode, skip_defs: bool = True) -> Iterable[cst.CSTNode]:
 
 def _positional(call: cst.Call) -> list[cst.Arg]:
     return [a for a in call.args if a.keyword is None and not a.star]
-
-
-def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == name:
-            return a
-    return None
 
 
 def _has_double_star(call: cst.Call) -> bool:

@@ -140,9 +140,17 @@ def _variant(base: type, index: int) -> type:
     if cls is not None:
         return cls
     ns: dict[str, Any] = {"__slots__": (), "__module__": __name__}
+    # a subclass of the script's own (`class MyTensor(torch.Tensor)`) keeps its __torch_function__,
+    # so its operations return MyTensor as on a real GPU; its moves return MyTensor too
+    module = getattr(base, "__module__", "") or ""
+    user = base.__torch_function__ is not _disabled_tf and module != "torch" and not module.startswith("torch.")
     for name, value in _MIXIN.items():
         if base is not _Tensor and name in base.__dict__ and name != "__repr__":
             continue  # e.g. Parameter's own __repr__/__reduce_ex__/__deepcopy__
+        if user and name == "__torch_function__":
+            value = _subclass_torch_function(base)
+        elif user and name in _RETURNS_TENSOR:
+            value = _keeps_subclass(value, base)
         ns[name] = value
     ns["_gl_index"] = index
     ns["_gl_device"] = torch.device("cuda", index)
@@ -152,6 +160,35 @@ def _variant(base: type, index: int) -> type:
     _INDEX_OF[cls] = index
     _BASE_OF[cls] = base
     return cls
+
+
+_disabled_tf = torch._C._disabled_torch_function_impl
+_RETURNS_TENSOR = frozenset({"to", "cuda", "cpu", "type", "new_tensor"})
+
+
+def _subclass_torch_function(base: type) -> Any:
+    """The ``__torch_function__`` of an emulated CUDA variant of a script's own Tensor subclass: the
+    subclass's own, seeing the subclass (not the variant) among the types, as on a real GPU."""
+    impl = base.__torch_function__  # bound to `base` (a classmethod)
+
+    def __torch_function__(cls: type, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        return impl(func, tuple(_BASE_OF.get(t, t) for t in types), args, kwargs)
+
+    return classmethod(__torch_function__)
+
+
+def _keeps_subclass(method: Callable[..., Any], base: type) -> Callable[..., Any]:
+    """A move (``to``, ``cuda``, ``cpu``...) of a script's Tensor subclass returns that subclass, as
+    its ``__torch_function__`` makes it do on a real GPU."""
+
+    @functools.wraps(method)
+    def moved(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        out = method(self, *args, **kwargs)
+        if isinstance(out, _Tensor) and not isinstance(out, base):
+            out = out.as_subclass(base)
+        return out
+
+    return moved
 
 
 WILD = -3  # a CPU tensor made by PyTorch's C++ internals (device from options): adopts a device
@@ -478,6 +515,12 @@ def _m_new_tensor(self: torch.Tensor, data: Any, dtype: Any = None, device: Any 
     )
 
 
+def _m_as_subclass(self: torch.Tensor, cls: type) -> torch.Tensor:
+    """``x.as_subclass(MyTensor)`` of an emulated CUDA tensor: a MyTensor on the same device."""
+    out = _TB.as_subclass(self, _BASE_OF.get(cls, cls))
+    return _tag(out, type(self)._gl_index)
+
+
 def _m_is_pinned(self: torch.Tensor, device: Any = None) -> bool:
     return False
 
@@ -528,7 +571,10 @@ def _m_repr(self: torch.Tensor, *, tensor_contents: Any = None) -> str:
     self.__class__ = base  # the formatter prints plain "tensor(" only for exact Tensor/Parameter
     _Tensor.device = property(device_of)  # type: ignore[assignment, method-assign]
     try:
-        text = torch._tensor_str._str(self, tensor_contents=tensor_contents)
+        # as Tensor.__repr__ through a subclass's __torch_function__: the elements it formats are
+        # plain tensors (a script's own Tensor subclass would not format its 0-dim elements)
+        with torch._C.DisableTorchFunctionSubclass():
+            text = torch._tensor_str._str(self, tensor_contents=tensor_contents)
     finally:
         if saved is _MISSING:
             del _Tensor.device
@@ -553,6 +599,7 @@ _MIXIN: dict[str, Any] = {
     "type": _m_type,
     "__format__": _m_format,
     "new_tensor": _m_new_tensor,
+    "as_subclass": _m_as_subclass,
     "is_pinned": _m_is_pinned,
     "pin_memory": _m_pin_memory,
     "__reduce_ex__": _m_reduce_ex,
@@ -1408,11 +1455,46 @@ class _LegacyCpuMeta(type):
         return f"<class 'torch.{cls.__name__}'>"
 
 
+def _legacy_type_error(cpu_type: Any, other: torch.Tensor, expected_device: str) -> TypeError:
+    """The TypeError of a legacy constructor given a tensor of another device type or dtype
+    (``torch.FloatTensor(cuda_tensor)``): torch/csrc/utils/tensor_new.cpp checks
+    ``other.options().type_equal(options)`` and raises ``expected <options> (got <other's options>)``.
+    The text is torch's own, from the same check on a CPU tensor, with the devices put in: the
+    constructor's device type without an index (``cuda``), the tensor's device with one (``cuda:0``)."""
+    same_dtype = other.dtype == cpu_type.dtype
+    probe = other.dtype if not same_dtype else (torch.float64 if other.dtype != torch.float64 else torch.float32)
+    text = ""
+    try:
+        with _disable_current_modes():
+            cpu_type(torch.empty(0, dtype=probe))
+    except TypeError as exc:
+        text = str(exc)
+    want, sep, got = text.partition(" (got ")
+    if not (want.startswith("expected TensorOptions(") and sep and got.endswith(")")):  # pragma: no cover
+        return TypeError(f"expected {cpu_type.dtype} on {expected_device} (got {other.dtype} on {other.device})")
+    want = want[len("expected ") :]
+    got = want if same_dtype else got[:-1]
+    want = want.replace("device=cpu,", f"device={expected_device},", 1)
+    got = got.replace("device=cpu,", f"device={other.device},", 1)
+    return TypeError(f"expected {want} (got {got})")
+
+
+def _tensor_argument(args: tuple, kwargs: dict) -> torch.Tensor | None:
+    """The tensor of the legacy constructor form ``torch.FloatTensor(other)`` (dense), else None."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor) and args[0].layout == torch.strided:
+        return args[0]
+    return None
+
+
 def _legacy_cpu_class(name: str, cpu_type: Any) -> type:
     """``torch.FloatTensor`` & co. (a type C++ does not let us patch): its constructor, marked as legacy
-    so that ``torch.FloatTensor(3)``'s ``empty(...)`` is a CPU tensor, not a wild buffer."""
+    so that ``torch.FloatTensor(3)``'s ``empty(...)`` is a CPU tensor, not a wild buffer. Given an
+    emulated CUDA tensor it raises torch's TypeError, as it does for a real one."""
 
     def __new__(cls: type, *args: Any, **kwargs: Any) -> torch.Tensor:
+        other = _tensor_argument(args, kwargs)
+        if other is not None and code_of(other) >= 0:
+            raise _legacy_type_error(cpu_type, other, "cpu")
         return _run_legacy(cpu_type, *args, **kwargs)
 
     ns = {
@@ -1423,9 +1505,16 @@ def _legacy_cpu_class(name: str, cpu_type: Any) -> type:
 
 
 def _legacy_cuda_class(name: str, cpu_type: Any) -> type:
-    """``torch.cuda.FloatTensor`` & co.: the CPU constructor, then a copy to the current device."""
+    """``torch.cuda.FloatTensor`` & co.: the CPU constructor, then a copy to the current device; given
+    a tensor, an alias of it when it is a CUDA tensor of this dtype, else torch's TypeError."""
 
     def __new__(cls: type, *args: Any, **kwargs: Any) -> torch.Tensor:
+        other = _tensor_argument(args, kwargs)
+        if other is not None:
+            # an alias of a CUDA tensor of this dtype (on its own device); a TypeError for any other
+            if code_of(other) < 0 or other.dtype != cpu_type.dtype:
+                raise _legacy_type_error(cpu_type, other, "cuda")
+            return _run_legacy(cpu_type, other)
         device = kwargs.pop("device", None)
         index = _need_active().current if device is None else _cuda_index(device)
         return _run_legacy(cpu_type, *args, **kwargs).to(torch.device("cuda", index))

@@ -200,3 +200,44 @@ def test_legacy_constructor_refuses_a_cuda_device(cuda_env):
     """With the default (CPU) tensor type, torch.Tensor(data, device="cuda") is refused."""
     with pytest.raises(RuntimeError, match="legacy constructor expects device type: cpu but device type: cuda was passed"):
         torch.Tensor([1.0, 2.0], device="cuda")
+
+
+# torch/csrc/utils/tensor_new.cpp, the `(Tensor other)` form of a typed legacy constructor:
+# TORCH_CHECK_TYPE(other.options().type_equal(options), "expected ", options, " (got ", other.options(), ")")
+# type_equal compares the device type and dtype; the constructor's options carry a device type
+# without an index (dispatchKeyToTensorOptions), the tensor's its own device.
+def _options(dtype: str, device: str) -> str:
+    return (
+        f"TensorOptions(dtype={dtype}, device={device}, layout=Strided, requires_grad=false (default), "
+        "pinned_memory=false (default), memory_format=(nullopt))"
+    )
+
+
+def test_typed_cpu_constructor_of_a_cuda_tensor_raises_type_error(cuda_env):
+    """torch.FloatTensor(cuda_tensor) is a TypeError (it does not copy to the CPU); from a CPU tensor
+    of its dtype it is an alias, and torch.Tensor(cuda_tensor) (no dtype check) stays on the GPU."""
+    x = torch.randn(3, device="cuda")
+    expected = f"expected {_options('float', 'cpu')} (got {_options('float', 'cuda:0')})"
+    with pytest.raises(TypeError) as info:
+        torch.FloatTensor(x)
+    assert str(info.value) == expected
+    with pytest.raises(TypeError, match=re.escape(f"(got {_options('long int', 'cuda:0')})")):
+        torch.LongTensor(torch.zeros(2, dtype=torch.long, device="cuda"))
+    host = torch.randn(3)
+    assert torch.FloatTensor(host).data_ptr() == host.data_ptr()
+    assert torch.FloatTensor(x.cpu()).device.type == "cpu"
+    assert torch.Tensor(x).device == CUDA
+
+
+def test_typed_cuda_constructor_of_a_tensor_checks_device_and_dtype(cuda_env):
+    """torch.cuda.FloatTensor(t): an alias of a CUDA float tensor; a CPU tensor or another dtype is
+    a TypeError naming the device type `cuda`."""
+    x = torch.randn(3, device="cuda")
+    alias = torch.cuda.FloatTensor(x)
+    assert alias.device == CUDA and alias.data_ptr() == x.data_ptr()
+    with pytest.raises(TypeError) as info:
+        torch.cuda.FloatTensor(torch.randn(3))
+    assert str(info.value) == f"expected {_options('float', 'cuda')} (got {_options('float', 'cpu')})"
+    with pytest.raises(TypeError) as info:
+        torch.cuda.FloatTensor(x.double())
+    assert str(info.value) == f"expected {_options('float', 'cuda')} (got {_options('double', 'cuda:0')})"
