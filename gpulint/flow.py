@@ -1107,6 +1107,15 @@ class Flow:
 
     def _if(self, stmt: cst.If, frame: _Frame) -> None:
         self.eval(stmt.test, frame)
+        fn = frame.fn
+        if (type(fn) is cst.FunctionDef and fn.name.value == "__init__" and frame.cls is not None
+                and self._guarded_by_unset(stmt.body, fn, self._init_params_never_given(frame.cls, fn))):
+            # `if device is not None:` in a constructor no construction gives `device`: not run
+            if isinstance(stmt.orelse, cst.If):
+                self._if(stmt.orelse, frame)
+            elif isinstance(stmt.orelse, cst.Else):
+                self._block(stmt.orelse.body.body, frame)
+            return
         guard = self.gpu_guard(stmt.test)
         before = frame.env
         frame.env = dict(before)
@@ -1447,6 +1456,8 @@ class Flow:
             sv = frame.env.get("self")
             if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not v.scatters:
                 return replace(v, dev=sv.dev)  # the instance is known moved: so are its submodules
+            if sv is not None and sv.dev is not None and sv.dev.is_host and sv.cls == frame.cls and v.dev.is_host:
+                return v  # an instance never moved (every call's receiver): its submodules stay where made
             return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
         if (v is not None and v.kind == TENSOR and v.dev is None and v.origin in self._param_made
                 and (self._class_kind(frame.cls) in (MODULE, METRIC) or self._unresolved_bases(frame.cls))):
@@ -2685,7 +2696,7 @@ class Flow:
                 # read in the class's recorded pass; no summary is run here
                 self._call_function(init, name, e, pos, kw, frame, Value(kind, None, cls=name), summary=False)
             dev, given = self._placement(e, kw)
-            if not given and (self._class_made_placed(name) or self._class_moves_itself(name)):
+            if not given and (self._class_made_placed(name) or self._class_moves_itself(name, e)):
                 dev, given = None, True  # its tensors are made or moved on a device in __init__: where is not known
             if not given and any(v.kind == MODULE and (v.dev is None or not v.dev.is_host)
                                  for v in [*(v for _, v, _s in pos), *(v for _, v in kw.values())]):
@@ -2794,16 +2805,22 @@ class Flow:
         self._half_cache[key] = found
         return found
 
-    def _class_moves_itself(self, name: str) -> bool:
+    def _class_moves_itself(self, name: str, construction: cst.Call | None = None) -> bool:
         """A module class of the file whose `__init__` moves itself or one of its attributes to a
         device (`self.to(device)`, `self.model.to(device)`, `self.net = self.net.cuda()`): an
-        instance is not known to be on the host (yolov7's TracedModel)."""
+        instance is not known to be on the host (yolov7's TracedModel). With the construction: a
+        move under `if device is not None:` (or `if self.device:`...) where `device` is a
+        parameter this construction leaves to its `None` default does not count (timm's
+        `ModelEmaV2(model)`)."""
         info = self.m.classes.get(name)
         init = info.methods.get("__init__") if info is not None else None
         if init is None:
             return False
         m = self.m
+        unset = self._params_left_none(init, construction) if construction is not None else set()
         for c in m.calls_in(init):
+            if unset and self._guarded_by_unset(c, init, unset):
+                continue
             f = c.func
             if type(f) is not cst.Attribute or f.attr.value not in ("to", "cuda"):
                 continue
@@ -2816,6 +2833,77 @@ class Flow:
             if mv is not None and not mv.to_cpu:
                 return True
         return False
+
+    def _init_params_never_given(self, cls: str, init: cst.FunctionDef) -> set[str]:
+        """The `None`-default parameters of the class's `__init__` that no construction in the
+        file passes; empty unless the class is only ever used by name in calls that construct it
+        (no subclass, no other mention that could construct it elsewhere)."""
+        key = ("unset", cls)
+        found = self._fwd_cache.get(key)
+        if found is not None:
+            return found
+        m = self.m
+        out: set[str] | None = None
+        names = [n for n in m.nodes if type(n) is cst.Name and n.value == cls]
+        for n in names:
+            parent = m.parents.get(n)
+            if type(parent) is cst.ClassDef and parent.name is n:
+                continue
+            if type(parent) is not cst.Call or parent.func is not n:
+                out = set()  # a base class, a factory argument, an alias...
+                break
+            left = self._params_left_none(init, parent)
+            out = left if out is None else (out & left)
+        out = out or set()
+        self._fwd_cache[key] = out
+        return out
+
+    @staticmethod
+    def _params_left_none(fn: cst.FunctionDef, call: cst.Call) -> set[str]:
+        """The parameters of `fn` (a method: `self` first) with a `None` default that `call` does
+        not pass; empty when `call` passes `*args`/`**kwargs`."""
+        if any(a.star for a in call.args):
+            return set()
+        p = fn.params
+        ordered = [x.name.value for x in (*p.posonly_params, *p.params)][1:]
+        given = {a.keyword.value for a in call.args if a.keyword is not None}
+        given.update(ordered[:sum(1 for a in call.args if a.keyword is None)])
+        return {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)
+                if type(x.default) is cst.Name and x.default.value == "None" and x.name.value not in given}
+
+    def _guarded_by_unset(self, node, fn: cst.FunctionDef, unset: set[str]) -> bool:
+        """`node` sits in the body of an `if P is not None:` / `if P:` (P one of `unset`, or
+        `self.P` assigned from it) inside `fn`: it does not run."""
+        m = self.m
+        cur = m.parents.get(node)
+        while cur is not None and cur is not fn:
+            if type(cur) is cst.If and m.contains(cur.body, node):
+                test = cur.test
+                if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(
+                        test.comparisons[0].operator) is cst.IsNot and type(test.comparisons[0].comparator) is cst.Name \
+                        and test.comparisons[0].comparator.value == "None":
+                    test = test.left
+                name = test.value if type(test) is cst.Name else (
+                    test.attr.value if type(test) is cst.Attribute and type(test.value) is cst.Name
+                    and test.value.value == "self" else None)
+                if name in unset and (type(test) is cst.Name or self._self_attr_from_param(fn, name)):
+                    return True
+            cur = m.parents.get(cur)
+        return False
+
+    def _self_attr_from_param(self, fn: cst.FunctionDef, name: str) -> bool:
+        """`self.name = name` is the only assignment of `self.name` in the class's `__init__`."""
+        found = 0
+        for node in self.m.walk(fn.body):
+            if type(node) is cst.Assign:
+                for t in node.targets:
+                    tt = t.target
+                    if type(tt) is cst.Attribute and type(tt.value) is cst.Name and tt.value.value == "self" \
+                            and tt.attr.value == name:
+                        found += 1
+                        if not (type(node.value) is cst.Name and node.value.value == name):
+                            return False
+        return found == 1
 
     def _class_made_placed(self, name: str) -> bool:
         """A module class of the file (a direct nn.Module subclass) whose `__init__` makes every

@@ -258,6 +258,11 @@ noise_scale = betas[t]
             return fn is not None and fn.name.value == "__init__"
         if isinstance(origin, cst.Call):
             return factory_takes_device(m.qualname(origin.func))
+        if isinstance(origin, cst.BinaryOperation):
+            # `torch.ones(n) * 2` is GL105's factory; `self.decay * e` (an EMA update's operands)
+            # is no factory's
+            return any(isinstance(n, cst.Call) and factory_takes_device(m.qualname(n.func))
+                       for n in (origin, *m.walk(origin)))
         return True
 
     @staticmethod

@@ -1072,3 +1072,54 @@ for data in DataLoader(Pairs(), batch_size=4):
     assert where(m, "v") != "host"
     assert where(m, 'data["video"]', 0) != "host"  # in forward
     assert m.mismatches() == []
+
+
+def test_a_move_under_a_none_default_the_construction_leaves_does_not_place_the_instance():
+    # timm's ModelEmaV2(model, decay, device=None): `if self.device is not None: self.module.to(...)`
+    m = model_of(HEAD + """
+from copy import deepcopy
+
+class ModelEma(nn.Module):
+    def __init__(self, model, decay=0.9, device=None):
+        super().__init__()
+        self.module = deepcopy(model)
+        self.device = device
+        if self.device is not None:
+            self.module.to(device=device)
+
+model = nn.Linear(3, 2)
+plain = ModelEma(model)
+placed = ModelEma(model, device=device)
+""")
+    assert where(m, "plain") == "host"
+    assert where(m, "placed") == "acc"  # (made with `device=`)
+
+
+def test_submodules_of_an_instance_never_moved_stay_where_they_were_made():
+    m = model_of(HEAD + """
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Linear(3, 2)
+
+    def run(self, x):
+        return self.inner(x)
+
+w = Wrapper()
+out = w.run(torch.randn(4, 3).to(device))
+""")
+    assert [m.module.code_for_node(x.node) for x in m.mismatches()] == ["self.inner(x)"]
+    moved = model_of(HEAD + """
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Linear(3, 2)
+
+    def run(self, x):
+        return self.inner(x)
+
+w = Wrapper()
+w.to(device)
+out = w.run(torch.randn(4, 3).to(device))
+""")
+    assert moved.mismatches() == []
