@@ -14,6 +14,8 @@ Candidates for the ScriptModel (general capabilities, not device-specific):
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.model import (
@@ -538,3 +540,36 @@ class DeviceFacts:
             # `x -= y` keeps x where it was: what reaches x before it decides (or y, if on a device)
             return self.on_accelerator(b.value.target, depth + 1) or self.on_accelerator(b.value.value, depth + 1)
         return False
+
+
+def uses_accelerator(m, source: str) -> bool:
+    """Does anything in the file put a value on an accelerator or ask for one (`.cuda()`, a move
+    to a device that is not the CPU, a device expression, an availability check, a "cuda"
+    string)? A script with none of these runs its modules on the CPU only."""
+    if m.checks_availability:
+        return True
+    if re.search(r"\bcuda\b|\bmps\b|\bxpu\b", source) and any(
+        isinstance(n, cst.SimpleString) and re.search(r"\b(?:cuda|mps|xpu)\b", n.value) for n in m.nodes
+    ):
+        return True  # a device string
+    for call in m.calls:
+        mv = m.move_of_call(call)
+        if mv is None or mv.to_cpu:
+            continue
+        if mv.method == "cuda" or mv.device is None or m.is_device_expr(mv.device):
+            return True
+        if not (isinstance(mv.device, cst.SimpleString) and "cpu" in mv.device.value):
+            return True  # a move to something that may be an accelerator
+    return False
+
+
+def runs_on_cpu_only(m, source: str, path: str, scripts: bool = True) -> bool:
+    """A notebook (never imported: what its cells define runs only there) or, with `scripts`, a
+    script (a `__main__` guard, top-level loops, ...) that never asks for an accelerator: its
+    modules run on the CPU only, so a CPU tensor in their `forward` meets nothing on a device. A
+    library file's modules are moved by the scripts that import them, and are not covered; nor,
+    without `scripts`, is a module file with a `__main__` smoke test (diffusers' anytext
+    `RecSVTR.py`: its classes are imported and moved by the pipeline)."""
+    if not (str(path).endswith(".ipynb") or (scripts and m.is_script)):
+        return False
+    return not uses_accelerator(m, source)

@@ -1,0 +1,136 @@
+"""Seventh precision pass (benchmarks/PRECISION7.md): the true shapes next to each hard negative
+still report. Each test checks a positive and the negative it must be told apart from."""
+
+from __future__ import annotations
+
+import json
+
+from fixture_support import check
+
+from gpulint.notebook import check_text, parse
+from gpulint.engine import Options
+from fixture_support import rules_for
+
+
+def codes(text, code, path="fixture.py"):
+    return [(d.code, d.line) for d in check(text, {code}, path) if d.code == code]
+
+
+# -- GL102: a CUDA path guarded by a configuration value read by key -------------------------------
+GL102_CONF = '''import argparse
+import torch
+from models import Net
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--use_gpu", type=int, default=0)
+
+
+def main(conf):
+    model = Net.from_pretrained(conf["model_path"])
+    if TEST:
+        model.cuda()
+    device = next(model.parameters()).device
+    print(model(torch.randn(2, 3, device=device)))
+
+
+if __name__ == "__main__":
+    main(dict(vars(parser.parse_args())))
+'''
+
+
+def test_gl102_guard_by_a_config_key_is_silent():
+    assert codes(GL102_CONF.replace("TEST", 'conf["use_gpu"]'), "GL102") == []
+    assert codes(GL102_CONF.replace("TEST", 'conf.get("cuda", False)'), "GL102") == []
+    assert codes(GL102_CONF.replace("TEST", 'getattr(args, "use_cuda", False)'), "GL102") == []
+
+
+def test_gl102_guard_by_another_key_or_a_string_still_reports():
+    assert codes(GL102_CONF.replace("TEST", 'conf["model_path"]'), "GL102") == [("GL102", 12)]
+    # a string that is not a key: a comparison with a device string chooses nothing
+    assert codes(GL102_CONF.replace("TEST", 'conf["model_path"] != "gpu"'), "GL102") == [("GL102", 12)]
+    assert codes(GL102_CONF.replace("TEST", 'conf.pop("use_gpu")'), "GL102") == [("GL102", 12)]
+
+
+# -- GL106: a 0-dim reduction kept as a plain attribute --------------------------------------------
+GL106_SCALAR = '''import torch
+import torch.nn as nn
+
+
+class Loss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.width = nn.Parameter(torch.rand(8), requires_grad=False)
+        self.total = VALUE
+
+    def forward(self, est, ref):
+        d = ((est - ref) * self.width).pow(2).sum(-1)
+        return (d.sqrt() * self.total).mean()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+loss_fn = Loss().to(device)
+print(loss_fn(torch.randn(2, 8, device=device), torch.randn(2, 8, device=device)))
+'''
+
+
+def test_gl106_full_reduction_is_a_scalar_and_silent():
+    for value in ("torch.sqrt(torch.sum(self.width))", "self.width.sum().sqrt() * 2", "torch.norm(self.width) + 1.0"):
+        assert codes(GL106_SCALAR.replace("VALUE", value), "GL106") == [], value
+
+
+def test_gl106_reduction_over_a_dim_or_elementwise_tensor_still_reports():
+    for value in ("torch.sqrt(torch.sum(self.width, dim=0))", "torch.sqrt(self.width)",
+                  "torch.max(self.width, self.width)", "self.width.sum() * torch.rand(8)"):
+        assert codes(GL106_SCALAR.replace("VALUE", value), "GL106") == [("GL106", 9)], value
+
+
+# -- GL105 / GL106 in a notebook that never asks for an accelerator ---------------------------------
+def _notebook(*cells: str) -> bytes:
+    return json.dumps({
+        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                   "source": c} for c in cells],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 4,
+    }).encode()
+
+
+NB_LAYER = '''class MyDense(nn.Module):
+    def __init__(self, units, in_units):
+        super().__init__()
+        self.weight = torch.rand(in_units, units)
+        self.bias = torch.zeros(units)
+
+    def forward(self, x):
+        return F.relu(torch.matmul(x, self.weight) + self.bias)
+'''
+
+
+def _nb_codes(*cells: str):
+    raw = _notebook(*cells)
+    outcome = check_text("layers.ipynb", raw, rules_for({"GL105", "GL106"}), Options(), parse(raw))[1]
+    return sorted(d.code for d in outcome.diagnostics if d.code in ("GL105", "GL106"))
+
+
+def test_cpu_only_notebook_module_attributes_are_silent():
+    imports = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+    assert _nb_codes(imports, NB_LAYER, "dense = MyDense(3, 5)\ndense(torch.rand(2, 5))\n") == []
+
+
+def test_notebook_that_moves_the_module_still_reports():
+    imports = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+    use = ("device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+           "dense = MyDense(3, 5).to(device)\ndense(torch.rand(2, 5, device=device))\n")
+    assert _nb_codes(imports, NB_LAYER, use) == ["GL106", "GL106"]
+
+
+def test_cpu_only_library_file_still_reports():
+    # a library file (no script body): its modules are moved by the scripts that import it
+    text = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n\n" + NB_LAYER
+    assert [c for c, _ in codes(text, "GL106", "layers.py")] == ["GL106", "GL106"]
+
+
+def test_cpu_only_module_file_with_a_main_smoke_test_still_reports():
+    # diffusers anytext RecSVTR.py: the classes are imported and moved elsewhere; the `__main__`
+    # block only runs a CPU smoke test (PRECISION4.md, a true GL106)
+    text = ("import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n\n" + NB_LAYER
+            + '\n\nif __name__ == "__main__":\n    print(MyDense(3, 5)(torch.rand(2, 5)))\n')
+    assert [c for c, _ in codes(text, "GL106", "layers.py")] == ["GL106", "GL106"]
