@@ -134,3 +134,28 @@ def test_cpu_only_module_file_with_a_main_smoke_test_still_reports():
     text = ("import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n\n" + NB_LAYER
             + '\n\nif __name__ == "__main__":\n    print(MyDense(3, 5)(torch.rand(2, 5)))\n')
     assert [c for c, _ in codes(text, "GL106", "layers.py")] == ["GL106", "GL106"]
+
+
+# -- GL109: a tensor moved to the device of another tensor, through a name ---------------------------
+GL109_DEV_NAME = '''import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(3, 2).to(device)
+
+
+def to_numpy(wav):
+    ref = model(wav.to(device))
+    dev = SOURCE.device
+    out = wav.to(dev)
+    return out.numpy()
+'''
+
+
+def test_gl109_moved_to_a_host_tensors_device_is_silent():
+    # `input_device = wav.device ... out.to(input_device)`: back where the input was (asteroid's
+    # separate.py shape, the part the rule's own analysis answers)
+    assert codes(GL109_DEV_NAME.replace("SOURCE", "wav"), "GL109") == []
+
+
+def test_gl109_moved_to_a_device_tensors_device_still_reports():
+    assert codes(GL109_DEV_NAME.replace("SOURCE", "ref"), "GL109") == [("GL109", 11)]

@@ -496,6 +496,14 @@ class DeviceFacts:
                 return self.device_may_be_accelerator(d)
             if isinstance(d, cst.Attribute) and d.attr.value == "device":
                 return acc(d.value)  # y.to(x.device): wherever x is
+            if isinstance(d, cst.Name):
+                # `dev = x.device; y.to(dev)`: wherever x is (every binding that reaches is one)
+                bs = self.reaching_bindings(d)
+                if bs and all(
+                    b.how == "assign" and isinstance(b.value, cst.Attribute) and b.value.attr.value == "device"
+                    for b in bs
+                ):
+                    return all(acc(b.value.value) for b in bs)
             if mv.method == "to" and d is not None and not m.is_device_expr(d):
                 return acc(d)  # x.to(other_tensor)
             return isinstance(f, cst.Attribute) and m.kind_of(f.value) is not Kind.MODULE
