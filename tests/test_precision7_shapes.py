@@ -159,3 +159,94 @@ def test_gl109_moved_to_a_host_tensors_device_is_silent():
 
 def test_gl109_moved_to_a_device_tensors_device_still_reports():
     assert codes(GL109_DEV_NAME.replace("SOURCE", "ref"), "GL109") == [("GL109", 11)]
+
+
+# -- GL116: CTC loss lengths on the host (second batch) ---------------------------------------------
+GL116_CTC = '''import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(8, 6).to(device)
+criterion = LOSS
+inputs = torch.randn(12, 3, 8, device=device)
+targets = torch.tensor([[1, 2], [2, 3], [3, 4]], device=device)
+input_lengths = torch.IntTensor([12, 11, 10])
+target_lengths = torch.LongTensor([2, 2, 2])
+loss = criterion(model(inputs).log_softmax(-1), ARGS)
+'''
+
+
+def test_gl116_ctc_lengths_on_the_host_are_silent():
+    text = GL116_CTC.replace("LOSS", "nn.CTCLoss()")
+    assert codes(text.replace("ARGS", "targets, input_lengths, target_lengths"), "GL116") == []
+    assert codes(text.replace("ARGS", "targets, input_lengths=input_lengths, target_lengths=target_lengths"), "GL116") == []
+
+
+def test_gl116_ctc_targets_on_the_host_or_another_loss_still_reports():
+    host_targets = GL116_CTC.replace("LOSS", "nn.CTCLoss()").replace(
+        "targets = torch.tensor([[1, 2], [2, 3], [3, 4]], device=device)", "targets = torch.tensor([[1, 2], [2, 3], [3, 4]])")
+    assert codes(host_targets.replace("ARGS", "targets, input_lengths, target_lengths"), "GL116") == [("GL116", 11)]
+    # a loss that takes no lengths: the third argument is a tensor like the others
+    other = GL116_CTC.replace("LOSS", "nn.MarginRankingLoss()")
+    assert codes(other.replace("ARGS", "targets, target_lengths"), "GL116") != []
+
+
+# -- GL301 / GL304: a wrapper only saved, never run ---------------------------------------------------
+GL304_ONLY_SAVED = '''import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = nn.Linear(5, 1).to(device)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for step in range(3):
+    opt.zero_grad()
+    net(torch.randn(4, 5, device=device)).sum().backward()
+    opt.step()
+net = torch.nn.DataParallel(net)
+USE
+torch.save({"model_state": net.state_dict()}, "converted.pth")
+'''
+
+
+def test_gl301_gl304_wrapper_only_saved_is_silent():
+    text = GL304_ONLY_SAVED.replace("USE", "pass")
+    assert codes(text, "GL301") == [] and codes(text, "GL304") == []
+
+
+def test_gl301_gl304_wrapper_that_runs_still_reports():
+    text = GL304_ONLY_SAVED.replace("USE", "out = net(torch.randn(4, 5, device=device))")
+    assert [c for c, _ in codes(text, "GL304")] == ["GL304"]
+    assert [c for c, _ in codes(text, "GL301")] == ["GL301"]
+
+
+# -- GL401: an optimizer whose modules the other optimizers clear ------------------------------------
+GL401_INFO = '''import itertools
+import torch
+import torch.nn as nn
+
+G = nn.Linear(4, 6)
+D = nn.Linear(6, 3)
+G_optimizer = torch.optim.Adam(G.parameters())
+D_optimizer = torch.optim.Adam(D.parameters())
+info_optimizer = torch.optim.Adam(itertools.chain(G.parameters(), D.parameters()))
+for step in range(10):
+    z = torch.randn(8, 4)
+    D_optimizer.zero_grad()
+    D(G(z).detach()).sum().backward()
+    D_optimizer.step()
+    CLEAR_G
+    D(G(z)).sum().backward()
+    G_optimizer.step()
+    D(G(z)).pow(2).mean().backward()
+    info_optimizer.step()
+'''
+
+
+def test_gl401_optimizer_cleared_through_the_others_is_silent():
+    assert codes(GL401_INFO.replace("CLEAR_G", "G_optimizer.zero_grad()"), "GL401") == []
+
+
+def test_gl401_optimizer_with_one_module_never_cleared_still_reports():
+    # G's gradients are never cleared: both G_optimizer and info_optimizer accumulate
+    found = codes(GL401_INFO.replace("CLEAR_G", "pass"), "GL401")
+    assert ("GL401", 17) in found and ("GL401", 19) in found
