@@ -250,3 +250,51 @@ def test_gl401_optimizer_with_one_module_never_cleared_still_reports():
     # G's gradients are never cleared: both G_optimizer and info_optimizer accumulate
     found = codes(GL401_INFO.replace("CLEAR_G", "pass"), "GL401")
     assert ("GL401", 17) in found and ("GL401", 19) in found
+
+
+# -- GL402: the loss name rebound to a Python number before the accumulation (third batch) ----------
+GL402_REBOUND = '''import math
+import torch
+import torch.nn as nn
+
+
+def metric(y_true, probs):
+    total = 0
+    for p, y in zip(probs, y_true):
+        total += math.log(max(1e-15, p[y]))
+    RETURN
+
+
+model = nn.Linear(6, 2)
+optimizer = torch.optim.Adam(model.parameters())
+criterion = nn.CrossEntropyLoss()
+x = torch.randn(8, 6)
+y = torch.randint(0, 2, (8,))
+total_loss = 0
+for fold in range(5):
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    REBIND
+    total_loss += loss
+'''
+
+
+def test_gl402_loss_rebound_to_a_number_is_silent():
+    text = GL402_REBOUND.replace("RETURN", "return (-1 / len(probs)) * total").replace(
+        "REBIND", "loss = metric(y.tolist(), model(x).softmax(1).tolist())")
+    assert codes(text, "GL402") == []
+
+
+def test_gl402_loss_rebound_to_a_tensor_or_in_a_branch_still_reports():
+    # the metric returns one of its (tensor) arguments
+    text = GL402_REBOUND.replace("RETURN", "return probs.sum() * total").replace(
+        "REBIND", "loss = metric(y.tolist(), model(x).softmax(1))")
+    assert codes(text, "GL402") == [("GL402", 25)]
+    # the rebinding only on one path: the loss tensor may reach the accumulation
+    text = GL402_REBOUND.replace("RETURN", "return (-1 / len(probs)) * total").replace(
+        "REBIND", "if fold % 2:\n        loss = metric(y.tolist(), model(x).softmax(1).tolist())")
+    assert codes(text, "GL402") == [("GL402", 26)]
+    # no rebinding at all
+    assert codes(GL402_REBOUND.replace("RETURN", "return total").replace("REBIND", "pass"), "GL402") == [("GL402", 25)]
