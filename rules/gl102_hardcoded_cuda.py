@@ -165,11 +165,37 @@ def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = froze
                 leaf = n.attr.value
                 if (m.qualname(n) or "").startswith("torch."):
                     continue
+            elif isinstance(n, cst.SimpleString):
+                # a config value read by key: `if conf["use_gpu"]:`, `if cfg.get("cuda"):`,
+                # `if getattr(args, "cuda", False):` (asteroid's eval scripts, PRECISION7.md)
+                leaf = _config_key(m, n)
             if leaf is not None and _CUDA_FLAG.search(leaf) and not (m.qualname(n) or "").startswith("torch"):
                 return True
         if "torch.version.cuda" in ctx.code(test):
             return True
     return False
+
+
+def _config_key(m, s: cst.SimpleString) -> str | None:
+    """The key a string names where it reads a configuration value: the subscript of
+    `conf["use_gpu"]`, the first argument of `cfg.get("cuda")`, the second of
+    `getattr(args, "cuda")`. None for any other string (a device string, a message)."""
+    value = s.evaluated_value
+    if not isinstance(value, str) or not value.isidentifier():
+        return None
+    parent = m.parent(s)
+    if isinstance(parent, cst.Index):
+        return value if isinstance(m.parent(m.parent(parent)), cst.Subscript) else None
+    if not isinstance(parent, cst.Arg) or parent.keyword is not None:
+        return None
+    call = m.parent(parent)
+    if not isinstance(call, cst.Call) or not call.args:
+        return None
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "get" and call.args[0] is parent:
+        return value
+    if isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(call.args) >= 2 and call.args[1] is parent:
+        return value
+    return None
 
 
 _DEFAULT_SETTERS = frozenset({"torch.set_default_tensor_type", "torch.set_default_device"})

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from gpulint.analysis.mismatch import (
@@ -11,6 +9,7 @@ from gpulint.analysis.mismatch import (
     factory_takes_device,
     representative,
 )
+from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.modules import ModuleFacts
 from gpulint.analysis.paths import is_test_path
 from gpulint.model import MODULE_BASES
@@ -80,8 +79,10 @@ class Tagger(nn.Module):
             return
         if is_test_path(ctx.path):
             return  # a test suite's modules run where its tests put them: a mismatch fails that test itself
-        if ctx.model.is_script and not _uses_accelerator(ctx):
-            return  # a script that runs on the CPU only (pytorch/examples time_sequence_prediction): nothing meets
+        if runs_on_cpu_only(ctx.model, ctx.source, ctx.path):
+            # a script or notebook that runs on the CPU only (pytorch/examples
+            # time_sequence_prediction, d2l notebooks): nothing meets
+            return
         seen = set()
         for cls in facts.classes:
             for call, site in cls.flow.factories.items():
@@ -153,25 +154,3 @@ class Tagger(nn.Module):
             return ctx.insert_text(end, f", {text}")
         end = ctx.span(call)[1]
         return ctx.insert_text(end - 1, text)
-
-
-def _uses_accelerator(ctx: Context) -> bool:
-    """Does anything in the file put a value on an accelerator or ask for one (`.cuda()`, a move
-    to a device that is not the CPU, a device expression, an availability check, a "cuda"
-    string)? A script with none of these runs its modules on the CPU only."""
-    m = ctx.model
-    if m.checks_availability:
-        return True
-    if re.search(r"\bcuda\b|\bmps\b|\bxpu\b", ctx.source) and any(
-        isinstance(n, cst.SimpleString) and re.search(r"\b(?:cuda|mps|xpu)\b", n.value) for n in m.nodes
-    ):
-        return True  # a device string
-    for call in m.calls:
-        mv = m.move_of_call(call)
-        if mv is None or mv.to_cpu:
-            continue
-        if mv.method == "cuda" or mv.device is None or m.is_device_expr(mv.device):
-            return True
-        if not (isinstance(mv.device, cst.SimpleString) and "cpu" in mv.device.value):
-            return True  # a move to something that may be an accelerator
-    return False

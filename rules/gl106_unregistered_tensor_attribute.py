@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.modules import (
     AttrAssign,
     ModuleClass,
@@ -84,6 +85,8 @@ class Decoder(nn.Module):
     def check(self, ctx: Context):
         if is_test_path(ctx.path):
             return  # a test suite's modules run where its tests put them: a mismatch fails that test itself
+        if runs_on_cpu_only(ctx.model, ctx.source, ctx.path, scripts=False):
+            return  # a notebook that never asks for an accelerator: nothing is moved (d2l notebooks)
         facts: ModuleFacts = ctx.model.facts(ModuleFacts)
         seen = set()
         for cls in facts.classes:
@@ -170,7 +173,11 @@ class Decoder(nn.Module):
         return False
 
     def _maybe_scalar(self, ctx: Context, cls: ModuleClass, value) -> bool:
-        """Built from `torch.tensor(<number>)`: a 0-dim tensor, which may meet device tensors."""
+        """Built from `torch.tensor(<number>)`, or a full reduction (`torch.sqrt(torch.sum(w))`):
+        a 0-dim tensor, which may meet device tensors (PyTorch lets a CPU scalar tensor into an
+        operation on CUDA tensors)."""
+        if _zero_dim(ctx.model, value):
+            return True
         for node in self._expr_nodes(ctx, value):
             if isinstance(node, cst.Call) and ctx.model.qualname(node.func) in ("torch.tensor", "torch.as_tensor"):
                 args = [a for a in node.args if a.keyword is None]
@@ -290,3 +297,59 @@ def _assignments(m, fn: cst.FunctionDef, attr: str):
                     yield None
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and self_attr(node.target) == attr:
             yield node.value if isinstance(node, cst.AnnAssign) else None
+
+
+# reductions over every element when given no `dim`: `torch.sum(w)`, `w.mean()`
+_FULL_REDUCTIONS = frozenset("sum mean prod max min amax amin norm std var median nansum nanmean count_nonzero".split())
+# element-wise functions and conversions: a 0-dim operand gives a 0-dim result
+_ELEMENTWISE = frozenset(
+    "sqrt rsqrt exp log log2 log10 log1p abs neg reciprocal sigmoid tanh square float double half detach clone".split()
+)
+_DIM_KEYWORDS = frozenset({"dim", "axis", "keepdim"})
+
+
+def _zero_dim(m, e, depth: int = 0) -> bool:
+    """`e` is known to be a 0-dim tensor (or a Python number): a full reduction with no `dim`
+    (`torch.sum(w)`, `w.mean()`), an element-wise function or a conversion of one, arithmetic on
+    such values and numeric literals, or a local name bound once to one of these."""
+    if depth > 6:
+        return False
+    if isinstance(e, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(e, cst.UnaryOperation):
+        return _zero_dim(m, e.expression, depth + 1)
+    if isinstance(e, cst.BinaryOperation):
+        return _zero_dim(m, e.left, depth + 1) and _zero_dim(m, e.right, depth + 1)
+    if isinstance(e, cst.Name):
+        bs = m.bindings_of(e)
+        return (
+            len(bs) == 1 and bs[0].how == "assign" and bs[0].value is not None and bs[0].value is not e
+            and _zero_dim(m, bs[0].value, depth + 1)
+        )
+    if not isinstance(e, cst.Call):
+        return False
+    if any(a.keyword is not None and a.keyword.value in _DIM_KEYWORDS for a in e.args) or any(a.star for a in e.args):
+        return False
+    positional = [a.value for a in e.args if a.keyword is None]
+    q = m.qualname(e.func) or ""
+    if q.startswith("torch.") and q.count(".") == 1:
+        fn = q[6:]
+        if len(positional) != 1:
+            return False
+        if fn in _FULL_REDUCTIONS:
+            return True
+        return fn in _ELEMENTWISE and _zero_dim(m, positional[0], depth + 1)
+    if isinstance(e.func, cst.Attribute) and not positional and not q.startswith("torch."):
+        meth = e.func.attr.value
+        if meth in _FULL_REDUCTIONS:
+            return True
+        return meth in _ELEMENTWISE and _zero_dim(m, e.func.value, depth + 1)
+    return False
+
+
+def _iter(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(_children(cur))

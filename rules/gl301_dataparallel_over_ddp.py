@@ -133,6 +133,8 @@ dist.destroy_process_group()
         if facts.init_calls or any(w.kind != "dp" for w in facts.wraps):
             return  # a DDP script whose DataParallel branch is a deliberate single-process fallback
         dps = [w for w in facts.wraps_of_module("dp") if not _in_library_function(m, w.call)]
+        # a wrapper only saved (`state_dict()`), never run: it drives no GPU (pytorch-semseg)
+        dps = [w for w in dps if not facts.only_saved(w)]
         if dps and not _trains(m):
             return  # an evaluation or demo script: no gradients to synchronise, DDP is not the advice
         for w in dps:

@@ -70,6 +70,8 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                 recv = sd.func.value  # type: ignore[union-attr]
                 reach = facts.wrapper_reaching(recv) if isinstance(recv, cst.Name) else None
                 if reach is not None:
+                    if facts.only_saved(reach[0]):
+                        continue  # wrapped only to save with `module.` keys, never run: on purpose
                     found.append((recv, "dp" if reach[0].kind == "dp" else "ddp"))
                     continue
                 kind = _engine_wrapper(m, recv)  # `self.model` holding the wrapper, helpers' returns

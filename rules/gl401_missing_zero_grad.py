@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.devices import DeviceFacts
 from gpulint.analysis.training import TrainingFacts, walk
 from gpulint.model import Kind
 from gpulint.rule import Context, Rule
@@ -70,6 +71,8 @@ for x, y in loader:
                 opt = ctx.code(step.optimizer)
                 if opt in loop.cleared_optimizers or opt in reported:
                     continue
+                if _cleared_through_others(ctx, step.optimizer, loop.node):
+                    continue  # its modules' gradients are cleared by the other optimizers' zero_grad
                 if _built_in_loop(ctx, step.optimizer, loop.node):
                     continue  # a fresh optimizer every iteration: a one-step check, not a training loop
                 reported.add(opt)
@@ -285,3 +288,30 @@ def _branch_block(m, node, fn):
         if block is None and isinstance(anc, cst.IndentedBlock) and isinstance(m.parent(anc), (cst.If, cst.Else)):
             block = anc
     return None
+
+
+def _cleared_through_others(ctx: Context, optimizer, loop) -> bool:
+    """Every module whose parameters built `optimizer` has its gradients cleared in the loop by
+    another call: `O2.zero_grad()` of an optimizer built from that module, or `module.zero_grad()`.
+    InfoGAN's `info_optimizer` over `chain(G.parameters(), D.parameters())` steps after
+    `D_optimizer.zero_grad()` and `G_optimizer.zero_grad()` ran in the same iteration
+    (pytorch-generative-model-collections, PRECISION7.md): nothing accumulates across steps."""
+    m = ctx.model
+    dev = m.facts(DeviceFacts)
+    mods = dev.optimizer_models(optimizer)
+    if not mods:
+        return False
+    cleared: set[str] = set()
+    for c in m.calls_in(loop):
+        f = c.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "zero_grad"):
+            continue
+        recv = f.value
+        if not isinstance(recv, (cst.Name, cst.Attribute)):
+            continue
+        if m.kind_of(recv) is Kind.MODULE:
+            cleared.add(ctx.code(recv))
+        else:
+            cleared.update(ctx.code(x) for x in dev.optimizer_models(recv))
+    return all(ctx.code(x) in cleared for x in mods)
+

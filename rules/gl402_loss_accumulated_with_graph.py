@@ -102,6 +102,8 @@ for x, y in loader:
                     continue  # this value was computed under no_grad: it holds no graph
                 if self._detached_rebinding(ctx, loop.node, _root_value(names[0])):
                     continue
+                if all(isinstance(n, cst.Name) and _reached_by_number(m, stmt, n.value) for n in names):
+                    continue  # `loss = mlogloss(y, pred)` just above: a Python number reaches it, not the loss
                 meter = isinstance(stmt, cst.Expr) and method_of(stmt.value) is not None and method_of(stmt.value)[1] != "append"
                 acc_root = dotted(acc) if meter else self._root(acc)  # `r.meter.update(loss)`: the meter itself
                 if acc_root is None or self._differentiated(ctx, acc_root):
@@ -560,3 +562,88 @@ def _reset_at_optimizer_step(ctx: Context, loop: cst.CSTNode, acc: str) -> bool:
                                                            or "optim" in (dotted(recv) or "").lower())):
                 return True
     return False
+
+
+_NUMBER_FUNCTIONS = frozenset({"len", "float", "int", "round", "abs", "max", "min"})
+
+
+def _reached_by_number(m, stmt: cst.CSTNode, name: str) -> bool:
+    """The binding of `name` that reaches `stmt` is a plain assignment earlier in the same block
+    (nothing in between rebinds it) whose value is a Python number: a call of a function of the file
+    whose every return is built from numeric literals, `len`, `float`/`int`/`round`, `math.*` and
+    local names bound only to such values (app_deep_learning's `loss = mlogloss(y_test, pred)` after
+    the training branch's `loss = criterion(...)`, PRECISION7.md)."""
+    st = m.statement_of(stmt)
+    block = m.parent(st) if st is not None else None
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or st not in body:
+        return False
+    for prev in reversed(body[: body.index(st)]):
+        if isinstance(prev, cst.SimpleStatementLine):
+            for small in reversed(prev.body):
+                if isinstance(small, cst.Assign) and any(
+                    isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets
+                ):
+                    if len(small.targets) != 1:
+                        return False
+                    v = small.value
+                    if not (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)):
+                        return False
+                    fns = m.functions.get(v.func.value, [])
+                    return len(fns) == 1 and _returns_number(m, fns[0])
+                if isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(small.target, cst.Name) \
+                        and small.target.value == name:
+                    return False
+            continue
+        if any(isinstance(n, cst.Name) and n.value == name for n in walk(prev)):
+            return False  # a compound statement that may rebind it: cannot tell which binding reaches
+    return False
+
+
+def _returns_number(m, fn: cst.FunctionDef) -> bool:
+    returns = [n for n in walk(fn.body, False) if isinstance(n, cst.Return)]
+    if not returns or any(r.value is None for r in returns):
+        return False
+    return all(_numeric(m, fn, r.value, 0) for r in returns)
+
+
+def _numeric(m, fn: cst.FunctionDef, e: cst.BaseExpression, depth: int) -> bool:
+    if depth > 8:
+        return False
+    if isinstance(e, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(e, cst.UnaryOperation):
+        return _numeric(m, fn, e.expression, depth + 1)
+    if isinstance(e, cst.BinaryOperation):
+        return _numeric(m, fn, e.left, depth + 1) and _numeric(m, fn, e.right, depth + 1)
+    if isinstance(e, cst.Call):
+        q = m.qualname(e.func) or ""
+        if q.startswith("math.") and q.count(".") == 1:
+            return True  # math functions return Python floats, whatever they are given
+        if isinstance(e.func, cst.Name) and e.func.value in _NUMBER_FUNCTIONS and e.func.value not in m.functions \
+                and e.func.value not in m.aliases:
+            if e.func.value in ("len", "float", "int", "round"):
+                return True
+            return all(not a.star and _numeric(m, fn, a.value, depth + 1) for a in e.args)  # max/min/abs of numbers
+        return False
+    if isinstance(e, cst.Name):
+        # a local bound only by assignments (and augmented assignments) of numbers in this function
+        binds = []
+        for n in walk(fn.body, False):
+            if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == e.value for t in n.targets):
+                if len(n.targets) != 1:
+                    return False
+                binds.append(n.value)
+            elif isinstance(n, (cst.AugAssign, cst.AnnAssign)) and isinstance(n.target, cst.Name) and n.target.value == e.value:
+                if n.value is None:
+                    return False
+                binds.append(n.value)
+            elif isinstance(n, (cst.For, cst.CompFor)) and any(
+                    isinstance(x, cst.Name) and x.value == e.value for x in walk(n.target)):
+                return False
+        if any(isinstance(p.name, cst.Name) and p.name.value == e.value
+               for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)):
+            return False
+        return bool(binds) and all(b is not e and _numeric(m, fn, b, depth + 1) for b in binds)
+    return False
+

@@ -14,6 +14,8 @@ Candidates for the ScriptModel (general capabilities, not device-specific):
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.model import (
@@ -581,6 +583,14 @@ class DeviceFacts:
                 return self.device_may_be_accelerator(d)
             if isinstance(d, cst.Attribute) and d.attr.value == "device":
                 return acc(d.value)  # y.to(x.device): wherever x is
+            if isinstance(d, cst.Name):
+                # `dev = x.device; y.to(dev)`: wherever x is (every binding that reaches is one)
+                bs = self.reaching_bindings(d)
+                if bs and all(
+                    b.how == "assign" and isinstance(b.value, cst.Attribute) and b.value.attr.value == "device"
+                    for b in bs
+                ):
+                    return all(acc(b.value.value) for b in bs)
             if mv.method == "to" and d is not None and not m.is_device_expr(d):
                 return acc(d)  # x.to(other_tensor)
             return isinstance(f, cst.Attribute) and m.kind_of(f.value) is not Kind.MODULE
@@ -647,3 +657,36 @@ def _argument_for(fn: cst.FunctionDef, name: str, call: cst.Call) -> cst.BaseExp
         elif i < len(ordered) and ordered[i] == name:
             return a.value
     return None
+
+
+def uses_accelerator(m, source: str) -> bool:
+    """Does anything in the file put a value on an accelerator or ask for one (`.cuda()`, a move
+    to a device that is not the CPU, a device expression, an availability check, a "cuda"
+    string)? A script with none of these runs its modules on the CPU only."""
+    if m.checks_availability:
+        return True
+    if re.search(r"\bcuda\b|\bmps\b|\bxpu\b", source) and any(
+        isinstance(n, cst.SimpleString) and re.search(r"\b(?:cuda|mps|xpu)\b", n.value) for n in m.nodes
+    ):
+        return True  # a device string
+    for call in m.calls:
+        mv = m.move_of_call(call)
+        if mv is None or mv.to_cpu:
+            continue
+        if mv.method == "cuda" or mv.device is None or m.is_device_expr(mv.device):
+            return True
+        if not (isinstance(mv.device, cst.SimpleString) and "cpu" in mv.device.value):
+            return True  # a move to something that may be an accelerator
+    return False
+
+
+def runs_on_cpu_only(m, source: str, path: str, scripts: bool = True) -> bool:
+    """A notebook (never imported: what its cells define runs only there) or, with `scripts`, a
+    script (a `__main__` guard, top-level loops, ...) that never asks for an accelerator: its
+    modules run on the CPU only, so a CPU tensor in their `forward` meets nothing on a device. A
+    library file's modules are moved by the scripts that import them, and are not covered; nor,
+    without `scripts`, is a module file with a `__main__` smoke test (diffusers' anytext
+    `RecSVTR.py`: its classes are imported and moved by the pipeline)."""
+    if not (str(path).endswith(".ipynb") or (scripts and m.is_script)):
+        return False
+    return not uses_accelerator(m, source)

@@ -284,6 +284,29 @@ class DistFacts:
                 return w
         return None
 
+    def only_saved(self, w: Wrap) -> bool:
+        """The wrapper is never run: every use of the name it is bound to is the receiver of a
+        `.state_dict()` call. The wrap is there for its `module.` key prefix (pytorch-semseg's
+        weight-conversion demos: `psp = DataParallel(psp)  # append module.`, then
+        `torch.save({"model_state": psp.state_dict()}, ...)`), not to drive GPUs."""
+        if w.target is None:
+            return False
+        m = self.model
+        uses = 0
+        for node in m.nodes:
+            if type(node) is not cst.Name or node.value != w.target.value or node is w.target:
+                continue
+            reach = self.wrapper_reaching(node)
+            if reach is None or reach[0] is not w:
+                continue
+            parent = m.parent(node)
+            call = m.parent(parent) if isinstance(parent, cst.Attribute) else None
+            if not (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "state_dict"
+                    and isinstance(call, cst.Call) and call.func is parent):
+                return False
+            uses += 1
+        return uses > 0
+
     def wrapper_reaching(self, use: cst.BaseExpression, _depth: int = 0) -> tuple[Wrap, bool] | None:
         """The wrapper a name holds where it is used: (wrap, definitely).
 
