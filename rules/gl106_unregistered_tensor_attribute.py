@@ -346,10 +346,3 @@ def _zero_dim(m, e, depth: int = 0) -> bool:
         return meth in _ELEMENTWISE and _zero_dim(m, e.func.value, depth + 1)
     return False
 
-
-def _iter(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        stack.extend(_children(cur))
