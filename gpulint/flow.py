@@ -992,8 +992,8 @@ class Flow:
                     continue
                 if v.items is not None and len(v.items) == n:
                     sub = v.items[i]
-                elif v.kind == BATCH or (v.kind == TUPLE and v.elem is not None):
-                    sub = v.elem if v.kind == TUPLE else Value(TENSOR, v.dev, nonscalar=True, origin=v.origin)
+                elif v.kind == BATCH or (v.kind in (TUPLE, ITER) and v.elem is not None):
+                    sub = v.elem if v.kind != BATCH else Value(TENSOR, v.dev, nonscalar=True, origin=v.origin)
                 elif v.kind == TENSOR and n == 2 and self._pair_result(value_expr):
                     sub = v  # `_, predicted = torch.max(outputs, 1)`: values and indices, where the input is
                 else:
@@ -2043,6 +2043,11 @@ class Flow:
             return Value(ITER, None, elem=Value(TUPLE, None, items=(Value(HOSTVAL, HOST), el)))
         if name == "zip" and vals:
             return Value(ITER, None, elem=Value(TUPLE, None, items=tuple(self._element(v) for v in vals)))
+        if name == "map" and len(vals) == 2 and vals[0].kind == FUNC and len(pos) == 2:
+            # `map(lambda t: t.to(device), (x, y))`: what the function gives for an element
+            el = self._element(vals[1])
+            out = self._call_function(vals[0].fn, None, e, [(pos[1][0], el, "")], {}, frame, None)
+            return Value(ITER, None, elem=out) if out.kind is not None else UNKNOWN
         if name in ("list", "tuple", "sorted", "reversed") and vals:
             el = self._element(vals[0])
             return Value(TUPLE, None, elem=el) if el.kind is not None else UNKNOWN
@@ -2187,6 +2192,9 @@ class Flow:
                 for t in tensors[1:]:
                     dev = join_dev(dev, t.dev)
                 return Value(DATASET, dev, origin=e)
+            if q.rsplit(".", 1)[-1] == "TensorDataset" and any(v.kind is None for _, v, s in pos if not s):
+                # tensors the engine cannot place (`x, y = helper(x, y)`): not known to be on the host
+                return Value(DATASET, EITHER, origin=e)
             return Value(DATASET, HOST if kb.dataset_on_host(q) else None, origin=e)
         if kind == OPTIMIZER and pos and pos[0][1].kind == PARAMS:
             # over the parameters of a module: float16 ones have float16 gradients; state made at

@@ -1123,3 +1123,32 @@ w.to(device)
 out = w.run(torch.randn(4, 3).to(device))
 """)
     assert moved.mismatches() == []
+
+
+def test_map_of_a_lambda_gives_what_it_returns_and_unpacks():
+    # app_deep_learning (precision7): `x, y = map(lambda t: t.to(device), (x, y))` before a TensorDataset
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader, TensorDataset
+x, y = torch.randn(16, 4), torch.randint(0, 2, (16,))
+x, y = map(lambda t: t.to(device), (x, y))
+for xb, yb in DataLoader(TensorDataset(x, y), batch_size=4):
+    pass
+a, b = map(lambda t: t * 2, (torch.randn(3), torch.randn(3)))
+""")
+    assert where(m, "x", 1) == "acc"  # the target of the map
+    assert where(m, "xb") == "acc"
+    assert where(m, "a") == "host"
+
+
+def test_a_tensor_dataset_of_tensors_the_engine_cannot_place_is_not_on_the_host():
+    m = model_of(HEAD + """
+from torch.utils.data import DataLoader, TensorDataset
+from helpers import prepare
+x, y = prepare(torch.randn(16, 4), torch.randint(0, 2, (16,)))
+for xb, yb in DataLoader(TensorDataset(x, y), batch_size=4):
+    pass
+for xh, yh in DataLoader(TensorDataset(torch.randn(16, 4), torch.randn(16)), batch_size=4):
+    pass
+""")
+    assert where(m, "xb") != "host"
+    assert where(m, "xh") == "host"
