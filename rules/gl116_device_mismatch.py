@@ -99,7 +99,7 @@ noise_scale = betas[t]
             elif source is not None:
                 where = f"a batch from {source} on line {ctx.line_of(origin)}, never moved"
             else:
-                where = self._where(ctx, origin)
+                where = self._where(ctx, self._operand_origin(m, origin))
             fix = self._fix(ctx, mm, origin, acc_node)
             if mm.op == "module-call":
                 what = f"move the input to the model's device (`.to({self._model_device(ctx, mm)})`)"
@@ -266,6 +266,19 @@ noise_scale = betas[t]
             return any(isinstance(n, cst.Call) and factory_takes_device(m.qualname(n.func))
                        for n in (origin, *m.walk(origin)))
         return True
+
+    @staticmethod
+    def _operand_origin(m, origin):
+        """For a host value computed by arithmetic (`self.decay * e`), where its host tensor
+        operand came from (`e`: an EMA copy's `state_dict()` values), when one operand says so."""
+        if not isinstance(origin, cst.BinaryOperation):
+            return origin
+        for part in (origin.left, origin.right):
+            v = m.value_of(part)
+            if (v.kind == "tensor" and v.dev is not None and v.dev.is_host and isinstance(v.origin, cst.Call)
+                    and v.origin is not origin):
+                return v.origin
+        return origin
 
     @staticmethod
     def _where(ctx: Context, origin) -> str:
