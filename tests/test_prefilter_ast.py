@@ -256,3 +256,25 @@ def test_literal_conditions():
     assert lit(r"(?i)loss").lower
     for pattern in (r"(?!)", r"^$", r"a.b", r"a\nb", r"x+", r"(?i)Loss", r"\Aab", r"a(?i:b)"):
         assert lit(pattern) is None, pattern
+
+
+def test_plain_expressions_read_without_re_parser_same_texts(monkeypatch):
+    """Plain alternatives (`cuda`, `^\\.to\\($|device`) are read by a cheap pattern; every rule
+    expression that takes that path gets the texts re's parser would give."""
+    pats = set()
+    for r in RULES:
+        if r.prefilter:
+            pats.add(r.prefilter)
+        cond = getattr(r, "ast_prefilter", None)
+        if cond:
+            pats.update([cond] if isinstance(cond, str) else cond)
+    pats.update([r"a\$", r"^x\.y\($|z", r"'CUDA_VISIBLE_DEVICES$"])
+    fast = {p: engine._plain_literals(p) for p in sorted(pats)}
+    assert sum(v is not None for v in fast.values()) > 20
+    monkeypatch.setattr(engine, "_plain_literals", lambda p: None)
+    for p, texts in fast.items():
+        if texts is not None:
+            slow = engine._literals(p)
+            assert slow is not None and slow.texts == texts, p
+    for p in (r"a.b", r"a+", r"(?i)loss", r"^$", r"a\\b", r"\bload\("):
+        assert engine._plain_literals(p) is None or engine._literals(p) is not None, p
