@@ -175,6 +175,8 @@ class Prefilter:
         self.rules = list(rules)
         self.always = [r for r in self.rules if not r.prefilter]
         self.filtered = [(r, re.compile(r.prefilter, re.MULTILINE)) for r in self.rules if r.prefilter]
+        # what select_live and TextMatches search: fixed texts as substring tests (see _Literals)
+        self.conditions = {id(r): _condition(r.prefilter) for r in self.rules if r.prefilter}
         self._any: object = False  # compiled on first use: the syntax-tree path never needs it
 
     @property
@@ -199,8 +201,10 @@ class Prefilter:
         searched."""
         if "\r" in text:
             text = text.replace("\r", "\n")
+        search = _Search(text)
+        conds = self.conditions
         return [r for r in self.always if id(r) in live] + [
-            r for r, rx in self.filtered if id(r) in live and rx.search(text)
+            r for r, _rx in self.filtered if id(r) in live and search(conds[id(r)])
         ]
 
 
@@ -226,16 +230,23 @@ class TextMatches:
     def __init__(self, pre: Prefilter, text: str) -> None:
         self.text = text.replace("\r", "\n") if "\r" in text else text
         self.always = {r.code for r in pre.always}
-        self.filtered = {r.code: rx for r, rx in pre.filtered}
+        self.filtered = {r.code: pre.conditions[id(r)] for r, _rx in pre.filtered}
         self.seen: dict[str, bool] = {}
+        self._search: _Search | None = None
 
     def __contains__(self, code: object) -> bool:
         if code in self.always:
             return True
         hit = self.seen.get(code)  # type: ignore[arg-type]
         if hit is None:
-            rx = self.filtered.get(code)  # type: ignore[arg-type]
-            hit = self.seen[code] = rx is not None and rx.search(self.text) is not None  # type: ignore[index]
+            cond = self.filtered.get(code)  # type: ignore[arg-type]
+            if cond is None:
+                hit = False
+            else:
+                if self._search is None:
+                    self._search = _Search(self.text)
+                hit = self._search(cond)
+            self.seen[code] = hit  # type: ignore[index]
         return hit
 
 
@@ -336,20 +347,108 @@ class _Literals:
     expression ignores case; it is then answered from the lowered facts only when they are
     ASCII (where lowering is what the expression's case folding does), else by the expression."""
 
-    __slots__ = ("texts", "lower", "rx")
+    __slots__ = ("texts", "lower", "rx", "lines", "parts")
 
     def __init__(self, texts: tuple[str, ...], lower: bool, rx) -> None:
         self.texts = texts
         self.lower = lower
         self.rx = rx
+        # the texts framed by line ends on both sides are whole lines (`^\.to\($`: the line
+        # ".to("), answered by a set lookup when the searched text is given as its set of lines
+        self.lines = tuple(t[1:-1] for t in texts if len(t) > 2 and t[0] == t[-1] == "\n")
+        self.parts = tuple(t for t in texts if not (len(t) > 2 and t[0] == t[-1] == "\n"))
+
+
+class _Search:
+    """Whether conditions (each a `_Literals` or a compiled expression, see `_condition`) match
+    one text, each distinct condition searched once. The text is given as a string, or as the
+    set of its lines (the facts; joined with "\n" in the set's order only when an expression or
+    a part of a line must be searched)."""
+
+    __slots__ = ("_text", "_lines", "_framed", "_lowered", "_found")
+
+    def __init__(self, text: str | None = None, lines=None) -> None:
+        self._text = text
+        self._lines = lines
+        self._framed = None
+        self._lowered = None
+        self._found: dict = {}
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "\n".join(self._lines)
+        return self._text
+
+    def __call__(self, cond) -> bool:
+        hit = self._found.get(cond)
+        if hit is None:
+            hit = self._found[cond] = self._search(cond)
+        return hit
+
+    def _search(self, cond) -> bool:
+        if type(cond) is not _Literals:
+            return cond.search(self.text) is not None
+        if not cond.lower:
+            texts = cond.texts
+            lines = self._lines
+            if lines is not None:
+                for t in cond.lines:
+                    if t in lines:
+                        return True
+                texts = cond.parts
+                if not texts:
+                    return False
+            framed = self._framed
+            if framed is None:
+                framed = self._framed = "\n" + self.text + "\n"
+            for t in texts:
+                if t in framed:
+                    return True
+            return False
+        lowered = self._lowered
+        if lowered is None:
+            framed = self._framed
+            if framed is None:
+                framed = self._framed = "\n" + self.text + "\n"
+            lowered = self._lowered = framed.lower() if framed.isascii() else False
+        if lowered is False:
+            return cond.rx.search(self.text) is not None
+        for t in cond.texts:
+            if t in lowered:
+                return True
+        return False
 
 
 _MAX_LITERALS = 64
 
 
+# an expression that is plain alternatives of letters, digits, `_`, space, `'` and the escapes
+# `\.` `\(` `\)`, each with an optional `^` first and `$` last: read without re's parser (which
+# costs ~0.5M instructions per expression at start-up, for ~80 expressions)
+_PLAIN_ALTERNATIVE = r"\^?(?:[A-Za-z0-9_ ']|\\[.()])+\$?"
+_PLAIN = re.compile(rf"{_PLAIN_ALTERNATIVE}(?:\|{_PLAIN_ALTERNATIVE})*")
+_UNESCAPE = re.compile(r"\\(.)")
+
+
+def _plain_literals(pattern: str) -> tuple[str, ...] | None:
+    if _PLAIN.fullmatch(pattern) is None:
+        return None
+    texts = []
+    for alt in pattern.split("|"):
+        start = "\n" if alt.startswith("^") else ""
+        end = "\n" if alt.endswith("$") and not alt.endswith("\\$") else ""
+        body = _UNESCAPE.sub(r"\1", alt[len(start) : len(alt) - len(end)])
+        texts.append(start + body + end)
+    return tuple(dict.fromkeys(texts))
+
+
 def _literals(pattern: str) -> _Literals | None:
     """The `_Literals` of an expression that is fixed texts, alternatives (`a|b`, `(?:a|b)`,
     `[Ss]`) and `^`/`$` at the ends of an alternative only; None for anything else."""
+    plain = _plain_literals(pattern)
+    if plain is not None:
+        return _Literals(plain, False, re.compile(pattern, re.MULTILINE))
     try:
         from re import _parser as sre_parse, _constants as c  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - another Python's layout
@@ -415,35 +514,18 @@ def _literals(pattern: str) -> _Literals | None:
     return _Literals(tuple(dict.fromkeys(texts)), lower, re.compile(pattern, re.MULTILINE))
 
 
-def ast_select(rules: Sequence[Rule], facts: str) -> list[Rule]:
-    """The rules whose `ast_prefilter` holds on a file's facts (`ast_facts`). Each distinct
-    expression is searched once per file (several rules share `^script$`, `^loop$`, ...)."""
+def ast_select(rules: Sequence[Rule], facts) -> list[Rule]:
+    """The rules whose `ast_prefilter` holds on a file's facts (`ast_facts`: the lines as one
+    string, or the set of them). Each distinct expression is searched once per file (several
+    rules share `^script$`, `^loop$`, ...)."""
+    search = _Search(lines=facts) if isinstance(facts, (set, frozenset)) else _Search(facts)
     out = []
-    found: dict = {}
-    framed = lowered = None
     for r in rules:
         c = ast_condition(r)
         if c is not None:
             ok = True
             for rx in c:
-                hit = found.get(rx)
-                if hit is None:
-                    if type(rx) is _Literals:
-                        if framed is None:
-                            framed = "\n" + facts + "\n"
-                        if not rx.lower:
-                            hit = any(t in framed for t in rx.texts)
-                        else:
-                            if lowered is None:
-                                lowered = framed.lower() if framed.isascii() else False
-                            if lowered is False:
-                                hit = rx.rx.search(facts) is not None
-                            else:
-                                hit = any(t in lowered for t in rx.texts)
-                    else:
-                        hit = rx.search(facts) is not None
-                    found[rx] = hit
-                if not hit:
+                if not search(rx):
                     ok = False
                     break
             if not ok:
@@ -1222,7 +1304,15 @@ def fast_node_identity() -> None:
     node class. The model and the flow engine key dictionaries and sets by nodes (millions of
     lookups per run), and each lookup called that Python `__hash__`. `object`'s own slots mean the
     same (identity), in C: every node class whose methods are LibCST's gets them. A class that
-    defines its own is left alone."""
+    defines its own is left alone.
+
+    The node classes are ABCs (`CSTNode`'s metaclass is `abc.ABCMeta`): `isinstance(n, cst.If)`
+    for a node that is not exactly an `If` calls ABCMeta's `__instancecheck__`, a Python function,
+    and the model, the flow engine and the rules make millions of such tests (`enclosing`,
+    `_nested_in`: ~4 % of a check run's CPU). No node class has virtual subclasses (`register`)
+    or a `__subclasshook__`, so the ABC answer is the class hierarchy's: the node classes get a
+    metaclass whose `__instancecheck__`/`__subclasscheck__` are `type`'s own, in C (see
+    `_FastNodeMeta`). A class with a registry, a hook or another metaclass is left as it is."""
     try:
         from libcst._nodes.base import CSTNode
     except ImportError:  # pragma: no cover - another LibCST layout: nothing to do
@@ -1230,6 +1320,7 @@ def fast_node_identity() -> None:
     own_hash, own_eq = CSTNode.__dict__.get("__hash__"), CSTNode.__dict__.get("__eq__")
     if own_hash is None or own_eq is None:
         return
+    meta = _fast_node_meta()
     todo = [CSTNode]
     seen = set()
     while todo:
@@ -1242,6 +1333,46 @@ def fast_node_identity() -> None:
             cls.__hash__ = object.__hash__
         if cls.__dict__.get("__eq__") is own_eq:
             cls.__eq__ = object.__eq__
+        if meta is not None and _plain_abc(cls):
+            try:
+                cls.__class__ = meta
+            except TypeError:  # pragma: no cover - a layout the assignment refuses: leave it
+                pass
+
+
+_FAST_META: list = []
+
+
+def _fast_node_meta():
+    """`abc.ABCMeta` with `type`'s own (C) instance and subclass checks (see fast_node_identity);
+    None when `type` has no such methods to borrow."""
+    if not _FAST_META:
+        import abc
+
+        inst, sub = type.__dict__.get("__instancecheck__"), type.__dict__.get("__subclasscheck__")
+        if inst is None or sub is None:  # pragma: no cover - another Python
+            _FAST_META.append(None)
+        else:
+            _FAST_META.append(
+                type("_FastNodeMeta", (abc.ABCMeta,), {"__module__": __name__, "__instancecheck__": inst, "__subclasscheck__": sub})
+            )
+    return _FAST_META[0]
+
+
+def _plain_abc(cls: type) -> bool:
+    """An ABC whose isinstance/issubclass answers are its class hierarchy's: metaclass exactly
+    ABCMeta, no virtual subclass registered, no `__subclasshook__` of its own or inherited."""
+    import abc
+
+    if type(cls) is not abc.ABCMeta:
+        return False
+    if any("__subclasshook__" in c.__dict__ for c in cls.__mro__ if c is not object):
+        return False
+    try:
+        registry = abc._get_dump(cls)[0]  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):  # pragma: no cover - the pure-Python abc
+        return False
+    return not registry
 
 
 def tune_gc() -> None:
@@ -1281,7 +1412,7 @@ def _run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Out
         # the syntax-tree conditions first (cheap, on the facts), then the text expressions of
         # the rules that pass them. A rule whose text prefilter matches but whose condition does
         # not cannot fire: it counts as run (for GL002), with no finding.
-        live = {id(r) for r in ast_select(rules, "\n".join(facts))}
+        live = {id(r) for r in ast_select(rules, facts)}
         selected = pre.select_live(text, live)
         ran = TextMatches(pre, text)
         if selected:

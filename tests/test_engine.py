@@ -749,3 +749,37 @@ def test_fast_node_identity_same_meaning():
     module = cst.parse_module("y = f(x)\n")
     seen = {n: i for i, n in enumerate([module, *module.body])}
     assert seen[module.body[0]] == 1
+
+
+def test_fast_node_identity_isinstance_same_answers():
+    """The node classes' C instance/subclass checks give ABCMeta's answers for every pair of
+    LibCST node classes and for nodes of each parsed kind."""
+    import abc
+
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+
+    import gpulint.engine as engine
+
+    engine.fast_node_identity()
+    classes, todo = set(), [CSTNode]
+    while todo:
+        c = todo.pop()
+        if c not in classes:
+            classes.add(c)
+            todo.extend(c.__subclasses__())
+    assert type(cst.If) is not abc.ABCMeta and isinstance(cst.If, abc.ABCMeta)  # really switched
+    assert type(cst.If).__instancecheck__ is type.__instancecheck__
+    for a in classes:
+        for b in classes:
+            assert issubclass(a, b) == abc.ABCMeta.__subclasscheck__(b, a), (a, b)
+    module = cst.parse_module("import os\nclass A(B):\n    def f(self, x=1):\n        return [y async for y in x] if x else {1: 2}\n")
+    nodes, todo = [], [module]
+    while todo:
+        n = todo.pop()
+        nodes.append(n)
+        todo.extend(n.children)
+    for n in nodes:
+        for b in classes:
+            assert isinstance(n, b) == abc.ABCMeta.__instancecheck__(b, n)
+    assert not isinstance(3, cst.Name) and not isinstance(None, (cst.If, cst.BaseExpression))

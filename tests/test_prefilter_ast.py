@@ -220,6 +220,33 @@ def test_literal_conditions_match_like_the_expressions(facts):
     """Conditions that are fixed texts are answered by substring tests on the framed facts: the
     same rules as searching every expression with `re`."""
     assert [r.code for r in ast_select(RULES, facts)] == _regex_select(RULES, facts)
+    lines = set(facts.split("\n")) if facts else set()
+    # the facts as their set of lines (what the engine passes): whole-line texts are set lookups
+    assert [r.code for r in ast_select(RULES, lines)] == _regex_select(RULES, "\n".join(lines))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "import torch\nmodel.to(device)\nx = y.cuda()\n",
+        "def forward(self):\n  opt.step()\n# noqa: GL101\nloss.backward()\n",
+        "from torch.cuda.amp import autocast\nscaler.scale(loss)\nDataLoader(ds)\n",
+        "x.to (d)\n.to(\nCUDA_VISIBLE_DEVICES\nPARAMETER(\nParameter(\nmetric\nMetric\n",
+        "ümlaut = 'cuda'\nnon_blocking = True\ntorch.load(f)\n\tw.half()\n",
+    ],
+)
+def test_text_prefilters_match_like_the_expressions(text):
+    """select_live and TextMatches answer fixed-text prefilters by substring tests: the same rules
+    as searching every expression with `re`."""
+    import re
+
+    pre = engine.Prefilter(RULES)
+    want = [r.code for r in RULES if not r.prefilter or re.search(r.prefilter, text, re.MULTILINE)]
+    assert [r.code for r in pre.select_live(text, {id(r) for r in RULES})] == sorted(want, key=[r.code for r in pre.always + [x for x, _ in pre.filtered]].index)
+    matches = engine.TextMatches(pre, text)
+    assert [r.code for r in RULES if r.code in matches] == want
+    assert any(type(c) is engine._Literals for c in pre.conditions.values())  # really used
 
 
 def test_literal_conditions():
@@ -229,3 +256,25 @@ def test_literal_conditions():
     assert lit(r"(?i)loss").lower
     for pattern in (r"(?!)", r"^$", r"a.b", r"a\nb", r"x+", r"(?i)Loss", r"\Aab", r"a(?i:b)"):
         assert lit(pattern) is None, pattern
+
+
+def test_plain_expressions_read_without_re_parser_same_texts(monkeypatch):
+    """Plain alternatives (`cuda`, `^\\.to\\($|device`) are read by a cheap pattern; every rule
+    expression that takes that path gets the texts re's parser would give."""
+    pats = set()
+    for r in RULES:
+        if r.prefilter:
+            pats.add(r.prefilter)
+        cond = getattr(r, "ast_prefilter", None)
+        if cond:
+            pats.update([cond] if isinstance(cond, str) else cond)
+    pats.update([r"a\$", r"^x\.y\($|z", r"'CUDA_VISIBLE_DEVICES$"])
+    fast = {p: engine._plain_literals(p) for p in sorted(pats)}
+    assert sum(v is not None for v in fast.values()) > 20
+    monkeypatch.setattr(engine, "_plain_literals", lambda p: None)
+    for p, texts in fast.items():
+        if texts is not None:
+            slow = engine._literals(p)
+            assert slow is not None and slow.texts == texts, p
+    for p in (r"a.b", r"a+", r"(?i)loss", r"^$", r"a\\b", r"\bload\("):
+        assert engine._plain_literals(p) is None or engine._literals(p) is not None, p

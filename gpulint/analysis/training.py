@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from itertools import compress
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -82,6 +83,7 @@ MODULE_ARGS_ONLY = re.compile(r"^[\s\w.,()=+\-*/\[\]]*$")
 
 _LOOPS = (cst.For, cst.While)
 _DEFS = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_DEF_TYPES = frozenset(_DEFS)  # none of them has a subclass: a type test is isinstance's answer
 
 
 def walk(node: cst.CSTNode, into_defs: bool = True) -> Iterator[cst.CSTNode]:
@@ -161,6 +163,7 @@ class TrainingFacts:
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
         self._effects_busy: set[cst.CSTNode] = set()
         self._grad_attrs: tuple[list[cst.Attribute], list[int]] | None = None
+        self._defs: tuple[list[int], list[int]] | None = None  # positions and ends of the definitions
         # mode_before's memos: a statement's mode, a block's statement positions, the answer of
         # the backward scan of a block before position i, and mode_before's own answers
         self._stmt_modes: dict[tuple[cst.CSTNode, bool], str | None] = {}
@@ -221,7 +224,48 @@ class TrainingFacts:
         return self.m.enclosing(node, cst.FunctionDef)  # type: ignore[return-value]
 
     def calls_in(self, node: cst.CSTNode, into_defs: bool = True) -> Iterator[cst.Call]:
-        return iter(self.m.calls_in(node, () if into_defs else _DEFS))
+        if into_defs:
+            return iter(self.m.calls_in(node))
+        return iter(self._calls_outside_defs(node))
+
+    def _calls_outside_defs(self, node: cst.CSTNode) -> list[cst.Call]:
+        """`m.calls_in(node, _DEFS)`: the calls below `node` that no function, lambda or class
+        below it holds. Those left out lie in the source-order ranges of the outermost
+        definitions below `node`: found by bisection in the file's definitions, not by walking
+        up from every call."""
+        m = self.m
+        start, stop = m.order.get(node), m.end.get(node)
+        if start is None or stop is None or m.nodes[start] is not node:
+            return m.calls_in(node, _DEFS)
+        found = m.calls_in(node)
+        if not found:
+            return found
+        defs = self._defs
+        if defs is None:
+            nodes = m.nodes
+            at = list(compress(range(len(nodes)), map(_DEF_TYPES.__contains__, map(type, nodes))))
+            defs = self._defs = (at, [m.end[nodes[i]] for i in at])
+        at, ends = defs
+        lo, hi = bisect.bisect_right(at, start), bisect.bisect_left(at, stop)
+        if lo == hi:
+            return found
+        ranges = []
+        last = -1
+        for i in range(lo, hi):
+            if at[i] >= last:  # not inside the previous outermost definition
+                last = ends[i]
+                ranges.append((at[i], last))
+        order = m.order
+        out = []
+        j, n = 0, len(ranges)
+        for c in found:
+            o = order[c]
+            while j < n and ranges[j][1] <= o:
+                j += 1
+            if j < n and ranges[j][0] < o:
+                continue  # below a definition below `node`
+            out.append(c)
+        return out
 
     def is_conditional_in(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
         """`node` sits under an `if`/`try`/`with`-less condition between it and `loop`."""
