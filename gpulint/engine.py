@@ -1273,6 +1273,9 @@ class Outcome:
     initial: list[Diagnostic] = field(default_factory=list)  # the diagnostics of the text as given
 
 
+from gpulint.cstwalk import fast_node_identity  # noqa: E402  (re-exported: tests call engine.fast_node_identity)
+
+
 def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outcome:
     """Check (and fix, when asked) one decoded text. Raises BadInput for unparseable input and
     TooComplex (a BadInput) for a text past the bounds; never RecursionError or a crash."""
@@ -1296,83 +1299,6 @@ def run_text(path: str, text: str, rules: Sequence[Rule], opts: Options) -> Outc
 # raised, never lowered (the editor server sets higher ones of its own).
 GC_THRESHOLDS = (20_000, 10, 10)
 _GC_TUNED = False
-
-
-def fast_node_identity() -> None:
-    """LibCST nodes are equal only to themselves and hash by identity: `CSTNode.__eq__` is
-    `self is other` and `CSTNode.__hash__` is `id(self)`, written in Python and copied into every
-    node class. The model and the flow engine key dictionaries and sets by nodes (millions of
-    lookups per run), and each lookup called that Python `__hash__`. `object`'s own slots mean the
-    same (identity), in C: every node class whose methods are LibCST's gets them. A class that
-    defines its own is left alone.
-
-    The node classes are ABCs (`CSTNode`'s metaclass is `abc.ABCMeta`): `isinstance(n, cst.If)`
-    for a node that is not exactly an `If` calls ABCMeta's `__instancecheck__`, a Python function,
-    and the model, the flow engine and the rules make millions of such tests (`enclosing`,
-    `_nested_in`: ~4 % of a check run's CPU). No node class has virtual subclasses (`register`)
-    or a `__subclasshook__`, so the ABC answer is the class hierarchy's: the node classes get a
-    metaclass whose `__instancecheck__`/`__subclasscheck__` are `type`'s own, in C (see
-    `_FastNodeMeta`). A class with a registry, a hook or another metaclass is left as it is."""
-    try:
-        from libcst._nodes.base import CSTNode
-    except ImportError:  # pragma: no cover - another LibCST layout: nothing to do
-        return
-    own_hash, own_eq = CSTNode.__dict__.get("__hash__"), CSTNode.__dict__.get("__eq__")
-    if own_hash is None or own_eq is None:
-        return
-    meta = _fast_node_meta()
-    todo = [CSTNode]
-    seen = set()
-    while todo:
-        cls = todo.pop()
-        if cls in seen:
-            continue
-        seen.add(cls)
-        todo.extend(cls.__subclasses__())
-        if cls.__dict__.get("__hash__") is own_hash:
-            cls.__hash__ = object.__hash__
-        if cls.__dict__.get("__eq__") is own_eq:
-            cls.__eq__ = object.__eq__
-        if meta is not None and _plain_abc(cls):
-            try:
-                cls.__class__ = meta
-            except TypeError:  # pragma: no cover - a layout the assignment refuses: leave it
-                pass
-
-
-_FAST_META: list = []
-
-
-def _fast_node_meta():
-    """`abc.ABCMeta` with `type`'s own (C) instance and subclass checks (see fast_node_identity);
-    None when `type` has no such methods to borrow."""
-    if not _FAST_META:
-        import abc
-
-        inst, sub = type.__dict__.get("__instancecheck__"), type.__dict__.get("__subclasscheck__")
-        if inst is None or sub is None:  # pragma: no cover - another Python
-            _FAST_META.append(None)
-        else:
-            _FAST_META.append(
-                type("_FastNodeMeta", (abc.ABCMeta,), {"__module__": __name__, "__instancecheck__": inst, "__subclasscheck__": sub})
-            )
-    return _FAST_META[0]
-
-
-def _plain_abc(cls: type) -> bool:
-    """An ABC whose isinstance/issubclass answers are its class hierarchy's: metaclass exactly
-    ABCMeta, no virtual subclass registered, no `__subclasshook__` of its own or inherited."""
-    import abc
-
-    if type(cls) is not abc.ABCMeta:
-        return False
-    if any("__subclasshook__" in c.__dict__ for c in cls.__mro__ if c is not object):
-        return False
-    try:
-        registry = abc._get_dump(cls)[0]  # type: ignore[attr-defined]
-    except (AttributeError, TypeError):  # pragma: no cover - the pure-Python abc
-        return False
-    return not registry
 
 
 def tune_gc() -> None:

@@ -22,30 +22,8 @@ import libcst as cst
 from gpulint import cstwalk as _cstwalk
 
 
-def _identity_hashes() -> None:
-    """Give LibCST's node classes object's own hash.
-
-    Nodes compare by identity, and LibCST hashes them by identity too, but with a Python method
-    (`return id(self)`) that every dict and set keyed by nodes calls: 1.6 million calls to build
-    the models of 55k lines, and the engine's caches call it again. `object.__hash__` is the same
-    contract (equal nodes are the same node) in C. A class whose hash is not LibCST's identity
-    method is left as it is."""
-    identity = vars(cst.CSTNode).get("__hash__")
-    if identity is None:
-        return
-    stack: list[type] = [cst.CSTNode]
-    seen: set[type] = set()
-    while stack:
-        cls = stack.pop()
-        if cls in seen:
-            continue
-        seen.add(cls)
-        if vars(cls).get("__hash__") is identity:
-            cls.__hash__ = object.__hash__  # type: ignore[method-assign]
-        stack.extend(cls.__subclasses__())
-
-
-_identity_hashes()
+# identity hashing and equality, and C isinstance checks, for LibCST's node classes (see there)
+_cstwalk.fast_node_identity()
 
 
 class Kind(str, enum.Enum):
