@@ -1429,12 +1429,14 @@ class ScriptModel:
         return False
 
     @property
-    def frameworks(self) -> set[str]:
-        found = set()
-        for mod in self.imported_modules:
-            for prefix, name in FRAMEWORK_MODULES.items():
-                if mod == prefix or mod.startswith(prefix + "."):
-                    found.add(name)
+    def frameworks(self) -> frozenset[str]:
+        """The training frameworks the file imports (computed once: the imports are known once the
+        model is built, and rules ask hundreds of times per file)."""
+        found = self.__dict__.get("_frameworks")
+        if found is None:
+            found = frozenset(name for mod in self.imported_modules for prefix, name in FRAMEWORK_MODULES.items()
+                              if mod == prefix or mod.startswith(prefix + "."))
+            self._frameworks = found
         return found
 
     def iter_calls(self, *qualnames: str) -> Iterable[cst.Call]:
