@@ -72,7 +72,7 @@ for epoch in range(10):
                 continue  # not shuffled, or not known to be (a helper's `shuffle=shuffle` set by its caller)
             loops: list[tuple[cst.For, object]] = []
             for lo in loaders:
-                for loop in facts.epoch_loops(lo):
+                for loop in facts.epoch_loops(lo, through_calls=True):
                     if any(a is loop for a in m.ancestors(s.call)):
                         continue  # the sampler is rebuilt every epoch
                     if all(loop is not seen for seen, _ in loops):
