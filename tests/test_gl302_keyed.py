@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from fixture_support import check
+from fixture_support import check, fix
 
 HEAD = """
 import torch
@@ -120,3 +120,33 @@ def test_loader_rebuilt_in_the_called_function_is_left_alone():
         for epoch in range(3):
             one_epoch()
         """) == []
+
+
+def _fixed(body: str) -> str:
+    src = textwrap.dedent(HEAD) + textwrap.dedent(body)
+    return fix(src, {"GL302"}, unsafe=False).text[len(textwrap.dedent(HEAD)):]
+
+
+def test_fix_for_a_sampler_in_a_dict_display():
+    out = _fixed("""
+        samplers = {"train": DistributedSampler(data["train"])}
+        loaders = {"train": DataLoader(data["train"], sampler=samplers["train"])}
+        for epoch in range(3):
+            for (x,) in loaders["train"]:
+                pass
+        """)
+    assert 'for epoch in range(3):\n    samplers["train"].set_epoch(epoch)\n    for (x,) in loaders' in out
+
+
+def test_fix_for_a_sampler_filled_by_key_is_guarded():
+    out = _fixed("""
+        sampler = {"train": None}
+        if dist.is_initialized():
+            sampler["train"] = DistributedSampler(data["train"])
+        loader = DataLoader(data["train"], sampler=sampler["train"], shuffle=sampler["train"] is None)
+        for epoch in range(3):
+            for (x,) in loader:
+                pass
+        """)
+    assert ('for epoch in range(3):\n    if isinstance(sampler.get("train"), DistributedSampler):\n'
+            '        sampler["train"].set_epoch(epoch)\n    for (x,) in loader:') in out
