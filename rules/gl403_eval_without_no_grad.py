@@ -222,7 +222,7 @@ with torch.no_grad():
             stmt = m.statement_of(call)
             if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
                 continue
-            if getattr(stmt.body[0], "value", None) is not call:
+            if getattr(stmt.body[0], "value", None) is not call or isinstance(stmt.body[0], cst.Return):
                 continue  # `x = f(...)`, `f(...)`, `x += f(...)`: the call is the statement's whole value
             if facts.grad_mode_at(call) is not None or facts.step_loop_of(call) is not None:
                 continue
@@ -237,7 +237,7 @@ with torch.no_grad():
             models = {dotted(c.func) for c in inner}
             if any(facts.passes_to_unknown(lp, models) for lp in loops):
                 continue
-            if _caller_uses_gradients(m, facts, call):
+            if _caller_uses_gradients(m, facts, call) or _result_differentiated(m, facts, stmt):
                 continue
             if _grad_work(m, facts, fn, _call_env(fn, call), 0) is not False:
                 continue
@@ -556,3 +556,27 @@ def _caller_uses_gradients(m, facts: TrainingFacts, call: cst.Call) -> bool:
     for c in m.calls_in(body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         facts._call_effects(c, out)
     return bool(out & {"grad", "backward"})
+
+
+def _result_differentiated(m, facts: TrainingFacts, stmt: cst.SimpleStatementLine) -> bool:
+    """A name the statement assigns is handed, later in its scope, to a function of the file that
+    runs a backward or reads gradients (`feats = extract(loader, model); fit_head(feats)`): the
+    graph the call builds may be used."""
+    small = stmt.body[0]
+    targets = []
+    if isinstance(small, cst.Assign):
+        for t in small.targets:
+            targets += [n.value for n in [t.target, *m.walk(t.target)] if isinstance(n, cst.Name)]
+    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+        targets += [n.value for n in [small.target, *m.walk(small.target)] if isinstance(n, cst.Name)]
+    if not targets:
+        return False
+    scope = m.scope_of(stmt)
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    for c in m.calls_in(body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if not m.precedes(stmt, c):
+            continue
+        uses = any(isinstance(n, cst.Name) and n.value in targets for a in c.args for n in [a.value, *m.walk(a.value)])
+        if uses and any(facts.effects(g) & {"grad", "backward"} for g in facts.file_functions(c)):
+            return True
+    return False

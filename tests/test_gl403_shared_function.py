@@ -107,3 +107,27 @@ def test_caller_differentiates_what_it_gets_back():
         loss.backward()
         """)
     assert [d.line for d in check(src, {"GL403"})] == []
+
+
+def test_result_handed_to_a_function_that_backpropagates():
+    src = textwrap.dedent(HEAD) + textwrap.dedent("""
+        def outputs(loader, model):
+            return [model(x) for x, _ in loader][0]
+
+        def forward_all(loader, model):
+            outs = []
+            for x, y in loader:
+                outs.append(model(x))
+            return outs
+
+        def fit(outs):
+            torch.stack(outs).sum().backward()
+            opt.step()
+
+        model.train()
+        fit(forward_all(train_loader, model))
+        model.eval()
+        outs = forward_all(val_loader, model)
+        fit(outs)
+        """)
+    assert [d.line for d in check(src, {"GL403"})] == []
