@@ -30,6 +30,10 @@ The rule fires when the optimizer was built from `model.parameters()` (or a list
 groups of them) and every move of that model to a device comes after the optimizer's
 `load_state_dict` in the same function.
 
+The rule is silent when, after the load, the code moves the optimizer's state itself (a loop over
+`optimizer.state.values()` that assigns `v.to(device)` / `v.cuda()`, written inline or in a
+function of the file called with the optimizer): the usual workaround.
+
 The fix (unsafe: statements between the two may depend on where the model is) moves the
 model-move statement just above the `load_state_dict` call, when both are simple statements in
 the same block.
@@ -65,6 +69,8 @@ optimizer.load_state_dict(ckpt["optimizer"])
                     continue
                 if any(not facts.runs_before(call, mv.call, a_always=False) for mv in moves):
                     continue  # some move comes first, elsewhere, or in another function
+                if _state_moved_after(m, recv, call):
+                    continue  # `for state in optimizer.state.values(): ... state[k] = v.to(device)`
                 first = min(moves, key=lambda mv: facts.order(mv.call))
                 fix = self._fix(ctx, facts, call, first.call, model)
                 yield ctx.finding(call, self.message.format(opt=ctx.code(recv), model=ctx.code(model)), fix)
@@ -101,6 +107,45 @@ optimizer.load_state_dict(ckpt["optimizer"])
             ctx.insert_text(load_first, text),
             message=f"Move `{ctx.code(move_stmt.body[0])}` above the optimizer's `load_state_dict`",
         )
+
+
+def _moves_state_of(m, loop: cst.For, holder: str) -> bool:
+    """`for s in <holder>.state.values()` (or `.items()`, or `<holder>.state`) whose body moves
+    tensors (`.to(...)`, `.cuda()`): the optimizer's state is put on the device by hand."""
+    it = loop.iter
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("values", "items"):
+        it = it.func.value
+    if not (isinstance(it, cst.Attribute) and it.attr.value == "state" and m.module.code_for_node(it.value) == holder):
+        return False
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("to", "cuda") for c in m.calls_in(loop.body))
+
+
+def _state_moved_after(m, opt: cst.BaseExpression, load: cst.Call) -> bool:
+    """After the optimizer's `load_state_dict`, in the same scope, a loop moves the tensors of its
+    `.state` to the device (the usual workaround, reid-strong-baseline#114), itself or in a function
+    of the file called with the optimizer (`optimizer_to(optimizer, device)`)."""
+    holder = m.module.code_for_node(opt)
+    scope = m.scope_of(load)
+    for loop in m.fors:
+        if m.scope_of(loop) is scope and m.precedes(load, loop) and _moves_state_of(m, loop, holder):
+            return True
+    for c in m.calls:
+        if m.scope_of(c) is not scope or not m.precedes(load, c) or not isinstance(c.func, cst.Name):
+            continue
+        fn = m.module_function(c.func.value)
+        if fn is None:
+            continue
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        for i, a in enumerate(c.args):
+            if a.keyword is None and not a.star and i < len(params) and m.module.code_for_node(a.value) == holder:
+                name = params[i]
+            elif a.keyword is not None and m.module.code_for_node(a.value) == holder:
+                name = a.keyword.value
+            else:
+                continue
+            if any(m.scope_of(loop) is fn and _moves_state_of(m, loop, name) for loop in m.fors):
+                return True
+    return False
 
 
 def _names_read(node: cst.CSTNode) -> set[str]:
