@@ -31,6 +31,10 @@ groups of them, also inside a function of the file that returns it: `make_optimi
 every move of that model to a device comes after the optimizer's `load_state_dict` in the same
 function (a move made by a function of the file the model is handed to counts at that call).
 
+The rule is silent when, after the load, the code moves the optimizer's state itself (a loop over
+`optimizer.state.values()` that assigns `v.to(device)` / `v.cuda()`, written inline or in a
+function of the file called with the optimizer): the usual workaround.
+
 The fix (unsafe: statements between the two may depend on where the model is) moves the
 model-move statement just above the `load_state_dict` call, when both are simple statements in
 the same block.
@@ -72,7 +76,7 @@ optimizer.load_state_dict(ckpt["optimizer"])
                 if any(not facts.runs_before(call, mv.call, a_always=False) for mv in moves):
                     continue  # some move comes first, elsewhere, or in another function
                 if _state_moved_after(m, recv, call):
-                    continue  # `for state in optimizer.state.values(): ... v.to(device)`: the workaround
+                    continue  # `for state in optimizer.state.values(): ... state[k] = v.to(device)`
                 first = min(moves, key=lambda mv: facts.order(mv.call))
                 # a move inside a called function: moving that call would move the training with it
                 fix = None if first in handed else self._fix(ctx, facts, call, first.call, model)
@@ -112,6 +116,69 @@ optimizer.load_state_dict(ckpt["optimizer"])
         )
 
 
+def _moves_state_of(m, loop: cst.For, holder: str) -> bool:
+    """`for s in <holder>.state.values()` (or `.items()`, or `<holder>.state`) whose body moves
+    tensors (`.to(...)`, `.cuda()`): the optimizer's state is put on the device by hand."""
+    it = loop.iter
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("values", "items"):
+        it = it.func.value
+    if not (isinstance(it, cst.Attribute) and it.attr.value == "state" and m.module.code_for_node(it.value) == holder):
+        return False
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("to", "cuda") for c in m.calls_in(loop.body))
+
+
+def _state_moved_after(m, opt: cst.BaseExpression, load: cst.Call) -> bool:
+    """After the optimizer's `load_state_dict`, in the same scope, a loop moves the tensors of its
+    `.state` to the device (the usual workaround, reid-strong-baseline#114), itself or in a function
+    of the file called with the optimizer (`optimizer_to(optimizer, device)`)."""
+    holder = m.module.code_for_node(opt)
+    scope = m.scope_of(load)
+    for loop in m.fors:
+        if m.scope_of(loop) is scope and m.precedes(load, loop) and _moves_state_of(m, loop, holder):
+            return True
+    for c in m.calls:
+        if m.scope_of(c) is not scope or not m.precedes(load, c) or not isinstance(c.func, cst.Name):
+            continue
+        fn = m.module_function(c.func.value)
+        if fn is None:
+            continue
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        for i, a in enumerate(c.args):
+            if a.keyword is None and not a.star and i < len(params) and m.module.code_for_node(a.value) == holder:
+                name = params[i]
+            elif a.keyword is not None and m.module.code_for_node(a.value) == holder:
+                name = a.keyword.value
+            else:
+                continue
+            if _function_moves_state(m, fn, name, 0):
+                return True
+    return False
+
+
+def _function_moves_state(m, fn: cst.FunctionDef, name: str, depth: int) -> bool:
+    """The file's function `fn` moves the state of its optimizer parameter `name` by hand, or
+    hands `name` on to a function of the file that does (reid#114's trainer: `do_train(model,
+    optimizer, ...)` -> `create_supervised_trainer(model, optimizer, ...)`, two levels at most)."""
+    if any(m.scope_of(loop) is fn and _moves_state_of(m, loop, name) for loop in m.fors):
+        return True
+    if depth >= 2:
+        return False
+    for c in m.calls_in(fn):
+        if not isinstance(c.func, cst.Name):
+            continue
+        callee = m.module_function(c.func.value)
+        if callee is None or callee is fn:
+            continue
+        params = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)]
+        for i, a in enumerate(c.args):
+            if a.star or not isinstance(a.value, cst.Name) or a.value.value != name:
+                continue
+            inner = a.keyword.value if a.keyword is not None else (params[i] if i < len(params) else None)
+            if inner is not None and _function_moves_state(m, callee, inner, depth + 1):
+                return True
+    return False
+
+
 def _names_read(node: cst.CSTNode) -> set[str]:
     out: set[str] = set()
 
@@ -142,45 +209,3 @@ def _bound_names(m, stmt: cst.CSTNode) -> set[str]:
                 out.add(name.split(".", 1)[-1] if name.startswith("self.") else name)
     return out
 
-
-def _state_moved_after(m, opt: cst.BaseExpression, load: cst.Call) -> bool:
-    """The optimizer's `.state` is read after the load: in the same function, or in a function of
-    the file the optimizer is handed to there (reid-strong-baseline#114's workaround moves every
-    state tensor to the device after `model.to(device)`)."""
-    if not isinstance(opt, cst.Name):
-        return False
-    scope = m.scope_of(load)
-    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
-    for node in m.walk(body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        if not m.precedes(load, node):
-            continue
-        if (isinstance(node, cst.Attribute) and node.attr.value == "state" and isinstance(node.value, cst.Name)
-                and node.value.value == opt.value):
-            return True
-        if isinstance(node, cst.Call) and _hands_to_state_reader(m, node, opt.value, 0):
-            return True
-    return False
-
-
-def _hands_to_state_reader(m, call: cst.Call, name: str, depth: int) -> bool:
-    """`call` hands the optimizer `name` to a function of the file that reads its `.state`, or
-    hands it on to one that does (two levels at most)."""
-    if not isinstance(call.func, cst.Name) or depth > 2:
-        return False
-    fn = m.module_function(call.func.value)
-    if fn is None:
-        return False
-    ordered = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-    for i, a in enumerate(call.args):
-        if a.star or not isinstance(a.value, cst.Name) or a.value.value != name:
-            continue
-        param = a.keyword.value if a.keyword is not None else (ordered[i] if i < len(ordered) else None)
-        if param is None:
-            continue
-        for n in m.walk(fn.body):
-            if (isinstance(n, cst.Attribute) and n.attr.value == "state" and isinstance(n.value, cst.Name)
-                    and n.value.value == param):
-                return True
-            if isinstance(n, cst.Call) and n is not call and _hands_to_state_reader(m, n, param, depth + 1):
-                return True
-    return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import libcst as cst
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, epoch_variable
@@ -72,7 +74,7 @@ for epoch in range(10):
                 continue  # not shuffled, or not known to be (a helper's `shuffle=shuffle` set by its caller)
             loops: list[tuple[cst.For, object]] = []
             for lo in loaders:
-                for loop in facts.epoch_loops(lo):
+                for loop in facts.epoch_loops(lo, through_calls=True):
                     if any(a is loop for a in m.ancestors(s.call)):
                         continue  # the sampler is rebuilt every epoch
                     if all(loop is not seen for seen, _ in loops):
@@ -101,6 +103,10 @@ for epoch in range(10):
         if epoch is None or not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
         scope = m.scope_of(loop)
+        if s.target is None and s.key_target is not None:
+            # kept under a dict key (maybe filled on some paths only): `loader.sampler` may then be
+            # another sampler, so the call goes through the key
+            return _set_epoch_by_key(ctx, s, loop, epoch, scope)
         recv = None
         for holder, suffix in ((s.target, ""), (lo.target, ".sampler")):
             if holder is None:
@@ -147,6 +153,42 @@ for epoch in range(10):
             line_start = max(o for o in ctx.line_starts() if o <= start)
             edit = ctx.insert_text(line_start, edit.content)
         return edit
+
+
+def _set_epoch_by_key(ctx: Context, s, loop: cst.For, epoch: str, scope):
+    """`samplers["train"].set_epoch(epoch)` for a sampler kept under a constant key of a dict name
+    visible in the epoch loop's scope and bound (once) on every path to it. Guarded by
+    `isinstance(samplers.get("train"), DistributedSampler)` unless the sampler is a value of the
+    dict display itself (then the key holds it wherever the name is bound)."""
+    m = ctx.model
+    if s.key_target is None:
+        return None
+    holder, key = s.key_target
+    hscope = m.scope_of(holder)
+    if not (hscope is scope or (hscope is m.module and (scope, holder.value) not in m.bindings)):
+        return None
+    bindings = m.bindings_of(holder)
+    if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Dict):
+        return None
+    if not _bound_on_every_path(m, holder, loop):
+        return None
+    in_display = m.contains(bindings[0].value, s.call)
+    k = json.dumps(key)
+    ref = f"{holder.value}[{k}]"
+    line = f"{ref}.set_epoch({epoch})"
+    if not in_display:
+        cls = _sampler_class_code(ctx, s.call)
+        if cls is None:
+            return None
+        unit = ctx.indent_of(loop.body.body[0])[len(ctx.indent_of(loop)):] or "    "
+        line = f"if isinstance({holder.value}.get({k}), {cls}):\n{unit}{line}"
+    first = loop.body.body[0]
+    edit = ctx.insert_before(first, line)
+    if first.leading_lines:
+        start = ctx.span(first.leading_lines[0])[0]
+        line_start = max(o for o in ctx.line_starts() if o <= start)
+        edit = ctx.insert_text(line_start, edit.content)
+    return edit
 
 
 _PATHS = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, engine_wrapper
@@ -20,6 +22,12 @@ class WrappedModelStateDict(Rule):
         "checkpoint into a plain model fails (unexpected/missing keys); save "
         '`getattr({name}, "module", {name}).state_dict()`'
     )
+    conditional_message = (
+        "`{name}` is a `{wrapper}` wrapper on some paths only (line {line}): the checkpoint saved here has "
+        "`module.` keys where the wrap ran and plain keys where it did not, so a checkpoint written on one "
+        "path fails to load (line {loads}) on the other (a GPU checkpoint on a CPU machine); save and load "
+        '`getattr({name}, "module", {name})`'
+    )
     fix_safety = "unsafe"
     default = True
     kind = "crash"
@@ -34,7 +42,12 @@ into the unwrapped model (single-GPU inference, another script, a different numb
 The rule fires on `torch.save(W.state_dict(), ...)` (also inside a dict/list passed to
 `torch.save`) where `W` holds a wrapper of a known model at that point. The rule is silent when the same file loads a checkpoint back into the wrapper
 (`W.load_state_dict(...)`, a resume path): that code expects the `module.` keys, and changing
-what is saved would break it. The (unsafe: the keys of
+what is saved would break it. Except when the wrap depends on the machine (`if device == "cuda":
+net = nn.DataParallel(net)`, `if torch.cuda.device_count() > 1:`; not a command-line choice such as
+`if args.distributed:`, which a resume repeats) and the file saves and loads through that maybe-wrapped name only:
+then the keys depend on the path that ran, a checkpoint written on a GPU machine does not load on
+a CPU one (and the other way round), and the unsafe fix saves and loads
+`getattr(W, "module", W)` on both sides. The (unsafe: the keys of
 the saved file change) fix saves `getattr(W, "module", W).state_dict()`, which also works when
 the wrapping is conditional.
 
@@ -63,7 +76,10 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
         if not facts.wraps:
             return
         if _loads_back_into_wrapper(m, facts):
-            return  # the file's own resume path expects the `module.` keys: changing the save breaks it
+            # the file's own resume path expects the `module.` keys: changing the save alone breaks
+            # it; but when the wrap is conditional, the keys depend on the path that ran
+            yield from self._conditional_round_trip(ctx, facts)
+            return
         for call, obj in _save_sites(m):
             found = []
             for sd in _state_dict_calls(obj, 0, m):
@@ -87,6 +103,85 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                 self.message.format(name=ctx.code(recv), wrapper=wrapper),
                 ctx.fix(*edits, message="Save the unwrapped model's state_dict"),
             )
+
+    def _conditional_round_trip(self, ctx: Context, facts: DistFacts):
+        """`if device == "cuda": net = DataParallel(net)`, then `torch.save({"net": net.state_dict()})`
+        and `net.load_state_dict(checkpoint["net"])` (kuangliu/pytorch-cifar#153): every save and
+        every load of a wrapper in the file go through names that hold the same wrap on some paths
+        only. A checkpoint written where the wrap ran (`module.` keys) does not load where it did
+        not, and the other way round. Fix (unsafe): save and load `getattr(net, "module", net)`."""
+        m = ctx.model
+        loads = []
+        for _call, recv, _meth in m.method_calls("load_state_dict"):
+            if _engine_wrapper(m, recv) is None and not (isinstance(recv, cst.Name) and facts.wrapper_reaching(recv)):
+                continue
+            reach = facts.wrapper_reaching(recv) if isinstance(recv, cst.Name) else None
+            if reach is None or reach[1] or _wrapper_checked(m, recv):
+                return  # a load into a wrapper the file always has (or one only the engine sees)
+            loads.append((recv, reach[0]))
+        if not loads:
+            return
+        for call, obj in _save_sites(m):
+            found = []
+            for sd in _state_dict_calls(obj, 0, m):
+                recv = sd.func.value  # type: ignore[union-attr]
+                reach = facts.wrapper_reaching(recv) if isinstance(recv, cst.Name) else None
+                if reach is None:
+                    continue
+                if reach[1] or _wrapper_checked(m, sd):
+                    found = []
+                    break
+                found.append((recv, reach[0]))
+            if not found:
+                continue
+            wraps = {id(w.call) for _, w in found}
+            same = [(r, w) for r, w in loads if id(w.call) in wraps]
+            if not same or len(same) != len(loads):
+                continue  # loads into another wrap: not this checkpoint's round trip
+            recv, w = found[0]
+            if not _machine_dependent_wrap(m, w.call):
+                continue  # wrapped by a command-line choice (`if args.distributed:`): resumed the same way
+            name = ctx.code(recv)
+            wrapper = "DataParallel" if w.kind == "dp" else "DistributedDataParallel"
+            line = ctx.line_of(w.call)
+            load_lines = ", ".join(str(ctx.line_of(r)) for r, _ in same)
+            edits = [ctx.replace(r, f'getattr({ctx.code(r)}, "module", {ctx.code(r)})') for r, _ in found + same]
+            yield ctx.finding(
+                call,
+                self.conditional_message.format(name=name, wrapper=wrapper, line=line, loads=load_lines),
+                ctx.fix(*edits, message="Save and load the unwrapped model's state_dict"),
+            )
+
+
+_MACHINE = re.compile(r"is_available|device_count|[\"']cuda[\"']")
+
+
+def _machine_dependent_wrap(m, wrap: cst.Call) -> bool:
+    """The wrap runs or not depending on the machine: an `if`/`elif` around it (in its scope) tests
+    CUDA availability or the number of GPUs (`if device == "cuda":`, `if torch.cuda.device_count() >
+    1:`), directly or through a name bound once to such a test (`device = "cuda" if
+    torch.cuda.is_available() else "cpu"`, `n_gpu = torch.cuda.device_count()`)."""
+    scope = m.scope_of(wrap)
+    for anc in m.ancestors(wrap):
+        if anc is scope:
+            break
+        if not isinstance(anc, cst.If):
+            continue
+        tests = [anc.test]
+        p = m.parent(anc)
+        while isinstance(p, cst.If) and p.orelse is anc:
+            tests.append(p.test)  # `elif`: the earlier tests decide too
+            anc, p = p, m.parent(p)
+        for t in tests:
+            if _MACHINE.search(m.module.code_for_node(t)):
+                return True
+            for n in [t, *m.walk(t)]:
+                if isinstance(n, cst.Name):
+                    bs = m.bindings_of(n)
+                    if (len(bs) == 1 and bs[0].value is not None
+                            and _MACHINE.search(m.module.code_for_node(bs[0].value))):
+                        return True
+    return False
 
 
 def _save_sites(m):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.paths import is_test_path
-from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
+from gpulint.analysis.training import TrainingFacts, argument_for, dotted, method_of, walk
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule, split_lines
 
@@ -57,6 +57,11 @@ class EvalWithoutNoGrad(Rule):
         "`{fn}` runs `{model}` in eval mode once per batch with gradients enabled: autograd records "
         "a graph at every call (memory and time for nothing); decorate it with `@torch.no_grad()`"
     )
+    shared_message = (
+        "`{fn}(...)` runs `{model}` in eval mode with gradients enabled, and with these arguments it does "
+        "no gradient work: autograd records a graph at every batch for nothing; call it under "
+        "`with torch.no_grad():`"
+    )
     explanation = '''
 Outside `torch.no_grad()` / `torch.inference_mode()`, every forward pass records the autograd graph
 and keeps the activations it needs for a backward pass that never comes. An evaluation loop that
@@ -79,6 +84,12 @@ files (`test_*.py`, files under `tests/`), where a few tiny batches make the gra
 worth reading about.
 
 The fix wraps the loop in `with torch.no_grad():`.
+
+A function shared by training and evaluation is reported at its evaluation call: called after
+`model.eval()`, outside `no_grad`, with arguments that switch off every backward pass and
+optimizer step in it (`run_epoch(valid_data, model, optimizer=None)` where the function steps only
+`if optimizer is not None:`, also inside a loss-compute object it is given, built with `opt=None`).
+Its fix runs that call under `with torch.no_grad():`.
 
 A per-batch evaluation function is reported too: a function named like `validation_step` or
 `evaluate_batch` that puts a model in eval mode and calls it (itself, or through a method of its
@@ -148,6 +159,7 @@ with torch.no_grad():
             for c in calls:
                 yield ctx.finding(c, self.message.format(model=ctx.code(c.func)), fix)
         yield from self._batch_functions(ctx, facts, seen)
+        yield from self._shared_function_calls(ctx, facts, seen)
 
     def _batch_functions(self, ctx: Context, facts: TrainingFacts, seen: set):
         """A per-batch evaluation function: named like `validation_step`/`evaluate_batch`, it puts
@@ -190,6 +202,54 @@ with torch.no_grad():
                 for c, model in calls:
                     seen.add(c)
                     yield ctx.finding(c, self.batch_message.format(fn=fn.name.value, model=model), fix)
+
+    def _shared_function_calls(self, ctx: Context, facts: TrainingFacts, seen: set):
+        """A function of the file shared by training and evaluation (`run_epoch(data, model,
+        loss_compute)`), called after `M.eval()` with arguments that switch its gradient work off:
+        every backward, optimizer step or gradient read in it (and in the callables it gets as
+        arguments: `SimpleLossCompute(criterion, opt=None)` whose `__call__` steps only
+        `if self.opt is not None`) sits under an `if` on a parameter that this call makes false.
+        Reported at the call (henryhungle/MTN#7), with the fix `with torch.no_grad():` around it."""
+        m = ctx.model
+        for call in m.calls:
+            fns = facts.file_functions(call)
+            if len(fns) != 1:
+                continue
+            fn = fns[0]
+            owner = m.class_of(fn)
+            if m.contains(fn, call) or (owner is not None and m.class_is(owner.name.value, MODULE_BASES)):
+                continue
+            stmt = m.statement_of(call)
+            if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+                continue
+            if getattr(stmt.body[0], "value", None) is not call or isinstance(stmt.body[0], cst.Return):
+                continue  # `x = f(...)`, `f(...)`, `x += f(...)`: the call is the statement's whole value
+            if facts.grad_mode_at(call) is not None or facts.step_loop_of(call) is not None:
+                continue
+            if facts.mode_before(stmt) != "eval":
+                continue
+            loops = [n for n in walk(fn.body, into_defs=False) if isinstance(n, (cst.For, cst.While))]
+            inner = [c for lp in loops for c in facts.model_calls(lp) if c not in seen]
+            if not inner or any(facts.grad_mode_at(c) is not None for c in inner):
+                continue
+            if all(_detached_at_once(m, c) for c in inner):
+                continue
+            models = {dotted(c.func) for c in inner}
+            if any(facts.passes_to_unknown(lp, models) for lp in loops):
+                continue
+            if _caller_uses_gradients(m, facts, call) or _result_differentiated(m, facts, stmt):
+                continue
+            if _grad_work(m, facts, fn, _call_env(fn, call), 0) is not False:
+                continue
+            fix = None
+            alias = torch_alias(ctx)
+            if alias is not None:
+                edit = wrap_in_with(ctx, stmt, f"with {alias}.no_grad():")
+                if edit is not None:
+                    fix = ctx.fix(edit, message=f"Run `{ctx.code(call.func)}(...)` under `with torch.no_grad():`")
+            seen.update(inner)
+            model = ", ".join(sorted(d for d in models if d))
+            yield ctx.finding(call, self.shared_message.format(fn=ctx.code(call.func), model=model), fix)
 
     @staticmethod
     def _model_calls(facts: TrainingFacts, fn: cst.FunctionDef, evals: dict) -> list[tuple[cst.Call, str]]:
@@ -310,4 +370,207 @@ def _detached_at_once(m, call: cst.Call) -> bool:
     parent = m.parent(call)
     if isinstance(parent, cst.Attribute) and parent.attr.value in ("detach", "detach_"):
         return isinstance(m.parent(parent), cst.Call)
+    return False
+
+
+_GRAD_EFFECTS = frozenset({"grad", "backward", "step"})
+
+
+def _call_env(fn: cst.FunctionDef, call: cst.Call) -> dict:
+    """What each parameter of `fn` holds at `call`: the argument expression, or the parameter's
+    default when the call passes none (absent when neither is known)."""
+    env = {}
+    if any(arg.star for arg in call.args):
+        return env
+    for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params):
+        name = p.name.value
+        a = argument_for(fn, call, name)
+        if a is None:
+            a = p.default
+        if a is not None:
+            env[name] = a
+    return env
+
+
+def _instance_env(m, cls: str, ctor: cst.Call) -> dict:
+    """`self.<attr>` -> the expression that `__init__` stores in it from its parameter, as the
+    constructor call `ctor` passes it (attributes assigned once in the class, in `__init__`)."""
+    found = m.method_of_class(cls, "__init__")
+    info = m.classes.get(cls)
+    if found is None or info is None:
+        return {}
+    init = found[0]
+    penv = _call_env(init, ctor)
+    counts: dict = {}
+    stored: dict = {}
+    for meth in info.methods.values():
+        for n in walk(meth.body, into_defs=False):
+            targets = []
+            if isinstance(n, cst.Assign):
+                targets = [t.target for t in n.targets]
+            elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+                targets = [n.target]
+            for tt in targets:
+                if isinstance(tt, cst.Attribute) and isinstance(tt.value, cst.Name) and tt.value.value == "self":
+                    key = "self." + tt.attr.value
+                    counts[key] = counts.get(key, 0) + 1
+                    if (meth is init and isinstance(n, cst.Assign) and isinstance(n.value, cst.Name)
+                            and n.value.value in penv):
+                        stored[key] = penv[n.value.value]
+    return {k: v for k, v in stored.items() if counts.get(k) == 1}
+
+
+def _is_none(e) -> bool:
+    return isinstance(e, cst.Name) and e.value == "None"
+
+
+def _key_of(e) -> str | None:
+    if isinstance(e, cst.Name):
+        return e.value
+    if isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self":
+        return "self." + e.attr.value
+    return None
+
+
+def _known(e, env: dict):
+    """The value a test operand holds under env: None, True/False, an int, "object" (a constructor
+    call: not None, truthy), or ... when unknown."""
+    key = _key_of(e)
+    if key is None or key not in env:
+        return ...
+    v = env[key]
+    if isinstance(v, cst.Name) and v.value in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[v.value]
+    if isinstance(v, cst.Integer) and v.value.isdigit():
+        return int(v.value)
+    if isinstance(v, cst.Call) and isinstance(v.func, (cst.Name, cst.Attribute)):
+        return "object"
+    return ...
+
+
+def _truth(test, env: dict):
+    """True/False when the test's value is known under env, else None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        t = _truth(test.expression, env)
+        return None if t is None else not t
+    if isinstance(test, cst.BooleanOperation):
+        a, b = _truth(test.left, env), _truth(test.right, env)
+        if isinstance(test.operator, cst.And):
+            if a is False or b is False:
+                return False
+            return True if a is True and b is True else None
+        if a is True or b is True:
+            return True
+        return False if a is False and b is False else None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        c = test.comparisons[0]
+        if isinstance(c.operator, (cst.Is, cst.IsNot)) and _is_none(c.comparator):
+            v = _known(test.left, env)
+            if v is ...:
+                return None
+            same = v is None
+            return same if isinstance(c.operator, cst.Is) else not same
+        return None
+    v = _known(test, env)
+    if v is ...:
+        return None
+    return True if v == "object" else bool(v)
+
+
+def _reachable(m, node, fn, env: dict) -> bool:
+    """Whether `node` in `fn` may run under env: no `if` around it (in `fn`) whose test env
+    decides against its branch."""
+    child = node
+    for anc in m.ancestors(node):
+        if anc is fn:
+            return True
+        if isinstance(anc, cst.If) and not m.contains(anc.test, child):
+            t = _truth(anc.test, env)
+            in_body = m.contains(anc.body, child)
+            if (t is False and in_body) or (t is True and not in_body):
+                return False
+        child = anc
+    return True
+
+
+def _grad_work(m, facts: TrainingFacts, fn: cst.FunctionDef, env: dict, depth: int) -> bool | None:
+    """Whether `fn`, run with its parameters as in env, may do gradient work (backward, an
+    optimizer step, a gradient read): itself, through the file functions it calls, and through the
+    callables it gets as arguments (instances of the file's classes with `__call__`, functions of
+    the file); None when a callable argument is not known."""
+    if depth > 2:
+        return None
+    for c in m.calls_in(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if not _reachable(m, c, fn, env):
+            continue
+        out: set = set()
+        facts._call_effects(c, out)
+        if out & _GRAD_EFFECTS:
+            return True
+        for g in facts.file_functions(c):
+            if facts.effects(g) & _GRAD_EFFECTS:
+                return True
+        key = _key_of(c.func)
+        if key is None or key not in env:
+            continue
+        v = env[key]
+        if isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in m.classes:
+            cls = v.func.value
+            found = m.method_of_class(cls, "__call__")
+            if found is None:
+                if m.class_is(cls, MODULE_BASES):
+                    continue  # a module of the file: a forward, judged as a model call
+                return None
+            inner = _grad_work(m, facts, found[0], _instance_env(m, cls, v), depth + 1)
+            if inner is not False:
+                return inner
+        elif isinstance(v, cst.Name) and m.module_function(v.value) is not None:
+            g = m.module_function(v.value)
+            inner = _grad_work(m, facts, g, _call_env(g, c), depth + 1)
+            if inner is not False:
+                return inner
+        elif _is_none(v):
+            continue
+        elif m.value_of(v).kind == "module" or (m.qualname(getattr(v, "func", v)) or "").startswith("torch."):
+            continue  # a module or a loss: a forward, no gradient work of its own
+        else:
+            return None
+    for a in facts.grad_attributes_in(fn.body):
+        if _reachable(m, a, fn, env):
+            return True
+    return False
+
+
+def _caller_uses_gradients(m, facts: TrainingFacts, call: cst.Call) -> bool:
+    """The scope of the call (outside nested definitions) runs a backward or reads gradients
+    itself: what the call returns might be differentiated."""
+    scope = m.scope_of(call)
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    out: set = set()
+    for c in m.calls_in(body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        facts._call_effects(c, out)
+    return bool(out & {"grad", "backward"})
+
+
+def _result_differentiated(m, facts: TrainingFacts, stmt: cst.SimpleStatementLine) -> bool:
+    """A name the statement assigns is handed, later in its scope, to a function of the file that
+    runs a backward or reads gradients (`feats = extract(loader, model); fit_head(feats)`): the
+    graph the call builds may be used."""
+    small = stmt.body[0]
+    targets = []
+    if isinstance(small, cst.Assign):
+        for t in small.targets:
+            targets += [n.value for n in [t.target, *m.walk(t.target)] if isinstance(n, cst.Name)]
+    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+        targets += [n.value for n in [small.target, *m.walk(small.target)] if isinstance(n, cst.Name)]
+    if not targets:
+        return False
+    scope = m.scope_of(stmt)
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    for c in m.calls_in(body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if not m.precedes(stmt, c):
+            continue
+        uses = any(isinstance(n, cst.Name) and n.value in targets for a in c.args for n in [a.value, *m.walk(a.value)])
+        if uses and any(facts.effects(g) & {"grad", "backward"} for g in facts.file_functions(c)):
+            return True
     return False

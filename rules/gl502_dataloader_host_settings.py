@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.training import TrainingFacts, is_bool, keyword, loader_call_of, method_of, set_keyword_edit, walk
+from gpulint.analysis.training import TrainingFacts, is_bool, keyword, loader_call_of, forwarded_keywords, method_of, set_keyword_edit, walk
 from gpulint.rule import Context, Rule
 
 DEFAULT_WORKERS = "2"
@@ -68,7 +68,7 @@ loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, pin_me
                 if mv is not None and mv.to_cpu:
                     continue  # `X.to("cpu")`: a loop that trains on the host (a CPU-vs-GPU timing)
                 loader = loader_call_of(m, mo[0])
-                if loader is None or loader in seen or any(a.star for a in loader.args):
+                if loader is None or loader in seen or not _no_forwarded_settings(m, loader):
                     continue
                 seen.add(loader)
                 finding = self._finding(ctx, loader, n)
@@ -117,3 +117,9 @@ loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, pin_me
             message,
             ctx.fix(*edits, message="Set " + " and ".join(advice)),
         )
+
+
+def _no_forwarded_settings(m, loader) -> bool:
+    """No `*args` / `**kwargs` of the loader call can carry `num_workers` or `pin_memory`."""
+    fwd = forwarded_keywords(m, loader)
+    return fwd is not None and not fwd & {"num_workers", "pin_memory"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpulint.analysis.training import is_bool, keyword, loader_call_of, set_keyword_edit
+from gpulint.analysis.training import is_bool, keyword, loader_call_of, forwarded_keywords, set_keyword_edit
 from gpulint.rule import Context, Rule
 
 
@@ -51,7 +51,10 @@ for x, y in loader:
             if nb is None or not is_bool(nb.value, True):
                 continue
             loader = loader_call_of(m, recv)
-            if loader is None or any(a.star for a in loader.args):
+            if loader is None:
+                continue
+            fwd = forwarded_keywords(m, loader)
+            if fwd is None or "pin_memory" in fwd:
                 continue
             pin = keyword(loader, "pin_memory")
             if pin is not None and not is_bool(pin.value, False):

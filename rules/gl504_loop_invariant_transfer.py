@@ -18,6 +18,11 @@ class LoopInvariantTransfer(Rule):
     summary = "The same tensor is copied to the device on every iteration of a loop."
     message = "`{name}` does not change in this loop, but `{call}` copies it to the device on every iteration; move it above the loop"
     fix_safety = "unsafe"
+    fix_partial = True
+    constant_message = (
+        "`{expr}` is a constant, but `{move}` builds it on the CPU and copies it to the device on every "
+        "iteration (`device=` would still copy it); build it once above the loop"
+    )
     default = True
     kind = "slow"
     prefilter = r"\.(?:to|cuda)\("
@@ -32,6 +37,11 @@ A `.to(dtype)` that names no device (`x.to(weight_dtype)`) casts on the tensor's
 not reported. The rule is careful that the tensor really is loop-invariant: it is not re-assigned in the loop,
 not changed in place (no `x.add_()`, `x[i] = ...`, `x.data = ...`), not passed to a function that
 could change it, and the device expression does not change either.
+
+The same holds for a constant built in the loop from literals and moved there
+(`torch.Tensor([[0.1, 0.1, 0.2, 0.2]]).cuda()`, `torch.tensor(0).float().cuda()` in a per-image
+loss): the data is read on the host and copied on every iteration of the innermost loop, also with
+`device=` on the constructor. Build it once above the loop (no fix is offered for these).
 
 The fix (unsafe: it changes when the copy is made, and the hoisted name then exists before the
 loop) moves a `y = x.to(device)` statement above the loop.
@@ -57,6 +67,11 @@ for x, y in loader:
         m = ctx.model
         facts: TrainingFacts = m.facts(TrainingFacts)
         for call, recv, meth in m.method_calls("to", "cuda"):
+            if isinstance(recv, cst.Call):
+                found = self._constant_site(ctx, facts, call, recv, meth)
+                if found is not None:
+                    yield found
+                continue
             if not isinstance(recv, cst.Name):
                 continue
             loop = facts.enclosing_loop(call)
@@ -77,6 +92,38 @@ for x, y in loader:
                 self.message.format(name=recv.value, call=ctx.code(call)),
                 self._hoist(ctx, facts, call, loop),
             )
+
+    def _constant_site(self, ctx, facts, call, recv, meth):
+        """`torch.Tensor([[0.1, 0.1, 0.2, 0.2]]).cuda()`, `torch.tensor(0).float().cuda()`: a tensor of
+        literals (under dtype casts), built on the host and copied to the device on every iteration
+        of an innermost loop (yhenon/pytorch-retinanet's focal loss, per image). `device=` on the
+        factory would not save the copy (the data is read on the host); building it once would."""
+        m = ctx.model
+        base = recv
+        while (isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value in _CASTS
+               and not base.args):
+            base = base.func.value
+        if not isinstance(base, cst.Call) or (m.qualname(base.func) or "") not in _LITERAL_FACTORIES:
+            return None
+        if not base.args or not all(_literal_arg(a) for a in base.args):
+            return None
+        if not any(a.keyword is None for a in base.args):
+            return None
+        if meth == "cuda" and call.args:
+            return None
+        if meth == "to" and (not call.args or _dtype_only(m, call)):
+            return None
+        if not all(self._invariant_expr(ctx, facts, a.value, facts.enclosing_loop(call) or call) for a in call.args):
+            return None
+        loop = facts.enclosing_loop(call)
+        if loop is None or any(isinstance(n, (cst.For, cst.While)) for n in m.walk(loop.body, skip=(cst.FunctionDef,
+                                                                                                      cst.ClassDef, cst.Lambda))):
+            return None  # only the innermost loop: the copy is paid on every step
+        if facts.is_conditional_in(call, loop) and _lazy_guard(m, call, loop):
+            return None
+        start, end = ctx.span(call)
+        move = ctx.source[ctx.span(recv)[1]:end].lstrip()
+        return ctx.finding(call, self.constant_message.format(expr=ctx.code(recv), move=move))
 
     @staticmethod
     def _inside(m, node, loop) -> bool:
@@ -181,3 +228,50 @@ def _dtype_only(m, call: cst.Call) -> bool:
             return False
     return True
 
+
+
+_CASTS = frozenset("float double half bfloat16 long int short char byte bool".split())
+_LITERAL_FACTORIES = frozenset(
+    f"torch.{n}" for n in (
+        "tensor as_tensor Tensor FloatTensor DoubleTensor HalfTensor LongTensor IntTensor ByteTensor BoolTensor"
+    ).split()
+)
+
+
+def _literal(node) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False")
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _literal(node.expression)
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(not isinstance(e, cst.StarredElement) and _literal(e.value)
+                                           for e in node.elements)
+    return False
+
+
+def _literal_arg(a: cst.Arg) -> bool:
+    if a.star:
+        return False
+    if a.keyword is None:
+        return _literal(a.value)
+    if a.keyword.value == "dtype":
+        d = dotted(a.value)
+        return d is not None and d.startswith("torch.")
+    return a.keyword.value == "requires_grad" and isinstance(a.value, cst.Name) and a.value.value == "False"
+
+
+def _lazy_guard(m, call, loop) -> bool:
+    """An `if` between the loop and the call that tests a cache (`if x is None:`, `if not cache:`):
+    built once."""
+    for anc in m.ancestors(call):
+        if anc is loop:
+            return False
+        if isinstance(anc, cst.If):
+            t = anc.test
+            if isinstance(t, cst.Comparison) and any(isinstance(c.operator, (cst.Is, cst.NotIn)) for c in t.comparisons):
+                return True
+            if isinstance(t, cst.UnaryOperation) and isinstance(t.operator, cst.Not):
+                return True
+    return False

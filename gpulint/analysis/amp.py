@@ -933,7 +933,8 @@ def update_missing(ctx, facts: AmpFacts, it, scaler: str, step_call) -> bool:
     by `scaler.update()`: no update in the iteration on the step's path, and none in a caller that
     could do it (a step helper whose caller updates, an update in another function). GL203 asks it
     too, so that its fix adds the update that a step through the scaler then needs."""
-    updates = [u for u in facts.scaler_calls_in(it, scaler, "update") if not facts.exclusive(u.call, step_call)]
+    updates = [u for u in facts.scaler_calls_in(it, scaler, "update")
+               if not facts.exclusive(u.call, step_call) and not _guarded_apart(ctx.model, u.call, step_call, it)]
     if updates:
         return False
     others = [u for u in facts.scaler_calls if u.method == "update" and u.scaler == scaler]
@@ -941,6 +942,22 @@ def update_missing(ctx, facts: AmpFacts, it, scaler: str, step_call) -> bool:
         return False  # a step helper: its caller may update
     # updated in another function, which the iteration may call
     return all(ctx.model.scope_of(u.call) is ctx.model.scope_of(step_call) for u in others)
+
+
+def _guarded_apart(m, update, step, it) -> bool:
+    """The update sits under an `if` (inside the iteration) that the step is not under: it does
+    not run after every step (icefall#1829: `if batch_idx % 100 == 0 and use_fp16: ...
+    scaler.update(cur_grad_scale * 2.0)` as the only update after an unconditional step)."""
+    child = update
+    for anc in m.ancestors(update):
+        if anc is it:
+            return False
+        if isinstance(anc, cst.If) and not m.contains(anc.test, child):
+            branch = anc.body if m.contains(anc.body, child) else anc.orelse
+            if branch is not None and not m.contains(branch, step):
+                return True
+        child = anc
+    return False
 
 
 def update_edit(ctx, facts: AmpFacts, it, scaler: str, step_calls):

@@ -93,6 +93,9 @@ class SamplerInfo:
     shuffle: bool | None  # True (the default or a literal True), False (a literal False), None (unknown)
     target: cst.Name | None = None
     attr_target: cst.Attribute | None = None  # `self.train_sampler = ...` in a method of a class
+    # kept as the value of a constant key of a dict name: `samplers["train"] = DistributedSampler(...)`
+    # or `samplers = {"train": DistributedSampler(...)}`: (the dict's name as bound or assigned, the key)
+    key_target: tuple[cst.Name, str] | None = None
 
 
 @dataclass
@@ -206,6 +209,38 @@ class DistFacts:
                 and self.model.class_of(t) is not None):
             return t
         return None
+
+    def assigned_key(self, value: cst.BaseExpression) -> tuple[cst.Name, str] | None:
+        """`d["k"] = value` (a single target) or `d = {"k": value, ...}` (a dict display bound to a
+        plain name): the dict's name node there and the constant key."""
+        m = self.model
+        parent = m.parent(value)
+        if isinstance(parent, cst.Assign) and parent.value is value and len(parent.targets) == 1:
+            t = parent.targets[0].target
+            key = _const_key(t)
+            if key is not None and isinstance(t.value, cst.Name):
+                return t.value, key
+            return None
+        if isinstance(parent, cst.DictElement) and parent.value is value:
+            key = _string_value(parent.key)
+            display = m.parent(parent)
+            name = self.assigned_name(display) if isinstance(display, cst.Dict) else None
+            if key is not None and name is not None:
+                return name, key
+        return None
+
+    def refers_to_key(self, use: cst.BaseExpression, target: tuple[cst.Name, str] | None) -> bool:
+        """Whether `use` is `d["k"]` reading the dict entry kept at `target`: the same constant key of a
+        name with the same bindings (the dict made once, its entries filled by key)."""
+        if target is None:
+            return False
+        key = _const_key(use)
+        if key != target[1] or not isinstance(use.value, cst.Name) or use.value.value != target[0].value:
+            return False
+        m = self.model
+        mine = {id(b.node) for b in m.bindings_of(use.value)}
+        theirs = {id(b.node) for b in m.bindings_of(target[0])}
+        return bool(mine) and mine == theirs
 
     def refers_to_attr(self, use: cst.BaseExpression, target: cst.Attribute | None) -> bool:
         """Whether `use` reads the attribute set at `target` (`self.train_loader = ...` in class C):
@@ -430,7 +465,8 @@ class DistFacts:
             arg = positional[3]
         if arg is not None:
             shuffle = _literal_bool(arg.value)
-        return SamplerInfo(call, q, distributed, shuffle, self.assigned_name(call), self.assigned_attr(call))
+        return SamplerInfo(call, q, distributed, shuffle, self.assigned_name(call), self.assigned_attr(call),
+                           self.assigned_key(call))
 
     def _chosen_sampler_class(self, call: cst.Call) -> str | None:
         """`train_sampler(ds)` where `train_sampler = RandomSampler if local_rank == -1 else
@@ -505,7 +541,8 @@ class DistFacts:
         if expr is None:
             return None
         for s in self.samplers:
-            if s.call is expr or self.refers_to(expr, s.target) or self.refers_to_attr(expr, s.attr_target):
+            if (s.call is expr or self.refers_to(expr, s.target) or self.refers_to_attr(expr, s.attr_target)
+                    or self.refers_to_key(expr, s.key_target)):
                 return s
         return None
 
@@ -543,6 +580,29 @@ class DistFacts:
 
     def loader_loops(self, lo: LoaderInfo) -> list[LoaderLoop]:
         """Loops over the loader: directly, or in a file function the loader is passed to."""
+        out = self._loader_loops(lo)
+        for loop in self._keyed_loops(lo):
+            if all(ll.loop is not loop for ll in out):
+                out.append(LoaderLoop(loop))
+        return out
+
+    def _keyed_loops(self, lo: LoaderInfo) -> list[cst.For]:
+        """Loops over a constant key of a dict of loaders (`loaders["train"]`, also kept in a `self`
+        attribute or handed to a constructor: `self.data_loader["train"]`) that the flow engine knows
+        holds this loader."""
+        m = self.model
+        out = []
+        for loop in m.fors:
+            for src in self.iter_sources(loop.iter):
+                if _const_key(src) is None:
+                    continue
+                v = m.value_of(src)
+                if v.kind == "loader" and v.origin is lo.call:
+                    out.append(loop)
+                    break
+        return out
+
+    def _loader_loops(self, lo: LoaderInfo) -> list[LoaderLoop]:
         m = self.model
         out: list[LoaderLoop] = []
         if lo.target is None and lo.attr_target is not None:
@@ -637,8 +697,11 @@ class DistFacts:
                 return anc
         return None
 
-    def epoch_loops(self, lo: LoaderInfo) -> list[cst.For]:
-        """The loops around each pass over the loader (the epoch loops), without duplicates."""
+    def epoch_loops(self, lo: LoaderInfo, through_calls: bool = False) -> list[cst.For]:
+        """The loops around each pass over the loader (the epoch loops), without duplicates.
+        `through_calls`: a pass in a function or method of the file with no loop around it in that
+        function takes the loop around the calls the engine resolved to that function (two levels:
+        `while True: self._train_epoch()`)."""
         out: list = []
         for ll in self.loader_loops(lo):
             if ll.repeats:
@@ -654,8 +717,39 @@ class DistFacts:
                 outer = self.enclosing_loop(ll.loop)
             if outer is None:
                 outer = self._endless_generator_loop(ll.loop)
+            if outer is None and through_calls:
+                for caller_loop in self._loops_around_calls(ll.anchor, lo):
+                    if all(caller_loop is not o for o in out):
+                        out.append(caller_loop)
+                continue
             if outer is not None and all(outer is not o for o in out):
                 out.append(outer)
+        return out
+
+    def _loops_around_calls(self, node: cst.CSTNode, lo: LoaderInfo, depth: int = 0) -> list:
+        """The loops (`for` or `while`) around the calls of the function holding `node`, when the
+        function has no loop around `node` itself; through at most two levels of calls. A function
+        that also builds the loader (each call makes a new one) has none."""
+        m = self.model
+        fn = m.enclosing(node, cst.FunctionDef)
+        if fn is None or depth > 1 or m.contains(fn, lo.call):
+            return []
+        out = []
+        for call in m.resolved_sites(fn) or m.call_sites(fn):
+            if m.contains(fn, call):
+                continue  # recursion
+            loop = None
+            for anc in m.ancestors(call):
+                if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                    break
+                if isinstance(anc, (cst.For, cst.While)) and not m.contains(anc.iter if isinstance(anc, cst.For)
+                                                                            else anc.test, call):
+                    loop = anc
+                    break
+            if loop is not None:
+                out.append(loop)
+            else:
+                out += self._loops_around_calls(call, lo, depth + 1)
         return out
 
     def _endless_generator_loop(self, loop: cst.For) -> cst.While | None:
@@ -794,6 +888,16 @@ def _first_arg(call: cst.Call, keyword: str) -> cst.BaseExpression | None:
         break
     kw = _keyword(call, keyword)
     return kw.value if kw is not None else None
+
+
+def _const_key(node) -> str | None:
+    """`x["k"]` (one constant string key): "k"."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+        return None
+    sl = node.slice[0].slice
+    if not isinstance(sl, cst.Index):
+        return None
+    return _string_value(sl.value)
 
 
 def _matching_params(call: cst.Call, fn: cst.FunctionDef, pred) -> list[str]:

@@ -79,7 +79,12 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
         return ctx.insert_text(ctx.span(origin)[1], f".to({acc.value}.device)"), random
     if not factory_takes_device(q, like=True):
         return None  # `torch.meshgrid(...)`, `torch.stack(...)`: no device= to give
-    end = ctx.span(origin.args[-1].value)[1]
+    last = origin.args[-1].value
+    end = ctx.span(last)[1]
+    rpar = getattr(last, "rpar", None)
+    if rpar:
+        # a parenthesized size, `torch.ones((n, 1))`: after its closing parenthesis
+        end = max(end, ctx.span(rpar[-1])[1])
     return ctx.insert_text(end, f", device={acc.value}.device"), random
 
 

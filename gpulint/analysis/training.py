@@ -1149,14 +1149,56 @@ def _moves_itself(value: cst.BaseExpression | None, name: str | None) -> bool:
 
 
 def loader_source(model: ScriptModel, source: cst.BaseExpression | None, _depth: int = 0) -> cst.Call | None:
-    """The DataLoader call behind an iterated expression (`loader`, `DataLoader(...)`)."""
+    """The DataLoader call behind an iterated expression (`loader`, `DataLoader(...)`); else the
+    one the flow engine knows the expression holds (a loader returned by a file function, kept in
+    a `self` attribute from a constructor argument)."""
     if isinstance(source, cst.Call):
         return source if model.qualname(source.func) in DATALOADER_QUALNAMES else None
     if isinstance(source, (cst.Name, cst.Attribute)):
         calls = [b.value for b in model.bindings_of(source) if b.how == "assign"]
         if len(calls) == 1 and isinstance(calls[0], cst.Call) and model.qualname(calls[0].func) in DATALOADER_QUALNAMES:
             return calls[0]
+        v = model.value_of(source)
+        o = v.origin
+        if v.kind == "loader" and isinstance(o, cst.Call) and model.qualname(o.func) in DATALOADER_QUALNAMES:
+            return o
     return None
+
+
+def forwarded_keywords(model: ScriptModel, call: cst.Call) -> set[str] | None:
+    """The keyword names that reach `call` through its `*args` / `**kwargs`, when each star argument
+    is the enclosing (module-level) function's own star parameter and every call of that function in
+    the file is plain (no star argument, no positional beyond the named parameters): the keywords
+    the call sites pass that name no parameter (`get_data_loader(ds, batch_size=8, shuffle=True)`
+    into `DataLoader(dataset, batch_size=batch_size, **loader_kwargs)` gives {"shuffle"}). None when
+    it cannot tell; the empty set for a call without star arguments."""
+    stars = [a for a in call.args if a.star]
+    if not stars:
+        return set()
+    fn = model.enclosing(call, cst.FunctionDef)
+    if fn is None or model.class_of(fn) is not None:
+        return None
+    p = fn.params
+    star_arg = p.star_arg.name.value if isinstance(p.star_arg, cst.Param) else None
+    star_kw = p.star_kwarg.name.value if p.star_kwarg is not None else None
+    for a in stars:
+        if not isinstance(a.value, cst.Name):
+            return None
+        if not ((a.star == "*" and a.value.value == star_arg) or (a.star == "**" and a.value.value == star_kw)):
+            return None
+    sites = model.call_sites(fn)
+    if not sites:
+        return None
+    positional = [q.name.value for q in (*p.posonly_params, *p.params)]
+    named = set(positional) | {q.name.value for q in p.kwonly_params}
+    out: set[str] = set()
+    for site in sites:
+        if any(a.star for a in site.args):
+            return None
+        if sum(1 for a in site.args if a.keyword is None) > len(positional):
+            return None
+        out |= {a.keyword.value for a in site.args if a.keyword is not None and a.keyword.value not in named}
+    return out
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
