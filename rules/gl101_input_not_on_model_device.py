@@ -119,13 +119,18 @@ for x, y in loader:
             g[1].setdefault(root.value, self._move_line(m, root.value, host, source, device))
             g[2].append((call, root.value))
         out = {}
+        moved_at: dict[int, tuple] = {}  # id(where) -> (fix, name -> the line that moves it)
         for where, lines, calls, device in groups.values():
             ordered = []
+            moves = {}
             for t in _target_names(where):
                 if t.value in lines:
                     ordered.append(lines[t.value])
                 elif self._host_sibling(m, t, calls[0][0]):
                     ordered.append(f"{t.value} = {t.value}.to({device})")
+                else:
+                    continue
+                moves[t.value] = ordered[-1]
             if isinstance(where, cst.For):
                 body = where.body
                 if not isinstance(body, cst.IndentedBlock) or not body.body or not ordered:
@@ -137,6 +142,20 @@ for x, y in loader:
                 fix = ctx.fix(edit, message="Move the batch to the model's device after it is made")
             for call, name in calls:
                 out[id(call)] = (fix, lines[name], device)
+            moved_at[id(where)] = (fix, moves, device)
+        # a finding whose operand is computed from a batch name (`target.flatten()`) that one of
+        # these edits moves (a sibling of the reported input) shares that edit: fixing one
+        # finding resolves the other, so both carry the same fix (applied once)
+        for call, root, host, source, mm in found:
+            if id(call) in out or root is not None:
+                continue
+            base = _base_name(host)
+            if base is None:
+                continue
+            where = self._bound_at(m, base, call)
+            fix, moves, device = moved_at.get(id(where), (None, {}, None))
+            if fix is not None and base.value in moves:
+                out[id(call)] = (fix, moves[base.value], device)
         return out
 
     @staticmethod
@@ -233,6 +252,26 @@ def _root_name(host) -> cst.Name | None:
     if isinstance(host, cst.Subscript) and isinstance(host.value, cst.Name):
         return host.value
     return None
+
+
+# methods whose result may live elsewhere than their receiver: moving the receiver does not move it
+_MOVING_METHODS = frozenset("to cpu cuda xpu mps type numpy tolist item pin_memory".split())
+
+
+def _base_name(host) -> cst.Name | None:
+    """`target` for `target.flatten()`, `x.view(n, -1).float()`, `y[:, 0]`: the name under a chain
+    of subscripts and method calls that keep their receiver's device; None for other shapes."""
+    node = host
+    while True:
+        if isinstance(node, cst.Name):
+            return node
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+              and node.func.attr.value not in _MOVING_METHODS):
+            node = node.func.value
+        else:
+            return None
 
 
 def _string_keys(sub: cst.Subscript) -> bool:

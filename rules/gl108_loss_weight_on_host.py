@@ -202,7 +202,11 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
         while m.parent(top) is not None and m.parent(top) is not body:
             top = m.parent(top)
         if m.parent(top) is not body or not facts.always_reaches(move_call, top):
-            return None
+            # else the block both statements share, when the move always runs in it: a model and
+            # its loss made in the same iteration of a loop (`for fold in ...:` in main())
+            top = LossWeightOnHost._shared_block_top(m, stmt, loss)
+            if top is None or not facts.always_reaches(move_call, top):
+                return None
         if move.method == "cuda":
             if move.device is None:
                 return ".cuda()"
@@ -210,6 +214,21 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
         if move.device is None or not facts.visible_at(move.device, loss):
             return None
         return f".to({ctx.code(move.device)})"
+
+    @staticmethod
+    def _shared_block_top(m, stmt, loss: cst.Call):
+        """The statement holding `stmt` in the innermost block (same function) that also holds
+        `loss`; None when there is none."""
+        if m.scope_of(stmt) is not m.scope_of(loss):
+            return None
+        cur = stmt
+        while True:
+            parent = m.parent(cur)
+            if parent is None or isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if isinstance(parent, (cst.IndentedBlock, cst.Module)) and m.contains(parent, loss):
+                return cur
+            cur = parent
 
     # the loss ----------------------------------------------------------------------------------
     @staticmethod

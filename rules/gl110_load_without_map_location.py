@@ -104,7 +104,7 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
     def _insert(ctx: Context, call: cst.Call, first: cst.Arg, kw: str):
         """Add `kw` right after the path argument, in the layout the call already uses."""
         src = ctx.source
-        v_end = ctx.span(first.value)[1]
+        v_end = ctx.span(first)[1]  # the argument, parentheses of its value included
         i = list(call.args).index(first)
         if i + 1 < len(call.args):
             n_start = ctx.span(call.args[i + 1])[0]

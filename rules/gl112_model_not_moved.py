@@ -97,6 +97,8 @@ for x, y in loader:
         """Move the model once, right after the statement that builds it (`model = Net()`), with
         the device expression its inputs are moved with, when that expression is defined there."""
         m = ctx.model
+        if device is not None and _self_attr(callee):
+            return self._attribute_fix(ctx, callee, device)
         if device is None or not isinstance(callee, cst.Name) or not isinstance(ctor, cst.Call):
             return None
         stmt = m.statement_of(ctor)
@@ -112,6 +114,42 @@ for x, y in loader:
         return ctx.fix(
             ctx.insert_after(stmt, f"{callee.value} = {callee.value}.to({ctx.code(device)})"),
             message="Move the model to the inputs' device after it is built",
+        )
+
+    def _attribute_fix(self, ctx: Context, callee: cst.Attribute, device):
+        """`self.model(x)` with `self.model` bound once, in `__init__` (`self.model = model`, a
+        model it is given): move it right there, `self.model = self.model.to(D)`, when D can be
+        read at that point (a module-level name bound above, or a `self` attribute `__init__` set
+        above). Not for a class the file subclasses (another `__init__` may bind it)."""
+        m = ctx.model
+        cls = m.class_of(callee)
+        if cls is None or any(cls.name.value in (m.classes[n].bases or ()) for n in m.classes if n != cls.name.value):
+            return None
+        bindings = m.bindings_of(callee)
+        if len(bindings) != 1:
+            return None
+        stmt = m.statement_of(bindings[0].node)
+        fn = m.scope_of(stmt) if stmt is not None else None
+        if not (isinstance(fn, cst.FunctionDef) and fn.name.value == "__init__" and m.class_of(fn) is cls):
+            return None
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        assign = stmt.body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and ctx.code(assign.targets[0].target) == ctx.code(callee)):
+            return None
+        if _self_attr(device):
+            dev_bindings = m.bindings_of(device)
+            if not dev_bindings or any(m.scope_of(b.node) is not fn or not m.precedes(b.node, stmt)
+                                       for b in dev_bindings):
+                return None
+        elif (not isinstance(device, cst.Name) or (fn, device.value) in m.bindings
+              or (m.scope_of(callee), device.value) in m.bindings or not self._visible(ctx, device, stmt)):
+            return None  # a local of the calling method, or shadowed in `__init__`
+        name = ctx.code(callee)
+        return ctx.fix(
+            ctx.insert_after(stmt, f"{name} = {name}.to({ctx.code(device)})"),
+            message="Move the model to the inputs' device where the class stores it",
         )
 
     @staticmethod
@@ -132,6 +170,10 @@ for x, y in loader:
                 if ctx.span(b.node)[0] < ctx.span(stmt)[0] or b.how == "param":
                     return True
         return False
+
+
+def _self_attr(e) -> bool:
+    return isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self"
 
 
 def _built_from_parts(m, ctor: cst.Call) -> bool:

@@ -85,7 +85,8 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
                 and isinstance(opt_stmt, cst.SimpleStatementLine)
                 and m.parent(move_stmt) is m.parent(opt_stmt)
                 and len(move_stmt.body) == 1
-                and self._only_uses_before(ctx, move_call, opt_stmt)
+                and self._movable_statement(ctx, move_stmt.body[0], move_call, recv)
+                and self._only_uses_before(ctx, move_call, opt_stmt, move_stmt)
             ):
                 line = ctx.code(move_stmt).strip()
                 fix = ctx.fix(
@@ -168,18 +169,37 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
         return None
 
     @staticmethod
-    def _only_uses_before(ctx: Context, move_call: cst.Call, opt_stmt) -> bool:
-        """The names the move statement reads are bound before the optimizer statement."""
+    def _movable_statement(ctx: Context, small, move_call: cst.Call, recv) -> bool:
+        """The move is the whole statement: `model.to(d)`, or the reassigning `model = model.to(d)`
+        (the same name or attribute the optimizer read; `.to()` of a module returns the module, so
+        the optimizer's parameters are the moved ones). Not `net = model.to(d)` (a new name bound
+        earlier) nor `model = Wrapper(model.to(d))`."""
+        if isinstance(small, cst.Expr):
+            return small.value is move_call
+        if isinstance(small, cst.Assign):
+            return (small.value is move_call and len(small.targets) == 1
+                    and ctx.code(small.targets[0].target) == ctx.code(recv))
+        return False
+
+    @staticmethod
+    def _only_uses_before(ctx: Context, move_call: cst.Call, opt_stmt, move_stmt) -> bool:
+        """The names the move statement reads are bound before the optimizer statement (other
+        than by the move statement itself: `model = model.to(d)`), and never between it and the
+        move."""
         m = ctx.model
         scope = m.scope_of(opt_stmt)
         for n in m.walk(move_call):
             if isinstance(n, cst.Name):
                 for b in m.bindings_of(n):
+                    if m.contains(move_stmt, b.node):
+                        continue
                     if b.how in ("assign", "unpack", "for", "with") and not m.precedes(b.node, opt_stmt):
                         return False
             elif isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self":
                 # `self.model.to(self.device)` with `self.device = ...` set after the optimizer
                 for b in m.bindings_of(n):
+                    if m.contains(move_stmt, b.node):
+                        continue
                     if m.scope_of(b.node) is scope and not m.precedes(b.node, opt_stmt):
                         return False
         return True

@@ -62,31 +62,51 @@ accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10).to(device)
             v = m.value_of(recv)
             if v.kind != "metric" or v.dev is None or not v.dev.is_host:
                 continue
-            ctor = v.origin
-            if not isinstance(ctor, cst.Call) or ctor in reported:
-                continue
-            acc = None
-            dtext = None
-            for a in call.args:
-                d = m.device_of(a.value)
-                if d is not None and d.where == "acc" and m.value_of(a.value).kind == "tensor":
-                    text = self._device_text(ctx, d, ctor)
-                    if acc is None or (dtext is None and text):
-                        acc, dtext = (a.value, d), text  # prefer an operand whose device can be named
-            if acc is None:
-                continue
-            reported.add(ctor)
-            arg, dev = acc
-            fix = None
-            suffix = f".to({dtext})" if dtext else ".to(device)"
-            if dtext:
-                fix = ctx.fix(ctx.insert_text(ctx.span(ctor)[1], suffix), message=f"Move the metric: `{suffix}`")
-            fixed = f"{ctx.code(ctor.func)}(...){suffix}"
-            yield ctx.finding(
-                ctor,
-                self.message.format(metric=ctx.code(ctor.func), arg=ctx.code(arg), line=ctx.line_of(call), fixed=fixed),
-                fix,
-            )
+            for ctor in self._constructors(m, recv, v):
+                if ctor not in reported:
+                    yield from self._report(ctx, call, ctor, reported)
+
+    @staticmethod
+    def _constructors(m, recv, v) -> list:
+        """The metric constructors the receiver may be: its origin, or, for the variable of a loop
+        over a list of known metrics (`for metric in self._metrics:` given `metrics=[P(), R()]`),
+        every unmoved metric of the list (the loop updates each one)."""
+        if isinstance(recv, cst.Name):
+            loop = m.enclosing(recv, cst.For)
+            while loop is not None and not (isinstance(loop.target, cst.Name) and loop.target.value == recv.value):
+                loop = m.enclosing(loop, cst.For)
+            if loop is not None and [b for b in m.bindings_of(recv) if m.contains(loop, b.node)] and all(
+                    b.how == "for" for b in m.bindings_of(recv) if m.contains(loop, b.node)):
+                items = m.value_of(loop.iter).items
+                if items and v.origin in [i.origin for i in items]:
+                    return [i.origin for i in items if i.kind == "metric" and i.dev is not None
+                            and i.dev.is_host and isinstance(i.origin, cst.Call)]
+        return [v.origin] if isinstance(v.origin, cst.Call) else []
+
+    def _report(self, ctx: Context, call: cst.Call, ctor: cst.Call, reported: set):
+        m = ctx.model
+        acc = None
+        dtext = None
+        for a in call.args:
+            d = m.device_of(a.value)
+            if d is not None and d.where == "acc" and m.value_of(a.value).kind == "tensor":
+                text = self._device_text(ctx, d, ctor)
+                if acc is None or (dtext is None and text):
+                    acc, dtext = (a.value, d), text  # prefer an operand whose device can be named
+        if acc is None:
+            return
+        reported.add(ctor)
+        arg, dev = acc
+        fix = None
+        suffix = f".to({dtext})" if dtext else ".to(device)"
+        if dtext:
+            fix = ctx.fix(ctx.insert_text(ctx.span(ctor)[1], suffix), message=f"Move the metric: `{suffix}`")
+        fixed = f"{ctx.code(ctor.func)}(...){suffix}"
+        yield ctx.finding(
+            ctor,
+            self.message.format(metric=ctx.code(ctor.func), arg=ctx.code(arg), line=ctx.line_of(call), fixed=fixed),
+            fix,
+        )
 
     @staticmethod
     def _device_text(ctx: Context, dev, ctor: cst.Call) -> str | None:

@@ -538,7 +538,7 @@ class _Converter:
             edits.append(ctx.edit(start, end, f"sampler={sampler}"))
         else:
             last = lo.call.args[-1]
-            edits.append(ctx.insert_text(ctx.span(last.value)[1], f", sampler={sampler}"))
+            edits.append(ctx.insert_text(ctx.span(last)[1], f", sampler={sampler}"))  # after `(x)` too
         return edits
 
     def epoch_loop(self, lo: LoaderInfo):

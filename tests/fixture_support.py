@@ -90,7 +90,19 @@ class Case:
         return out
 
     def selected_codes(self) -> set[str]:
-        return {self.code} | {c for _, c in self.expected()}
+        return {self.code} | {c for _, c in self.expected()} | self.also_fix()
+
+    def also_fix(self) -> set[str]:
+        """`# fixture: also-fix GL101`: rules that only fire once the folder's rule has fixed the
+        script (a real script with a second bug the first one hid: the model moved by GL112's fix
+        now meets the unmoved validation batch GL101 reports); they run in the snapshot and
+        stability checks too, as `gpulint fix` runs every rule on each round."""
+        out: set[str] = set()
+        for line in self.header():
+            m = re.search(r"#\s*fixture:\s*also-fix\s+([A-Z0-9, ]+)", line)
+            if m:
+                out |= {c for c in re.split(r"[\s,]+", m.group(1)) if c}
+        return out
 
     def unsafe(self) -> bool:
         """Fix with --unsafe-fixes: for unsafe rules, and for a safe rule's case whose header says

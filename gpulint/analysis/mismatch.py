@@ -79,13 +79,15 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
         return ctx.insert_text(ctx.span(origin)[1], f".to({acc.value}.device)"), random
     if not factory_takes_device(q, like=True):
         return None  # `torch.meshgrid(...)`, `torch.stack(...)`: no device= to give
-    last = origin.args[-1].value
-    end = ctx.span(last)[1]
-    rpar = getattr(last, "rpar", None)
-    if rpar:
-        # a parenthesized size, `torch.ones((n, 1))`: after its closing parenthesis
-        end = max(end, ctx.span(rpar[-1])[1])
-    return ctx.insert_text(end, f", device={acc.value}.device"), random
+    return ctx.insert_text(_after_last_argument(ctx, origin), f", device={acc.value}.device"), random
+
+
+def _after_last_argument(ctx, call: cst.Call) -> int:
+    """Where `, name=value` can be written into `call`'s argument list: right after its last
+    argument, parentheses included (the span of a parenthesized value such as the tuple of
+    `torch.ones((n, 1))` leaves them out, the argument's own span keeps them), before its trailing
+    comma and any comment."""
+    return ctx.span(call.args[-1])[1]
 
 
 def batch_source(m, origin) -> str | None:
