@@ -208,6 +208,15 @@ for x, y in loader:
             if (scope, root.value) in m.bindings or (m.module, root.value) in m.bindings or root.value in m.aliases:
                 if not isinstance(expr, cst.Call):
                     return ctx.code(expr)
+        if (isinstance(expr, cst.Attribute) and expr is not root and isinstance(expr.value, cst.Name)
+                and expr.value.value == "self"):
+            # `self.device`, the model moved with it in `__init__`: the same instance's attribute
+            # where the batch is moved in another method of that class
+            cls = m.class_of(expr)
+            fn = m.enclosing(where, cst.FunctionDef)
+            if (cls is not None and fn is not None and m.class_of(fn) is cls and fn.params.params
+                    and fn.params.params[0].name.value == "self" and not fn.decorators):
+                return ctx.code(expr)
         return model_device
 
     @staticmethod
