@@ -17,8 +17,8 @@ class NumpyOnDeviceTensor(Rule):
     fix_safety = "safe"
     default = True
     kind = "crash"
-    prefilter = r"\.numpy\(|numpy"
-    ast_prefilter = r"numpy"
+    prefilter = r"\.numpy\(|numpy|sklearn"
+    ast_prefilter = r"numpy|sklearn"
     explanation = '''
 NumPy arrays live in host memory, so `Tensor.numpy()` only accepts CPU tensors. On a tensor that
 is on the GPU (the output of a model moved with `model.to(device)`, a batch moved with
@@ -30,6 +30,11 @@ usually in the evaluation code after the first epoch.
 The fix copies the tensor to the host first: `.detach().cpu().numpy()` (`.detach()` also avoids
 `Can't call numpy() on Tensor that requires grad`; it is harmless inside `torch.no_grad()`).
 Where the expression is already detached only `.cpu()` is added.
+
+NumPy functions given device tensors (`np.sum(t)`, `np.array(outputs)`) and scikit-learn's metrics
+(`accuracy_score(labels, preds)`, `roc_curve(labels, scores)`, which call `np.asarray` on their
+inputs) fail the same way; scikit-learn is left alone where the file turns on its array-API
+dispatch.
 
 The rule fires only where the tensor is known to be on a device: the output of a module that
 was moved to a non-CPU device (and never moved back), a loss or `torch`/`F` function of such a
@@ -81,9 +86,20 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
         list of them) the way `.numpy()` does, and fails the same way on device tensors. Only where
         the flow engine knows the tensors are on an accelerator."""
         m = ctx.model
+        dispatch = None
         for call in m.calls:
             q = m.qualname(call.func)
-            if not q or not (q.startswith("numpy.") or q == "numpy"):
+            if not q:
+                continue
+            if q.startswith("sklearn.metrics."):
+                # scikit-learn's metrics convert their inputs with `np.asarray` (Lightning#1429,
+                # ganomaly#26's `roc_curve(labels, scores)`), unless the file turns on its array-API
+                # dispatch, which takes torch tensors where they are
+                if dispatch is None:
+                    dispatch = "array_api_dispatch" in ctx.source
+                if dispatch:
+                    continue
+            elif not (q.startswith("numpy.") or q == "numpy"):
                 continue
             for a in call.args:
                 if a.keyword is not None or a.star:
