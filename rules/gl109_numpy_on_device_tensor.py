@@ -17,8 +17,8 @@ class NumpyOnDeviceTensor(Rule):
     fix_safety = "safe"
     default = True
     kind = "crash"
-    prefilter = r"\.numpy\(|numpy|sklearn"
-    ast_prefilter = r"numpy|sklearn"
+    prefilter = r"\.numpy\(|numpy|sklearn|pandas"
+    ast_prefilter = r"numpy|sklearn|pandas"
     explanation = '''
 NumPy arrays live in host memory, so `Tensor.numpy()` only accepts CPU tensors. On a tensor that
 is on the GPU (the output of a model moved with `model.to(device)`, a batch moved with
@@ -31,9 +31,9 @@ The fix copies the tensor to the host first: `.detach().cpu().numpy()` (`.detach
 `Can't call numpy() on Tensor that requires grad`; it is harmless inside `torch.no_grad()`).
 Where the expression is already detached only `.cpu()` is added.
 
-NumPy functions given device tensors (`np.sum(t)`, `np.array(outputs)`) and scikit-learn's metrics
-(`accuracy_score(labels, preds)`, `roc_curve(labels, scores)`, which call `np.asarray` on their
-inputs) fail the same way; scikit-learn is left alone where the file turns on its array-API
+NumPy functions given device tensors (`np.sum(t)`, `np.array(outputs)`), scikit-learn's metrics
+(`accuracy_score(labels, preds)`, `roc_curve(labels, scores)`) and pandas' `DataFrame`/`Series`,
+which all call `np.asarray` on their inputs, fail the same way; scikit-learn is left alone where the file turns on its array-API
 dispatch.
 
 The rule fires only where the tensor is known to be on a device: the output of a module that
@@ -99,8 +99,8 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                     dispatch = "array_api_dispatch" in ctx.source
                 if dispatch:
                     continue
-            elif not (q.startswith("numpy.") or q == "numpy"):
-                continue
+            elif not (q.startswith("numpy.") or q == "numpy" or q in _PANDAS_CONVERTING):
+                continue  # (pandas' constructors convert with `np.asarray` too)
             for a in call.args:
                 if a.keyword is not None or a.star:
                     continue
@@ -128,6 +128,9 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                     "(`.detach().cpu()`)",
                 )
                 break
+
+
+_PANDAS_CONVERTING = frozenset({"pandas.DataFrame", "pandas.Series"})
 
 
 def _appended_row_item(m, name: cst.Name):

@@ -39,3 +39,8 @@ def test_host_copies_are_silent():
 def test_array_api_dispatch_takes_tensors_where_they_are():
     tail = "import sklearn\nsklearn.set_config(array_api_dispatch=True)\nacc = accuracy_score(y.to(device), preds)\n"
     assert lines(tail) == []
+
+
+def test_pandas_constructors_convert_too():
+    assert lines("import pandas as pd\ndf = pd.DataFrame(scores)\n") == [14]
+    assert lines("import pandas as pd\ndf = pd.DataFrame(scores.cpu())\n") == []
