@@ -60,9 +60,16 @@ accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10).to(device)
             else:
                 continue
             v = m.value_of(recv)
-            if v.kind != "metric" or v.dev is None or not v.dev.is_host:
+            if v.kind != "metric" or v.dev is None:
                 continue
-            for ctor in self._constructors(m, recv, v):
+            if v.dev.is_host:
+                ctors = self._constructors(m, recv, v)
+            elif v.dev.where == "either":
+                # `for metric in [P().to(device), R()]`: the loop variable is either; each item is known
+                ctors = self._loop_items(m, recv, v) or []
+            else:
+                continue
+            for ctor in ctors:
                 if ctor not in reported:
                     yield from self._report(ctx, call, ctor, reported)
 
@@ -71,6 +78,15 @@ accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10).to(device)
         """The metric constructors the receiver may be: its origin, or, for the variable of a loop
         over a list of known metrics (`for metric in self._metrics:` given `metrics=[P(), R()]`),
         every unmoved metric of the list (the loop updates each one)."""
+        found = MetricNotMoved._loop_items(m, recv, v)
+        if found is not None:
+            return found
+        return [v.origin] if isinstance(v.origin, cst.Call) else []
+
+    @staticmethod
+    def _loop_items(m, recv, v) -> list | None:
+        """For the variable of a loop over a list whose metrics are known item by item: the
+        constructors of its unmoved metrics; None when `recv` is not such a loop variable."""
         if isinstance(recv, cst.Name):
             loop = m.enclosing(recv, cst.For)
             while loop is not None and not (isinstance(loop.target, cst.Name) and loop.target.value == recv.value):
@@ -81,7 +97,7 @@ accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10).to(device)
                 if items and v.origin in [i.origin for i in items]:
                     return [i.origin for i in items if i.kind == "metric" and i.dev is not None
                             and i.dev.is_host and isinstance(i.origin, cst.Call)]
-        return [v.origin] if isinstance(v.origin, cst.Call) else []
+        return None
 
     def _report(self, ctx: Context, call: cst.Call, ctor: cst.Call, reported: set):
         m = ctx.model

@@ -37,3 +37,13 @@ def test_each_unmoved_metric_of_the_list_is_reported():
 
 def test_moved_metrics_are_not_reported():
     assert _lines('[BinaryPrecision().to("cuda"), BinaryRecall().to("cuda")]') == []
+
+
+def test_in_a_list_mixing_moved_and_unmoved_metrics_the_unmoved_one_is_reported():
+    found = _lines('[BinaryPrecision().to("cuda"), BinaryRecall()]')
+    assert len(found) == 1 and found[0][0] == 16
+
+
+def test_a_metric_moved_on_one_branch_only_is_not_reported():
+    src = TEXT.replace("METRICS", '[BinaryPrecision().to("cuda") if torch.cuda.is_available() else BinaryPrecision()]')
+    assert [d for d in check(src, {"GL119"}) if d.code == "GL119"] == []
