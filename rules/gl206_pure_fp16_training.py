@@ -75,10 +75,24 @@ for x, y in loader:
         optimized = _optimized_names(optimizers)
         optimized_params = _optimized_names(optimizers, parameters_only=True)
 
-        def trains_after(call: cst.Call) -> bool:
-            """A backward pass of the training runs after the conversion, in its own scope."""
+        training_fns = {fn for b in backwards if (fn := m.enclosing(b.call, cst.FunctionDef)) is not None}
+
+        def trains_after(call: cst.Call, name: str | None = None) -> bool:
+            """A backward pass of the training runs after the conversion, in its own scope, or in a
+            function of the file that this scope calls afterwards with the model (`.half()` in
+            `main()`, then `train(train_loader, model, criterion, optimizer, epoch)`:
+            pytorch_resnet_cifar10)."""
             scope = m.scope_of(call)
-            return any(m.scope_of(b.call) is scope and facts.before(call, b.call) for b in backwards)
+            if any(m.scope_of(b.call) is scope and facts.before(call, b.call) for b in backwards):
+                return True
+            if name is None or not training_fns:
+                return False
+            for c in m.calls_in(scope) if scope is not m.module else m.calls:
+                if (isinstance(c.func, cst.Name) and m.scope_of(c) is scope and facts.before(call, c)
+                        and m.module_function(c.func.value) in training_fns
+                        and any(isinstance(a.value, cst.Name) and a.value.value == name for a in c.args)):
+                    return True
+            return False
 
         reported = set()
         for call, recv, meth in m.method_calls("half", "to"):
@@ -92,7 +106,7 @@ for x, y in loader:
             # a known module, or a name whose `.parameters()` an optimizer receives
             if m.kind_of(recv) is not Kind.MODULE and name not in optimized_params:
                 continue
-            if not trains_after(call):
+            if not trains_after(call, name):
                 continue
             reported.add(call)
             yield ctx.finding(call, self.message.format(m=name))
