@@ -78,12 +78,15 @@ for x, y in loader:
                     others.append(call)  # a reset on a branch a GPU run skips does not count
         # a non-CUDA (or unknown) default set where a CUDA one may also run: the order decides
         # (the AMP facts are built only when a setter or a `with torch.device(...)` needs them)
+        samplers = _cpu_shuffling(m)
+        # a reset made after a shuffling loader was iterated, in the same scope (the default type
+        # restored at the end of the script), comes too late for that loader
+        others = [o for o in others if not any(_iterated_before(m, s, o) for s in samplers)]
         if any(not m.exclusive(o, s) for o in others for s in setters):
             return
         contexts = [w for w in m.withs if _cuda_device_context(m, w) is not None]
         if not setters and not contexts:
             return
-        samplers = _cpu_shuffling(m)
         if not samplers:
             return
         first = samplers[0]
@@ -193,6 +196,22 @@ def _cpu_generator(m, expr: cst.BaseExpression | None, depth: int = 0) -> bool:
         bindings = m.bindings_of(expr)
         if len(bindings) == 1 and bindings[0].how == "assign" and isinstance(bindings[0].value, cst.BaseExpression):
             return _cpu_generator(m, bindings[0].value, depth + 1)
+    return False
+
+
+def _iterated_before(m, loader_call: cst.Call, node: cst.CSTNode) -> bool:
+    """A loop over the name the loader is bound to (or `iter(name)`) ends before `node`, in
+    `node`'s scope."""
+    parent = m.parent(loader_call)
+    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
+        return False
+    name = parent.targets[0].target.value
+    scope = m.scope_of(node)
+    for loop in m.fors:
+        source, _ = m.unwrap_iterable(loop.iter)
+        if (isinstance(source, cst.Name) and source.value == name and m.scope_of(loop) is scope
+                and m.precedes(loop, node) and not m.contains(loop, node)):
+            return True
     return False
 
 
