@@ -141,11 +141,17 @@ with torch.no_grad():
             if facts.grad_mode_at(node) is not None:
                 continue
             calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None]
+            through = {}
+            if not calls:
+                # the forward in a method of the same class the loop calls (ClusterGCN's
+                # `prediction, target = self.do_prediction(cluster)` after `self.model.eval()`)
+                through = _helper_forwards(facts, node, seen)
+                calls = list(through)
             if not calls or all(_detached_at_once(ctx.model, c) for c in calls):
                 continue  # outputs detached on the spot: no graph is kept (model assembly, not evaluation)
             if all(_frozen_before(ctx, c, node) for c in calls):
                 continue  # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph
-            models = {dotted(c.func) for c in calls}
+            models = {dotted(c.func) for c in calls} if not through else set(through.values())
             if facts.passes_to_unknown(node, models):
                 continue
             fix = None
@@ -157,6 +163,12 @@ with torch.no_grad():
             for c in facts.model_calls(node):
                 seen.add(c)
             for c in calls:
+                seen.add(c)
+                if c in through:
+                    msg = self.message.format(model=through[c]).replace(
+                        "with gradients enabled", f"(in `{ctx.code(c.func)}`) with gradients enabled", 1)
+                    yield ctx.finding(c, msg, fix)
+                    continue
                 yield ctx.finding(c, self.message.format(model=ctx.code(c.func)), fix)
         yield from self._batch_functions(ctx, facts, seen)
         yield from self._shared_function_calls(ctx, facts, seen)
@@ -296,6 +308,42 @@ with torch.no_grad():
             if facts.grad_use(around):
                 return False
         return True
+
+
+def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict:
+    """Calls in the loop of a method of the same class (`self.do_prediction(cluster)`) whose body
+    calls the model kept on `self` (`self.model(x)`) and uses no gradients itself: call -> the
+    model's text."""
+    out = {}
+    for call in facts.calls_in(loop):
+        f = call.func
+        if call in seen or not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)
+                                and f.value.value == "self") or facts.grad_mode_at(call) is not None:
+            continue
+        for fn in facts.file_functions(call):
+            if facts.grad_use(fn.body):
+                break
+            inner = [c for c in facts.model_calls(fn.body) if isinstance(c.func, cst.Attribute)
+                     and isinstance(c.func.value, cst.Name) and c.func.value.value == "self"
+                     and facts.grad_mode_at(c) is None]
+            if inner and _returns_graph(facts.m, fn):
+                out[call] = dotted(inner[0].func)
+                break
+    return out
+
+
+def _returns_graph(m, fn: cst.FunctionDef) -> bool:
+    """`fn` hands its model output back as it is: it returns something and detaches nothing itself
+    (an RL agent's `select_action`, which returns `out.argmax().detach().cpu().numpy()`, keeps no
+    graph for its caller's loop)."""
+    returns = False
+    for node in m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(node, cst.Return) and node.value is not None:
+            returns = True
+        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+              and node.func.attr.value in ("detach", "detach_", "numpy", "item", "tolist")):
+            return False
+    return returns
 
 
 def _runs_once(m, loop: cst.CSTNode) -> bool:
