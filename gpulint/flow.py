@@ -361,6 +361,9 @@ class Mismatch:
     acc_value: Value
     function: cst.CSTNode | None  # the function (or module) it is in
     more_hosts: tuple = ()  # the operation's other host operands (expression, value), in order
+    # found only with the arguments of one call (a helper the training loop calls with moved
+    # tensors and the evaluation loop with unmoved ones): that call, in a recorded function
+    site: cst.Call | None = None
 
 
 def _is_none(e) -> bool:
@@ -498,7 +501,9 @@ _TENSOR_ONLY_METHODS = frozenset(
     "new_full new_empty new_tensor unflatten index_select masked_select is_contiguous".split()
 )
 # Tensor methods that take an operand on another device by design
-_CROSS_DEVICE_METHODS = frozenset({"copy_", "set_", "to", "type_as", "new_tensor", "pin_memory"})
+_CROSS_DEVICE_METHODS = frozenset({"copy_", "set_", "to", "type_as", "new_tensor", "pin_memory",
+                                   # the operand gives only its shape: `target.view_as(pred)`
+                                   "view_as", "expand_as", "reshape_as"})
 _WEIGHT_FIRST = frozenset(
     {"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss", "NLLLoss2d"}
 )
@@ -511,6 +516,8 @@ _NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvecto
 _PAIR_ALWAYS = frozenset({"topk", "sort", "kthvalue", "cummax", "cummin", "aminmax", "std_mean", "var_mean"})
 _PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian", "mode"})
 _RECEIVER = " self"
+_UNSET = object()
+_DEVICE_STRING = re.compile(r"""(['"])(?:cpu|cuda|mps|xpu)(?::\d+)?\1""")
 _DOUBLE_STAR = "**"  # key in a call's keyword values: the value of its `**mapping` argument
 _STAR = "*"  # the same for its (last) `*iterable` argument
 CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
@@ -569,6 +576,14 @@ class Flow:
         self._half_cache: dict = {}
         self._summaries: dict = {}
         self._in_summary: list = []
+        # mismatches found while summarising a call with its arguments: the current summary's list
+        # of (mismatch, chain of calls inside it), each summary's own, and those under the calls of
+        # recorded functions (turned into per-call-site mismatches when the run ends)
+        self._init_self: dict = {}  # __init__ summaries -> the value of `self` at their end
+        self._last_init_self: Value | None = None
+        self._collect: list | None = None
+        self._summary_found: dict = {}
+        self._site_found: list = []
         self._work = 0
         self._budget = WORK_FACTOR * max(len(model.nodes), 1000)
         self.module_frame: _Frame | None = None
@@ -635,6 +650,24 @@ class Flow:
             for fn in defs:
                 if fn not in self.recorded:
                     self._record_function(fn, None)
+        self._site_mismatches()
+
+    def _site_mismatches(self) -> None:
+        """Mismatches that only the arguments of one call produce (the recorded pass of the callee
+        joins the values of every call, and a tensor moved at one call and not at another is "host
+        or device" there): each operation once, through the shortest chain of calls, unless the
+        recorded pass reported it or a call of the chain already mismatched."""
+        best: dict = {}
+        seen = self._mismatch_seen
+        for mm, chain in self._site_found:
+            if mm.node in seen or any(c in seen for c in chain):
+                continue  # reported there, or a call on the way already mismatched (its cause)
+            cur = best.get(mm.node)
+            if cur is None or len(chain) < len(cur[1]):
+                best[mm.node] = (mm, chain)
+        for node, (mm, chain) in best.items():
+            seen.add(node)
+            self.mismatches.append(replace(mm, site=chain[0]))
 
     def _record_class(self, name: str, info) -> None:
         methods = list(info.methods.values())
@@ -701,12 +734,34 @@ class Flow:
         if not sites or len(sites) != self._site_total(fn, callee):
             return None
         out = None
+        default = _UNSET
         for argmap in sites.values():
-            v = argmap.get(name) if argmap is not None else None
-            if v is None:
+            if argmap is None:
                 return None
+            v = argmap.get(name)
+            if v is None:
+                # a call that leaves the parameter out: its default, when that is a constant
+                if default is _UNSET:
+                    default = self._constant_default(fn, name)
+                v = default
+                if v is None:
+                    return None
             out = v if out is None else join(out, v)
         return out
+
+    def _constant_default(self, fn: cst.FunctionDef, name: str) -> Value | None:
+        """The value of a parameter's default when it is a constant: a device string (`"cpu"`,
+        `"cuda:0"`: that device), `None`, `True`/`False`, a number; None otherwise."""
+        p = fn.params
+        param = next((x for x in (*p.posonly_params, *p.params, *p.kwonly_params) if x.name.value == name), None)
+        d = param.default if param is not None else None
+        t = type(d)
+        if t is cst.SimpleString:
+            dev = self._device_value(d, None)
+            return Value(DEVICE, dev) if dev is not None else None
+        if (t is cst.Name and d.value in ("None", "True", "False")) or t in (cst.Integer, cst.Float):
+            return self.eval(d, self.module_frame)
+        return None
 
     def _forward_site(self, fn: cst.FunctionDef, name: str) -> Value | None:
         """A `forward` parameter's value joined over the calls of the class's one instance in the
@@ -1352,8 +1407,17 @@ class Flow:
                     return Value(TENSOR, b.dev, nonscalar=b.nonscalar, nograd=True, origin=b.origin)
             return UNKNOWN
         if t is cst.BooleanOperation:
-            self.eval(e.left, frame)
-            self.eval(e.right, frame)
+            a = self.eval(e.left, frame)
+            b = self.eval(e.right, frame)
+            if type(e.operator) is cst.Or and a.kind is not None and b.kind is not None:
+                # `device or torch.device(...)`, `weight or torch.ones(n)`: the left value unless it
+                # is None (a given device/tensor is truthy), else the right one
+                if a.kind == "none":
+                    return b
+                if a.kind in (DEVICE, MODULE):
+                    return a  # always true
+                if a.kind == b.kind == TENSOR:
+                    return join(a, b)
             return UNKNOWN
         if t in (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
             return self._comprehension(e, frame)
@@ -2706,6 +2770,14 @@ class Flow:
             dev, given = self._placement(e, kw)
             if not given and (self._class_made_placed(name) or self._class_moves_itself(name, e)):
                 dev, given = None, True  # its tensors are made or moved on a device in __init__: where is not known
+                if init is not None and self._init_moves_self(init):
+                    # `self.to(self.device)` in `__init__`: where its summary with this
+                    # construction's arguments leaves the instance
+                    self._last_init_self = None
+                    self._call_function(init, name, e, pos, kw, frame, Value(kind, None, cls=name))
+                    after = self._last_init_self
+                    if after is not None and after.kind == kind and after.dev is not None and after.dev.where in ("acc", "host"):
+                        dev = after.dev
             if not given and any(v.kind == MODULE and (v.dev is None or not v.dev.is_host)
                                  for v in [*(v for _, v, _s in pos), *(v for _, v in kw.values())]):
                 dev, given = None, True  # built around a module that is (or may be) elsewhere: `PCB_test(model)`
@@ -2840,6 +2912,20 @@ class Flow:
             mv = m.move_of_call(c)
             if mv is not None and not mv.to_cpu:
                 return True
+        return False
+
+    def _init_moves_self(self, init: cst.FunctionDef) -> bool:
+        """`__init__`'s body has a statement of its own (not under an `if`, a loop or a `try`)
+        that moves the whole instance: `self.to(d)`, `self.cuda()`."""
+        body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            if type(stmt) is not cst.SimpleStatementLine:
+                continue
+            for small in stmt.body:
+                c = small.value if type(small) is cst.Expr else None
+                if (type(c) is cst.Call and type(c.func) is cst.Attribute and c.func.attr.value in ("to", "cuda")
+                        and type(c.func.value) is cst.Name and c.func.value.value == "self"):
+                    return True
         return False
 
     def _init_params_never_given(self, cls: str, init: cst.FunctionDef) -> set[str]:
@@ -3014,10 +3100,10 @@ class Flow:
             if s or i >= len(names):
                 ok = False
                 break
-            args[names[i]] = v
+            args[names[i]] = self._device_literal(x, v)
         for k, (x, v) in kw.items():
             if k != _STAR and k != _DOUBLE_STAR:  # `f(*xs, **kw)`: no parameter of that name
-                args[k] = v
+                args[k] = self._device_literal(x, v)
         sites = self.site_values.setdefault(fn, {})
         site_args = args
         if ok and selfv is not None and cls is not None and selfv.cls is not None:
@@ -3031,7 +3117,16 @@ class Flow:
             sites[e] = site_args
         if not summary:
             return UNKNOWN
-        return self._summary(fn, cls, args if ok else {}, selfv)
+        return self._summary(fn, cls, args if ok else {}, selfv, None if frame.cpu_only else e)
+
+    def _device_literal(self, x, v: Value) -> Value:
+        """An argument written as a device's name (`Policy(4, "cpu")`, `device="cuda:1"`): that
+        device, for the callee's parameter; any other argument as it is."""
+        if type(x) is cst.SimpleString and len(x.value) < 12 and _DEVICE_STRING.fullmatch(x.value):
+            d = self._device_value(x, None)
+            if d is not None:
+                return Value(DEVICE, d)
+        return v
 
     def _call_lambda(self, fn: cst.Lambda, pos, kw, frame) -> Value:
         """A lambda called through a value (`update_fn(ema_v, model_v)`, where the caller was given
@@ -3062,7 +3157,7 @@ class Flow:
         finally:
             self._lambda_depth -= 1
 
-    def _summary(self, fn, cls, args: dict, selfv) -> Value:
+    def _summary(self, fn, cls, args: dict, selfv, site=None) -> Value:
         if len(self._in_summary) >= MAX_DEPTH or fn in self._in_summary or self._work > self._budget:
             return UNKNOWN
         key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv)
@@ -3071,8 +3166,14 @@ class Flow:
         except TypeError:
             return UNKNOWN
         if found is not None:
+            if site is not None:
+                self._found_under(site, self._summary_found.get(key))
+            if fn.name.value == "__init__":
+                self._last_init_self = self._init_self.get(key)
             return found
         self._in_summary.append(fn)
+        outer = self._collect
+        mine = self._collect = []
         try:
             frame = _Frame(fn, cls, self._outer_frame(fn), False)
             self._params_of(fn, cls, args, frame)
@@ -3085,10 +3186,25 @@ class Flow:
                 out = frame.returns if frame.returns is not None else Value(HOSTVAL, HOST)
             if cls is not None and frame.assigned_self and fn.name.value == "__init__":
                 self._store_attrs(frame, cls)  # what this instance's constructor sets
+            if fn.name.value == "__init__":
+                self._init_self[key] = self._last_init_self = frame.env.get("self")
         finally:
             self._in_summary.pop()
+            self._collect = outer
         self._summaries[key] = out
+        if mine:
+            self._summary_found[key] = mine
+            if site is not None:
+                self._found_under(site, mine)
         return out
+
+    def _found_under(self, site, found) -> None:
+        """The mismatches a summary found, under the call `site` that asked for it: into the
+        enclosing summary's list, or (called from a recorded function) the per-site ones."""
+        if not found:
+            return
+        items = [(mm, (site, *chain)) for mm, chain in found]
+        (self._collect if self._collect is not None else self._site_found).extend(items)
 
     def _forwardish(self, fn: cst.FunctionDef, _seen=()) -> bool:
         """`forward`, or a helper every call of which (by name, in this file) is made from a
@@ -3153,8 +3269,32 @@ class Flow:
                 return
 
     def _check(self, node, op: str, operands, frame: _Frame) -> None:
-        if not frame.record or self._in_summary or frame.cpu_only:
+        if frame.cpu_only:
             return
+        if not frame.record or self._in_summary:
+            if self._collect is not None and not frame.record:
+                hosts, acc = self._placed_operands(op, operands, frame)
+                if hosts and acc is not None and (op != "index" or operands[0][1] is hosts[0][1]):
+                    host = hosts[0]
+                    self._collect.append(
+                        (Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])), ()))
+            return
+        hosts, acc = self._placed_operands(op, operands, frame)
+        if not hosts and acc is not None and node not in self._mismatch_seen:
+            self._check_gpus(node, op, operands, frame)
+        if not hosts or acc is None or node in self._mismatch_seen:
+            return
+        if any(x in self._mismatch_seen for x, _ in operands):
+            return  # an operand already failed there (`(data - host_a) / host_b`): one report
+        host = hosts[0]
+        if op == "index" and operands[0][1] is not host[1]:
+            return  # device tensor indexed with host indices: allowed
+        self._mismatch_seen.add(node)
+        self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])))
+
+    def _placed_operands(self, op: str, operands, frame: _Frame):
+        """The operands known to be on the host (that count at this operation), and the first one
+        known to be on an accelerator (or None)."""
         acc = None
         hosts = []
         # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
@@ -3172,14 +3312,4 @@ class Flow:
                 hosts.append((x, v))
             elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
                 acc = acc or (x, v)
-        if not hosts and acc is not None and node not in self._mismatch_seen:
-            self._check_gpus(node, op, operands, frame)
-        if not hosts or acc is None or node in self._mismatch_seen:
-            return
-        if any(x in self._mismatch_seen for x, _ in operands):
-            return  # an operand already failed there (`(data - host_a) / host_b`): one report
-        host = hosts[0]
-        if op == "index" and operands[0][1] is not host[1]:
-            return  # device tensor indexed with host indices: allowed
-        self._mismatch_seen.add(node)
-        self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])))
+        return hosts, acc

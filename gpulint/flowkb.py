@@ -27,7 +27,7 @@ WRAPPERS = frozenset(
 SHAPE_KEEPING = frozenset(
     "float half double long int bool bfloat16 to cuda cpu detach clone contiguous abs exp log sigmoid tanh "
     "relu neg sqrt softmax log_softmax clamp clip pow masked_fill type type_as requires_grad_ view reshape "
-    "permute transpose expand expand_as repeat flatten contiguous unsqueeze".split()
+    "permute transpose expand expand_as view_as reshape_as repeat flatten contiguous unsqueeze".split()
 )
 # torch functions whose result has at least one dimension whatever their operands
 ALWAYS_NONSCALAR = frozenset(

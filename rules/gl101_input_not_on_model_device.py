@@ -70,27 +70,51 @@ for x, y in loader:
             source = batch_source(m, mm.host_value.origin)
             if source is None:
                 continue
-            root = _root_name(mm.host)
-            key = (root.value if root is not None else ctx.code(mm.host), m.scope_of(mm.node),
-                   m.enclosing(mm.node, cst.For))
+            node, host = mm.node, mm.host
+            if mm.site is not None:
+                # found with the arguments of one call of a helper (or of the model, whose forward
+                # hands the batch on): reported at that call, on the argument that carries the batch
+                node, host = mm.site, _site_operand(m, mm)
+                if host is None:
+                    continue
+            root = _root_name(host)
+            if root is None:
+                # `target.view_as(pred)`, `y.flatten()`: the batch name under methods that keep its device
+                base = _base_name(host)
+                bv = m.value_of(base) if base is not None else None
+                if bv is not None and bv.kind == "tensor" and bv.dev is not None and bv.dev.is_host:
+                    root = base
+            key = (root.value if root is not None else ctx.code(host), m.scope_of(node),
+                   m.enclosing(node, cst.For))
             if key in seen:
                 continue  # one finding per batch name and loop: its first use
             seen.add(key)
-            found.append((mm.node, root, mm.host, source, mm))
+            found.append((node, root, host, source, mm))
         found.sort(key=lambda f: ctx.span(f[0]))
-        fixes = self._fixes(ctx, found)
+        # a dict batch handed on whole to a helper or the model gets no fix: which tensors to move
+        # (nested dicts among them) is the callee's business
+        fixes = self._fixes(ctx, [f for f in found if f[4].site is None or m.value_of(f[2]).kind != "batch"])
         for call, root, host, source, mm in found:
             name = root.value if root is not None else ctx.code(host)
             fix, line, device = fixes.get(id(call), (None, None, None))
             if device is None:
                 d = mm.acc_value.dev
                 device = ctx.code(d.expr) if d is not None and d.expr is not None else "the accelerator"
+            callee = ctx.code(mm.acc if mm.op == "module-call" else mm.node.func)
+            if mm.site is not None and isinstance(mm.function, cst.FunctionDef):
+                callee = f"{callee}` in `{mm.function.name.value}()"
+            if mm.site is not None and m.value_of(host).kind == "batch":
+                # a dict batch handed on whole: which of its tensors the callee feeds is not named here
+                text = self.message.format(name=name, source=source, callee=callee, device=device, line="")
+                text = text[:text.index("; move it first")] + f"; move its tensors to `{device}` first"
+                yield ctx.finding(call, text, None)
+                continue
             if line is None:
                 moved = f"{name}.to({device if device != 'the accelerator' else 'device'})"
                 line = f"{name} = {moved}" if root is not None else moved  # not a name: move the expression
             yield ctx.finding(
                 call,
-                self.message.format(name=name, source=source, callee=ctx.code(mm.acc if mm.op == "module-call" else call.func), device=device, line=line),
+                self.message.format(name=name, source=source, callee=callee, device=device, line=line),
                 fix,
             )
 
@@ -194,7 +218,12 @@ for x, y in loader:
         is a name bound where the move goes, else the model's own device; never a literal."""
         m = ctx.model
         model_device = None
-        if mm.op == "module-call" and isinstance(mm.acc, (cst.Name, cst.Attribute)):
+        if mm.site is not None:
+            # the callee's operand is the caller's only through the call: the model it calls, if any
+            func = mm.site.func
+            if isinstance(func, (cst.Name, cst.Attribute)) and m.value_of(func).kind == "module":
+                model_device = f"next({ctx.code(func)}.parameters()).device"
+        elif mm.op == "module-call" and isinstance(mm.acc, (cst.Name, cst.Attribute)):
             model_device = f"next({ctx.code(mm.acc)}.parameters()).device"  # the model: the call's callee
         d = mm.acc_value.dev
         expr = d.expr if d is not None else None
@@ -205,6 +234,12 @@ for x, y in loader:
             root = root.value
         if isinstance(root, cst.Name) and root.value != "self":
             scope = m.scope_of(where)
+            home = m.scope_of(expr)
+            if home is not m.module and home is not scope and (home, root.value) in m.bindings:
+                # a local of another function (`Trainer.__init__(self, model, device)` moved the
+                # model with its parameter): the same name elsewhere is another value, if any;
+                # the attribute that function stored it in, when the batch is moved in a method
+                return _stored_attribute(ctx, home, root, where) or model_device
             if (scope, root.value) in m.bindings or (m.module, root.value) in m.bindings or root.value in m.aliases:
                 if not isinstance(expr, cst.Call):
                     return ctx.code(expr)
@@ -233,6 +268,25 @@ for x, y in loader:
         return f"{name} = {name}{move}"
 
 
+def _stored_attribute(ctx: Context, home, name: cst.Name, where) -> str | None:
+    """`self.device` when `home`, a method, stores its local `name` there (`self.device =
+    device`) and the batch is moved in a method of the same class; None otherwise."""
+    m = ctx.model
+    cls = m.class_of(home)
+    fn = m.enclosing(where, cst.FunctionDef) if not isinstance(where, cst.FunctionDef) else where
+    if cls is None or fn is None or m.class_of(fn) is not cls or not isinstance(home, cst.FunctionDef):
+        return None
+    if not (fn.params.params and fn.params.params[0].name.value == "self" and not fn.decorators):
+        return None
+    for node in m.walk(home):
+        if (isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == name.value
+                and len(node.targets) == 1):
+            t = node.targets[0].target
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                return f"self.{t.attr.value}"
+    return None
+
+
 def _target_names(where) -> list[cst.Name]:
     """The names a loop target or an assignment binds, in order."""
     if isinstance(where, cst.For):
@@ -252,6 +306,20 @@ def _target_names(where) -> list[cst.Name]:
     for t in targets:
         walk(t)
     return out
+
+
+def _site_operand(m, mm):
+    """The argument of `mm.site` that carries the batch tensor the callee's operation got on the
+    host (the same origin, on the host at the call); None when no single one does."""
+    origin = mm.host_value.origin
+    found = []
+    for a in mm.site.args:
+        if a.keyword is not None and a.star:
+            continue
+        v = m.value_of(a.value)
+        if v.origin is origin and v.kind in ("tensor", "batch") and v.dev is not None and v.dev.is_host:
+            found.append(a.value)
+    return found[0] if len(found) == 1 else None
 
 
 def _root_name(host) -> cst.Name | None:

@@ -14,6 +14,7 @@ from gpulint.analysis.mismatch import (
 from gpulint.diagnostics import UNSAFE
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.model import MODULE_BASES
+from gpulint.sites import lines_of
 from gpulint.rule import Context, Rule
 
 _FRAMEWORKS = {"lightning", "accelerate", "hf-trainer", "deepspeed"}
@@ -95,11 +96,14 @@ noise_scale = betas[t]
             placed = mm.host_value.placed
             source = batch_source(m, origin)
             if isinstance(placed, cst.Call) and placed is not origin:
-                where = f"moved there by `{ctx.code(placed.func)}(...)` on line {ctx.line_of(placed)}"
+                where = f"moved there by `{ctx.code(placed.func)}(...)` on {_line(ctx, mm.node, placed)}"
             elif source is not None:
-                where = f"a batch from {source} on line {ctx.line_of(origin)}, never moved"
+                where = f"a batch from {source} on {_line(ctx, mm.node, origin)}, never moved"
             else:
-                where = self._where(ctx, self._operand_origin(m, origin))
+                where = self._where(ctx, self._operand_origin(m, origin), mm.node)
+            if mm.site is not None:
+                # found only with the arguments of one call of the function (the others pass it placed)
+                where += f"; with the arguments of the call on {_line(ctx, mm.node, mm.site)}"
             fix = self._fix(ctx, mm, origin, acc_node)
             if mm.op == "module-call":
                 what = f"move the input to the model's device (`.to({self._model_device(ctx, mm)})`)"
@@ -281,11 +285,11 @@ noise_scale = betas[t]
         return origin
 
     @staticmethod
-    def _where(ctx: Context, origin) -> str:
+    def _where(ctx: Context, origin, reported) -> str:
         if isinstance(origin, cst.Call):
-            return f"made by `{ctx.code(origin.func)}(...)` on line {ctx.line_of(origin)}"
+            return f"made by `{ctx.code(origin.func)}(...)` on {_line(ctx, reported, origin)}"
         if origin is not None:
-            return f"from line {ctx.line_of(origin)}"
+            return f"from {_line(ctx, reported, origin)}"
         return "made without a device"
 
     @staticmethod
@@ -341,3 +345,8 @@ def _ctc_length_argument(m, node, host) -> bool:
         return a.keyword.value in _CTC_LENGTHS
     return False
 
+
+def _line(ctx: Context, reported, node) -> str:
+    """`line 12` for a node of the reported one's message (in a notebook, in its cell's numbering:
+    `line 3 of the next code cell`), `this line` on the reported line."""
+    return lines_of(ctx, reported, [node]) or "this line"

@@ -164,7 +164,9 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
             if ctx.code(f.value) != text:
                 continue
             after = m.value_of(c)
-            if after.kind == "module" and after.dev is not None and after.dev.where == "acc":
+            # to an accelerator, or to one on some paths (a constructor's `device` some calls give
+            # as "cuda" and others leave to "cpu"): the state made before it stays behind there
+            if after.kind == "module" and after.dev is not None and after.dev.where in ("acc", "either"):
                 return c, m.statement_of(c)
         return None
 

@@ -1152,3 +1152,98 @@ for xh, yh in DataLoader(TensorDataset(torch.randn(16, 4), torch.randn(16)), bat
 """)
     assert where(m, "xb") != "host"
     assert where(m, "xh") == "host"
+
+
+def test_a_parameter_no_call_passes_takes_its_constant_default():
+    # diffusers' DiffusionPolicy(device="cpu"): the file builds it with the default only, so
+    # `obs.to(self.device)` is on the host (a name that says "device" is otherwise taken for a GPU)
+    m = model_of(HEAD + """
+class Policy:
+    def __init__(self, device="cpu"):
+        self.device = device
+
+    def run(self, obs):
+        obs = obs.to(self.device)
+        return obs
+
+class GpuPolicy:
+    def __init__(self, device="cuda"):
+        self.device = device
+
+    def run(self, obs):
+        obs = obs.to(self.device)
+        return obs
+
+class Passed:
+    def __init__(self, device="cpu"):
+        self.device = device
+
+    def run(self, obs):
+        obs = obs.to(self.device)
+        return obs
+
+p = Policy()
+p.run(torch.zeros(2))
+g = GpuPolicy()
+g.run(torch.zeros(2))
+q = Passed(device)
+q.run(torch.zeros(2))
+""")
+    # `self.device` as read in each class's run(): the 2nd, 4th and 6th occurrences
+    assert where(m, "self.device", 1) == "host"
+    assert where(m, "obs.to(self.device)", 0) == "host"
+    assert m.device_of(node(m, "self.device", 3)).key == "cuda"
+    assert where(m, "self.device", 5) == "acc"  # the call passes the script's device
+
+
+def test_shape_only_operands_do_not_meet_the_receiver():
+    # `pred.eq(target.view_as(pred))` (the MNIST example's accuracy): view_as takes only the shape
+    # of its operand; the comparison is where the devices meet
+    m = model_of(HEAD + """
+pred = torch.zeros(4, 1).to(device)
+target = torch.zeros(4)
+same = target.view_as(pred)
+bad = pred.eq(target.view_as(pred))
+""")
+    ops = [m.module.code_for_node(mm.node) for mm in m.mismatches()]
+    assert ops == ["pred.eq(target.view_as(pred))"]
+    assert where(m, "same") == "host" and m.value_of(node(m, "same")).nonscalar
+
+
+def test_a_module_that_moves_itself_in_init_is_where_its_construction_puts_it():
+    # IL-Datasets' BC method: `self.device = device or torch.device(...)`, then `self.to(self.device)`
+    m = model_of(HEAD + """
+class BC(nn.Module):
+    def __init__(self, n, device=None):
+        super().__init__()
+        self.device = device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.policy = nn.Linear(n, 2)
+        self.to(self.device)
+
+    def forward(self, x):
+        return self.policy(x)
+
+class Maybe(nn.Module):
+    def __init__(self, n, device=None):
+        super().__init__()
+        self.policy = nn.Linear(n, 2)
+        if device is not None:
+            self.to(device)
+
+    def forward(self, x):
+        return self.policy(x)
+
+bc = BC(4)
+on_cpu = BC(4, "cpu")
+maybe = Maybe(4, device)
+""")
+    assert where(m, "bc") == "acc"
+    assert where(m, "on_cpu") == "host"
+    assert where(m, "maybe") is None  # moved under an `if`: not known
+    one = model_of(HEAD + """
+def pick(device=None):
+    return device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+d = pick()
+""")
+    assert where(one, 'device or torch.device("cuda" if torch.cuda.is_available() else "cpu")') == "acc"
