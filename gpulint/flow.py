@@ -668,6 +668,19 @@ class Flow:
         for node, (mm, chain) in best.items():
             seen.add(node)
             self.mismatches.append(replace(mm, site=chain[0]))
+        # a function every call of which already mismatched (`model.forward(batch.src, ...)` with a
+        # host tensor) fails inside on what those calls passed: one report, at the calls
+        at = {mm.node for mm in self.mismatches}
+        keep = []
+        for mm in self.mismatches:
+            fn = mm.function
+            sites = self.site_values.get(fn) if type(fn) is cst.FunctionDef else None
+            origin = mm.host_value.origin
+            if (sites and mm.site is None and all(c in at for c in sites) and origin is not None
+                    and not self.m.contains(fn, origin)):
+                continue
+            keep.append(mm)
+        self.mismatches[:] = keep
 
     def _record_class(self, name: str, info) -> None:
         methods = list(info.methods.values())
@@ -925,10 +938,15 @@ class Flow:
         """Interpret statements in order; False when the block always leaves (return/raise...)."""
         for stmt in stmts:
             t = type(stmt)
-            if t is cst.SimpleStatementLine:
+            if t is cst.SimpleStatementLine or t is cst.SimpleStatementSuite:
                 for small in stmt.body:
                     if not self._small(small, frame):
                         return False
+            elif isinstance(stmt, cst.BaseSmallStatement):
+                # the body of a one-line compound statement (`if c: x = x.cuda()`) is its small
+                # statements themselves
+                if not self._small(stmt, frame):
+                    return False
             elif t is cst.If:
                 self._if(stmt, frame)
             elif t is cst.For or t is cst.While:
@@ -1661,11 +1679,25 @@ class Flow:
         if k is None and bv.nograd:
             return Value(None, None, nograd=True)  # a field of an output computed under no_grad
         if attr == "device":
+            if k == MODULE and bv.cls is not None and bv.cls in self.m.classes:
+                # `bc.device` of a module class of the file that sets `self.device` (an
+                # nn.Module has none of its own): that attribute, a device expression
+                self._ensure_init(bv.cls)
+                v = self.class_attrs.get(bv.cls, {}).get(attr)
+                if v is not None:
+                    return v if v.kind == DEVICE else Value(DEVICE, None, origin=e)
             if k in (TENSOR, MODULE, BATCH) or bv.dev is not None:
                 return Value(DEVICE, bv.dev, origin=e)
             return Value(DEVICE, None, origin=e)
         if k == TUPLE and bv.elem is not None and bv.elem.kind == TENSOR and attr in _NAMED_RESULTS:
             return bv.elem  # `x.max(dim=1).values`, `torch.sort(x).indices`
+        if k == OBJECT and bv.cls is not None and self._set_in_init_only(bv.cls, attr):
+            # `batch.src` of a plain data holder of the file (`class Batch: def __init__(self, src):
+            # self.src = src`) that only its `__init__` sets: what the constructions gave it
+            self._ensure_init(bv.cls)
+            v = self.class_attrs.get(bv.cls, {}).get(attr)
+            if v is not None and v.kind == TENSOR:
+                return v
         if bv.cls is not None and k not in (MODULE, METRIC, TENSOR):
             # `runner.meter` of an instance of a file class: which class of the file it holds (its
             # methods can then be followed); where it lives is not taken from outside the class
@@ -2411,6 +2443,10 @@ class Flow:
             nonscalar = _reduced_keeps_a_dim(pos[1:], kw)
         v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None,
                   deep=(creates or given) and self._deep_factory(q, pos))
+        if "out" in kw:
+            # `torch.arange(n, out=buf)` returns `buf`: where that buffer is (flowtron's mask)
+            ov = kw["out"][1]
+            v = replace(v, dev=ov.dev if ov.kind == TENSOR else None, placed=None)
         if ret == "tensors":
             return Value(TUPLE, None, elem=v)
         return v
@@ -2913,6 +2949,44 @@ class Flow:
             if mv is not None and not mv.to_cpu:
                 return True
         return False
+
+    def _set_in_init_only(self, cls: str, attr: str) -> bool:
+        """A plain class of the file (no base class) whose `__init__` assigns `self.<attr>` and no
+        other code of the file assigns `<anything>.<attr>` or touches attributes generically
+        (`setattr`, `__dict__`, `__setattr__`)."""
+        key = ("init-only", cls, attr)
+        found = self._fwd_cache.get(key)
+        if found is not None:
+            return found
+        out = False
+        info = self.m.classes.get(cls)
+        init = info.methods.get("__init__") if info is not None else None
+        if init is not None and not info.bases:
+            out = True
+            in_init = False
+            for n in self.m.nodes:
+                t = type(n)
+                if t is cst.Name and n.value in ("setattr", "__dict__", "__setattr__", "vars"):
+                    out = False
+                    break
+                if t is cst.Attribute and n.attr.value == attr:
+                    parent = self.m.parents.get(n)
+                    tp = type(parent)
+                    target = (tp is cst.AssignTarget or (tp in (cst.AugAssign, cst.AnnAssign) and parent.target is n)
+                              or tp is cst.Element or tp is cst.StarredElement)
+                    if target:
+                        fn = self.m.enclosing(n, cst.FunctionDef)
+                        on_self = type(n.value) is cst.Name and n.value.value == "self"
+                        if on_self and fn is init:
+                            in_init = True
+                        elif on_self and fn is not None and self.m.class_of(fn) is not info.node:
+                            continue  # another class's own attribute
+                        else:
+                            out = False
+                            break
+            out = out and in_init
+        self._fwd_cache[key] = out
+        return out
 
     def _init_moves_self(self, init: cst.FunctionDef) -> bool:
         """`__init__`'s body has a statement of its own (not under an `if`, a loop or a `try`)

@@ -1247,3 +1247,105 @@ def pick(device=None):
 d = pick()
 """)
     assert where(one, 'device or torch.device("cuda" if torch.cuda.is_available() else "cpu")') == "acc"
+
+
+def test_one_line_bodies_are_interpreted():
+    # yassouali/pytorch-segmentation ENet: `if torch.cuda.is_available(): extras = extras.cuda()`
+    m = model_of(HEAD + """
+def pad(identity):
+    extras = torch.zeros(identity.size(0), 2)
+    if torch.cuda.is_available(): extras = extras.cuda()
+    return torch.cat((identity, extras), dim=1)
+
+def moved(x): return x.to(device)
+
+out = pad(torch.randn(3, 2).to(device))
+y = moved(torch.zeros(3))
+for i in range(2): z = torch.zeros(2).to(device)
+""")
+    assert m.mismatches() == []
+    assert where(m, "extras", 3) == "acc"  # read in torch.cat, after the one-line if
+    assert where(m, "y") == "acc"
+    assert where(m, "z") == "acc"
+
+
+def test_a_function_given_out_returns_that_buffer():
+    # NVIDIA/flowtron get_mask_from_lengths: `torch.arange(0, n, out=torch.cuda.LongTensor(n))`
+    m = model_of(HEAD + """
+lengths = torch.tensor([3, 4]).to(device)
+ids = torch.arange(0, 4, out=torch.cuda.LongTensor(4))
+mask = ids < lengths.unsqueeze(1)
+buf = torch.empty(4)
+host_ids = torch.arange(0, 4, out=buf)
+bad = host_ids < lengths.unsqueeze(1)
+""")
+    assert where(m, "ids", 0) == "acc"
+    assert [m.module.code_for_node(mm.node) for mm in m.mismatches()] == ["host_ids < lengths.unsqueeze(1)"]
+
+
+def test_a_modules_own_device_attribute_is_a_device_expression():
+    # IL-Datasets' BC look-alike: `bc.to(bc.device)`, `self.device` set in `__init__`
+    m = model_of(HEAD + """
+class BC(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.policy = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.policy(x)
+
+bc = BC()
+bc.to(bc.device)
+out = bc(torch.randn(2, 4).to(bc.device))
+""")
+    assert where(m, "bc.device", 0) == "acc"
+    assert where(m, "bc", 3) == "acc"  # the call, after the move
+    assert m.mismatches() == []
+
+
+def test_attributes_of_a_plain_data_holder_are_what_its_constructions_gave():
+    # harvardnlp/annotated-transformer#25: `Batch(src, tgt)` objects built from host tensors
+    src = HEAD + """
+import numpy as np
+
+class Batch:
+    def __init__(self, src, pad=0):
+        self.src = src
+        self.src_mask = (src != pad).unsqueeze(-2)
+
+class Moved:
+    def __init__(self, src):
+        self.src = src
+
+    def to(self, device):
+        self.src = self.src.to(device)
+        return self
+
+model = nn.Embedding(11, 4).to(device)
+batch = Batch(torch.from_numpy(np.random.randint(1, 5, size=(4, 6))))
+y = model(batch.src)
+other = Moved(torch.zeros(4, 6, dtype=torch.long))
+other.to(device)
+z = model(other.src)
+"""
+    m = model_of(src)
+    assert where(m, "batch.src") == "host"
+    assert where(m, "other.src") is None  # another method sets it too: not taken from __init__
+    assert [m.module.code_for_node(mm.node) for mm in m.mismatches()] == ["model(batch.src)"]
+
+
+def test_a_function_every_call_of_which_mismatched_is_reported_at_the_calls_only():
+    m = model_of(HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.emb(x)
+
+net = Net().to(device)
+out = net.forward(torch.randn(2, 4))
+""")
+    assert [m.module.code_for_node(mm.node) for mm in m.mismatches()] == ["net.forward(torch.randn(2, 4))"]
