@@ -1734,7 +1734,16 @@ class Flow:
             return a
         if _is_none(e.body):
             return b
-        return join(a, b)
+        out = join(a, b)
+        if out.kind == MODULE and out.wrap is UNWRAPPED and isinstance(a.wrap if b.wrap is UNWRAPPED else b.wrap, cst.Call):
+            # `net.module if torch.cuda.device_count() > 1 else net`, `net` wrapped on every path:
+            # the other branch is the wrapper whatever the condition, unless the condition asks
+            # about the wrapper itself (`... if hasattr(net, "module") else net`, isinstance)
+            other = a if b.wrap is UNWRAPPED else b
+            test = self.m.module.code_for_node(e.test)
+            if other.scatters and not any(w in test for w in ("module", "isinstance", "Parallel", "parallel")):
+                out = replace(out, wrap=other.wrap, scatters=False)
+        return out
 
     def _e_unary(self, e, frame) -> Value:
         v = self.eval(e.expression, frame)

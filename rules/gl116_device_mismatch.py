@@ -334,6 +334,11 @@ def _ctc_length_argument(m, node, host) -> bool:
             for b in bound
         )
     if not ctc:
+        # a loss handed on as a parameter (`def finetune(model, criterion, ...)`): what the flow
+        # engine says it was made by
+        origin = m.value_of(node.func).origin
+        ctc = isinstance(origin, cst.Call) and (m.qualname(origin.func) or "") in _CTC_CLASSES
+    if not ctc:
         return False
     for i, a in enumerate(node.args):
         if a.star:

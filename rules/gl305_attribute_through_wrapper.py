@@ -268,11 +268,28 @@ _PURE_QUERIES = frozenset({
 
 
 def _under_if(m, node) -> bool:
-    """`node` sits in a branch of an `if` (or a conditional expression) of its function."""
+    """`node` sits in a branch of an `if` (or a conditional expression) of its function whose
+    test may say whether it is wrapped: it names the receiver, a `.module` / "module", or the
+    GPUs, ranks or parallelism (`if isinstance(layer, nn.ReLU):` does not)."""
+    name = node.value.value if isinstance(node.value, cst.Name) else None
     for anc in m.ancestors(node):
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return False
-        if isinstance(anc, (cst.If, cst.IfExp)):
+        if isinstance(anc, (cst.If, cst.IfExp)) and _about_wrapping(m, anc.test, name):
+            return True
+    return False
+
+
+_WRAPPING_WORDS = ("parallel", "device_count", "world_size", "gpu", "cuda", "distributed", "rank", "multi", "ddp")
+
+
+def _about_wrapping(m, test, name: str | None) -> bool:
+    for n in (test, *m.walk(test)):
+        if isinstance(n, cst.Name) and (n.value == name or any(w in n.value.lower() for w in _WRAPPING_WORDS)):
+            return True
+        if isinstance(n, cst.Attribute) and (n.attr.value == "module" or any(w in n.attr.value.lower() for w in _WRAPPING_WORDS)):
+            return True
+        if isinstance(n, cst.SimpleString) and "module" in n.value:
             return True
     return False
 

@@ -1349,3 +1349,23 @@ net = Net().to(device)
 out = net.forward(torch.randn(2, 4))
 """)
     assert [m.module.code_for_node(mm.node) for mm in m.mismatches()] == ["net.forward(torch.randn(2, 4))"]
+
+
+def test_a_conditional_unwrap_keeps_the_wrapper_its_other_branch_always_is():
+    # DataDAM#9: `base = net.module if torch.cuda.device_count() > 1 else net` with `net` always a
+    # DataParallel: on one GPU `base` is the wrapper
+    src = HEAD + """
+net = nn.DataParallel(nn.Linear(2, 2))
+base = net.module if torch.cuda.device_count() > 1 else net
+same = net.module if hasattr(net, "module") else net
+maybe = nn.Linear(2, 2)
+if torch.cuda.device_count() > 1:
+    maybe = nn.DataParallel(maybe)
+other = maybe.module if torch.cuda.device_count() > 1 else maybe
+"""
+    m = model_of(src)
+    from gpulint.flow import UNWRAPPED
+    assert isinstance(m.value_of(node(m, "base")).wrap, cst.Call)
+    assert not m.value_of(node(m, "base")).scatters  # on some paths only
+    assert m.value_of(node(m, "same")).wrap is UNWRAPPED  # the test asks about the wrapper
+    assert m.value_of(node(m, "other")).wrap is UNWRAPPED  # wrapped on the same condition only
