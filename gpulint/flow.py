@@ -2208,8 +2208,10 @@ class Flow:
                 dev, given = self._placement(e, kw)
                 if "device_map" in kw:
                     dev, given = None, True
-                return Value(MODULE, dev if given else (None if frame.devctx else HOST), origin=e,
-                             placed=e if given else None, stateful=True)
+                # `torch_dtype=torch.float16` (`dtype=` in newer releases): float16 weights
+                half = any(k in kw and kw[k][1].kind == DTYPE and kw[k][1].half for k in ("torch_dtype", "dtype"))
+                return Value(MODULE, dev if given else (None if frame.devctx else HOST), half, origin=e,
+                             placed=e if given else None, stateful=True, half_at=e if half else None)
         info = kb.function(q)
         if info is not None:
             return self._torch_function(e, q, info, pos, kw, frame)

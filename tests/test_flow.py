@@ -1369,3 +1369,18 @@ other = maybe.module if torch.cuda.device_count() > 1 else maybe
     assert not m.value_of(node(m, "base")).scatters  # on some paths only
     assert m.value_of(node(m, "same")).wrap is UNWRAPPED  # the test asks about the wrapper
     assert m.value_of(node(m, "other")).wrap is UNWRAPPED  # wrapped on the same condition only
+
+
+def test_a_pretrained_model_loaded_in_float16_holds_float16_weights():
+    # Jaykef/ai-algorithms#4 (GRPO): `from_pretrained(name, torch_dtype=torch.float16)` then a GradScaler
+    m = model_of(HEAD + """
+from transformers import AutoModelForCausalLM
+half = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+new = AutoModelForCausalLM.from_pretrained("m", dtype=torch.float16)
+full = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float32)
+plain = AutoModelForCausalLM.from_pretrained("m")
+""")
+    assert m.value_of(node(m, "half")).half
+    assert m.value_of(node(m, "new")).half
+    assert not m.value_of(node(m, "full")).half
+    assert not m.value_of(node(m, "plain")).half
