@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpulint.analysis.amp import AmpFacts, update_edit, update_missing
+from gpulint.analysis.amp import AmpFacts, unscale_left_pending, update_edit, update_missing
 from gpulint.rule import Context, Rule
 
 
@@ -11,6 +11,11 @@ class ScalerUpdateMissing(Rule):
     name = "scaler-update-missing"
     summary = "`scaler.step(optimizer)` in a training iteration that never calls `scaler.update()`."
     message = "`{s}.step(...)` without `{s}.update()` in the iteration: the loss scale never adapts; call `{s}.update()` after the last `{s}.step(...)`"
+    unscaled_message = (
+        "`{s}.unscale_(...)` runs, but `{s}.update()` only under the `if` on line {line} (with the step): when that "
+        "step is skipped the optimizer stays unscaled and the next `{s}.unscale_(...)` raises \"unscale_() has already "
+        "been called on this optimizer since the last update()\"; call `{s}.update()` whenever the gradients were unscaled"
+    )
     fix_safety = "safe"
     default = True
     kind = "silent"
@@ -65,3 +70,11 @@ for x, y in loader:
                 edit = update_edit(ctx, facts, it, sc.scaler, calls)
                 fixes[key] = None if edit is None else ctx.fix(edit, message=f"Insert `{sc.scaler}.update()`")
             yield ctx.finding(sc.call, self.message.format(s=sc.scaler), fixes[key])
+        for uc in facts.scaler_calls:
+            if uc.method != "unscale_":
+                continue
+            it = facts.iteration_of(uc.call)
+            guard = unscale_left_pending(ctx, facts, it, uc) if it is not None else None
+            if guard is None:
+                continue
+            yield ctx.finding(uc.call, self.unscaled_message.format(s=uc.scaler, line=ctx.line_of(guard)))
