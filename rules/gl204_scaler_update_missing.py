@@ -32,6 +32,14 @@ optimizers). The rule looks at the training iteration around `scaler.step(...)` 
 that also runs `.backward()`); a step in a helper function without a loop is only reported when
 the file never calls `update()` on that scaler.
 
+It also reports an explicit `scaler.unscale_(optimizer)` whose `update()` runs only together with
+the step, under an `if` the unscale is not under (a step skipped when the clipped gradient norm is
+too large): on that path the optimizer stays unscaled, and the next iteration's `unscale_` raises
+"unscale_() has already been called on this optimizer since the last update()". Call `update()`
+whenever the gradients were unscaled, stepped or not. Not reported when that `if` has an `else`
+(a path that steps the optimizer itself, as a disabled scaler's does) or repeats a test the
+unscale is under.
+
 Bad:
 
 ```python

@@ -34,7 +34,9 @@ The rule reports unconditional calls in the innermost training loop, also inside
 the file that the loop calls on every step (a trainer's `training_step`); a
 `torch.cuda.is_available()` guard does not count as a condition, nor does a flag the file sets
 only to `True` (`if config.empty_cache:` with `empty_cache: bool = True` in a config class that no
-construction overrides). An occasional call (once per
+construction overrides). The accelerator's module picked at run time with CUDA as the fallback
+(`acc = getattr(torch, device_type, torch.cuda)`, then `acc.empty_cache()`) counts as
+`torch.cuda`. An occasional call (once per
 epoch, or under another condition) is left alone. No automatic fix: removing it is the fix.
 
 Bad:
