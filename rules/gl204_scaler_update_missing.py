@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpulint.analysis.amp import AmpFacts, update_edit, update_missing
+from gpulint.analysis.amp import AmpFacts, unscale_left_pending, update_edit, update_missing
 from gpulint.rule import Context, Rule
 
 
@@ -11,6 +11,11 @@ class ScalerUpdateMissing(Rule):
     name = "scaler-update-missing"
     summary = "`scaler.step(optimizer)` in a training iteration that never calls `scaler.update()`."
     message = "`{s}.step(...)` without `{s}.update()` in the iteration: the loss scale never adapts; call `{s}.update()` after the last `{s}.step(...)`"
+    unscaled_message = (
+        "`{s}.unscale_(...)` runs, but `{s}.update()` only under the `if` on line {line} (with the step): when that "
+        "step is skipped the optimizer stays unscaled and the next `{s}.unscale_(...)` raises \"unscale_() has already "
+        "been called on this optimizer since the last update()\"; call `{s}.update()` whenever the gradients were unscaled"
+    )
     fix_safety = "safe"
     default = True
     kind = "silent"
@@ -26,6 +31,14 @@ Call `scaler.update()` once per iteration, after the last `scaler.step(...)` (on
 optimizers). The rule looks at the training iteration around `scaler.step(...)` (the innermost loop
 that also runs `.backward()`); a step in a helper function without a loop is only reported when
 the file never calls `update()` on that scaler.
+
+It also reports an explicit `scaler.unscale_(optimizer)` whose `update()` runs only together with
+the step, under an `if` the unscale is not under (a step skipped when the clipped gradient norm is
+too large): on that path the optimizer stays unscaled, and the next iteration's `unscale_` raises
+"unscale_() has already been called on this optimizer since the last update()". Call `update()`
+whenever the gradients were unscaled, stepped or not. Not reported when that `if` has an `else`
+(a path that steps the optimizer itself, as a disabled scaler's does) or repeats a test the
+unscale is under.
 
 Bad:
 
@@ -65,3 +78,11 @@ for x, y in loader:
                 edit = update_edit(ctx, facts, it, sc.scaler, calls)
                 fixes[key] = None if edit is None else ctx.fix(edit, message=f"Insert `{sc.scaler}.update()`")
             yield ctx.finding(sc.call, self.message.format(s=sc.scaler), fixes[key])
+        for uc in facts.scaler_calls:
+            if uc.method != "unscale_":
+                continue
+            it = facts.iteration_of(uc.call)
+            guard = unscale_left_pending(ctx, facts, it, uc) if it is not None else None
+            if guard is None:
+                continue
+            yield ctx.finding(uc.call, self.unscaled_message.format(s=uc.scaler, line=ctx.line_of(guard)))

@@ -416,8 +416,12 @@ def _guard(m, holder: cst.Name) -> str | None:
     """A test for the fix's call when the sampler's name is also bound to something other than a
     DistributedSampler: `x is not None` when that is `None`, else `hasattr(x, "set_epoch")`."""
     others = []
-    for b in m.bindings_of(holder):
-        v = b.value
+    values = [b.value for b in m.bindings_of(holder)]
+    while values:
+        v = values.pop()
+        if isinstance(v, cst.IfExp):  # `DistributedSampler(ds) if distributed else None`
+            values += [v.body, v.orelse]
+            continue
         q = (m.qualname(v.func) or "") if isinstance(v, cst.Call) else ""
         if q.rsplit(".", 1)[-1] == "DistributedSampler":
             continue

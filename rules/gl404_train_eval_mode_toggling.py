@@ -508,25 +508,33 @@ def _evaluates_after(ctx: Context, facts, node, train_loop, name: str, calls) ->
                 break
             if isinstance(anc, (cst.For, cst.While, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
                 return False  # called repeatedly per batch: sampling (MC dropout), not one evaluation
-    measures = False
-    for c in facts.calls_in(node, into_defs=False):
-        q = m.qualname(c.func) or ""
-        short = q.rsplit(".", 1)[-1].lower()
-        if facts.is_loss_module(c.func) or (q.startswith("torch.nn.functional.") and ("loss" in short or "entropy" in short)):
-            measures = True
-        mo = method_of(c)
-        if mo is not None and mo[1] == "eq":
-            measures = True
+    measures = _measures(m, facts, node)
     if not measures:
-        measures = any(
-            isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, cst.Equal) for n in walk(node)
-        )
+        # the metric computed by a function or method of the file the loop calls
+        # (`decoder.wer(decoded, target)`, `accuracy(output, y)`: deepspeech.pytorch#22)
+        measures = any(_measures(m, facts, fn, helper=True)
+                       for c in facts.calls_in(node, into_defs=False) for fn in facts.file_functions(c))
     if not measures:
         return False
     parent = m.parent(node)
     body = list(getattr(parent, "body", ()))
     between = body[body.index(train_loop.node) + 1 : body.index(node)]
     return not any(facts.passes_to_unknown(stmt, {name}) for stmt in between)
+
+
+def _measures(m, facts, node, helper: bool = False) -> bool:
+    """`node` computes a loss or an accuracy: a loss call, `.eq(...)`, an `==` comparison (in a
+    helper of the file also `.ne(...)` / `!=`, an error count)."""
+    for c in facts.calls_in(node, into_defs=False):
+        q = m.qualname(c.func) or ""
+        short = q.rsplit(".", 1)[-1].lower()
+        if facts.is_loss_module(c.func) or (q.startswith("torch.nn.functional.") and ("loss" in short or "entropy" in short)):
+            return True
+        mo = method_of(c)
+        if mo is not None and (mo[1] == "eq" or (helper and mo[1] == "ne")):
+            return True
+    ops = (cst.Equal, cst.NotEqual) if helper else (cst.Equal,)
+    return any(isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, ops) for n in walk(node))
 
 
 def _self_call(call: cst.Call) -> bool:

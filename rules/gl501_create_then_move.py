@@ -112,8 +112,8 @@ noise = torch.randn(batch, dim, device="cuda")
                 continue
             if any(a.keyword is not None and a.keyword.value in ("device", "generator") for a in recv.args):
                 continue  # `generator=`: a CPU generator on purpose (reproducible draws); device= would not accept it
-            if any(a.star for a in recv.args) or not recv.args:
-                continue
+            if any(a.star == "**" for a in recv.args) or not recv.args:
+                continue  # `**kwargs` may carry a device already; `*shape` cannot (`torch.zeros(*shape, device=d)`)
             if factory.endswith("_like") and not _on_host(m, recv):
                 continue  # `torch.randn_like(latents)` is made where `latents` lives: on the host only if it does
             if _empty(factory, recv):

@@ -34,7 +34,9 @@ The rule reports unconditional calls in the innermost training loop, also inside
 the file that the loop calls on every step (a trainer's `training_step`); a
 `torch.cuda.is_available()` guard does not count as a condition, nor does a flag the file sets
 only to `True` (`if config.empty_cache:` with `empty_cache: bool = True` in a config class that no
-construction overrides). An occasional call (once per
+construction overrides). The accelerator's module picked at run time with CUDA as the fallback
+(`acc = getattr(torch, device_type, torch.cuda)`, then `acc.empty_cache()`) counts as
+`torch.cuda`. An occasional call (once per
 epoch, or under another condition) is left alone. No automatic fix: removing it is the fix.
 
 Bad:
@@ -62,7 +64,12 @@ for x, y in loader:
     def check(self, ctx: Context):
         m = ctx.model
         facts: TrainingFacts = m.facts(TrainingFacts)
-        for call in m.iter_calls("torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"):
+        calls = list(m.iter_calls("torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"))
+        seen = {id(c) for c in calls}
+        for call, recv, _ in m.method_calls("empty_cache"):
+            if id(call) not in seen and _cuda_module_alias(m, recv):
+                calls.append(call)
+        for call in calls:
             if self._every_step(m, facts, call, 0):
                 yield ctx.finding(call)
 
@@ -90,6 +97,25 @@ for x, y in loader:
                 for c in sites
             )
         return all(self._every_step(m, facts, c, depth + 1) for c in sites)
+
+
+def _cuda_module_alias(m, recv) -> bool:
+    """`acc.empty_cache()` where `acc` is bound once to the accelerator's torch module picked at run
+    time with CUDA as the fallback: `acc = getattr(torch, device_type, torch.cuda)` (peft#2894's
+    `torch_accelerator_module`), or to `torch.cuda` itself."""
+    if not isinstance(recv, cst.Name):
+        return False
+    bindings = m.bindings_of(recv)
+    if len(bindings) != 1 or bindings[0].how != "assign" or bindings[0].value is None:
+        return False
+    v = bindings[0].value
+    if m.qualname(v) == "torch.cuda":
+        return True
+    if (isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "getattr"
+            and "getattr" not in m.functions and len(v.args) == 3
+            and all(a.keyword is None and not a.star for a in v.args)):
+        return m.qualname(v.args[0].value) == "torch" and m.qualname(v.args[2].value) == "torch.cuda"
+    return False
 
 
 def _steps_here(m, body) -> bool:

@@ -552,3 +552,47 @@ def test_deprecated_scope_statements_pruned_inside_bodies():
     file_names = [n for n in model.nodes if isinstance(n, cst.Name) and n.value in ("autocast", "GradScaler")]
     assert len(kept_names) == len(file_names) and all(id(n) in ids for n in kept_names)
 
+
+
+# dtype tables (nanoGPT's `ptdtype = {...}[dtype]`, karpathy/nanoGPT#84) --------------------------
+
+_TABLE = '{"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}'
+
+
+@pytest.mark.parametrize(
+    "key_setup, expected",
+    [
+        ('dtype = "float16"', {"float16"}),
+        ('dtype = "bfloat16"', {"bfloat16"}),
+        ('dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"', {"bfloat16", "float16"}),
+        ("dtype = args.dtype", None),  # a command-line value: cannot tell
+        ('dtype = "float8"', None),  # a key the table does not have
+    ],
+)
+def test_dtype_table_lookup(key_setup, expected):
+    f = facts(
+        f"""
+        import torch
+        {key_setup}
+        ptdtype = {_TABLE}[dtype]
+        x = ptdtype
+        """
+    )
+    m = f.m
+    target = [n for n in m.parents if isinstance(n, cst.Name) and n.value == "ptdtype"][-1]
+    got = f.possible_dtypes(target)
+    assert (set(got) if got is not None else None) == expected
+
+
+def test_dtype_table_bound_to_a_name_rebound_is_unknown():
+    f = facts(
+        f"""
+        import torch
+        table = {_TABLE}
+        table = {{}}
+        dtype = "float16"
+        x = table[dtype]
+        """
+    )
+    sub = [n for n in f.m.parents if isinstance(n, cst.Subscript)][-1]
+    assert f.possible_dtypes(sub) is None

@@ -346,6 +346,8 @@ class AmpFacts:
             a = self.possible_dtypes(expr.body, _depth + 1)
             b = self.possible_dtypes(expr.orelse, _depth + 1)
             return None if a is None or b is None else a | b
+        if isinstance(expr, cst.Subscript):
+            return self._dtype_table_lookup(expr, _depth)
         if isinstance(expr, cst.Name):
             bindings = self.m.bindings_of(expr)
             if not bindings:
@@ -355,6 +357,66 @@ class AmpFacts:
                 if b.how != "assign" or b.value is None:
                     return None
                 found = self.possible_dtypes(b.value, _depth + 1)
+                if found is None:
+                    return None
+                out |= found
+            return frozenset(out)
+        return None
+
+    def _dtype_table_lookup(self, expr: cst.Subscript, _depth: int) -> frozenset[str] | None:
+        """`{"float16": torch.float16, "bfloat16": torch.bfloat16, ...}[dtype]` (nanoGPT's
+        `ptdtype`): the dict display (written there or bound once to a name) looked up with keys
+        that are all known constant strings (`dtype = "float16"`, `"bfloat16" if ok else
+        "float16"`). None when a key may be anything else (a command-line or config value)."""
+        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        table = expr.value
+        if isinstance(table, cst.Name):
+            bindings = self.m.bindings_of(table)
+            if len(bindings) != 1 or bindings[0].how != "assign" or bindings[0].value is None:
+                return None
+            table = bindings[0].value
+        if not isinstance(table, cst.Dict):
+            return None
+        entries: dict[str, cst.BaseExpression] = {}
+        for el in table.elements:
+            if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
+                return None
+            key = el.key.evaluated_value
+            if not isinstance(key, str):
+                return None
+            entries[key] = el.value
+        keys = self._possible_strings(expr.slice[0].slice.value, _depth + 1)
+        if not keys or not keys <= entries.keys():
+            return None
+        out: set[str] = set()
+        for key in keys:
+            found = self.possible_dtypes(entries[key], _depth + 1)
+            if found is None:
+                return None
+            out |= found
+        return frozenset(out)
+
+    def _possible_strings(self, expr: cst.BaseExpression, _depth: int) -> frozenset[str] | None:
+        """The constant strings an expression may evaluate to; None: anything else possible."""
+        if _depth > 8:
+            return None
+        if isinstance(expr, cst.SimpleString):
+            value = expr.evaluated_value
+            return frozenset({value}) if isinstance(value, str) else None
+        if isinstance(expr, cst.IfExp):
+            a = self._possible_strings(expr.body, _depth + 1)
+            b = self._possible_strings(expr.orelse, _depth + 1)
+            return None if a is None or b is None else a | b
+        if isinstance(expr, cst.Name):
+            bindings = self.m.bindings_of(expr)
+            if not bindings:
+                return None
+            out: set[str] = set()
+            for b in bindings:
+                if b.how != "assign" or b.value is None:
+                    return None
+                found = self._possible_strings(b.value, _depth + 1)
                 if found is None:
                     return None
                 out |= found
@@ -958,6 +1020,51 @@ def _guarded_apart(m, update, step, it) -> bool:
                 return True
         child = anc
     return False
+
+
+def unscale_left_pending(ctx, facts: AmpFacts, it, unscale) -> cst.If | None:
+    """An explicit `S.unscale_(O)` (ScalerCall `unscale`) in the training loop `it` whose every later
+    `S.update()` of the iteration sits under an `if` the unscale is not under, together with every
+    `S.step(...)`: the path that skips them (a step skipped for a too-large gradient norm) leaves the
+    optimizer unscaled, and the next iteration's `unscale_` raises "unscale_() has already been
+    called on this optimizer since the last update()" (LVSM#19). The guarding `if`, or None.
+    Silent when that `if` has an `else` (the other branch may step the optimizer itself, a disabled
+    scaler's path) or repeats a test the unscale is under (the same condition on both)."""
+    if not _is_loop(it):
+        return None
+    m = ctx.model
+    updates = [u for u in facts.scaler_calls_in(it, unscale.scaler, "update")
+               if facts.may_follow(unscale.call, u.call)]
+    if not updates:
+        return None  # no update after it at all: GL204's question about the step
+    guards = []
+    for u in updates:
+        g = _guarding_if(m, u.call, unscale.call, it)
+        if g is None or g.orelse is not None:
+            return None
+        guards.append(g)
+    steps = [c for c in facts.scaler_calls_in(it, unscale.scaler, "step") if facts.may_follow(unscale.call, c.call)]
+    if not steps or not all(any(m.contains(g.body, st.call) for g in guards) for st in steps):
+        return None
+    tests = {_dotted_text(a.test) or facts.text(a.test) for a in m.ancestors(unscale.call) if isinstance(a, cst.If)}
+    if any((_dotted_text(g.test) or facts.text(g.test)) in tests for g in guards):
+        return None
+    return guards[0]
+
+
+def _guarding_if(m, update, other, it) -> cst.If | None:
+    """The innermost `if` (inside the iteration) with `update` in a branch that does not hold
+    `other`."""
+    child = update
+    for anc in m.ancestors(update):
+        if anc is it:
+            return None
+        if isinstance(anc, cst.If) and not m.contains(anc.test, child):
+            branch = anc.body if m.contains(anc.body, child) else anc.orelse
+            if branch is not None and not m.contains(branch, other):
+                return anc
+        child = anc
+    return None
 
 
 def update_edit(ctx, facts: AmpFacts, it, scaler: str, step_calls):

@@ -465,8 +465,22 @@ class DistFacts:
             arg = positional[3]
         if arg is not None:
             shuffle = _literal_bool(arg.value)
-        return SamplerInfo(call, q, distributed, shuffle, self.assigned_name(call), self.assigned_attr(call),
-                           self.assigned_key(call))
+        # `sampler = RandomSampler(ds) if local_rank == -1 else DistributedSampler(ds)`: the name holds
+        # this sampler on one branch (transformers#3721)
+        held = self._branch_value_root(call)
+        return SamplerInfo(call, q, distributed, shuffle, self.assigned_name(held), self.assigned_attr(held),
+                           self.assigned_key(held))
+
+    def _branch_value_root(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """The outermost conditional expression `node` is a branch value of (`a if t else b`, through
+        nested ones), or `node` itself."""
+        m = self.model
+        while True:
+            parent = m.parent(node)
+            if isinstance(parent, cst.IfExp) and parent.test is not node:
+                node = parent
+                continue
+            return node
 
     def _chosen_sampler_class(self, call: cst.Call) -> str | None:
         """`train_sampler(ds)` where `train_sampler = RandomSampler if local_rank == -1 else
@@ -540,11 +554,12 @@ class DistFacts:
     def sampler_of_expr(self, expr: cst.BaseExpression | None) -> SamplerInfo | None:
         if expr is None:
             return None
-        for s in self.samplers:
-            if (s.call is expr or self.refers_to(expr, s.target) or self.refers_to_attr(expr, s.attr_target)
-                    or self.refers_to_key(expr, s.key_target)):
-                return s
-        return None
+        found = [s for s in self.samplers
+                 if s.call is expr or self.refers_to(expr, s.target) or self.refers_to_attr(expr, s.attr_target)
+                 or self.refers_to_key(expr, s.key_target)]
+        # a name that holds one of two samplers (`RandomSampler(ds) if local_rank == -1 else
+        # DistributedSampler(ds)`): the distributed one, which it holds when training is distributed
+        return next((s for s in found if s.distributed), found[0] if found else None)
 
     def loaders_of_sampler(self, s: SamplerInfo) -> list[LoaderInfo]:
         return [lo for lo in self.loaders if lo.sampler_info is s]
