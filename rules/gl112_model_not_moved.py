@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.devices import DeviceFacts
 from gpulint.flow import CONTAINERS
 from gpulint.rule import Context, Rule
+
 
 class ModelNotMoved(Rule):
     code = "GL112"
@@ -73,6 +75,8 @@ for x, y in loader:
             callee = mm.node.func
             if not isinstance(callee, (cst.Name, cst.Attribute)):
                 continue  # built and called at once (`Metric(...)(x)`) or kept in a container: no name to move
+            if _self_call_of_moved_class(m, mm.node, callee):
+                continue  # `self.forward(x.to(self.device))` in a class whose instance the file moves
             if m.value_of(callee).kind == "metric":
                 continue  # GL119's
             name = ctx.code(callee)
@@ -194,3 +198,34 @@ def _fresh_parts(m, parts) -> bool:
         return False
     items = list(v.items) if v.items is not None else ([v.elem] if v.elem is not None else [])
     return bool(items) and all(it.kind == "module" and it.dev is not None and it.dev.is_host for it in items)
+
+
+def _self_call_of_moved_class(m, node, callee) -> bool:
+    """A method calls the module itself (`self(x)`, `self.forward(x)`) and the file moves an
+    instance of that class to a device (`bc = BC(); bc.to(bc.device)`, `BC().cuda()`) with a device
+    expression the flow engine does not evaluate (IL-Datasets' behavioural-cloning policy moved by
+    its caller with its own `self.device`): the instance is moved, the engine only lost where."""
+    if isinstance(callee, cst.Name):
+        if callee.value != "self":
+            return False
+    elif not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
+        return False
+    cls = m.class_of(node)
+    if cls is None:
+        return False
+    if isinstance(callee, cst.Attribute) and not any(
+            isinstance(f, cst.FunctionDef) and f.name.value == callee.attr.value for f in cls.body.body):
+        return False  # `self.encoder(x)`: a submodule, not the module itself
+    name = cls.name.value
+    facts = m.facts(DeviceFacts)
+    for call, recv, _meth in m.method_calls("to", "cuda"):
+        mv = m.move_of_call(call)
+        if mv is None or mv.to_cpu or (mv.device is not None and facts.device_is_cpu(mv.device)):
+            continue
+        if isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name) and recv.func.value == name:
+            return True
+        if isinstance(recv, cst.Name) and any(
+                isinstance(b.value, cst.Call) and isinstance(b.value.func, cst.Name) and b.value.func.value == name
+                for b in m.bindings_of(recv)):
+            return True
+    return False
