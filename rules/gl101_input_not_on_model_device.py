@@ -71,6 +71,8 @@ for x, y in loader:
             if source is None:
                 continue
             root = _root_name(mm.host)
+            if root is not None and _discarded_move(m, root, mm.node):
+                continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
             key = (root.value if root is not None else ctx.code(mm.host), m.scope_of(mm.node),
                    m.enclosing(mm.node, cst.For))
             if key in seen:
@@ -231,6 +233,20 @@ for x, y in loader:
         if isinstance(host, cst.Subscript):
             return f"{name} = [t{move} for t in {name}]"
         return f"{name} = {name}{move}"
+
+
+def _discarded_move(m, root: cst.Name, call: cst.Call) -> bool:
+    """`x.to(device)` (or `.cuda()`) as a statement before the call, in its scope: the batch was
+    meant to be moved and the result thrown away (pytorch/pytorch#43313's train_step). GL104
+    reports that statement, and its safe fix (`x = x.to(device)`) is the move; a second fix here
+    would move the batch twice."""
+    scope, loop = m.scope_of(call), m.enclosing(call, cst.For)
+    for move, recv, _meth in m.method_calls("to", "cuda"):
+        if (isinstance(recv, cst.Name) and recv.value == root.value and m.scope_of(move) is scope
+                and m.enclosing(move, cst.For) is loop
+                and isinstance(m.parents.get(move), cst.Expr) and m.precedes(move, call)):
+            return True
+    return False
 
 
 def _target_names(where) -> list[cst.Name]:
