@@ -113,7 +113,16 @@ for x, y in loader:
                 and isinstance(assign.targets[0].target, cst.Name)
                 and assign.targets[0].target.value == callee.value):
             return None
-        if m.scope_of(stmt) is not m.scope_of(callee) or not self._visible(ctx, device, stmt):
+        if m.scope_of(stmt) is not m.scope_of(callee):
+            names = _names_at_call_sites(m, callee, device, assign.targets[0].target.value, stmt)
+            if names is None or not self._visible(ctx, names[1], stmt):
+                return None
+            model_name, dev = names[0], names[1]
+            return ctx.fix(
+                ctx.insert_after(stmt, f"{model_name} = {model_name}.to({ctx.code(dev)})"),
+                message="Move the model to the inputs' device after it is built",
+            )
+        if not self._visible(ctx, device, stmt):
             return None
         return ctx.fix(
             ctx.insert_after(stmt, f"{callee.value} = {callee.value}.to({ctx.code(device)})"),
@@ -174,6 +183,41 @@ for x, y in loader:
                 if ctx.span(b.node)[0] < ctx.span(stmt)[0] or b.how == "param":
                     return True
         return False
+
+
+def _names_at_call_sites(m, callee: cst.Name, device, built: str, stmt):
+    """`def train(model, device, ...)`, called as `train(model, device, ...)` with `model = Net()`
+    built above (the MNIST example's shape, Mastering-PyTorch#9): the model and device parameters of
+    the function that calls the model, when every call site the engine resolved passes for them the
+    name the statement binds and one same device name. Returns (model name, device argument node)."""
+    fn = m.scope_of(callee)
+    if not isinstance(fn, cst.FunctionDef) or not isinstance(device, cst.Name):
+        return None
+    params = [x.name.value for x in (*fn.params.posonly_params, *fn.params.params)]
+    if callee.value not in params or device.value not in params or m.class_of(fn) is not None:
+        return None
+    sites = m.resolved_sites(fn)
+    if not sites:
+        return None
+    dev_arg = None
+    for site in sites:
+        got = {}
+        for i, a in enumerate(site.args):
+            if a.star:
+                return None
+            if a.keyword is not None:
+                got[a.keyword.value] = a.value
+            elif i < len(params):
+                got[params[i]] = a.value
+        mv, dv = got.get(callee.value), got.get(device.value)
+        if not (isinstance(mv, cst.Name) and mv.value == built and isinstance(dv, cst.Name)):
+            return None
+        if m.scope_of(site) is not m.scope_of(stmt) or not m.precedes(stmt, site):
+            return None
+        if dev_arg is not None and dv.value != dev_arg.value:
+            return None
+        dev_arg = dv
+    return built, dev_arg
 
 
 def _self_attr(e) -> bool:
