@@ -84,6 +84,8 @@ for x, y in loader:
                 bv = m.value_of(base) if base is not None else None
                 if bv is not None and bv.kind == "tensor" and bv.dev is not None and bv.dev.is_host:
                     root = base
+            if root is not None and _discarded_move(m, root, node):
+                continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
             key = (root.value if root is not None else ctx.code(host), m.scope_of(node),
                    m.enclosing(node, cst.For))
             if key in seen:
@@ -285,6 +287,20 @@ def _stored_attribute(ctx: Context, home, name: cst.Name, where) -> str | None:
             if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
                 return f"self.{t.attr.value}"
     return None
+
+
+def _discarded_move(m, root: cst.Name, call: cst.Call) -> bool:
+    """`x.to(device)` (or `.cuda()`) as a statement before the call, in its scope: the batch was
+    meant to be moved and the result thrown away (pytorch/pytorch#43313's train_step). GL104
+    reports that statement, and its safe fix (`x = x.to(device)`) is the move; a second fix here
+    would move the batch twice."""
+    scope, loop = m.scope_of(call), m.enclosing(call, cst.For)
+    for move, recv, _meth in m.method_calls("to", "cuda"):
+        if (isinstance(recv, cst.Name) and recv.value == root.value and m.scope_of(move) is scope
+                and m.enclosing(move, cst.For) is loop
+                and isinstance(m.parents.get(move), cst.Expr) and m.precedes(move, call)):
+            return True
+    return False
 
 
 def _target_names(where) -> list[cst.Name]:

@@ -136,7 +136,7 @@ class Decoder(nn.Module):
             if attr in cls.buffers or attr in cls.parameters or attr in cls.submodules:
                 continue
             assigns = cls.init_assigns.get(attr, [])
-            tensors = [a for a in assigns if a.kind == "tensor"]
+            tensors = [a for a in assigns if a.kind == "tensor" or host_tensor_from_file_function(m, a.value)]
             if not tensors or any(self._placed(ctx, a.value) for a in tensors):
                 continue
             if any(_from_caller_not_host(m, a) for a in tensors):
@@ -207,6 +207,19 @@ class Decoder(nn.Module):
                     return None
         text = f'self.register_buffer("{attr}", {ctx.code(node.value)}, persistent=False)'
         return ctx.fix(ctx.replace(node, text), message=f"Register `{attr}` as a non-persistent buffer")
+
+
+def host_tensor_from_file_function(m, value) -> bool:
+    """`self.attn_bias = get_2dalibi(heads, patches)`: a call of a function of this file whose
+    result the flow engine knows to be a tensor on the host (torchgeo's CROMA). The attribute's
+    kind is "other" for the class facts (they do not follow a function's return), but the engine
+    does. GL116 leaves these attributes to this rule (its `_gl106_owns`)."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+        return False
+    if value.func.value not in m.functions:
+        return False
+    v = m.value_of(value)
+    return v.kind == "tensor" and v.dev is not None and v.dev.is_host
 
 
 def _moves_own_state(ctx: Context, cls: ModuleClass, attr: str) -> bool:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.devices import DeviceFacts
 from gpulint.flow import CONTAINERS
 from gpulint.rule import Context, Rule
+
 
 class ModelNotMoved(Rule):
     code = "GL112"
@@ -73,6 +75,8 @@ for x, y in loader:
             callee = mm.node.func
             if not isinstance(callee, (cst.Name, cst.Attribute)):
                 continue  # built and called at once (`Metric(...)(x)`) or kept in a container: no name to move
+            if _self_call_of_moved_class(m, mm.node, callee):
+                continue  # `self.forward(x.to(self.device))` in a class whose instance the file moves
             if m.value_of(callee).kind == "metric":
                 continue  # GL119's
             name = ctx.code(callee)
@@ -109,7 +113,16 @@ for x, y in loader:
                 and isinstance(assign.targets[0].target, cst.Name)
                 and assign.targets[0].target.value == callee.value):
             return None
-        if m.scope_of(stmt) is not m.scope_of(callee) or not self._visible(ctx, device, stmt):
+        if m.scope_of(stmt) is not m.scope_of(callee):
+            names = _names_at_call_sites(m, callee, device, assign.targets[0].target.value, stmt)
+            if names is None or not self._visible(ctx, names[1], stmt):
+                return None
+            model_name, dev = names[0], names[1]
+            return ctx.fix(
+                ctx.insert_after(stmt, f"{model_name} = {model_name}.to({ctx.code(dev)})"),
+                message="Move the model to the inputs' device after it is built",
+            )
+        if not self._visible(ctx, device, stmt):
             return None
         return ctx.fix(
             ctx.insert_after(stmt, f"{callee.value} = {callee.value}.to({ctx.code(device)})"),
@@ -172,6 +185,41 @@ for x, y in loader:
         return False
 
 
+def _names_at_call_sites(m, callee: cst.Name, device, built: str, stmt):
+    """`def train(model, device, ...)`, called as `train(model, device, ...)` with `model = Net()`
+    built above (the MNIST example's shape, Mastering-PyTorch#9): the model and device parameters of
+    the function that calls the model, when every call site the engine resolved passes for them the
+    name the statement binds and one same device name. Returns (model name, device argument node)."""
+    fn = m.scope_of(callee)
+    if not isinstance(fn, cst.FunctionDef) or not isinstance(device, cst.Name):
+        return None
+    params = [x.name.value for x in (*fn.params.posonly_params, *fn.params.params)]
+    if callee.value not in params or device.value not in params or m.class_of(fn) is not None:
+        return None
+    sites = m.resolved_sites(fn)
+    if not sites:
+        return None
+    dev_arg = None
+    for site in sites:
+        got = {}
+        for i, a in enumerate(site.args):
+            if a.star:
+                return None
+            if a.keyword is not None:
+                got[a.keyword.value] = a.value
+            elif i < len(params):
+                got[params[i]] = a.value
+        mv, dv = got.get(callee.value), got.get(device.value)
+        if not (isinstance(mv, cst.Name) and mv.value == built and isinstance(dv, cst.Name)):
+            return None
+        if m.scope_of(site) is not m.scope_of(stmt) or not m.precedes(stmt, site):
+            return None
+        if dev_arg is not None and dv.value != dev_arg.value:
+            return None
+        dev_arg = dv
+    return built, dev_arg
+
+
 def _self_attr(e) -> bool:
     return isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self"
 
@@ -194,3 +242,34 @@ def _fresh_parts(m, parts) -> bool:
         return False
     items = list(v.items) if v.items is not None else ([v.elem] if v.elem is not None else [])
     return bool(items) and all(it.kind == "module" and it.dev is not None and it.dev.is_host for it in items)
+
+
+def _self_call_of_moved_class(m, node, callee) -> bool:
+    """A method calls the module itself (`self(x)`, `self.forward(x)`) and the file moves an
+    instance of that class to a device (`bc = BC(); bc.to(bc.device)`, `BC().cuda()`) with a device
+    expression the flow engine does not evaluate (IL-Datasets' behavioural-cloning policy moved by
+    its caller with its own `self.device`): the instance is moved, the engine only lost where."""
+    if isinstance(callee, cst.Name):
+        if callee.value != "self":
+            return False
+    elif not (isinstance(callee.value, cst.Name) and callee.value.value == "self"):
+        return False
+    cls = m.class_of(node)
+    if cls is None:
+        return False
+    if isinstance(callee, cst.Attribute) and not any(
+            isinstance(f, cst.FunctionDef) and f.name.value == callee.attr.value for f in cls.body.body):
+        return False  # `self.encoder(x)`: a submodule, not the module itself
+    name = cls.name.value
+    facts = m.facts(DeviceFacts)
+    for call, recv, _meth in m.method_calls("to", "cuda"):
+        mv = m.move_of_call(call)
+        if mv is None or mv.to_cpu or (mv.device is not None and facts.device_is_cpu(mv.device)):
+            continue
+        if isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name) and recv.func.value == name:
+            return True
+        if isinstance(recv, cst.Name) and any(
+                isinstance(b.value, cst.Call) and isinstance(b.value.func, cst.Name) and b.value.func.value == name
+                for b in m.bindings_of(recv)):
+            return True
+    return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
     NO_DEVICE_ARG,
     batch_source,
@@ -11,6 +12,7 @@ from gpulint.analysis.mismatch import (
     factory_takes_device,
     representative,
 )
+from gpulint.analysis.paths import is_test_path
 from gpulint.diagnostics import UNSAFE
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.model import MODULE_BASES
@@ -82,6 +84,8 @@ noise_scale = betas[t]
                 continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
             origin = mm.host_value.origin
             if self._gl105_owns(m, mm, origin) or (mm.op in ("module-call", "call") and self._gl101_owns(m, origin)):
+                continue
+            if self._gl106_owns(ctx, mm):
                 continue
             if self._discarded_move(m, mm.host):
                 continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
@@ -240,6 +244,37 @@ noise_scale = betas[t]
         return batch_source(m, origin) is not None
 
     @staticmethod
+    def _gl106_owns(ctx: Context, mm) -> bool:
+        """GL106 reports `self.<attr>` of a module class when `__init__` assigned it a host tensor
+        returned by a function of this file (`self.attn_bias = get_2dalibi(...)`); the tensors
+        `__init__` builds itself are left to it through `_gl105_owns`. Not where GL106 stays
+        silent (a test suite, a notebook that never asks for an accelerator)."""
+        m = ctx.model
+        if is_test_path(ctx.path) or runs_on_cpu_only(m, ctx.source, ctx.path, scripts=False):
+            return False
+        host = mm.host
+        if not (isinstance(host, cst.Attribute) and isinstance(host.value, cst.Name) and host.value.value == "self"):
+            return False
+        cls = m.class_of(mm.node)
+        if cls is None:
+            return False
+        name = cls.name.value
+        if (not m.class_is(name, MODULE_BASES) and not m.flow._unresolved_bases(name)
+                and m.flow._class_kind(name) not in ("module", "metric")):
+            return False
+        init = next((f for f in cls.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"), None)
+        if init is None:
+            return False
+        for node in m.walk(init):
+            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+                continue
+            t = node.targets[0].target
+            if (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                    and t.attr.value == host.attr.value and _host_tensor_from_file_function(m, node.value)):
+                return True
+        return False
+
+    @staticmethod
     def _gl105_owns(m, mm, origin) -> bool:
         """GL105 reports factories in nn.Module methods that meet forward inputs."""
         if origin is None:
@@ -355,3 +390,16 @@ def _line(ctx: Context, reported, node) -> str:
     """`line 12` for a node of the reported one's message (in a notebook, in its cell's numbering:
     `line 3 of the next code cell`), `this line` on the reported line."""
     return lines_of(ctx, reported, [node]) or "this line"
+
+
+def _host_tensor_from_file_function(m, value) -> bool:
+    """A call of a function of this file whose result the flow engine knows to be a host tensor
+    (the same test as GL106's `host_tensor_from_file_function`)."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+        return False
+    if value.func.value not in m.functions:
+        return False
+    if any(a.keyword is not None and a.keyword.value == "device" for a in value.args):
+        return False  # GL106 leaves a value made with `device=` alone (`_placed`)
+    v = m.value_of(value)
+    return v.kind == "tensor" and v.dev is not None and v.dev.is_host
