@@ -426,13 +426,30 @@ _AVAILABILITY_CALLS = frozenset(
 )
 
 
-def _availability_sign(m, test: cst.BaseExpression) -> int:
-    """1 for `torch.cuda.is_available()`, -1 for its negation, 0 for any other test."""
+def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
+    """1 for `torch.cuda.is_available()`, -1 for its negation, 0 for any other test. A test that
+    implies availability counts as the check itself: `a and torch.cuda.is_available()`, and a name
+    every binding of which is such a test (wavenet_vocoder's module-level
+    `use_cuda = torch.cuda.is_available()`, then `if use_cuda: torch.load(path)` in a function)."""
     sign = 1
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         sign, test = -sign, test.expression
     if isinstance(test, cst.Call) and not test.args and m.qualname(test.func) in _AVAILABILITY_CALLS:
         return sign
+    if depth > 3:
+        return 0
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        parts = (test.left, test.right)
+        if any(_availability_sign(m, p, depth + 1) > 0 for p in parts):
+            return sign  # true only where an accelerator is
+        return 0
+    if isinstance(test, cst.Name):
+        bound = m.bindings_of(test)
+        if bound and all(
+            b.how == "assign" and b.value is not None and _availability_sign(m, b.value, depth + 1) > 0
+            for b in bound
+        ):
+            return sign
     return 0
 
 
