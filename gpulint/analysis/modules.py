@@ -811,7 +811,12 @@ class DeviceFlow:
 
     # statements -------------------------------------------------------------------------------
     def _suite(self, body, env: dict) -> None:
-        if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        if isinstance(body, cst.SimpleStatementSuite):
+            # `if torch.cuda.is_available(): t = t.cuda()` on one line: small statements, no lines
+            for small in body.body:
+                self._small(small, env)
+            return
+        if isinstance(body, cst.IndentedBlock):
             stmts = body.body
         else:
             stmts = body
