@@ -188,3 +188,26 @@ def test_gl107_list_of_nested_inert_modules_is_silent():
 def test_gl107_list_of_modules_holding_weights_or_dropout_still_reports():
     assert codes(GL107_NESTED.replace("INNER", "nn.Conv1d(4, 4, kernel_size, padding='same')"), "GL107") == [("GL107", 27)]
     assert codes(GL107_NESTED.replace("INNER", "nn.Dropout(0.1)"), "GL107") == [("GL107", 27)]
+
+
+# -- DeviceFlow: the body of a one-line `if` (ENet's BottleNeck) --------------------------------------
+def test_deviceflow_interprets_a_one_line_if_body():
+    from test_module_analysis import met
+
+    src = '''
+class BottleNeck(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        identity = self.conv(x)
+        extras = torch.zeros(identity.size(0), 2, identity.size(2), identity.size(3))
+        GUARD
+        return torch.cat((identity, extras), dim=1)
+'''
+    one_line = src.replace("GUARD", "if torch.cuda.is_available(): extras = extras.cuda()")
+    assert met(one_line) == {"torch.zeros(identity.size(0), 2, identity.size(2), identity.size(3))": False}
+    # a one-line body that does not move it: still met
+    other = src.replace("GUARD", "if torch.cuda.is_available(): print(extras.shape)")
+    assert met(other) == {"torch.zeros(identity.size(0), 2, identity.size(2), identity.size(3))": True}
