@@ -211,3 +211,51 @@ class BottleNeck(nn.Module):
     # a one-line body that does not move it: still met
     other = src.replace("GUARD", "if torch.cuda.is_available(): print(extras.shape)")
     assert met(other) == {"torch.zeros(identity.size(0), 2, identity.size(2), identity.size(3))": True}
+
+
+# -- GL112: a parameter-free layer built in a method (pytorch-grad-cam's ScoreCAM) -------------------
+GL112_LAYER = '''import torch
+import torch.nn as nn
+
+
+class Scorer:
+    def __init__(self, device):
+        self.device = device
+
+    def weights(self, activations):
+        layer = LAYER
+        act = torch.from_numpy(activations).to(self.device)
+        return layer(act)
+'''
+
+
+def test_gl112_parameter_free_layer_is_silent():
+    for layer in ("torch.nn.UpsamplingBilinear2d(size=(8, 8))", "nn.ReLU()", "nn.ReflectionPad2d(1)"):
+        assert codes(GL112_LAYER.replace("LAYER", layer), "GL112") == [], layer
+
+
+def test_gl112_layer_with_weights_still_reports():
+    assert codes(GL112_LAYER.replace("LAYER", "nn.Conv2d(4, 4, 3)"), "GL112") == [("GL112", 12)]
+
+
+# -- GL403: a model called with an inference-mode string (SPADE) -------------------------------------
+GL403_MODE = '''import torch
+from models import create_model
+
+model = create_model()
+model.eval()
+for i, data_i in enumerate(dataloader):
+    generated = CALL
+    save(generated.cpu())
+'''
+
+
+def test_gl403_model_called_in_inference_mode_is_silent():
+    assert codes(GL403_MODE.replace("CALL", "model(data_i, mode='inference')"), "GL403") == []
+    assert codes(GL403_MODE.replace("CALL", "model(data_i, 'test')"), "GL403") == []
+
+
+def test_gl403_model_called_in_another_mode_still_reports():
+    assert codes(GL403_MODE.replace("CALL", "model(data_i)"), "GL403") == [("GL403", 7)]
+    assert codes(GL403_MODE.replace("CALL", "model(data_i, mode='generator')"), "GL403") == [("GL403", 7)]
+    assert codes(GL403_MODE.replace("CALL", "model(data_i, style='inference')"), "GL403") == [("GL403", 7)]
