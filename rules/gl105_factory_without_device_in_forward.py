@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.analysis.mismatch import (
     ctc_host_argument,
     writes_into_out,
@@ -118,6 +119,8 @@ class Tagger(nn.Module):
         through values, index operations, values kept on `self`)."""
         m = ctx.model
         for mm in m.mismatches():
+            if accelerator_named_cpu(m, mm):
+                continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
                 continue
             call = mm.host_value.origin

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.flow import CONTAINERS
 from gpulint.rule import Context, Rule
 
@@ -59,6 +60,8 @@ for x, y in loader:
             return
         reported = set()
         for mm in m.mismatches():
+            if accelerator_named_cpu(m, mm):
+                continue  # `device = "cpu"`: both operands are on the host
             if mm.op != "module-host":
                 continue
             ctor = mm.host_value.origin

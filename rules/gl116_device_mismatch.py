@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.analysis.mismatch import (
     NO_DEVICE_ARG,
     batch_source,
@@ -79,6 +80,8 @@ noise_scale = betas[t]
         if m.frameworks & _FRAMEWORKS:
             return
         for mm in m.mismatches():
+            if accelerator_named_cpu(m, mm):
+                continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
                 continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
             origin = mm.host_value.origin

@@ -259,3 +259,31 @@ def test_gl403_model_called_in_another_mode_still_reports():
     assert codes(GL403_MODE.replace("CALL", "model(data_i)"), "GL403") == [("GL403", 7)]
     assert codes(GL403_MODE.replace("CALL", "model(data_i, mode='generator')"), "GL403") == [("GL403", 7)]
     assert codes(GL403_MODE.replace("CALL", "model(data_i, style='inference')"), "GL403") == [("GL403", 7)]
+
+
+# -- GL101 / GL109: a device name bound to the string 'cpu' (PyTorch-BYOL's notebook) -------------------
+GL101_CPU_NAME = '''import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+BINDING
+encoder = torch.nn.Linear(4, 2)
+encoder = encoder.to(device)
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.zeros(8)), batch_size=4)
+for x, y in loader:
+    out = encoder(x)
+    print(encoder(y.to(device)).numpy())
+'''
+
+
+def test_gl101_gl109_device_name_bound_to_cpu_is_silent():
+    text = GL101_CPU_NAME.replace("BINDING", "device = 'cpu'")
+    assert codes(text, "GL101") == []
+    assert codes(text, "GL109") == []
+
+
+def test_gl101_gl109_device_name_bound_to_cuda_or_either_still_reports():
+    cuda = GL101_CPU_NAME.replace("BINDING", "device = 'cuda'")
+    assert codes(cuda, "GL101") == [("GL101", 9)]
+    assert codes(cuda, "GL109") == [("GL109", 10)]
+    either = GL101_CPU_NAME.replace("BINDING", "import sys\ndevice = 'cpu'\nif len(sys.argv) > 1:\n    device = 'cuda'")
+    assert codes(either, "GL101") == [("GL101", 12)]

@@ -73,6 +73,21 @@ def writes_into_out(origin) -> bool:
     )
 
 
+def accelerator_named_cpu(m, mm) -> bool:
+    """The engine's accelerator operand of `mm` was placed with a device expression that the file
+    binds only to the CPU: `device = 'cpu'  # 'cuda' if torch.cuda.is_available() else 'cpu'`, then
+    `encoder.to(device)` (sthalles/PyTorch-BYOL `eval/linear_feature_eval.ipynb`). The engine takes a
+    name bound to a device *string* for an accelerator by its name alone (ENGINE_FP.md, eighth pass
+    #3); `DeviceFacts.device_is_cpu` follows the bindings: every one of them must name the CPU."""
+    d = getattr(mm.acc_value, "dev", None)
+    expr = getattr(d, "expr", None) if d is not None else None
+    if not isinstance(expr, (cst.Name, cst.Attribute)):
+        return False
+    from gpulint.analysis.devices import DeviceFacts
+
+    return m.facts(DeviceFacts).device_is_cpu(expr)
+
+
 def representative(m, acc):
     """A name for the accelerator operand: itself when it is a name, else the first tensor name
     on the accelerator inside it (`pred` in `(pred - target) ** 2`)."""
