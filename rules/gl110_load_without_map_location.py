@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
+from gpulint.flow import _CPU_FLAGS, _GPU_FLAGS
 from gpulint.model import dotted
 from gpulint.rule import Context, Kind, Rule
 
@@ -436,6 +437,13 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
         sign, test = -sign, test.expression
     if isinstance(test, cst.Call) and not test.args and m.qualname(test.func) in _AVAILABILITY_CALLS:
         return sign
+    if isinstance(test, cst.Attribute) and isinstance(test.value, (cst.Name, cst.Attribute)):
+        # a GPU flag of the script's own (`if args.cuda:` / `if not args.cuda: ... else:`): the branch
+        # runs where the user asked for the GPU, which the script then uses (awd-lstm-lm pointer.py)
+        if test.attr.value in _GPU_FLAGS:
+            return sign
+        if test.attr.value in _CPU_FLAGS:
+            return -sign
     if depth > 3:
         return 0
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):

@@ -287,3 +287,38 @@ def test_gl101_gl109_device_name_bound_to_cuda_or_either_still_reports():
     assert codes(cuda, "GL109") == [("GL109", 10)]
     either = GL101_CPU_NAME.replace("BINDING", "import sys\ndevice = 'cpu'\nif len(sys.argv) > 1:\n    device = 'cuda'")
     assert codes(either, "GL101") == [("GL101", 12)]
+
+
+# -- GL110: a load in the branch of the script's own GPU flag (awd-lstm-lm pointer.py) -----------------
+GL110_ARGS_FLAG = '''import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cuda", action="store_false")
+args = parser.parse_args()
+model = torch.nn.Linear(4, 1)
+if args.cuda:
+    model.cuda()
+
+
+def load(fn):
+    with open(fn, "rb") as f:
+        if TEST:
+            return torch.load(f, map_location=lambda storage, loc: storage)
+        else:
+            return torch.load(f)
+
+
+if __name__ == "__main__":
+    model.load_state_dict(load("model.pt"))
+'''
+
+
+def test_gl110_load_in_the_gpu_flag_branch_is_silent():
+    assert codes(GL110_ARGS_FLAG.replace("TEST", "not args.cuda"), "GL110") == []
+    assert codes(GL110_ARGS_FLAG.replace("TEST", "args.no_cuda"), "GL110") == []
+
+
+def test_gl110_load_in_the_cpu_branch_of_the_flag_still_reports():
+    assert codes(GL110_ARGS_FLAG.replace("TEST", "args.cuda"), "GL110") == [("GL110", 17)]
+    assert codes(GL110_ARGS_FLAG.replace("TEST", "args.verbose"), "GL110") == [("GL110", 17)]
