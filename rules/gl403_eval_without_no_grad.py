@@ -79,7 +79,9 @@ like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on
 Trainer scripts, whose frameworks do this, on a loop whose body ends with an unconditional `break`
 (it runs once: one sample batch taken from a loader to plot, not an evaluation loop), on a model
 frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_grad = False` for
-each of its parameters: nothing asks for a gradient, autograd records nothing), and in test
+each of its parameters: nothing asks for a gradient, autograd records nothing), on a model called
+with a string naming an inference mode (`model(data, mode='inference')`: SPADE-style models run
+that branch of their `forward` under `no_grad` themselves), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
 worth reading about.
 
