@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.analysis.mismatch import batch_source
 from gpulint.rule import Context, Rule
 
@@ -65,6 +66,8 @@ for x, y in loader:
         found = []  # (call, root name, host operand, source, mismatch)
         seen = set()
         for mm in m.mismatches():
+            if accelerator_named_cpu(m, mm):
+                continue  # `device = "cpu"`: both operands are on the host
             if mm.op not in ("module-call", "call"):
                 continue
             source = batch_source(m, mm.host_value.origin)

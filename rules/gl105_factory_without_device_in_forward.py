@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.analysis.mismatch import (
+    ctc_host_argument,
+    writes_into_out,
     factory_device_fix,
     factory_takes_device,
     representative,
@@ -116,6 +119,8 @@ class Tagger(nn.Module):
         through values, index operations, values kept on `self`)."""
         m = ctx.model
         for mm in m.mismatches():
+            if accelerator_named_cpu(m, mm):
+                continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
                 continue
             call = mm.host_value.origin
@@ -123,6 +128,10 @@ class Tagger(nn.Module):
                 continue
             if not factory_takes_device(m.qualname(call.func)):
                 continue
+            if writes_into_out(call):
+                continue  # `torch.arange(n, out=<a CUDA tensor>)`: the result is `out`, wherever it lives
+            if ctc_host_argument(m, mm.node, mm.host):
+                continue  # CTC targets and lengths: the loss copies them where it needs them
             cls = m.class_of(call)
             if cls is None or m.class_of(mm.node) is not cls:
                 continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.modules import (
     AttrAssign,
@@ -121,6 +122,8 @@ class Decoder(nn.Module):
         m = ctx.model
         by_name = {c.name: c for c in facts.classes}
         for mm in m.mismatches():
+            if accelerator_named_cpu(m, mm):
+                continue  # `device = "cpu"`: both operands are on the host
             host = mm.host
             if mm.op == "module-host" or not isinstance(host, cst.Attribute):
                 continue

@@ -261,14 +261,15 @@ class Ensemble(nn.Module):
 _MODE_SENSITIVE = ("Dropout", "AlphaDropout")
 
 
-def _inert_file_module(ctx: Context, facts: ModuleFacts, expr) -> bool:
+def _inert_file_module(ctx: Context, facts: ModuleFacts, expr, depth: int = 0) -> bool:
     """`moving_avg(kernel, stride=1)`, a class of this file deriving from `nn.Module` whose
     `__init__` keeps only numbers, names of its arguments and parameter-free torch.nn layers
     (`nn.AvgPool1d`), nothing that `train()`/`eval()` changes (no dropout), no buffer or parameter
-    (LTSF-Linear's FEDformer `series_decomp_multi` keeps them in a list): `model.to()`,
+    (LTSF-Linear's FEDformer `series_decomp_multi` keeps them in a list), or inert modules of
+    this file in turn (Time-Series-Library's `series_decomp` keeps one `moving_avg`): `model.to()`,
     `state_dict()` and `train()` have nothing to reach in it, so a plain list loses nothing."""
     m = ctx.model
-    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
+    if depth > 4 or not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
         return False
     cls = next((c for c in facts.classes if c.name == expr.func.value), None)
     if cls is None or cls.init is None or cls.buffers or cls.parameters or cls.registers_dynamically:
@@ -284,6 +285,8 @@ def _inert_file_module(ctx: Context, facts: ModuleFacts, expr) -> bool:
                 q = m.qualname(v.func) or ""
                 last = q.rsplit(".", 1)[-1]
                 if q.startswith("torch.nn.") and m.is_stateless_module(v) and not last.startswith(_MODE_SENSITIVE):
+                    continue
+                if _inert_file_module(ctx, facts, v, depth + 1):
                     continue
                 return False
             if a.kind == "other" and isinstance(v, cst.Name) and all(b.how == "param" for b in m.bindings_of(v)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.analysis.devices import DeviceFacts
 from gpulint.model import MODULE_BASES, TENSOR_FACTORIES, Move
 from gpulint.rule import Context, Kind, Rule
@@ -109,6 +110,8 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
 
         m = ctx.model
         for mm in m.mismatches():
+            if accelerator_named_cpu(m, mm):
+                continue  # `device = "cpu"`: both operands are on the host
             if mm.op != "module-host":
                 continue
             ctor = mm.host_value.origin

@@ -161,6 +161,8 @@ def _on_accelerator(m, facts, recv) -> bool:
     if v.kind == "hostval" or (v.dev is not None and v.dev.where in ("host", "either")):
         return False  # the engine knows it is (or may be) on the host: silent
     if v.kind == "tensor" and v.dev is not None and v.dev.where == "acc":
+        if isinstance(v.dev.expr, (cst.Name, cst.Attribute)) and facts.device_is_cpu(v.dev.expr):
+            return False  # `device = "cpu"`: the engine reads the name as an accelerator (ENGINE_FP, eighth pass #3)
         return True  # moved to (or computed on) the accelerator by calls the engine saw
     return facts.on_accelerator(recv)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
+from gpulint.flow import _CPU_FLAGS, _GPU_FLAGS
 from gpulint.model import dotted
 from gpulint.rule import Context, Kind, Rule
 
@@ -35,7 +36,9 @@ The rule fires in files that move things to a device or check device availabilit
 on a load that re-reads what this run wrote (a save earlier in the same function, or in a function
 of the file that the loading code called before, to the same path: `train()` keeps the best model,
 then the script reloads it to test it), and on a load in the body of `if torch.cuda.is_available():`
-in a single-process script (the devices the checkpoint names are there).
+in a single-process script (the devices the checkpoint names are there); a name bound to that check
+(`use_cuda = torch.cuda.is_available()`) and the script's own GPU flag (`if args.cuda:`, the `else:`
+of `if not args.cuda:`) count as the check.
 
 Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
 scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:
@@ -426,13 +429,37 @@ _AVAILABILITY_CALLS = frozenset(
 )
 
 
-def _availability_sign(m, test: cst.BaseExpression) -> int:
-    """1 for `torch.cuda.is_available()`, -1 for its negation, 0 for any other test."""
+def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
+    """1 for `torch.cuda.is_available()`, -1 for its negation, 0 for any other test. A test that
+    implies availability counts as the check itself: `a and torch.cuda.is_available()`, and a name
+    every binding of which is such a test (wavenet_vocoder's module-level
+    `use_cuda = torch.cuda.is_available()`, then `if use_cuda: torch.load(path)` in a function)."""
     sign = 1
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         sign, test = -sign, test.expression
     if isinstance(test, cst.Call) and not test.args and m.qualname(test.func) in _AVAILABILITY_CALLS:
         return sign
+    if isinstance(test, cst.Attribute) and isinstance(test.value, (cst.Name, cst.Attribute)):
+        # a GPU flag of the script's own (`if args.cuda:` / `if not args.cuda: ... else:`): the branch
+        # runs where the user asked for the GPU, which the script then uses (awd-lstm-lm pointer.py)
+        if test.attr.value in _GPU_FLAGS:
+            return sign
+        if test.attr.value in _CPU_FLAGS:
+            return -sign
+    if depth > 3:
+        return 0
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        parts = (test.left, test.right)
+        if any(_availability_sign(m, p, depth + 1) > 0 for p in parts):
+            return sign  # true only where an accelerator is
+        return 0
+    if isinstance(test, cst.Name):
+        bound = m.bindings_of(test)
+        if bound and all(
+            b.how == "assign" and b.value is not None and _availability_sign(m, b.value, depth + 1) > 0
+            for b in bound
+        ):
+            return sign
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
+from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.flow import CONTAINERS
 from gpulint.rule import Context, Rule
 
@@ -61,6 +62,8 @@ for x, y in loader:
             return
         reported = set()
         for mm in m.mismatches():
+            if accelerator_named_cpu(m, mm):
+                continue  # `device = "cpu"`: both operands are on the host
             if mm.op != "module-host":
                 continue
             ctor = mm.host_value.origin
@@ -69,6 +72,8 @@ for x, y in loader:
             q = m.qualname(ctor.func) if isinstance(ctor, cst.Call) else None
             if q and ("loss" in flowkb.class_tags(q) or q.endswith("Loss")):
                 continue  # GL108's
+            if isinstance(ctor, cst.Call) and _parameter_free_layer(m, ctor, q):
+                continue  # no weight, no buffer: it runs on the device of its input
             owner = m.class_of(ctor) if ctor is not None else None
             if owner is not None and m.class_of(mm.node) is owner and m.flow._class_kind(owner.name.value) == "module":
                 continue  # a module's own part kept out of its registry (a plain list): GL107's shape
@@ -273,3 +278,23 @@ def _self_call_of_moved_class(m, node, callee) -> bool:
                 for b in m.bindings_of(recv)):
             return True
     return False
+
+
+#: torch.nn layers that never hold a parameter or a buffer (besides `STATELESS_MODULES` of the model)
+_PARAMETER_FREE = frozenset(
+    "Upsample UpsamplingBilinear2d UpsamplingNearest2d ZeroPad1d ZeroPad2d ZeroPad3d ConstantPad1d "
+    "ConstantPad2d ConstantPad3d ReflectionPad1d ReflectionPad2d ReflectionPad3d ReplicationPad1d "
+    "ReplicationPad2d ReplicationPad3d CircularPad1d CircularPad2d CircularPad3d ChannelShuffle Fold "
+    "Unfold Softmin Softmax2d LogSigmoid Softsign Tanhshrink Threshold Hardshrink Softshrink GLU CELU "
+    "RReLU MaxUnpool1d MaxUnpool2d MaxUnpool3d LPPool1d LPPool2d LPPool3d".split()
+)
+
+
+def _parameter_free_layer(m, ctor: cst.Call, q: str | None) -> bool:
+    """`ctor` builds a torch.nn layer that holds no parameter and no buffer (an activation, a
+    pooling, padding or upsampling layer): called on the host with inputs on the accelerator, it
+    runs there. pytorch-grad-cam's ScoreCAM builds `torch.nn.UpsamplingBilinear2d(size=...)` in a
+    method and calls it on `activation_tensor.to(self.device)`."""
+    if not q or not q.startswith("torch.nn.") or q.count(".") != 2:
+        return False
+    return m.is_stateless_module(ctor) or q.rsplit(".", 1)[-1] in _PARAMETER_FREE

@@ -5,9 +5,12 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
+from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.analysis.mismatch import (
     NO_DEVICE_ARG,
     batch_source,
+    ctc_host_argument,
+    writes_into_out,
     factory_device_fix,
     factory_takes_device,
     representative,
@@ -80,6 +83,8 @@ noise_scale = betas[t]
         if m.frameworks & _FRAMEWORKS:
             return
         for mm in m.mismatches():
+            if accelerator_named_cpu(m, mm):
+                continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
                 continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
             origin = mm.host_value.origin
@@ -89,8 +94,10 @@ noise_scale = betas[t]
                 continue
             if self._discarded_move(m, mm.host):
                 continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
-            if _ctc_length_argument(m, mm.node, mm.host):
-                continue  # CTC loss copies its lengths to the host itself: they may live anywhere
+            if writes_into_out(origin):
+                continue  # `torch.arange(n, out=<a CUDA tensor>)`: the result is `out`, wherever it lives
+            if ctc_host_argument(m, mm.node, mm.host):
+                continue  # CTC loss copies its targets and lengths where it needs them: they may live anywhere
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
             if not isinstance(acc_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
@@ -347,43 +354,6 @@ noise_scale = betas[t]
             return None
         edits = DeviceMismatch._host_moves(ctx, mm, f"{acc.value}.device", any_expression=False)
         return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`") if edits else None
-
-
-_CTC_FUNCTIONS = frozenset({"torch.nn.functional.ctc_loss", "torch.ctc_loss"})
-_CTC_CLASSES = frozenset({"torch.nn.CTCLoss", "torch.nn.modules.loss.CTCLoss"})
-_CTC_LENGTHS = ("input_lengths", "target_lengths")
-
-
-def _ctc_length_argument(m, node, host) -> bool:
-    """`host` is the `input_lengths` / `target_lengths` argument of a CTC loss call (`F.ctc_loss`,
-    or a `nn.CTCLoss()` instance): ATen copies both to the CPU itself (LossCTC.cpp:
-    `input_lengths.to(Device(at::kCPU), at::kLong)`), so CPU lengths with CUDA log-probs are
-    right (kospeech's tests, PRECISION7.md)."""
-    if not isinstance(node, cst.Call):
-        return False
-    ctc = (m.qualname(node.func) or "") in _CTC_FUNCTIONS
-    if not ctc and isinstance(node.func, (cst.Name, cst.Attribute)):
-        bound = m.bindings_of(node.func)
-        ctc = bool(bound) and all(
-            b.how == "assign" and isinstance(b.value, cst.Call) and (m.qualname(b.value.func) or "") in _CTC_CLASSES
-            for b in bound
-        )
-    if not ctc:
-        # a loss handed on as a parameter (`def finetune(model, criterion, ...)`): what the flow
-        # engine says it was made by
-        origin = m.value_of(node.func).origin
-        ctc = isinstance(origin, cst.Call) and (m.qualname(origin.func) or "") in _CTC_CLASSES
-    if not ctc:
-        return False
-    for i, a in enumerate(node.args):
-        if a.star:
-            return False
-        if not (a.value is host or m.contains(a.value, host)):
-            continue
-        if a.keyword is None:
-            return i in (2, 3)
-        return a.keyword.value in _CTC_LENGTHS
-    return False
 
 
 def _line(ctx: Context, reported, node) -> str:

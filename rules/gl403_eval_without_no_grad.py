@@ -79,7 +79,9 @@ like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on
 Trainer scripts, whose frameworks do this, on a loop whose body ends with an unconditional `break`
 (it runs once: one sample batch taken from a loader to plot, not an evaluation loop), on a model
 frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_grad = False` for
-each of its parameters: nothing asks for a gradient, autograd records nothing), and in test
+each of its parameters: nothing asks for a gradient, autograd records nothing), on a model called
+with a string naming an inference mode (`model(data, mode='inference')`: SPADE-style models run
+that branch of their `forward` under `no_grad` themselves), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
 worth reading about.
 
@@ -149,6 +151,8 @@ with torch.no_grad():
                 calls = list(through)
             if not calls or all(_detached_at_once(ctx.model, c) for c in calls):
                 continue  # outputs detached on the spot: no graph is kept (model assembly, not evaluation)
+            if all(_inference_mode_argument(ctx.model, c) for c in calls):
+                continue  # `model(data, mode="inference")`: a model of another file that picks its grad mode
             if all(_frozen_before(ctx, c, node) for c in calls):
                 continue  # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph
             models = {dotted(c.func) for c in calls} if not through else set(through.values())
@@ -344,6 +348,25 @@ def _returns_graph(m, fn: cst.FunctionDef) -> bool:
               and node.func.attr.value in ("detach", "detach_", "numpy", "item", "tolist")):
             return False
     return returns
+
+
+_INFERENCE_MODES = frozenset({"inference", "infer", "test", "eval", "evaluate", "predict", "sample"})
+
+
+def _inference_mode_argument(m, call: cst.Call) -> bool:
+    """`model(data_i, mode="inference")` (NVlabs/SPADE `test.py`; pix2pixHD-style models): a model
+    whose `forward` dispatches on a mode string and runs its inference branch under `torch.no_grad()`
+    itself: a string literal naming an inference mode, given as `mode=`/`phase=` or positionally
+    (not to a class of the file called by name, `Net(...)`)."""
+    if isinstance(call.func, cst.Name) and call.func.value in m.classes:
+        return False
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value not in ("mode", "phase"):
+            continue
+        v = a.value
+        if isinstance(v, cst.SimpleString) and v.evaluated_value.lower() in _INFERENCE_MODES:
+            return True
+    return False
 
 
 def _runs_once(m, loop: cst.CSTNode) -> bool:

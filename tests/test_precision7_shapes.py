@@ -182,10 +182,13 @@ def test_gl116_ctc_lengths_on_the_host_are_silent():
     assert codes(text.replace("ARGS", "targets, input_lengths=input_lengths, target_lengths=target_lengths"), "GL116") == []
 
 
-def test_gl116_ctc_targets_on_the_host_or_another_loss_still_reports():
+def test_gl116_ctc_targets_on_the_host_are_silent_too_another_loss_still_reports():
+    # PRECISION8.md: off the cuDNN path ATen moves the targets to the log-probs' device itself
+    # (LossCTC.cpp `targets.to(log_probs.device(), kLong)`; cuDNN wants them on the CPU), so CPU
+    # targets are right too (this test asserted a report before: flowtron's CTC targets)
     host_targets = GL116_CTC.replace("LOSS", "nn.CTCLoss()").replace(
         "targets = torch.tensor([[1, 2], [2, 3], [3, 4]], device=device)", "targets = torch.tensor([[1, 2], [2, 3], [3, 4]])")
-    assert codes(host_targets.replace("ARGS", "targets, input_lengths, target_lengths"), "GL116") == [("GL116", 11)]
+    assert codes(host_targets.replace("ARGS", "targets, input_lengths, target_lengths"), "GL116") == []
     # a loss that takes no lengths: the third argument is a tensor like the others
     other = GL116_CTC.replace("LOSS", "nn.MarginRankingLoss()")
     assert codes(other.replace("ARGS", "targets, target_lengths"), "GL116") != []

@@ -26,6 +26,73 @@ def factory_takes_device(q: str | None, like: bool = False) -> bool:
     return info is not None and (info.creates or short in ("tensor", "as_tensor") or (like and short.endswith("_like")))
 
 
+_CTC_FUNCTIONS = frozenset({"torch.nn.functional.ctc_loss", "torch.ctc_loss"})
+_CTC_CLASSES = frozenset({"torch.nn.CTCLoss", "torch.nn.modules.loss.CTCLoss"})
+#: CTC loss arguments ATen puts where it needs them itself: positions (after log_probs) and keywords
+_CTC_HOST_POSITIONS = (1, 2, 3)
+_CTC_HOST_KEYWORDS = ("targets", "input_lengths", "target_lengths")
+
+
+def ctc_host_argument(m, node, host) -> bool:
+    """`host` is the `targets`, `input_lengths` or `target_lengths` argument of a CTC loss call
+    (`F.ctc_loss`, or a `nn.CTCLoss()` instance bound to a name or a `self.` attribute). ATen
+    copies the lengths to the CPU itself (LossCTC.cpp: `input_lengths.to(Device(at::kCPU),
+    at::kLong)`) and, off the cuDNN path, the targets to the device of the log-probabilities
+    (`targets.to(log_probs.device(), kLong)`: cuDNN even wants them on the CPU). So CPU targets and
+    lengths with CUDA log-probs are right: kospeech's tests (PRECISION7.md), flowtron's
+    `AttentionCTCLoss` with `torch.arange(...)` targets (PRECISION8.md)."""
+    if not isinstance(node, cst.Call):
+        return False
+    ctc = (m.qualname(node.func) or "") in _CTC_FUNCTIONS
+    if not ctc and isinstance(node.func, (cst.Name, cst.Attribute)):
+        bound = m.bindings_of(node.func)
+        ctc = bool(bound) and all(
+            b.how == "assign" and isinstance(b.value, cst.Call) and (m.qualname(b.value.func) or "") in _CTC_CLASSES
+            for b in bound
+        )
+    if not ctc:
+        # a loss handed on as a parameter (`def finetune(model, criterion, ...)`): what the flow
+        # engine says it was made by (deepspeech.pytorch's loop as a helper, fixtures11b)
+        origin = m.value_of(node.func).origin
+        ctc = isinstance(origin, cst.Call) and (m.qualname(origin.func) or "") in _CTC_CLASSES
+    if not ctc:
+        return False
+    for i, a in enumerate(node.args):
+        if a.star:
+            return False
+        if not (a.value is host or m.contains(a.value, host)):
+            continue
+        if a.keyword is None:
+            return i in _CTC_HOST_POSITIONS
+        return a.keyword.value in _CTC_HOST_KEYWORDS
+    return False
+
+
+def writes_into_out(origin) -> bool:
+    """`origin` is a call given `out=`: `torch.arange(0, n, out=torch.cuda.LongTensor(n))` returns
+    its `out` tensor, on `out`'s device whatever the factory's default (flowtron's
+    `get_mask_from_lengths`). The engine reads such a factory as a host tensor; its device is
+    `out`'s, which the rules do not follow: they stay silent."""
+    return isinstance(origin, cst.Call) and any(
+        a.keyword is not None and a.keyword.value == "out" for a in origin.args
+    )
+
+
+def accelerator_named_cpu(m, mm) -> bool:
+    """The engine's accelerator operand of `mm` was placed with a device expression that the file
+    binds only to the CPU: `device = 'cpu'  # 'cuda' if torch.cuda.is_available() else 'cpu'`, then
+    `encoder.to(device)` (sthalles/PyTorch-BYOL `eval/linear_feature_eval.ipynb`). The engine takes a
+    name bound to a device *string* for an accelerator by its name alone (ENGINE_FP.md, eighth pass
+    #3); `DeviceFacts.device_is_cpu` follows the bindings: every one of them must name the CPU."""
+    d = getattr(mm.acc_value, "dev", None)
+    expr = getattr(d, "expr", None) if d is not None else None
+    if not isinstance(expr, (cst.Name, cst.Attribute)):
+        return False
+    from gpulint.analysis.devices import DeviceFacts
+
+    return m.facts(DeviceFacts).device_is_cpu(expr)
+
+
 def representative(m, acc):
     """A name for the accelerator operand: itself when it is a name, else the first tensor name
     on the accelerator inside it (`pred` in `(pred - target) ** 2`)."""

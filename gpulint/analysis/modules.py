@@ -34,6 +34,20 @@ from gpulint.model import children as _children
 from gpulint.model import ClassInfo, Kind, ScriptModel
 from gpulint.analysis.training import keyword as _keyword
 
+def _type_of_tensor(call: cst.Call) -> bool:
+    """`t.type(x.type())`: a conversion to the type of another tensor, whose string names its
+    device (`torch.cuda.FloatTensor`)."""
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    inner = call.args[0].value
+    return (
+        isinstance(inner, cst.Call)
+        and not inner.args
+        and isinstance(inner.func, cst.Attribute)
+        and inner.func.attr.value == "type"
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Knowledge
 # ---------------------------------------------------------------------------------------------
@@ -797,7 +811,12 @@ class DeviceFlow:
 
     # statements -------------------------------------------------------------------------------
     def _suite(self, body, env: dict) -> None:
-        if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        if isinstance(body, cst.SimpleStatementSuite):
+            # `if torch.cuda.is_available(): t = t.cuda()` on one line: small statements, no lines
+            for small in body.body:
+                self._small(small, env)
+            return
+        if isinstance(body, cst.IndentedBlock):
             stmts = body.body
         else:
             stmts = body
@@ -1091,6 +1110,10 @@ class DeviceFlow:
                 return self._to(call, recv, args)
             if meth == "type_as":
                 return (args[0] - {"M"}) if args else recv
+            if meth == "type" and _type_of_tensor(call):
+                # `dummy.type(mel.type())`: the type string names the device too
+                # (`torch.cuda.FloatTensor`), so the result is where `mel` is (flowtron)
+                return args[0] - {"M"}
             if meth in NON_TENSOR_METHODS:
                 return EMPTY
             if meth in MEET_METHODS:
@@ -1178,6 +1201,8 @@ class DeviceFlow:
             return EMPTY if _is_cpu_literal(value) else frozenset({D})
         if _has_double_star(call) or self._in_device_context(call):
             return EMPTY
+        if _keyword(call, "out") is not None:
+            return EMPTY  # `torch.arange(n, out=buf)` returns `buf`, on `buf`'s device
         if tail in ("tensor", "as_tensor"):
             if args and D in args[0]:
                 return frozenset({D})  # torch.tensor(t) keeps t's device
