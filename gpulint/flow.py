@@ -1897,6 +1897,12 @@ class Flow:
             if b is not None and b.is_acc:
                 return Dev("acc", "", expr)
             return None
+        if t is cst.Name and (v is None or v.kind in (HOSTVAL, None)):
+            # `device = 'cpu'` (PyTorch-BYOL's notebook, the availability test commented out):
+            # a name bound only to device strings is those devices, whatever it is called
+            d = self._literal_bound_device(expr)
+            if d is not None:
+                return d
         if t is cst.Name or t is cst.Attribute:
             from gpulint.model import dotted
 
@@ -1913,6 +1919,26 @@ class Flow:
             if any(h in last for h in _DEVICE_NAME_HINTS) or last in ("gpu_id",):
                 return Dev("acc", text, expr)
         return None
+
+    def _literal_bound_device(self, name: cst.Name) -> Dev | None:
+        bs = self.m.bindings_of(name)
+        if not bs:
+            return None
+        keys = set()
+        for b in bs:
+            val = b.value
+            if b.how != "assign" or type(val) is not cst.SimpleString or not _DEVICE_STRING.fullmatch(val.value):
+                return None
+            d = self._device_value(val, None)
+            if d is None:
+                return None
+            if d.is_acc:
+                keys.add(d.key)
+        if not keys:
+            return HOST
+        # an accelerator on some binding (`device = "cpu"` then `device = "cuda"` where one is
+        # found): the configured accelerator, as for `"cuda" if ... else "cpu"`
+        return Dev("acc", keys.pop() if len(keys) == 1 and len(bs) == 1 else "", name)
 
     def _device_of_operand(self, name: cst.Name) -> bool:
         """`name` is bound (somewhere in its scope) to a call of code the engine cannot follow
@@ -3156,7 +3182,9 @@ class Flow:
         info = self.m.classes.get(name)
         if info is None or name in _seen:
             return None
-        if not _seen and "update" in info.methods and "compute" in info.methods:
+        if not _seen and (self.m.method_of_class(name, "update") is not None
+                          and self.m.method_of_class(name, "compute") is not None):
+            # (its own or inherited: torchmetrics#275's IoU(ConfusionMatrix) overrides compute only)
             if self._class_kind(name, ("",)) in (MODULE, METRIC):
                 return METRIC  # an nn.Module-based metric of the file (state buffers, update/compute)
         for b in info.bases:

@@ -1384,3 +1384,22 @@ plain = AutoModelForCausalLM.from_pretrained("m")
     assert m.value_of(node(m, "new")).half
     assert not m.value_of(node(m, "full")).half
     assert not m.value_of(node(m, "plain")).half
+
+
+def test_a_name_bound_only_to_the_cpu_string_is_the_host():
+    # sthalles/PyTorch-BYOL linear_feature_eval.ipynb: `device = 'cpu'  # 'cuda' if ... else 'cpu'`
+    m = model_of("""
+import torch
+import torch.nn as nn
+device = 'cpu'
+encoder = nn.Linear(4, 2)
+encoder.to(device)
+feats = encoder(torch.randn(3, 4))
+dev = 'cpu'
+if torch.cuda.is_available():
+    dev = 'cuda'
+net = nn.Linear(4, 2).to(dev)
+""")
+    assert where(m, "encoder", 2) == "host"
+    assert m.mismatches() == []
+    assert where(m, "net") == "acc"  # chosen at run time: the configured accelerator
