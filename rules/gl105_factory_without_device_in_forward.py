@@ -7,7 +7,6 @@ import libcst as cst
 from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.analysis.mismatch import (
     ctc_host_argument,
-    writes_into_out,
     factory_device_fix,
     factory_takes_device,
     representative,
@@ -128,8 +127,6 @@ class Tagger(nn.Module):
                 continue
             if not factory_takes_device(m.qualname(call.func)):
                 continue
-            if writes_into_out(call):
-                continue  # `torch.arange(n, out=<a CUDA tensor>)`: the result is `out`, wherever it lives
             if ctc_host_argument(m, mm.node, mm.host):
                 continue  # CTC targets and lengths: the loss copies them where it needs them
             cls = m.class_of(call)

@@ -10,7 +10,6 @@ from gpulint.analysis.mismatch import (
     NO_DEVICE_ARG,
     batch_source,
     ctc_host_argument,
-    writes_into_out,
     factory_device_fix,
     factory_takes_device,
     representative,
@@ -94,8 +93,6 @@ noise_scale = betas[t]
                 continue
             if self._discarded_move(m, mm.host):
                 continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
-            if writes_into_out(origin):
-                continue  # `torch.arange(n, out=<a CUDA tensor>)`: the result is `out`, wherever it lives
             if ctc_host_argument(m, mm.node, mm.host):
                 continue  # CTC loss copies its targets and lengths where it needs them: they may live anywhere
             acc_node = self._representative(m, mm.acc)

@@ -68,16 +68,6 @@ def ctc_host_argument(m, node, host) -> bool:
     return False
 
 
-def writes_into_out(origin) -> bool:
-    """`origin` is a call given `out=`: `torch.arange(0, n, out=torch.cuda.LongTensor(n))` returns
-    its `out` tensor, on `out`'s device whatever the factory's default (flowtron's
-    `get_mask_from_lengths`). The engine reads such a factory as a host tensor; its device is
-    `out`'s, which the rules do not follow: they stay silent."""
-    return isinstance(origin, cst.Call) and any(
-        a.keyword is not None and a.keyword.value == "out" for a in origin.args
-    )
-
-
 def accelerator_named_cpu(m, mm) -> bool:
     """The engine's accelerator operand of `mm` was placed with a device expression that the file
     binds only to the CPU: `device = 'cpu'  # 'cuda' if torch.cuda.is_available() else 'cpu'`, then
