@@ -217,8 +217,14 @@ noise = torch.randn(batch, dim, device="cuda")
             # `torch.zeros(n,)` -> `torch.zeros(n, device=d,)`
             at = comma_end - start
             return text[:at] + f" device={device}," + text[at:]
-        _, value_end = ctx.span(last)
+        arg_start, value_end = ctx.span(last)
         at = value_end - start
+        src = ctx.source
+        indent = src[src.rfind("\n", 0, arg_start) + 1 : arg_start]
+        eol = src.find("\n", value_end)
+        if not indent.strip() and 0 <= eol < start + len(text) and not src[value_end:eol].strip():
+            # one argument per line, no trailing comma: `device=d` on a line of its own
+            return text[:at] + f",{ctx.newline}{indent}device={device}" + text[at:]
         return text[:at] + f", device={device}" + text[at:]
 
 

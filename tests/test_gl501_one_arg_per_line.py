@@ -32,3 +32,22 @@ def test_new_keyword_gets_its_own_line_in_a_one_argument_per_line_call():
     assert "flat = torch.zeros(8, 4, device=device,)\n" in out, out
     compile(out, "fixed.py", "exec")
     assert fix(out, {"GL501"}, unsafe=False).text == out
+
+
+NO_TRAILING_COMMA = '''import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2).to(device)
+for step in range(3):
+    mask = torch.ones(
+        8,
+        4
+    ).to(device)
+    print(model(mask).sum().item())
+'''
+
+
+def test_one_argument_per_line_without_trailing_comma():
+    out = fix(NO_TRAILING_COMMA, {"GL501"}, unsafe=False).text
+    assert "    mask = torch.ones(\n        8,\n        4,\n        device=device\n    )\n" in out, out
+    assert fix(out, {"GL501"}, unsafe=False).text == out
