@@ -504,7 +504,15 @@ x = torch.randn(8, 3, device=device)
                 first = m.module.body[0] if m.module.body else None
                 if first is None:
                     return None
-                edits.append(ctx.insert_before(first, header))
+                if (
+                    isinstance(first, cst.SimpleStatementLine)
+                    and len(first.body) == 1
+                    and isinstance(first.body[0], cst.Expr)
+                    and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+                ):
+                    edits.append(ctx.insert_after(first, "\n" + header))  # the module docstring stays first
+                else:
+                    edits.append(ctx.insert_before(first, header))
             else:
                 edits.append(ctx.insert_after(anchor, "\n" + header))
         string_bindings = self._string_binding_values(m)

@@ -119,3 +119,20 @@ def test_notebook_whose_first_code_cell_imports_torch_late(tmp_path):
     assert first.index("device = torch.device(") < first.index(".to(device)")
     source = "\n".join("".join(c["source"]) for c in fixed["cells"])
     compile(source, "nb.py", "exec")
+
+
+DOCSTRING_FIRST = '''"""Train a tiny model."""
+if __name__ == "__main__":
+    import torch
+
+    model = torch.nn.Linear(4, 2).cuda()
+    for step in range(2):
+        print(model(torch.randn(3, 4).cuda()).sum().item())
+'''
+
+
+def test_module_docstring_stays_first():
+    out = _fixed(DOCSTRING_FIRST)
+    assert out.startswith('"""Train a tiny model."""\n')
+    assert ast.get_docstring(ast.parse(out)) == "Train a tiny model."
+    assert _torch_bound_before_header(out), out
