@@ -238,8 +238,9 @@ def _indent(text: str, prefix: str) -> str:
     return "".join(prefix + ln if ln.strip() else ln for ln in text.splitlines(keepends=True))
 
 
-def _format_of(raw: str, data: dict) -> tuple[int | None, bool, bool]:
-    """The json.dumps settings that reproduce a notebook's text (Jupyter writes indent=1)."""
+def _format_of(raw: str, data: dict) -> tuple[int | None, bool, bool, bool]:
+    """The json.dumps settings that reproduce a notebook's text (Jupyter writes indent=1), and
+    whether they reproduce it exactly."""
     trailing = raw.endswith("\n")
     m = re.match(r"\{\r?\n([ \t]+)\"", raw)
     guesses = [len(m.group(1))] if m else [None]
@@ -247,8 +248,8 @@ def _format_of(raw: str, data: dict) -> tuple[int | None, bool, bool]:
         for ensure_ascii in (False, True):
             out = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii)
             if out + ("\n" if trailing else "") == raw:
-                return indent, ensure_ascii, trailing
-    return guesses[0] if m else 1, False, trailing
+                return indent, ensure_ascii, trailing, True
+    return guesses[0] if m else 1, False, trailing, False
 
 
 def is_python(data: dict) -> bool:
@@ -300,8 +301,7 @@ def parse(raw: bytes) -> Notebook:
         starts.append(line)
         parts.append(segment)
         line += segment.count("\n") if "\n" in segment else segment.count("\r")
-    indent, ensure_ascii, trailing = _format_of(text, data)
-    exact = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii) + ("\n" if trailing else "") == text
+    indent, ensure_ascii, trailing, exact = _format_of(text, data)
     return Notebook(
         data, cells, "".join(parts), starts, indent, ensure_ascii, trailing, is_python(data), "" if exact else text
     )
