@@ -63,6 +63,7 @@ class Notebook:
     ensure_ascii: bool
     trailing_newline: bool
     python: bool = True  # False for notebooks of another language (R, Julia...): not checked
+    raw: str = ""  # the notebook's text as read, when json.dumps cannot reproduce it (else "")
 
     def position(self, line: int) -> tuple[int, int]:
         """(1-based cell number in the notebook, 1-based line in that cell) of a script line."""
@@ -237,8 +238,9 @@ def _indent(text: str, prefix: str) -> str:
     return "".join(prefix + ln if ln.strip() else ln for ln in text.splitlines(keepends=True))
 
 
-def _format_of(raw: str, data: dict) -> tuple[int | None, bool, bool]:
-    """The json.dumps settings that reproduce a notebook's text (Jupyter writes indent=1)."""
+def _format_of(raw: str, data: dict) -> tuple[int | None, bool, bool, bool]:
+    """The json.dumps settings that reproduce a notebook's text (Jupyter writes indent=1), and
+    whether they reproduce it exactly."""
     trailing = raw.endswith("\n")
     m = re.match(r"\{\r?\n([ \t]+)\"", raw)
     guesses = [len(m.group(1))] if m else [None]
@@ -246,8 +248,8 @@ def _format_of(raw: str, data: dict) -> tuple[int | None, bool, bool]:
         for ensure_ascii in (False, True):
             out = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii)
             if out + ("\n" if trailing else "") == raw:
-                return indent, ensure_ascii, trailing
-    return guesses[0] if m else 1, False, trailing
+                return indent, ensure_ascii, trailing, True
+    return guesses[0] if m else 1, False, trailing, False
 
 
 def is_python(data: dict) -> bool:
@@ -299,8 +301,10 @@ def parse(raw: bytes) -> Notebook:
         starts.append(line)
         parts.append(segment)
         line += segment.count("\n") if "\n" in segment else segment.count("\r")
-    indent, ensure_ascii, trailing = _format_of(text, data)
-    return Notebook(data, cells, "".join(parts), starts, indent, ensure_ascii, trailing, is_python(data))
+    indent, ensure_ascii, trailing, exact = _format_of(text, data)
+    return Notebook(
+        data, cells, "".join(parts), starts, indent, ensure_ascii, trailing, is_python(data), "" if exact else text
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -358,12 +362,122 @@ def dumps(nb: Notebook) -> str:
 
 def write_back(nb: Notebook, script: str) -> str:
     """The notebook's JSON text with the fixed script's code in its cells."""
+    changed = {}
     for cell, new in zip(nb.cells, fixed_sources(nb, script)):
         if new == cell.source:
             continue
         target = nb.data["cells"][cell.index]
         target["source"] = new.splitlines(keepends=True) if cell.as_list else new
+        changed[cell.index] = target["source"]
+    if nb.raw and changed:
+        # a notebook json.dumps does not reproduce (hand-edited indentation, upper-case escapes):
+        # replace the changed cells' sources in its text, leave every other byte as it was
+        spliced = _splice_sources(nb.raw, changed)
+        if spliced is not None:
+            return spliced
     return dumps(nb)
+
+
+def _value_end(s: str, i: int) -> int:
+    """End offset of the JSON value starting at s[i]."""
+    c = s[i]
+    if c == '"':
+        return json.decoder.scanstring(s, i + 1)[1]
+    if c in "[{":
+        depth, j = 0, i
+        while True:
+            ch = s[j]
+            if ch == '"':
+                j = json.decoder.scanstring(s, j + 1)[1]
+                continue
+            if ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+            j += 1
+    m = re.compile(r"[^,\]\}\s]+").match(s, i)
+    if m is None:
+        raise ValueError(i)
+    return m.end()
+
+
+_WS = re.compile(r"\s*")
+
+
+def _members(s: str, i: int):
+    """(key, value start, value end) of the JSON object starting at s[i]."""
+    assert s[i] == "{"
+    i = _WS.match(s, i + 1).end()
+    while s[i] != "}":
+        key, i = json.decoder.scanstring(s, i + 1)
+        i = _WS.match(s, i).end()
+        assert s[i] == ":"
+        start = _WS.match(s, i + 1).end()
+        end = _value_end(s, start)
+        yield key, start, end
+        i = _WS.match(s, end).end()
+        if s[i] == ",":
+            i = _WS.match(s, i + 1).end()
+
+
+def _elements(s: str, i: int):
+    """(start, end) of each value of the JSON array starting at s[i]."""
+    assert s[i] == "["
+    i = _WS.match(s, i + 1).end()
+    while s[i] != "]":
+        end = _value_end(s, i)
+        yield i, end
+        i = _WS.match(s, end).end()
+        if s[i] == ",":
+            i = _WS.match(s, i + 1).end()
+
+
+def _splice_sources(raw: str, changed: dict) -> str | None:
+    """`raw` with the `source` of the cells in `changed` (index -> new source) replaced, in the
+    layout the old value had; None when the text is not laid out as expected."""
+    try:
+        top = _WS.match(raw).end()
+        spans = {}
+        for key, start, _end in _members(raw, top):
+            if key != "cells":
+                continue
+            for index, (c_start, _c_end) in enumerate(_elements(raw, start)):
+                if index in changed:
+                    spans[index] = next((a, b) for k, a, b in _members(raw, c_start) if k == "source")
+        if set(spans) != set(changed):
+            return None
+        ascii_only = all(ord(ch) < 128 for ch in raw)
+        out, pos = [], 0
+        for index in sorted(spans):
+            a, b = spans[index]
+            new = changed[index]
+            old = raw[a:b]
+            if isinstance(new, str):
+                text = json.dumps(new, ensure_ascii=ascii_only)
+            else:
+                m_open = re.match(r"\[(\s*)", old)
+                m_close = re.search(r"(\s*)\]$", old)
+                if not new:
+                    text = "[]"
+                elif old.strip("[] \t\r\n") == "":
+                    return None  # no layout to follow
+                else:
+                    sep = m_open.group(1)
+                    between = "," + sep if "\n" in sep else (", " if '", "' in old else ",")
+                    text = "[" + sep + between.join(json.dumps(x, ensure_ascii=ascii_only) for x in new) + m_close.group(1) + "]"
+            out.append(raw[pos:a])
+            out.append(text)
+            pos = b
+        out.append(raw[pos:])
+        result = "".join(out)
+        data = json.loads(result)
+        if any(data["cells"][i]["source"] != new for i, new in changed.items()):
+            return None
+        return result
+    except (ValueError, AssertionError, IndexError, KeyError, StopIteration, TypeError):
+        return None
 
 
 # ---------------------------------------------------------------------------------------------

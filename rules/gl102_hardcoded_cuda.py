@@ -8,7 +8,7 @@ import tokenize
 
 import libcst as cst
 
-from gpulint.model import AVAILABILITY_NAMES, AVAILABILITY_TOKENS
+from gpulint.model import AVAILABILITY_NAMES, AVAILABILITY_TOKENS, dotted
 from gpulint.rule import Context, Rule
 from gpulint.sites import other_lines, outermost, unsuppressed
 
@@ -493,12 +493,26 @@ x = torch.randn(8, 3, device=device)
         edits = []
         if definition is None:
             anchor = self._after_imports(m)
-            header = ("" if torch_alias else "import torch\n") + f"{name} = " + guarded
+            # the header runs where it is inserted: `torch` must be bound there by a module-level
+            # import above it (an `import torch` inside `if __name__ == "__main__":`, further down
+            # the file or in a later notebook cell does not count), else the header imports it
+            bound = self._torch_bound_at(m, anchor)
+            t = bound or "torch"
+            guarded = f'{t}.device("cuda" if {t}.cuda.is_available() else "cpu")'
+            header = ("" if bound else "import torch\n") + f"{name} = " + guarded
             if anchor is None:
                 first = m.module.body[0] if m.module.body else None
                 if first is None:
                     return None
-                edits.append(ctx.insert_before(first, header))
+                if (
+                    isinstance(first, cst.SimpleStatementLine)
+                    and len(first.body) == 1
+                    and isinstance(first.body[0], cst.Expr)
+                    and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+                ):
+                    edits.append(ctx.insert_after(first, "\n" + header))  # the module docstring stays first
+                else:
+                    edits.append(ctx.insert_before(first, header))
             else:
                 edits.append(ctx.insert_after(anchor, "\n" + header))
         string_bindings = self._string_binding_values(m)
@@ -546,6 +560,28 @@ x = torch.randn(8, 3, device=device)
         while f"run_device{i}" in used:
             i += 1
         return f"run_device{i}"
+
+    @staticmethod
+    def _torch_bound_at(m, anchor) -> str | None:
+        """The name `torch` is bound under at the end of `anchor` (a statement of the module's
+        body) by the module-level statements up to it: `import torch`, `import torch.nn`,
+        `import torch as th`; None when it is not (or `anchor` is None)."""
+        if anchor is None:
+            return None
+        bound = None
+        for stmt in m.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for s in stmt.body:
+                    if isinstance(s, cst.Import):
+                        for alias in s.names:
+                            name = dotted(alias.name) or ""
+                            if alias.asname is None and (name == "torch" or name.startswith("torch.")):
+                                bound = "torch"
+                            elif alias.asname is not None and name == "torch" and isinstance(alias.asname.name, cst.Name):
+                                bound = alias.asname.name.value
+            if stmt is anchor:
+                return bound
+        return None
 
     @staticmethod
     def _after_imports(m):

@@ -7,6 +7,7 @@ import libcst as cst
 from gpulint.model import dotted as _dotted
 
 from gpulint.analysis.devices import DeviceFacts
+from gpulint.notebook import BOUNDARY
 from gpulint.rule import Context, Rule
 
 # torch.cuda functions that initialise the CUDA driver (and so read CUDA_VISIBLE_DEVICES).
@@ -183,11 +184,27 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         lo, hi = ctx._line_bounds(stmt)
         text = ctx.source[lo:hi].strip()  # the statement with its trailing comment
         new = "".join(line + ctx.newline for line in (*lines, text))
+        cut = hi
+        if self._opens_a_section(ctx.source, lo):
+            # the statement opened the file, a notebook cell or a paragraph: the blank line that
+            # followed it goes with it (Autoformer predict.ipynb's cell would start blank)
+            nxt = ctx.source.find("\n", hi)
+            if nxt != -1 and not ctx.source[hi:nxt].strip():
+                cut = nxt + 1
         return ctx.fix(
             ctx.insert_text(start, new),
-            ctx.edit(lo, hi, "") if not self._lone_in_block(ctx, stmt) else ctx.remove_statement(stmt),
+            ctx.edit(lo, cut, "") if not self._lone_in_block(ctx, stmt) else ctx.remove_statement(stmt),
             message="Set CUDA_VISIBLE_DEVICES before `import torch`",
         )
+
+    @staticmethod
+    def _opens_a_section(source: str, lo: int) -> bool:
+        """The line at `lo` is the file's first, or follows a blank line or a notebook cell boundary."""
+        if lo == 0:
+            return True
+        prev_start = source.rfind("\n", 0, lo - 1) + 1
+        prev = source[prev_start:lo].strip()
+        return not prev or prev == BOUNDARY
 
     @staticmethod
     def _lone_in_block(ctx: Context, stmt: cst.CSTNode) -> bool:

@@ -12,6 +12,9 @@ from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
 
+_METRIC_NAME = re.compile(r"(?i)acc|mae|mse|rmse|metric|score|loss|error|perplexity|ppl|bleu|iou|f1|auc|predict")
+
+
 def _line_above_comments(ctx: Context, stmt: cst.CSTNode) -> int:
     """Offset of the first line of `stmt`'s own leading comments (or of `stmt`)."""
     start, _ = ctx.span(stmt)
@@ -25,6 +28,7 @@ class TrainEvalModeToggling(Rule):
     summary = "`model.eval()` is never undone in the epoch loop, or evaluation runs in training mode."
     message = "`{model}.eval()` in the training loop is never undone: later training steps run with dropout off and frozen batch-norm statistics; call `{model}.train()` before training again"
     fix_safety = "safe"
+    fix_partial = True  # a no_grad loop that measures nothing is reported without the fix
     default = True
     kind = "silent"
     # (`backward`: an evaluation loop right after a training loop needs no mode call to be found)
@@ -69,7 +73,10 @@ times; forward passes whose output is discarded to refresh batch-norm statistics
 eval mode before training), and on Lightning / HF Trainer scripts.
 
 The fix inserts `model.train()` before the training loop, or `model.eval()` before the
-evaluation loop and `model.train()` after it.
+evaluation loop and `model.train()` after it. A loop known as an evaluation only because it runs
+under `no_grad`, that computes no loss or accuracy in a function not named for one, is reported
+without the fix: it may run in training mode on purpose (a memory bank filled with the embeddings
+training mode gives, as SwAV's `init_memory`).
 
 Bad:
 
@@ -429,11 +436,21 @@ for epoch in range(epochs):
             if self._deliberate_train(ctx, facts, node, name):
                 continue
             done.add(node)
-            fix = ctx.fix(
-                ctx.insert_text(_line_above_comments(ctx, node), f"{ctx.indent_of(node)}{name}.eval(){ctx.newline}"),
-                ctx.insert_after(node, f"{name}.train()"),
-                message=f"Insert `{name}.eval()` before the evaluation loop and `{name}.train()` after it",
-            )
+            fix = None
+            if (
+                facts.is_eval_function(fn)
+                or after_training is not None
+                or _measures(ctx.model, facts, node)
+                or (fn is not None and _METRIC_NAME.search(fn.name.value))
+            ):
+                # A loop known as an evaluation only by running under `no_grad`, that measures
+                # nothing, may be a pass in training mode on purpose (SwAV's `init_memory` fills the
+                # memory bank with the embeddings training mode gives): reported, not rewritten.
+                fix = ctx.fix(
+                    ctx.insert_text(_line_above_comments(ctx, node), f"{ctx.indent_of(node)}{name}.eval(){ctx.newline}"),
+                    ctx.insert_after(node, f"{name}.train()"),
+                    message=f"Insert `{name}.eval()` before the evaluation loop and `{name}.train()` after it",
+                )
             yield ctx.finding(
                 node,
                 f"evaluation loop runs `{name}` in training mode (dropout on, batch-norm statistics updated); "

@@ -205,12 +205,26 @@ noise = torch.randn(batch, dim, device="cuda")
         start, _ = ctx.span(factory)
         last = factory.args[-1]
         if isinstance(last.comma, cst.Comma):
-            # trailing comma: `torch.zeros(\n    n,\n)` -> `torch.zeros(\n    n, device=d,\n)`
             _, comma_end = ctx.span(last.comma)
+            src = ctx.source
+            arg_start, _ = ctx.span(last)
+            indent = src[src.rfind("\n", 0, arg_start) + 1 : arg_start]
+            eol = src.find("\n", comma_end)
+            if 0 <= eol < start + len(text) and not indent.strip() and not src[comma_end:eol].strip():
+                # one argument per line: `torch.zeros(\n    n,\n)` -> `torch.zeros(\n    n,\n    device=d,\n)`
+                at = (eol - 1 if src[eol - 1] == "\r" else eol) - start
+                return text[:at] + f"{ctx.newline}{indent}device={device}," + text[at:]
+            # `torch.zeros(n,)` -> `torch.zeros(n, device=d,)`
             at = comma_end - start
             return text[:at] + f" device={device}," + text[at:]
-        _, value_end = ctx.span(last)
+        arg_start, value_end = ctx.span(last)
         at = value_end - start
+        src = ctx.source
+        indent = src[src.rfind("\n", 0, arg_start) + 1 : arg_start]
+        eol = src.find("\n", value_end)
+        if not indent.strip() and 0 <= eol < start + len(text) and not src[value_end:eol].strip():
+            # one argument per line, no trailing comma: `device=d` on a line of its own
+            return text[:at] + f",{ctx.newline}{indent}device={device}" + text[at:]
         return text[:at] + f", device={device}" + text[at:]
 
 

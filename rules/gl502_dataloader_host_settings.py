@@ -94,8 +94,8 @@ loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, pin_me
         # two insertions at the same point (the end of the call) become one edit
         if len(edits) == 2 and edits[0].start == edits[0].end == edits[1].start == edits[1].end:
             a, b = edits[0].content, edits[1].content
-            if a.endswith(("\n", "\r", ",")) or b.startswith(", "):
-                text = a + b  # `name=v,\n` lines, ` name=v,` after a trailing comma, `, name=v`
+            if a.endswith(("\n", "\r", ",")) or b.startswith(","):
+                text = a + b  # `name=v,\n` lines, ` name=v,` after a trailing comma, `, name=v`, `,\n    name=v`
             else:
                 text = a + ", " + b  # an empty call: `DataLoader(num_workers=2, pin_memory=True)`
             edits = [ctx.insert_text(edits[0].start, text)]

@@ -8,6 +8,24 @@ from gpulint.analysis.training import method_of, set_keyword_edit
 from gpulint.rule import Context, Rule
 
 
+_HOLDER_KINDS = frozenset({"module", "optimizer", "scheduler", "scaler", "metric"})
+
+
+def _own_load_state_dict(m, call: cst.Call) -> bool:
+    """`R.load_state_dict(...)` where R is an instance of a class of the file that is not a module,
+    optimizer, scheduler, scaler or metric, or that defines `load_state_dict` itself (diffwave's
+    `DiffWaveLearner.load_state_dict` reads a checkpoint holding the run's params dict, the step, the
+    scaler): what it accepts is the class's business, and `weights_only=True` can refuse the file."""
+    recv = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if recv is None:
+        return False
+    value = m.value_of(recv)
+    cls = getattr(value, "cls", None)
+    if cls is None:
+        return False
+    return value.kind not in _HOLDER_KINDS or m.method_of_class(cls, "load_state_dict") is not None
+
+
 class LoadWeightsOnlyUnset(Rule):
     code = "GL601"
     name = "load-weights-only-unset"
@@ -68,7 +86,7 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu", weights_only=Tr
         call = m.parent(arg) if isinstance(arg, cst.Arg) else None
         if isinstance(call, cst.Call) and arg.keyword is None and call.args and call.args[0] is arg:
             mo = method_of(call)
-            return mo is not None and mo[1] == "load_state_dict"
+            return mo is not None and mo[1] == "load_state_dict" and not _own_load_state_dict(m, call)
         return False
 
     def _feeds_load_state_dict(self, ctx: Context, call: cst.Call) -> bool:

@@ -1228,5 +1228,13 @@ def set_keyword_edit(ctx, call: cst.Call, name: str, value: str):
             if not ctx.source[comma_end:line_end].strip():
                 return ctx.insert_text(line_end + 1, f"{indent}{name}={value},{ctx.newline}")
         return ctx.insert_text(comma_end, f" {name}={value},")
-    _, value_end = ctx.span(last)
+    arg_start, value_end = ctx.span(last)
+    src = ctx.source
+    indent = src[src.rfind("\n", 0, arg_start) + 1 : arg_start]
+    _, call_end = ctx.span(call)
+    if not indent.strip() and "\n" in src[value_end:call_end]:
+        # one argument per line, no trailing comma: ours goes on a line of its own after the last
+        eol = src.find("\n", value_end)
+        if not src[value_end:eol].strip():
+            return ctx.insert_text(value_end, f",{ctx.newline}{indent}{name}={value}")
     return ctx.insert_text(value_end, f", {name}={value}")
