@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.mismatch import accelerator_named_cpu
-from gpulint.analysis.mismatch import batch_source
+from gpulint.analysis.mismatch import accelerator_named_cpu, batch_source
 from gpulint.rule import Context, Rule
 
 

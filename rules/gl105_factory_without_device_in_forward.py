@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.mismatch import accelerator_named_cpu
+from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
+    accelerator_named_cpu,
     ctc_host_argument,
     factory_device_fix,
     factory_takes_device,
     representative,
 )
-from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.modules import ModuleFacts
 from gpulint.analysis.paths import is_test_path
 from gpulint.model import MODULE_BASES

@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
-from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.analysis.mismatch import (
     NO_DEVICE_ARG,
+    accelerator_named_cpu,
     batch_source,
     ctc_host_argument,
     factory_device_fix,
@@ -18,8 +18,8 @@ from gpulint.analysis.paths import is_test_path
 from gpulint.diagnostics import UNSAFE
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.model import MODULE_BASES
-from gpulint.sites import lines_of
 from gpulint.rule import Context, Rule
+from gpulint.sites import lines_of
 
 _FRAMEWORKS = {"lightning", "accelerate", "hf-trainer", "deepspeed"}
 
@@ -259,12 +259,8 @@ noise_scale = betas[t]
         host = mm.host
         if not (isinstance(host, cst.Attribute) and isinstance(host.value, cst.Name) and host.value.value == "self"):
             return False
-        cls = m.class_of(mm.node)
+        cls = _module_class(m, mm.node)
         if cls is None:
-            return False
-        name = cls.name.value
-        if (not m.class_is(name, MODULE_BASES) and not m.flow._unresolved_bases(name)
-                and m.flow._class_kind(name) not in ("module", "metric")):
             return False
         init = next((f for f in cls.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"), None)
         if init is None:
@@ -283,12 +279,8 @@ noise_scale = betas[t]
         """GL105 reports factories in nn.Module methods that meet forward inputs."""
         if origin is None:
             return False
-        cls = m.class_of(mm.node)
+        cls = _module_class(m, mm.node)
         if cls is None:
-            return False
-        name = cls.name.value
-        if (not m.class_is(name, MODULE_BASES) and not m.flow._unresolved_bases(name)
-                and m.flow._class_kind(name) not in ("module", "metric")):
             return False
         if not m.contains(cls, origin):
             return False
@@ -370,3 +362,16 @@ def _host_tensor_from_file_function(m, value) -> bool:
         return False  # GL106 leaves a value made with `device=` alone (`_placed`)
     v = m.value_of(value)
     return v.kind == "tensor" and v.dev is not None and v.dev.is_host
+
+
+def _module_class(m, node) -> cst.ClassDef | None:
+    """The class around `node` when it is a module (or a module-based metric) of the file, or one
+    whose bases the file cannot resolve."""
+    cls = m.class_of(node)
+    if cls is None:
+        return None
+    name = cls.name.value
+    if (not m.class_is(name, MODULE_BASES) and not m.flow._unresolved_bases(name)
+            and m.flow._class_kind(name) not in ("module", "metric")):
+        return None
+    return cls

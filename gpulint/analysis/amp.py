@@ -21,11 +21,9 @@ from typing import Iterable, Iterator
 
 import libcst as cst
 
-from gpulint.model import dotted as _dotted_text
-
-from gpulint.model import children as _children
-
 from gpulint.model import SCALER_CLASSES, Kind, ScriptModel, branch_of
+from gpulint.model import children as _children
+from gpulint.model import dotted as _dotted_text
 
 # qualified name -> (device type fixed by the API or None when it is the first argument,
 #                    names of the positional parameters after the device type)
@@ -349,18 +347,7 @@ class AmpFacts:
         if isinstance(expr, cst.Subscript):
             return self._dtype_table_lookup(expr, _depth)
         if isinstance(expr, cst.Name):
-            bindings = self.m.bindings_of(expr)
-            if not bindings:
-                return None
-            out: set[str] = set()
-            for b in bindings:
-                if b.how != "assign" or b.value is None:
-                    return None
-                found = self.possible_dtypes(b.value, _depth + 1)
-                if found is None:
-                    return None
-                out |= found
-            return frozenset(out)
+            return self._over_bindings(expr, self.possible_dtypes, _depth)
         return None
 
     def _dtype_table_lookup(self, expr: cst.Subscript, _depth: int) -> frozenset[str] | None:
@@ -409,19 +396,24 @@ class AmpFacts:
             b = self._possible_strings(expr.orelse, _depth + 1)
             return None if a is None or b is None else a | b
         if isinstance(expr, cst.Name):
-            bindings = self.m.bindings_of(expr)
-            if not bindings:
-                return None
-            out: set[str] = set()
-            for b in bindings:
-                if b.how != "assign" or b.value is None:
-                    return None
-                found = self._possible_strings(b.value, _depth + 1)
-                if found is None:
-                    return None
-                out |= found
-            return frozenset(out)
+            return self._over_bindings(expr, self._possible_strings, _depth)
         return None
+
+    def _over_bindings(self, name: cst.Name, each, _depth: int) -> frozenset[str] | None:
+        """What `each` finds in every value the name is assigned (None when one is not an
+        assignment or gives None)."""
+        bindings = self.m.bindings_of(name)
+        if not bindings:
+            return None
+        out: set[str] = set()
+        for b in bindings:
+            if b.how != "assign" or b.value is None:
+                return None
+            found = each(b.value, _depth + 1)
+            if found is None:
+                return None
+            out |= found
+        return frozenset(out)
 
     # whole-file questions ---------------------------------------------------------------------
     @property
