@@ -3167,6 +3167,8 @@ class Flow:
                     q = m.qualname(f)
                     fi = kb.function(q) if q is not None else None
                     if q is not None and (kb.class_kind(q) in (MODULE, METRIC, TENSOR) or (fi is not None and fi.returns == "tensor")):
+                        if kb.class_kind(q) == MODULE and m.is_stateless_module(c):
+                            continue  # `self.criterion = nn.L1Loss()`, an activation: nothing to move
                         if m.enclosing(c, cst.FunctionDef) is info.methods.get("__init__"):
                             out = True
                             break

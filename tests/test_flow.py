@@ -1403,3 +1403,35 @@ net = nn.Linear(4, 2).to(dev)
     assert where(m, "encoder", 2) == "host"
     assert m.mismatches() == []
     assert where(m, "net") == "acc"  # chosen at run time: the configured accelerator
+
+
+def test_a_module_of_the_file_holding_only_parameter_free_layers_needs_no_move():
+    # r9y9/deepvoice3_pytorch train.py: MaskedL1Loss keeps `self.criterion = nn.L1Loss(...)`, built
+    # in spec_loss() and called with the model's outputs on the GPU
+    m = model_of(HEAD + """
+class MaskedL1Loss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.criterion = nn.L1Loss(reduction="sum")
+
+    def forward(self, input, target, mask):
+        return self.criterion(input * mask, target * mask) / mask.sum()
+
+class Weighted(nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        self.criterion = nn.CrossEntropyLoss(weight=w)
+
+    def forward(self, x, y):
+        return self.criterion(x, y)
+
+def spec_loss(y_hat, y, mask):
+    return MaskedL1Loss()(y_hat, y, mask)
+
+def ce(x, y):
+    return Weighted(torch.ones(3))(x, y)
+
+out = spec_loss(torch.randn(2, 3).to(device), torch.randn(2, 3).to(device), torch.ones(2, 3).to(device))
+bad = ce(torch.randn(2, 3).to(device), torch.tensor([0, 1]).to(device))
+""")
+    assert [m.module.code_for_node(mm.node) for mm in m.mismatches()] == ["Weighted(torch.ones(3))(x, y)"]
