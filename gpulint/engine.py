@@ -567,9 +567,18 @@ def python_syntax(text: str):
     import warnings
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes etc.
-            return compile(text, "<gpulint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        # Under the lock that guards the process-wide recursion limit: CPython's AST construction
+        # measures the recursion depth before and after, and a limit another analysis thread
+        # raises or restores in between fails it ("AST constructor recursion depth mismatch",
+        # seen once in the threaded hardening test under load). Once more if that still happens.
+        for attempt in (0, 1):
+            try:
+                with _LIMIT_LOCK, warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes etc.
+                    return compile(text, "<gpulint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            except SystemError as exc:
+                if attempt or "recursion depth mismatch" not in str(exc):
+                    raise
     except SyntaxError as exc:
         msg = exc.msg or "invalid syntax"
         err_cls = BadInput if msg.startswith("too many") else _PythonRejects

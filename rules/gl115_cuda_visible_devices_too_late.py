@@ -7,7 +7,6 @@ import libcst as cst
 from gpulint.model import dotted as _dotted
 
 from gpulint.analysis.devices import DeviceFacts
-from gpulint.notebook import BOUNDARY
 from gpulint.rule import Context, Rule
 
 # torch.cuda functions that initialise the CUDA driver (and so read CUDA_VISIBLE_DEVICES).
@@ -204,7 +203,11 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
             return True
         prev_start = source.rfind("\n", 0, lo - 1) + 1
         prev = source[prev_start:lo].strip()
-        return not prev or prev == BOUNDARY
+        if not prev:
+            return True
+        from gpulint.notebook import BOUNDARY  # here: `check` of a plain file never imports notebook
+
+        return prev == BOUNDARY
 
     @staticmethod
     def _lone_in_block(ctx: Context, stmt: cst.CSTNode) -> bool:
