@@ -96,6 +96,11 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # a preprocessing cache this code writes itself, not a checkpoint
             if self._feeds_state_dicts_only(ctx, facts, call):
                 text, safe = '"cpu"', True
+            elif _moved_later(m, call):
+                # `model = torch.load(p)` then `model = model.cuda()` (under `if opt.cuda:`): the
+                # code places it itself; loading on the host is what the unmoved path needs
+                # (pytorch/examples#599's super_resolve.py)
+                text, safe = '"cpu"', False
             else:
                 text, safe = self._device_text(ctx, facts, call), False
             fix = None
@@ -715,3 +720,16 @@ def _saved_tensor_hook_functions(m) -> set[str]:
             elif isinstance(v, cst.Attribute) and (inside_hook_class or isinstance(v.value, cst.Name)):
                 names.add(v.attr.value)
     return names
+
+
+def _moved_later(m, call: cst.Call) -> bool:
+    """`name = torch.load(...)`, and later in the same scope `name.cuda()` / `name.to(...)`."""
+    parent = m.parents.get(call)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        return False
+    name = parent.targets[0].target.value
+    scope = m.scope_of(call)
+    for c, recv, _meth in m.method_calls("cuda", "to"):
+        if isinstance(recv, cst.Name) and recv.value == name and m.scope_of(c) is scope and m.precedes(call, c):
+            return True
+    return False
