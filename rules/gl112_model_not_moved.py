@@ -69,6 +69,8 @@ for x, y in loader:
             ctor = mm.host_value.origin
             if isinstance(ctor, cst.Call) and _built_from_parts(m, ctor):
                 continue
+            if isinstance(ctor, cst.Call) and _quantized_load(ctor):
+                continue  # bitsandbytes weights are placed on the GPU by the load itself
             q = m.qualname(ctor.func) if isinstance(ctor, cst.Call) else None
             if q and ("loss" in flowkb.class_tags(q) or q.endswith("Loss")):
                 continue  # GL108's
@@ -78,6 +80,8 @@ for x, y in loader:
             if owner is not None and m.class_of(mm.node) is owner and m.flow._class_kind(owner.name.value) == "module":
                 continue  # a module's own part kept out of its registry (a plain list): GL107's shape
             callee = mm.node.func
+            if isinstance(callee, cst.Attribute) and callee.attr.value in _MODEL_METHODS:
+                callee = callee.value  # `model.generate(**inputs)`: the model is `model`
             if not isinstance(callee, (cst.Name, cst.Attribute)):
                 continue  # built and called at once (`Metric(...)(x)`) or kept in a container: no name to move
             if _self_call_of_moved_class(m, mm.node, callee):
@@ -223,6 +227,28 @@ def _names_at_call_sites(m, callee: cst.Name, device, built: str, stmt):
             return None
         dev_arg = dv
     return built, dev_arg
+
+
+_MODEL_METHODS = frozenset({"generate", "forward"})
+
+
+def _quantized_load(ctor: cst.Call) -> bool:
+    """`from_pretrained(..., load_in_8bit=True)` / `load_in_4bit=True` / `quantization_config=...`:
+    transformers puts quantized weights on the current GPU when no `device_map` is given
+    (TinyLlama's speculative_decoding/instruct_hf_assisted_decoding.py loads llama-13b so and
+    moves only its inputs)."""
+    f = ctor.func
+    if not (isinstance(f, cst.Attribute) and f.attr.value == "from_pretrained"):
+        return False
+    for a in ctor.args:
+        if a.keyword is None:
+            continue
+        k = a.keyword.value
+        if k == "quantization_config" and not (isinstance(a.value, cst.Name) and a.value.value == "None"):
+            return True
+        if k in ("load_in_8bit", "load_in_4bit") and isinstance(a.value, cst.Name) and a.value.value == "True":
+            return True
+    return False
 
 
 def _self_attr(e) -> bool:

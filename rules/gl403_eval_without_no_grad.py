@@ -119,7 +119,7 @@ with torch.no_grad():
 '''
 
     def check(self, ctx: Context):
-        if is_test_path(ctx.path):
+        if is_test_path(ctx.path) and _test_suite(ctx.model):
             return  # a test suite's evaluation runs a few tiny batches: the graph costs nothing worth reading about
         facts: TrainingFacts = ctx.model.facts(TrainingFacts)
         if facts.frameworks_drive_loop():
@@ -312,6 +312,42 @@ with torch.no_grad():
             if facts.grad_use(around):
                 return False
         return True
+
+
+_TEST_MODULES = ("pytest", "unittest", "absl.testing", "torch.testing", "hypothesis")
+
+
+def _test_suite(m) -> bool:
+    """A file named like a test (`*_test.py`, `test_*.py`, under `tests/`) that is a test suite:
+    it imports a test framework, defines a `TestCase` class, asserts, or has a module-level
+    `test_*` function the file never calls itself (pytest collects it). U-2-Net's `u2net_test.py` is the
+    inference script of the model (a `main()` that loops over the test images) and stays checked."""
+    called = set()
+    for n in m.walk(m.module):
+        if isinstance(n, cst.Import):
+            for a in n.names:
+                name = dotted(a.name) or ""
+                if name.startswith(_TEST_MODULES):
+                    return True
+        elif isinstance(n, cst.ImportFrom) and n.module is not None:
+            name = dotted(n.module) or ""
+            if name.startswith(_TEST_MODULES):
+                return True
+        elif isinstance(n, cst.ClassDef):
+            for b in n.bases:
+                d = dotted(b.value) or ""
+                if d.endswith("TestCase"):
+                    return True
+        elif isinstance(n, cst.Assert):
+            return True  # checks results the way tests do (the file stays a test: silence)
+        elif isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+            called.add(n.func.value)
+    for st in m.module.body:
+        if isinstance(st, cst.FunctionDef) and st.name.value.startswith("test") and st.name.value not in called:
+            if st.name.value == "test" and st.params.params:
+                continue  # `def test(model, loader)`: an evaluation function of a script
+            return True
+    return False
 
 
 def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict:

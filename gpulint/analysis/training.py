@@ -537,7 +537,40 @@ class TrainingFacts:
         if k is not Kind.UNKNOWN:
             return False
         name = last_name(expr)
-        return bool(name and OPTIMIZER_NAME.search(name))
+        if not (name and OPTIMIZER_NAME.search(name)):
+            return False
+        return not self._plain_non_optimizer(self.m.value_of(expr).cls)
+
+    def _plain_non_optimizer(self, cls: str | None) -> bool:
+        """`cls` is a class of the file with no base from outside it, whose `step` method neither
+        reads a `.grad` nor steps another object: an `ema_optimizer = WeightEMA(model, ema_model)`
+        that only blends weights (MixMatch-pytorch), named like an optimizer but not one. A wrapper
+        whose `step` calls `self.optimizer.step()` (annotated-transformer's NoamOpt) or a
+        hand-written optimizer that reads `p.grad` stays an optimizer."""
+        if cls is None or cls not in self.m.classes:
+            return False
+        seen, todo = set(), [cls]
+        while todo:
+            c = todo.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            info = self.m.classes.get(c)
+            if info is None or len(info.bases) != len(info.node.bases):
+                return False  # a base the model could not name
+            for b in info.bases:
+                if b in ("object", "builtins.object"):
+                    continue
+                if b not in self.m.classes:
+                    return False  # an outside base (torch.optim.Optimizer, a library wrapper)
+                todo.append(b)
+        found = self.m.method_of_class(cls, "step")
+        if found is None:
+            return False
+        for n in _model_walk(found[0].body):
+            if isinstance(n, cst.Attribute) and n.attr.value in ("grad", "step", "zero_grad"):
+                return False
+        return True
 
     def is_scaler(self, expr: cst.BaseExpression) -> bool:
         k = self.kind_of(expr)
