@@ -215,6 +215,18 @@ def join(a: Value | None, b: Value | None) -> Value:
     )
 
 
+def _quantized(kw) -> bool:
+    """`from_pretrained(..., load_in_8bit=True)` / `load_in_4bit=` / a `quantization_config=` that is
+    not None: transformers places the quantized weights on the GPU as it loads them (TinyLlama's
+    assisted decoding: ENGINE_FP ninth pass #1)."""
+    for k in ("load_in_8bit", "load_in_4bit", "quantization_config"):
+        if k in kw:
+            x = kw[k][0]
+            if not (type(x) is cst.Name and x.value in ("None", "False")):
+                return True
+    return False
+
+
 def _param_name(fn: cst.FunctionDef, i: int, arg: cst.Arg) -> str | None:
     """The parameter of `fn` that the call's argument `arg` (the i-th) binds; None for one past
     its positional parameters (`*args`)."""
@@ -2232,7 +2244,8 @@ class Flow:
                     return Value(MODULE, base.dev, base.half, origin=e, placed=base.placed, stateful=True,
                                  half_at=base.half_at)
                 dev, given = self._placement(e, kw)
-                if "device_map" in kw:
+                if "device_map" in kw or _quantized(kw):
+                    # placed by the load (8-/4-bit weights are put on the GPU while loading)
                     dev, given = None, True
                 # `torch_dtype=torch.float16` (`dtype=` in newer releases): float16 weights
                 half = any(k in kw and kw[k][1].kind == DTYPE and kw[k][1].half for k in ("torch_dtype", "dtype"))

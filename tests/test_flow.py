@@ -1435,3 +1435,16 @@ out = spec_loss(torch.randn(2, 3).to(device), torch.randn(2, 3).to(device), torc
 bad = ce(torch.randn(2, 3).to(device), torch.tensor([0, 1]).to(device))
 """)
     assert [m.module.code_for_node(mm.node) for mm in m.mismatches()] == ["Weighted(torch.ones(3))(x, y)"]
+
+
+def test_a_quantized_pretrained_load_is_placed_by_the_load():
+    # jzhang38/TinyLlama speculative decoding: `from_pretrained(name, load_in_8bit=True)`, no device_map
+    m = model_of(HEAD + """
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+q8 = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=True)
+q4 = AutoModelForCausalLM.from_pretrained("m", quantization_config=BitsAndBytesConfig(load_in_4bit=True))
+plain = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=False)
+""")
+    assert where(m, "q8") is None
+    assert where(m, "q4") is None
+    assert where(m, "plain") == "host"
