@@ -2138,6 +2138,11 @@ class Flow:
         callee = None
         if type(f) is cst.Name:
             callee = self.m.module_function(f.value)
+            if callee is None:
+                # `grad_norm = lambda m: ...` called with the model: its body says what it does
+                fv = self._lookup(f.value, frame)
+                if fv is not None and fv.kind == FUNC and type(fv.fn) is cst.Lambda:
+                    callee = fv.fn
         for i, a in enumerate(e.args):
             x = a.value
             if type(x) is cst.Name:

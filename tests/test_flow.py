@@ -1448,3 +1448,22 @@ plain = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=False)
     assert where(m, "q8") is None
     assert where(m, "q4") is None
     assert where(m, "plain") == "host"
+
+
+def test_a_module_handed_to_a_lambda_that_does_not_move_it_stays_where_it_is():
+    # wengong-jin/hgraph2graph#35: `grad_norm = lambda m: math.sqrt(sum(...m.parameters()...))`
+    # called with the model every few steps of the loop
+    m = model_of(HEAD + """
+import math
+model = nn.Linear(4, 2).to(device)
+grad_norm = lambda m: math.sqrt(sum([p.grad.norm().item() ** 2 for p in m.parameters() if p.grad is not None]))
+mover = lambda m: m.cuda()
+other = nn.Linear(4, 2).to(device)
+for epoch in range(2):
+    a = model(torch.randn(2, 4).to(device))
+    print(grad_norm(model))
+    b = other(torch.randn(2, 4).to(device))
+    mover(other)
+""")
+    assert where(m, "model", 2) == "acc"  # in the loop, after the first pass
+    assert where(m, "other", 1) is None  # handed to a lambda that moves it: not known after
