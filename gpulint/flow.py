@@ -1938,10 +1938,7 @@ class Flow:
             return None
         keys = set()
         for b in bs:
-            val = b.value
-            if b.how != "assign" or type(val) is not cst.SimpleString or not _DEVICE_STRING.fullmatch(val.value):
-                return None
-            d = self._device_value(val, None)
+            d = self._named_device(b.value) if b.how == "assign" else None
             if d is None:
                 return None
             if d.is_acc:
@@ -3255,11 +3252,14 @@ class Flow:
     def _device_literal(self, x, v: Value) -> Value:
         """An argument written as a device's name (`Policy(4, "cpu")`, `device="cuda:1"`): that
         device, for the callee's parameter; any other argument as it is."""
+        d = self._named_device(x)
+        return Value(DEVICE, d) if d is not None else v
+
+    def _named_device(self, x) -> Dev | None:
+        """The device a string literal names (`"cpu"`, `"cuda:1"`), None for any other expression."""
         if type(x) is cst.SimpleString and len(x.value) < 12 and _DEVICE_STRING.fullmatch(x.value):
-            d = self._device_value(x, None)
-            if d is not None:
-                return Value(DEVICE, d)
-        return v
+            return self._device_value(x, None)
+        return None
 
     def _call_lambda(self, fn: cst.Lambda, pos, kw, frame) -> Value:
         """A lambda called through a value (`update_fn(ema_v, model_v)`, where the caller was given

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.mismatch import accelerator_named_cpu, batch_source
+from gpulint.analysis.mismatch import accelerator_named_cpu, batch_source, name_under
 from gpulint.rule import Context, Rule
 
 
@@ -82,7 +82,7 @@ for x, y in loader:
             root = _root_name(host)
             if root is None:
                 # `target.view_as(pred)`, `y.flatten()`: the batch name under methods that keep its device
-                base = _base_name(host)
+                base = name_under(host)
                 bv = m.value_of(base) if base is not None else None
                 if bv is not None and bv.kind == "tensor" and bv.dev is not None and bv.dev.is_host:
                     root = base
@@ -177,7 +177,7 @@ for x, y in loader:
         for call, root, host, source, mm in found:
             if id(call) in out or root is not None:
                 continue
-            base = _base_name(host)
+            base = name_under(host)
             if base is None:
                 continue
             where = self._bound_at(m, base, call)
@@ -347,26 +347,6 @@ def _root_name(host) -> cst.Name | None:
     if isinstance(host, cst.Subscript) and isinstance(host.value, cst.Name):
         return host.value
     return None
-
-
-# methods whose result may live elsewhere than their receiver: moving the receiver does not move it
-_MOVING_METHODS = frozenset("to cpu cuda xpu mps type numpy tolist item pin_memory".split())
-
-
-def _base_name(host) -> cst.Name | None:
-    """`target` for `target.flatten()`, `x.view(n, -1).float()`, `y[:, 0]`: the name under a chain
-    of subscripts and method calls that keep their receiver's device; None for other shapes."""
-    node = host
-    while True:
-        if isinstance(node, cst.Name):
-            return node
-        if isinstance(node, cst.Subscript):
-            node = node.value
-        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-              and node.func.attr.value not in _MOVING_METHODS):
-            node = node.func.value
-        else:
-            return None
 
 
 def _string_keys(sub: cst.Subscript) -> bool:

@@ -12,6 +12,7 @@ from gpulint.analysis.mismatch import (
     ctc_host_argument,
     factory_device_fix,
     factory_takes_device,
+    name_under,
     representative,
 )
 from gpulint.analysis.paths import is_test_path
@@ -195,8 +196,8 @@ noise_scale = betas[t]
             atom = isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
             if not atom and not any_expression:
                 return None
-            base = _under_methods(host)
-            if isinstance(base, cst.Name) and DeviceMismatch._used_again(m, base, mm.node):
+            base = name_under(host, subscripts=False)
+            if base is not None and DeviceMismatch._used_again(m, base, mm.node):
                 # `label.reshape(-1)` moved at the loss, `label` read again on the host right after
                 # (asahi417/lmppl#13's `(label != PAD).sum(-1)`): moving one use leaves the others
                 return None
@@ -378,17 +379,3 @@ def _module_class(m, node) -> cst.ClassDef | None:
             and m.flow._class_kind(name) not in ("module", "metric")):
         return None
     return cls
-
-
-_DEVICE_CHANGING = frozenset("to cpu cuda xpu mps type numpy tolist item pin_memory".split())
-
-
-def _under_methods(host):
-    """`label` for `label.reshape(-1)`, `t.view(n, -1).long()`: the name under a chain of methods
-    that keep their receiver's device (the expression itself otherwise; a subscript stays, as
-    `x[i]` in a loop is another element at each use)."""
-    node = host
-    while (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-           and node.func.attr.value not in _DEVICE_CHANGING):
-        node = node.func.value
-    return node

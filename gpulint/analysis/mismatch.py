@@ -159,3 +159,25 @@ def batch_source(m, origin) -> str | None:
     if flowkb.class_kind(m.qualname(origin.func)) == "loader":
         return "the DataLoader"
     return None
+
+
+# methods whose result may live elsewhere than their receiver: moving the receiver does not move it
+DEVICE_CHANGING_METHODS = frozenset("to cpu cuda xpu mps type numpy tolist item pin_memory".split())
+
+
+def name_under(host, subscripts: bool = True) -> cst.Name | None:
+    """`target` for `target.flatten()`, `x.view(n, -1).float()` and, with `subscripts`, `y[:, 0]`:
+    the name under a chain of method calls (and subscripts) that keep their receiver's device;
+    None for other shapes. Without `subscripts`, `x[i]` is not taken for `x` (in a loop it is
+    another element at each use)."""
+    node = host
+    while True:
+        if isinstance(node, cst.Name):
+            return node
+        if subscripts and isinstance(node, cst.Subscript):
+            node = node.value
+        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+              and node.func.attr.value not in DEVICE_CHANGING_METHODS):
+            node = node.func.value
+        else:
+            return None
