@@ -346,6 +346,35 @@ def _elem_of(v: Value) -> Value | None:
     return None
 
 
+def _like_device(call) -> bool:
+    """A factory told to follow another tensor (`torch.zeros(n, device=x.device)`): on the host
+    only because `x` is, not by choice (xLSTM-pytorch#2's states, made on the example input's
+    device in `__init__`)."""
+    if type(call) is not cst.Call:
+        return False
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "device":
+            return type(a.value) is cst.Attribute and a.value.attr.value == "device"
+    return False
+
+
+def _conjuncts(test) -> list:
+    """The operands of an `and` chain (the test itself otherwise): each must hold for the body."""
+    out, todo = [], [test]
+    while todo:
+        t = todo.pop()
+        if type(t) is cst.BooleanOperation and type(t.operator) is cst.And:
+            todo += [t.right, t.left]
+        else:
+            out.append(t)
+    return out
+
+
+def _is_super_call(recv) -> bool:
+    """`super()` or `super(Cls, self)`."""
+    return type(recv) is cst.Call and type(recv.func) is cst.Name and recv.func.value == "super"
+
+
 def _join_env(a: dict, b: dict) -> dict:
     if a is b:
         return a
@@ -1225,12 +1254,39 @@ class Flow:
             frame.env = _join_env(then_env, else_env)
             if guard is None and frame.record:
                 self._branch_moves(stmt.test, then_env, else_env, frame.env)
+            if type(fn) is cst.FunctionDef and fn.name.value == "__init__" and frame.cls is not None:
+                self._set_on_one_path(frame, before, then_env, else_env)
         elif live_then:
             frame.env = then_env
         elif live_else:
             frame.env = else_env
         else:
             frame.env = _join_env(then_env, else_env)
+
+    def _set_on_one_path(self, frame, before: dict, then_env: dict, else_env: dict) -> None:
+        """In `__init__`, an attribute first set on one branch only (`if scale == "mel": self.fb =
+        ...`): the instance has no such attribute on the other path, so every later read that
+        does not fail reads the value set (auraloss#34). Not when the class body gives it a
+        default (`fb = None`)."""
+        for k in then_env.keys() ^ else_env.keys():
+            if not k.startswith("self.") or k in before:
+                continue
+            if self._class_level_default(frame.cls, k[5:]):
+                continue
+            frame.env[k] = then_env[k] if k in then_env else else_env[k]
+
+    def _class_level_default(self, cls: str, attr: str) -> bool:
+        info = self.m.classes.get(cls)
+        if info is None:
+            return True
+        for stmt in info.node.body.body if isinstance(info.node.body, cst.IndentedBlock) else ():
+            if type(stmt) is cst.SimpleStatementLine:
+                for small in stmt.body:
+                    targets = [t.target for t in small.targets] if type(small) is cst.Assign else (
+                        [small.target] if type(small) is cst.AnnAssign else [])
+                    if any(type(t) is cst.Name and t.value == attr for t in targets):
+                        return True
+        return any(b in self.m.classes for b in info.bases)  # a file base may set it elsewhere
 
     def _branch_moves(self, test, then_env: dict, else_env: dict, joined: dict) -> None:
         """A module on the accelerator after one branch and on the host after the other, where the
@@ -2779,9 +2835,13 @@ class Flow:
         dev = mv.dev
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
-        elif dev is not None and dev.where == "acc" and tensors:
+        elif dev is not None and tensors and (dev.where == "acc" or (
+                dev.where == "model" and mv.cls is None and type(frame.fn) is cst.FunctionDef
+                and self._forwardish(frame.fn))):
             # a module on the accelerator called with a CPU tensor (its first input meets the
-            # weights whatever its shape: a 0-dim sample fails too)
+            # weights whatever its shape: a 0-dim sample fails too); in `forward`, a torch layer
+            # held by the module is where the module is, and its inputs are there (xLSTM's
+            # `self.ri_gate(ht_1)`; a module class of the file is followed into its own forward)
             if pos and not pos[0][2] and pos[0][1].kind == TENSOR and tensors[0][0] is pos[0][0]:
                 tensors[0] = (tensors[0][0], replace(tensors[0][1], nonscalar=True))
             self._check(e, "module-call", [(callee or e.func, Value(TENSOR, dev))] + tensors, frame)
@@ -3063,19 +3123,74 @@ class Flow:
         if found is not None:
             return found
         m = self.m
+        self._fwd_cache[key] = set()  # a cycle of subclasses: nothing known
         out: set[str] | None = None
         names = [n for n in m.nodes if type(n) is cst.Name and n.value == cls]
         for n in names:
             parent = m.parents.get(n)
             if type(parent) is cst.ClassDef and parent.name is n:
                 continue
-            if type(parent) is not cst.Call or parent.func is not n:
-                out = set()  # a base class, a factory argument, an alias...
+            if type(parent) is cst.Arg and type(m.parents.get(parent)) is cst.ClassDef and parent.keyword is None:
+                # a subclass of the file: what its constructions leave unset (auraloss's
+                # `MelSTFTLoss(STFTLoss)` passing `**kwargs` to `super().__init__`)
+                left = self._left_by_subclass(m.parents[parent], init)
+            elif type(parent) is not cst.Call or parent.func is not n:
+                out = set()  # a factory argument, an alias...
                 break
-            left = self._params_left_none(init, parent)
+            else:
+                left = self._params_left_none(init, parent)
             out = left if out is None else (out & left)
+            if not out:
+                break
         out = out or set()
         self._fwd_cache[key] = out
+        return out
+
+    def _left_by_subclass(self, sub: cst.ClassDef, init: cst.FunctionDef) -> set[str]:
+        """The `None`-default parameters of a base's `init` that every construction of the file
+        subclass `sub` leaves unset: `sub` inherits `init` (its own constructions), or its
+        `__init__` calls `super().__init__(...)` once at its top level, passing its `**kwargs` at
+        most, and no construction of `sub` gives the parameter by keyword."""
+        info = self.m.classes.get(sub.name.value)
+        if info is None:
+            return set()
+        own = info.methods.get("__init__")
+        if own is None:
+            return self._init_params_never_given(sub.name.value, init)
+        calls = [c for c in self.m.calls_in(own) if type(c.func) is cst.Attribute and c.func.attr.value == "__init__"]
+        if len(calls) != 1 or not _is_super_call(calls[0].func.value):
+            return set()
+        call = calls[0]
+        star = own.params.star_kwarg
+        passed = [a for a in call.args if a.star == "**"]
+        if any(a.star == "*" for a in call.args) or len(passed) > 1:
+            return set()
+        if passed:
+            if star is None or type(passed[0].value) is not cst.Name or passed[0].value.value != star.name.value:
+                return set()
+            given = self._keywords_given(sub.name.value, own)
+            if given is None:
+                return set()
+            direct = cst.Call(func=call.func, args=[a for a in call.args if not a.star])
+            return self._params_left_none(init, direct) - given
+        return self._params_left_none(init, call)
+
+    def _keywords_given(self, cls: str, own: cst.FunctionDef) -> set[str] | None:
+        """The keywords that constructions of `cls` pass into its `__init__`'s `**kwargs`; None
+        when a construction passes star arguments or the class is used otherwise."""
+        m = self.m
+        p = own.params
+        named = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+        out: set[str] = set()
+        for n in m.nodes:
+            if type(n) is not cst.Name or n.value != cls:
+                continue
+            parent = m.parents.get(n)
+            if type(parent) is cst.ClassDef and parent.name is n:
+                continue
+            if type(parent) is not cst.Call or parent.func is not n or any(a.star for a in parent.args):
+                return None
+            out.update(a.keyword.value for a in parent.args if a.keyword is not None and a.keyword.value not in named)
         return out
 
     @staticmethod
@@ -3098,18 +3213,21 @@ class Flow:
         cur = m.parents.get(node)
         while cur is not None and cur is not fn:
             if type(cur) is cst.If and m.contains(cur.body, node):
-                test = cur.test
-                if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(
-                        test.comparisons[0].operator) is cst.IsNot and type(test.comparisons[0].comparator) is cst.Name \
-                        and test.comparisons[0].comparator.value == "None":
-                    test = test.left
-                name = test.value if type(test) is cst.Name else (
-                    test.attr.value if type(test) is cst.Attribute and type(test.value) is cst.Name
-                    and test.value.value == "self" else None)
-                if name in unset and (type(test) is cst.Name or self._self_attr_from_param(fn, name)):
+                if any(self._unset_test(t, fn, unset) for t in _conjuncts(cur.test)):
                     return True
             cur = m.parents.get(cur)
         return False
+
+    def _unset_test(self, test, fn: cst.FunctionDef, unset: set[str]) -> bool:
+        """`P is not None`, `P`, `self.P` (P one of `unset`): false in this construction."""
+        if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(
+                test.comparisons[0].operator) is cst.IsNot and type(test.comparisons[0].comparator) is cst.Name \
+                and test.comparisons[0].comparator.value == "None":
+            test = test.left
+        name = test.value if type(test) is cst.Name else (
+            test.attr.value if type(test) is cst.Attribute and type(test.value) is cst.Name
+            and test.value.value == "self" else None)
+        return name in unset and (type(test) is cst.Name or self._self_attr_from_param(fn, name))
 
     def _self_attr_from_param(self, fn: cst.FunctionDef, name: str) -> bool:
         """`self.name = name` is the only assignment of `self.name` in the class's `__init__`."""
@@ -3439,10 +3557,10 @@ class Flow:
             if d is None or v.kind != TENSOR:
                 continue
             if d.is_host and (v.nonscalar or (op == "index" and v is operands[0][1])):
-                if v.placed is not None and op in ("call", "binary"):
+                if v.placed is not None and op in ("call", "binary") and not _like_device(v.placed):
                     continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
                 # (fed to a module on the accelerator it fails whatever the intent)
                 hosts.append((x, v))
-            elif d.where == "acc" or (d.where == "model" and op != "module-call" and (in_forward or d.key == "input")):
+            elif d.where == "acc" or (d.where == "model" and (in_forward or (op != "module-call" and d.key == "input"))):
                 acc = acc or (x, v)
         return hosts, acc

@@ -718,6 +718,12 @@ class ScriptModel:
         order = self.order
         return sorted(sites, key=lambda c: order.get(c, 0))
 
+    def reached(self, expr: cst.CSTNode | None) -> bool:
+        """The engine evaluated `expr`: False for code it found never runs (a constructor's
+        `if device is not None:` branch that no construction in the file takes) and for code it
+        did not analyse at all."""
+        return expr is not None and expr in self.flow.values
+
     def device_of(self, expr: cst.CSTNode | None):
         """Where a tensor or module lives (`gpulint.flow.Dev`: `.is_host`, `.is_acc`, `.expr` the
         device expression) at that point; None when unknown or when host on one path and device on

@@ -136,7 +136,16 @@ class Tagger(nn.Module):
             if not (m.class_is(name, MODULE_BASES) or m.flow._unresolved_bases(name)
                     or m.flow._class_kind(name) in ("module", "metric")):
                 continue
-            parent = m.parents.get(call)
+            top = call  # up a method chain: `self.fb = torch.tensor(fb).unsqueeze(0)`
+            while True:
+                up = m.parents.get(top)
+                if isinstance(up, cst.Attribute) and up.value is top:
+                    top = up
+                elif isinstance(up, cst.Call) and up.func is top:
+                    top = up
+                else:
+                    break
+            parent = m.parents.get(top)
             if isinstance(parent, cst.Assign) and any(
                 isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
                 and t.target.value.value == "self" for t in parent.targets

@@ -96,6 +96,7 @@ class Decoder(nn.Module):
                     continue  # the class moves it itself
                 assigns = cls.init_assigns.get(attr, [])
                 tensors = [a for a in assigns if a.kind == "tensor"]
+                tensors = _live(ctx.model, tensors)
                 if not tensors or any(self._placed(ctx, a.value) or self._maybe_scalar(ctx, cls, a.value) for a in tensors):
                     continue
                 if any(_from_caller_not_host(ctx.model, a) for a in tensors):
@@ -124,7 +125,7 @@ class Decoder(nn.Module):
         for mm in m.mismatches():
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
-            host = mm.host
+            host = _alias_of_attribute(m, mm.host)
             if mm.op == "module-host" or not isinstance(host, cst.Attribute):
                 continue
             if not (isinstance(host.value, cst.Name) and host.value.value == "self"):
@@ -139,7 +140,7 @@ class Decoder(nn.Module):
             if attr in cls.buffers or attr in cls.parameters or attr in cls.submodules:
                 continue
             assigns = cls.init_assigns.get(attr, [])
-            tensors = [a for a in assigns if a.kind == "tensor" or host_tensor_from_file_function(m, a.value)]
+            tensors = _live(m, [a for a in assigns if a.kind == "tensor" or host_tensor_from_file_function(m, a.value)])
             if not tensors or any(self._placed(ctx, a.value) for a in tensors):
                 continue
             if any(_from_caller_not_host(m, a) for a in tensors):
@@ -170,6 +171,8 @@ class Decoder(nn.Module):
             return True
         for node in self._expr_nodes(ctx, value):
             if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
+                if _device_of_host_tensor(ctx.model, node.value):
+                    continue  # `device=x.device`, `x` a constructor argument on the CPU (xLSTM's example input)
                 return True
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _PLACING_METHODS:
                 return True
@@ -181,6 +184,9 @@ class Decoder(nn.Module):
         operation on CUDA tensors)."""
         if _zero_dim(ctx.model, value):
             return True
+        v = ctx.model.value_of(value)
+        if v.kind == "tensor" and v.nonscalar:
+            return False  # the engine knows it has a dimension (`torch.tensor(arr).unsqueeze(0)`)
         for node in self._expr_nodes(ctx, value):
             if isinstance(node, cst.Call) and ctx.model.qualname(node.func) in ("torch.tensor", "torch.as_tensor"):
                 args = [a for a in node.args if a.keyword is None]
@@ -189,15 +195,30 @@ class Decoder(nn.Module):
         return False
 
     def _fix(self, ctx: Context, cls: ModuleClass, attr: str, assigns: list[AttrAssign]):
-        if len(assigns) != 1:
+        if not assigns or assigns[0].kind == "none":
             return None
         a = assigns[0]
         node = a.node
+        for other in assigns[1:]:
+            # later tensor assignments in the same method (`self.fb = self.fb.to(self.device)`)
+            # assign the registered buffer
+            if other.method is not a.method or other.kind != "tensor" or not isinstance(other.node, cst.Assign):
+                return None
+            if ctx.model.order.get(other.node, -1) <= ctx.model.order.get(node, 0):
+                return None
         if not isinstance(node, cst.Assign) or len(node.targets) != 1 or node.targets[0].target is not a.target:
             return None
         # register_buffer needs Module.__init__ to have run
-        start = super_init_index(ctx.model, a.method)
-        here = top_statement_index(ctx.model, a.method, node)
+        init, at = a.method, node
+        if a.method.name.value != "__init__":
+            # assigned in a helper that `__init__` calls (`self._build_mask(n)`): the call must
+            # come after `super().__init__()`
+            init = cls.init
+            at = _helper_call(ctx.model, init, a.method.name.value) if init is not None else None
+            if at is None:
+                return None
+        start = super_init_index(ctx.model, init)
+        here = top_statement_index(ctx.model, init, at)
         if start is None or here is None or here <= start:
             return None
         # other assignments of the attribute (outside __init__) must keep it a tensor (or None)
@@ -297,6 +318,44 @@ def _converted_parameter(m, value) -> bool:
     while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in _CONVERSIONS:
         cur = cur.func.value
     return cur is not value and isinstance(cur, cst.Call) and m.qualname(cur.func) in _PARAMETER
+
+
+def _device_of_host_tensor(m, e) -> bool:
+    """`x.device` where the flow engine knows `x` is a tensor on the host at every call."""
+    if not (isinstance(e, cst.Attribute) and e.attr.value == "device"):
+        return False
+    v = m.value_of(e.value)
+    return v.kind == "tensor" and v.dev is not None and v.dev.where == "host"
+
+
+def _alias_of_attribute(m, host):
+    """`ct_1` bound once, by `ct_1 = self.ct_1`, in the function: that attribute (xLSTM's forward
+    copies its recurrent states to locals before using them)."""
+    if not isinstance(host, cst.Name):
+        return host
+    bs = m.bindings_of(host)
+    if len(bs) == 1 and bs[0].how == "assign" and isinstance(bs[0].value, cst.Attribute) and \
+            isinstance(bs[0].value.value, cst.Name) and bs[0].value.value.value == "self":
+        return bs[0].value
+    return host
+
+
+def _live(m, assigns: list[AttrAssign]) -> list[AttrAssign]:
+    """The assignments that can run: without those the flow engine found never run, when it
+    evaluated some of them (a move under `if device is not None:` where no construction in the
+    file passes `device`, auraloss#34); all of them when it reached none."""
+    live = [a for a in assigns if a.value is None or m.reached(a.value)]
+    return live if live else assigns
+
+
+def _helper_call(m, init: cst.FunctionDef, name: str):
+    """The top-level statement of `init` that calls `self.<name>(...)` (None if it is not one)."""
+    for stmt in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            e = stmt.body[0]
+            if isinstance(e, cst.Expr) and isinstance(e.value, cst.Call) and self_attr(e.value.func) == name:
+                return stmt
+    return None
 
 
 def _assignments(m, fn: cst.FunctionDef, attr: str):

@@ -15,6 +15,7 @@ from gpulint.analysis.mismatch import (
     name_under,
     representative,
 )
+from gpulint.analysis.modules import ModuleFacts
 from gpulint.analysis.paths import is_test_path
 from gpulint.diagnostics import UNSAFE
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
@@ -296,7 +297,12 @@ noise_scale = betas[t]
             and t.target.value.value == "self" for t in parent.targets)
         if on_self:
             fn = m.enclosing(origin, cst.FunctionDef)
-            return fn is not None and fn.name.value == "__init__"
+            if fn is not None and fn.name.value == "__init__":
+                return True
+            # a helper `__init__` calls (`self._build_mask(n)`): GL106's construction state too
+            facts = m.facts(ModuleFacts).by_name.get(cls.name.value)
+            return facts is not None and any(
+                a.node is parent for assigns in facts.init_assigns.values() for a in assigns)
         if isinstance(origin, cst.Call):
             return factory_takes_device(m.qualname(origin.func))
         if isinstance(origin, cst.BinaryOperation):

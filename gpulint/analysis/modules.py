@@ -388,6 +388,19 @@ class ModuleFacts:
                     inits.append(bm["__init__"])
         if init is not None and init not in inits:
             inits.append(init)
+        # helpers `__init__` calls as statements (`self._build_mask(n)`, xLSTM's
+        # `self.init_states(x)`) and forward does not: their assignments are construction state
+        for fn in list(inits):
+            for stmt in fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ():
+                if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+                    continue
+                e = stmt.body[0]
+                if not (isinstance(e, cst.Expr) and isinstance(e.value, cst.Call)):
+                    continue
+                name = self_attr(e.value.func)
+                helper = methods.get(name) if name is not None else None
+                if helper is not None and name != "__init__" and helper not in reachable and helper not in inits:
+                    inits.append(helper)
         for fn in inits:
             for node in _walk(fn.body):
                 if isinstance(node, cst.Assign):
