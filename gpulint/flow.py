@@ -1263,6 +1263,36 @@ class Flow:
         else:
             frame.env = _join_env(then_env, else_env)
 
+    def _registered_alias(self, e: cst.Call, pos, frame) -> Value:
+        """`getattr(self, name)` in the same block as, and after, `self.register_buffer(name, t)`
+        (the same `name` expression) in `__init__`: the tensor `t` itself, which stays where it is
+        when the module moves (the module's buffer is replaced by a moved copy; pytorch#29807's
+        `self.params.append(getattr(self, "param_{}".format(i)))`)."""
+        fn = frame.fn
+        if len(pos) != 2 or type(fn) is not cst.FunctionDef or fn.name.value != "__init__" or not (
+                type(pos[0][0]) is cst.Name and pos[0][0].value == "self"):
+            return UNKNOWN
+        m = self.m
+        stmt = m.enclosing(e, cst.SimpleStatementLine)
+        block = m.parents.get(stmt) if stmt is not None else None
+        if block is None or not hasattr(block, "body"):
+            return UNKNOWN
+        code = m.module.code_for_node
+        name = code(pos[1][0])
+        for prior in block.body:
+            if prior is stmt:
+                break
+            if type(prior) is not cst.SimpleStatementLine or len(prior.body) != 1 or type(prior.body[0]) is not cst.Expr:
+                continue
+            call = prior.body[0].value
+            if (type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "register_buffer"
+                    and type(call.func.value) is cst.Name and call.func.value.value == "self"
+                    and len(call.args) >= 2 and call.args[0].keyword is None and call.args[1].keyword is None
+                    and type(call.args[1].value) is cst.Name and code(call.args[0].value) == name):
+                v = frame.env.get(call.args[1].value.value)  # the name registered, as it is bound now
+                return v if v is not None and v.kind == TENSOR else UNKNOWN
+        return UNKNOWN
+
     def _set_on_one_path(self, frame, before: dict, then_env: dict, else_env: dict) -> None:
         """In `__init__`, an attribute first set on one branch only (`if scale == "mel": self.fb =
         ...`): the instance has no such attribute on the other path, so every later read that
@@ -2257,7 +2287,7 @@ class Flow:
             if name in ("min", "max", "sum", "abs") and any(v.kind == TENSOR for v in vals):
                 return UNKNOWN
             if name == "getattr":
-                return UNKNOWN
+                return self._registered_alias(e, pos, frame)
             return Value(HOSTVAL, HOST)
         if any(v.kind in (TENSOR, MODULE) for v in vals):
             self._operand_calls.add(e)  # `get_device(wav)` from a star import: see _device_of_operand

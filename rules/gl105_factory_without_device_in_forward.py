@@ -132,6 +132,9 @@ class Tagger(nn.Module):
             cls = m.class_of(call)
             if cls is None or m.class_of(mm.node) is not cls:
                 continue
+            made_in = m.enclosing(call, cst.FunctionDef)
+            if made_in is not None and made_in.name.value == "__init__":
+                continue  # construction state (a list of tensors kept on `self`): not forward's factory
             name = cls.name.value
             if not (m.class_is(name, MODULE_BASES) or m.flow._unresolved_bases(name)
                     or m.flow._class_kind(name) in ("module", "metric")):

@@ -303,6 +303,9 @@ noise_scale = betas[t]
             facts = m.facts(ModuleFacts).by_name.get(cls.name.value)
             return facts is not None and any(
                 a.node is parent for assigns in facts.init_assigns.values() for a in assigns)
+        made_in = m.enclosing(origin, cst.FunctionDef)
+        if made_in is not None and made_in.name.value == "__init__":
+            return False  # made in `__init__` and kept otherwise (in a list on `self`): this rule's
         if isinstance(origin, cst.Call):
             return factory_takes_device(m.qualname(origin.func))
         if isinstance(origin, cst.BinaryOperation):

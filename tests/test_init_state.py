@@ -202,3 +202,54 @@ def test_a_torch_layer_in_forward_given_the_state_moved_to_the_inputs_device_is_
 
 def line_of(src: str, text: str) -> int:
     return next(i for i, line in enumerate(textwrap.dedent(src).splitlines(), 1) if text in line)
+
+
+ALIASES = """
+import torch
+import torch.nn as nn
+
+
+class M(nn.Module):
+    def __init__(self, n=3, dim=3):
+        super().__init__()
+        params = [torch.rand(1, dim) for i in range(n)]
+        self.params = []
+        for i, param in enumerate(params):
+            self.register_buffer("param_{}".format(i), param)
+{keep}
+        self.proj = nn.Linear(dim, 1)
+
+    def forward(self, x):
+{use}
+        return self.proj(x)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+a = M().to(device)
+print(a(torch.randn(4, 3).to(device)))
+"""
+
+
+def aliases(keep: str, use: str) -> str:
+    return ALIASES.replace("{keep}", keep).replace("{use}", use)
+
+
+def test_a_list_of_the_tensors_registered_keeps_the_cpu_originals():
+    # pytorch#29807: `self.params.append(getattr(self, name))` right after `register_buffer(name, t)`
+    src = aliases('            self.params.append(getattr(self, "param_{}".format(i)))',
+                  "        for p in self.params:\n            x = x + p")
+    assert [(d.code, d.line) for d in check(src, ["GL116", "GL105", "GL106"])] == [
+        ("GL116", line_of(src, "x = x + p"))]
+
+
+def test_the_buffers_looked_up_in_forward_are_where_the_module_is():
+    src = aliases("            pass",
+                  '        for i in range(3):\n            x = x + getattr(self, "param_{}".format(i))')
+    assert check(src, ["GL116", "GL105", "GL106"]) == []
+
+
+def test_tensors_made_in_init_and_kept_in_a_list_are_gl116_not_gl105():
+    src = aliases("            self.params.append(param)", "        for p in self.params:\n            x = x + p")
+    assert [d.code for d in check(src, ["GL116", "GL105", "GL106"])] == ["GL116"]
+    moved = src.replace("x = x + p", "x = x + p.to(x.device)")
+    assert check(moved, ["GL116", "GL105", "GL106"]) == []
