@@ -20,7 +20,7 @@ class SchedulerStepBeforeOptimizerStep(Rule):
     default = True
     kind = "silent"
     prefilter = r"\.step\(\s*\)"
-    ast_prefilter = (r"^loop$", r"^\.step\($")
+    ast_prefilter = (r"^(?:loop|\.EPOCH_STARTED|\.ITERATION_STARTED)$", r"^\.step\($")
     explanation = '''
 Since PyTorch 1.1, `scheduler.step()` must come after `optimizer.step()`: the scheduler's constructor
 already sets the first learning rate of the schedule, and each `scheduler.step()` moves to the next
@@ -38,6 +38,12 @@ argument (`ReduceLROnPlateau.step(val_loss)`, `step(epoch)`) and a guarded step
 (`if epoch > 0: scheduler.step()`) are not reported, unless the guard compares the loop's counter
 with a constant its first value passes (`if epoch > LR_DECAY_START:` with `LR_DECAY_START = -1`):
 then the first step of the run comes before the optimizer's, as if unguarded.
+
+With a training engine that runs the optimizer step in its update function (pytorch-ignite's
+`Engine`), a handler registered for `Events.EPOCH_STARTED` or `Events.ITERATION_STARTED` that
+steps a torch scheduler unconditionally runs before the optimizer step of its epoch or iteration;
+the unsafe fix registers it on the matching `..._COMPLETED` event. Ignite's own parameter
+schedulers, attached as handler objects, are not `.step()` calls and are not checked.
 
 The unsafe fix moves the `scheduler.step()` statement after the optimizer step when both are in
 the same block (in an epoch loop, after the inner loop that steps the optimizer). It changes the
@@ -72,7 +78,28 @@ for epoch in range(epochs):
             where = "epoch" if _is_epoch(facts, early) else "iteration"
             opt = f"`{early.step.optimizer}.step()`" if early.step.optimizer else "the optimizer step"
             message = self.message.format(s=early.step.text, where=where, o=opt)
+            if early.event is not None:
+                yield self._handler_finding(ctx, early)
+                continue
             yield ctx.finding(early.step.call, message, self._fix(ctx, facts, early))
+
+    def _handler_finding(self, ctx: Context, early: EarlyStep):
+        """A training engine's handler of `Events.EPOCH_STARTED` (`ITERATION_STARTED`) that steps
+        the scheduler: it runs before that epoch's first optimizer step; the handler belongs on
+        the COMPLETED event."""
+        event = early.event
+        started = event.attr.value if isinstance(event, cst.Attribute) else "EPOCH_STARTED"
+        completed = started.replace("STARTED", "COMPLETED")
+        where = "epoch" if started.startswith("EPOCH") else "iteration"
+        message = (
+            f"`{early.step.text}.step()` runs in a handler of `{started}`, before the optimizer step of "
+            f"each {where}: the first value of the learning-rate schedule is skipped (PyTorch warns); "
+            f"register the handler on `{completed}`"
+        )
+        fix = None
+        if isinstance(event, cst.Attribute):
+            fix = ctx.fix(ctx.replace(event.attr, completed), message=f"Run the handler on `{completed}`")
+        return ctx.finding(early.step.call, message, fix)
 
     def _fix(self, ctx: Context, facts: ScheduleFacts, early: EarlyStep):
         anchor = early.anchor

@@ -67,6 +67,7 @@ class EarlyStep:
     # for a fix: the statement of the scheduler step's own block after which it belongs, or None
     anchor: cst.CSTNode | None
     site: cst.CSTNode  # the scheduler step itself, or the call of the helper that runs it
+    event: cst.Attribute | None = None  # a handler's `Events.EPOCH_STARTED` (the fix names the COMPLETED one)
 
 
 class ScheduleFacts:
@@ -189,7 +190,38 @@ class ScheduleFacts:
             if found is not None:
                 iteration, anchor, site = found
                 out.append(EarlyStep(st, iteration, anchor if site is st.call else None, site))
+                continue
+            handler = self._started_handler(st.call)
+            if handler is not None:
+                out.append(EarlyStep(st, handler[0], None, st.call, handler[1]))
         return out
+
+    def _started_handler(self, call: cst.Call):
+        """An event handler of a training engine that runs at the start of each epoch or
+        iteration (ignite's `@trainer.on(Events.EPOCH_STARTED)`, or `trainer.add_event_handler(
+        Events.ITERATION_STARTED, fn)`) and steps the scheduler unconditionally, in a file that
+        steps an optimizer elsewhere (the engine's update function): each epoch's scheduler step
+        comes before its first optimizer step (reid-strong-baseline#190). Returns (the handler,
+        the event expression) or None."""
+        m = self.m
+        fn = m.enclosing(call, cst.FunctionDef)
+        if fn is None or not self.optimizer_steps:
+            return None
+        if any(self.m.contains(fn, ev.node) for ev in self.optimizer_steps):
+            return None
+        stmt = m.enclosing(call, cst.SimpleStatementLine)
+        if stmt is None or m.parents.get(m.parents.get(stmt)) is not fn:
+            return None  # under an `if`, a loop, a `with` of the handler
+        for d in fn.decorators:
+            if _started_event(m, d.decorator, on=True):
+                return fn, d.decorator.args[0].value
+        for c in m.calls:
+            f = c.func
+            if (isinstance(f, cst.Attribute) and f.attr.value == "add_event_handler" and len(c.args) >= 2
+                    and _started_event(m, c.args[0].value) and isinstance(c.args[1].value, cst.Name)
+                    and c.args[1].value.value == fn.name.value):
+                return fn, c.args[0].value
+        return None
 
     def _early_at(self, st: SchedulerStep, point: cst.CSTNode, optimizer: str | None, depth: int):
         """Is `point` (the scheduler step, or a call that runs it) reached before the first
@@ -389,6 +421,21 @@ def _is_scaler_update(facts: ScheduleFacts, stmt: cst.CSTNode) -> bool:
     if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
         return False
     return any(sc.call is expr.value and sc.method == "update" for sc in facts.amp.scaler_calls)
+
+
+_STARTED_EVENTS = frozenset({"EPOCH_STARTED", "ITERATION_STARTED"})
+
+
+def _started_event(m: ScriptModel, e: cst.BaseExpression, on: bool = False) -> bool:
+    """`Events.EPOCH_STARTED` / `Events.ITERATION_STARTED` of `ignite.engine` (with `on`: the
+    decorator `X.on(<that event>)`)."""
+    if on:
+        if not (isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "on"
+                and e.args and e.args[0].keyword is None):
+            return False
+        e = e.args[0].value
+    q = m.qualname(e) or ""
+    return q.startswith("ignite.") and q.rsplit(".", 1)[-1] in _STARTED_EVENTS
 
 
 def _looks_like_scheduler(expr: cst.BaseExpression) -> bool:
