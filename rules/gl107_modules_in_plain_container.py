@@ -87,11 +87,17 @@ class Ensemble(nn.Module):
                 a = assigns[0]
                 if a.node in seen or not isinstance(a.node, cst.Assign) or a.value is None:
                     continue
+                built = None
                 if not isinstance(a.value, _CONTAINERS) and _repeated_list(a.value) is None:
-                    continue  # nothing _inspect reports (checked before _handed_on's walk of __init__)
+                    built = _list_built_elsewhere(ctx, a.method, a.value)
+                    if built is None:
+                        continue  # nothing _inspect reports (checked before _handed_on's walk of __init__)
                 if self._handed_on(ctx, a.method, attr):
                     continue
-                found = self._inspect(ctx, facts, cls, a.method, attr, a.value)
+                if built is not None:
+                    found = self._inspect_built(ctx, facts, a.method, a.value, *built)
+                else:
+                    found = self._inspect(ctx, facts, cls, a.method, attr, a.value)
                 if found is None:
                     continue
                 seen.add(a.node)
@@ -154,6 +160,27 @@ class Ensemble(nn.Module):
                 return "dict", "ModuleDict", value, _good_key(value.key)
             return None
         return None
+
+    def _inspect_built(self, ctx: Context, facts: ModuleFacts, init, value, fn, local: str):
+        """`self.x = layers` with `layers = []` grown in __init__, or `self.x = make_blocks(...)` with a
+        function of the file that grows a local list and returns it (Zen-NAS's
+        `create_netblock_list_from_str`): reported when every item added is a module built there."""
+        added = []
+        for call in ctx.model.calls_in(fn):
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value in _GROWING and isinstance(f.value, cst.Name) and f.value.value == local:
+                args = [arg.value for arg in call.args]
+                if f.attr.value == "insert":
+                    args = args[1:]
+                if f.attr.value == "extend" or len(args) != 1:
+                    return None  # what an extend adds is not read here
+                added.append(self._is_new_module(ctx, facts, fn, args[0]))
+        for node in ctx.model.walk(fn):
+            if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value == local:
+                return None
+        if not added or not all(added):
+            return None
+        return "list", "ModuleList", value, True
 
     def _grown_list(self, ctx, facts, init, attr, value):
         """`self.x = []` then `self.x.append(Module(...))` in __init__ (also a list of new modules
@@ -315,6 +342,52 @@ def _helpers_called(ctx: Context, init) -> list:
         ):
             out.append(methods[f.attr.value])
     return out
+
+
+def _list_built_elsewhere(ctx: Context, init, value, _depth: int = 0):
+    """(function, local name) when `value` is a local of __init__ bound once to `[]`, or a call of a
+    function of the file whose only return is a local bound once to `[]` (directly or through one
+    local of __init__: `block_list = make_blocks(...)`, `self.block_list = block_list`); None
+    otherwise. The local must not be read anywhere else than where it is grown and returned or
+    stored (a list also handed to `nn.ModuleList(...)`, `nn.Sequential(*...)` or another attribute
+    may be registered that way)."""
+    m = ctx.model
+    if isinstance(value, cst.Name):
+        fn, local, stored = init, value.value, value
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and _depth < 2:
+        fn = m.module_function(value.func.value)
+        if fn is None or m.class_of(fn) is not None:
+            return None
+        returns = [n for n in m.walk(fn) if isinstance(n, cst.Return)]
+        if len(returns) != 1 or not isinstance(returns[0].value, cst.Name):
+            return None
+        local, stored = returns[0].value.value, returns[0].value
+    else:
+        return None
+    binds = [
+        n for n in m.walk(fn)
+        if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == local for t in n.targets)
+    ]
+    if len(binds) != 1 or len(binds[0].targets) != 1:
+        return None
+    bound = binds[0].value
+    if not (isinstance(bound, cst.List) and not bound.elements) and not (
+        fn is init and isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name)
+    ):
+        return None
+    target = binds[0].targets[0].target
+    for n in m.walk(fn):
+        if not (isinstance(n, cst.Name) and n.value == local) or n is stored or n is target:
+            continue
+        parent = m.parent(n)
+        if isinstance(parent, cst.Attribute) and parent.attr is n:
+            continue  # `self.layers`: an attribute's name, not the local
+        if isinstance(parent, cst.Attribute) and parent.value is n and parent.attr.value in _GROWING:
+            continue
+        return None  # read, indexed, iterated, handed on: it may be registered or moved another way
+    if isinstance(bound, cst.Call):
+        return _list_built_elsewhere(ctx, init, bound, _depth + 1)
+    return fn, local
 
 
 # the values _inspect looks into (it returns None for any other)

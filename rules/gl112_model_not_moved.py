@@ -80,6 +80,8 @@ for x, y in loader:
             if owner is not None and m.class_of(mm.node) is owner and m.flow._class_kind(owner.name.value) == "module":
                 continue  # a module's own part kept out of its registry (a plain list): GL107's shape
             callee = mm.node.func
+            if _element_of_self_container(m, mm.node, callee):
+                continue  # a part a module keeps in a container attribute: registered or not, GL107's shape
             if isinstance(callee, cst.Attribute) and callee.attr.value in _MODEL_METHODS:
                 callee = callee.value  # `model.generate(**inputs)`: the model is `model`
             if not isinstance(callee, (cst.Name, cst.Attribute)):
@@ -249,6 +251,41 @@ def _quantized_load(ctor: cst.Call) -> bool:
         if k in ("load_in_8bit", "load_in_4bit") and isinstance(a.value, cst.Name) and a.value.value == "True":
             return True
     return False
+
+
+def _element_of_self_container(m, node, callee) -> bool:
+    """`for block in self.block_list: x = block(x)` (or `self.blocks[i](x)`) in a method of an
+    `nn.Module` subclass: the element is a part of the module, kept in a container attribute. If
+    that container is a plain list nothing registers, it is GL107's shape (at the attribute); if
+    the same objects are also registered elsewhere (`self.module_list = nn.ModuleList(block_list)`
+    beside `self.block_list = block_list`, Zen-NAS's PlainNet) they move with the module. Either
+    way "the model is never moved, add `block = block.to(device)` after it is built" is wrong."""
+    owner = m.class_of(node)
+    if owner is None or m.flow._class_kind(owner.name.value) != "module":
+        return False
+    if isinstance(callee, cst.Subscript):
+        return _self_attr(callee.value)
+    if not isinstance(callee, cst.Name):
+        return False
+    bindings = m.bindings_of(callee)
+    if not bindings:
+        return False
+    for b in bindings:
+        if b.how != "for":
+            return False
+        source, _ = m.unwrap_iterable(b.value, b.index)
+        if source is None:
+            # `for i, blk in enumerate(self.blocks)`: see through enumerate to the container
+            it = b.value
+            if isinstance(it, cst.Call) and it.args and b.index[:1] == (1,):
+                source = it.args[0].value
+        while isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and source.func.value in ("reversed", "list") and source.args:
+            source = source.args[0].value
+        if isinstance(source, cst.Subscript):
+            source = source.value  # `self.blocks[1:]`
+        if not _self_attr(source):
+            return False
+    return True
 
 
 def _self_attr(e) -> bool:

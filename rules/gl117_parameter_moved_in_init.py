@@ -154,11 +154,37 @@ def _noop_float(m, outer: cst.Call, param: cst.Call) -> bool:
 
 
 def _stored_on_self(m, fn: cst.FunctionDef) -> set[str]:
-    """The names `name` of `self.attr = name` somewhere in the method (one walk per method)."""
+    """The names `name` of `self.attr = name` somewhere in the method (one walk per method), and the
+    names the method returns when the class stores its result on self (`self.wh =
+    self.init_weight(shape)` with `init_weight` ending in `return _para`: pytorch#127760)."""
     found = set()
+    returns = []
     for n in m.walk(fn):
         if (isinstance(n, cst.Assign) and isinstance(n.value, cst.Name)
-                and any(isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
-                        and t.target.value.value == "self" for t in n.targets)):
+                and any(_on_self(t.target) for t in n.targets)):
             found.add(n.value.value)
+        elif isinstance(n, cst.Return) and isinstance(n.value, cst.Name):
+            if m.enclosing(n, cst.FunctionDef) is fn:
+                returns.append(n.value.value)
+    if returns and _result_stored_on_self(m, fn):
+        found.update(returns)
     return found
+
+
+def _on_self(target) -> bool:
+    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
+
+
+def _result_stored_on_self(m, fn: cst.FunctionDef) -> bool:
+    """Some method of the class assigns `self.attr = self.<fn>(...)`."""
+    cls = m.class_of(fn)
+    if cls is None:
+        return False
+    for n in m.walk(cls):
+        if not (isinstance(n, cst.Assign) and any(_on_self(t.target) for t in n.targets)):
+            continue
+        v = n.value
+        if (isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and isinstance(v.func.value, cst.Name)
+                and v.func.value.value == "self" and v.func.attr.value == fn.name.value):
+            return True
+    return False
