@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
+    reachable_from_forward,
     accelerator_named_cpu,
     ctc_host_argument,
     factory_device_fix,
@@ -135,6 +136,8 @@ class Tagger(nn.Module):
             made_in = m.enclosing(call, cst.FunctionDef)
             if made_in is not None and made_in.name.value == "__init__":
                 continue  # construction state (a list of tensors kept on `self`): not forward's factory
+            if not reachable_from_forward(m, made_in):
+                continue  # an epoch-end hook's accumulator (code2seq#52): GL116's shape
             name = cls.name.value
             if not (m.class_is(name, MODULE_BASES) or m.flow._unresolved_bases(name)
                     or m.flow._class_kind(name) in ("module", "metric")):

@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
+    reachable_from_forward,
     NO_DEVICE_ARG,
     accelerator_named_cpu,
     batch_source,
@@ -306,6 +307,8 @@ noise_scale = betas[t]
         made_in = m.enclosing(origin, cst.FunctionDef)
         if made_in is not None and made_in.name.value == "__init__":
             return False  # made in `__init__` and kept otherwise (in a list on `self`): this rule's
+        if not reachable_from_forward(m, made_in):
+            return False  # a method forward does not reach (an epoch-end hook): this rule's
         if isinstance(origin, cst.Call):
             return factory_takes_device(m.qualname(origin.func))
         if isinstance(origin, cst.BinaryOperation):

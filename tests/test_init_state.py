@@ -253,3 +253,36 @@ def test_tensors_made_in_init_and_kept_in_a_list_are_gl116_not_gl105():
     assert [d.code for d in check(src, ["GL116", "GL105", "GL106"])] == ["GL116"]
     moved = src.replace("x = x + p", "x = x + p.to(x.device)")
     assert check(moved, ["GL116", "GL105", "GL106"]) == []
+
+
+EPOCH_END = """
+import torch
+import torch.nn as nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def {name}(self, outputs):
+        total = torch.zeros(3, 3)
+        for out in outputs:
+            total += out
+        return total
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = M().to(device)
+x = torch.randn(2, 4).to(device)
+print(model.{name}([model(x).t() @ model(x)]))
+"""
+
+
+def test_a_factory_in_a_method_forward_does_not_reach_is_gl116_at_the_operation():
+    # code2seq#52: an epoch-end hook's accumulator made without a device
+    src = EPOCH_END.replace("{name}", "epoch_end")
+    assert [(d.code, d.line) for d in check(src, ["GL105", "GL116"])] == [("GL116", line_of(src, "total += out"))]

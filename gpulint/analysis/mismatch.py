@@ -181,3 +181,19 @@ def name_under(host, subscripts: bool = True) -> cst.Name | None:
             node = node.func.value
         else:
             return None
+
+
+def reachable_from_forward(m, fn) -> bool:
+    """`fn` is a method of a module class of the file that its `forward` reaches through
+    `self.<method>(...)` calls (GL105's premise: its values meet forward's inputs), or a helper
+    the flow engine runs only from forward-ish code. An epoch-end hook is not (code2seq#52)."""
+    from gpulint.analysis.modules import ModuleFacts
+
+    if fn is None:
+        return False
+    cls = m.class_of(fn)
+    if cls is not None:
+        mc = m.facts(ModuleFacts).by_name.get(cls.name.value)
+        if mc is not None and fn in mc.reachable:
+            return True
+    return isinstance(fn, cst.FunctionDef) and m.flow._forwardish(fn)
