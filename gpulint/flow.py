@@ -346,6 +346,10 @@ def _elem_of(v: Value) -> Value | None:
     return None
 
 
+# module methods that return the module itself
+_SELF_RETURNING = frozenset("to cuda cpu eval train float half double bfloat16 requires_grad_ xpu mps".split())
+
+
 def _like_device(call) -> bool:
     """A factory told to follow another tensor (`torch.zeros(n, device=x.device)`): on the host
     only because `x` is, not by choice (xLSTM-pytorch#2's states, made on the example input's
@@ -875,7 +879,17 @@ class Flow:
             f = c.func
             if type(f) is not cst.Name or f.value != cname:
                 continue
-            parent = m.parents.get(c)
+            top = c  # `Mesh().to(device)`, `Net().cuda().eval()`: the module itself
+            while True:
+                up = m.parents.get(top)
+                if type(up) is cst.Attribute and up.value is top and up.attr.value in _SELF_RETURNING:
+                    call = m.parents.get(up)
+                    if type(call) is not cst.Call or call.func is not up:
+                        return -1
+                    top = call
+                else:
+                    break
+            parent = m.parents.get(top)
             if type(parent) is not cst.Assign or len(parent.targets) != 1:
                 return -1
             t = parent.targets[0].target

@@ -286,3 +286,34 @@ def test_a_factory_in_a_method_forward_does_not_reach_is_gl116_at_the_operation(
     # code2seq#52: an epoch-end hook's accumulator made without a device
     src = EPOCH_END.replace("{name}", "epoch_end")
     assert [(d.code, d.line) for d in check(src, ["GL105", "GL116"])] == [("GL116", line_of(src, "total += out"))]
+
+
+def test_forward_inputs_are_tensors_when_the_only_instance_is_built_with_to_device():
+    # neural_renderer#52: `model = Mesh().to(device)`; every call of `model` passes a tensor, so
+    # forward's parameter is a tensor and the helper's discarded `.to()` on it is GL104
+    src = textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+
+
+        def look(vertices, direction):
+            direction.to(vertices.device)
+            return vertices * direction
+
+
+        class Mesh(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.v = nn.Parameter(torch.randn(3))
+
+            def forward(self, direction):
+                return look(self.v, direction)
+
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = Mesh(){chain}
+        print(model(torch.tensor([1.0, 0.0, 0.0])))
+    ''')
+    for chain in (".to(device)", ".to(device).train()"):
+        found = check(src.replace("{chain}", chain), ["GL104"])
+        assert [(d.code, d.line) for d in found] == [("GL104", line_of(src, "direction.to(vertices.device)"))]
