@@ -97,13 +97,25 @@ for x, y in loader:
             d = mm.acc_value.dev
             device = d.expr if d is not None else None
             fix = self._fix(ctx, callee, ctor, device)
-            shown = ctx.code(device) if device is not None else "cuda"
+            if device is not None:
+                shown = ctx.code(device)
+            elif d is not None and d.key == "cuda":
+                shown = "cuda"  # moved with `.cuda()`: the advice below is `.cuda()` too
+            elif isinstance(mm.acc, (cst.Name, cst.Attribute)):
+                shown = f"{ctx.code(mm.acc)}.device"  # where the input is, never a literal device
+            else:
+                shown = "cuda"
             cv = m.value_of(callee).dev
             if cv is not None and cv.where == "either" and isinstance(ctor, cst.CSTNode):
                 # moved on one branch of an `if` only (BRANCH_HOST)
                 msg = (f"`{name}` receives inputs moved to `{shown}`, but it is moved there on one branch only: "
                        f"the path that builds it on line {ctx.line_of(ctor)} leaves it on the CPU; move it "
                        f"(`.to({shown})`) on that path too")
+                yield ctx.finding(mm.node, msg, fix)
+                continue
+            if device is None and shown == "cuda":
+                msg = (f"`{name}` receives inputs moved to the GPU (`.cuda()`) but the model itself is never "
+                       f"moved; add `{name} = {name}.cuda()` after it is built")
                 yield ctx.finding(mm.node, msg, fix)
                 continue
             yield ctx.finding(mm.node, self.message.format(model=name, device=shown), fix)

@@ -52,3 +52,24 @@ def test_no_fix_when_the_device_is_set_after_or_is_a_local():
                              _run("        self.model = model", "dev", "        dev = torch.device(DEVICE)")):
         assert len(found) == 1
         assert out == text
+
+
+def test_the_message_never_names_an_undefined_cuda_device():
+    # fixtures13 (zen_nas#7): with no device expression the message said "moved to `cuda`" and
+    # "add `model.to(cuda)`"; `.cuda()` inputs get `.cuda()` advice
+    src = """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    x = torch.randn(2, 4).cuda()
+    loss = model(x).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+    found = check(src, ["GL112"])
+    assert len(found) == 1
+    assert "model = model.cuda()" in found[0].message and ".to(cuda)" not in found[0].message
