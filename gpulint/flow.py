@@ -350,6 +350,20 @@ def _elem_of(v: Value) -> Value | None:
 _SELF_RETURNING = frozenset("to cuda cpu eval train float half double bfloat16 requires_grad_ xpu mps".split())
 
 
+_LIGHTNING_STEPS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
+_LIGHTNING_BASES = frozenset({"lightning.LightningModule", "lightning.pytorch.LightningModule",
+                              "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+                              "lightning.pytorch.core.LightningModule", "lightning.pytorch.core.module.LightningModule",
+                              "pytorch_lightning.core.module.LightningModule",
+                              "pytorch_lightning.core.lightning.LightningModule"})
+
+
+def _sliced(e) -> bool:
+    """`a[i:j]`, `a[:, 0]`: a subscript with a slice keeps at least one dimension (the data of
+    `torch.LongTensor(labels[i:i + bs])` is not a scalar)."""
+    return type(e) is cst.Subscript and any(type(el.slice) is cst.Slice for el in e.slice)
+
+
 def _like_device(call) -> bool:
     """A factory told to follow another tensor (`torch.zeros(n, device=x.device)`): on the host
     only because `x` is, not by choice (xLSTM-pytorch#2's states, made on the example input's
@@ -770,6 +784,8 @@ class Flow:
                 k = kb.class_kind(q) if q else None
                 if k is not None:
                     v = Value(k, INPUT_DEV if (forward and k == TENSOR) else None)
+            if v is None and i == 1 and is_method and self._lightning_step(fn):
+                v = Value(BATCH, INPUT_DEV)  # the batch Lightning moved to the module's device
             if v is None and forward and name != "self":
                 # a forward input lives where the module runs; when every call of the file's one
                 # instance passes a tensor, it is a tensor (where it is stays the module's device)
@@ -2415,7 +2431,8 @@ class Flow:
             dev, given = self._placement(e, kw)
             if q.startswith("torch.cuda.") and q in kb.LEGACY_TENSOR_TYPES:
                 dev, given = Dev("acc", "cuda"), True
-            listed = bool(pos) and type(pos[0][0]) in (cst.List, cst.Tuple) and len(pos[0][0].elements) > 0
+            listed = bool(pos) and ((type(pos[0][0]) in (cst.List, cst.Tuple) and len(pos[0][0].elements) > 0)
+                                    or _sliced(pos[0][0]))
             return Value(TENSOR, dev if given else (HOST if not (self.set_default_device or frame.devctx) else None), nonscalar=listed,
                          origin=e)
         if kind == LOADER:
@@ -2627,7 +2644,7 @@ class Flow:
             return True  # an array (0-d arrays through from_numpy are rare)
         if last in ("tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"):
             # a list display, or a list or tuple built elsewhere: at least one dimension
-            return bool(pos) and (type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp) or (
+            return bool(pos) and (type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp) or _sliced(pos[0][0]) or (
                 not pos[0][2] and pos[0][1].kind == TUPLE))
         if last in ("arange", "linspace", "logspace", "randperm", "eye"):
             return True
@@ -2877,6 +2894,10 @@ class Flow:
                 keep |= {id(x) for k, (x, v) in kw.items() if k not in host_ok}
                 tensors = [(x, v) for x, v in tensors if id(x) in keep or not self._is_arg(x, pos, kw)]
         dev = mv.dev
+        if (dev is None and type(e.func) is cst.Name and e.func.value == "self" and frame.cls is not None
+                and self._class_kind(frame.cls) == MODULE and type(frame.fn) is cst.FunctionDef
+                and self._lightning_step(frame.fn)):
+            dev = MODEL_DEV  # `self(x)` in a Lightning step: the module runs where Lightning put it
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
         elif dev is not None and tensors and (dev.where == "acc" or (
@@ -3501,6 +3522,16 @@ class Flow:
         items = [(mm, (site, *chain)) for mm, chain in found]
         (self._collect if self._collect is not None else self._site_found).extend(items)
 
+    def _lightning_step(self, fn: cst.FunctionDef) -> bool:
+        """`training_step`/`validation_step`/`test_step`/`predict_step` of a LightningModule of the
+        file: Lightning moves the module and each batch to the same device before calling it, so
+        the batch and what the module computes from it live where the module runs
+        (pytorch-lightning#2400: a `torch.arange(n)` target there meets the device predictions)."""
+        if fn.name.value not in _LIGHTNING_STEPS:
+            return False
+        cls = self.m.class_of(fn)
+        return cls is not None and self.m.class_is(cls.name.value, _LIGHTNING_BASES)
+
     def _forwardish(self, fn: cst.FunctionDef, _seen=()) -> bool:
         """`forward`, or a helper every call of which (by name, in this file) is made from a
         forward-ish function of the same class: its values computed from the inputs run where the
@@ -3510,6 +3541,9 @@ class Flow:
         cached = self._fwd_cache.get(fn)
         if cached is not None:
             return cached
+        if self._lightning_step(fn):
+            self._fwd_cache[fn] = True
+            return True
         out = False
         name = fn.name.value
         cls = self.m.class_of(fn)
