@@ -659,12 +659,17 @@ def _argument_for(fn: cst.FunctionDef, name: str, call: cst.Call) -> cst.BaseExp
     return None
 
 
+_PLACING_FRAMEWORKS = frozenset({"lightning", "accelerate", "deepspeed", "hf-trainer", "composer"})
+
+
 def uses_accelerator(m, source: str) -> bool:
     """Does anything in the file put a value on an accelerator or ask for one (`.cuda()`, a move
     to a device that is not the CPU, a device expression, an availability check, a "cuda"
     string)? A script with none of these runs its modules on the CPU only."""
     if m.checks_availability:
         return True
+    if m.frameworks & _PLACING_FRAMEWORKS:
+        return True  # Lightning's Trainer, accelerate, DeepSpeed, HF's Trainer put the model on the GPU there is
     if re.search(r"\bcuda\b|\bmps\b|\bxpu\b", source) and any(
         isinstance(n, cst.SimpleString) and re.search(r"\b(?:cuda|mps|xpu)\b", n.value) for n in m.nodes
     ):
