@@ -287,10 +287,16 @@ for epoch in range(epochs):
                 if dotted(c.func) == name and facts.grad_mode_at(c) is None:
                     return True
             # `loss = dsm_loss(score, X, labels)`: a function of the file that calls the model it is
-            # given (one level)
+            # given (one level); `out, loss = model.process(x)`: a method of the model's own class
+            # that runs it (`self(...)` / `self.forward(...)`)
             for c in facts.calls_in(info.node, into_defs=False):
                 if facts.grad_mode_at(c) is not None:
                     continue
+                mo = method_of(c)
+                if mo is not None and mo[1] not in ("train", "eval") and dotted(mo[0]) == name:
+                    for fn in facts.file_functions(c):
+                        if _runs_self(fn):
+                            return True
                 for fn in facts.file_functions(c):
                     for inner in facts.calls_in(fn.body, into_defs=False):
                         if isinstance(inner.func, cst.Name):
@@ -485,6 +491,20 @@ def _train_anchor(ctx: Context, facts, body: cst.IndentedBlock, name: str, site)
     if not at_train or min(at_train) <= at_eval:
         return None
     return stmts[min(at_train)]
+
+
+def _runs_self(fn: cst.FunctionDef) -> bool:
+    """A method whose body calls its own module: `self(...)` or `self.forward(...)`, with gradients
+    not switched off around the call."""
+    for n in walk(fn.body, into_defs=False):
+        if not isinstance(n, cst.Call):
+            continue
+        f = n.func
+        if (isinstance(f, cst.Name) and f.value == "self") or (
+                isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"
+                and f.attr.value == "forward"):
+            return True
+    return False
 
 
 def _output_discarded(m, call: cst.Call) -> bool:
