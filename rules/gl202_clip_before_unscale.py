@@ -298,13 +298,12 @@ def _none_guard(ctx: Context, facts: AmpFacts, it, stmt, steps, scaler: str) -> 
     if not guarded:
         return None
     # the same checks as `_same_iterations` on loops and exits, with the guard taken away
-    probe = [st for st in steps]
     for anc in ctx.model.ancestors(stmt):
         if anc is it:
             break
-        if isinstance(anc, (cst.For, cst.While)) and not all(facts.contains(anc, st.call) for st in probe):
+        if isinstance(anc, (cst.For, cst.While)) and not all(facts.contains(anc, st.call) for st in steps):
             return None
-    last = max(facts.order[st.call] for st in probe)
+    last = max(facts.order[st.call] for st in steps)
     start = facts.order[stmt]
     for node in facts.order:
         if isinstance(node, (cst.Continue, cst.Break, cst.Return)) and start < facts.order[node] < last:
