@@ -57,6 +57,8 @@ scaler.update()
             it = facts.iteration_of(clip)
             if it is None:
                 found = self._clip_in_step_helper(ctx, facts, clip)
+                if found is None:
+                    found = self._clip_helper_before_step(ctx, facts, clip)
                 if found is not None:
                     yield found
                 continue
@@ -152,6 +154,64 @@ scaler.update()
         calls = " and ".join(f"`{s}.unscale_({o})`" for o in (opts if None not in opts else ["optimizer"]))
         return ctx.finding(clip, self.message.format(s=s, calls=calls), fix)
 
+    def _clip_helper_before_step(self, ctx: Context, facts: AmpFacts, clip: cst.Call):
+        """A function or method of the file that only clips (no backward, no scaler call, no loop
+        around the clip) and is called from training iterations between `S.scale(L).backward()`
+        and `S.step(O)` with no `S.unscale_` in between (allennlp's `rescale_gradients()`): the
+        clip acts on scaled gradients. Every call site must be such a place. The fix unscales
+        before the single call site, under `if S is not None:` when the steps are guarded so."""
+        m = ctx.model
+        fn = m.enclosing(clip, cst.FunctionDef)
+        if fn is None or m.enclosing(clip, cst.For, cst.While) is not None:
+            return None
+        if any(facts.contains(fn, b.call) for b in facts.backwards):
+            return None
+        if any(facts.contains(fn, u.call) for u in facts.scaler_calls):
+            return None
+        method = m.class_of(fn) is not None
+        sites = m.resolved_sites(fn) if method else m.call_sites(fn)
+        if not sites:
+            return None
+        found = []
+        for site in sites:
+            it = facts.iteration_of(site)
+            if it is None:
+                return None
+            last = facts.last_backward_before(it, site)
+            if last is None or last.scaler is None:
+                last = facts.scaled_backward_before(it, site)
+            if last is None or last.scaler is None:
+                return None
+            s = last.scaler
+            steps = [st for st in facts.scaler_calls_in(it, s, "step") if facts.may_follow(site, st.call)]
+            if not steps:
+                return None
+            if any(facts.may_follow(last.call, u.call) and facts.may_follow(u.call, site)
+                   for u in facts.scaler_calls_in(it, s, "unscale_")):
+                return None
+            found.append((site, it, last, steps))
+        if len({f[2].scaler for f in found}) != 1:
+            return None
+        s = found[0][2].scaler
+        opts = []
+        for _site, _it, _last, steps in found:
+            for o in _optimizers(steps):
+                if o not in opts:
+                    opts.append(o)
+        fix = None
+        if len(found) == 1 and opts and None not in opts:
+            site, it, last, steps = found[0]
+            stmt = facts.statement(site)
+            guard = _none_guard(ctx, facts, it, stmt, steps, s)
+            if stmt is not None and not facts.contains(stmt, last.call) and guard is not None:
+                code = "\n".join(f"{s}.unscale_({o})" for o in opts)
+                if guard:
+                    unit = m.module.default_indent
+                    code = f"if {s} is not None:\n" + "\n".join(unit + line for line in code.split("\n"))
+                fix = ctx.fix(ctx.insert_before(stmt, code), message=f"Insert `{s}.unscale_(...)` before clipping")
+        calls = " and ".join(f"`{s}.unscale_({o})`" for o in (opts if opts and None not in opts else ["optimizer"]))
+        return ctx.finding(clip, self.message.format(s=s, calls=calls), fix)
+
     def _fix(self, ctx: Context, facts: AmpFacts, members):
         clip, last, steps = min(members, key=lambda m: facts.order[m[0]])
         s = last.scaler
@@ -209,6 +269,55 @@ def _same_iterations(ctx: Context, facts: AmpFacts, it, stmt, steps) -> bool:
             continue  # in a nested function
         return False
     return True
+
+
+def _none_guard(ctx: Context, facts: AmpFacts, it, stmt, steps, scaler: str) -> bool | None:
+    """Can an `unscale_` go before `stmt` (a call of a clipping helper)? False: as it is (the steps
+    run whenever `stmt` does, `_same_iterations`); True: under `if S is not None:`, when the only
+    `if`s around the steps that are not around `stmt` test `S is not None` (their body holds the
+    step); None: neither."""
+    if stmt is None:
+        return None
+    if _same_iterations(ctx, facts, it, stmt, steps):
+        return False
+    stmt_conds = facts.conditions_between(stmt, it)
+    if stmt_conds is None:
+        return None
+    around = {(id(c), body) for c, body in stmt_conds}
+    guarded = False
+    for st in steps:
+        conds = facts.conditions_between(st.call, it)
+        if conds is None:
+            return None
+        for c, body in conds:
+            if (id(c), body) in around:
+                continue
+            if not (body and _is_not_none_test(ctx, c.test, scaler)):
+                return None
+            guarded = True
+    if not guarded:
+        return None
+    # the same checks as `_same_iterations` on loops and exits, with the guard taken away
+    for anc in ctx.model.ancestors(stmt):
+        if anc is it:
+            break
+        if isinstance(anc, (cst.For, cst.While)) and not all(facts.contains(anc, st.call) for st in steps):
+            return None
+    last = max(facts.order[st.call] for st in steps)
+    start = facts.order[stmt]
+    for node in facts.order:
+        if isinstance(node, (cst.Continue, cst.Break, cst.Return)) and start < facts.order[node] < last:
+            if facts.contains(it, node) and ctx.model.scope_of(node) is ctx.model.scope_of(stmt):
+                return None
+    return True
+
+
+def _is_not_none_test(ctx: Context, test: cst.BaseExpression, scaler: str) -> bool:
+    """`S is not None` for the scaler's source text S."""
+    return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.IsNot)
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+            and ctx.code(test.left) == scaler)
 
 
 def _optimizers(steps) -> list:

@@ -115,8 +115,15 @@ for epoch in range(10):
             if hscope is scope or (hscope is m.module and (scope, holder.value) not in m.bindings):
                 recv = holder.value + suffix
                 break
+        returned = False
         if recv is None:
-            return None
+            # the loader came back from a function or method of the file (`train_dataloader =
+            # self.get_train_dataloader()`): its `.sampler`, when that name is bound once, before
+            # the epoch loop, in the loop's scope
+            holder = _returned_loader_name(m, facts, lo, loop, scope)
+            if holder is None:
+                return None
+            recv, returned = holder.value + ".sampler", True
         first = body.body[0]
         guard = None
         if recv == getattr(s.target, "value", None):
@@ -131,7 +138,14 @@ for epoch in range(10):
                         recv = lo.target.value + ".sampler"
                     else:
                         return None
-        if recv.endswith(".sampler"):
+        if returned:
+            # the function may build another sampler on another path (`RandomSampler(ds) if
+            # local_rank == -1 else DistributedSampler(ds)`): only a DistributedSampler has set_epoch
+            cls = _sampler_class_code(ctx, s.call)
+            if cls is None:
+                return None
+            guard = f"isinstance({recv}, {cls})"
+        elif recv.endswith(".sampler"):
             guard = None
             if not _bound_on_every_path(m, lo.target, loop):
                 return None  # the loader itself is missing on some path
@@ -242,6 +256,30 @@ def _is_main_guard(node) -> bool:
     t = getattr(node, "test", None)
     return (isinstance(node, cst.If) and isinstance(t, cst.Comparison) and isinstance(t.left, cst.Name)
             and t.left.value == "__name__")
+
+
+def _returned_loader_name(m, facts: DistFacts, lo, loop: cst.For, scope) -> cst.Name | None:
+    """The name (bound once in `scope`, to a call, before `loop`) that a pass over the loader
+    inside `loop` iterates, when the flow engine knows it holds `lo`'s loader."""
+    found = None
+    for inner in m.fors:
+        if inner is not loop and not m.contains(loop, inner):
+            continue
+        for src in facts.iter_sources(inner.iter):
+            if isinstance(src, cst.Name) and m.scope_of(src) is scope and facts._holds_loader(src, lo):
+                if found is not None and found.value != src.value:
+                    return None
+                found = src
+    if found is None:
+        return None
+    bindings = m.bindings.get((scope, found.value), [])
+    if len(bindings) != 1 or bindings[0].how != "assign" or not isinstance(bindings[0].value, cst.Call):
+        return None
+    if not m.precedes(bindings[0].node, loop) or m.contains(loop, bindings[0].node):
+        return None
+    if not _bound_on_every_path(m, bindings[0].node, loop):
+        return None
+    return found
 
 
 def _bound_on_every_path(m, holder: cst.Name, loop: cst.For) -> bool:

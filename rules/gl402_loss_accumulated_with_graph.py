@@ -176,15 +176,16 @@ for x, y in loader:
             if found is None:
                 continue
             fn = found[0]
-            for param in LossAccumulatedWithGraph._accumulated_params(fn):
+            for param in LossAccumulatedWithGraph._accumulated_params(fn, m):
                 arg = argument_for(fn, call, param)
                 if arg is not None:
                     yield n, mo[0], arg
 
     @staticmethod
-    def _accumulated_params(fn: cst.FunctionDef) -> list[str]:
+    def _accumulated_params(fn: cst.FunctionDef, m=None) -> list[str]:
         """Parameters a method adds to an attribute of `self`: `self.sum += val * n`,
-        `self.total = self.total + val`."""
+        `self.total = self.total + val`, also through calls that keep the graph
+        (`self.sum += hvd.allreduce(val.cpu())`)."""
         params = {p.name.value for p in fn.params.params[1:]}
         out = []
         for st in walk(fn.body, into_defs=False):
@@ -197,7 +198,7 @@ for x, y in loader:
                 value = st.value.right
             if value is None:
                 continue
-            for name in LossAccumulatedWithGraph._bare_names(value):
+            for name in (*LossAccumulatedWithGraph._bare_names(value), *_graph_kept_names(value, m)):
                 if isinstance(name, cst.Name) and name.value in params and name.value not in out:
                     out.append(name.value)
         return out
@@ -562,6 +563,43 @@ def _reset_at_optimizer_step(ctx: Context, loop: cst.CSTNode, acc: str) -> bool:
                                                            or "optim" in (dotted(recv) or "").lower())):
                 return True
     return False
+
+
+# methods whose result still carries the receiver's autograd graph
+_GRAPH_KEEPING_METHODS = frozenset(
+    {"cpu", "cuda", "to", "float", "double", "half", "sum", "mean", "clone", "view", "reshape", "squeeze",
+     "flatten", "contiguous"}
+)
+# library reductions that are differentiable (autograd functions): their result keeps the graph
+_GRAPH_KEEPING_CALLS = frozenset({"horovod.torch.allreduce", "torch.distributed.nn.functional.all_reduce",
+                                  "torch.distributed.nn.all_reduce"})
+
+
+def _graph_kept_names(value: cst.BaseExpression, m=None) -> list[cst.Name]:
+    """Names reached from `value` through arithmetic and graph-keeping calls: `val.cpu()`,
+    `val.mean()`, `hvd.allreduce(val.cpu(), name=...)` (the first positional argument). A call of
+    anything else (`val.item()`, `float(val)`, a function of the file) stops the walk."""
+    out = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, cst.Name):
+            out.append(v)
+        elif isinstance(v, cst.BinaryOperation):
+            stack.extend([v.left, v.right])
+        elif isinstance(v, cst.UnaryOperation):
+            stack.append(v.expression)
+        elif isinstance(v, cst.Call):
+            mo = method_of(v)
+            if mo is not None and mo[1] in _GRAPH_KEEPING_METHODS and isinstance(v.func, cst.Attribute):
+                stack.append(v.func.value)
+                continue
+            q = m.qualname(v.func) if m is not None else None
+            if q in _GRAPH_KEEPING_CALLS:
+                pos = [a for a in v.args if a.keyword is None and not a.star]
+                if pos:
+                    stack.append(pos[0].value)
+    return out
 
 
 _NUMBER_FUNCTIONS = frozenset({"len", "float", "int", "round", "abs", "max", "min"})

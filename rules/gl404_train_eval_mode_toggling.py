@@ -186,7 +186,7 @@ for epoch in range(epochs):
                 mo = method_of(call)
                 if mo is not None and mo[1] == "eval":
                     reported.add((call, None))
-                    fix = self._train_fix(ctx, facts, loop, name, call)
+                    fix = self._train_fix(ctx, facts, loop, name, call, via)
                 else:
                     # the models of a helper's list (`set_mode("eval", [pg, ee])`): one finding per
                     # model at the call, no fix (a `.train()` per model inserted one at a time would
@@ -287,10 +287,16 @@ for epoch in range(epochs):
                 if dotted(c.func) == name and facts.grad_mode_at(c) is None:
                     return True
             # `loss = dsm_loss(score, X, labels)`: a function of the file that calls the model it is
-            # given (one level)
+            # given (one level); `out, loss = model.process(x)`: a method of the model's own class
+            # that runs it (`self(...)` / `self.forward(...)`)
             for c in facts.calls_in(info.node, into_defs=False):
                 if facts.grad_mode_at(c) is not None:
                     continue
+                mo = method_of(c)
+                if mo is not None and mo[1] not in ("train", "eval") and dotted(mo[0]) == name:
+                    for fn in facts.file_functions(c):
+                        if _runs_self(fn):
+                            return True
                 for fn in facts.file_functions(c):
                     for inner in facts.calls_in(fn.body, into_defs=False):
                         if isinstance(inner.func, cst.Name):
@@ -300,9 +306,10 @@ for epoch in range(epochs):
         return False
 
     @staticmethod
-    def _train_fix(ctx, facts, loop, name, call=None):
+    def _train_fix(ctx, facts, loop, name, call=None, via=None):
         inner = next((n for n in loop.nested if n.is_training), None) if loop.is_epoch_loop else None
-        if inner is not None and call is not None and any(a is inner.node for a in ctx.model.ancestors(call)):
+        site = via if via is not None else call
+        if inner is not None and site is not None and any(a is inner.node for a in ctx.model.ancestors(site)):
             loop, inner = inner, None  # the eval runs inside the batch loop: train again at its top
         if loop.is_epoch_loop and inner is None:
             return None
@@ -313,7 +320,7 @@ for epoch in range(epochs):
             body = loop.node.body
             if not isinstance(body, cst.IndentedBlock) or not body.body:
                 return None
-            first = body.body[0]
+            first = _train_anchor(ctx, facts, body, name, site) or body.body[0]
             offset = _line_above_comments(ctx, first)
             text = f"{ctx.indent_of(first)}{name}.train(){ctx.newline}"
         return ctx.fix(ctx.insert_text(offset, text), message=f"Insert `{name}.train()` before training")
@@ -457,6 +464,47 @@ for epoch in range(epochs):
                 f"call `{name}.eval()` before it and `{name}.train()` after it",
                 fix,
             )
+
+
+def _train_anchor(ctx: Context, facts, body: cst.IndentedBlock, name: str, site) -> cst.CSTNode | None:
+    """When the statement of the loop body that reaches the `eval()` (itself, or the call of the
+    function that runs it: `if it % k == 0: self.validate()`) comes before the statement holding the
+    body's first gradient-on call of the model, that statement: `train()` must go right before the
+    training forward, or the iteration that evaluated would train in eval mode. None otherwise (the
+    top of the body is right)."""
+    if site is None:
+        return None
+    m = ctx.model
+    stmts = list(body.body)
+
+    def index_of(node):
+        for i, st in enumerate(stmts):
+            if st is node or m.contains(st, node):
+                return i
+        return None
+
+    at_eval = index_of(site)
+    if at_eval is None:
+        return None
+    train_calls = [c for c in facts.model_calls(body) if dotted(c.func) == name and facts.grad_mode_at(c) is None]
+    at_train = [i for i in (index_of(c) for c in train_calls) if i is not None]
+    if not at_train or min(at_train) <= at_eval:
+        return None
+    return stmts[min(at_train)]
+
+
+def _runs_self(fn: cst.FunctionDef) -> bool:
+    """A method whose body calls its own module: `self(...)` or `self.forward(...)`, with gradients
+    not switched off around the call."""
+    for n in walk(fn.body, into_defs=False):
+        if not isinstance(n, cst.Call):
+            continue
+        f = n.func
+        if (isinstance(f, cst.Name) and f.value == "self") or (
+                isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"
+                and f.attr.value == "forward"):
+            return True
+    return False
 
 
 def _output_discarded(m, call: cst.Call) -> bool:

@@ -601,6 +601,13 @@ class DistFacts:
                 out.append(LoaderLoop(loop))
         return out
 
+    def _holds_loader(self, src: cst.BaseExpression, lo: LoaderInfo) -> bool:
+        """A plain name whose value (per the flow engine) is the loader `lo` builds."""
+        if not isinstance(src, cst.Name):
+            return False
+        v = self.model.value_of(src)
+        return v.kind == "loader" and v.origin is lo.call
+
     def _keyed_loops(self, lo: LoaderInfo) -> list[cst.For]:
         """Loops over a constant key of a dict of loaders (`loaders["train"]`, also kept in a `self`
         attribute or handed to a constructor: `self.data_loader["train"]`) that the flow engine knows
@@ -637,8 +644,11 @@ class DistFacts:
                     self._loops_over_param(fn, param, call, out, 0)
             return out
         if lo.target is None:
+            # `return DataLoader(...)` (or a loader built inline): loops over the call itself, or
+            # over a name the flow engine knows holds this loader (`train_dataloader =
+            # self.get_train_dataloader()` in the method that runs the epochs)
             for loop in m.fors:
-                if any(src is lo.call for src in self.iter_sources(loop.iter)):
+                if any(src is lo.call or self._holds_loader(src, lo) for src in self.iter_sources(loop.iter)):
                     out.append(LoaderLoop(loop))
             return out
         for loop in m.fors:

@@ -314,9 +314,13 @@ class ScheduleFacts:
             child = anc
         return False
 
-    def _first_value(self, loop: cst.For) -> int | None:
-        """The first value of `for x in range(...)` when the file gives it; None otherwise."""
+    def _first_value(self, loop: cst.For) -> int | str | None:
+        """The first value of `for x in range(...)` when the file gives it, or the first element of
+        a literal list/tuple of constants (`for phase in ["train", "val"]:`); None otherwise."""
         it = loop.iter
+        if isinstance(it, (cst.List, cst.Tuple)) and it.elements:
+            consts = [_constant(e.value) if isinstance(e, cst.Element) else None for e in it.elements]
+            return consts[0] if all(c is not None for c in consts) else None
         if not (isinstance(it, cst.Call) and self.m.qualname(it.func) in ("range", "builtins.range")
                 or isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"):
             return None
@@ -342,13 +346,26 @@ class ScheduleFacts:
                     return self._int_constant(value)
         return None
 
-    def _passes(self, test: cst.BaseExpression, counter: str, first: int | None) -> bool:
+    def _passes(self, test: cst.BaseExpression, counter: str, first: int | str | None) -> bool:
         """`counter > C` / `counter >= C` / `C < counter` / `C <= counter` holds for the loop's first
-        value: the range's start when known, else any non-negative counter (epochs, steps)."""
+        value: the range's start when known, else any non-negative counter (epochs, steps).
+        `counter == C` / `counter != C` holds when the first value is known and equals (differs
+        from) the constant C (`for phase in ["train", "val"]: if phase == "train":`)."""
         if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
             return False
         op = test.comparisons[0].operator
         left, right = test.left, test.comparisons[0].comparator
+        if isinstance(op, (cst.Equal, cst.NotEqual)):
+            if isinstance(right, cst.Name) and right.value == counter:
+                left, right = right, left
+            if not (isinstance(left, cst.Name) and left.value == counter) or first is None:
+                return False
+            c = _constant(right)
+            if c is None or type(c) is not type(first):
+                return False
+            return (c == first) if isinstance(op, cst.Equal) else (c != first)
+        if isinstance(first, str):
+            return False
         if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
             left, right = right, left
             op = cst.GreaterThan() if isinstance(op, cst.LessThan) else cst.GreaterThanEqual()
@@ -403,6 +420,19 @@ class ScheduleFacts:
         while index + 1 < len(body) and _is_scaler_update(self, body[index + 1]):
             index += 1
         return body[index]
+
+
+def _constant(node: cst.BaseExpression) -> int | str | None:
+    """A plain string or int literal's value; None for anything else (f-strings, concatenations)."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:
+            return None
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    return None
 
 
 def _child_statement(m: ScriptModel, block: cst.CSTNode, node: cst.CSTNode) -> cst.CSTNode | None:
