@@ -1676,6 +1676,8 @@ class Flow:
             sv = frame.env.get("self")
             if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not sv.scatters:
                 return replace(v, dev=sv.dev)
+            if sv is not None and sv.dev is not None and sv.dev.is_host and sv.cls == frame.cls:
+                return v  # an instance never moved: its parameters are where they were made (not known here)
             return replace(v, dev=MODEL_DEV)
         if v is not None and v.kind == TUPLE and self._registered:
             return self._registered_parts(v)

@@ -83,3 +83,39 @@ def test_a_plain_module_method_named_training_step_is_not_lightnings():
     src = LIGHTNING.replace("pl.LightningModule", "nn.Module").replace(
         "{target}", "torch.arange(x1.size()[0])")
     assert check(src, ["GL105", "GL116"]) == []
+
+
+RAW_PARAMETER = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Attn(nn.Module):
+    def __init__(self, n=4):
+        super().__init__()
+        self.K = nn.Parameter(torch.rand(n, n))
+
+    def forward(self, x):
+        return torch.matmul(self.K, x)
+
+
+{build}
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(8, 4, 2)), batch_size=4)
+for (xb,) in loader:
+    loss = model(xb).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_parameter_of_a_module_never_moved_does_not_meet_cpu_batches():
+    # fixtures13b (NakedAttention look-alike): a CPU-only script, `torch.matmul(self.K, x)` in forward
+    assert check(RAW_PARAMETER.replace("{build}", "model = Attn()"), ["GL101", "GL116"]) == []
+
+
+def test_a_parameter_of_a_moved_module_meets_unmoved_batches():
+    build = 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nmodel = Attn().to(device)'
+    assert [d.code for d in check(RAW_PARAMETER.replace("{build}", build), ["GL101", "GL116"])] == ["GL101"]
