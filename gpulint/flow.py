@@ -639,6 +639,8 @@ class Flow:
         # of (mismatch, chain of calls inside it), each summary's own, and those under the calls of
         # recorded functions (turned into per-call-site mismatches when the run ends)
         self._init_self: dict = {}  # __init__ summaries -> the value of `self` at their end
+        self._name_index: dict | None = None  # identifier -> its Name nodes (built on first use)
+        self._attr_index: dict | None = None  # attribute name -> its Attribute nodes
         self._last_init_self: Value | None = None
         self._collect: list | None = None
         self._summary_found: dict = {}
@@ -3143,12 +3145,11 @@ class Flow:
         if init is not None and not info.bases:
             out = True
             in_init = False
-            for n in self.m.nodes:
+            if any(self._names_of(x) for x in ("setattr", "__dict__", "__setattr__", "vars")):
+                out = False
+            for n in self._attributes_of(attr) if out else ():
                 t = type(n)
-                if t is cst.Name and n.value in ("setattr", "__dict__", "__setattr__", "vars"):
-                    out = False
-                    break
-                if t is cst.Attribute and n.attr.value == attr:
+                if t is cst.Attribute:
                     parent = self.m.parents.get(n)
                     tp = type(parent)
                     target = (tp is cst.AssignTarget or (tp in (cst.AugAssign, cst.AnnAssign) and parent.target is n)
@@ -3192,7 +3193,7 @@ class Flow:
         m = self.m
         self._fwd_cache[key] = set()  # a cycle of subclasses: nothing known
         out: set[str] | None = None
-        names = [n for n in m.nodes if type(n) is cst.Name and n.value == cls]
+        names = self._names_of(cls)
         for n in names:
             parent = m.parents.get(n)
             if type(parent) is cst.ClassDef and parent.name is n:
@@ -3242,6 +3243,30 @@ class Flow:
             return self._params_left_none(init, direct) - given
         return self._params_left_none(init, call)
 
+    def _index_names(self) -> None:
+        """One pass over the file: its `Name` nodes by identifier and `Attribute` nodes by the
+        attribute's name (the per-class and per-attribute questions read these, not the tree)."""
+        names: dict[str, list] = {}
+        attrs: dict[str, list] = {}
+        Name, Attribute = cst.Name, cst.Attribute
+        for n in self.m.nodes:
+            t = type(n)
+            if t is Name:
+                names.setdefault(n.value, []).append(n)
+            elif t is Attribute:
+                attrs.setdefault(n.attr.value, []).append(n)
+        self._name_index, self._attr_index = names, attrs
+
+    def _names_of(self, value: str) -> list:
+        if self._name_index is None:
+            self._index_names()
+        return self._name_index.get(value, [])
+
+    def _attributes_of(self, attr: str) -> list:
+        if self._attr_index is None:
+            self._index_names()
+        return self._attr_index.get(attr, [])
+
     def _keywords_given(self, cls: str, own: cst.FunctionDef) -> set[str] | None:
         """The keywords that constructions of `cls` pass into its `__init__`'s `**kwargs`; None
         when a construction passes star arguments or the class is used otherwise."""
@@ -3249,9 +3274,7 @@ class Flow:
         p = own.params
         named = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
         out: set[str] = set()
-        for n in m.nodes:
-            if type(n) is not cst.Name or n.value != cls:
-                continue
+        for n in self._names_of(cls):
             parent = m.parents.get(n)
             if type(parent) is cst.ClassDef and parent.name is n:
                 continue
