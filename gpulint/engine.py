@@ -117,6 +117,8 @@ def read_regular_bytes(path: str, limit: int) -> tuple[bytes, os.stat_result]:
     try:
         st = os.stat(path)
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise BadInput("is a broken symbolic link (its target does not exist); not read")
         raise BadInput("file disappeared before it could be read")
     except OSError as exc:
         raise BadInput(f"cannot read file: {exc.strerror or exc}")

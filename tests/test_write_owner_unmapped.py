@@ -41,3 +41,11 @@ def test_a_fifo_notebook_gets_the_same_report_as_a_fifo_script(tmp_path):
     lines = [ln for ln in r.stdout.splitlines() if " GL000 " in ln]
     assert len(lines) == 2, r.stdout
     assert all(ln.endswith("is not a regular file (a FIFO); not read") for ln in lines), lines
+
+
+def test_a_dangling_symlink_is_named_as_such(tmp_path):
+    import os
+
+    os.symlink(tmp_path / "missing.py", tmp_path / "broken.py")
+    r = gl(["check", "--no-cache", "-j", "1", "broken.py"], tmp_path)
+    assert "GL000 is a broken symbolic link (its target does not exist); not read" in r.stdout, r.stdout
