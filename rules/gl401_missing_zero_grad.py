@@ -35,7 +35,9 @@ clears gradients any other way: `model.zero_grad()`, `param.grad = None`, a help
 file that does it. A loop iteration or a step function that builds its own optimizer before the
 step (a one-step check in a test helper) is not a training loop.
 
-The fix inserts `optimizer.zero_grad(set_to_none=True)` as the first statement of the loop body.
+The fix inserts `optimizer.zero_grad(set_to_none=True)` as the first statement of the loop body
+(plain `optimizer.zero_grad()` when the optimizer is built by a class from outside torch, such as
+apex's `FP16_Optimizer`, whose `zero_grad` takes no `set_to_none`).
 
 Bad:
 
