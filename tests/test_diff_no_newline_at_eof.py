@@ -1,5 +1,5 @@
 """`--diff` on a file whose last line has no newline (sfujim/BCQ discrete_BCQ/DQN.py,
-salesforce/awd-lstm-lm generate.py in the fixes13 corpus audit) printed the old last line and the
+huggingface/pytorch-openai-transformer-lm generate.py in the fixes13 corpus audit) printed the old last line and the
 new one run together (`-old+new`) and the next file's `---` header glued to the end: not a patch
 `patch`/`git apply` can read. Now each such line is followed by `\\ No newline at end of file`, as
 diff and git write it, and the diff applies."""
