@@ -446,9 +446,9 @@ def _unified_diff(r) -> str:
             for i, (a, b) in enumerate(zip(before, after)):
                 if a != b:
                     n = numbers[i] if numbers and i < len(numbers) else i + 1
-                    parts.append("".join(difflib.unified_diff(a, b, fromfile=f"a/{r.path}:cell {n}", tofile=f"b/{r.path}:cell {n}")))
+                    parts.append(_patch_lines(difflib.unified_diff(a, b, fromfile=f"a/{r.path}:cell {n}", tofile=f"b/{r.path}:cell {n}")))
             return "".join(parts)
-    return "".join(
+    return _patch_lines(
         difflib.unified_diff(
             r.original_source.splitlines(keepends=True),
             r.fixed_source.splitlines(keepends=True),
@@ -456,6 +456,18 @@ def _unified_diff(r) -> str:
             tofile=f"b/{r.path}",
         )
     )
+
+
+def _patch_lines(lines) -> str:
+    """difflib's lines as `patch`/`git apply` read them: a last line without its newline (a file
+    that does not end in one) is followed by the `\\ No newline at end of file` marker, instead of
+    running into the next line of the diff."""
+    out = []
+    for ln in lines:
+        out.append(ln)
+        if not ln.endswith(("\n", "\r")):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
 
 
 def _show_fixes(results, diags, fix_mode: bool) -> str:

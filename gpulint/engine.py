@@ -100,16 +100,25 @@ def read_source_stamped(path: str) -> tuple[Source, tuple[int, int, str]]:
 
 
 def _read(path: str) -> tuple[Source, tuple[int, int, str], bytes]:
-    """Read a regular file, never blocking and never more than MAX_FILE_BYTES.
+    """Read a regular file (see read_regular_bytes) and decode it."""
+    raw, st = read_regular_bytes(path, MAX_FILE_BYTES)
+    return decode(raw), (st.st_mtime_ns, len(raw), digest(raw)), raw
+
+
+def read_regular_bytes(path: str, limit: int) -> tuple[bytes, os.stat_result]:
+    """Read a regular file, never blocking and never more than `limit` bytes (BadInput otherwise).
 
     A FIFO, a socket or a device named like a Python file (`x.py -> /dev/zero`) is reported, not
     read: the file is opened non-blocking (opening a FIFO without a writer would wait forever) and
     checked with fstat on the open descriptor (no window between the check and the read), and
-    the read stops one byte past the limit whatever the file claims its size is.
+    the read stops one byte past the limit whatever the file claims its size is. Notebooks are
+    read through it too.
     """
     try:
         st = os.stat(path)
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise BadInput("is a broken symbolic link (its target does not exist); not read")
         raise BadInput("file disappeared before it could be read")
     except OSError as exc:
         raise BadInput(f"cannot read file: {exc.strerror or exc}")
@@ -117,8 +126,8 @@ def _read(path: str) -> tuple[Source, tuple[int, int, str], bytes]:
         raise BadInput("is a directory, not a file")
     if not stat.S_ISREG(st.st_mode):
         raise BadInput(f"is not a regular file ({_file_type(st.st_mode)}); not read")
-    if st.st_size > MAX_FILE_BYTES:
-        raise BadInput(f"file is too large to check ({st.st_size / 2**20:.1f} MiB; the limit is {MAX_FILE_BYTES // 2**20} MiB)")
+    if st.st_size > limit:
+        raise BadInput(f"file is too large to check ({st.st_size / 2**20:.1f} MiB; the limit is {limit // 2**20} MiB)")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)
@@ -132,9 +141,9 @@ def _read(path: str) -> tuple[Source, tuple[int, int, str], bytes]:
             raise BadInput(f"is not a regular file ({_file_type(st.st_mode)}); not read")
         chunks = []
         size = 0
-        while size <= MAX_FILE_BYTES:
+        while size <= limit:
             try:
-                chunk = os.read(fd, min(1 << 20, MAX_FILE_BYTES + 1 - size))
+                chunk = os.read(fd, min(1 << 20, limit + 1 - size))
             except BlockingIOError:  # pragma: no cover - regular files do not block
                 break
             if not chunk:
@@ -146,9 +155,9 @@ def _read(path: str) -> tuple[Source, tuple[int, int, str], bytes]:
         raise BadInput(f"cannot read file: {exc.strerror or exc}")
     finally:
         os.close(fd)
-    if len(raw) > MAX_FILE_BYTES:
-        raise BadInput(f"file is too large to check (over {MAX_FILE_BYTES // 2**20} MiB)")
-    return decode(raw), (st.st_mtime_ns, len(raw), digest(raw)), raw
+    if len(raw) > limit:
+        raise BadInput(f"file is too large to check (over {limit // 2**20} MiB)")
+    return raw, st
 
 
 def _file_type(mode: int) -> str:
@@ -1438,7 +1447,9 @@ def write_atomic(path: str, text: str, encoding: str, expected: bytes | None = N
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
         try:
             os.chown(tmp, st.st_uid, st.st_gid)
-        except (PermissionError, AttributeError):
+        except (OSError, AttributeError):
+            # best effort: EPERM for another user's file, EINVAL where the owner has no id in
+            # this user namespace (rootless containers, where it shows as `nobody`)
             pass
         if expected is not None and _changed(target, expected):
             raise WriteRefused(_CHANGED)

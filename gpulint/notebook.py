@@ -21,7 +21,6 @@ import bisect
 import json
 import os
 import re
-import stat
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -518,25 +517,11 @@ def runnable_code(path: str | os.PathLike) -> str:
 
 
 def read_notebook_bytes(path: str, limit: int) -> bytes:
-    from gpulint.engine import BadInput
+    """The notebook's bytes, read as a .py file is (never blocking on a FIFO swapped in after the
+    check, the same GL000 messages)."""
+    from gpulint.engine import read_regular_bytes
 
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise BadInput("file disappeared before it could be read")
-    except OSError as exc:
-        raise BadInput(f"cannot read file: {exc.strerror or exc}")
-    if stat.S_ISDIR(st.st_mode):
-        raise BadInput("is a directory, not a file")
-    if not stat.S_ISREG(st.st_mode):
-        raise BadInput("not a regular file")
-    if st.st_size > limit:
-        raise BadInput(f"file is too large to check ({st.st_size / 2**20:.1f} MiB; the limit is {limit // 2**20} MiB)")
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(limit + 1)
-    except OSError as exc:
-        raise BadInput(f"cannot read file: {exc.strerror or exc}")
+    return read_regular_bytes(path, limit)[0]
 
 
 def starts_of(script: str) -> list[int]:

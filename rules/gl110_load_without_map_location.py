@@ -263,11 +263,39 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             if isinstance(d, (cst.Name, cst.Attribute)) and m.is_device_expr(d) and not facts.device_is_cpu(d):
                 if isinstance(d, cst.Attribute) and d.attr.value == "device" and m.kind_of(d.value) in (Kind.TENSOR, Kind.MODULE):
                     continue
+                if _index_like(m, d):
+                    continue  # `.to(local_rank)` takes an index; `torch.load(map_location=<int>)` raises TypeError
                 candidates.append(d)
         for d in candidates:
             if facts.visible_at(d, at) and not _known_none_at(ctx, d, at):
                 return ctx.code(d)
         return None
+
+
+def _index_like(m, d: cst.BaseExpression) -> bool:
+    """A device index rather than a device: `local_rank`, `args.gpu`, `rank`, `gpu_id` (named so,
+    not bound to `torch.device(...)` or a string). `.to(i)` and `.cuda(i)` take an int, but
+    `torch.load` calls any `map_location` that is not a str, dict or torch.device:
+    `map_location=local_rank` raises `TypeError: 'int' object is not callable` (zphang/minimal-llama
+    tinypar, lukemelas/EfficientNet-PyTorch examples/imagenet/main.py in the fixes13 audit)."""
+    last = d.value if isinstance(d, cst.Name) else d.attr.value
+    low = last.lower()
+    if "device" in low or not ("rank" in low or low in ("gpu", "gpu_id", "gpu_idx", "local_gpu", "dev_id", "device_id")):
+        return False
+    bindings = m.bindings_of(d)
+    if bindings and all(_device_valued(m, b.value) for b in bindings):
+        return False
+    return True
+
+
+def _device_valued(m, value) -> bool:
+    if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, cst.Call) and m.qualname(value.func) == "torch.device":
+        return True
+    if isinstance(value, cst.IfExp):
+        return _device_valued(m, value.body) and _device_valued(m, value.orelse)
+    return False
 
 
 def _known_none_at(ctx: Context, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:

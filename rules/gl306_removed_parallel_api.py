@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.model import dotted as _dotted
@@ -109,6 +111,8 @@ model = DistributedDataParallel(model)
                 q = m.qualname(node)
                 if q in RENAMED and not _in_import(m, node) and not _recognised_only(m, node):
                     new = RENAMED[q][0]
+                    if _compat_fallback(ctx, node, q.rsplit(".", 1)[-1], new):
+                        continue
                     edits = [ctx.replace(node.attr, new)]
                     groups.setdefault(q, []).append((node, edits))
             elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
@@ -120,6 +124,8 @@ model = DistributedDataParallel(model)
                     if q not in RENAMED:
                         continue
                     new = RENAMED[q][0]
+                    if _compat_fallback(ctx, node, _dotted(alias.name), new):
+                        continue
                     if alias.asname is not None:
                         groups.setdefault(q, []).append((node, [ctx.replace(alias.name, new)]))
                         continue
@@ -249,6 +255,46 @@ def _dedupe(edits):
         seen.add((e.start, e.end))
         out.append(e)
     return out
+
+
+def _compat_fallback(ctx: Context, node, old: str, new: str) -> bool:
+    """The old name used only where the current one may be missing: a shim for old torch, which is
+    correct code (renaming it makes it raise AttributeError on exactly the versions it is for).
+    Shapes: under an `if`/`elif` whose test (or an earlier test of the same chain) asks for the old
+    or the new API by name or reads a version (`if "all_gather_into_tensor" not in dir(dist)`,
+    `elif hasattr(dist, "reduce_op")`, `if torch.__version__ < "1.13"`);
+    in the `except` of a `try` whose body names the new API; a statement that binds the new name
+    (`torch.distributed.all_gather_into_tensor = torch.distributed._all_gather_base`) or asks for it by string
+    (`getattr(dist, "all_gather_into_tensor", dist._all_gather_base)`)."""
+    m = ctx.model
+    # a presence test names the API as a string (hasattr/getattr/dir); a version test reads a version
+    presence = re.compile(r"""['"](?:%s|%s)['"]|version""" % (re.escape(old), re.escape(new)), re.I)
+    quoted_new = re.compile(r"""['"]%s['"]""" % re.escape(new))
+    stmt = m.statement_of(node)
+    if stmt is not None and isinstance(stmt, cst.SimpleStatementLine):
+        text = ctx.code(stmt)
+        if quoted_new.search(text):
+            return True
+        for small in stmt.body:
+            targets = []
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets = [small.target]
+            for t in targets:  # a module attribute of the new name set from the old one: a polyfill
+                if isinstance(t, cst.Attribute) and t.attr.value == new:
+                    return True
+    child = node
+    for anc in m.ancestors(node):
+        if isinstance(anc, cst.If) and child is not anc.test:
+            if presence.search(ctx.code(anc.test)):
+                return True
+        elif isinstance(anc, cst.ExceptHandler):
+            tr = m.parent(anc)
+            if isinstance(tr, cst.Try) and re.search(r"\b%s\b" % re.escape(new), ctx.code(tr.body)):
+                return True
+        child = anc
+    return False
 
 
 def _recognised_only(m, node) -> bool:

@@ -35,7 +35,9 @@ clears gradients any other way: `model.zero_grad()`, `param.grad = None`, a help
 file that does it. A loop iteration or a step function that builds its own optimizer before the
 step (a one-step check in a test helper) is not a training loop.
 
-The fix inserts `optimizer.zero_grad(set_to_none=True)` as the first statement of the loop body.
+The fix inserts `optimizer.zero_grad(set_to_none=True)` as the first statement of the loop body
+(plain `optimizer.zero_grad()` when the optimizer is built by a class from outside torch, such as
+apex's `FP16_Optimizer`, whose `zero_grad` takes no `set_to_none`).
 
 Bad:
 
@@ -76,7 +78,9 @@ for x, y in loader:
                 if _built_in_loop(ctx, step.optimizer, loop.node):
                     continue  # a fresh optimizer every iteration: a one-step check, not a training loop
                 reported.add(opt)
-                yield ctx.finding(step.call, self.message.format(opt=opt), self._fix(ctx, loop.node, opt))
+                yield ctx.finding(
+                    step.call, self.message.format(opt=opt), self._fix(ctx, loop.node, opt, step.optimizer)
+                )
 
         yield from self._step_functions(ctx, facts)
         yield from self._split_steps(ctx, facts)
@@ -181,7 +185,9 @@ for x, y in loader:
                         f"`{opt}.zero_grad(set_to_none=True)` once per step on this branch too",
                     )
                     continue
-                yield ctx.finding(steps[0].call, self.message.format(opt=opt), self._fix_function(ctx, fn, opt))
+                yield ctx.finding(
+                    steps[0].call, self.message.format(opt=opt), self._fix_function(ctx, fn, opt, steps[0].optimizer)
+                )
 
     @staticmethod
     def _branch_without_clear(ctx: Context, facts: TrainingFacts, fn: cst.FunctionDef):
@@ -214,7 +220,7 @@ for x, y in loader:
         return True
 
     @staticmethod
-    def _fix_function(ctx: Context, fn: cst.FunctionDef, opt: str):
+    def _fix_function(ctx: Context, fn: cst.FunctionDef, opt: str, optimizer=None):
         body = fn.body
         if not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
@@ -224,7 +230,7 @@ for x, y in loader:
             if len(body.body) < 2:
                 return None
             first = body.body[1]  # after the docstring
-        return _zero_grad_above(ctx, first, opt, "the step function")
+        return _zero_grad_above(ctx, first, opt, "the step function", _foreign_optimizer(ctx, optimizer))
 
     @staticmethod
     def _accumulation_guard(ctx: Context, call: cst.Call, loop: cst.CSTNode) -> bool:
@@ -245,21 +251,59 @@ for x, y in loader:
         return False
 
     @staticmethod
-    def _fix(ctx: Context, loop: cst.CSTNode, opt: str):
+    def _fix(ctx: Context, loop: cst.CSTNode, opt: str, optimizer=None):
         body = loop.body
         if not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
-        return _zero_grad_above(ctx, body.body[0], opt, "the loop body")
+        return _zero_grad_above(ctx, body.body[0], opt, "the loop body", _foreign_optimizer(ctx, optimizer))
 
 
-def _zero_grad_above(ctx: Context, first: cst.CSTNode, opt: str, where: str):
+def _zero_grad_above(ctx: Context, first: cst.CSTNode, opt: str, where: str, foreign: bool = False):
     """The fix: `opt.zero_grad(set_to_none=True)` on its own line above `first` and above its own
-    comment lines (right under the loop header, or under the step function's docstring)."""
+    comment lines (right under the loop header, or under the step function's docstring). For an
+    optimizer built by a class from outside torch, plain `opt.zero_grad()`: wrappers such as apex's
+    `FP16_Optimizer.zero_grad(set_grads_to_None=True)` take no `set_to_none` (TypeError)."""
     start, _ = ctx.span(first)
     line = ctx.location(start)[0] - len(first.leading_lines)
     offset = ctx.line_starts()[line - 1]
-    text = f"{ctx.indent_of(first)}{opt}.zero_grad(set_to_none=True){ctx.newline}"
-    return ctx.fix(ctx.insert_text(offset, text), message=f"Insert `{opt}.zero_grad(set_to_none=True)` at the top of {where}")
+    call = f"{opt}.zero_grad()" if foreign else f"{opt}.zero_grad(set_to_none=True)"
+    text = f"{ctx.indent_of(first)}{call}{ctx.newline}"
+    return ctx.fix(ctx.insert_text(offset, text), message=f"Insert `{call}` at the top of {where}")
+
+
+def _foreign_optimizer(ctx: Context, optimizer) -> bool:
+    """Some binding of the optimizer expression is a call of a class from outside torch (apex's
+    `FP16_Optimizer(opt)`, a class of the file) whose `zero_grad` may not take `set_to_none`."""
+    if not isinstance(optimizer, (cst.Name, cst.Attribute)):
+        return False
+    m = ctx.model
+    for b in m.bindings_of(optimizer):
+        value = b.value
+        if not isinstance(value, cst.Call):
+            continue
+        q = m.qualname(value.func)
+        if q is not None and not q.startswith("torch."):
+            if _zero_grad_takes_set_to_none(m, q):
+                continue
+            return True
+    return False
+
+
+def _zero_grad_takes_set_to_none(m, q: str, _seen: frozenset = frozenset()) -> bool:
+    """`q` names a class of the file whose own `zero_grad` takes `set_to_none` (or `**kwargs`), or
+    that inherits `zero_grad` from bases that do (torch optimizers, such classes of the file)."""
+    info = m.classes.get(q)
+    if info is None or q in _seen:
+        return False
+    fn = info.methods.get("zero_grad")
+    if fn is None:
+        return bool(info.bases) and all(
+            b.startswith("torch.optim.") or _zero_grad_takes_set_to_none(m, b, _seen | {q}) for b in info.bases
+        )
+    ps = fn.params
+    return any(p.name.value == "set_to_none" for p in (*ps.params, *ps.kwonly_params)) or isinstance(
+        ps.star_kwarg, cst.Param
+    )
 
 
 def _built_in_loop(ctx: Context, optimizer, loop) -> bool:

@@ -152,6 +152,14 @@ def _moved_lines(ctx: Context, line: cst.SimpleStatementLine):
             break
         lines.insert(0, prev[len(indent):])
         first = prev_start
+    # it opened its block (`for epoch in ...:` then the step then a blank line): the blank line
+    # goes with it, or the block would start with one (weihua916/powerful-gnns main.py)
+    block = ctx.model.parent(line)
+    if isinstance(block, cst.IndentedBlock) and block.body and block.body[0] is line and first == line_start:
+        nxt = src.find("\n", stop)
+        following = src[stop:len(src) if nxt < 0 else nxt + 1]
+        if following and not following.strip() and nxt >= 0:
+            stop = nxt + 1
     return first, stop, lines
 
 

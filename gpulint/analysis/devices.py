@@ -245,7 +245,19 @@ class DeviceFacts:
                 return False
             if not same_scope and scope is self.m.module:
                 return False
+            if not same_scope and all(self._under_main_guard(b.node, at) for b in bs):
+                return False  # a global only the `__main__` block binds: undefined when the file is imported
         return True
+
+    def _under_main_guard(self, node: cst.CSTNode, at: cst.CSTNode) -> bool:
+        """`node` is inside a module-level `if __name__ == "__main__":` block that does not hold
+        `at` (TorchSemiSeg's hrnet.py binds `device` only in its smoke test; a method of the file
+        that reads it raises NameError when a training script imports the module)."""
+        for anc in self.m.ancestors(node):
+            if isinstance(anc, cst.If) and self.m.parent(anc) is self.m.module:
+                test = self.m.module.code_for_node(anc.test)
+                return "__name__" in test and "__main__" in test and not self._inside(at, anc)
+        return False
 
     def _binding_precedes(self, b: Binding, at: cst.CSTNode) -> bool:
         if b.how == "param":
