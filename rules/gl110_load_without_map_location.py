@@ -23,7 +23,7 @@ class LoadWithoutMapLocation(Rule):
     default = True
     kind = "crash"
     prefilter = r"torch|load"
-    ast_prefilter = (r"^load$", r"^script$")
+    ast_prefilter = r"^load$"  # a module-level load runs in a library too (see check)
     explanation = '''
 `torch.load` puts every tensor back on the device it was saved from. A checkpoint written during
 GPU training therefore cannot be opened on a machine without CUDA (an evaluation box, a laptop, a
@@ -64,8 +64,17 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
     def check(self, ctx: Context):
         m = ctx.model
         loads = [c for c in m.iter_calls("torch.load", "torch.serialization.load")]
-        if not loads or not m.is_script or m.frameworks or not self._uses_devices(ctx):
-            return  # a library's loader is called by scripts that choose where tensors go
+        if not loads or m.frameworks or not self._uses_devices(ctx):
+            return
+        if not m.is_script:
+            # a library's loader is called by scripts that choose where tensors go. But a load at
+            # module level runs at import, and so does one in a function a module-level statement
+            # runs (`history = fit(...)`, `print(sample(args))`): a notebook exported to .py,
+            # with no loop or `__main__` guard
+            top = _functions_run_at_top_level(m)
+            loads = [c for c in loads if m.scope_of(c) is m.module or m.enclosing(c, cst.FunctionDef) in top]
+        if not loads:
+            return
         facts = m.facts(DeviceFacts)
         saves = list(m.iter_calls("torch.save", "torch.serialization.save"))
         if saves and all(_saves_host_values(m, s) for s in saves):
@@ -379,6 +388,37 @@ def _compared_to_other_strings(m, cls: cst.ClassDef, attr: str) -> bool:
                     if isinstance(text, str) and text.split(":")[0] not in _DEVICE_TYPES:
                         return True
     return False
+
+
+
+
+def _functions_run_at_top_level(m) -> set:
+    """The module-level functions of the file that a module-level simple statement calls
+    (`losses = train(...)`, `print(sample(args))`), and those they call by name in turn (two
+    levels): code that runs when the file runs. Methods are left out."""
+    def called_names(node) -> set[str]:
+        return {
+            n.func.value
+            for n in (node, *m.walk(node))
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in m.functions
+        }
+
+    names: set[str] = set()
+    for stmt in m.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            names |= called_names(stmt)
+    found: set = set()
+    frontier = names
+    for _ in range(3):
+        nxt: set[str] = set()
+        for name in frontier:
+            for fn in m.functions.get(name, []):
+                if fn in found or m.class_of(fn) is not None or m.enclosing(fn, cst.FunctionDef) is not None:
+                    continue
+                found.add(fn)
+                nxt |= called_names(fn.body)
+        frontier = nxt
+    return found
 
 
 def _saves_host_values(m, save: cst.Call) -> bool:
