@@ -178,4 +178,6 @@ def test_gl110_no_map_location_to_a_name_known_none_on_that_branch():
 
     out = fix(GL110_GPU_NONE, {"GL110"}, unsafe=True).text
     assert 'checkpoint = torch.load("ckpt.pt")\n' in out  # no fix offered on the None branch
-    assert 'other = torch.load("other.pt", map_location=args.gpu)' in out  # elsewhere the flag is the device
+    # elsewhere the flag is an int (`type=int`): `map_location=<int>` raises "'int' object is not
+    # callable" in torch.load, so no fix is offered there either (fixes13)
+    assert 'other = torch.load("other.pt")\n' in out
