@@ -297,6 +297,21 @@ def _mentions_availability(m, test) -> bool:
                for n in (test, *m.walk(test)))
 
 
+def _module_exec_statements(m) -> list:
+    """Module-level `exec(...)` statements: nanoGPT's scripts set their defaults as globals
+    (`device = 'cuda'`), then `exec(open('configurator.py').read())` overrides any of them from the
+    command line (`python sample.py --device=cpu`): the device is a configuration value."""
+    out = []
+    for stmt in m.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                        and isinstance(small.value.func, cst.Name) and small.value.func.value == "exec"
+                        and "exec" not in m.classes and m.module_function("exec") is None):
+                    out.append(stmt)
+    return out
+
+
 class HardcodedCuda(Rule):
     code = "GL102"
     name = "hardcoded-cuda"
@@ -327,6 +342,8 @@ The rule is silent in files that check availability (`torch.cuda.is_available()`
 `torch.accelerator`, `device_count()`, a `--device`/`--cuda` command-line flag, test-suite guards
 such as `TEST_CUDA`; a test that only picks a precision, nanoGPT's `dtype = 'bfloat16' if
 torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'`, does not count), on
+a module-level default such as `device = 'cuda'` followed by a module-level `exec(...)` of a
+configuration (nanoGPT's `exec(open('configurator.py').read())` lets `--device=cpu` override it), on
 `"cuda"` used as an autocast/GradScaler device *type*, on `torch.device("cuda")` compared with a
 device (`if device == torch.device("cuda"): raise ...`), and in files that
 are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
@@ -450,9 +467,14 @@ x = torch.randn(8, 3, device=device)
         for call, what in _default_cuda_setters(m):
             yield call, what, _default_setter_edit(ctx, call) is not None
         # `device = "cuda"` and `def f(device="cuda")` in a script (its caller passes nothing else)
+        execs = _module_exec_statements(m)
         for (scope, name), bindings in m.bindings.items():
             for b in bindings:
                 if b.how in ("assign", "param") and b.value is not None and _cuda_literal(b.value):
+                    if b.how == "assign" and any(m.precedes(b.node, e) for e in execs) and m.statement_of(
+                        b.node
+                    ) in m.module.body:
+                        continue  # a default that the exec'd configuration may override (nanoGPT's configurator)
                     if b.how == "param" or "device" in name.lower() or "dev" == name.lower():
                         yield b.value, f'hard-coded device {ctx.code(b.value)}', _cuda_literal(b.value) in ("cuda", "cuda:0")
 
