@@ -150,6 +150,9 @@ _FIRST_OPERAND_ONLY = frozenset(
     "multinomial bincount topk kthvalue narrow repeat_interleave roll flip chunk split tensor_split "
     "unsqueeze squeeze reshape flatten transpose permute movedim tile sort argsort cumsum cumprod "
     "softmax log_softmax argmax argmin".split()
+    # `F.pad(x, [diffX // 2, ...])`, `F.interpolate(x, size=...)`: the other arguments are sizes
+    # (milesial/Pytorch-UNet's old `Up.forward`, copied in SegmenTron, builds them with `torch.tensor`)
+    + ["nn.functional.pad", "nn.functional.interpolate", "nn.functional.upsample"]
 )
 _SIZE_NAME = re.compile(r"(?:^|_)(?:size|sizes|shape|dims?|len|length|num|count)(?:_|$)|^n_|^num_")
 EMPTY: frozenset = frozenset()
