@@ -158,6 +158,23 @@ _SIZE_NAME = re.compile(r"(?:^|_)(?:size|sizes|shape|dims?|len|length|num|count)
 EMPTY: frozenset = frozenset()
 
 
+_ONE_DIM_FACTORIES = frozenset({"torch.linspace", "torch.logspace", "torch.arange"})
+
+
+def _one_dim_factory(m, value) -> bool:
+    """A 1-D tensor: `torch.linspace/logspace/arange(...)` (no `out=`), or one of them in arithmetic
+    with numbers (`2 ** torch.linspace(...)`, `torch.arange(n) * 0.5`)."""
+    if isinstance(value, cst.BinaryOperation):
+        sides = (value.left, value.right)
+        calls = [x for x in sides if not isinstance(x, (cst.Integer, cst.Float))]
+        return len(calls) == 1 and _one_dim_factory(m, calls[0])
+    if isinstance(value, cst.Call):
+        return m.qualname(value.func) in _ONE_DIM_FACTORIES and not any(
+            a.keyword is not None and a.keyword.value == "out" for a in value.args
+        )
+    return False
+
+
 def _is_self(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"
 
@@ -890,6 +907,8 @@ class DeviceFlow:
         elif isinstance(s, (cst.For, cst.While)):
             if isinstance(s, cst.For):
                 it = self._expr(s.iter, env)
+                if self._iterates_flat_attr(s.iter):
+                    it = EMPTY  # the elements of a 1-D tensor are 0-d: they combine with any device
             else:
                 self._expr(s.test, env)
             for _ in range(2):
@@ -1132,6 +1151,15 @@ class DeviceFlow:
             return frozenset({D}) if any(D in a for a in args) else EMPTY
         self._expr(f, env)
         return EMPTY
+
+    def _iterates_flat_attr(self, it) -> bool:
+        """`for freq in self.freq_bands:` where every `__init__` value of the attribute is a 1-D
+        factory (`2**torch.linspace(0, n - 1, n)`, kwea123/nerf_pl's positional `Embedding`): each
+        element is a 0-d tensor, which PyTorch combines with tensors on any device."""
+        if not (isinstance(it, cst.Attribute) and _is_self(it.value)):
+            return False
+        assigns = self.cls.init_assigns.get(it.attr.value, [])
+        return bool(assigns) and all(_one_dim_factory(self.model, a.value) for a in assigns)
 
     def _submodule_call(self, attr: str, args: list[frozenset]) -> frozenset:
         if self.facts_has_params(attr):
