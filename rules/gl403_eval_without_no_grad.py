@@ -142,7 +142,8 @@ with torch.no_grad():
                 continue  # gradient-based evaluation (saliency, adversarial), not the training batches
             if facts.grad_mode_at(node) is not None:
                 continue
-            calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None]
+            calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None
+                     and not ctx.model.is_stateless_module(c.func)]  # a loss module records nothing of its own
             through = {}
             if not calls:
                 # the forward in a method of the same class the loop calls (ClusterGCN's
