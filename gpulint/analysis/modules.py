@@ -1136,6 +1136,12 @@ class DeviceFlow:
                 # `dummy.type(mel.type())`: the type string names the device too
                 # (`torch.cuda.FloatTensor`), so the result is where `mel` is (flowtron)
                 return args[0] - {"M"}
+            if (meth == "type" and len(call.args) == 1 and call.args[0].keyword is None
+                    and not call.args[0].star and D in args[0]):
+                # `p_n.type(dtype)` with `dtype = offset.data.type()` handed down from forward
+                # (deformable convolution in WongKinYiu/PyTorch_YOLOv4 utils/layers.py): a type
+                # string of a device tensor, which moves the result there
+                return frozenset({D})
             if meth in NON_TENSOR_METHODS:
                 return EMPTY
             if meth in MEET_METHODS:
