@@ -866,6 +866,16 @@ class DeviceFlow:
             and self.model.qualname(test.func) in _AVAILABILITY_CALLS
         ):
             return sign
+        if isinstance(test, cst.Attribute) and _is_self(test.value):
+            # the module's own GPU flag (`self.cuda = cuda` from its constructor, bubbliiiing's
+            # YOLOLoss: `if self.cuda: y_true = y_true.type_as(x)`): the caller sets it where the
+            # model runs on the GPU; without it everything is on the host
+            from gpulint.flow import _CPU_FLAGS, _GPU_FLAGS
+
+            if test.attr.value in _GPU_FLAGS:
+                return sign
+            if test.attr.value in _CPU_FLAGS:
+                return -sign
         return 0
 
     def _stmt(self, s: cst.CSTNode, env: dict) -> None:
