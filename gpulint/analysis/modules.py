@@ -672,6 +672,11 @@ class DeviceFlow:
         self.returns: dict[cst.FunctionDef, frozenset] = {}
         self._fn: cst.FunctionDef | None = None
         self._ret: set = set()
+        # per-position tags of methods that always return a tuple of one length
+        # (`return y_true, noobj_mask, box_loss_scale`); None once a return breaks the pattern
+        self.tuple_returns: dict[cst.FunctionDef, list[frozenset] | None] = {}
+        self._ret_items: list[frozenset] | None = None
+        self._ret_plain = False
         self._changed = False
         self._host_only = 0  # > 0 inside the branch an availability test runs when no accelerator is there
         self._evidenced: set[str] = set()
@@ -769,12 +774,23 @@ class DeviceFlow:
                     continue
                 self._fn = fn
                 self._ret = set()
+                self._ret_items = None
+                self._ret_plain = False
                 env = dict(self.param_tags[fn])
                 self._suite(fn.body, env)
                 old = self.returns.get(fn, EMPTY)
                 new = old | frozenset(self._ret)
                 if fn not in self.returns or new != old:
                     self.returns[fn] = new
+                    self._changed = True
+                items = None if self._ret_plain else self._ret_items
+                prev = self.tuple_returns.get(fn, items)
+                if prev is None or items is None or len(prev) != len(items):
+                    merged = None
+                else:
+                    merged = [a | b for a, b in zip(prev, items)]
+                if self.tuple_returns.get(fn, "unset") != merged:
+                    self.tuple_returns[fn] = merged
                     self._changed = True
             if not self._changed:
                 break
@@ -966,7 +982,21 @@ class DeviceFlow:
             self._expr(s.value, env)
         elif isinstance(s, cst.Return):
             if s.value is not None:
-                self._ret |= self._expr(s.value, env)
+                v = s.value
+                if isinstance(v, cst.Tuple) and v.elements and not any(
+                    isinstance(e, cst.StarredElement) for e in v.elements
+                ):
+                    items = [self._expr(e.value, env) - {"M"} for e in v.elements]
+                    self._ret |= frozenset().union(*items)
+                    if self._ret_items is None and not self._ret_plain:
+                        self._ret_items = items
+                    elif self._ret_items is not None and len(self._ret_items) == len(items):
+                        self._ret_items = [a | b for a, b in zip(self._ret_items, items)]
+                    else:
+                        self._ret_plain = True
+                else:
+                    self._ret |= self._expr(v, env)
+                    self._ret_plain = True
 
     def _bind(self, target, tags: frozenset, value, env: dict) -> None:
         if isinstance(target, cst.Name):
@@ -981,6 +1011,15 @@ class DeviceFlow:
                 for el, v in zip(elements, value.elements):
                     self._bind(el.value, self._expr(v.value, env), v.value, env)
             else:
+                items = self._tuple_result(value)
+                if items is not None and len(items) == len(elements) and not any(
+                    isinstance(e, cst.StarredElement) for e in elements
+                ):
+                    # `y_true, noobj_mask, box_loss_scale = self.get_target(...)`: each name gets the
+                    # tags of its own position (bubbliiiing/yolov4-pytorch YOLOLoss)
+                    for el, t in zip(elements, items):
+                        self._bind(el.value, t, None, env)
+                    return
                 for el in elements:
                     self._bind(el.value, tags - {"M"}, None, env)
         elif isinstance(target, cst.StarredElement):
@@ -989,6 +1028,16 @@ class DeviceFlow:
             # self.a = ..., t[i] = ...: evaluate the target's parts for meetings only
             if isinstance(target, cst.Subscript):
                 self._expr(target.value, env)
+
+    def _tuple_result(self, value) -> list[frozenset] | None:
+        """Per-position tags of `self.<method>(...)` when the method always returns a tuple of one
+        length, None otherwise."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and _is_self(value.func.value)):
+            return None
+        target = self.cls.methods.get(value.func.attr.value)
+        if target is None or self._extra:
+            return None
+        return self.tuple_returns.get(target)
 
     # expressions ------------------------------------------------------------------------------
     def _expr(self, e: cst.BaseExpression | None, env: dict) -> frozenset:
