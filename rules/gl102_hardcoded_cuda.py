@@ -297,6 +297,70 @@ def _mentions_availability(m, test) -> bool:
                for n in (test, *m.walk(test)))
 
 
+def _default_of_configured_device(m, node) -> bool:
+    """`device = <node>` in one branch of an `if`/`else` whose other branch binds the same name from
+    the configuration (`if 'device' in raw_config: device = torch.device(raw_config['device'])`
+    `else: device = torch.device('cuda:1')`, yandex-research/tab-ddpm scripts/pipeline.py): the
+    literal is the default of a configured device."""
+    stmt = m.statement_of(node)
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return False
+    a = stmt.body[0]
+    if not (isinstance(a, cst.Assign) and a.value is node and len(a.targets) == 1
+            and isinstance(a.targets[0].target, cst.Name)):
+        return False
+    name = a.targets[0].target.value
+    block = m.parent(stmt)
+    owner = m.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if isinstance(owner, cst.Else):
+        iff, other = m.parent(owner), None
+        other = iff.body if isinstance(iff, cst.If) else None
+    elif isinstance(owner, cst.If) and owner.body is block and isinstance(owner.orelse, cst.Else):
+        other = owner.orelse.body
+    else:
+        return False
+    if not isinstance(other, cst.IndentedBlock):
+        return False
+    for st in other.body:
+        if isinstance(st, cst.SimpleStatementLine):
+            for small in st.body:
+                if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name
+                        and _cuda_literal(small.value) is None
+                        and _configured(m, small.value)):
+                    return True
+    return False
+
+
+def _configured(m, value) -> bool:
+    """A value read from a configuration or the command line: it contains a subscript
+    (`raw_config['device']`) or an attribute of something other than a module the file imports
+    (`args.device`, `cfg.DEVICE`), and no device literal."""
+    nodes = (value, *m.walk(value))
+    if any(isinstance(n, cst.SimpleString) and isinstance(n.evaluated_value, str)
+           and n.evaluated_value.split(":")[0] in ("cuda", "cpu", "mps", "xpu") for n in nodes):
+        return False
+    return any(
+        isinstance(n, cst.Subscript) or (isinstance(n, cst.Attribute) and m.qualname(n) is None)
+        for n in nodes
+    )
+
+
+def _module_exec_statements(m) -> list:
+    """Module-level `exec(...)` statements: nanoGPT's scripts set their defaults as globals
+    (`device = 'cuda'`), then `exec(open('configurator.py').read())` overrides any of them from the
+    command line (`python sample.py --device=cpu`): the device is a configuration value."""
+    out = []
+    for stmt in m.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                        and isinstance(small.value.func, cst.Name) and small.value.func.value == "exec"
+                        and "exec" not in m.classes and m.module_function("exec") is None):
+                    out.append(stmt)
+    return out
+
+
 class HardcodedCuda(Rule):
     code = "GL102"
     name = "hardcoded-cuda"
@@ -327,6 +391,10 @@ The rule is silent in files that check availability (`torch.cuda.is_available()`
 `torch.accelerator`, `device_count()`, a `--device`/`--cuda` command-line flag, test-suite guards
 such as `TEST_CUDA`; a test that only picks a precision, nanoGPT's `dtype = 'bfloat16' if
 torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'`, does not count), on
+a module-level default such as `device = 'cuda'` followed by a module-level `exec(...)` of a
+configuration (nanoGPT's `exec(open('configurator.py').read())` lets `--device=cpu` override it), on
+`device = torch.device("cuda:1")` in the branch of an `if`/`else` whose other branch reads the device
+from the configuration (`device = torch.device(raw_config['device'])`: the literal is its default), on
 `"cuda"` used as an autocast/GradScaler device *type*, on `torch.device("cuda")` compared with a
 device (`if device == torch.device("cuda"): raise ...`), and in files that
 are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
@@ -418,6 +486,8 @@ x = torch.randn(8, 3, device=device)
                     inside_device_call.add(call.args[0].value)
                     if isinstance(m.parent(call), (cst.Comparison, cst.ComparisonTarget)):
                         continue  # `if self.device == torch.device('cuda'): raise ...`: a test, not a placement
+                    if _default_of_configured_device(m, call):
+                        continue  # `else: device = torch.device('cuda:1')` when the config names none
                     yield call, f"hard-coded `torch.device({ctx.code(call.args[0].value)})`", routable
                 continue
             if isinstance(f, cst.Attribute) and f.attr.value == "cuda" and q is None:
@@ -450,9 +520,14 @@ x = torch.randn(8, 3, device=device)
         for call, what in _default_cuda_setters(m):
             yield call, what, _default_setter_edit(ctx, call) is not None
         # `device = "cuda"` and `def f(device="cuda")` in a script (its caller passes nothing else)
+        execs = _module_exec_statements(m)
         for (scope, name), bindings in m.bindings.items():
             for b in bindings:
                 if b.how in ("assign", "param") and b.value is not None and _cuda_literal(b.value):
+                    if b.how == "assign" and any(m.precedes(b.node, e) for e in execs) and m.statement_of(
+                        b.node
+                    ) in m.module.body:
+                        continue  # a default that the exec'd configuration may override (nanoGPT's configurator)
                     if b.how == "param" or "device" in name.lower() or "dev" == name.lower():
                         yield b.value, f'hard-coded device {ctx.code(b.value)}', _cuda_literal(b.value) in ("cuda", "cuda:0")
 

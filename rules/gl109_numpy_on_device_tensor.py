@@ -71,6 +71,8 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                 continue
             if not runs_on_gpu(m, call):
                 continue  # `t.numpy() if not train_on_gpu else t.cpu().numpy()`: a CPU-only branch
+            if _in_cpu_device_branch(m, call, m.value_of(recv)):
+                continue  # `if device == "cpu": t.numpy() else: t.cpu().numpy()`, t moved to `device`
             detached = _detached(recv)
             insert = "cpu()." if detached else "detach().cpu()."
             attr = call.func.attr  # type: ignore[union-attr]
@@ -165,6 +167,66 @@ def _on_accelerator(m, facts, recv) -> bool:
             return False  # `device = "cpu"`: the engine reads the name as an accelerator (ENGINE_FP, eighth pass #3)
         return True  # moved to (or computed on) the accelerator by calls the engine saw
     return facts.on_accelerator(recv)
+
+
+def _cpu_test_subject(test) -> tuple[cst.BaseExpression, bool] | None:
+    """(X, holds-on-cpu) for `X == "cpu"` / `X != "cpu"` (also `X.type`, `str(X)`, quotes either way
+    round); None for any other test."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    c = test.comparisons[0]
+    if isinstance(c.operator, cst.Equal):
+        eq = True
+    elif isinstance(c.operator, cst.NotEqual):
+        eq = False
+    else:
+        return None
+    left, right = test.left, c.comparator
+    if isinstance(left, cst.SimpleString):
+        left, right = right, left
+    if not isinstance(right, cst.SimpleString) or right.evaluated_value != "cpu":
+        return None
+    if isinstance(left, cst.Attribute) and left.attr.value == "type":
+        left = left.value
+    elif (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "str"
+          and len(left.args) == 1):
+        left = left.args[0].value
+    return left, eq
+
+
+def _in_cpu_device_branch(m, call, value) -> bool:
+    """The call sits where the device the tensor was moved to is the CPU: the body of
+    `if device == "cpu":` (or the `else:` of `!=`) with `device` the very expression of the move
+    (NIID-Bench utils.py `compute_accuracy`, `device="cpu"` by default, converts with `.numpy()`
+    on the CPU branch and `.cpu().numpy()` on the other)."""
+    dev = getattr(value, "dev", None)
+    exprs = [getattr(dev, "expr", None)]
+    if exprs[0] is None:  # the engine has no value: the moves the bindings of the receiver's base show
+        base = call.func.value  # type: ignore[union-attr]
+        while True:
+            if isinstance(base, cst.Attribute) and base.attr.value == "data":
+                base = base.value
+            elif (isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute)
+                  and base.func.attr.value == "detach" and not base.args):
+                base = base.func.value
+            else:
+                break
+        exprs = [mv.device for mv in m.device_moves(base)] if isinstance(base, cst.Name) else []
+    if not exprs or not all(isinstance(e, (cst.Name, cst.Attribute)) for e in exprs):
+        return False
+    expr = exprs[0]
+    if not all(e.deep_equals(expr) for e in exprs):
+        return False
+    child = call
+    for anc in m.ancestors(call):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
+            found = _cpu_test_subject(anc.test)
+            if found is not None and found[0].deep_equals(expr) and (child is anc.body) is found[1]:
+                return True
+        child = anc
+    return False
 
 
 def _detached(e: cst.BaseExpression) -> bool:

@@ -521,6 +521,10 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
             return -sign
     if depth > 3:
         return 0
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _truthy_comparison(test.comparisons[0]):
+        # `if args.cuda > 0:` (jwyang/faster-rcnn.pytorch demo.py, an int flag): the flag's own truth
+        inner = _availability_sign(m, test.left, depth + 1)
+        return sign * inner
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         parts = (test.left, test.right)
         if any(_availability_sign(m, p, depth + 1) > 0 for p in parts):
@@ -534,6 +538,23 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
         ):
             return sign
     return 0
+
+
+def _truthy_comparison(c: cst.ComparisonTarget) -> bool:
+    """`> 0`, `>= 1`, `!= 0`, `!= False`, `== 1`, `== True`, `is True`: the comparison holds exactly
+    when the compared flag (an int or bool) is true."""
+    op, right = c.operator, c.comparator
+    num = right.value if isinstance(right, cst.Integer) else None
+    name = right.value if isinstance(right, cst.Name) else None
+    if isinstance(op, cst.GreaterThan):
+        return num == "0"
+    if isinstance(op, cst.GreaterThanEqual):
+        return num == "1"
+    if isinstance(op, cst.NotEqual):
+        return num == "0" or name == "False"
+    if isinstance(op, (cst.Equal, cst.Is)):
+        return num == "1" or name == "True"
+    return False
 
 
 def _in_availability_branch(m, load: cst.Call) -> bool:

@@ -71,6 +71,8 @@ for x, y in loader:
                 continue
             if isinstance(ctor, cst.Call) and _quantized_load(ctor):
                 continue  # bitsandbytes weights are placed on the GPU by the load itself
+            if isinstance(ctor, cst.Call) and _file_wrapper_of_moved_module(m, ctor):
+                continue  # `gl = MyDataParallel(gl)` after `gl = Loss(...).to(device)`: the wrapped module is placed
             q = m.qualname(ctor.func) if isinstance(ctor, cst.Call) else None
             if q and ("loss" in flowkb.class_tags(q) or q.endswith("Loss")):
                 continue  # GL108's
@@ -373,3 +375,24 @@ def _parameter_free_layer(m, ctor: cst.Call, q: str | None) -> bool:
     if not q or not q.startswith("torch.nn.") or q.count(".") != 2:
         return False
     return m.is_stateless_module(ctor) or q.rsplit(".", 1)[-1] in _PARAMETER_FREE
+
+
+def _file_wrapper_of_moved_module(m, ctor: cst.Call) -> bool:
+    """`MyDataParallel(gl)` where `MyDataParallel` is a class of the file deriving from
+    `nn.DataParallel`/`DistributedDataParallel` (StyleTTS2's train scripts add a `__getattr__` that
+    forwards to `.module`) and `gl` was moved to a device before: the wrapper runs the wrapped module
+    where it is, as `nn.DataParallel(gl)` does."""
+    from gpulint.model import WRAPPER_CLASSES
+
+    f = ctor.func
+    if not (isinstance(f, cst.Name) and f.value in m.classes and m.class_is(f.value, WRAPPER_CLASSES)):
+        return False
+    pos = [a for a in ctor.args if a.keyword is None and not a.star]
+    kw = [a for a in ctor.args if a.keyword is not None and a.keyword.value == "module"]
+    arg = (pos or kw or [None])[0]
+    if arg is None:
+        return False
+    v = m.value_of(arg.value)
+    if v.dev is not None and v.dev.where != "host":
+        return True
+    return bool(m.device_moves(arg.value)) if isinstance(arg.value, (cst.Name, cst.Attribute)) else False

@@ -89,6 +89,8 @@ noise_scale = betas[t]
                 continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
                 continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
+            if mm.op == "module-call" and _stateless_callee(m, mm.acc):
+                continue  # `nn.L1Loss().cuda()` has no tensors of its own: it runs where its inputs are
             origin = mm.host_value.origin
             if self._gl105_owns(m, mm, origin) or (mm.op in ("module-call", "call") and self._gl101_owns(m, origin)):
                 continue
@@ -391,3 +393,59 @@ def _module_class(m, node) -> cst.ClassDef | None:
             and m.flow._class_kind(name) not in ("module", "metric")):
         return None
     return cls
+
+
+def _stateless_callee(m, expr, depth: int = 0) -> bool:
+    """A loss or activation module with no parameters or buffers (`nn.L1Loss()`, `nn.ReLU()`),
+    also when it reaches the call as a function parameter whose every call site passes one
+    (cure-lab/SCINet exp_pems.py: `forecast_loss = nn.L1Loss().cuda()` handed to `validate`, which
+    calls it on tensors rebuilt on the CPU with `torch.from_numpy`). Moving it moved nothing: it
+    computes on the device of its inputs."""
+    if expr is None or depth > 3:
+        return False
+    if m.is_stateless_module(expr):
+        return True
+    if not isinstance(expr, cst.Name):
+        return False
+    bindings = m.bindings_of(expr)
+    if not bindings:
+        return False
+    for b in bindings:
+        if b.how == "param":
+            args = m.param_arguments(b) or _method_param_arguments(m, b)
+            if not args or not all(_stateless_callee(m, a, depth + 1) for a in args):
+                return False
+        elif b.how == "assign" and b.value is not None:
+            if not _stateless_callee(m, b.value, depth + 1) and not m.is_stateless_module(b.value):
+                return False
+        else:
+            return False
+    return True
+
+
+def _method_param_arguments(m, b) -> list:
+    """The arguments passed for parameter `b` of a method at its `self.<method>(...)` calls inside
+    its class (empty when there is none, or one cannot be matched: `*args`, `**kwargs`)."""
+    fn = m.function_of_param(b)
+    cls = m.class_of(fn) if fn is not None else None
+    if fn is None or cls is None:
+        return []
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    if not params or params[0] != "self" or b.name not in params[1:]:
+        return []
+    index = params.index(b.name) - 1
+    out = []
+    for call in m.calls:
+        f = call.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == fn.name.value and isinstance(f.value, cst.Name)
+                and f.value.value == "self" and m.class_of(call) is cls):
+            continue
+        if any(a.star for a in call.args):
+            return []
+        pos = [a.value for a in call.args if a.keyword is None]
+        kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        found = kw.get(b.name, pos[index] if index < len(pos) else None)
+        if found is None:
+            return []
+        out.append(found)
+    return out

@@ -72,8 +72,8 @@ only switches dropout and batch-norm behaviour.
 An evaluation loop is a loop that runs after `model.eval()`, or in a function named like
 `validate`/`evaluate`/`test`/`predict`, and does no gradient work. The rule stays silent on
 gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
-`torch.autograd.grad`, `requires_grad_` or `.grad` in the loop or its function), on loops already
-under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
+`torch.autograd.grad`, `requires_grad_`, `x.requires_grad = True` or `.grad` in the loop or its
+function), on loops already under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
 site of the function, `stack.enter_context(torch.no_grad())`, or a project's own decorator named
 like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on Lightning / HF
 Trainer scripts, whose frameworks do this, on a loop whose body ends with an unconditional `break`
@@ -142,7 +142,8 @@ with torch.no_grad():
                 continue  # gradient-based evaluation (saliency, adversarial), not the training batches
             if facts.grad_mode_at(node) is not None:
                 continue
-            calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None]
+            calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None
+                     and not ctx.model.is_stateless_module(c.func)]  # a loss module records nothing of its own
             through = {}
             if not calls:
                 # the forward in a method of the same class the loop calls (ClusterGCN's

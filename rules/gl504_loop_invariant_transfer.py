@@ -102,8 +102,10 @@ for x, y in loader:
         factory would not save the copy (the data is read on the host); building it once would."""
         m = ctx.model
         base = recv
-        while (isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value in _CASTS
-               and not base.args):
+        while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and (
+            (base.func.attr.value in _CASTS and not base.args)
+            or (base.func.attr.value == "to" and base.args and _dtype_only(m, base))
+        ):
             base = base.func.value
         if not isinstance(base, cst.Call) or (m.qualname(base.func) or "") not in _LITERAL_FACTORIES:
             return None
@@ -226,9 +228,21 @@ def _dtype_only(m, call: cst.Call) -> bool:
         if a.keyword is not None:
             if a.keyword.value not in _NO_DEVICE_KEYWORDS:
                 return False
-        elif m.value_of(a.value).kind != DTYPE:
+        elif m.value_of(a.value).kind != DTYPE and not _dtype_name(m, a.value):
             return False
     return True
+
+
+def _dtype_name(m, e) -> bool:
+    """A name every binding of which reads a tensor's dtype (`dtype = anchors.dtype`): the engine gives
+    it no dtype value when the tensor is a parameter (Yet-Another-EfficientDet-Pytorch's focal loss,
+    `torch.tensor(0).to(dtype)` in the CPU branch: a cast, no copy)."""
+    if not isinstance(e, cst.Name):
+        return False
+    bs = m.bindings_of(e)
+    return bool(bs) and all(
+        b.how == "assign" and isinstance(b.value, cst.Attribute) and b.value.attr.value == "dtype" for b in bs
+    )
 
 
 

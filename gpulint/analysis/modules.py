@@ -150,9 +150,29 @@ _FIRST_OPERAND_ONLY = frozenset(
     "multinomial bincount topk kthvalue narrow repeat_interleave roll flip chunk split tensor_split "
     "unsqueeze squeeze reshape flatten transpose permute movedim tile sort argsort cumsum cumprod "
     "softmax log_softmax argmax argmin".split()
+    # `F.pad(x, [diffX // 2, ...])`, `F.interpolate(x, size=...)`: the other arguments are sizes
+    # (milesial/Pytorch-UNet's old `Up.forward`, copied in SegmenTron, builds them with `torch.tensor`)
+    + ["nn.functional.pad", "nn.functional.interpolate", "nn.functional.upsample"]
 )
 _SIZE_NAME = re.compile(r"(?:^|_)(?:size|sizes|shape|dims?|len|length|num|count)(?:_|$)|^n_|^num_")
 EMPTY: frozenset = frozenset()
+
+
+_ONE_DIM_FACTORIES = frozenset({"torch.linspace", "torch.logspace", "torch.arange"})
+
+
+def _one_dim_factory(m, value) -> bool:
+    """A 1-D tensor: `torch.linspace/logspace/arange(...)` (no `out=`), or one of them in arithmetic
+    with numbers (`2 ** torch.linspace(...)`, `torch.arange(n) * 0.5`)."""
+    if isinstance(value, cst.BinaryOperation):
+        sides = (value.left, value.right)
+        calls = [x for x in sides if not isinstance(x, (cst.Integer, cst.Float))]
+        return len(calls) == 1 and _one_dim_factory(m, calls[0])
+    if isinstance(value, cst.Call):
+        return m.qualname(value.func) in _ONE_DIM_FACTORIES and not any(
+            a.keyword is not None and a.keyword.value == "out" for a in value.args
+        )
+    return False
 
 
 def _is_self(node: cst.CSTNode) -> bool:
@@ -665,6 +685,11 @@ class DeviceFlow:
         self.returns: dict[cst.FunctionDef, frozenset] = {}
         self._fn: cst.FunctionDef | None = None
         self._ret: set = set()
+        # per-position tags of methods that always return a tuple of one length
+        # (`return y_true, noobj_mask, box_loss_scale`); None once a return breaks the pattern
+        self.tuple_returns: dict[cst.FunctionDef, list[frozenset] | None] = {}
+        self._ret_items: list[frozenset] | None = None
+        self._ret_plain = False
         self._changed = False
         self._host_only = 0  # > 0 inside the branch an availability test runs when no accelerator is there
         self._evidenced: set[str] = set()
@@ -762,12 +787,23 @@ class DeviceFlow:
                     continue
                 self._fn = fn
                 self._ret = set()
+                self._ret_items = None
+                self._ret_plain = False
                 env = dict(self.param_tags[fn])
                 self._suite(fn.body, env)
                 old = self.returns.get(fn, EMPTY)
                 new = old | frozenset(self._ret)
                 if fn not in self.returns or new != old:
                     self.returns[fn] = new
+                    self._changed = True
+                items = None if self._ret_plain else self._ret_items
+                prev = self.tuple_returns.get(fn, items)
+                if prev is None or items is None or len(prev) != len(items):
+                    merged = None
+                else:
+                    merged = [a | b for a, b in zip(prev, items)]
+                if self.tuple_returns.get(fn, "unset") != merged:
+                    self.tuple_returns[fn] = merged
                     self._changed = True
             if not self._changed:
                 break
@@ -859,6 +895,16 @@ class DeviceFlow:
             and self.model.qualname(test.func) in _AVAILABILITY_CALLS
         ):
             return sign
+        if isinstance(test, cst.Attribute) and _is_self(test.value):
+            # the module's own GPU flag (`self.cuda = cuda` from its constructor, bubbliiiing's
+            # YOLOLoss: `if self.cuda: y_true = y_true.type_as(x)`): the caller sets it where the
+            # model runs on the GPU; without it everything is on the host
+            from gpulint.flow import _CPU_FLAGS, _GPU_FLAGS
+
+            if test.attr.value in _GPU_FLAGS:
+                return sign
+            if test.attr.value in _CPU_FLAGS:
+                return -sign
         return 0
 
     def _stmt(self, s: cst.CSTNode, env: dict) -> None:
@@ -900,6 +946,8 @@ class DeviceFlow:
         elif isinstance(s, (cst.For, cst.While)):
             if isinstance(s, cst.For):
                 it = self._expr(s.iter, env)
+                if self._iterates_flat_attr(s.iter):
+                    it = EMPTY  # the elements of a 1-D tensor are 0-d: they combine with any device
             else:
                 self._expr(s.test, env)
             for _ in range(2):
@@ -947,7 +995,21 @@ class DeviceFlow:
             self._expr(s.value, env)
         elif isinstance(s, cst.Return):
             if s.value is not None:
-                self._ret |= self._expr(s.value, env)
+                v = s.value
+                if isinstance(v, cst.Tuple) and v.elements and not any(
+                    isinstance(e, cst.StarredElement) for e in v.elements
+                ):
+                    items = [self._expr(e.value, env) - {"M"} for e in v.elements]
+                    self._ret |= frozenset().union(*items)
+                    if self._ret_items is None and not self._ret_plain:
+                        self._ret_items = items
+                    elif self._ret_items is not None and len(self._ret_items) == len(items):
+                        self._ret_items = [a | b for a, b in zip(self._ret_items, items)]
+                    else:
+                        self._ret_plain = True
+                else:
+                    self._ret |= self._expr(v, env)
+                    self._ret_plain = True
 
     def _bind(self, target, tags: frozenset, value, env: dict) -> None:
         if isinstance(target, cst.Name):
@@ -962,6 +1024,15 @@ class DeviceFlow:
                 for el, v in zip(elements, value.elements):
                     self._bind(el.value, self._expr(v.value, env), v.value, env)
             else:
+                items = self._tuple_result(value)
+                if items is not None and len(items) == len(elements) and not any(
+                    isinstance(e, cst.StarredElement) for e in elements
+                ):
+                    # `y_true, noobj_mask, box_loss_scale = self.get_target(...)`: each name gets the
+                    # tags of its own position (bubbliiiing/yolov4-pytorch YOLOLoss)
+                    for el, t in zip(elements, items):
+                        self._bind(el.value, t, None, env)
+                    return
                 for el in elements:
                     self._bind(el.value, tags - {"M"}, None, env)
         elif isinstance(target, cst.StarredElement):
@@ -970,6 +1041,16 @@ class DeviceFlow:
             # self.a = ..., t[i] = ...: evaluate the target's parts for meetings only
             if isinstance(target, cst.Subscript):
                 self._expr(target.value, env)
+
+    def _tuple_result(self, value) -> list[frozenset] | None:
+        """Per-position tags of `self.<method>(...)` when the method always returns a tuple of one
+        length, None otherwise."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and _is_self(value.func.value)):
+            return None
+        target = self.cls.methods.get(value.func.attr.value)
+        if target is None or self._extra:
+            return None
+        return self.tuple_returns.get(target)
 
     # expressions ------------------------------------------------------------------------------
     def _expr(self, e: cst.BaseExpression | None, env: dict) -> frozenset:
@@ -1127,6 +1208,12 @@ class DeviceFlow:
                 # `dummy.type(mel.type())`: the type string names the device too
                 # (`torch.cuda.FloatTensor`), so the result is where `mel` is (flowtron)
                 return args[0] - {"M"}
+            if (meth == "type" and len(call.args) == 1 and call.args[0].keyword is None
+                    and not call.args[0].star and D in args[0]):
+                # `p_n.type(dtype)` with `dtype = offset.data.type()` handed down from forward
+                # (deformable convolution in WongKinYiu/PyTorch_YOLOv4 utils/layers.py): a type
+                # string of a device tensor, which moves the result there
+                return frozenset({D})
             if meth in NON_TENSOR_METHODS:
                 return EMPTY
             if meth in MEET_METHODS:
@@ -1142,6 +1229,15 @@ class DeviceFlow:
             return frozenset({D}) if any(D in a for a in args) else EMPTY
         self._expr(f, env)
         return EMPTY
+
+    def _iterates_flat_attr(self, it) -> bool:
+        """`for freq in self.freq_bands:` where every `__init__` value of the attribute is a 1-D
+        factory (`2**torch.linspace(0, n - 1, n)`, kwea123/nerf_pl's positional `Embedding`): each
+        element is a 0-d tensor, which PyTorch combines with tensors on any device."""
+        if not (isinstance(it, cst.Attribute) and _is_self(it.value)):
+            return False
+        assigns = self.cls.init_assigns.get(it.attr.value, [])
+        return bool(assigns) and all(_one_dim_factory(self.model, a.value) for a in assigns)
 
     def _submodule_call(self, attr: str, args: list[frozenset]) -> frozenset:
         if self.facts_has_params(attr):

@@ -163,6 +163,7 @@ class TrainingFacts:
         self._effects_cache: dict[cst.CSTNode, set[str]] = {}
         self._effects_busy: set[cst.CSTNode] = set()
         self._grad_attrs: tuple[list[cst.Attribute], list[int]] | None = None
+        self._rg_sets: tuple[list[cst.Assign], list[int]] | None = None
         self._defs: tuple[list[int], list[int]] | None = None  # positions and ends of the definitions
         # mode_before's memos: a statement's mode, a block's statement positions, the answer of
         # the backward scan of a block before position i, and mode_before's own answers
@@ -332,13 +333,31 @@ class TrainingFacts:
                     self._call_effects(n, out)
                 elif isinstance(n, cst.Attribute) and n.attr.value == "grad":
                     self._grad_effects(n, out)
+                elif isinstance(n, cst.Assign) and _sets_requires_grad(n):
+                    out.add("grad")
             return out
         # the calls and `.grad` attributes below `node`, from the model's lists, in source order
         for n in m.calls_in(node):
             self._call_effects(n, out)
         for n in self.grad_attributes_in(node):
             self._grad_effects(n, out)
+        if self.requires_grad_sets_in(node):
+            out.add("grad")
         return out
+
+    def requires_grad_sets_in(self, node: cst.CSTNode) -> list[cst.Assign]:
+        """The `x.requires_grad = <not False>` statements below `node`: the attribute form of
+        `x.requires_grad_()` (Knowledge-Distillation-Zoo's evaluation of the Sobolev/LWM losses sets
+        `img.requires_grad = True` and differentiates the outputs with respect to the input)."""
+        m = self.m
+        if self._rg_sets is None:
+            found = [(i, n) for i, n in enumerate(m.nodes) if type(n) is cst.Assign and _sets_requires_grad(n)]
+            self._rg_sets = ([n for _, n in found], [i for i, _ in found])
+        start, stop = m.order.get(node), m.end.get(node)
+        if start is None or stop is None or m.nodes[start] is not node:
+            return [n for n in walk(node) if isinstance(n, cst.Assign) and _sets_requires_grad(n)]
+        sets, orders = self._rg_sets
+        return sets[bisect.bisect_right(orders, start):bisect.bisect_left(orders, stop)]
 
     def _call_effects(self, n: cst.Call, out: set[str]) -> None:
         q = self.m.qualname(n.func)
@@ -1271,3 +1290,10 @@ def set_keyword_edit(ctx, call: cst.Call, name: str, value: str):
         if not src[value_end:eol].strip():
             return ctx.insert_text(value_end, f",{ctx.newline}{indent}{name}={value}")
     return ctx.insert_text(value_end, f", {name}={value}")
+
+
+def _sets_requires_grad(a: cst.Assign) -> bool:
+    """`x.requires_grad = True` (any value but the literal False)."""
+    return any(
+        isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in a.targets
+    ) and not is_bool(a.value, False)
