@@ -1342,9 +1342,19 @@ class DeviceFlow:
             if fn is self.cls.forward and name not in self._evidenced:
                 continue
             tags = env.get(name, EMPTY)
-            if tags == frozenset({D}):
+            if tags == frozenset({D}) and (fn is self.cls.forward or self._engine_tensor(fn, name)):
                 return name
         return None
+
+    def _engine_tensor(self, fn: cst.FunctionDef, name: str) -> bool:
+        """The flow engine knows `name` is a tensor in `fn` (a use of it has a tensor value): the
+        fix may write `device=<name>.device` (not for a layer index `l` or a dtype string,
+        precision10's yolov4-pytorch and PyTorch_YOLOv4)."""
+        m = self.model
+        for n in m.walk(fn.body):
+            if isinstance(n, cst.Name) and n.value == name and m.value_of(n).kind == "tensor":
+                return True
+        return False
 
     def _in_device_context(self, node: cst.CSTNode) -> bool:
         for anc in self.model.ancestors(node):
