@@ -656,6 +656,13 @@ def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
+# attributes only a tensor has (among the values a method parameter usually holds)
+_TENSOR_ONLY_ATTRS = frozenset(
+    "size shape device dtype dim ndim ndimension numel view reshape transpose permute unsqueeze squeeze "
+    "contiguous float half long masked_fill new_zeros new_ones new_full new_empty type_as expand".split()
+)
+
+
 @dataclass
 class FactorySite:
     """A tensor factory called without a device inside a method reachable from forward."""
@@ -1352,8 +1359,12 @@ class DeviceFlow:
         precision10's yolov4-pytorch and PyTorch_YOLOv4)."""
         m = self.model
         for n in m.walk(fn.body):
-            if isinstance(n, cst.Name) and n.value == name and m.value_of(n).kind == "tensor":
-                return True
+            if isinstance(n, cst.Name) and n.value == name:
+                if m.value_of(n).kind == "tensor":
+                    return True
+                parent = m.parent(n)
+                if isinstance(parent, cst.Attribute) and parent.value is n and parent.attr.value in _TENSOR_ONLY_ATTRS:
+                    return True  # `t.size(-1)`, `t.shape`: read as a tensor
         return False
 
     def _in_device_context(self, node: cst.CSTNode) -> bool:
