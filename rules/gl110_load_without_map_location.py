@@ -115,7 +115,13 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             fix = None
             if text is not None:
                 fix = ctx.fix(self._insert(ctx, call, pos[0], f"map_location={text}"), safe=safe, message=f"Add `map_location={text}`")
-            yield ctx.finding(call, self.message.format(device=text or "device"), fix)
+            if text is None:
+                # no device expression visible at the load: name none that does not exist
+                msg = ("`torch.load` without `map_location` restores tensors on the device they were saved from; "
+                       "pass `map_location=` the device the script runs on (`\"cpu\"` on a machine without a GPU)")
+                yield ctx.finding(call, msg, fix)
+                continue
+            yield ctx.finding(call, self.message.format(device=text), fix)
 
     @staticmethod
     def _insert(ctx: Context, call: cst.Call, first: cst.Arg, kw: str):

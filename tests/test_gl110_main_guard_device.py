@@ -45,3 +45,24 @@ def test_method_does_not_read_a_main_only_global():
 def test_the_main_block_itself_may_use_it():
     out = fix(MODEL_FILE, {"GL110"}, unsafe=True).text
     assert 'extra = torch.load("extra.pt", map_location=device)' in out
+
+
+def test_no_device_name_in_the_message_when_none_is_visible():
+    # precision10 / fixtures14: with no device expression at the load the message said
+    # "pass `map_location=device`" in files that have no `device`
+    from fixture_support import check
+
+    src = """
+import torch
+
+
+def run(path, x):
+    net = torch.load(path)
+    return net(x.cuda())
+
+
+if __name__ == "__main__":
+    print(run("model.pt", torch.randn(2, 3)))
+"""
+    found = check(src, ["GL110"])
+    assert found and all("map_location=device" not in d.message for d in found)
