@@ -294,7 +294,14 @@ noise_scale = betas[t]
             return False
         # a module's own factories (GL105) and tensor attributes set in `__init__` (GL106); a table
         # another method computes (`self.top_index = torch.argsort(...)`) is neither's shape
-        parent = m.parents.get(origin)
+        top = origin  # up a method chain: `self.mean = torch.Tensor([...]).view(1, 3, 1, 1)`
+        while True:
+            up = m.parents.get(top)
+            if (isinstance(up, cst.Attribute) and up.value is top) or (isinstance(up, cst.Call) and up.func is top):
+                top = up
+            else:
+                break
+        parent = m.parents.get(top)
         on_self = isinstance(parent, cst.Assign) and any(
             isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
             and t.target.value.value == "self" for t in parent.targets)

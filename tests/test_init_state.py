@@ -317,3 +317,28 @@ def test_forward_inputs_are_tensors_when_the_only_instance_is_built_with_to_devi
     for chain in (".to(device)", ".to(device).train()"):
         found = check(src.replace("{chain}", chain), ["GL104"])
         assert [(d.code, d.line) for d in found] == [("GL104", line_of(src, "direction.to(vertices.device)"))]
+
+
+def test_an_init_attribute_built_by_a_method_chain_is_gl106_only():
+    # SRGAN-PyTorch#22 (fixtures14): `self.mean = torch.Tensor([...]).view(1, 3, 1, 1)` was
+    # reported by GL106 at the assignment and by GL116 at every use in forward
+    src = textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+
+
+        class ContentLoss(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mean = torch.Tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+
+            def forward(self, source, target):
+                return ((source - self.mean) - (target - self.mean)).abs().mean()
+
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        loss = ContentLoss().to(device)
+        x = torch.randn(2, 3, 4, 4, device=device)
+        print(loss(x, x))
+    ''')
+    assert [d.code for d in check(src, ["GL106", "GL116", "GL105"])] == ["GL106"]
