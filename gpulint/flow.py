@@ -671,6 +671,7 @@ class Flow:
             cst.Lambda: lambda e, f: Value(FUNC, None, fn=e),
         }
         self._lambda_depth = 0
+        self._module_use_index: dict | None = None
         self._operand_calls: set[cst.Call] = set()  # calls of unknown code given a tensor or a module
         self._run()
 
@@ -2325,6 +2326,8 @@ class Flow:
             return Value(HOSTVAL, HOST)
         if any(v.kind in (TENSOR, MODULE) for v in vals):
             self._operand_calls.add(e)  # `get_device(wav)` from a star import: see _device_of_operand
+        if self._module_by_use(e):
+            return Value(MODULE, None, origin=e, stateful=True)  # `from models import *`: `ResNet18()`
         return UNKNOWN
 
     def _qualified_call(self, e, q: str, pos, kw, frame) -> Value:
@@ -2380,7 +2383,55 @@ class Flow:
             self._escape_containers(e, frame)  # `utils.to_device(batch, device)`
         if any(v.kind in (TENSOR, MODULE) for _, v, _s in pos):
             self._operand_calls.add(e)  # `get_device(wav)`: see _device_of_operand
+        if not q.startswith("torch.") and self._module_by_use(e):
+            # `model = Net()` with `Net` from the project's own package (`from model import Net`):
+            # used as a module, it is one; where its constructor put it is not known
+            return Value(MODULE, None, origin=e, stateful=True)
         return UNKNOWN
+
+    def _module_by_use(self, e: cst.Call) -> bool:
+        """The call of unknown code `e` (through a chain of module methods, `Net().to(d).eval()`)
+        is assigned to a name of a function or module body that the same body uses the way only
+        an `nn.Module` is used: its `.parameters()`/`.named_parameters()` (given to an optimizer),
+        or both `.load_state_dict(...)` and `.eval()` (an inference script)."""
+        m = self.m
+        cur = e
+        parent = m.parent(cur)
+        while (type(parent) is cst.Attribute and parent.value is cur and parent.attr.value in _SELF_RETURNING
+               and type(m.parent(parent)) is cst.Call and m.parent(parent).func is parent):
+            cur = m.parent(parent)
+            parent = m.parent(cur)
+        if type(parent) is not cst.Assign or parent.value is not cur or len(parent.targets) != 1:
+            return False
+        target = parent.targets[0].target
+        if type(target) is cst.Name:
+            key = (m.scope_of(parent), target.value)
+        elif (type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self"
+              and m.class_of(parent) is not None):
+            key = (m.class_of(parent), "self." + target.attr.value)  # used in any method of the class
+        else:
+            return False
+        found = self._module_uses().get(key)
+        return found is not None and ("parameters" in found or {"load_state_dict", "eval"} <= found)
+
+    def _module_uses(self) -> dict:
+        """(scope, name) -> the module-only methods called on that name in that scope."""
+        if self._module_use_index is None:
+            out: dict = {}
+            m = self.m
+            for call, recv, meth in m.method_calls("parameters", "named_parameters", "load_state_dict", "eval"):
+                if call.args and meth in ("parameters", "named_parameters", "eval"):
+                    continue
+                if type(recv) is cst.Name:
+                    key = (m.scope_of(call), recv.value)
+                elif (type(recv) is cst.Attribute and type(recv.value) is cst.Name and recv.value.value == "self"
+                      and m.class_of(call) is not None):
+                    key = (m.class_of(call), "self." + recv.attr.value)
+                else:
+                    continue
+                out.setdefault(key, set()).add("parameters" if meth == "named_parameters" else meth)
+            self._module_use_index = out
+        return self._module_use_index
 
     def _placement(self, e, kw) -> tuple[Dev | None, bool]:
         """device= of a constructor or factory: (device, given). A `**mapping` argument may carry
@@ -2783,8 +2834,14 @@ class Flow:
             return Value(TENSOR, rv.dev, nonscalar=meth in ("unsqueeze", "unsqueeze_"), origin=e)
         if k is None and meth in ("to", "cpu", "cuda"):
             # whatever it is (a tensor, a structure of tensors), moved to the host it is there
-            if meth != "cuda" and self._move_target(meth, pos, kw, rv) == HOST:
+            target = self._move_target(meth, pos, kw, rv)
+            if meth != "cuda" and target == HOST:
                 return Value(None, HOST, origin=e, placed=e)
+            if target is not None and target.where == "acc" and self._data_like(recv):
+                # and an item of a loop over data of unknown kind (a batch of a loader the file
+                # does not build, a graph `data` object) moved to an accelerator is there; its kind
+                # stays unknown (a parameter or an attribute may be a module: left unknown)
+                return Value(None, target, origin=e, placed=e)
             return UNKNOWN
         if k is None and rv.dev == HOST and rv.origin is not None and self._reads_host(rv.origin):
             return Value(None, HOST, origin=rv.origin)  # `Image.open(p).convert("RGB")`, `arr.reshape(...)`
@@ -2793,6 +2850,39 @@ class Flow:
         if k == DEVICE:
             return UNKNOWN
         return UNKNOWN
+
+    def _data_like(self, recv) -> bool:
+        """`recv` is an item a `for` loop takes from data (`for x, y in loader`), or a part of one
+        (`batch[0]`, `batch["ids"]`), possibly re-bound to its own move (`x, y = x.to(d), y.to(d)`)."""
+        t = type(recv)
+        if t is cst.Subscript:
+            recv = recv.value
+            t = type(recv)
+        if t is not cst.Name:
+            return False
+        bindings = self.m.bindings_of(recv)
+        if not bindings or not any(b.how == "for" for b in bindings):
+            return False
+        name = recv.value
+        for b in bindings:
+            if b.how == "for":
+                continue
+            if b.how not in ("assign", "unpack") or b.value is None:
+                return False
+            # `x = x.to(device)` / `x, y = x.to(device), y.to(device)`: its own move
+            parts = b.value.elements if type(b.value) is cst.Tuple else [b.value]
+            if not any(type(p) is cst.Element and type(p.value) is cst.Call or type(p) is cst.Call for p in parts):
+                return False
+            ok = False
+            for p in parts:
+                c = p.value if type(p) is cst.Element else p
+                f = c.func if type(c) is cst.Call else None
+                if (type(f) is cst.Attribute and f.attr.value in ("to", "cuda") and type(f.value) is cst.Name
+                        and f.value.value == name):
+                    ok = True
+            if not ok:
+                return False
+        return True
 
     def _reads_host(self, origin) -> bool:
         if type(origin) is not cst.Call:
@@ -2879,6 +2969,12 @@ class Flow:
                     tensors += [(el.value, it) for el, it in zip(els, v.items) if it.kind == TENSOR]
                 else:
                     tensors += [(x, it) for it in v.items if it.kind == TENSOR]
+        for x, v, s in pos[:1]:
+            if (not s and v.kind is None and v.dev is not None and v.dev.where == "acc" and v.placed is not None
+                    and mv.dev is not None and mv.dev.is_host):
+                # `model(x.to(device))` with `x` of unknown kind (an item of a loader given as a
+                # parameter): whatever it is, it was moved to the accelerator on purpose
+                tensors.append((x, Value(TENSOR, v.dev, nonscalar=True, origin=v.origin, placed=v.placed)))
         if _DOUBLE_STAR in kw:  # `model(**batch)`: the mapping's tensors are the inputs
             x, v = kw[_DOUBLE_STAR]
             if v.kind == BATCH and v.dev is not None:
@@ -2922,6 +3018,14 @@ class Flow:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
         if dev is None or dev.where == "either":
             dev = None
+            if (mv.kind == MODULE and mv.cls is None and not mv.scatters and pos and not pos[0][2]
+                    and tensors and tensors[0][0] is pos[0][0]):
+                first = tensors[0][1].dev
+                if first is not None and first.where == "acc" and all(
+                        v.dev is None or v.dev == first for _, v in tensors):
+                    # a module of unknown placement called with inputs on the accelerator: the call
+                    # runs there (on the host it fails), so its output is there too
+                    dev = first
         if dev is not None and dev.is_host and not mv.stateful and not mv.scatters:
             # a module without parameters (a loss of the file) computes where its inputs are
             devs = {v.dev for _, v in tensors}
