@@ -634,6 +634,8 @@ class Flow:
         self._instance_sites: dict = {}
         self._half_cache: dict = {}
         self._summaries: dict = {}
+        self._summary_keys: list = []  # the keys of the summaries being computed (innermost last)
+        self._missed_summaries: set = set()  # summaries that read a `self` attribute not known then
         self._in_summary: list = []
         # mismatches found while summarising a call with its arguments: the current summary's list
         # of (mismatch, chain of calls inside it), each summary's own, and those under the calls of
@@ -727,6 +729,8 @@ class Flow:
             cur = best.get(mm.node)
             if cur is None or len(chain) < len(cur[1]):
                 best[mm.node] = (mm, chain)
+        for node in [n for n, (mm, chain) in best.items() if any(c in best for c in chain)]:
+            del best[node]  # inside a call that is itself a per-site mismatch: that one is the cause
         for node, (mm, chain) in best.items():
             seen.add(node)
             self.mismatches.append(replace(mm, site=chain[0]))
@@ -746,13 +750,26 @@ class Flow:
 
     def _record_class(self, name: str, info) -> None:
         methods = list(info.methods.values())
+        own = set(methods)
+        # summaries of its methods made before (from module-level code) that read an attribute
+        # not known then (`self.model` set in `fit()`, read by a helper `fit()` reaches): again
+        for key in [k for k in self._missed_summaries if k[0] in own]:
+            self._summaries.pop(key, None)
+            self._summary_found.pop(key, None)
+            self._missed_summaries.discard(key)
         methods.sort(key=lambda f: (f.name.value != "__init__", self.m.order[f]))
         self._missed_reads = set()
         for fn in methods:
             self._record_function(fn, name)
         known = self.class_attrs.get(name, {})
         if any(c == name and a in known for c, a in self._missed_reads):
-            for fn in methods:  # a method read an attribute a later method sets: once more
+            # a method read an attribute a later method sets: once more, without the summaries of
+            # its methods made before that attribute was known (`self.model` set in `fit()`, read by
+            # a helper method a first pass summarised as returning nothing known)
+            for key in [k for k in self._summaries if k[0] in own]:
+                del self._summaries[key]
+                self._summary_found.pop(key, None)
+            for fn in methods:
                 self._record_function(fn, name)
 
     def _params_of(self, fn: cst.FunctionDef, cls: str | None, args: dict | None, frame: _Frame) -> None:
@@ -1062,6 +1079,11 @@ class Flow:
             self._bind(s.target, cur, frame, None)
         elif t is cst.Return:
             v = self.eval(s.value, frame) if s.value is not None else Value(HOSTVAL, HOST)
+            if frame.cpu_only and v.kind in (DEVICE, TENSOR, MODULE):
+                # the return of a branch that does not run on a GPU (`if torch.cuda.is_available():
+                # return torch.device("cuda:0") else: return torch.device("cpu")`): as for
+                # `a if torch.cuda.is_available() else b`, the value is the GPU path's
+                return False
             frame.returns = v if frame.returns is None else join(frame.returns, v)
             return False
         elif t is cst.Raise:
@@ -1143,6 +1165,10 @@ class Flow:
                     sub = v.elem if v.kind != BATCH else Value(TENSOR, v.dev, nonscalar=True, origin=v.origin)
                 elif v.kind == TENSOR and n == 2 and self._pair_result(value_expr):
                     sub = v  # `_, predicted = torch.max(outputs, 1)`: values and indices, where the input is
+                elif v.kind == TENSOR and v.dev is not None and v.dev.where != "either":
+                    # `a, b = t` iterates its first dimension (or it was a tuple of tensors read as one,
+                    # `batch[:-1]`): each part is where `t` is; of fewer dimensions
+                    sub = Value(TENSOR, v.dev, v.half, v.deep, v.nograd, origin=v.origin)
                 else:
                     sub = UNKNOWN
                 self._bind(el.value, sub, frame,
@@ -1767,6 +1793,8 @@ class Flow:
             return self._self_attr_raw(attr, frame, note_miss)
         if note_miss:
             self._missed_reads.add((frame.cls, attr))
+            if self._summary_keys:
+                self._missed_summaries.update(self._summary_keys)
         return None
 
     def _ensure_init(self, cls: str) -> bool:
@@ -2851,6 +2879,19 @@ class Flow:
             return UNKNOWN
         return UNKNOWN
 
+    def _made_in_forward(self, origin, cls: str) -> bool:
+        """`origin` is a torch factory call (`torch.zeros(...)`) written in the `forward` of the
+        file's class `cls` (or of a class it inherits from)."""
+        if type(origin) is not cst.Call:
+            return False
+        q = self.m.qualname(origin.func)
+        if q is None or not q.startswith("torch.") or kb.function(q) is None:
+            return False
+        fn = self.m.enclosing(origin, cst.FunctionDef)
+        owner = self.m.class_of(fn) if fn is not None else None
+        return (fn is not None and fn.name.value == "forward" and owner is not None
+                and (owner.name.value == cls or self._subclass(cls, owner.name.value)))
+
     def _data_like(self, recv) -> bool:
         """`recv` is an item a `for` loop takes from data (`for x, y in loader`), or a part of one
         (`batch[0]`, `batch["ids"]`), possibly re-bound to its own move (`x, y = x.to(d), y.to(d)`)."""
@@ -3033,6 +3074,11 @@ class Flow:
         if mv.cls is not None and dev is not None:
             ret = self._call_method(mv.cls, "forward", mv, e, pos, kw, frame, summary_only=True)
             if ret.kind == TUPLE:
+                return ret
+            if (ret.kind == TENSOR and ret.dev is not None and ret.dev.is_host and ret.placed is None
+                    and dev.where == "acc" and self._made_in_forward(ret.origin, mv.cls)):
+                # forward returns a tensor it made on the host (`outputs = torch.zeros(...)` filled
+                # step by step, without `device=`): the module's output is there, not on its device
                 return ret
         return Value(TENSOR, dev, mv.half, origin=e) if (dev is not None or tensors) else Value(TENSOR, None, origin=e)
 
@@ -3496,14 +3542,36 @@ class Flow:
                     if q is not None and (kb.class_kind(q) in (MODULE, METRIC, TENSOR) or (fi is not None and fi.returns == "tensor")):
                         if kb.class_kind(q) == MODULE and m.is_stateless_module(c):
                             continue  # `self.criterion = nn.L1Loss()`, an activation: nothing to move
+                        if kb.class_kind(q) not in (MODULE, METRIC) and not self._stored_on_self(c):
+                            continue  # a local tensor of `__init__` (a default value): not the module's
                         if m.enclosing(c, cst.FunctionDef) is info.methods.get("__init__"):
                             out = True
                             break
-                    if type(f) is cst.Name and f.value in m.classes and self._class_kind(f.value) in (MODULE, METRIC):
-                        out = True
+                    if (type(f) is cst.Name and f.value in m.classes and self._class_kind(f.value) in (MODULE, METRIC)
+                            and self._class_stateful(f.value, (*_seen, name))):
+                        out = True  # a part of the file that holds tensors (a parameter-free one does not)
                         break
         self._stateful_cache[name] = out
         return out
+
+    def _stored_on_self(self, call: cst.Call) -> bool:
+        """The statement of `call` assigns to a `self.<attr>` (`self.w = nn.Parameter(torch.randn(n))`)
+        or is not an assignment at all (`self.register_buffer(...)`, a call whose use is unknown)."""
+        stmt = self.m.statement_of(call)
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return True
+        small = stmt.body[0]
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            targets = [small.target]
+        else:
+            return True
+        for t in targets:
+            for n in (t, *self.m.walk(t)):
+                if type(n) is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
+                    return True
+        return False
 
     def _class_kind(self, name: str | None, _seen=()) -> str | None:
         if name is None:
@@ -3617,6 +3685,7 @@ class Flow:
                 self._last_init_self = self._init_self.get(key)
             return found
         self._in_summary.append(fn)
+        self._summary_keys.append(key)
         outer = self._collect
         mine = self._collect = []
         try:
@@ -3635,6 +3704,7 @@ class Flow:
                 self._init_self[key] = self._last_init_self = frame.env.get("self")
         finally:
             self._in_summary.pop()
+            self._summary_keys.pop()
             self._collect = outer
         self._summaries[key] = out
         if mine:

@@ -6,6 +6,9 @@ import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
+    RANDOM_FACTORIES,
+    forward_tensor_parameter,
+    returned_from_forward,
     reachable_from_forward,
     accelerator_named_cpu,
     ctc_host_argument,
@@ -131,6 +134,20 @@ class Tagger(nn.Module):
             if ctc_host_argument(m, mm.node, mm.host):
                 continue  # CTC targets and lengths: the loss copies them where it needs them
             cls = m.class_of(call)
+            fwd = returned_from_forward(m, mm, call)
+            if fwd is not None:
+                # forward returns the host tensor it made, and its caller meets it (seq2seq decoders'
+                # `outputs = torch.zeros(...)`): reported at the factory, fixed with forward's input
+                seen.add(call)
+                x = forward_tensor_parameter(m, fwd)
+                fix = None
+                if x is not None and call.args and not any(a.star for a in call.args) and not any(
+                        a.keyword is not None and a.keyword.value == "device" for a in call.args):
+                    random = (m.qualname(call.func) or "").rsplit(".", 1)[-1] in RANDOM_FACTORIES
+                    fix = ctx.fix(self._add_device(ctx, call, f"device={x}.device"), safe=not random,
+                                  message=f"Pass `device={x}.device`")
+                yield ctx.finding(call, self.message.format(name=ctx.code(call.func), x=x or "x"), fix)
+                continue
             if cls is None or m.class_of(mm.node) is not cls:
                 continue
             made_in = m.enclosing(call, cst.FunctionDef)

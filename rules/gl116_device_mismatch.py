@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
+    returned_from_forward,
     reachable_from_forward,
     NO_DEVICE_ARG,
     accelerator_named_cpu,
@@ -287,6 +288,8 @@ noise_scale = betas[t]
         """GL105 reports factories in nn.Module methods that meet forward inputs."""
         if origin is None:
             return False
+        if returned_from_forward(m, mm, origin) is not None:
+            return True  # a host tensor forward made and returned (GL105 at the factory)
         cls = _module_class(m, mm.node)
         if cls is None:
             return False

@@ -197,3 +197,30 @@ def reachable_from_forward(m, fn) -> bool:
         if mc is not None and fn in mc.reachable:
             return True
     return isinstance(fn, cst.FunctionDef) and m.flow._forwardish(fn)
+
+
+def returned_from_forward(m, mm, origin):
+    """The host operand of `mm` is a `torch.*` factory written in `forward` of a module class of
+    the file, and the mismatch happens outside that class: forward returned the tensor it made on
+    the host (`outputs = torch.zeros(...)` filled step by step, seq2seq decoders), and its caller
+    meets it with device tensors. Returns that `forward`, or None."""
+    if not isinstance(origin, cst.Call) or not factory_takes_device(m.qualname(origin.func)):
+        return None
+    fn = m.enclosing(origin, cst.FunctionDef)
+    if fn is None or fn.name.value != "forward":
+        return None
+    cls = m.class_of(fn)
+    if cls is None or m.contains(cls, mm.node) or m.flow._class_kind(cls.name.value) != "module":
+        return None
+    return fn
+
+
+def forward_tensor_parameter(m, fn) -> str | None:
+    """The first parameter of the module class's `forward` that every call of its instance in
+    the file gives a tensor (the device source of a `device=x.device` fix), or None."""
+    params = [p for p in (*fn.params.posonly_params, *fn.params.params)][1:]
+    for p in params[:1]:
+        site = m.flow._forward_site(fn, p.name.value)
+        if site is not None and site.kind == "tensor":
+            return p.name.value
+    return None
