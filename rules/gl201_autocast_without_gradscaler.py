@@ -29,7 +29,9 @@ bfloat16 autocast (`dtype=torch.bfloat16`) has float32's range and needs no scal
 does autocast used only for inference; frameworks that manage precision (Lightning `precision=`,
 Accelerate `mixed_precision=`, DeepSpeed, the HF Trainer `fp16=`) scale the loss themselves.
 The rule stays silent in all these cases, and whenever the device type or dtype cannot be
-resolved from the file.
+resolved from the file. A GradScaler built with `enabled=False` (a literal) scales nothing: when
+every scaler the file uses is such a one, the float16 autocast is reported anyway, naming the
+scaler's line, with no fix (enable it, under the condition autocast runs in float16 under).
 
 The fix (unsafe: it changes the training loop) creates `scaler = torch.amp.GradScaler(...)` before
 the training loop, with autocast's device type and, when AMP is switched by a condition
