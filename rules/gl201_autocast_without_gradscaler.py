@@ -29,7 +29,9 @@ bfloat16 autocast (`dtype=torch.bfloat16`) has float32's range and needs no scal
 does autocast used only for inference; frameworks that manage precision (Lightning `precision=`,
 Accelerate `mixed_precision=`, DeepSpeed, the HF Trainer `fp16=`) scale the loss themselves.
 The rule stays silent in all these cases, and whenever the device type or dtype cannot be
-resolved from the file.
+resolved from the file. A GradScaler built with `enabled=False` (a literal) scales nothing: when
+every scaler the file uses is such a one, the float16 autocast is reported anyway, naming the
+scaler's line, with no fix (enable it, under the condition autocast runs in float16 under).
 
 The fix (unsafe: it changes the training loop) creates `scaler = torch.amp.GradScaler(...)` before
 the training loop, with autocast's device type and, when AMP is switched by a condition
@@ -66,15 +68,26 @@ for x, y in loader:
 
     def check(self, ctx: Context):
         facts = ctx.model.facts(AmpFacts)
-        if facts.uses_loss_scaling or facts.framework_precision:
+        if facts.framework_precision or _delegated_loss_scaling(ctx.model):
             return
-        if _delegated_loss_scaling(ctx.model):
+        disabled = _disabled_scalers(ctx, facts)
+        if facts.uses_loss_scaling and not disabled:
             return
         training = [(r, it) for r in facts.regions if r.may_be_cuda_fp16 for it in [self._training(facts, r)] if it]
         iterations = []
         for _, it in training:
             if it is not True and all(it is not seen for seen in iterations):
                 iterations.append(it)
+        if disabled:
+            lines = ", ".join(str(ctx.line_of(c)) for c in disabled)
+            for region, _ in training:
+                yield ctx.finding(
+                    region.anchor,
+                    f"float16 autocast while training with a GradScaler built with `enabled=False` (line {lines}): "
+                    f"it scales nothing, so small gradients underflow to zero in fp16; enable it (`enabled=True`, "
+                    f"or the condition autocast runs in float16 under) or use `dtype=torch.bfloat16`",
+                )
+            return
         fix = None
         if len(iterations) == 1 and all(it is iterations[0] for _, it in training):
             fix = self._fix(ctx, facts, iterations[0], [r for r, _ in training])
@@ -289,6 +302,36 @@ def _is_device_type_text(facts: AmpFacts, expr) -> bool:
             b.how == "assign" and b.value is not None and _is_device_type_text(facts, b.value) for b in bindings
         )
     return False
+
+
+def _disabled_scalers(ctx: Context, facts: AmpFacts) -> list[cst.Call]:
+    """The file's GradScaler constructors when every one is built with a literal `enabled=False` and
+    every scaler the file uses is bound to one of them (oumi-ai/oumi#342: `self.scaler =
+    torch.amp.GradScaler(device=..., enabled=False)` while `scale`/`unscale_`/`step`/`update` run
+    under float16 autocast): such a scaler passes everything through, as if there were none.
+    Empty otherwise (apex, a scaler from a parameter or another module, an enabled one)."""
+    m = ctx.model
+    ctors = list(facts.scaler_constructors)
+    if not ctors or m.uses_module("apex"):
+        return []
+    for c in ctors:
+        kw = next((a for a in c.args if a.keyword is not None and a.keyword.value == "enabled"), None)
+        if kw is None or not (isinstance(kw.value, cst.Name) and kw.value.value == "False"):
+            return []
+    receivers = [s.call.func.value for s in facts.scaler_calls if isinstance(s.call.func, cst.Attribute)]
+    for b in facts.backwards:
+        if b.scaler is not None and isinstance(b.call.func, cst.Attribute) and isinstance(b.call.func.value, cst.Call) \
+                and isinstance(b.call.func.value.func, cst.Attribute):
+            receivers.append(b.call.func.value.func.value)
+    if not receivers:
+        return []
+    for recv in receivers:
+        if not isinstance(recv, (cst.Name, cst.Attribute)):
+            return []
+        bindings = m.bindings_of(recv)
+        if not bindings or any(not any(b.value is c for c in ctors) for b in bindings):
+            return []
+    return ctors
 
 
 def _delegated_loss_scaling(m) -> bool:

@@ -127,6 +127,8 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                 recv = sd.func.value  # type: ignore[union-attr]
                 reach = facts.wrapper_reaching(recv) if isinstance(recv, cst.Name) else None
                 if reach is None:
+                    reach = _engine_reach(m, facts, recv)  # the net a loader helper returns
+                if reach is None:
                     continue
                 if reach[1] or _wrapper_checked(m, sd):
                     found = []
@@ -151,6 +153,22 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                 self.conditional_message.format(name=name, wrapper=wrapper, line=line, loads=load_lines),
                 ctx.fix(*edits, message="Save and load the unwrapped model's state_dict"),
             )
+
+
+def _engine_reach(m, facts: DistFacts, recv):
+    """(wrap, definitely) for a save's receiver that the flow engine knows holds one of the file's
+    wraps on some path, when no binding of the name reaches it (deep-thinking#5: `net, epoch, opt =
+    load_model_from_checkpoint(...)`, the helper wrapping `net` in DataParallel when `device ==
+    "cuda"` and loading the checkpoint back into it; main saves `{"net": net.state_dict()}`)."""
+    if not isinstance(recv, (cst.Name, cst.Attribute)):
+        return None
+    v = m.value_of(recv)
+    if v.kind != "module" or not isinstance(v.wrap, cst.Call):
+        return None
+    for w in facts.wraps:
+        if w.call is v.wrap:
+            return w, bool(v.scatters)
+    return None
 
 
 _MACHINE = re.compile(r"is_available|device_count|[\"']cuda[\"']")

@@ -71,7 +71,20 @@ for x, y in loader:
             reported = set()
             for step in loop.steps:
                 opt = ctx.code(step.optimizer)
-                if opt in loop.cleared_optimizers or opt in reported:
+                if opt in reported:
+                    continue
+                if opt in loop.cleared_optimizers:
+                    branch = _loop_branch_without_clear(ctx, loop, step, opt)
+                    if branch is not None:
+                        reported.add(opt)
+                        yield ctx.finding(
+                            step.call,
+                            f"`{opt}.zero_grad()` is only called on another branch of the `if`: on this one every "
+                            f"step adds this batch's gradients to all previous ones; call "
+                            f"`{opt}.zero_grad(set_to_none=True)` once per step on this branch too",
+                            _zero_grad_above(ctx, branch.body[0], opt, "the branch",
+                                             _foreign_optimizer(ctx, step.optimizer)),
+                        )
                     continue
                 if _cleared_through_others(ctx, step.optimizer, loop.node):
                     continue  # its modules' gradients are cleared by the other optimizers' zero_grad
@@ -318,6 +331,28 @@ def _built_in_loop(ctx: Context, optimizer, loop) -> bool:
         m.contains(loop, b.node) and isinstance(b.value, cst.Call) and m.kind_of(b.value) is Kind.OPTIMIZER
         for b in bindings
     )
+
+
+def _loop_branch_without_clear(ctx: Context, loop, step, opt: str):
+    """The `if`/`else` block of the loop body that holds `step` when the loop clears `opt` only on
+    another branch (DAB-DETR#58: `if args.amp: optimizer.zero_grad(); scaler.scale(losses).backward();
+    ...; scaler.step(optimizer) else: losses.backward(); optimizer.step()`): every clear of the loop
+    is a direct `opt.zero_grad()` exclusive with the step, the block runs a backward, and no backward
+    outside it reaches the step. None otherwise (any other clearing, backward in a helper)."""
+    m = ctx.model
+    if loop.clears_all or loop.backward_via or not loop.clears or not loop.backward:
+        return None
+    branch = _branch_block(m, step.call, loop.node)
+    if branch is None or not isinstance(branch, cst.IndentedBlock) or not branch.body:
+        return None
+    for c in loop.clears:
+        if not (isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad"
+                and ctx.code(c.func.value) == opt and m.exclusive(c, step.call)):
+            return None
+    inside = [b for b in loop.backward if m.contains(branch, b)]
+    if not inside or any(not m.contains(branch, b) and not m.exclusive(b, step.call) for b in loop.backward):
+        return None
+    return branch
 
 
 def _branch_block(m, node, fn):
