@@ -208,6 +208,8 @@ for x, y in loader:
                     loops.append(loop)
         if loops:
             return loops[-1] if len(loops) == 1 else None
+        if len(bindings) > 1:
+            return _if_else_binding(m, bindings, call)
         if len(bindings) != 1 or bindings[0].how not in ("assign", "unpack"):
             return None
         stmt = m.statement_of(bindings[0].node)
@@ -305,8 +307,69 @@ def _discarded_move(m, root: cst.Name, call: cst.Call) -> bool:
     return False
 
 
+def _if_else_binding(m, bindings, call):
+    """The `if`/`elif`/`else` statement each of whose branches binds the batch once with a plain
+    statement, before `call` in the same scope (simalign#16: `inputs = self.tokenizer(...,
+    return_tensors="pt")` in both branches of `if not isinstance(sent_pair[0], str):`, then
+    `self.emb_model(**inputs)`); None for any other shape."""
+    if any(b.how not in ("assign", "unpack") for b in bindings):
+        return None
+    scope = m.scope_of(call)
+    tops = set()
+    for b in bindings:
+        stmt = m.statement_of(b.node)
+        block = m.parents.get(stmt)
+        branch = m.parents.get(block)
+        if (not isinstance(stmt, cst.SimpleStatementLine) or not isinstance(block, cst.IndentedBlock)
+                or not isinstance(branch, (cst.If, cst.Else)) or m.scope_of(stmt) is not scope):
+            return None
+        top = branch
+        while True:
+            up = m.parents.get(top)
+            if isinstance(up, (cst.If, cst.Else)) and (getattr(up, "orelse", None) is top or isinstance(up, cst.Else)):
+                top = up
+            else:
+                break
+        if isinstance(top, cst.Else):
+            return None
+        tops.add(top)
+    if len(tops) != 1:
+        return None
+    top = tops.pop()
+    if m.contains(top, call) or not m.precedes(top, call) or m.scope_of(top) is not scope:
+        return None
+    # every branch, `else` included, binds the batch exactly once
+    branches = []
+    node = top
+    while isinstance(node, cst.If):
+        branches.append(node.body)
+        node = node.orelse
+    if not isinstance(node, cst.Else):
+        return None
+    branches.append(node.body)
+    stmts = [m.statement_of(b.node) for b in bindings]
+    for body in branches:
+        if sum(1 for st in stmts if st in body.body) != 1:
+            return None
+    return top
+
+
 def _target_names(where) -> list[cst.Name]:
-    """The names a loop target or an assignment binds, in order."""
+    """The names a loop target or an assignment binds, in order (for an `if` whose branches bind
+    the batch, the names its branches' plain assignments bind)."""
+    if isinstance(where, cst.If):
+        out, seen = [], set()
+        node = where
+        while node is not None:
+            body = node.body
+            for st in body.body if isinstance(body, cst.IndentedBlock) else ():
+                if isinstance(st, cst.SimpleStatementLine):
+                    for t in _target_names(st):
+                        if t.value not in seen:
+                            seen.add(t.value)
+                            out.append(t)
+            node = node.orelse if isinstance(node, cst.If) else None
+        return out
     if isinstance(where, cst.For):
         targets = [where.target]
     else:

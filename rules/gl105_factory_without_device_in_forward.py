@@ -27,6 +27,10 @@ class FactoryWithoutDeviceInForward(Rule):
     name = "factory-without-device-in-forward"
     summary = "A tensor created in `forward` without `device=` lands on the CPU and meets inputs on the GPU."
     message = "`{name}(...)` creates its tensor on the CPU, and it meets tensors on the model's device; pass `device={x}.device`"
+    #: when no tensor name can be shown: never a made-up `x.device` (detrex#295's Stage1Assigner
+    #: indexes the arange with `matched_labels == 1`, and its forward has no `x`)
+    message_unnamed = ("`{name}(...)` creates its tensor on the CPU, and it meets {what} on the model's device; "
+                       "pass `device=` the device of the tensor it meets")
     fix_safety = "mixed"  # safe or unsafe per fix (see the explanation)
     fix_partial = True
     default = True
@@ -98,7 +102,10 @@ class Tagger(nn.Module):
                 x = site.fix_param
                 shown = x or "x"
                 spelled = ctx.code(call.func)
-                msg = self.message.format(name=spelled, x=shown)
+                if x:
+                    msg = self.message.format(name=spelled, x=shown)
+                else:
+                    msg = self.message_unnamed.format(name=spelled, what="tensors")
                 if site.legacy:
                     msg = (
                         f"`{spelled}(...)` creates its tensor on the CPU, and it meets tensors on the "
@@ -176,12 +183,17 @@ class Tagger(nn.Module):
                 continue  # a plain tensor attribute of the module: GL106
             seen.add(call)
             acc = representative(m, mm.acc)
-            shown = ctx.code(acc) if isinstance(acc, (cst.Name, cst.Attribute)) else "x"
             made = factory_device_fix(ctx, mm, call, acc, allow_random=True)
             fix = None
             if made is not None:
                 fix = ctx.fix(made[0], safe=not made[1], message=f"Pass `device={acc.value}.device`")
-            yield ctx.finding(call, self.message.format(name=ctx.code(call.func), x=shown), fix)
+            if isinstance(acc, (cst.Name, cst.Attribute)):
+                msg = self.message.format(name=ctx.code(call.func), x=ctx.code(acc))
+            else:
+                code = ctx.code(mm.acc)
+                what = f"`{code}`" if len(code) <= 40 and "\n" not in code else "tensors"
+                msg = self.message_unnamed.format(name=ctx.code(call.func), what=what)
+            yield ctx.finding(call, msg, fix)
 
     @staticmethod
     def _add_device(ctx: Context, call, text: str):

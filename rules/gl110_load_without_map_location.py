@@ -401,7 +401,10 @@ def _compared_to_other_strings(m, cls: cst.ClassDef, attr: str) -> bool:
 def _functions_run_at_top_level(m) -> set:
     """The module-level functions of the file that a module-level simple statement calls
     (`losses = train(...)`, `print(sample(args))`), and those they call by name in turn (two
-    levels): code that runs when the file runs. Methods are left out."""
+    levels): code that runs when the file runs. Also the methods a module-level statement runs on
+    an instance of a class of the file that a module-level assignment built (`model =
+    MatchingModel()` then `model.load_state(path)`, deepmatcher#54's notebook shape: `__init__`
+    and `load_state`), and the methods those call on `self`."""
     def called_names(node) -> set[str]:
         return {
             n.func.value
@@ -409,10 +412,13 @@ def _functions_run_at_top_level(m) -> set:
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in m.functions
         }
 
+    instances = _module_level_instances(m)
     names: set[str] = set()
+    methods: set = set()
     for stmt in m.module.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             names |= called_names(stmt)
+            methods |= _methods_run_on_instances(m, stmt, instances)
     found: set = set()
     frontier = names
     for _ in range(3):
@@ -424,7 +430,73 @@ def _functions_run_at_top_level(m) -> set:
                 found.add(fn)
                 nxt |= called_names(fn.body)
         frontier = nxt
+    frontier_methods = methods
+    for _ in range(3):
+        nxt_methods: set = set()
+        for fn, cls in frontier_methods:
+            if fn in found:
+                continue
+            found.add(fn)
+            for n in m.walk(fn.body):
+                f = n.func if isinstance(n, cst.Call) else None
+                if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
+                    got = m.method_of_class(cls, f.attr.value)
+                    if got is not None:
+                        nxt_methods.add((got[0], cls))
+        frontier_methods = nxt_methods
     return found
+
+
+def _module_level_instances(m) -> dict:
+    """name -> the file's class whose instance every module-level assignment of `name` builds
+    (`model = MatchingModel()`); names bound otherwise anywhere at module level are left out."""
+    classes: dict[str, set] = {}
+    other: set[str] = set()
+    for stmt in m.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not isinstance(small, cst.Assign):
+                continue
+            for t in small.targets:
+                if not isinstance(t.target, cst.Name):
+                    continue
+                v = small.value
+                if isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in m.classes:
+                    classes.setdefault(t.target.value, set()).add(v.func.value)
+                else:
+                    other.add(t.target.value)
+    out = {}
+    for name, found in classes.items():
+        if len(found) != 1 or name in other:
+            continue
+        # every binding of the name in the module scope is one of those assignments (no loop
+        # variable, `with ... as`, import of the same name)
+        if any(b.how != "assign" for b in m.bindings.get((m.module, name), ())):
+            continue
+        out[name] = next(iter(found))
+    return out
+
+
+def _methods_run_on_instances(m, stmt, instances: dict) -> set:
+    """(method, class) pairs a module-level statement runs: `__init__` of a file class it builds,
+    `name.method(...)` on a module-level instance of a file class."""
+    out = set()
+    for n in m.walk(stmt):
+        if not isinstance(n, cst.Call):
+            continue
+        f = n.func
+        cls = meth = None
+        if isinstance(f, cst.Name) and f.value in m.classes:
+            cls, meth = f.value, "__init__"
+        elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in instances:
+            cls, meth = instances[f.value.value], f.attr.value
+        if cls is None:
+            continue
+        got = m.method_of_class(cls, meth)
+        if got is not None:
+            out.add((got[0], cls))
+    return out
 
 
 def _saves_host_values(m, save: cst.Call) -> bool:
