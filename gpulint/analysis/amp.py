@@ -328,6 +328,14 @@ class AmpFacts:
                     return None
                 out |= found
             return frozenset(out)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            # `self.device` (a constructor's argument): where the flow engine says it is
+            v = m.value_of(expr)
+            if v.kind == "device" and v.dev is not None:
+                if v.dev.is_host:
+                    return frozenset({"cpu"})
+                if v.dev.where == "acc":
+                    return frozenset({"cuda", "cpu"})  # a configured device: the GPU there is, or the CPU
         return None
 
     def possible_dtypes(self, expr: cst.BaseExpression | None, _depth: int = 0) -> frozenset[str] | None:
