@@ -49,7 +49,9 @@ The rule fires in `__init__` of the file's `nn.Module` subclasses, on an attribu
 tuple or dict literal (or comprehension) that builds modules, or an empty list/dict that modules are
 then appended (or assigned) to. Lists of references to modules that are registered anyway
 (`[self.conv1, self.conv2]`), lists handed to `nn.Sequential(*layers)`, and modules deliberately
-hidden from registration (a teacher model passed in) are not flagged.
+hidden from registration (a teacher model passed in) are not flagged, nor are lists of layers
+with nothing to register (`nn.ReLU`, `nn.Upsample`, pooling: no parameter, no buffer, no
+train/eval behaviour).
 
 The fix wraps the container in `nn.ModuleList` / `nn.ModuleDict` (spelled the way the file
 imports torch.nn). It is unsafe: the `state_dict` gains the modules' keys, and list or dict
@@ -128,7 +130,7 @@ class Ensemble(nn.Module):
                     return self._grown_list(ctx, facts, init, attr, value)
                 return None
             mods = [self._is_new_module(ctx, facts, init, el.value) for el in value.elements]
-            if not any(mods):
+            if not _any_stateful(mods):
                 return None
             what = {cst.List: "list", cst.Tuple: "tuple", cst.Set: "set"}[type(value)]
             fixable = all(mods) and not isinstance(value, cst.Set)
@@ -137,11 +139,11 @@ class Ensemble(nn.Module):
         if rep is not None:
             # `(n - 1) * [nn.Conv1d(...)]`: a plain list, and one layer object repeated; no fix (a
             # ModuleList of the product would still share the one layer)
-            if any(self._is_new_module(ctx, facts, init, el.value) for el in rep.elements):
+            if _any_stateful(self._is_new_module(ctx, facts, init, el.value) for el in rep.elements):
                 return "list", "ModuleList", value, False
             return None
         if isinstance(value, cst.ListComp):
-            if self._is_new_module(ctx, facts, init, value.elt):
+            if self._is_new_module(ctx, facts, init, value.elt) is True:
                 return "list", "ModuleList", value, True
             return None
         if isinstance(value, cst.Dict):
@@ -151,12 +153,12 @@ class Ensemble(nn.Module):
                 isinstance(el, cst.DictElement) and self._is_new_module(ctx, facts, init, el.value)
                 for el in value.elements
             ]
-            if not any(mods):
+            if not _any_stateful(mods):
                 return None
             keys_ok = all(isinstance(el, cst.DictElement) and _good_key(el.key) for el in value.elements)
             return "dict", "ModuleDict", value, all(mods) and keys_ok
         if isinstance(value, cst.DictComp):
-            if self._is_new_module(ctx, facts, init, value.value):
+            if self._is_new_module(ctx, facts, init, value.value) is True:
                 return "dict", "ModuleDict", value, _good_key(value.key)
             return None
         return None
@@ -178,7 +180,7 @@ class Ensemble(nn.Module):
         for node in ctx.model.walk(fn):
             if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value == local:
                 return None
-        if not added or not all(added):
+        if not added or not all(added) or not _any_stateful(added):
             return None
         return "list", "ModuleList", value, True
 
@@ -203,7 +205,7 @@ class Ensemble(nn.Module):
                         args = [None]
                 for v in args:
                     if isinstance(v, (cst.List, cst.Tuple)) and v.elements and f.attr.value != "extend":
-                        if any(self._is_new_module(ctx, facts, init, el.value) for el in v.elements):
+                        if _any_stateful(self._is_new_module(ctx, facts, init, el.value) for el in v.elements):
                             added.append(True)
                             nested = True
                             continue
@@ -215,7 +217,7 @@ class Ensemble(nn.Module):
                     added.extend(self._is_new_module(ctx, facts, init, el.value) for el in v.elements)
                 else:
                     added.append(False)
-        if not any(added):
+        if not _any_stateful(added):
             return None
         return "list", "ModuleList", value, all(added) and not nested
 
@@ -231,7 +233,7 @@ class Ensemble(nn.Module):
                         sl = target.slice
                         if len(sl) != 1 or not isinstance(sl[0].slice, cst.Index) or not _good_key(sl[0].slice.value):
                             keys_ok = False
-        if not any(added):
+        if not _any_stateful(added):
             return None
         return "dict", "ModuleDict", value, all(added) and keys_ok
 
@@ -263,10 +265,15 @@ class Ensemble(nn.Module):
         return False
 
     @staticmethod
-    def _is_new_module(ctx: Context, facts: ModuleFacts, init, expr) -> bool:
-        """A module built right here (not a reference to a registered one, not one passed in)."""
+    def _is_new_module(ctx: Context, facts: ModuleFacts, init, expr):
+        """A module built right here (not a reference to a registered one, not one passed in):
+        True, or INERT for a parameter-free torch.nn layer with no train/eval behaviour
+        (`nn.Upsample`, `nn.ReLU`, `nn.MaxPool2d`), which a ModuleList may hold (a fix wraps it with
+        the rest) but which alone gives a plain list nothing to lose; False otherwise."""
         if facts.constructs_module(expr):
-            return not _inert_file_module(ctx, facts, expr)
+            if _inert_file_module(ctx, facts, expr):
+                return False
+            return INERT if _inert_torch_layer(ctx.model, expr) else True
         if isinstance(expr, cst.Name):
             bindings = ctx.model.bindings_of(expr)
             if not bindings or not all(b.how == "assign" and facts.constructs_module(b.value) for b in bindings):
@@ -281,11 +288,43 @@ class Ensemble(nn.Module):
                 if isinstance(parent, cst.Attribute) and parent.value is n:
                     continue
                 return False
+            if all(_inert_torch_layer(ctx.model, b.value) for b in bindings):
+                return INERT
             return True
         return False
 
 
 _MODE_SENSITIVE = ("Dropout", "AlphaDropout")
+
+
+class _Inert:
+    """A new module with nothing to register (truthy: it counts for the fix's "all modules")."""
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "INERT"
+
+
+INERT = _Inert()
+
+
+def _any_stateful(flags) -> bool:
+    """Some item is a new module that `.to()`, `parameters()`, `state_dict()` or `train()` reach:
+    robot-surgery-segmentation's `self.upsamplers = [upsample] * len(self.up)` (one `nn.Upsample`
+    repeated) loses nothing in a plain list."""
+    return any(f is True for f in flags)
+
+
+def _inert_torch_layer(m, expr) -> bool:
+    """`nn.Upsample(...)`, `nn.ReLU()`, `nn.MaxPool2d(2)`: a torch.nn layer with no parameter, no
+    buffer and no train/eval behaviour (dropout is not: `model.eval()` would not reach it)."""
+    if not isinstance(expr, cst.Call):
+        return False
+    q = m.qualname(expr.func) or ""
+    last = q.rsplit(".", 1)[-1]
+    return q.startswith("torch.nn.") and m.is_stateless_module(expr) and not last.startswith(_MODE_SENSITIVE)
 
 
 def _inert_file_module(ctx: Context, facts: ModuleFacts, expr, depth: int = 0) -> bool:

@@ -30,7 +30,8 @@ after it is built, with the device expression the inputs are moved with.
 
 The rule is silent when the model is built with `device=`/`device_map=`, moved anywhere (also
 in place: `model.to(device)`), handed to a function that might move it, or not built in this file.
-Loss modules and other parameter-free layers are never reported: they work on any device.
+Loss modules and other parameter-free layers are never reported: they work on any device; nor
+are instances of the file's own module classes that hold no parameter, buffer or stateful layer.
 
 Bad:
 
@@ -78,6 +79,8 @@ for x, y in loader:
                 continue  # GL108's
             if isinstance(ctor, cst.Call) and _parameter_free_layer(m, ctor, q):
                 continue  # no weight, no buffer: it runs on the device of its input
+            if isinstance(ctor, cst.Call) and _parameter_free_file_module(m, ctor):
+                continue  # a class of the file with nothing for `.to()` to move
             owner = m.class_of(ctor) if ctor is not None else None
             if owner is not None and m.class_of(mm.node) is owner and m.flow._class_kind(owner.name.value) == "module":
                 continue  # a module's own part kept out of its registry (a plain list): GL107's shape
@@ -396,3 +399,79 @@ def _file_wrapper_of_moved_module(m, ctor: cst.Call) -> bool:
     if v.dev is not None and v.dev.where != "host":
         return True
     return bool(m.device_moves(arg.value)) if isinstance(arg.value, (cst.Name, cst.Attribute)) else False
+
+
+def _parameter_free_file_module(m, ctor: cst.Call, env: dict | None = None, depth: int = 0) -> bool:
+    """`SubsetsDKNN(k, tau)` / `SoftDiceLoss(n_classes=3)`: an instance of a class of the file that
+    derives from `nn.Module` only, registers no parameter or buffer (nor anything dynamically), and
+    whose `__init__` keeps only numbers, strings and None (literals, or arguments given such values
+    at this construction), parameter-free torch.nn layers, instances of such classes in turn, and
+    bound methods (`One_Hot(n).forward`, never registered). `.to()` has nothing to move in it: called
+    on the host with inputs on the accelerator, it runs there (uvadlc_notebooks' DL2 sampling
+    tutorial, Attention-Gated-Networks' dice loss)."""
+    from gpulint.analysis.modules import ModuleFacts
+
+    f = ctor.func
+    if depth > 4 or not isinstance(f, cst.Name):
+        return False
+    facts = m.facts(ModuleFacts)
+    cls = next((c for c in facts.classes if c.name == f.value), None)
+    if cls is None or cls.init is None or cls.buffers or cls.parameters or cls.registers_dynamically:
+        return False
+    if any(b != "torch.nn.Module" for b in cls.info.bases):
+        return False
+    params = cls.init.params
+    if params.star_kwarg is not None or params.kwonly_params or not params.params:
+        return False
+    named = [p for p in params.params[1:]]
+    args: dict[str, bool] = {}
+    pos = [a for a in ctor.args if a.keyword is None]
+    if any(a.star for a in ctor.args) or len(pos) > len(named):
+        return False
+    for p, a in zip(named, pos):
+        args[p.name.value] = _plain_value(m, a.value, env)
+    for a in ctor.args:
+        if a.keyword is not None:
+            args[a.keyword.value] = _plain_value(m, a.value, env)
+    for p in named:
+        if p.name.value not in args:
+            args[p.name.value] = p.default is not None and _plain_value(m, p.default, None)
+    for assigns in cls.init_assigns.values():
+        for a in assigns:
+            v = a.value
+            if a.kind in ("scalar", "none"):
+                continue
+            if isinstance(v, cst.Name) and v.value in args and all(b.how == "param" for b in m.bindings_of(v)):
+                if args[v.value]:
+                    continue
+                return False
+            if isinstance(v, cst.Attribute) and v.attr.value == "forward" and isinstance(v.value, cst.Call):
+                continue  # a bound method of a temporary module: a plain attribute
+            if a.kind == "module" and isinstance(v, cst.Call):
+                q = m.qualname(v.func) or ""
+                if q.startswith("torch.nn.") and m.is_stateless_module(v):
+                    continue
+                if _parameter_free_file_module(m, v, args, depth + 1):
+                    continue
+            return False
+    return True
+
+
+def _plain_value(m, expr, env: dict | None) -> bool:
+    """A number, a string, a bool or None: a literal, an argument known to be one (`env`), or a name
+    only ever assigned such literals."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Name):
+        if expr.value in ("True", "False", "None"):
+            return True
+        bindings = m.bindings_of(expr)
+        if env is not None and expr.value in env and bindings and all(b.how == "param" for b in bindings):
+            return env[expr.value]
+        return bool(bindings) and all(
+            b.how == "assign" and b.value is not None and not isinstance(b.value, cst.Name) and _plain_value(m, b.value, None)
+            for b in bindings
+        )
+    return False

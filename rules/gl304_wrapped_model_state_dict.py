@@ -41,8 +41,9 @@ into the unwrapped model (single-GPU inference, another script, a different numb
 
 The rule fires on `torch.save(W.state_dict(), ...)` (also inside a dict/list passed to
 `torch.save`) where `W` holds a wrapper of a known model at that point. The rule is silent when the same file loads a checkpoint back into the wrapper
-(`W.load_state_dict(...)`, a resume path): that code expects the `module.` keys, and changing
-what is saved would break it. Except when the wrap depends on the machine (`if device == "cuda":
+(`W.load_state_dict(...)`, a resume path), or loads one into the plain model after dropping the
+prefix (`{k[7:]: v for k, v in sd.items()}`, `k.replace("module.", "")`): that code expects the
+`module.` keys, and changing what is saved would break it. Except when the wrap depends on the machine (`if device == "cuda":
 net = nn.DataParallel(net)`, `if torch.cuda.device_count() > 1:`; not a command-line choice such as
 `if args.distributed:`, which a resume repeats) and the file saves and loads through that maybe-wrapped name only:
 then the keys depend on the path that ran, a checkpoint written on a GPU machine does not load on
@@ -80,10 +81,13 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
             # it; but when the wrap is conditional, the keys depend on the path that ran
             yield from self._conditional_round_trip(ctx, facts)
             return
+        stripped = _prefix_stripped_loads(m)
         for call, obj in _save_sites(m):
             found = []
             for sd in _state_dict_calls(obj, 0, m):
                 recv = sd.func.value  # type: ignore[union-attr]
+                if isinstance(recv, cst.Name) and recv.value in stripped:
+                    continue  # the file's own resume path drops the `module.` prefix: the keys are on purpose
                 reach = facts.wrapper_reaching(recv) if isinstance(recv, cst.Name) else None
                 if reach is not None:
                     if facts.only_saved(reach[0]):
@@ -271,6 +275,43 @@ def _loads_back_into_wrapper(m, facts: DistFacts) -> bool:
                 isinstance(a, cst.Name) and facts.wrapper_reaching(a) is not None for a in m.param_arguments(b)
             ):
                 return True
+    return False
+
+
+def _prefix_stripped_loads(m) -> set[str]:
+    """Names N with `N.load_state_dict(D)` where D's keys drop a `module.` prefix: a dict
+    comprehension (directly, or through a name assigned one) whose key is `k[7:]`,
+    `k[len("module."):]` or an expression that names the string `module.` (`k.replace("module.",
+    "")`, `re.sub("^module.", "", k)`, `k.removeprefix("module.")`). selimsef/dfdc_deepfake_challenge's
+    trainer always saves its wrapper and resumes with `{k[7:]: w for k, w in state_dict.items()}`:
+    the `module.` keys are the checkpoint format the file itself reads back."""
+    out = set()
+    for call, recv, _meth in m.method_calls("load_state_dict"):
+        if not isinstance(recv, cst.Name) or not call.args:
+            continue
+        arg = call.args[0].value
+        values = [arg]
+        if isinstance(arg, cst.Name):
+            values = [b.value for b in m.bindings_of(arg) if b.how == "assign"]
+        if any(isinstance(v, cst.DictComp) and _strips_module_prefix(m, v.key) for v in values):
+            out.add(recv.value)
+    return out
+
+
+def _strips_module_prefix(m, key) -> bool:
+    if isinstance(key, cst.Subscript) and len(key.slice) == 1 and isinstance(key.slice[0].slice, cst.Slice):
+        sl = key.slice[0].slice
+        lower = sl.lower
+        if sl.upper is None and sl.step is None and lower is not None:
+            if isinstance(lower, cst.Integer) and lower.value == "7":
+                return True
+            if (isinstance(lower, cst.Call) and isinstance(lower.func, cst.Name) and lower.func.value == "len"
+                    and len(lower.args) == 1 and isinstance(lower.args[0].value, cst.SimpleString)
+                    and "module." in lower.args[0].value.value):
+                return True
+    for node in m.walk(key):
+        if isinstance(node, cst.SimpleString) and re.search(r"module\\?\.", node.value):
+            return True
     return False
 
 

@@ -40,7 +40,8 @@ process runs out of memory on long runs). `loss.backward()` frees the tensors sa
 backward pass, but not the graph nodes the accumulator still references; with
 `backward(retain_graph=True)` the saved activations stay alive too.
 
-The rule fires inside a loop that calls `.backward()` on the accumulated loss, and stays silent when
+The rule fires inside a loop that calls `.backward()` on the accumulated loss (a `backward` whose
+value is used, `z, ld = flow.backward(z)`, is a module's inverse pass, not autograd), and stays silent when
 the value is already detached (`loss.item()`, `loss.detach()`, `float(loss)`), when the accumulation
 runs under `torch.no_grad()`, and when the accumulator is differentiated later
 (`total.backward()`, `torch.stack(losses).sum().backward()`): then keeping the graph is the point.
@@ -222,6 +223,10 @@ for x, y in loader:
                 continue
             recv, meth = mo
             positional = [a.value for a in n.args if a.keyword is None]
+            if meth in ("backward", "manual_backward") and not isinstance(ctx.model.parent(n), cst.Expr):
+                # `z, ld = flow.backward(z)`: a flow's inverse pass (karpathy/pytorch-normalizing-flows);
+                # autograd's backward (and accelerator's, Lightning's) returns None, nobody uses its value
+                continue
             if meth == "backward" and (not positional or ctx.model.kind_of(recv) is Kind.TENSOR):
                 # loss.backward(), loss.backward(retain_graph=True), scaler.scale(loss).backward()
                 if isinstance(recv, cst.Name):
