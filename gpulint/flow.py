@@ -1470,6 +1470,8 @@ class Flow:
             return Value(MODULE, it.dev)
         if it.kind == BATCH:  # `[t.to(d) for t in batch]`: a collated batch's tensors
             return Value(TENSOR, it.dev, nonscalar=True, origin=it.origin)
+        if it.kind == HOSTVAL:  # `for i in range(n)`: numbers
+            return Value(HOSTVAL, HOST)
         return UNKNOWN
 
     def _is_nograd(self, e) -> bool:
@@ -1931,11 +1933,19 @@ class Flow:
             if (a.dev is not None and b.dev is not None and a.dev.is_acc != b.dev.is_acc
                     and a.dev.where != "either" and b.dev.where != "either"):
                 dev = a.dev if a.dev.is_acc else b.dev  # 0-dim host tensors may meet device tensors
+            elif a.dev is not None and a.dev.is_host and not a.nonscalar and not (b.dev is not None and b.dev.is_host):
+                dev = b.dev  # a host tensor that may have no dimension (`torch.tensor(n)`) never decides
+            elif b.dev is not None and b.dev.is_host and not b.nonscalar and not (a.dev is not None and a.dev.is_host):
+                dev = a.dev
             return Value(TENSOR, dev, a.half or b.half, a.nonscalar or b.nonscalar, a.nograd and b.nograd, origin=e)
         t = a if ta else b
         other = b if ta else a
         if other.kind in (HOSTVAL, None) or other.kind is None:
-            return Value(TENSOR, t.dev, t.half, t.nonscalar, t.nograd, origin=e)
+            dev = t.dev
+            if (other.kind is None and other.dev != HOST and dev is not None and dev.is_host
+                    and not t.nonscalar):
+                dev = None  # `relative_pos + torch.tensor(n)`: the other side (maybe a tensor) decides
+            return Value(TENSOR, dev, t.half, t.nonscalar, t.nograd, origin=e)
         return UNKNOWN
 
     def _e_subscript(self, e: cst.Subscript, frame) -> Value:
@@ -2675,14 +2685,24 @@ class Flow:
         creates = False
         if not given:
             if ops:
-                dev = ops[0][1].dev
-                for _, v in ops[1:]:
+                # a host tensor that may have no dimension (`torch.tensor(n)`, a clamp bound) does
+                # not decide where the result is, unless every operand is one
+                decisive = [v for _, v in ops if not (v.dev is not None and v.dev.is_host and not v.nonscalar)]
+                decisive = decisive or [v for _, v in ops]
+                dev = decisive[0].dev
+                for v in decisive[1:]:
                     dev = join_dev(dev, v.dev)
                 if len(ops) > 1:
                     self._check(e, "call", ops, frame)
             elif info.creates or q.rsplit(".", 1)[-1] in ("from_numpy", "tensor", "as_tensor"):
                 creates = True
                 dev = None if ((self.set_default_device or frame.devctx) and not q.endswith("from_numpy")) else HOST
+                if (q.rsplit(".", 1)[-1] in ("tensor", "as_tensor") and pos and not pos[0][2]
+                        and type(pos[0][0]) is cst.Name and pos[0][1].kind is None and pos[0][1].dev != HOST
+                        and all(b.how == "param" for b in self.m.bindings_of(pos[0][0]))):
+                    # `torch.tensor(x)` of a parameter of unknown kind (maybe a tensor, which keeps
+                    # its device: transformers' d_fine `torch.tensor(spatial_shapes)`): not a host factory
+                    dev = pos[0][1].dev
             else:
                 dev = None
         half = any(v.half for _, v in ops)
@@ -2735,6 +2755,9 @@ class Flow:
             sizes = [x for x, v, st in pos if type(x) in (cst.Tuple, cst.List)]
             return bool(sizes) and len(sizes[-1].elements) > 0
         if last in ("zeros", "ones", "empty", "full", "rand", "randn"):
+            if not pos and "size" in kw:
+                first = kw["size"][0]  # `torch.ones(size=(n,))`
+                return type(first) not in (cst.Tuple, cst.List) or len(first.elements) > 0
             if not pos:
                 return False
             first = pos[0][0]

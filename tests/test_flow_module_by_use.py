@@ -75,7 +75,7 @@ def test_factory_model_in_trainer_attribute():
             self.opt = torch.optim.Adam(self.model.parameters())
 
         def predict(self, x):
-            return self.model(torch.as_tensor(x).unsqueeze(0))
+            return self.model(torch.as_tensor([x]))
     """
     assert findings(src) == [("GL116", 13)]
 
