@@ -244,6 +244,11 @@ class AmpFacts:
                 if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1):
                     continue
                 target = holder.targets[0].target
+                if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                        and target.value.value == "self" and m.class_of(holder) is not None):
+                    # `self.ctx = torch.autocast(...)` in `__init__`, `with self.ctx:` in a method
+                    self._attribute_regions(call, q, holder, target, condition)
+                    continue
                 if not isinstance(target, cst.Name):
                     continue
                 if len(m.bindings_of(target)) != 1:
@@ -256,6 +261,25 @@ class AmpFacts:
                                 region = self._region(call, q, with_stmt, with_stmt)
                                 region.condition = condition
                                 self.regions.append(region)
+
+    def _attribute_regions(self, call: cst.Call, q: str, holder, target: cst.Attribute, condition) -> None:
+        """`with self.<attr>:` in the class whose only binding of that attribute is `holder`."""
+        m = self.m
+        cls = m.class_of(holder)
+        bound = m.bindings_of(target)
+        if len(bound) != 1 or bound[0].node is not target:
+            return
+        name = target.attr.value
+        for with_stmt in m.withs:
+            if m.class_of(with_stmt) is not cls:
+                continue
+            for item in with_stmt.items:
+                it = item.item
+                if (isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name) and it.value.value == "self"
+                        and it.attr.value == name):
+                    region = self._region(call, q, with_stmt, with_stmt)
+                    region.condition = condition
+                    self.regions.append(region)
 
     def _region(self, call: cst.Call, q: str, anchor, body) -> AutocastRegion:
         fixed_device, params = AUTOCAST_APIS[q]
