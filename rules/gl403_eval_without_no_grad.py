@@ -136,7 +136,7 @@ with torch.no_grad():
             if cls is not None and ctx.model.class_is(cls.name.value, MODULE_BASES):
                 continue  # inside an nn.Module's own methods: its caller chooses the grad mode
             eval_fn = facts.is_eval_function(fn)
-            if not eval_fn and facts.mode_before(node) != "eval":
+            if not eval_fn and facts.mode_before(node) != "eval" and not _evals_in_body(ctx.model, node):
                 continue
             if fn is not None and facts.grad_use_besides_training(fn, node):
                 continue  # gradient-based evaluation (saliency, adversarial), not the training batches
@@ -682,3 +682,22 @@ def _result_differentiated(m, facts: TrainingFacts, stmt: cst.SimpleStatementLin
         if uses and any(facts.effects(g) & {"grad", "backward"} for g in facts.file_functions(c)):
             return True
     return False
+
+
+def _evals_in_body(m, loop) -> bool:
+    """The loop itself switches a model to evaluation mode at the top of its body
+    (`classifier = classifier.eval()` / `model.eval()` as one of its statements, pointnet.pytorch's
+    test loop), and nothing in it switches back to training."""
+    body = getattr(loop.body, "body", ())
+    found = False
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+            if (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "eval"
+                    and not value.args):
+                found = True
+    if not found:
+        return False
+    return not any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "train" for c in m.calls_in(loop))
