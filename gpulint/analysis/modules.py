@@ -524,6 +524,14 @@ class ModuleFacts:
             return "module"
         if k is Kind.TENSOR:
             return "tensor"
+        if isinstance(value, cst.Name):
+            # `P, L, U = torch.lu_unpack(*torch.linalg.lu_factor(w))` then `self.P = P`: a part of a
+            # torch function's tuple of tensors (the flow engine's value says tensor)
+            bs = m.bindings_of(value)
+            if bs and all(b.how == "unpack" and isinstance(b.value, cst.Call)
+                          and (m.qualname(b.value.func) or "").startswith("torch.") for b in bs):
+                if m.value_of(value).kind == "tensor":
+                    return "tensor"
         return "other"
 
     # forward's parameters ---------------------------------------------------------------------
