@@ -674,6 +674,7 @@ class Flow:
         }
         self._lambda_depth = 0
         self._module_use_index: dict | None = None
+        self._key_loop_moved: dict = {}  # for loops over a batch's keys that move each key
         self._operand_calls: set[cst.Call] = set()  # calls of unknown code given a tensor or a module
         self._run()
 
@@ -1186,6 +1187,36 @@ class Flow:
                 if key is not None:
                     keys = tuple((k0, v0) for k0, v0 in (bv.keys or ()) if k0 != key) + ((key, v),)
                     self._rebind_container(base, replace(bv, keys=keys), frame)
+                else:
+                    # `batch[k] = batch[k].to(device)` with a variable key: in a loop over the
+                    # batch's own keys every key is moved; anywhere else, which one is unknown
+                    loop = self._key_loop(target, base)
+                    if loop is not None and v.kind == TENSOR and v.dev is not None:
+                        new = Value(BATCH, v.dev, origin=bv.origin, placed=v.placed)
+                        self._key_loop_moved[loop] = (base, new)
+                    else:
+                        new = Value(BATCH, None, origin=bv.origin)
+                    self._rebind_container(base, new, frame)
+
+    def _key_loop(self, target: cst.Subscript, base):
+        """The `for` loop over `base`'s keys (`for k in batch`, `batch.keys()`, `for k, v in
+        batch.items()`) whose key variable indexes `target`, or None."""
+        idx = target.slice[0].slice.value
+        if type(idx) is not cst.Name:
+            return None
+        text = self.m.module.code_for_node(base)
+        loop = self.m.enclosing(target, cst.For)
+        if loop is None:
+            return None
+        it = loop.iter
+        if type(it) is cst.Call and type(it.func) is cst.Attribute and it.func.attr.value in ("keys", "items") and not it.args:
+            it = it.func.value
+        if self.m.module.code_for_node(it) != text:
+            return None
+        tgt = loop.target
+        if type(tgt) in (cst.Tuple, cst.List) and tgt.elements:
+            tgt = tgt.elements[0].value
+        return loop if type(tgt) is cst.Name and tgt.value == idx.value else None
 
     @staticmethod
     def _container_name(base) -> bool:
@@ -1453,6 +1484,14 @@ class Flow:
             if is_for:
                 self._bind(stmt.target, elem, frame, None)
             self._block(stmt.body.body, frame)
+        moved = self._key_loop_moved.pop(stmt, None) if is_for else None
+        if moved is not None:
+            # every key of the container moved by the loop over its keys: moved after it
+            base, new = moved
+            if type(base) is cst.Name:
+                cur[base.value] = new
+            else:
+                cur["self." + base.attr.value] = new
         frame.env = cur
         if stmt.orelse is not None:
             self._block(stmt.orelse.body.body, frame)

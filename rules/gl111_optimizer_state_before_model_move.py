@@ -64,6 +64,12 @@ optimizer.load_state_dict(ckpt["optimizer"])
         for call, recv, _meth in m.method_calls("load_state_dict"):
             if not isinstance(recv, (cst.Name, cst.Attribute)):
                 continue
+            if _self_attr(recv) is not None:
+                found = _trainer_restore(m, facts, call, recv)
+                if found is not None:
+                    msg = self.message.format(opt=ctx.code(recv), model=found)
+                    yield ctx.finding(call, msg + " (the instance restores it while it is built; the model is moved in a later method)")
+                    continue
             if m.kind_of(recv) is not Kind.OPTIMIZER and m.value_of(recv).kind != "optimizer":
                 continue  # (the engine knows an optimizer a function of the file returns)
             for model in facts.optimizer_models(recv):
@@ -209,3 +215,151 @@ def _bound_names(m, stmt: cst.CSTNode) -> set[str]:
                 out.add(name.split(".", 1)[-1] if name.startswith("self.") else name)
     return out
 
+
+
+def _self_attr(expr) -> str | None:
+    if (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        return expr.attr.value
+    return None
+
+
+def _construction_methods(m, cls: cst.ClassDef) -> set:
+    """`__init__` and the methods of the class it calls as `self.<method>(...)` (any depth)."""
+    methods = {f.name.value: f for f in cls.body.body if isinstance(f, cst.FunctionDef)}
+    init = methods.get("__init__")
+    if init is None:
+        return set()
+    out, todo = {init}, [init]
+    while todo:
+        fn = todo.pop()
+        for c in m.calls_in(fn):
+            name = _self_attr(c.func)
+            callee = methods.get(name) if name is not None else None
+            if callee is not None and callee not in out:
+                out.add(callee)
+                todo.append(callee)
+    return out
+
+
+def _init_param_bound(m, init: cst.FunctionDef, attr: str) -> str | None:
+    """`self.<attr> = <param>` in `__init__` as the attribute's only binding: that parameter."""
+    params = {p.name.value for p in (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)}
+    found = None
+    for node in m.walk(init.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0].target) == attr:
+            if found is not None or not isinstance(node.value, cst.Name) or node.value.value not in params:
+                return None
+            found = node.value.value
+    return found
+
+
+def _argument_for(init: cst.FunctionDef, name: str, call: cst.Call):
+    """The argument a construction `Cls(...)` gives for `__init__`'s parameter `name` (after `self`)."""
+    ordered = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
+    for i, a in enumerate(call.args):
+        if a.star:
+            return None
+        if a.keyword is not None:
+            if a.keyword.value == name:
+                return a.value
+        elif i < len(ordered) and ordered[i] == name:
+            return a.value
+    return None
+
+
+def _built_from_attribute(m, init: cst.FunctionDef, attr: str) -> str | None:
+    """`self.<attr> = torch.optim.X(self.<model>.parameters(), ...)` as the only binding of the
+    attribute in `__init__`: that model attribute."""
+    found = None
+    for node in m.walk(init.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0].target) == attr:
+            if found is not None or not isinstance(node.value, cst.Call):
+                return None
+            if not (m.qualname(node.value.func) or "").startswith("torch.optim."):
+                return None
+            roots = {_self_attr(c.func.value) for c in [node.value, *m.calls_in(node.value)]
+                     if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters")}
+            if len(roots) != 1 or None in roots:
+                return None
+            found = roots.pop()
+    return found
+
+
+def _trainer_restore(m, facts, load: cst.Call, opt: cst.Attribute) -> str | None:
+    """A class (a trainer) restores its optimizer's state while it is built (`__init__`, or a
+    method `__init__` calls: `self.restore_checkpoint()`), the optimizer and the model were both
+    handed to the constructor (`Trainer(model, ..., optimizer)` with `optimizer` built from
+    `model.parameters()`), the model is not moved before the construction nor while the instance
+    is built, and a later method moves it (`self._model.to(device)` in `train()`): schnetpack#126.
+    Returns the model attribute's text, or None."""
+    cls = m.class_of(load)
+    fn = m.enclosing(load, cst.FunctionDef)
+    if cls is None or fn is None:
+        return None
+    building = _construction_methods(m, cls)
+    if fn not in building:
+        return None
+    init = next(f for f in building if f.name.value == "__init__")
+    methods = [f for f in cls.body.body if isinstance(f, cst.FunctionDef)]
+    later = [f for f in methods if f not in building]
+    sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == cls.name.value]
+    if not sites:
+        return None
+    opt_param = _init_param_bound(m, init, opt.attr.value)
+    model_attr = None
+    if opt_param is None:
+        # `self.optimizer = torch.optim.Adam(self.model.parameters())` built by the constructor
+        model_attr = _built_from_attribute(m, init, opt.attr.value)
+        if model_attr is None:
+            return None
+        p = _init_param_bound(m, init, model_attr)
+        for site in sites if p is not None else ():
+            arg = _argument_for(init, p, site)
+            if isinstance(arg, cst.Call):
+                if m.moves_in_chain(arg):
+                    return None  # `Trainer(Net().to(device), ...)`
+            elif not isinstance(arg, cst.Name) or any(
+                    m.precedes(mv.call, site) or mv.to_cpu for mv in m.moves_of(arg)):
+                return None
+        sites = []
+    for site in sites:
+        arg = _argument_for(init, opt_param, site)
+        if not isinstance(arg, cst.Name):
+            return None
+        models = facts.optimizer_models(arg)
+        if len(models) != 1:
+            return None
+        model = models[0]
+        # the attribute the constructor keeps that model in
+        attr = None
+        for node in m.walk(init.body):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0].target):
+                a = _self_attr(node.targets[0].target)
+                p = _init_param_bound(m, init, a)
+                if p is not None and isinstance(_argument_for(init, p, site), cst.Name) and \
+                        _argument_for(init, p, site).value == model.value:
+                    attr = a
+        if attr is None or (model_attr is not None and attr != model_attr):
+            return None
+        model_attr = attr
+        # not moved before the instance is built (nor in the expression that gave it)
+        for mv in m.moves_of(model):
+            if m.precedes(mv.call, site) or mv.to_cpu:
+                return None
+    # moved by a later method, never while the instance is built
+    moves_later, moves_building = False, False
+    for call, recv, meth in m.method_calls("to", "cuda"):
+        if _self_attr(recv) != model_attr or m.class_of(call) is not cls:
+            continue
+        owner = m.enclosing(call, cst.FunctionDef)
+        if owner in building:
+            moves_building = True
+        elif owner in later:
+            mv = m.move_of_call(call)
+            if mv is not None and not mv.to_cpu and not facts.device_is_cpu(mv.device):
+                moves_later = True
+    if moves_building or not moves_later:
+        return None
+    if _state_moved_after(m, opt, load):
+        return None
+    return "self." + model_attr
