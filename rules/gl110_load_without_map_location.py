@@ -37,8 +37,8 @@ on a load that re-reads what this run wrote (a save earlier in the same function
 of the file that the loading code called before, to the same path: `train()` keeps the best model,
 then the script reloads it to test it), and on a load in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
-(`use_cuda = torch.cuda.is_available()`) and the script's own GPU flag (`if args.cuda:`, the `else:`
-of `if not args.cuda:`) count as the check.
+(`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)
+and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`) count as the check.
 
 Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
 scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:
