@@ -37,8 +37,8 @@ on a load that re-reads what this run wrote (a save earlier in the same function
 of the file that the loading code called before, to the same path: `train()` keeps the best model,
 then the script reloads it to test it), and on a load in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
-(`use_cuda = torch.cuda.is_available()`) and the script's own GPU flag (`if args.cuda:`, the `else:`
-of `if not args.cuda:`) count as the check.
+(`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)
+and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`) count as the check.
 
 Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
 scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:
@@ -601,8 +601,16 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
         return 0
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _truthy_comparison(test.comparisons[0]):
         # `if args.cuda > 0:` (jwyang/faster-rcnn.pytorch demo.py, an int flag): the flag's own truth
+        if (isinstance(test.left, cst.Call) and not test.left.args
+                and m.qualname(test.left.func) == "torch.cuda.device_count"):
+            return sign  # `torch.cuda.device_count() > 0`: a CUDA device is there
         inner = _availability_sign(m, test.left, depth + 1)
         return sign * inner
+    if (isinstance(test, cst.IfExp) and isinstance(test.body, cst.Name) and isinstance(test.orelse, cst.Name)
+            and {test.body.value, test.orelse.value} == {"True", "False"}):
+        # `GPU = True if torch.cuda.device_count() > 0 else False` (MODNet's video matting demos)
+        inner = _availability_sign(m, test.test, depth + 1)
+        return sign * inner * (1 if test.body.value == "True" else -1)
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         parts = (test.left, test.right)
         if any(_availability_sign(m, p, depth + 1) > 0 for p in parts):

@@ -42,7 +42,8 @@ into the unwrapped model (single-GPU inference, another script, a different numb
 The rule fires on `torch.save(W.state_dict(), ...)` (also inside a dict/list passed to
 `torch.save`) where `W` holds a wrapper of a known model at that point. The rule is silent when the same file loads a checkpoint back into the wrapper
 (`W.load_state_dict(...)`, a resume path), or loads one into the plain model after dropping the
-prefix (`{k[7:]: v for k, v in sd.items()}`, `k.replace("module.", "")`): that code expects the
+prefix (`{k[7:]: v for k, v in sd.items()}`, `k.replace("module.", "")`, or a loop filling a new
+dict with `new_sd[k[7:]] = v`): that code expects the
 `module.` keys, and changing what is saved would break it. Except when the wrap depends on the machine (`if device == "cuda":
 net = nn.DataParallel(net)`, `if torch.cuda.device_count() > 1:`; not a command-line choice such as
 `if args.distributed:`, which a resume repeats) and the file saves and loads through that maybe-wrapped name only:
@@ -295,7 +296,34 @@ def _prefix_stripped_loads(m) -> set[str]:
             values = [b.value for b in m.bindings_of(arg) if b.how == "assign"]
         if any(isinstance(v, cst.DictComp) and _strips_module_prefix(m, v.key) for v in values):
             out.add(recv.value)
+        elif isinstance(arg, cst.Name) and _loop_filled_stripped(m, arg):
+            out.add(recv.value)
     return out
+
+
+def _loop_filled_stripped(m, d: cst.Name) -> bool:
+    """`D[key] = v` in a `for` loop of D's scope, with a key that drops the `module.` prefix
+    (directly, or a name one of whose bindings does): Pytorch_Retinaface's resume path,
+    `new_state_dict = OrderedDict()`, `for k, v in sd.items(): ... name = k[7:] ...
+    new_state_dict[name] = v`."""
+    scope = m.scope_of(d)
+    for node in m.walk(scope, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if not isinstance(node, cst.Assign) or m.enclosing(node, cst.For) is None:
+            continue
+        for t in node.targets:
+            tgt = t.target
+            if not (isinstance(tgt, cst.Subscript) and isinstance(tgt.value, cst.Name)
+                    and tgt.value.value == d.value and len(tgt.slice) == 1
+                    and isinstance(tgt.slice[0].slice, cst.Index)):
+                continue
+            key = tgt.slice[0].slice.value
+            if _strips_module_prefix(m, key):
+                return True
+            if isinstance(key, cst.Name) and any(
+                    b.how == "assign" and b.value is not None and _strips_module_prefix(m, b.value)
+                    for b in m.bindings_of(key)):
+                return True
+    return False
 
 
 def _strips_module_prefix(m, key) -> bool:

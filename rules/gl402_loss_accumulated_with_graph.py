@@ -42,7 +42,8 @@ backward pass, but not the graph nodes the accumulator still references; with
 
 The rule fires inside a loop that calls `.backward()` on the accumulated loss (a `backward` whose
 value is used, `z, ld = flow.backward(z)`, is a module's inverse pass, not autograd), and stays silent when
-the value is already detached (`loss.item()`, `loss.detach()`, `float(loss)`), when the accumulation
+the value is already detached (`loss.item()`, `loss.detach()`, `float(loss)`; the other branch of
+`x.item() if hasattr(x, "item") else x` is no tensor), when the accumulation
 runs under `torch.no_grad()`, and when the accumulator is differentiated later
 (`total.backward()`, `torch.stack(losses).sum().backward()`): then keeping the graph is the point.
 The components a loss function returns next to the loss it backpropagates
@@ -350,7 +351,13 @@ for x, y in loader:
             elif isinstance(v, cst.BinaryOperation):
                 stack.extend([v.left, v.right])
             elif isinstance(v, cst.IfExp):
-                stack.extend([v.body, v.orelse])
+                sign = _tensor_test(v.test)
+                if sign > 0:
+                    stack.append(v.body)  # `x.item() if hasattr(x, "item") else x`: the else is no tensor
+                elif sign < 0:
+                    stack.append(v.orelse)
+                else:
+                    stack.extend([v.body, v.orelse])
             elif isinstance(v, cst.UnaryOperation):
                 stack.append(v.expression)
         return out
@@ -578,6 +585,32 @@ _GRAPH_KEEPING_METHODS = frozenset(
 # library reductions that are differentiable (autograd functions): their result keeps the graph
 _GRAPH_KEEPING_CALLS = frozenset({"horovod.torch.allreduce", "torch.distributed.nn.functional.all_reduce",
                                   "torch.distributed.nn.all_reduce"})
+
+
+_TENSOR_ATTRS = frozenset({"item", "detach", "cpu", "backward", "grad_fn"})
+
+
+def _tensor_test(test: cst.BaseExpression) -> int:
+    """1 when `test` holds only for a tensor (`hasattr(x, "item")`, `torch.is_tensor(x)`,
+    `isinstance(x, torch.Tensor)`), -1 for its negation, 0 otherwise: the other branch of
+    `x.item() if hasattr(x, "item") else x` sees a Python number (world-models trainmdrnn.py)."""
+    sign = 1
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        sign, test = -sign, test.expression
+    if not isinstance(test, cst.Call):
+        return 0
+    func = test.func
+    args = [a.value for a in test.args]
+    if isinstance(func, cst.Name) and func.value == "hasattr" and len(args) == 2 \
+            and isinstance(args[1], cst.SimpleString) and args[1].value.strip("\"'") in _TENSOR_ATTRS:
+        return sign
+    if (isinstance(func, cst.Attribute) and func.attr.value == "is_tensor" and isinstance(func.value, cst.Name)
+            and func.value.value == "torch" and len(args) == 1):
+        return sign
+    if isinstance(func, cst.Name) and func.value == "isinstance" and len(args) == 2 \
+            and isinstance(args[1], cst.Attribute) and args[1].attr.value == "Tensor":
+        return sign
+    return 0
 
 
 def _graph_kept_names(value: cst.BaseExpression, m=None) -> list[cst.Name]:
