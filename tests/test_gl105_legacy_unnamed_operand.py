@@ -42,3 +42,38 @@ def test_legacy_message_invents_no_variable():
     assert found[0].line == 18
     assert "x.device" not in found[0].message
     assert "torch.FloatTensor" in found[0].message
+
+
+SRC_RETURNED = """
+import torch
+import torch.nn as nn
+
+
+class Init(nn.Module):
+    def forward(self, batch_size):
+        return torch.zeros(batch_size, 8)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.init = Init()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.init(x.size(0))
+        return self.lin(x) + h
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Net().to(device)
+print(model(torch.randn(3, 8).to(device)).shape)
+"""
+
+
+def test_returned_from_forward_without_tensor_parameter_invents_no_variable():
+    # Init.forward has no tensor parameter: the factory it returns is reported, without `x`
+    found = [d for d in check(SRC_RETURNED, ["GL105"]) if d.code == "GL105"]
+    assert len(found) == 1
+    assert found[0].line == 8
+    assert "x.device" not in found[0].message
