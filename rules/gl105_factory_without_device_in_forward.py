@@ -100,16 +100,17 @@ class Tagger(nn.Module):
                     continue
                 seen.add(call)
                 x = site.fix_param
-                shown = x or "x"
                 spelled = ctx.code(call.func)
                 if x:
-                    msg = self.message.format(name=spelled, x=shown)
+                    msg = self.message.format(name=spelled, x=x)
                 else:
                     msg = self.message_unnamed.format(name=spelled, what="tensors")
                 if site.legacy:
+                    # a legacy constructor takes no device=: it is copied over with `.to(...)`
+                    where = f"`.to({x}.device)`" if x else "`.to(...)` to the device of the tensor it meets"
                     msg = (
                         f"`{spelled}(...)` creates its tensor on the CPU, and it meets tensors on the "
-                        f"model's device; move it with `.to({shown}.device)`"
+                        f"model's device; move it with {where}"
                     )
                 fix = None
                 if x is not None:
@@ -153,7 +154,9 @@ class Tagger(nn.Module):
                     random = (m.qualname(call.func) or "").rsplit(".", 1)[-1] in RANDOM_FACTORIES
                     fix = ctx.fix(self._add_device(ctx, call, f"device={x}.device"), safe=not random,
                                   message=f"Pass `device={x}.device`")
-                yield ctx.finding(call, self.message.format(name=ctx.code(call.func), x=x or "x"), fix)
+                msg = (self.message.format(name=ctx.code(call.func), x=x) if x is not None else
+                       self.message_unnamed.format(name=ctx.code(call.func), what="tensors"))
+                yield ctx.finding(call, msg, fix)
                 continue
             if cls is None or m.class_of(mm.node) is not cls:
                 continue
