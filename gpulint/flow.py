@@ -865,10 +865,18 @@ class Flow:
         if not sites or len(sites) != self._call_sites_of_instance(fn):
             return None
         out = None
+        default = _UNSET
         for argmap in sites.values():
-            v = argmap.get(name) if argmap is not None else None
-            if v is None:
+            if argmap is None:
                 return None
+            v = argmap.get(name)
+            if v is None:
+                # a call that leaves it out (`self.encoder(inputs)`): its constant default
+                if default is _UNSET:
+                    default = self._constant_default(fn, name)
+                v = default
+                if v is None:
+                    return None
             out = v if out is None else join(out, v)
         return out
 
@@ -3032,6 +3040,8 @@ class Flow:
             x, v, s = pos[0]
             if v.kind == DTYPE:
                 return rv.dev
+            if type(x) is cst.Attribute and x.attr.value == "dtype":
+                return rv.dev  # `.to(seq.dtype)`: a cast, not a move
             if v.kind == TENSOR:
                 return v.dev
             d = self._device_value(x, v)
