@@ -920,6 +920,18 @@ class DeviceFlow:
                 return sign
             if test.attr.value in _CPU_FLAGS:
                 return -sign
+        if isinstance(test, cst.Name):
+            # a module-level GPU flag (`GPU = cfg["gpu_train"]`, Pytorch_Retinaface's multibox loss:
+            # `if GPU: loc_t = loc_t.cuda()`), read like the module's own `self.use_gpu`
+            from gpulint.flow import _CPU_FLAGS, _GPU_FLAGS
+
+            name = test.value.lower()
+            bindings = self.model.bindings_of(test)
+            if bindings and all(b.how == "assign" and self.model.scope_of(b.node) is self.model.module for b in bindings):
+                if name in _GPU_FLAGS:
+                    return sign
+                if name in _CPU_FLAGS:
+                    return -sign
         return 0
 
     def _stmt(self, s: cst.CSTNode, env: dict) -> None:
