@@ -798,6 +798,9 @@ class Flow:
             v = None
             if args is not None:
                 v = args.get(name)
+                if v is None and args and param.default is not None:
+                    # this call leaves it out (`self.encoder(inputs)`): its constant default
+                    v = self._constant_default(fn, name)
             if v is None:
                 v = self._param_from_sites(fn, name)
             if v is None and param.annotation is not None:
@@ -2839,7 +2842,11 @@ class Flow:
                              placed=rv.placed, deep=deep)
             if how == "move":
                 dev = self._move_target(meth, pos, kw, rv)
-                return Value(TENSOR, dev, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin, placed=e)
+                cast = ("device" not in kw and pos and not pos[0][2] and (
+                    pos[0][1].kind == DTYPE or (type(pos[0][0]) is cst.Attribute and pos[0][0].attr.value == "dtype")))
+                # `.to(torch.float16)`, `.to(x.dtype)`: a cast, which places nothing
+                return Value(TENSOR, dev, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin,
+                             placed=rv.placed if cast else e)
             if how == "host":
                 return Value(TENSOR, HOST, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin, placed=e)
             if how == "host_value":

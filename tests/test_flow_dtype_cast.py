@@ -55,3 +55,11 @@ def test_host_mask_cast_to_a_device_dtype_meets_it():
     reg = Registry.load()
     res = run_text("t.py", textwrap.dedent(SRC), [reg.by_code("GL116")()], Options())
     assert [(d.code, d.line) for d in res.diagnostics] == [("GL116", 8)]  # `seq * mask[...]`
+
+
+def test_cast_mask_is_not_placed_on_purpose():
+    # `.to(seq.dtype)` is no deliberate move to the CPU: the host mask still fails beside `seq`
+    src = SRC.replace("return seq * mask[:, :, None]", "m2 = mask.unsqueeze(-1)\n    return seq * m2")
+    reg = Registry.load()
+    res = run_text("t.py", textwrap.dedent(src), [reg.by_code("GL116")()], Options())
+    assert [(d.code, d.line) for d in res.diagnostics] == [("GL116", 9)]
