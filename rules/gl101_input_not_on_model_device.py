@@ -248,7 +248,10 @@ for x, y in loader:
                 return _stored_attribute(ctx, home, root, where) or model_device
             if (scope, root.value) in m.bindings or (m.module, root.value) in m.bindings or root.value in m.aliases:
                 if not isinstance(expr, cst.Call):
-                    return ctx.code(expr)
+                    own = _class_move_attribute(m, where) if (scope, root.value) not in m.bindings else None
+                    # in a method of a class whose other methods move batches with `self.device`,
+                    # that attribute: a module-level `device` may not exist where the class lives
+                    return own or ctx.code(expr)
         if (isinstance(expr, cst.Attribute) and expr is not root and isinstance(expr.value, cst.Name)
                 and expr.value.value == "self"):
             # `self.device`, the model moved with it in `__init__`: the same instance's attribute
@@ -272,6 +275,28 @@ for x, y in loader:
         if isinstance(host, cst.Subscript):
             return f"{name} = [t{move} for t in {name}]"
         return f"{name} = {name}{move}"
+
+
+def _class_move_attribute(m, where) -> str | None:
+    """`self.<attr>` when `where` is in an instance method of a class whose methods move tensors
+    with one attribute only (`x.to(self.device)`), else None."""
+    fn = m.enclosing(where, cst.FunctionDef) if not isinstance(where, cst.FunctionDef) else where
+    cls = m.class_of(fn) if fn is not None else None
+    if cls is None or not (fn.params.params and fn.params.params[0].name.value == "self"):
+        return None
+    if any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+           for d in fn.decorators):
+        return None
+    found = set()
+    for call, _recv, _meth in m.method_calls("to"):
+        if m.class_of(call) is not cls or not call.args:
+            continue
+        a = call.args[0].value if call.args[0].keyword is None else None
+        if a is None:
+            a = next((x.value for x in call.args if x.keyword is not None and x.keyword.value == "device"), None)
+        if (isinstance(a, cst.Attribute) and isinstance(a.value, cst.Name) and a.value.value == "self"):
+            found.add(a.attr.value)
+    return f"self.{found.pop()}" if len(found) == 1 else None
 
 
 def _stored_attribute(ctx: Context, home, name: cst.Name, where) -> str | None:
