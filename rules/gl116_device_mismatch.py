@@ -314,19 +314,25 @@ noise_scale = betas[t]
                 return True
             # a helper `__init__` calls (`self._build_mask(n)`): GL106's construction state too
             facts = m.facts(ModuleFacts).by_name.get(cls.name.value)
-            return facts is not None and any(
-                a.node is parent for assigns in facts.init_assigns.values() for a in assigns)
+            if facts is not None and any(
+                    a.node is parent for assigns in facts.init_assigns.values() for a in assigns):
+                return True
+            # set in forward (`self.pos_index = torch.LongTensor(...)`): forward's factory below
         made_in = m.enclosing(origin, cst.FunctionDef)
         if made_in is not None and made_in.name.value == "__init__":
             return False  # made in `__init__` and kept otherwise (in a list on `self`): this rule's
         if not reachable_from_forward(m, made_in):
             return False  # a method forward does not reach (an epoch-end hook): this rule's
         if isinstance(origin, cst.Call):
-            return factory_takes_device(m.qualname(origin.func))
+            q = m.qualname(origin.func)
+            return factory_takes_device(q) or q == "torch.Tensor" or (
+                q in LEGACY_TENSOR_TYPES and not q.startswith("torch.cuda."))
         if isinstance(origin, cst.BinaryOperation):
             # `torch.ones(n) * 2` is GL105's factory; `self.decay * e` (an EMA update's operands)
             # is no factory's
-            return any(isinstance(n, cst.Call) and factory_takes_device(m.qualname(n.func))
+            return any(isinstance(n, cst.Call) and (factory_takes_device(m.qualname(n.func)) or m.qualname(n.func) == "torch.Tensor"
+                                                    or (m.qualname(n.func) in LEGACY_TENSOR_TYPES
+                                                        and not m.qualname(n.func).startswith("torch.cuda.")))
                        for n in (origin, *m.walk(origin)))
         return True
 
