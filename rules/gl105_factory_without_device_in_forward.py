@@ -137,9 +137,13 @@ class Tagger(nn.Module):
             call = mm.host_value.origin
             if isinstance(call, cst.BinaryOperation):
                 # `torch.LongTensor(range(n)) * k`: the factory inside the arithmetic
-                inner = [n for n in (call, *m.walk(call)) if isinstance(n, cst.Call) and (
+                nodes = (call, *m.walk(call))
+                inner = [n for n in nodes if isinstance(n, cst.Call) and (
                     factory_takes_device(m.qualname(n.func)) or _legacy_host_constructor(m.qualname(n.func)))]
-                call = inner[0] if len(inner) == 1 else None
+                placed = any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                             and n.func.attr.value in ("cpu", "to", "numpy", "tolist") for n in nodes)
+                # `grid.cpu() * torch.tensor([1, m, m])`: an operand put on the host on purpose
+                call = inner[0] if len(inner) == 1 and not placed else None
             if not isinstance(call, cst.Call) or call in seen:
                 continue
             if not (factory_takes_device(m.qualname(call.func)) or _legacy_host_constructor(m.qualname(call.func))):

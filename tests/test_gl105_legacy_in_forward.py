@@ -52,3 +52,10 @@ def test_constructors_moved_are_silent():
     src = SRC.replace("torch.LongTensor(range(n))", "torch.arange(n, device=h.device)").replace(
         "torch.Tensor(n * self.k, 1)", "h.new_empty(n * self.k, 1)")
     assert codes(src) == []
+
+
+def test_arithmetic_with_an_operand_put_on_the_host_on_purpose_is_not_claimed():
+    # transformers inkling2: `image_grid_thw.cpu() * torch.tensor([1, merge, merge])` is host data
+    # on purpose; the factory inside it is not forward's forgotten device
+    src = SRC.replace("(torch.LongTensor(range(n)) * self.k)", "(h.new_ones(n).long().cpu() * torch.LongTensor(range(n)))")
+    assert ("GL105", 15) not in codes(src)
