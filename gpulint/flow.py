@@ -831,6 +831,11 @@ class Flow:
             callee = cls.name.value if cls is not None else callee
         if not sites or len(sites) != self._site_total(fn, callee):
             return None
+        return self._joined_sites(fn, name, sites)
+
+    def _joined_sites(self, fn: cst.FunctionDef, name: str, sites: dict) -> Value | None:
+        """The parameter's value joined over every recorded call of `fn` (a call that leaves it out
+        gives its default, when that is a constant); None when one of them cannot say."""
         out = None
         default = _UNSET
         for argmap in sites.values():
@@ -838,7 +843,6 @@ class Flow:
                 return None
             v = argmap.get(name)
             if v is None:
-                # a call that leaves the parameter out: its default, when that is a constant
                 if default is _UNSET:
                     default = self._constant_default(fn, name)
                 v = default
@@ -867,21 +871,7 @@ class Flow:
         sites = self.site_values.get(fn)
         if not sites or len(sites) != self._call_sites_of_instance(fn):
             return None
-        out = None
-        default = _UNSET
-        for argmap in sites.values():
-            if argmap is None:
-                return None
-            v = argmap.get(name)
-            if v is None:
-                # a call that leaves it out (`self.encoder(inputs)`): its constant default
-                if default is _UNSET:
-                    default = self._constant_default(fn, name)
-                v = default
-                if v is None:
-                    return None
-            out = v if out is None else join(out, v)
-        return out
+        return self._joined_sites(fn, name, sites)  # `self.encoder(inputs)`: the default for the rest
 
     def _site_total(self, fn: cst.FunctionDef, callee: str) -> int:
         """How many calls in the file may call `fn`: calls by its name, less the method calls

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.mismatch import accelerator_named_cpu, batch_source, name_under
+from gpulint.analysis.modules import self_attr
 from gpulint.rule import Context, Rule
 
 
@@ -294,8 +295,8 @@ def _class_move_attribute(m, where) -> str | None:
         a = call.args[0].value if call.args[0].keyword is None else None
         if a is None:
             a = next((x.value for x in call.args if x.keyword is not None and x.keyword.value == "device"), None)
-        if (isinstance(a, cst.Attribute) and isinstance(a.value, cst.Name) and a.value.value == "self"):
-            found.add(a.attr.value)
+        if self_attr(a) is not None:
+            found.add(self_attr(a))
     return f"self.{found.pop()}" if len(found) == 1 else None
 
 

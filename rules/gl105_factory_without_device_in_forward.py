@@ -6,6 +6,8 @@ import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
+    construction_state,
+    legacy_host_constructor,
     RANDOM_FACTORIES,
     forward_tensor_parameter,
     returned_from_forward,
@@ -139,14 +141,14 @@ class Tagger(nn.Module):
                 # `torch.LongTensor(range(n)) * k`: the factory inside the arithmetic
                 nodes = (call, *m.walk(call))
                 inner = [n for n in nodes if isinstance(n, cst.Call) and (
-                    factory_takes_device(m.qualname(n.func)) or _legacy_host_constructor(m.qualname(n.func)))]
+                    factory_takes_device(m.qualname(n.func)) or legacy_host_constructor(m.qualname(n.func)))]
                 placed = any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                              and n.func.attr.value in ("cpu", "to", "numpy", "tolist") for n in nodes)
                 # `grid.cpu() * torch.tensor([1, m, m])`: an operand put on the host on purpose
                 call = inner[0] if len(inner) == 1 and not placed else None
             if not isinstance(call, cst.Call) or call in seen:
                 continue
-            if not (factory_takes_device(m.qualname(call.func)) or _legacy_host_constructor(m.qualname(call.func))):
+            if not (factory_takes_device(m.qualname(call.func)) or legacy_host_constructor(m.qualname(call.func))):
                 continue
             if ctc_host_argument(m, mm.node, mm.host):
                 continue  # CTC targets and lengths: the loss copies them where it needs them
@@ -191,7 +193,7 @@ class Tagger(nn.Module):
             if isinstance(parent, cst.Assign) and any(
                 isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
                 and t.target.value.value == "self" for t in parent.targets
-            ) and _construction_state(m, cls, parent):
+            ) and construction_state(m, cls, parent):
                 continue  # a plain tensor attribute set while the module is built: GL106
             seen.add(call)
             acc = representative(m, mm.acc)
@@ -199,7 +201,7 @@ class Tagger(nn.Module):
             fix = None
             if made is not None:
                 fix = ctx.fix(made[0], safe=not made[1], message=f"Pass `device={acc.value}.device`")
-            if isinstance(acc, (cst.Name, cst.Attribute)) and _legacy_host_constructor(m.qualname(call.func)):
+            if isinstance(acc, (cst.Name, cst.Attribute)) and legacy_host_constructor(m.qualname(call.func)):
                 msg = (f"`{ctx.code(call.func)}(...)` creates its tensor on the CPU, and it meets tensors on the "
                        f"model's device; move it with `.to({ctx.code(acc)}.device)`")
             elif isinstance(acc, (cst.Name, cst.Attribute)):
@@ -208,7 +210,7 @@ class Tagger(nn.Module):
                 code = ctx.code(mm.acc)
                 what = f"`{code}`" if len(code) <= 40 and "\n" not in code else "tensors"
                 msg = self.message_unnamed.format(name=ctx.code(call.func), what=what)
-                if _legacy_host_constructor(m.qualname(call.func)):
+                if legacy_host_constructor(m.qualname(call.func)):
                     msg = (f"`{ctx.code(call.func)}(...)` creates its tensor on the CPU, and it meets {what} on the "
                            f"model's device; move it there with `.to(...)` (a legacy constructor takes no `device=`)")
             yield ctx.finding(call, msg, fix)
@@ -223,16 +225,3 @@ class Tagger(nn.Module):
         end = ctx.span(call)[1]
         return ctx.insert_text(end - 1, text)
 
-
-def _legacy_host_constructor(q: str | None) -> bool:
-    """`torch.Tensor(...)`, `torch.LongTensor(...)`: a host tensor made without a device."""
-    from gpulint.flowkb import LEGACY_TENSOR_TYPES
-
-    return q == "torch.Tensor" or (q in LEGACY_TENSOR_TYPES and not q.startswith("torch.cuda."))
-
-
-def _construction_state(m, cls, assign) -> bool:
-    """The assignment to `self.<attr>` is made while the module is built (`__init__` or a helper
-    it calls): GL106's shape. One in `forward` (`self.pos_index = torch.LongTensor(...)`) is not."""
-    facts = m.facts(ModuleFacts).by_name.get(cls.name.value)
-    return facts is not None and any(a.node is assign for assigns in facts.init_assigns.values() for a in assigns)

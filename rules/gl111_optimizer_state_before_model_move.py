@@ -5,6 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
+from gpulint.analysis.modules import self_attr
+from gpulint.analysis.training import argument_for
 from gpulint.rule import Context, Kind, Rule
 
 
@@ -64,7 +66,7 @@ optimizer.load_state_dict(ckpt["optimizer"])
         for call, recv, _meth in m.method_calls("load_state_dict"):
             if not isinstance(recv, (cst.Name, cst.Attribute)):
                 continue
-            if _self_attr(recv) is not None:
+            if self_attr(recv) is not None:
                 found = _trainer_restore(m, facts, call, recv)
                 if found is not None:
                     msg = self.message.format(opt=ctx.code(recv), model=found)
@@ -217,12 +219,6 @@ def _bound_names(m, stmt: cst.CSTNode) -> set[str]:
 
 
 
-def _self_attr(expr) -> str | None:
-    if (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
-        return expr.attr.value
-    return None
-
-
 def _construction_methods(m, cls: cst.ClassDef) -> set:
     """`__init__` and the methods of the class it calls as `self.<method>(...)` (any depth)."""
     methods = {f.name.value: f for f in cls.body.body if isinstance(f, cst.FunctionDef)}
@@ -233,7 +229,7 @@ def _construction_methods(m, cls: cst.ClassDef) -> set:
     while todo:
         fn = todo.pop()
         for c in m.calls_in(fn):
-            name = _self_attr(c.func)
+            name = self_attr(c.func)
             callee = methods.get(name) if name is not None else None
             if callee is not None and callee not in out:
                 out.add(callee)
@@ -241,30 +237,25 @@ def _construction_methods(m, cls: cst.ClassDef) -> set:
     return out
 
 
+def _param_attributes(m, init: cst.FunctionDef) -> dict:
+    """attribute -> parameter for every `self.<attr> = <param>` that is the attribute's only binding
+    in `__init__`."""
+    attrs = {self_attr(n.targets[0].target) for n in m.walk(init.body)
+             if isinstance(n, cst.Assign) and len(n.targets) == 1 and self_attr(n.targets[0].target)}
+    found = {a: _init_param_bound(m, init, a) for a in attrs}
+    return {a: p for a, p in found.items() if p is not None}
+
+
 def _init_param_bound(m, init: cst.FunctionDef, attr: str) -> str | None:
     """`self.<attr> = <param>` in `__init__` as the attribute's only binding: that parameter."""
     params = {p.name.value for p in (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)}
     found = None
     for node in m.walk(init.body):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0].target) == attr:
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and self_attr(node.targets[0].target) == attr:
             if found is not None or not isinstance(node.value, cst.Name) or node.value.value not in params:
                 return None
             found = node.value.value
     return found
-
-
-def _argument_for(init: cst.FunctionDef, name: str, call: cst.Call):
-    """The argument a construction `Cls(...)` gives for `__init__`'s parameter `name` (after `self`)."""
-    ordered = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
-    for i, a in enumerate(call.args):
-        if a.star:
-            return None
-        if a.keyword is not None:
-            if a.keyword.value == name:
-                return a.value
-        elif i < len(ordered) and ordered[i] == name:
-            return a.value
-    return None
 
 
 def _built_from_attribute(m, init: cst.FunctionDef, attr: str) -> str | None:
@@ -272,12 +263,12 @@ def _built_from_attribute(m, init: cst.FunctionDef, attr: str) -> str | None:
     attribute in `__init__`: that model attribute."""
     found = None
     for node in m.walk(init.body):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0].target) == attr:
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and self_attr(node.targets[0].target) == attr:
             if found is not None or not isinstance(node.value, cst.Call):
                 return None
             if not (m.qualname(node.value.func) or "").startswith("torch.optim."):
                 return None
-            roots = {_self_attr(c.func.value) for c in [node.value, *m.calls_in(node.value)]
+            roots = {self_attr(c.func.value) for c in [node.value, *m.calls_in(node.value)]
                      if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters")}
             if len(roots) != 1 or None in roots:
                 return None
@@ -314,7 +305,7 @@ def _trainer_restore(m, facts, load: cst.Call, opt: cst.Attribute) -> str | None
             return None
         p = _init_param_bound(m, init, model_attr)
         for site in sites if p is not None else ():
-            arg = _argument_for(init, p, site)
+            arg = argument_for(init, site, p)
             if isinstance(arg, cst.Call):
                 if m.moves_in_chain(arg):
                     return None  # `Trainer(Net().to(device), ...)`
@@ -323,7 +314,7 @@ def _trainer_restore(m, facts, load: cst.Call, opt: cst.Attribute) -> str | None
                 return None
         sites = []
     for site in sites:
-        arg = _argument_for(init, opt_param, site)
+        arg = argument_for(init, site, opt_param)
         if not isinstance(arg, cst.Name):
             return None
         models = facts.optimizer_models(arg)
@@ -332,13 +323,10 @@ def _trainer_restore(m, facts, load: cst.Call, opt: cst.Attribute) -> str | None
         model = models[0]
         # the attribute the constructor keeps that model in
         attr = None
-        for node in m.walk(init.body):
-            if isinstance(node, cst.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0].target):
-                a = _self_attr(node.targets[0].target)
-                p = _init_param_bound(m, init, a)
-                if p is not None and isinstance(_argument_for(init, p, site), cst.Name) and \
-                        _argument_for(init, p, site).value == model.value:
-                    attr = a
+        for a, p in _param_attributes(m, init).items():
+            given = argument_for(init, site, p)
+            if isinstance(given, cst.Name) and given.value == model.value:
+                attr = a
         if attr is None or (model_attr is not None and attr != model_attr):
             return None
         model_attr = attr
@@ -349,7 +337,7 @@ def _trainer_restore(m, facts, load: cst.Call, opt: cst.Attribute) -> str | None
     # moved by a later method, never while the instance is built
     moves_later, moves_building = False, False
     for call, recv, meth in m.method_calls("to", "cuda"):
-        if _self_attr(recv) != model_attr or m.class_of(call) is not cls:
+        if self_attr(recv) != model_attr or m.class_of(call) is not cls:
             continue
         owner = m.enclosing(call, cst.FunctionDef)
         if owner in building:

@@ -6,6 +6,8 @@ import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
+    construction_state,
+    legacy_host_constructor,
     returned_from_forward,
     reachable_from_forward,
     NO_DEVICE_ARG,
@@ -17,7 +19,6 @@ from gpulint.analysis.mismatch import (
     name_under,
     representative,
 )
-from gpulint.analysis.modules import ModuleFacts
 from gpulint.analysis.paths import is_test_path
 from gpulint.diagnostics import UNSAFE
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
@@ -313,9 +314,7 @@ noise_scale = betas[t]
             if fn is not None and fn.name.value == "__init__":
                 return True
             # a helper `__init__` calls (`self._build_mask(n)`): GL106's construction state too
-            facts = m.facts(ModuleFacts).by_name.get(cls.name.value)
-            if facts is not None and any(
-                    a.node is parent for assigns in facts.init_assigns.values() for a in assigns):
+            if construction_state(m, cls, parent):
                 return True
             # set in forward (`self.pos_index = torch.LongTensor(...)`): forward's factory below
         made_in = m.enclosing(origin, cst.FunctionDef)
@@ -325,14 +324,12 @@ noise_scale = betas[t]
             return False  # a method forward does not reach (an epoch-end hook): this rule's
         if isinstance(origin, cst.Call):
             q = m.qualname(origin.func)
-            return factory_takes_device(q) or q == "torch.Tensor" or (
-                q in LEGACY_TENSOR_TYPES and not q.startswith("torch.cuda."))
+            return factory_takes_device(q) or legacy_host_constructor(q)
         if isinstance(origin, cst.BinaryOperation):
             # `torch.ones(n) * 2` is GL105's factory; `self.decay * e` (an EMA update's operands)
             # is no factory's
-            return any(isinstance(n, cst.Call) and (factory_takes_device(m.qualname(n.func)) or m.qualname(n.func) == "torch.Tensor"
-                                                    or (m.qualname(n.func) in LEGACY_TENSOR_TYPES
-                                                        and not m.qualname(n.func).startswith("torch.cuda.")))
+            return any(isinstance(n, cst.Call) and (factory_takes_device(m.qualname(n.func))
+                                                    or legacy_host_constructor(m.qualname(n.func)))
                        for n in (origin, *m.walk(origin)))
         return True
 

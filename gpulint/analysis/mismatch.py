@@ -26,6 +26,23 @@ def factory_takes_device(q: str | None, like: bool = False) -> bool:
     return info is not None and (info.creates or short in ("tensor", "as_tensor") or (like and short.endswith("_like")))
 
 
+def legacy_host_constructor(q: str | None) -> bool:
+    """`torch.Tensor(...)`, `torch.LongTensor(...)`: a legacy constructor that makes a host tensor
+    and takes no `device=` (the `torch.cuda.*` ones make device tensors)."""
+    from gpulint.flowkb import LEGACY_TENSOR_TYPES
+
+    return q == "torch.Tensor" or (q in LEGACY_TENSOR_TYPES and not q.startswith("torch.cuda."))
+
+
+def construction_state(m, cls, assign) -> bool:
+    """The `self.<attr> = ...` assignment `assign` is made while the module class `cls` is built
+    (`__init__` or a helper it calls): GL106's shape, not forward's factory."""
+    from gpulint.analysis.modules import ModuleFacts
+
+    facts = m.facts(ModuleFacts).by_name.get(cls.name.value)
+    return facts is not None and any(a.node is assign for assigns in facts.init_assigns.values() for a in assigns)
+
+
 _CTC_FUNCTIONS = frozenset({"torch.nn.functional.ctc_loss", "torch.ctc_loss"})
 _CTC_CLASSES = frozenset({"torch.nn.CTCLoss", "torch.nn.modules.loss.CTCLoss"})
 #: CTC loss arguments ATen puts where it needs them itself: positions (after log_probs) and keywords
