@@ -1148,6 +1148,10 @@ class Flow:
         elif t is cst.Attribute:
             if type(target.value) is cst.Name and target.value.value == "self" and frame.cls is not None:
                 key = target.attr.value
+                if v.kind == HOSTVAL and value_expr is not None and type(value_expr) is cst.SimpleString:
+                    # `self.device = 'cpu'` (a memory bank's default, moved later by its own `to()`):
+                    # that device, so `.to(self.device)` reads it rather than guessing from the name
+                    v = self._device_literal(value_expr, v)
                 frame.env["self." + key] = v
                 frame.assigned_self.add(key)
                 if frame.record:
