@@ -587,6 +587,8 @@ _TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus",
                        "pad", "prepare_seq2seq_batch"})
 # roots of a configured device (`self.device`, `args.device`, `cfg.device`), as opposed to the
 # device of some tensor or module (`logits.device`), which is wherever that value is
+# methods of a module that read it without keeping a reference to it or moving it
+_READ_ONLY_MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "buffers", "named_buffers"})
 _NON_MOVING_BUILTINS = frozenset({"print", "len", "isinstance", "str", "repr", "id", "type"})  # never move a module
 _PURE_BUILTINS = frozenset("print len isinstance str repr id type sorted list tuple dict set enumerate zip "
                            "max min sum any all iter next hash format float int bool range reversed".split())
@@ -2336,7 +2338,14 @@ class Flow:
         if type(f) is cst.Name and f.value in _NON_MOVING_BUILTINS:
             return
         callee = None
-        if type(f) is cst.Name:
+        offset = 0
+        if type(f) is cst.Name and f.value in self.m.classes:
+            # `ModelEma(model, device="cpu")`: a class of the file whose own `__init__` only copies or
+            # reads the module it is given (`self.module = deepcopy(model)`) leaves it where it is
+            init = self.m.classes[f.value].methods.get("__init__")
+            if init is not None:
+                callee, offset = init, 1
+        elif type(f) is cst.Name:
             callee = self.m.module_function(f.value)
             if callee is None:
                 # `grad_norm = lambda m: ...` called with the model: its body says what it does
@@ -2346,11 +2355,49 @@ class Flow:
         for i, a in enumerate(e.args):
             x = a.value
             if type(x) is cst.Name:
-                if callee is not None and not a.star and not self._may_move_param(callee, i, a):
+                if callee is not None and not a.star and not self._may_move_param(callee, i + offset, a) and not (
+                        offset and self._stores_param(callee, i + offset, a)):
                     continue
                 v = frame.env.get(x.value)
                 if v is not None and v.kind in (MODULE, METRIC) and v.dev is not None:
                     frame.env[x.value] = replace(v, dev=None)
+
+    def _stores_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
+        """Could the constructor `fn` keep the argument (or a part of it) where the instance may
+        move it later (`self.model = model`, `self.net = DataParallel(model)`, `self.head =
+        model.fc`)? False only when every use of the parameter is a copy (`deepcopy(model)`) or
+        reads its parameters or state (`model.parameters()`, `model.state_dict()`)."""
+        name = _param_name(fn, i, arg)
+        if name is None:
+            return True
+        key = (fn, name, "stores")
+        cached = self._moves_param.get(key)
+        if cached is not None:
+            return cached
+        m = self.m
+        out = False
+        for node in m.walk(fn.body):
+            if type(node) is not cst.Name or node.value != name:
+                continue
+            parent = m.parent(node)
+            tp = type(parent)
+            if tp is cst.Arg:
+                call = m.parent(parent)
+                q = m.qualname(call.func) if type(call) is cst.Call else None
+                if q in ("copy.deepcopy", "copy.copy") or (
+                        type(call) is cst.Call and type(call.func) is cst.Name and call.func.value in _NON_MOVING_BUILTINS):
+                    continue
+            elif tp is cst.Attribute and parent.value is node and parent.attr.value in _READ_ONLY_MODULE_METHODS:
+                call = m.parent(parent)
+                if type(call) is cst.Call and call.func is parent:
+                    continue
+            elif tp is cst.Comparison or tp is cst.ComparisonTarget or tp is cst.If or tp is cst.BooleanOperation \
+                    or tp is cst.UnaryOperation:
+                continue  # `if model is not None:`
+            out = True
+            break
+        self._moves_param[key] = out
+        return out
 
     def _may_move_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
         """Could the file's function `fn` move (in place) the module passed as this argument? Only
@@ -2371,7 +2418,8 @@ class Flow:
                     break
             elif any(type(a.value) is cst.Name and a.value.value == name for a in c.args):
                 q = self.m.qualname(f)
-                if not (q and (q.startswith("torch.") or kb.class_kind(q) is not None)) and not (
+                if not (q and (q.startswith("torch.") or kb.class_kind(q) is not None
+                               or q in ("copy.deepcopy", "copy.copy"))) and not (
                         type(f) is cst.Name and f.value in ("print", "len", "isinstance", "id", "type")):
                     out = True  # handed on to code that may move it
                     break

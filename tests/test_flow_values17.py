@@ -65,3 +65,59 @@ def test_self_device_set_to_cuda_literal_is_still_the_accelerator():
             return buf + self.table
     """
     assert findings(src) == [("GL116", 12)]
+
+
+EMA_SRC = """
+import copy
+import torch
+import torch.nn as nn
+
+
+class Ema:
+    def __init__(self, model, decay=0.99):
+        self.shadow = copy.deepcopy(model)
+        self.params = [p for p in model.parameters()]
+        self.decay = decay
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(3, 2).to(device)
+ema = Ema(model)
+x = torch.randn(4, 3)
+y = model(x)
+"""
+
+
+def test_constructor_that_only_copies_the_model_leaves_it_where_it_is():
+    # pytorch-image-models#2127's EMA helper shape: `ModelEma(model)` deep-copies the live model;
+    # the live model stays on the device (before, any construction taking it forgot where it was)
+    assert findings(EMA_SRC) == [("GL116", 18)]
+
+
+def test_constructor_that_keeps_the_model_forgets_where_it_is():
+    # `self.net = nn.DataParallel(model)` then `self.net.cuda()` in a method: the instance may move
+    # the model it was given, so where `model` is afterwards is unknown
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    class Trainer:
+        def __init__(self, model):
+            self.net = nn.DataParallel(model)
+
+        def fit(self):
+            self.net.cuda()
+
+
+    model = nn.Linear(3, 2)
+    trainer = Trainer(model)
+    trainer.fit()
+    x = torch.randn(4, 3).cuda()
+    y = model(x)
+    """
+    assert findings(src) == []
+    stored = src.replace("self.net = nn.DataParallel(model)", "self.net = model")
+    assert findings(stored) == []
+    part = src.replace("self.net = nn.DataParallel(model)", "self.net = model.weight")
+    assert findings(part) == []
