@@ -2805,7 +2805,15 @@ class Flow:
             nonscalar = True
         if not nonscalar and q.rsplit(".", 1)[-1] in _REDUCTIONS:
             nonscalar = _reduced_keeps_a_dim(pos[1:], kw)
-        v = Value(TENSOR, dev, half, nonscalar, origin=e, placed=e if given else None,
+        origin = e
+        if ops and not given and dev is not None and dev.is_host:
+            # `torch.cat([past_target, past_covariate], dim=2)` of parts of one batch a DataLoader (or
+            # a tokenizer) made: still that batch, for the rules that name where a batch comes from
+            first = ops[0][1].origin
+            if (type(first) is cst.Call and all(v.origin is first for _, v in ops)
+                    and (first in self.tokenized or kb.class_kind(self.m.qualname(first.func) or "") == LOADER)):
+                origin = first
+        v = Value(TENSOR, dev, half, nonscalar, origin=origin, placed=e if given else None,
                   deep=(creates or given) and self._deep_factory(q, pos))
         if "out" in kw:
             # `torch.arange(n, out=buf)` returns `buf`: where that buffer is (flowtron's mask)

@@ -121,3 +121,27 @@ def test_constructor_that_keeps_the_model_forgets_where_it_is():
     assert findings(stored) == []
     part = src.replace("self.net = nn.DataParallel(model)", "self.net = model.weight")
     assert findings(part) == []
+
+
+def test_torch_cat_of_batch_parts_is_still_the_batch():
+    # unit8co/darts#449: the validation batch's parts are concatenated in a helper before the model
+    # call; the concatenation is still the DataLoader's batch, so GL101 (not GL116) reports it
+    src = """
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = nn.Linear(3, 1).to(device)
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
+
+
+    def produce(parts):
+        a, b = parts
+        return model(torch.cat([a, b], dim=1))
+
+
+    for batch in loader:
+        out = produce(batch)
+    """
+    assert findings(src, ("GL101", "GL116")) == [("GL101", 13)]
