@@ -130,6 +130,7 @@ class Value:
     deep: bool = False  # a tensor known to have at least two dimensions (`t[i]` still has one)
     wrap: object = field(default=None, repr=False)  # the DataParallel/DDP call it is on some path, or UNWRAPPED
     keys: tuple | None = None  # MAPPING: ((key, value), ...) of a dict display with constant string keys
+    nullable: bool = False  # None on some path (joined with `None`: the join keeps the other value)
 
     def __eq__(self, o):
         return (
@@ -148,6 +149,7 @@ class Value:
             and self.wrap is o.wrap
             and self.stateful == o.stateful
             and self.keys == o.keys
+            and self.nullable == o.nullable
         )
 
     def __hash__(self):
@@ -167,9 +169,9 @@ def join(a: Value | None, b: Value | None) -> Value:
     if b is None or a is b or a == b:
         return a
     if a.kind == "none" and b.kind not in (None, "none"):
-        return b
+        return b if b.nullable else replace(b, nullable=True)
     if b.kind == "none" and a.kind not in (None, "none"):
-        return a
+        return a if a.nullable else replace(a, nullable=True)
     if a.kind == TUPLE and b.kind == TUPLE:
         # an empty list joined with a filled one: iterating gives the filled one's elements
         if a.items == () and b.items is None and b.elem is not None:
@@ -212,6 +214,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         deep=a.deep and b.deep,
         wrap=UNWRAPPED if UNWRAPPED in (a.wrap, b.wrap) else (a.wrap or b.wrap),
         keys=keys,
+        nullable=a.nullable or b.nullable,
     )
 
 
@@ -587,6 +590,8 @@ _TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus",
                        "pad", "prepare_seq2seq_batch"})
 # roots of a configured device (`self.device`, `args.device`, `cfg.device`), as opposed to the
 # device of some tensor or module (`logits.device`), which is wherever that value is
+# kinds of value that are an object (never None) unless joined with None on some path
+_NEVER_NONE = frozenset({DEVICE, MODULE, TENSOR, OPTIMIZER, SCHEDULER, SCALER, LOADER, DATASET, METRIC})
 # methods of a module that read it without keeping a reference to it or moving it
 _READ_ONLY_MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "buffers", "named_buffers"})
 _NON_MOVING_BUILTINS = frozenset({"print", "len", "isinstance", "str", "repr", "id", "type"})  # never move a module
@@ -1327,6 +1332,17 @@ class Flow:
             elif isinstance(stmt.orelse, cst.Else):
                 self._block(stmt.orelse.body.body, frame)
             return
+        decided = self._not_none_test(stmt.test, frame)
+        if decided is not None:
+            # `if self.device is not None:` with `self.device = 'cpu'` from every construction: only
+            # one branch runs
+            if decided:
+                self._block(stmt.body.body, frame)
+            elif isinstance(stmt.orelse, cst.If):
+                self._if(stmt.orelse, frame)
+            elif isinstance(stmt.orelse, cst.Else):
+                self._block(stmt.orelse.body.body, frame)
+            return
         guard = self.gpu_guard(stmt.test)
         before = frame.env
         frame.env = dict(before)
@@ -1359,6 +1375,28 @@ class Flow:
             frame.env = else_env
         else:
             frame.env = _join_env(then_env, else_env)
+
+    def _not_none_test(self, test, frame: _Frame) -> bool | None:
+        """Whether `X is not None` (True) or `X is None` (False) holds, where X is a name or an
+        attribute whose value is an object that is never None on any path the engine saw (a
+        module, a tensor, an optimizer, a device it knows...); None when it cannot tell. A value
+        that is None on some path (joined with `None`), or of unknown or plain kind, decides
+        nothing; "is None" is never concluded (attribute values may be incomplete)."""
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+            return None
+        c = test.comparisons[0]
+        if type(c.comparator) is not cst.Name or c.comparator.value != "None":
+            return None
+        op = type(c.operator)
+        if op is not cst.IsNot and op is not cst.Is:
+            return None
+        x = test.left
+        if type(x) is not cst.Name and type(x) is not cst.Attribute:
+            return None
+        v = self.eval(x, frame)
+        if v.nullable or v.kind not in _NEVER_NONE or (v.kind == DEVICE and v.dev is None):
+            return None
+        return op is cst.IsNot
 
     def _registered_alias(self, e: cst.Call, pos, frame) -> Value:
         """`getattr(self, name)` in the same block as, and after, `self.register_buffer(name, t)`

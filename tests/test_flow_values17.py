@@ -145,3 +145,44 @@ def test_torch_cat_of_batch_parts_is_still_the_batch():
         out = produce(batch)
     """
     assert findings(src, ("GL101", "GL116")) == [("GL101", 13)]
+
+
+EMA_DEVICE = """
+import copy
+import torch
+import torch.nn as nn
+
+
+class ModelEma(nn.Module):
+    def __init__(self, model, device=None):
+        super().__init__()
+        self.module = copy.deepcopy(model)
+        self.device = device
+        if self.device is not None:
+            self.module.to(device=device)
+
+    @torch.no_grad()
+    def update(self, model):
+        for e, m in zip(self.module.state_dict().values(), model.state_dict().values()):
+            e.lerp_(m, 0.1)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(3, 2).to(device)
+ema = ModelEma(model, DEVICE_ARG)
+ema.update(model)
+"""
+
+
+def test_is_not_none_of_a_value_never_none_runs_only_its_branch():
+    # pytorch-image-models#2127: `ModelEma(model, device="cpu")` keeps the average on the host
+    # (`if self.device is not None: self.module.to(device=device)` runs); the lerp with the live
+    # model's device weights is GL116
+    assert findings(EMA_DEVICE.replace("DEVICE_ARG", 'device="cpu"')) == [("GL116", 18)]
+
+
+def test_is_not_none_of_a_value_none_on_some_path_decides_nothing():
+    # one construction passes no device (None), another "cpu": either may hold, silent
+    src = EMA_DEVICE.replace("DEVICE_ARG", 'device="cpu"') + "ema2 = ModelEma(model)\nema2.update(model)\n"
+    assert findings(src) == []
+    assert findings(EMA_DEVICE.replace("DEVICE_ARG", "None")) == []
