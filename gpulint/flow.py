@@ -638,6 +638,10 @@ class Flow:
         self._param_made: set = set()  # nn.Parameter(...) / register_buffer(...) calls: a module's own tensors
         self._fwd_cache: dict = {}
         self._moves_param: dict = {}
+        # constructor call of a module class of the file -> origins of the modules it registers as
+        # its own submodules (`Seq2seq(encoder, decoder)` with `self.decoder = decoder`): moving
+        # the instance in place moves them
+        self._parts: dict = {}
         self._instance_sites: dict = {}
         self._half_cache: dict = {}
         self._summaries: dict = {}
@@ -2397,8 +2401,33 @@ class Flow:
                         offset and self._stores_param(callee, i + offset, a)):
                     continue
                 v = frame.env.get(x.value)
+                if (offset and v is not None and v.kind == MODULE and v.origin is not None and not a.star
+                        and self._registers_param(f.value, callee, i + offset, a)):
+                    self._parts.setdefault(e, set()).add(v.origin)
                 if v is not None and v.kind in (MODULE, METRIC) and v.dev is not None:
                     frame.env[x.value] = replace(v, dev=None)
+
+    def _registers_param(self, cls: str, init: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
+        """The `__init__` of the file's module class `cls` assigns this parameter itself to a `self`
+        attribute (`self.decoder = decoder`, `self.encoder, self.decoder = encoder, decoder`), which
+        registers it as a submodule that moves with the instance."""
+        if self._class_kind(cls) != MODULE:
+            return False
+        name = _param_name(init, i, arg)
+        if name is None:
+            return False
+        for node in self.m.walk(init.body):
+            if type(node) is not cst.Assign or len(node.targets) != 1:
+                continue
+            tgt, val = node.targets[0].target, node.value
+            pairs = [(tgt, val)]
+            if type(tgt) is cst.Tuple and type(val) is cst.Tuple and len(tgt.elements) == len(val.elements):
+                pairs = [(t.value, v.value) for t, v in zip(tgt.elements, val.elements)]
+            for t, v in pairs:
+                if (type(v) is cst.Name and v.value == name and type(t) is cst.Attribute
+                        and type(t.value) is cst.Name and t.value.value == "self"):
+                    return True
+        return False
 
     def _stores_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
         """Could the constructor `fn` keep the argument (or a part of it) where the instance may
@@ -2959,6 +2988,12 @@ class Flow:
                         # is no longer where it was made
                         self._moved_origins.add(rv.origin)
                         self._forget_aliases(recv, rv.origin, frame)
+                    parts = self._parts.get(rv.origin) if rv.origin is not None else None
+                    if parts and dev is not None:
+                        # the submodules it was built from (`decoder` in `Seq2seq(enc, decoder)`) move too
+                        for k0, val in list(frame.env.items()):
+                            if val.kind == MODULE and val.origin in parts:
+                                frame.env[k0] = replace(val, dev=dev)
                     to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
                     return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
                                  half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters,

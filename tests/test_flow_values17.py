@@ -186,3 +186,43 @@ def test_is_not_none_of_a_value_none_on_some_path_decides_nothing():
     src = EMA_DEVICE.replace("DEVICE_ARG", 'device="cpu"') + "ema2 = ModelEma(model)\nema2.update(model)\n"
     assert findings(src) == []
     assert findings(EMA_DEVICE.replace("DEVICE_ARG", "None")) == []
+
+
+S2S_SRC = """
+import torch
+import torch.nn as nn
+
+
+class Dec(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class S2S(nn.Module):
+    def __init__(self, enc, dec):
+        super().__init__()
+        STORE
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+dec = Dec()
+model = S2S(nn.Linear(4, 4), dec).to(device)
+x = torch.randn(2, 4)
+y = dec(x)
+"""
+
+
+def test_module_registered_by_a_moved_container_moves_with_it():
+    # IBM/pytorch-seq2seq#123: the decoder handed to `Seq2seq(encoder, decoder)` is moved by
+    # `seq2seq.to(device)`; the beam search later calls the decoder itself with host tensors
+    assert findings(S2S_SRC.replace("STORE", "self.enc, self.dec = enc, dec")) == [("GL116", 25)]
+    assert findings(S2S_SRC.replace("STORE", "self.enc = enc\n        self.dec = dec")) == [("GL116", 26)]
+
+
+def test_module_kept_in_a_plain_list_of_a_container_is_not_known_moved():
+    # a plain list does not register its modules: where `dec` is after the move is unknown (GL107's)
+    assert findings(S2S_SRC.replace("STORE", "self.parts = [enc, dec]")) == []
