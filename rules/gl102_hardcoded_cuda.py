@@ -332,6 +332,29 @@ def _default_of_configured_device(m, node) -> bool:
     return False
 
 
+def _cpu_device(m, node) -> bool:
+    """`'cpu'` or `torch.device('cpu')`."""
+    if isinstance(node, cst.Call) and m.qualname(node.func) == "torch.device" and node.args:
+        node = node.args[0].value
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "cpu"
+
+
+def _cpu_alternative(m, node) -> bool:
+    """The CUDA device is one branch of a conditional expression whose other branch is the CPU
+    (DeepRobust's examples: `device = torch.device('cuda') if args.ctx == 'gpu' else 'cpu'`, the
+    `--ctx` option defined in the project's config module): the test chooses the device at run
+    time, the literal is not hard-coded."""
+    child, parent = node, m.parent(node)
+    if isinstance(parent, cst.Arg) and isinstance(m.parent(parent), cst.Call) and \
+            m.qualname(m.parent(parent).func) == "torch.device":
+        child = m.parent(parent)
+        parent = m.parent(child)
+    if not isinstance(parent, cst.IfExp) or child is parent.test:
+        return False
+    other = parent.orelse if child is parent.body else parent.body
+    return _cpu_device(m, other)
+
+
 def _configured(m, value) -> bool:
     """A value read from a configuration or the command line: it contains a subscript
     (`raw_config['device']`) or an attribute of something other than a module the file imports
@@ -395,6 +418,8 @@ a module-level default such as `device = 'cuda'` followed by a module-level `exe
 configuration (nanoGPT's `exec(open('configurator.py').read())` lets `--device=cpu` override it), on
 `device = torch.device("cuda:1")` in the branch of an `if`/`else` whose other branch reads the device
 from the configuration (`device = torch.device(raw_config['device'])`: the literal is its default), on
+a CUDA device that is one branch of a conditional expression whose other branch is the CPU
+(`torch.device('cuda') if args.ctx == 'gpu' else 'cpu'`: chosen at run time), on
 `"cuda"` used as an autocast/GradScaler device *type*, on `torch.device("cuda")` compared with a
 device (`if device == torch.device("cuda"): raise ...`), and in files that
 are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
@@ -488,6 +513,8 @@ x = torch.randn(8, 3, device=device)
                         continue  # `if self.device == torch.device('cuda'): raise ...`: a test, not a placement
                     if _default_of_configured_device(m, call):
                         continue  # `else: device = torch.device('cuda:1')` when the config names none
+                    if _cpu_alternative(m, call):
+                        continue  # `torch.device('cuda') if args.ctx == 'gpu' else 'cpu'`: chosen at run time
                     yield call, f"hard-coded `torch.device({ctx.code(call.args[0].value)})`", routable
                 continue
             if isinstance(f, cst.Attribute) and f.attr.value == "cuda" and q is None:
@@ -516,6 +543,8 @@ x = torch.randn(8, 3, device=device)
                     continue
                 kw = arg.keyword.value if arg.keyword is not None else None
                 if kw == "device" or (is_to and kw is None and i == 0):
+                    if _cpu_alternative(m, arg.value):
+                        continue
                     yield arg.value, f'hard-coded device {ctx.code(arg.value)}', lit in ("cuda", "cuda:0")
         for call, what in _default_cuda_setters(m):
             yield call, what, _default_setter_edit(ctx, call) is not None

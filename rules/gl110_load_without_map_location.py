@@ -35,7 +35,9 @@ multi-GPU machine it also puts every process's copy on `cuda:0`.
 The rule fires in files that move things to a device or check device availability. It is silent
 on a load that re-reads what this run wrote (a save earlier in the same function, or in a function
 of the file that the loading code called before, to the same path: `train()` keeps the best model,
-then the script reloads it to test it), and on a load in the body of `if torch.cuda.is_available():`
+then the script reloads it to test it; early stopping in the epoch loop that loads the best epoch's
+checkpoint on one branch of an `if` and saves this epoch's on the other, with the same path or path
+builder), and on a load in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
 (`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)
 and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`) count as the check.
@@ -92,6 +94,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # `train()` saved the best model, then the script reloads it: same run, same devices
             if _fresh_path_of_this_run(ctx, saves, call):
                 continue  # a path made unique for this run (`uuid4().hex`): only this process wrote it
+            if _saved_by_earlier_iteration(ctx, saves, call, scope):
+                continue  # early stopping: the best epoch's checkpoint, written by this loop's `else:`
             if _in_availability_branch(m, call) and not _multi_process(m):
                 continue  # `if torch.cuda.is_available(): torch.load(p)`: the CUDA devices are there
             pos = [a for a in call.args if a.keyword is None]
@@ -772,6 +776,44 @@ def _saved_earlier_by_called_function(ctx: Context, saves: list[cst.Call], load:
                 continue
             return True
     return False
+
+
+def _saved_by_earlier_iteration(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
+    """Early stopping in the epoch loop (twitter-research/tgn train_self_supervised.py:
+    `if early_stopper.early_stop_check(val_ap): best_model_path = get_checkpoint_path(best_epoch);
+    tgn.load_state_dict(torch.load(best_model_path)); break` / `else: torch.save(tgn.state_dict(),
+    get_checkpoint_path(epoch))`): a save on the other branch of an `if`, in the same scope and in
+    a loop that holds both, writes to a path built the same way (the same text, or a call of the
+    same function: the checkpoint of another epoch). The load reads what an earlier iteration of
+    this run wrote, from these devices. Outside a loop the two branches never both run."""
+    m = ctx.model
+    lnode = _path_node(ctx, load, 0, "f")
+    if lnode is None:
+        return False
+    lkey = _path_key(ctx, lnode, scope)
+    for save in saves:
+        if m.scope_of(save) is not scope or not m.exclusive(save, load):
+            continue
+        loop = next((a for a in m.ancestors(load) if a is scope or isinstance(a, (cst.For, cst.While))), None)
+        if loop is None or loop is scope or not m.contains(loop, save):
+            continue
+        snode = _path_node(ctx, save, 1, "f")
+        if snode is not None and _path_key(ctx, snode, scope) == lkey:
+            return True
+    return False
+
+
+def _path_key(ctx: Context, node: cst.BaseExpression, scope):
+    """What a path is built from: a name bound once in its scope stands for its value; a call of a
+    plain function name is that function (`get_checkpoint_path(epoch)`), whatever the arguments."""
+    m = ctx.model
+    if isinstance(node, cst.Name):
+        bs = m.bindings_of(node)
+        if len(bs) == 1 and bs[0].how == "assign" and bs[0].value is not None and m.scope_of(bs[0].value) is scope:
+            node = bs[0].value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        return ("call", node.func.value)
+    return ("text", ctx.code(node))
 
 
 def _feeds_scheduler(m, load: cst.Call) -> bool:

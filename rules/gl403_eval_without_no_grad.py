@@ -73,7 +73,9 @@ An evaluation loop is a loop that runs after `model.eval()`, or in a function na
 `validate`/`evaluate`/`test`/`predict`, and does no gradient work. The rule stays silent on
 gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 `torch.autograd.grad`, `requires_grad_`, `x.requires_grad = True` or `.grad` in the loop or its
-function), on loops already under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
+function; or a method of an object that code the file does not define was given the model, such
+as an attack `adversary = PGD(model)` whose `adversary.generate(x, y)` runs in the loop, directly
+or through a helper of the file: `no_grad` would break its backward pass), on loops already under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
 site of the function, `stack.enter_context(torch.no_grad())`, or a project's own decorator named
 like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on Lightning / HF
 Trainer scripts, whose frameworks do this, on a loop whose body ends with an unconditional `break`
@@ -159,6 +161,8 @@ with torch.no_grad():
             models = {dotted(c.func) for c in calls} if not through else set(through.values())
             if facts.passes_to_unknown(node, models):
                 continue
+            if _model_held_by_unknown(ctx.model, facts, node, 2, set()):
+                continue  # `adversary = PGD(model)`, `adversary.generate(x, y)` in the loop: it may take gradients
             fix = None
             alias = torch_alias(ctx)
             if alias is not None:
@@ -254,6 +258,8 @@ with torch.no_grad():
             models = {dotted(c.func) for c in inner}
             if any(facts.passes_to_unknown(lp, models) for lp in loops):
                 continue
+            if any(_model_held_by_unknown(m, facts, lp, 2, set()) for lp in loops):
+                continue  # an attack object given the model runs in the loop: it may take gradients
             if _caller_uses_gradients(m, facts, call) or _result_differentiated(m, facts, stmt):
                 continue
             if _grad_work(m, facts, fn, _call_env(fn, call), 0) is not False:
@@ -680,6 +686,52 @@ def _result_differentiated(m, facts: TrainingFacts, stmt: cst.SimpleStatementLin
             continue
         uses = any(isinstance(n, cst.Name) and n.value in targets for a in c.args for n in [a.value, *m.walk(a.value)])
         if uses and any(facts.effects(g) & {"grad", "backward"} for g in facts.file_functions(c)):
+            return True
+    return False
+
+
+def _model_held_by_unknown(m, facts: TrainingFacts, node: cst.CSTNode, depth: int, seen: set) -> bool:
+    """`node` calls a method of an object that code the file does not define was given a model
+    (DeepRobust: `adversary = PGD(model)` before the loop and `adversary.generate(x, y)` in it; an
+    attack object passed in as a parameter, `attack_method = PGD(model, args.device)` at the call
+    site; or a helper of the file that does this, `self.adv_data(data, target)` building
+    `PGD(self.model)`). Such an object may take gradients through the model (adversarial examples,
+    Grad-CAM, attributions): `no_grad` around the loop would break its `backward()`."""
+    for call in facts.calls_in(node, into_defs=False):
+        f = call.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and _built_with_model(m, facts, f.value):
+            return True
+        if depth > 0:
+            for fn in facts.file_functions(call):
+                if fn not in seen:
+                    seen.add(fn)
+                    if _model_held_by_unknown(m, facts, fn.body, depth - 1, seen):
+                        return True
+    return False
+
+
+def _built_with_model(m, facts: TrainingFacts, name: cst.Name) -> bool:
+    """`name` holds what a call of code the file does not define returned, given a model: bound
+    so, or a parameter whose arguments at the call sites are (directly or through a name bound so)."""
+    values = []
+    for b in m.bindings_of(name):
+        if b.how == "assign" and b.value is not None:
+            values.append(b.value)
+        elif b.how == "param":
+            for a in m.param_arguments(b):
+                if isinstance(a, cst.Name):
+                    values.extend(x.value for x in m.bindings_of(a) if x.how == "assign" and x.value is not None)
+                else:
+                    values.append(a)
+    for v in values:
+        if not isinstance(v, cst.Call) or facts.file_functions(v):
+            continue
+        if isinstance(v.func, cst.Name) and v.func.value in m.classes:
+            continue  # a class of the file: the rule reads its methods
+        if (m.qualname(v.func) or "").startswith("torch."):
+            continue
+        if any(facts.is_model(a.value) or (m.value_of(a.value).kind == "module" and not facts.is_loss_module(a.value))
+               for a in v.args):
             return True
     return False
 

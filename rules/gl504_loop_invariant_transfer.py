@@ -36,8 +36,9 @@ synchronisation, per step for the same bytes.
 
 A `.to(dtype)` that names no device (`x.to(weight_dtype)`) casts on the tensor's own device and is
 not reported. The rule is careful that the tensor really is loop-invariant: it is not re-assigned in the loop,
-not changed in place (no `x.add_()`, `x[i] = ...`, `x.data = ...`), not passed to a function that
-could change it, and the device expression does not change either.
+not changed in place (no `x.add_()`, `x[i] = ...`, `x.data = ...`, no `optimizer.step()` in the loop of an
+optimizer built over it, as in an attack that optimizes a latent `nn.Parameter`), not passed to a
+function that could change it, and the device expression does not change either.
 
 The same holds for a constant built in the loop from literals and moved there
 (`torch.Tensor([[0.1, 0.1, 0.2, 0.2]]).cuda()`, `torch.tensor(0).float().cuda()` in a per-image
@@ -145,7 +146,7 @@ for x, y in loader:
         for n in walk(loop):
             if isinstance(n, cst.Name) and n.value == name.value and not self._read_only(ctx, facts, n):
                 return False
-        return True
+        return not _stepped_in(m, name, loop)
 
     def _read_only(self, ctx, facts, n: cst.Name) -> bool:
         m = ctx.model
@@ -217,6 +218,27 @@ for x, y in loader:
 
 
 _NO_DEVICE_KEYWORDS = frozenset(("dtype", "non_blocking", "copy", "memory_format"))
+
+
+def _stepped_in(m, name: cst.Name, loop) -> bool:
+    """An optimizer built over the tensor steps in the loop and so changes it in place (DeepRobust's
+    CW-L2 attack: `modifier = nn.Parameter(start)`, `optimizer = torch.optim.Adam([modifier, ], ...)`,
+    then `self.gan(modifier.to(self.device))` ... `optimizer.step()` on every iteration):
+    `optimizer.step()` or `scaler.step(optimizer)` in the loop, the optimizer's binding a call
+    whose arguments name the tensor."""
+    for n in walk(loop):
+        if not (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step"):
+            continue
+        opts = [n.func.value, *(a.value for a in n.args if a.keyword is None)]
+        for opt in opts:
+            if not isinstance(opt, cst.Name):
+                continue
+            for b in m.bindings_of(opt):
+                v = b.value
+                if isinstance(v, cst.Call) and any(
+                        isinstance(x, cst.Name) and x.value == name.value for a in v.args for x in (a.value, *walk(a.value))):
+                    return True
+    return False
 
 
 def _dtype_only(m, call: cst.Call) -> bool:
