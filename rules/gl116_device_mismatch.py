@@ -360,7 +360,7 @@ noise_scale = betas[t]
             return DeviceMismatch._input_move_fix(ctx, mm)
         if mm.op == "index":
             return None
-        made = factory_device_fix(ctx, mm, origin, acc)
+        made = factory_device_fix(ctx, mm, _factory_with_constant(origin), acc)
         if made is None:
             return DeviceMismatch._argument_move_fix(ctx, mm, acc)
         return ctx.fix(made[0], safe=True, message=f"Make it on `{acc.value}.device`")
@@ -374,6 +374,20 @@ noise_scale = betas[t]
             return None
         edits = DeviceMismatch._host_moves(ctx, mm, f"{acc.value}.device", any_expression=False)
         return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`") if edits else None
+
+
+def _factory_with_constant(origin):
+    """For a host value that is a factory call combined with a number literal
+    (`torch.arange(k) + 1`, NVIDIA-Merlin/Transformers4Rec#509), the factory: giving it `device=`
+    places the whole value. Anything else is returned as it is."""
+    if not isinstance(origin, cst.BinaryOperation):
+        return origin
+    for part, other in ((origin.left, origin.right), (origin.right, origin.left)):
+        while isinstance(other, cst.UnaryOperation):
+            other = other.expression
+        if isinstance(part, cst.Call) and isinstance(other, (cst.Integer, cst.Float)):
+            return part
+    return origin
 
 
 def _line(ctx: Context, reported, node) -> str:
