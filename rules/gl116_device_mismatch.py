@@ -86,6 +86,7 @@ noise_scale = betas[t]
         m = ctx.model
         if m.frameworks & _FRAMEWORKS:
             return
+        found = []  # (host factory, its safe `device=` fix is offered here, finding)
         for mm in m.mismatches():
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
@@ -120,6 +121,7 @@ noise_scale = betas[t]
                 # found only with the arguments of one call of the function (the others pass it placed)
                 where += f"; with the arguments of the call on {_line(ctx, mm.node, mm.site)}"
             fix = self._fix(ctx, mm, origin, acc_node)
+            factory_fix = fix is not None and fix.applicability != UNSAFE and mm.op not in ("module-call", "index")
             if mm.op == "module-call":
                 what = f"move the input to the model's device (`.to({self._model_device(ctx, mm)})`)"
             elif mm.op == "index":
@@ -140,7 +142,15 @@ noise_scale = betas[t]
                 what = f"copy it there: `.to({accd}.device)` (or make its inputs there)"
             else:
                 what = f"make it on the same device (`device={accd}.device` or `.to({accd}.device)`)"
-            yield ctx.finding(mm.node, self.message.format(host=host, where=where, acc=acc, what=what), fix)
+            found.append((_factory_with_constant(origin), factory_fix,
+                          ctx.finding(mm.node, self.message.format(host=host, where=where, acc=acc, what=what), fix)))
+        # a host factory with a safe `device=` fix at one of its uses is placed by that fix for every
+        # use: the others (without a fix) say the same thing again (timbmg/VAE-CVAE-MNIST#4:
+        # idx2onehot's zeros, scattered into, then concatenated in both the encoder and the decoder)
+        placed = {id(f) for f, factory_fix, _ in found if factory_fix and f is not None}
+        for f, factory_fix, finding in found:
+            if factory_fix or f is None or id(f) not in placed or finding.fix is not None:
+                yield finding
         for mm in m.gpu_mismatches():
             a, b = ctx.code(mm.host), ctx.code(self._representative(m, mm.acc))
             da, db = self._gpu_name(mm.host_value), self._gpu_name(mm.acc_value)
@@ -201,6 +211,10 @@ noise_scale = betas[t]
                 return None
             atom = isinstance(host, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
             if not atom and not any_expression:
+                return None
+            if isinstance(host, cst.Name) and _none_default_parameter(m, host):
+                # `def inference(self, n=1, c=None)`: `c.to(...)` raises on the calls that leave
+                # it out (timbmg/VAE-CVAE-MNIST#4's unconditional `vae.inference(n=10)`)
                 return None
             base = name_under(host, subscripts=False)
             if base is not None and DeviceMismatch._used_again(m, base, mm.node):
@@ -360,7 +374,7 @@ noise_scale = betas[t]
             return DeviceMismatch._input_move_fix(ctx, mm)
         if mm.op == "index":
             return None
-        made = factory_device_fix(ctx, mm, origin, acc)
+        made = factory_device_fix(ctx, mm, _factory_with_constant(origin), acc)
         if made is None:
             return DeviceMismatch._argument_move_fix(ctx, mm, acc)
         return ctx.fix(made[0], safe=True, message=f"Make it on `{acc.value}.device`")
@@ -374,6 +388,32 @@ noise_scale = betas[t]
             return None
         edits = DeviceMismatch._host_moves(ctx, mm, f"{acc.value}.device", any_expression=False)
         return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`") if edits else None
+
+
+def _none_default_parameter(m, name: cst.Name) -> bool:
+    """`name` may be a parameter of its function whose default is `None`."""
+    for b in m.bindings_of(name):
+        if b.how != "param":
+            continue
+        param = m.parents.get(b.node)
+        if (isinstance(param, cst.Param) and isinstance(param.default, cst.Name)
+                and param.default.value == "None"):
+            return True
+    return False
+
+
+def _factory_with_constant(origin):
+    """For a host value that is a factory call combined with a number literal
+    (`torch.arange(k) + 1`, NVIDIA-Merlin/Transformers4Rec#509), the factory: giving it `device=`
+    places the whole value. Anything else is returned as it is."""
+    if not isinstance(origin, cst.BinaryOperation):
+        return origin
+    for part, other in ((origin.left, origin.right), (origin.right, origin.left)):
+        while isinstance(other, cst.UnaryOperation):
+            other = other.expression
+        if isinstance(part, cst.Call) and isinstance(other, (cst.Integer, cst.Float)):
+            return part
+    return origin
 
 
 def _line(ctx: Context, reported, node) -> str:

@@ -135,6 +135,10 @@ for epoch in range(epochs):
                         arg = facts.argument_for(fn, call, imo[0].value)
                         if arg is not None and facts.is_model(arg):
                             yield inner, arg, call
+                        elif arg is None and _closure_variable(ctx.model, fn, imo[0], call) and facts.is_model(imo[0]):
+                            # a closure of the function the loop runs in (texar-pytorch#310's
+                            # `_eval_epoch()` in main(), which runs `model.eval()` on main's model)
+                            yield inner, imo[0], call
                     elif (imo is not None and imo[1] == "eval" and not inner.args and self_attr(imo[0]) is not None
                           and _self_call(call) and ctx.model.class_of(fn) is ctx.model.class_of(call)
                           and facts.is_model(imo[0])):
@@ -491,6 +495,22 @@ def _train_anchor(ctx: Context, facts, body: cst.IndentedBlock, name: str, site)
     if not at_train or min(at_train) <= at_eval:
         return None
     return stmts[min(at_train)]
+
+
+def _closure_variable(m, fn: cst.FunctionDef, name: cst.Name, call: cst.Call) -> bool:
+    """`name` in the nested function `fn` is a variable of an enclosing function (no binding in
+    `fn` itself), and `call` (the call of `fn`) is inside that enclosing function too: both refer
+    to the same object."""
+    bindings = m.bindings_of(name)
+    if not bindings:
+        return False
+    for b in bindings:
+        scope = m.scope_of(b.node)
+        if scope is fn or not isinstance(scope, cst.FunctionDef):
+            return False
+        if not (m.contains(scope, fn) and m.contains(scope, call)):
+            return False
+    return True
 
 
 def _runs_self(fn: cst.FunctionDef) -> bool:
