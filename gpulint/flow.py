@@ -131,6 +131,7 @@ class Value:
     wrap: object = field(default=None, repr=False)  # the DataParallel/DDP call it is on some path, or UNWRAPPED
     keys: tuple | None = None  # MAPPING: ((key, value), ...) of a dict display with constant string keys
     nullable: bool = False  # None on some path (joined with `None`: the join keeps the other value)
+    truth: bool | None = None  # `True` / `False` on every path (a flag the calls set), else None
 
     def __eq__(self, o):
         return (
@@ -150,6 +151,7 @@ class Value:
             and self.stateful == o.stateful
             and self.keys == o.keys
             and self.nullable == o.nullable
+            and self.truth == o.truth
         )
 
     def __hash__(self):
@@ -160,6 +162,8 @@ UNKNOWN = Value()
 # Value.wrap of `W.module`: joined with the wrapper (`W.module if hasattr(W, "module") else W`), the
 # code has unwrapped it on the paths where it was wrapped
 UNWRAPPED = object()
+TRUE_VALUE = Value(HOSTVAL, HOST, truth=True)
+FALSE_VALUE = Value(HOSTVAL, HOST, truth=False)
 NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (using None would fail anyway)
 
 
@@ -169,9 +173,9 @@ def join(a: Value | None, b: Value | None) -> Value:
     if b is None or a is b or a == b:
         return a
     if a.kind == "none" and b.kind not in (None, "none"):
-        return b if b.nullable else replace(b, nullable=True)
+        return b if b.nullable and b.truth is None else replace(b, nullable=True, truth=None)
     if b.kind == "none" and a.kind not in (None, "none"):
-        return a if a.nullable else replace(a, nullable=True)
+        return a if a.nullable and a.truth is None else replace(a, nullable=True, truth=None)
     if a.kind == TUPLE and b.kind == TUPLE:
         # an empty list joined with a filled one: iterating gives the filled one's elements
         if a.items == () and b.items is None and b.elem is not None:
@@ -215,6 +219,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         wrap=UNWRAPPED if UNWRAPPED in (a.wrap, b.wrap) else (a.wrap or b.wrap),
         keys=keys,
         nullable=a.nullable or b.nullable,
+        truth=a.truth if a.truth == b.truth else None,
     )
 
 
@@ -590,6 +595,9 @@ _TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus",
                        "pad", "prepare_seq2seq_batch"})
 # roots of a configured device (`self.device`, `args.device`, `cfg.device`), as opposed to the
 # device of some tensor or module (`logits.device`), which is wherever that value is
+_NUMPY_ARRAY_MAKERS = frozenset("numpy." + n for n in (
+    "eye identity zeros ones empty full arange linspace logspace stack concatenate vstack hstack "
+    "zeros_like ones_like diag tril triu meshgrid").split())
 # kinds of value that are an object (never None) unless joined with None on some path
 _NEVER_NONE = frozenset({DEVICE, MODULE, TENSOR, OPTIMIZER, SCHEDULER, SCALER, LOADER, DATASET, METRIC})
 # methods of a module that read it without keeping a reference to it or moving it
@@ -1337,6 +1345,8 @@ class Flow:
                 self._block(stmt.orelse.body.body, frame)
             return
         decided = self._not_none_test(stmt.test, frame)
+        if decided is None:
+            decided = self._flag_test(stmt.test, frame)
         if decided is not None:
             # `if self.device is not None:` with `self.device = 'cpu'` from every construction: only
             # one branch runs
@@ -1379,6 +1389,23 @@ class Flow:
             frame.env = else_env
         else:
             frame.env = _join_env(then_env, else_env)
+
+    def _flag_test(self, test, frame: _Frame) -> bool | None:
+        """`if per_comp:` / `if not per_comp:` where the name (or `self` attribute) is the literal
+        `True` or `False` on every path the engine saw (every call passes `per_comp=True`):
+        whether the test holds; None otherwise."""
+        neg = False
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, neg = test.expression, True
+        if type(test) is not cst.Name and not (
+                type(test) is cst.Attribute and type(test.value) is cst.Name and test.value.value == "self"):
+            return None
+        if type(test) is cst.Name and test.value in ("True", "False"):
+            return None  # `while True`-like literals: left to the statement's own handling
+        v = self.eval(test, frame)
+        if v.kind != HOSTVAL or v.truth is None:
+            return None
+        return v.truth != neg
 
     def _not_none_test(self, test, frame: _Frame) -> bool | None:
         """Whether `X is not None` (True) or `X is None` (False) holds, where X is a name or an
@@ -1756,8 +1783,10 @@ class Flow:
             return v
         if e.value == "None":
             return NONE_VALUE
-        if e.value in ("True", "False"):
-            return Value(HOSTVAL, HOST)
+        if e.value == "True":
+            return TRUE_VALUE
+        if e.value == "False":
+            return FALSE_VALUE
         fn = self._function_named(e.value)
         if fn is not None:
             return Value(FUNC, None, fn=fn)  # `loss_fn = my_loss`, `Trainer(model, compute_metrics)`
@@ -2809,11 +2838,17 @@ class Flow:
                 continue
             if v.kind == TUPLE:
                 els = x.elements if type(x) in (cst.Tuple, cst.List) else None
+                # an element of unknown kind in a sequence torch takes tensors from (`torch.cat([idx,
+                # torch.tensor([n])])`, `idx` a value the engine cannot see) is a tensor of unknown
+                # device: it keeps the result's device unknown
+                kinds = (TENSOR, None) if pname == "tensors" else (TENSOR,)
                 if v.items is not None and els is not None and len(els) == len(v.items):
                     # `torch.cat((a, b))`: each element is an operand, named by its own expression
-                    ops.extend((el.value, it) for el, it in zip(els, v.items) if it.kind == TENSOR)
+                    ops.extend((el.value, it if it.kind == TENSOR else Value(TENSOR, None))
+                               for el, it in zip(els, v.items) if it.kind in kinds)
                 else:
-                    ops.extend((x, it) for it in (v.items or ()) if it.kind == TENSOR)
+                    ops.extend((x, it if it.kind == TENSOR else Value(TENSOR, None))
+                               for it in (v.items or ()) if it.kind in kinds)
                 if v.elem is not None and v.elem.kind == TENSOR:
                     ops.append((x, v.elem))
                 continue
@@ -2833,7 +2868,10 @@ class Flow:
     def _torch_function(self, e, q, info, pos, kw, frame) -> Value:
         ret = info.returns
         if ret == "tensor_or_tensors":
-            ret = "tensor" if len(pos) + len(kw) > 1 else "other"
+            if q == "torch.where" and len(pos) == 1 and not kw and not pos[0][2]:
+                ret = "tensors"  # `torch.where(cond)`: a tuple of index tensors where `cond` is
+            else:
+                ret = "tensor" if len(pos) + len(kw) > 1 else "other"
         if ret not in ("tensor", "tensors"):
             if ret in (MODULE, OPTIMIZER, SCHEDULER, LOADER, DATASET, METRIC, SCALER):
                 dev, given = self._placement(e, kw)
@@ -2908,14 +2946,23 @@ class Flow:
             return True
         return False
 
+    def _numpy_array_call(self, x) -> bool:
+        """`np.eye(k)`, `np.zeros((n, m))`, `np.arange(n)`: a NumPy constructor of an array with at
+        least one dimension."""
+        if type(x) is not cst.Call:
+            return False
+        q = self.m.qualname(x.func) or ""
+        return q in _NUMPY_ARRAY_MAKERS or (q.startswith("numpy.random.") and bool(x.args))
+
     def _nonscalar_factory(self, q, pos, kw) -> bool:
         last = q.rsplit(".", 1)[-1]
         if last == "from_numpy":
             return True  # an array (0-d arrays through from_numpy are rare)
         if last in ("tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"):
-            # a list display, or a list or tuple built elsewhere: at least one dimension
+            # a list display, or a list or tuple built elsewhere, or an array a NumPy constructor
+            # makes (`torch.tensor(np.eye(k))`): at least one dimension
             return bool(pos) and (type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp) or _sliced(pos[0][0]) or (
-                not pos[0][2] and pos[0][1].kind == TUPLE))
+                not pos[0][2] and pos[0][1].kind == TUPLE) or self._numpy_array_call(pos[0][0]))
         if last in ("arange", "linspace", "logspace", "randperm", "eye"):
             return True
         if last in ("randint",):

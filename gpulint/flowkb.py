@@ -27,7 +27,10 @@ WRAPPERS = frozenset(
 SHAPE_KEEPING = frozenset(
     "float half double long int bool bfloat16 to cuda cpu detach clone contiguous abs exp log sigmoid tanh "
     "relu neg sqrt softmax log_softmax clamp clip pow masked_fill type type_as requires_grad_ view reshape "
-    "permute transpose expand expand_as view_as reshape_as repeat flatten contiguous unsqueeze".split()
+    "permute transpose expand expand_as view_as reshape_as repeat flatten contiguous unsqueeze "
+    # reorder, accumulate or select along a dimension: still at least one dimension
+    "repeat_interleave roll flip fliplr flipud cumsum cumprod argsort tril triu t narrow index_select "
+    "gather masked_select tile".split()
 )
 # torch functions whose result has at least one dimension whatever their operands
 ALWAYS_NONSCALAR = frozenset(

@@ -226,3 +226,79 @@ def test_module_registered_by_a_moved_container_moves_with_it():
 def test_module_kept_in_a_plain_list_of_a_container_is_not_known_moved():
     # a plain list does not register its modules: where `dec` is after the move is unknown (GL107's)
     assert findings(S2S_SRC.replace("STORE", "self.parts = [enc, dec]")) == []
+
+
+def test_one_argument_where_gives_index_tensors_on_the_condition_device():
+    # Lightning-AI/pytorch-lightning#2304: `torch.where(cond)[0]` padded with a host tensor in cat
+    src = """
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    pred = torch.randn(8).to(device)
+    idx = torch.where(pred[1:] - pred[:-1])[0]
+    out = torch.cat([idx, torch.tensor([7])])
+    """
+    assert findings(src) == [("GL116", 7)]
+
+
+def test_cat_with_an_operand_of_unknown_device_is_not_the_host():
+    # an element the engine cannot place keeps the result's device unknown: no report downstream
+    src = """
+    import torch
+    from somewhere import make_indices
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    x = torch.randn(8).to(device)
+    idx = torch.cat([make_indices(), torch.tensor([7])])
+    y = x[:2] + idx
+    """
+    assert findings(src) == []
+
+
+def test_tensor_of_a_numpy_array_has_a_dimension():
+    # MatthewWilletts/algostability#2: one-hot rows from np.eye, repeated, times a device parameter
+    src = """
+    import numpy as np
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    mu = torch.randn(3, 4).to(device)
+    y = torch.tensor(np.eye(3, dtype=np.float32)).repeat_interleave(2, dim=0)
+    loc = y @ mu
+    """
+    assert findings(src) == [("GL116", 8)]
+
+
+FLAG_SRC = """
+import torch
+
+
+class Sampler:
+    def __init__(self, device):
+        self.mu = torch.randn(4, 3).to(device)
+
+    def sample(self, n, per_comp=False):
+        if per_comp:
+            y = torch.eye(3)
+        else:
+            y = torch.ones(n, 3).to(self.mu.device)
+        return y @ self.mu.t()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+s = Sampler(device)
+CALLS
+"""
+
+
+def test_flag_every_call_sets_decides_its_branch():
+    # algostability#2: `if per_comp:` with the only call passing `per_comp=True`
+    assert findings(FLAG_SRC.replace("CALLS", "out = s.sample(5, per_comp=True)")) == [("GL116", 14)]
+
+
+def test_flag_left_at_its_default_decides_the_other_branch():
+    assert findings(FLAG_SRC.replace("CALLS", "out = s.sample(5)")) == []
+    assert findings(FLAG_SRC.replace("CALLS", "out = s.sample(5, per_comp=False)")) == []
+    # with both calls, the one passing True still crashes (found with that call's arguments)
+    calls = "out = s.sample(5, per_comp=True)\nout2 = s.sample(5)"
+    assert findings(FLAG_SRC.replace("CALLS", calls)) == [("GL116", 14)]
