@@ -817,7 +817,7 @@ class Flow:
             v = None
             if args is not None:
                 v = args.get(name)
-                if v is None and args and param.default is not None:
+                if v is None and args and param.default is not None and _DOUBLE_STAR not in args:
                     # this call leaves it out (`self.encoder(inputs)`): its constant default
                     v = self._constant_default(fn, name)
             if v is None:
@@ -841,6 +841,30 @@ class Flow:
         for star in (p.star_arg, p.star_kwarg):
             if isinstance(star, cst.Param):
                 frame.env[star.name.value] = UNKNOWN
+        if isinstance(p.star_kwarg, cst.Param):
+            extra = self._extra_keywords(fn, args, cls is not None and not _is_static(fn))
+            if extra is not None:
+                frame.env[p.star_kwarg.name.value] = _mapping(extra, None)
+
+    def _extra_keywords(self, fn: cst.FunctionDef, args: dict | None, method: bool) -> tuple | None:
+        """What `**kwargs` of `fn` holds: ((keyword, value), ...) of the keywords the call passes
+        that name no parameter (every recorded call's, when they agree on which), or None when a
+        call hands on a mapping of its own or is not known."""
+        p = fn.params
+        named = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+        maps = [args] if args is not None else list((self.site_values.get(fn) or {}).values())
+        if not maps or (args is None and len(maps) != self._site_total(fn, fn.name.value)):
+            return None
+        out = None
+        for a in maps:
+            if a is None or _DOUBLE_STAR in a:
+                return None
+            extra = tuple(sorted((k, v) for k, v in a.items() if k not in named and k != _RECEIVER))
+            if out is None:
+                out = extra
+            elif tuple(k for k, _ in out) != tuple(k for k, _ in extra):
+                return None
+        return out
 
     def _param_from_sites(self, fn: cst.FunctionDef, name: str) -> Value | None:
         sites = self.site_values.get(fn)
@@ -862,6 +886,8 @@ class Flow:
                 return None
             v = argmap.get(name)
             if v is None:
+                if _DOUBLE_STAR in argmap:
+                    return None  # maybe passed in the call's `**mapping`
                 if default is _UNSET:
                     default = self._constant_default(fn, name)
                 v = default
@@ -3856,6 +3882,18 @@ class Flow:
         args: dict[str, Value] = {}
         ok = True
         for i, (x, v, s) in enumerate(pos):
+            if s == "**":
+                # `self._sample(features, labels, **kwargs)`: the parameters it names are known; any
+                # other may come from the mapping (not its default), unless the mapping is known
+                # to hold only some keywords (`**kwargs` that every call of the caller leaves empty)
+                dv = kw.get(_DOUBLE_STAR, (None, UNKNOWN))[1]
+                if dv.kind == MAPPING and dv.keys is not None:
+                    for k0, v0 in dv.keys:
+                        if isinstance(k0, str) and k0 not in args:
+                            args[k0] = v0
+                else:
+                    args[_DOUBLE_STAR] = UNKNOWN
+                continue
             if s or i >= len(names):
                 ok = False
                 break

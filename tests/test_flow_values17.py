@@ -302,3 +302,37 @@ def test_flag_left_at_its_default_decides_the_other_branch():
     # with both calls, the one passing True still crashes (found with that call's arguments)
     calls = "out = s.sample(5, per_comp=True)\nout2 = s.sample(5)"
     assert findings(FLAG_SRC.replace("CALLS", calls)) == [("GL116", 14)]
+
+
+KWARGS_SRC = """
+import torch
+
+
+class Miner:
+    def sample(self, features, labels, **kwargs):
+        return self._sample(features, labels, **kwargs)
+
+    def _sample(self, features, labels, mask=None):
+        if mask is None:
+            mask = torch.zeros(len(labels), dtype=torch.bool, device=features.device)
+        ids = torch.arange(len(labels))[torch.logical_not(mask)]
+        return ids
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+feats = torch.randn(4, 3).to(device)
+labels = torch.arange(4).to(device)
+CALL
+"""
+
+
+def test_arguments_named_beside_a_forwarded_kwargs_mapping_are_known():
+    # OML-Team/open-metric-learning#372: sample() hands its tensors on with **kwargs, which every
+    # call leaves empty, so `mask` takes its default and is made on the features' device
+    assert findings(KWARGS_SRC.replace("CALL", "ids = Miner().sample(feats, labels)")) == [("GL116", 12)]
+
+
+def test_a_parameter_the_kwargs_mapping_may_fill_is_unknown():
+    # a call that passes the mask through the mapping: the host-table index is no longer known
+    call = "ids = Miner().sample(feats, labels, mask=torch.ones(4, dtype=torch.bool))"
+    assert findings(KWARGS_SRC.replace("CALL", call)) == []
