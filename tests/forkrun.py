@@ -129,6 +129,7 @@ def _serve(sock: socket.socket) -> dict:
 def _wait(pid: int, timeout: float, sock: socket.socket) -> dict:
     deadline = time.monotonic() + timeout
     pidfd = os.pidfd_open(pid)
+    watch = [pidfd, sock]
     try:
         while True:
             left = deadline - time.monotonic()
@@ -136,14 +137,16 @@ def _wait(pid: int, timeout: float, sock: socket.socket) -> dict:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 return {"timeout": True}
-            ready, _, _ = select.select([pidfd, sock], [], [], left)
+            ready, _, _ = select.select(watch, [], [], left)
             if pidfd in ready:
                 _, status = os.waitpid(pid, 0)
                 return {"returncode": os.waitstatus_to_exitcode(status)}
-            if sock in ready and not sock.recv(1, socket.MSG_PEEK):  # client gone: stop everything
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                os._exit(0)
+            if sock in ready:
+                if not sock.recv(1, socket.MSG_PEEK):  # client gone: stop everything
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    os._exit(0)
+                watch = [pidfd]  # data before the reply was sent: read with the next request
     finally:
         os.close(pidfd)
 
