@@ -1,4 +1,5 @@
 import os
+import sys
 
 import pytest
 
@@ -23,3 +24,10 @@ def pytest_addoption(parser):
 @pytest.fixture(scope="session")
 def regen_fixed(request) -> bool:
     return bool(request.config.getoption("--regen-fixed") or os.environ.get("GPULINT_REGEN_FIXED") == "1")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # stop this worker's fixture fork server (tests/forkrun.py), if one was started
+    forkrun = sys.modules.get("forkrun")
+    if forkrun is not None:
+        forkrun.shutdown()

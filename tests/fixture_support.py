@@ -130,11 +130,40 @@ def fix(text: str, codes, unsafe: bool, path: str = "fixture.py"):
     return run_text(path, text, rules_for(codes), Options(fix=True, unsafe_fixes=unsafe, write=False))
 
 
+@lru_cache(maxsize=None)
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def fork_path() -> bool:
+    """Whether run_script may use the fork server (tests/forkrun.py) instead of a fresh process.
+
+    Never on a machine with CUDA (a script on a real GPU gets a fresh process) nor with
+    GPULINT_TEST_SUBPROCESS=1; forkrun itself declines what it cannot run faithfully (torchrun,
+    interpreter options, environment variables read at interpreter start)."""
+    return os.environ.get("GPULINT_TEST_SUBPROCESS") != "1" and not _cuda_available()
+
+
 def run_script(path: Path, cwd: Path, env_extra: dict | None = None, timeout: int = 900, argv_prefix=None):
+    """``python SCRIPT`` (or ``argv_prefix + [SCRIPT]``) in ``cwd``: a CompletedProcess with text output.
+
+    A fresh process, or, where fork_path() allows, a fork of this worker's warm interpreter that
+    stands for one (tests/forkrun.py: same exit status, output, argv, path, environment and
+    __main__; about half the time, as torch is imported once per worker)."""
     env = dict(os.environ)
     env.setdefault("PYTHONHASHSEED", "0")
-    env.update(env_extra or {})
     cmd = (argv_prefix or [sys.executable]) + [str(path)]
+    if fork_path():
+        import forkrun
+
+        proc = forkrun.run(cmd, cwd, env, env_extra, timeout=timeout)
+        if proc is not None:
+            return proc
+    env.update(env_extra or {})
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
