@@ -593,8 +593,6 @@ CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.
 _PRETRAINED = frozenset({"from_pretrained", "from_config", "from_single_file"})
 _TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus", "apply_chat_template",
                        "pad", "prepare_seq2seq_batch"})
-# roots of a configured device (`self.device`, `args.device`, `cfg.device`), as opposed to the
-# device of some tensor or module (`logits.device`), which is wherever that value is
 _NUMPY_ARRAY_MAKERS = frozenset("numpy." + n for n in (
     "eye identity zeros ones empty full arange linspace logspace stack concatenate vstack hstack "
     "zeros_like ones_like diag tril triu meshgrid").split())
@@ -602,6 +600,7 @@ _NUMPY_ARRAY_MAKERS = frozenset("numpy." + n for n in (
 _NEVER_NONE = frozenset({DEVICE, MODULE, TENSOR, OPTIMIZER, SCHEDULER, SCALER, LOADER, DATASET, METRIC})
 # methods of a module that read it without keeping a reference to it or moving it
 _READ_ONLY_MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "buffers", "named_buffers"})
+_COPIES = frozenset({"copy.deepcopy", "copy.copy"})  # make a new object: never move the one they copy
 _NON_MOVING_BUILTINS = frozenset({"print", "len", "isinstance", "str", "repr", "id", "type"})  # never move a module
 _PURE_BUILTINS = frozenset("print len isinstance str repr id type sorted list tuple dict set enumerate zip "
                            "max min sum any all iter next hash format float int bool range reversed".split())
@@ -615,6 +614,8 @@ _ELEMENTWISE = frozenset("add sub mul div true_divide lerp addcmul addcdiv maxim
 _RESHAPING_INPLACE = frozenset("squeeze_ resize_ resize_as_ set_ as_strided_".split())
 _CUDA_INDEX = re.compile(r"cuda:(\d+)")
 _MAPPING_MUTATORS = frozenset({"update", "setdefault", "__setitem__", "pop", "popitem", "clear"})
+# roots of a configured device (`self.device`, `args.device`, `cfg.device`), as opposed to the
+# device of some tensor or module (`logits.device`), which is wherever that value is
 _CONFIG_ROOTS = frozenset(
     "self args opt opts option options config cfg conf hparams hp params training_args train_args flags FLAGS "
     "trainer accelerator state settings".split()
@@ -842,11 +843,11 @@ class Flow:
             if isinstance(star, cst.Param):
                 frame.env[star.name.value] = UNKNOWN
         if isinstance(p.star_kwarg, cst.Param):
-            extra = self._extra_keywords(fn, args, cls is not None and not _is_static(fn))
+            extra = self._extra_keywords(fn, args)
             if extra is not None:
                 frame.env[p.star_kwarg.name.value] = _mapping(extra, None)
 
-    def _extra_keywords(self, fn: cst.FunctionDef, args: dict | None, method: bool) -> tuple | None:
+    def _extra_keywords(self, fn: cst.FunctionDef, args: dict | None) -> tuple | None:
         """What `**kwargs` of `fn` holds: ((keyword, value), ...) of the keywords the call passes
         that name no parameter (every recorded call's, when they agree on which), or None when a
         call hands on a mapping of its own or is not known."""
@@ -2506,7 +2507,7 @@ class Flow:
             if tp is cst.Arg:
                 call = m.parent(parent)
                 q = m.qualname(call.func) if type(call) is cst.Call else None
-                if q in ("copy.deepcopy", "copy.copy") or (
+                if q in _COPIES or (
                         type(call) is cst.Call and type(call.func) is cst.Name and call.func.value in _NON_MOVING_BUILTINS):
                     continue
             elif tp is cst.Attribute and parent.value is node and parent.attr.value in _READ_ONLY_MODULE_METHODS:
@@ -2541,7 +2542,7 @@ class Flow:
             elif any(type(a.value) is cst.Name and a.value.value == name for a in c.args):
                 q = self.m.qualname(f)
                 if not (q and (q.startswith("torch.") or kb.class_kind(q) is not None
-                               or q in ("copy.deepcopy", "copy.copy"))) and not (
+                               or q in _COPIES)) and not (
                         type(f) is cst.Name and f.value in ("print", "len", "isinstance", "id", "type")):
                     out = True  # handed on to code that may move it
                     break

@@ -333,6 +333,7 @@ def test_arguments_named_beside_a_forwarded_kwargs_mapping_are_known():
 
 
 def test_a_parameter_the_kwargs_mapping_may_fill_is_unknown():
-    # a call that passes the mask through the mapping: the host-table index is no longer known
+    # a call that passes the mask through the mapping: `_sample` gets that (host) mask, so the
+    # host table is indexed on the host (before the mapping was followed, the mask was unknown)
     call = "ids = Miner().sample(feats, labels, mask=torch.ones(4, dtype=torch.bool))"
     assert findings(KWARGS_SRC.replace("CALL", call)) == []
