@@ -132,6 +132,7 @@ class Value:
     keys: tuple | None = None  # MAPPING: ((key, value), ...) of a dict display with constant string keys
     nullable: bool = False  # None on some path (joined with `None`: the join keeps the other value)
     truth: bool | None = None  # `True` / `False` on every path (a flag the calls set), else None
+    py: str | None = None  # HOSTVAL: its builtin type on every path ('int', 'float', 'str', 'bool')
 
     def __eq__(self, o):
         return (
@@ -152,6 +153,7 @@ class Value:
             and self.keys == o.keys
             and self.nullable == o.nullable
             and self.truth == o.truth
+            and self.py == o.py
         )
 
     def __hash__(self):
@@ -162,8 +164,9 @@ UNKNOWN = Value()
 # Value.wrap of `W.module`: joined with the wrapper (`W.module if hasattr(W, "module") else W`), the
 # code has unwrapped it on the paths where it was wrapped
 UNWRAPPED = object()
-TRUE_VALUE = Value(HOSTVAL, HOST, truth=True)
-FALSE_VALUE = Value(HOSTVAL, HOST, truth=False)
+TRUE_VALUE = Value(HOSTVAL, HOST, truth=True, py="bool")
+FALSE_VALUE = Value(HOSTVAL, HOST, truth=False, py="bool")
+_LITERAL_TYPES = {cst.Integer: "int", cst.Float: "float", cst.SimpleString: "str", cst.Imaginary: "complex"}
 NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (using None would fail anyway)
 
 
@@ -220,6 +223,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         keys=keys,
         nullable=a.nullable or b.nullable,
         truth=a.truth if a.truth == b.truth else None,
+        py=a.py if a.py == b.py else None,
     )
 
 
@@ -597,6 +601,12 @@ _NUMPY_ARRAY_MAKERS = frozenset("numpy." + n for n in (
     "eye identity zeros ones empty full arange linspace logspace stack concatenate vstack hstack "
     "zeros_like ones_like diag tril triu meshgrid").split())
 # kinds of value that are an object (never None) unless joined with None on some path
+# what a builtin's result always is
+_BUILTIN_TYPES = {"len": "int", "int": "int", "float": "float", "str": "str", "bool": "bool", "repr": "str",
+                  "format": "str", "isinstance": "bool", "hasattr": "bool"}
+# `isinstance(x, T)` with a builtin T: the `py` types of Value whose instances pass (bool is an int)
+_ISINSTANCE_OF = {"int": ("int", "bool"), "float": ("float",), "str": ("str",), "bool": ("bool",),
+                  "complex": ("complex",)}
 _NEVER_NONE = frozenset({DEVICE, MODULE, TENSOR, OPTIMIZER, SCHEDULER, SCALER, LOADER, DATASET, METRIC})
 # methods of a module that read it without keeping a reference to it or moving it
 _READ_ONLY_MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "buffers", "named_buffers"})
@@ -1374,6 +1384,8 @@ class Flow:
         decided = self._not_none_test(stmt.test, frame)
         if decided is None:
             decided = self._flag_test(stmt.test, frame)
+        if decided is None:
+            decided = self._type_test(stmt.test, frame)
         if decided is not None:
             # `if self.device is not None:` with `self.device = 'cpu'` from every construction: only
             # one branch runs
@@ -1433,6 +1445,43 @@ class Flow:
         if v.kind != HOSTVAL or v.truth is None:
             return None
         return v.truth != neg
+
+    def _type_test(self, test, frame: _Frame) -> bool | None:
+        """Whether `isinstance(x, float)` / `isinstance(x, (int, float))` / `torch.is_tensor(x)` /
+        `isinstance(x, torch.Tensor)` (or its `not`) holds, where x is a plain host value whose
+        builtin type the engine knows on every path (a number literal handed to every call:
+        `if isinstance(threshold, float): threshold = torch.tensor([threshold])`); None otherwise.
+        Only plain values decide: a tensor or a value of unknown kind never does."""
+        neg = False
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, neg = test.expression, True
+        if type(test) is not cst.Call or len(test.args) not in (1, 2) or any(a.keyword or a.star for a in test.args):
+            return None
+        x = test.args[0].value
+        if type(x) is not cst.Name and not (type(x) is cst.Attribute and type(x.value) is cst.Name):
+            return None
+        q = self.m.qualname(test.func)
+        if q in ("torch.is_tensor", "torch.is_floating_point") and len(test.args) == 1:
+            types = None  # a tensor test: no plain value passes
+        elif type(test.func) is cst.Name and test.func.value == "isinstance" and "isinstance" not in self.m.aliases \
+                and len(test.args) == 2:
+            t = test.args[1].value
+            elts = [el.value for el in t.elements] if type(t) is cst.Tuple else [t]
+            types = set()
+            for el in elts:
+                if type(el) is cst.Name and el.value in _ISINSTANCE_OF and el.value not in self.m.aliases \
+                        and self._function_named(el.value) is None:
+                    types.update(_ISINSTANCE_OF[el.value])
+                elif self.m.qualname(el) == "torch.Tensor":
+                    pass
+                else:
+                    return None  # a class the engine does not decide (np.ndarray, list, a class of the file)
+        else:
+            return None
+        v = self.eval(x, frame)
+        if v.kind != HOSTVAL or v.py is None or v.nullable:
+            return None
+        return (types is not None and v.py in types) != neg
 
     def _not_none_test(self, test, frame: _Frame) -> bool | None:
         """Whether `X is not None` (True) or `X is None` (False) holds, where X is a name or an
@@ -1686,7 +1735,7 @@ class Flow:
     def _e_other(self, e, frame) -> Value:
         t = type(e)
         if t is cst.Integer or t is cst.Float or t is cst.SimpleString or t is cst.Imaginary:
-            return Value(HOSTVAL, HOST)
+            return Value(HOSTVAL, HOST, py=_LITERAL_TYPES[t])
         if t is cst.Dict:
             out = None
             keys = []
@@ -1748,9 +1797,9 @@ class Flow:
             for part in e.parts:
                 if isinstance(part, cst.FormattedStringExpression):
                     self.eval(part.expression, frame)
-            return Value(HOSTVAL, HOST)
+            return Value(HOSTVAL, HOST, py="str")
         if t is cst.ConcatenatedString:
-            return Value(HOSTVAL, HOST)
+            return Value(HOSTVAL, HOST, py="str")
         if t is cst.Yield:
             if e.value is None:
                 v = Value(HOSTVAL, HOST)
@@ -2054,6 +2103,8 @@ class Flow:
 
     def _e_unary(self, e, frame) -> Value:
         v = self.eval(e.expression, frame)
+        if v.kind == HOSTVAL and v.py in ("int", "float") and type(e.operator) in (cst.Minus, cst.Plus):
+            return Value(HOSTVAL, HOST, py=v.py)  # `-0.5`
         return v if v.kind == TENSOR else UNKNOWN
 
     def _e_tuple(self, e, frame) -> Value:
@@ -2576,7 +2627,7 @@ class Flow:
                 return UNKNOWN
             if name == "getattr":
                 return self._registered_alias(e, pos, frame)
-            return Value(HOSTVAL, HOST)
+            return Value(HOSTVAL, HOST, py=_BUILTIN_TYPES.get(name))
         if any(v.kind in (TENSOR, MODULE) for v in vals):
             self._operand_calls.add(e)  # `get_device(wav)` from a star import: see _device_of_operand
         if self._module_by_use(e):

@@ -406,7 +406,9 @@ def _parameter_free_file_module(m, ctor: cst.Call, env: dict | None = None, dept
     derives from `nn.Module` only, registers no parameter or buffer (nor anything dynamically), and
     whose `__init__` keeps only numbers, strings and None (literals, or arguments given such values
     at this construction), parameter-free torch.nn layers, instances of such classes in turn, and
-    bound methods (`One_Hot(n).forward`, never registered). `.to()` has nothing to move in it: called
+    bound methods (`One_Hot(n).forward`, never registered), and plain tensors (`self.alpha =
+    torch.tensor(alpha)`: not registered, so `.to()` leaves them where they are; GL106 reports them
+    where forward meets device tensors). `.to()` has nothing to move in it: called
     on the host with inputs on the accelerator, it runs there (uvadlc_notebooks' DL2 sampling
     tutorial, Attention-Gated-Networks' dice loss)."""
     from gpulint.analysis.modules import ModuleFacts
@@ -441,6 +443,8 @@ def _parameter_free_file_module(m, ctor: cst.Call, env: dict | None = None, dept
             v = a.value
             if a.kind in ("scalar", "none"):
                 continue
+            if a.kind == "tensor":
+                continue  # a plain tensor attribute: `.to()` leaves it behind too (GL106's shape)
             if isinstance(v, cst.Name) and v.value in args and all(b.how == "param" for b in m.bindings_of(v)):
                 if args[v.value]:
                     continue
