@@ -65,6 +65,7 @@ for x, y in loader:
             return
         found = []  # (call, root name, host operand, source, mismatch)
         seen = set()
+        inside = set()  # id(call) of mismatches found with a call's arguments but reported in the callee
         for mm in m.mismatches():
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
@@ -76,9 +77,15 @@ for x, y in loader:
             node, host = mm.node, mm.host
             if mm.site is not None:
                 # found with the arguments of one call of a helper (or of the model, whose forward
-                # hands the batch on): reported at that call, on the argument that carries the batch
-                node, host = mm.site, _site_operand(m, mm)
-                if host is None:
+                # hands the batch on): reported at that call, on the argument that carries the batch;
+                # when the callee binds the batch itself (its loop over a loader it is given),
+                # reported in the callee where the batch meets the model
+                operand = _site_operand(m, mm)
+                if operand is not None:
+                    node, host = mm.site, operand
+                elif _bound_in_callee(m, mm):
+                    inside.add(id(node))
+                else:
                     continue
             root = _root_name(host)
             if root is None:
@@ -98,30 +105,33 @@ for x, y in loader:
         found.sort(key=lambda f: ctx.span(f[0]))
         # a dict batch handed on whole to a helper or the model gets no fix: which tensors to move
         # (nested dicts among them) is the callee's business
-        fixes = self._fixes(ctx, [f for f in found if f[4].site is None or m.value_of(f[2]).kind != "batch"])
+        fixes = self._fixes(ctx, [f for f in found if f[4].site is None or id(f[0]) in inside
+                                  or m.value_of(f[2]).kind != "batch"])
         for call, root, host, source, mm in found:
             name = root.value if root is not None else ctx.code(host)
             fix, line, device = fixes.get(id(call), (None, None, None))
+            at_site = mm.site is not None and id(call) not in inside
             if device is None:
                 d = mm.acc_value.dev
                 device = ctx.code(d.expr) if d is not None and d.expr is not None else "the accelerator"
+                if not at_site and (mm.site is not None or _local_elsewhere(m, d.expr if d is not None else None, call)):
+                    device = "the model's device"  # another function's expression: maybe not a name here
             callee = ctx.code(mm.acc if mm.op == "module-call" else mm.node.func)
-            if mm.site is not None and isinstance(mm.function, cst.FunctionDef):
+            if at_site and isinstance(mm.function, cst.FunctionDef):
                 callee = f"{callee}` in `{mm.function.name.value}()"
-            if mm.site is not None and m.value_of(host).kind == "batch":
+            if at_site and m.value_of(host).kind == "batch":
                 # a dict batch handed on whole: which of its tensors the callee feeds is not named here
                 text = self.message.format(name=name, source=source, callee=callee, device=device, line="")
                 text = text[:text.index("; move it first")] + f"; move its tensors to `{device}` first"
                 yield ctx.finding(call, text, None)
                 continue
             if line is None:
-                moved = f"{name}.to({device if device != 'the accelerator' else 'device'})"
+                moved = f"{name}.to({device if not device.startswith('the ') else 'device'})"
                 line = f"{name} = {moved}" if root is not None else moved  # not a name: move the expression
-            yield ctx.finding(
-                call,
-                self.message.format(name=name, source=source, callee=callee, device=device, line=line),
-                fix,
-            )
+            text = self.message.format(name=name, source=source, callee=callee, device=device, line=line)
+            if device.startswith("the "):
+                text = text.replace(f"`{device}`", device)  # words, not code
+            yield ctx.finding(call, text, fix)
 
     def _fixes(self, ctx: Context, found) -> dict:
         """One fix per place the batches are bound: at the top of the loop body for a loop's
@@ -225,6 +235,11 @@ for x, y in loader:
         is a name bound where the move goes, else the model's own device; never a literal."""
         m = ctx.model
         model_device = None
+        if mm.site is not None and isinstance(mm.function, cst.FunctionDef) and m.contains(mm.function, call):
+            # reported in the callee: the parameter the call hands the model's device to, if any
+            d = mm.acc_value.dev
+            given = _parameter_given(m, mm.site, mm.function, d.expr) if d is not None else None
+            return given or _sibling_move(ctx, where, call)
         if mm.site is not None:
             # the callee's operand is the caller's only through the call: the model it calls, if any
             func = mm.site.func
@@ -245,8 +260,10 @@ for x, y in loader:
             if home is not m.module and home is not scope and (home, root.value) in m.bindings:
                 # a local of another function (`Trainer.__init__(self, model, device)` moved the
                 # model with its parameter): the same name elsewhere is another value, if any;
-                # the attribute that function stored it in, when the batch is moved in a method
-                return _stored_attribute(ctx, home, root, where) or model_device
+                # the attribute that function stored it in, when the batch is moved in a method;
+                # the parameter it is handed to, when the batch is moved in a function `home` calls
+                return (_stored_attribute(ctx, home, root, where) or _handed_parameter(m, home, root, where)
+                        or model_device or _sibling_move(ctx, where, call))
             if (scope, root.value) in m.bindings or (m.module, root.value) in m.bindings or root.value in m.aliases:
                 if not isinstance(expr, cst.Call):
                     own = _class_move_attribute(m, where) if (scope, root.value) not in m.bindings else None
@@ -413,6 +430,88 @@ def _target_names(where) -> list[cst.Name]:
     for t in targets:
         walk(t)
     return out
+
+
+def _sibling_move(ctx: Context, where, call) -> str | None:
+    """The one device expression the batch's other tensors are moved with in the loop (or
+    function) around `call` (`inputs = inputs.to(dev)` beside the labels left behind), when it is
+    a name or attribute the engine knows for an accelerator device; else None."""
+    m = ctx.model
+    scope = m.scope_of(call)
+    area = where if isinstance(where, cst.For) else (m.enclosing(call, cst.For) or scope)
+    found = set()
+    for mv, _recv, _meth in m.method_calls("to"):
+        if m.scope_of(mv) is not scope or not m.contains(area, mv) or not mv.args:
+            continue
+        a = mv.args[0]
+        if a.keyword is not None or a.star or not isinstance(a.value, (cst.Name, cst.Attribute)):
+            continue
+        v = m.value_of(a.value)
+        if v.kind != "device" or v.dev is None or not v.dev.is_acc:
+            continue
+        found.add(ctx.code(a.value))
+    return found.pop() if len(found) == 1 else None
+
+
+def _local_elsewhere(m, expr, where) -> bool:
+    """`expr` (a device expression) is rooted in a local name of a function other than the one
+    `where` is in: the name may mean nothing (or something else) at `where`."""
+    root = expr
+    while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    if not isinstance(root, cst.Name) or root.value == "self":
+        return False
+    home = m.scope_of(expr)
+    return home is not m.module and home is not m.scope_of(where) and (home, root.value) in m.bindings
+
+
+def _handed_parameter(m, home, name: cst.Name, where) -> str | None:
+    """The parameter of the function around `where` that every call of it in `home` hands `name`
+    to (`train_one_epoch(model, loader, device)` called from `main`, whose `device` the model was
+    moved with); None when there is no such call or the calls disagree."""
+    fn = m.enclosing(where, cst.FunctionDef) if not isinstance(where, cst.FunctionDef) else where
+    if fn is None:
+        return None
+    found = set()
+    for call in m.call_sites(fn):
+        if m.scope_of(call) is home:
+            found.add(_parameter_given(m, call, fn, name))
+    return found.pop() if len(found) == 1 else None
+
+
+def _bound_in_callee(m, mm) -> bool:
+    """The mismatch was found with the arguments of `mm.site`, and its host operand is a name the
+    callee binds itself (a loop over the loader it is given), never a parameter: the batch is the
+    callee's, so the finding belongs there."""
+    fn = mm.function
+    if not isinstance(fn, cst.FunctionDef) or not m.contains(fn, mm.node):
+        return False
+    root = _root_name(mm.host) or name_under(mm.host)
+    if root is None:
+        return False
+    bindings = m.bindings_of(root)
+    return bool(bindings) and all(
+        b.how in ("for", "assign", "unpack") and m.scope_of(b.node) is fn for b in bindings)
+
+
+def _parameter_given(m, site: cst.Call, fn: cst.FunctionDef, expr) -> str | None:
+    """The name of `fn`'s parameter that `site` passes `expr` (a name) to, when `fn` is a plain
+    function (not a method) and the call names it directly; else None."""
+    if not isinstance(expr, cst.Name) or not isinstance(site.func, cst.Name) or m.class_of(fn) is not None:
+        return None
+    params = fn.params.params
+    for i, a in enumerate(site.args):
+        if a.star:
+            return None
+        if not (isinstance(a.value, cst.Name) and a.value.value == expr.value):
+            continue
+        if a.keyword is not None:
+            name = a.keyword.value
+            ok = any(p.name.value == name for p in params) or any(
+                p.name.value == name for p in fn.params.kwonly_params)
+            return name if ok else None
+        return params[i].name.value if i < len(params) else None
+    return None
 
 
 def _site_operand(m, mm):

@@ -120,3 +120,81 @@ def test_is_tensor_of_a_tensor_argument_decides_nothing():
     main()
     """
     assert findings(src) == []
+
+
+_EPOCH = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def get_loader(bs):
+    ds = TensorDataset(torch.randn(64, 4){xdev}, torch.randint(0, 2, (64,)){ydev})
+    return DataLoader(ds, batch_size=bs, shuffle=True)
+
+
+def train_one_epoch(model, loader, optimizer, criterion, dev):
+    model.train()
+    for batch in loader:
+        inputs, targets = batch
+        inputs = inputs.to(dev){move}
+        outputs = model(inputs)
+        loss = criterion(outputs, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main():
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = nn.Linear(4, 2){model_move}
+    loader = get_loader(16)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(3):
+        train_one_epoch(model, loader, opt, nn.CrossEntropyLoss(), device)
+
+
+main()
+"""
+
+
+def _epoch(xdev="", ydev="", move="", model_move=".to(device)"):
+    return _EPOCH.format(xdev=xdev, ydev=ydev, move=move, model_move=model_move)
+
+
+def test_batch_bound_in_the_callee_reported_there():
+    # a training function given the model and the loader: its loop binds the batch and moves the
+    # inputs only; the labels meet the model's outputs on the host (found with the call's
+    # arguments, reported in the function, with its own device parameter in the fix)
+    src = _epoch()
+    assert findings(src, ("GL101",)) == [("GL101", 18)]
+    reg = Registry.load()
+    res = run_text("t.py", textwrap.dedent(src), [reg.by_code("GL101")()], Options())
+    (d,) = res.diagnostics
+    assert "targets = targets.to(dev)" in d.message
+    assert d.fix is not None and "targets = targets.to(dev)" in d.fix.edits[0].content
+
+
+def test_batch_bound_in_the_callee_negatives():
+    assert findings(_epoch(move="\n        targets = targets.to(dev)"), ("GL101",)) == []
+    # the dataset's tensors are on the device already
+    assert findings(_epoch(xdev=".to('cuda')", ydev=".to('cuda')"), ("GL101", "GL116")) == []
+    # the model stays on the host
+    assert findings(_epoch(model_move=""), ("GL101", "GL116")) == []
+
+
+def test_batch_bound_in_the_callee_with_the_model_from_a_helper():
+    # the same, with the model built (and moved) by a helper: the engine finds the mismatch with
+    # the arguments of the call (a per-call-site finding); reported in the function all the same
+    src = _EPOCH.replace("""    model = nn.Linear(4, 2){model_move}""", """    model = build_model(device)""").replace(
+        "def train_one_epoch", '''def build_model(device):
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    return model.to(device)
+
+
+def train_one_epoch''').format(xdev="", ydev="", move="")
+    reg = Registry.load()
+    res = run_text("t.py", textwrap.dedent(src), [reg.by_code("GL101")()], Options())
+    (d,) = res.diagnostics
+    assert (d.line, d.code) == (23, "GL101")
+    assert d.fix is not None and "targets = targets.to(dev)" in d.fix.edits[0].content
