@@ -281,6 +281,8 @@ noise_scale = betas[t]
         if is_test_path(ctx.path) or runs_on_cpu_only(m, ctx.source, ctx.path, scripts=False):
             return False
         host = mm.host
+        while isinstance(host, cst.Subscript):
+            host = host.value  # `self.pe[:, : x.size(1)]`: the table is `self.pe`
         if not (isinstance(host, cst.Attribute) and isinstance(host.value, cst.Name) and host.value.value == "self"):
             return False
         cls = _module_class(m, mm.node)
@@ -294,7 +296,8 @@ noise_scale = betas[t]
                 continue
             t = node.targets[0].target
             if (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
-                    and t.attr.value == host.attr.value and _host_tensor_from_file_function(m, node.value)):
+                    and t.attr.value == host.attr.value
+                    and (_host_tensor_from_file_function(m, node.value) or _built_in(m, node.value, init))):
                 return True
         return False
 
@@ -420,6 +423,14 @@ def _line(ctx: Context, reported, node) -> str:
     """`line 12` for a node of the reported one's message (in a notebook, in its cell's numbering:
     `line 3 of the next code cell`), `this line` on the reported line."""
     return lines_of(ctx, reported, [node]) or "this line"
+
+
+def _built_in(m, value, init) -> bool:
+    """`value` is a host tensor made in `init` itself (`pe = torch.zeros(n, d)` ... `self.pe =
+    pe.unsqueeze(0)`): GL106's construction state, like a factory assigned directly."""
+    v = m.value_of(value)
+    return (v.kind == "tensor" and v.dev is not None and v.dev.is_host and v.origin is not None
+            and m.contains(init, v.origin))
 
 
 def _host_tensor_from_file_function(m, value) -> bool:
