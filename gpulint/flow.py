@@ -133,6 +133,9 @@ class Value:
     nullable: bool = False  # None on some path (joined with `None`: the join keeps the other value)
     truth: bool | None = None  # `True` / `False` on every path (a flag the calls set), else None
     py: str | None = None  # HOSTVAL: its builtin type on every path ('int', 'float', 'str', 'bool')
+    # MODULE moved to an accelerator, then given a new submodule built on the host (`model.fc =
+    # nn.Linear(...)` after `model.to(device)`): (the assigned attribute, the constructor call)
+    host_part: object = field(default=None, repr=False)
 
     def __eq__(self, o):
         return (
@@ -154,6 +157,7 @@ class Value:
             and self.nullable == o.nullable
             and self.truth == o.truth
             and self.py == o.py
+            and self.host_part is o.host_part
         )
 
     def __hash__(self):
@@ -224,6 +228,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         nullable=a.nullable or b.nullable,
         truth=a.truth if a.truth == b.truth else None,
         py=a.py if a.py == b.py else None,
+        host_part=a.host_part if a.host_part is b.host_part else None,
     )
 
 
@@ -1172,6 +1177,8 @@ class Flow:
                     base = base.func.value
                 self._bind(base, v, frame, None, rebinding=True)
                 self.inplace_moves[e] = v
+            elif kb.module_method(meth) == "inplace_move" and type(recv) in (cst.Attribute, cst.Subscript):
+                self._part_moved(recv, frame)  # `model.fc.to(device)` after `model.fc = nn.Linear(...)`
             elif rv.kind == BATCH and meth in ("to", "cuda", "cpu"):
                 # a BatchEncoding's (a graph batch's) `.to()` moves its tensors in place
                 self._bind(recv, v, frame, None, rebinding=True)
@@ -1212,6 +1219,8 @@ class Flow:
                 frame.assigned_self.add(key)
                 if frame.record:
                     self.values[target] = v
+            else:
+                self._part_assigned(target, v, frame, value_expr)
         elif t is cst.Tuple or t is cst.List:
             els = target.elements
             n = len(els)
@@ -1238,7 +1247,9 @@ class Flow:
         elif t is cst.Subscript:
             base = target.value
             bv = self.eval(base, frame)
-            if bv.kind in (MAPPING, TUPLE) and self._container_name(base):
+            if bv.kind in (MODULE, None) and v.kind == MODULE:
+                self._part_assigned(target, v, frame, value_expr)  # `model.classifier[6] = nn.Linear(...)`
+            elif bv.kind in (MAPPING, TUPLE) and self._container_name(base):
                 self._item_assigned(target, base, bv, v, frame)
             elif bv.kind == BATCH and self._container_name(base) and len(target.slice) == 1 and isinstance(
                     target.slice[0].slice, cst.Index):
@@ -1258,6 +1269,46 @@ class Flow:
                     else:
                         new = Value(BATCH, None, origin=bv.origin)
                     self._rebind_container(base, new, frame)
+
+    def _part_assigned(self, target, v: Value, frame: _Frame, value_expr) -> None:
+        """`model.fc = nn.Linear(n, k)` (`model.roi_heads.box_predictor = FastRCNNPredictor(...)`)
+        after `model` was moved to an accelerator: the new layer is built on the host and the
+        module now has parts on two devices until it is moved again (torchvision fine-tuning
+        recipes replace the head before the move; doing it after is a common crash). Remembered on
+        the module's value (`host_part`); a later move of the module or of that part forgets it."""
+        base = target.value
+        while (type(base) is cst.Subscript or type(base) is cst.Attribute) and not (
+                type(base.value) is cst.Name and base.value.value == "self"):
+            base = base.value  # `model.classifier[6] = nn.Linear(...)`: the part of `model`
+        if type(base) is cst.Name and base.value != "self":
+            key = base.value
+        elif type(base) is cst.Attribute and type(base.value) is cst.Name and frame.cls is not None:
+            key = "self." + base.attr.value
+        else:
+            return
+        rv = frame.env.get(key)
+        if rv is None or rv.kind != MODULE or rv.scatters or rv.wrap is not None:
+            return
+        if rv.host_part is not None and self.m.module.code_for_node(rv.host_part[0]) == self.m.module.code_for_node(target):
+            frame.env[key] = replace(rv, host_part=None)  # the part replaced (moved) again
+            rv = frame.env[key]
+        if (rv.dev is None or rv.dev.where != "acc" or v.kind != MODULE or v.dev is None or not v.dev.is_host
+                or type(value_expr) is not cst.Call or v.origin is not value_expr):
+            return
+        if not v.stateful and not (self.m.qualname(value_expr.func) or "").startswith(("torchvision.models.", "timm.")):
+            return  # a layer without weights runs anywhere; torchvision's heads (FastRCNNPredictor) have some
+        frame.env[key] = replace(rv, host_part=(target, value_expr))
+
+    def _part_moved(self, recv, frame: _Frame) -> None:
+        """`model.fc.cuda()` / `model.roi_heads.to(device)` as a statement: a host part remembered
+        at or under that attribute (see _part_assigned) moves with it; forgotten."""
+        code = self.m.module.code_for_node
+        text = code(recv)
+        for key, val in list(frame.env.items()):
+            if val.kind == MODULE and val.host_part is not None:
+                part = code(val.host_part[0])
+                if part == text or part.startswith((text + ".", text + "[")):
+                    frame.env[key] = replace(val, host_part=None)
 
     def _key_loop(self, target: cst.Subscript, base):
         """The `for` loop over `base`'s keys (`for k in batch`, `batch.keys()`, `for k, v in
@@ -3366,6 +3417,12 @@ class Flow:
                 and self._class_kind(frame.cls) == MODULE and type(frame.fn) is cst.FunctionDef
                 and self._lightning_step(frame.fn)):
             dev = MODEL_DEV  # `self(x)` in a Lightning step: the module runs where Lightning put it
+        if mv.host_part is not None and dev is not None and dev.where == "acc":
+            # a submodule built on the host after the module was moved (`model.fc = nn.Linear(...)`):
+            # the call meets the new layer's CPU weights with the accelerator's activations
+            part, ctor = mv.host_part
+            self._check(e, "module-part", [(part, Value(TENSOR, HOST, nonscalar=True, origin=ctor)),
+                                           (callee or e.func, Value(TENSOR, dev, nonscalar=True))], frame)
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
         elif dev is not None and tensors and (dev.where == "acc" or (

@@ -92,6 +92,9 @@ noise_scale = betas[t]
                 continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
                 continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
+            if mm.op == "module-part":
+                found.append((None, False, self._part_finding(ctx, mm)))
+                continue
             if mm.op == "module-call" and _stateless_callee(m, mm.acc):
                 continue  # `nn.L1Loss().cuda()` has no tensors of its own: it runs where its inputs are
             origin = mm.host_value.origin
@@ -270,6 +273,34 @@ noise_scale = betas[t]
         """GL101 reports batches (a DataLoader's, a tokenizer's) that reach the model (or a loss)
         unmoved; a batch meeting a device tensor in an operation (`(pred == labels).sum()`) is ours."""
         return batch_source(m, origin) is not None
+
+    @staticmethod
+    def _part_finding(ctx: Context, mm):
+        """`model.fc = nn.Linear(...)` after `model.to(device)`, then `model(x)`: the new layer's
+        weights are on the CPU. The fix (unsafe: the layer's placement changes) moves the new layer
+        with the device expression the model was moved with, when that name is visible there."""
+        m = ctx.model
+        ctor = mm.host_value.origin
+        part, model = ctx.code(mm.host), ctx.code(mm.acc)
+        made = f"{ctx.code(ctor.func)}(...)"
+        dev = mm.acc_value.dev
+        expr = dev.expr if dev is not None else None
+        device = None
+        if isinstance(expr, cst.Name) and ((m.scope_of(ctor), expr.value) in m.bindings
+                                           or (m.module, expr.value) in m.bindings):
+            device = expr.value
+        elif (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+              and m.class_of(expr) is not None and m.class_of(expr) is m.class_of(ctor)):
+            device = ctx.code(expr)
+        fix = None
+        if device is not None:
+            fix = ctx.fix(ctx.replace(ctor, f"{ctx.code(ctor)}.to({device})"), safe=False,
+                          message="Move the new layer to the model's device")
+        what = f"`{made}.to({device})`" if device is not None else f"`{made}.to(...)` with the model's device"
+        text = (f"`{part}` is replaced by `{made}` on {_line(ctx, mm.node, ctor)} after `{model}` was moved to "
+                f"the accelerator: the new layer's weights stay on the CPU and this call mixes the two; "
+                f"move it: {what} (or move `{model}` after replacing the layer)")
+        return ctx.finding(mm.node, text, fix)
 
     @staticmethod
     def _gl106_owns(ctx: Context, mm) -> bool:

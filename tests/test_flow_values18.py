@@ -198,3 +198,97 @@ def train_one_epoch''').format(xdev="", ydev="", move="")
     (d,) = res.diagnostics
     assert (d.line, d.code) == (23, "GL101")
     assert d.fix is not None and "targets = targets.to(dev)" in d.fix.edits[0].content
+
+
+_HEAD = """
+import torch
+import torch.nn as nn
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+        self.classifier = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(self.classifier(self.features(x)))
+
+
+def main(finetune=True):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Backbone()
+{body}
+    x = torch.randn(4, 8, device=device)
+    out = model(x)
+    out.sum().backward()
+
+
+main()
+"""
+
+
+def _head(body: str) -> list[tuple[str, int]]:
+    return findings(_HEAD.format(body=textwrap.indent(textwrap.dedent(body).strip("\n"), "    ")), ("GL112", "GL116"))
+
+
+def test_layer_replaced_after_the_move_is_on_the_host():
+    # torchvision fine-tuning done in the wrong order (pytorch/pytorch#61704, a comment's Faster
+    # R-CNN: the model moved, then `roi_heads.box_predictor = FastRCNNPredictor(...)`): the new
+    # layer's weights are on the CPU when the moved model is called
+    assert _head("""
+        model.to(device)
+        model.fc = nn.Linear(4, 3)
+    """) == [("GL116", 23)]
+    assert _head("""
+        model = model.to(device)
+        model.classifier[2] = nn.Linear(16, 4)
+    """) == [("GL116", 23)]
+
+
+def test_layer_replaced_after_the_move_fix_uses_the_move_device():
+    reg = Registry.load()
+    src = _HEAD.format(body="    model.to(device)\n    model.fc = nn.Linear(4, 3)")
+    res = run_text("t.py", textwrap.dedent(src), [reg.by_code("GL116")()], Options())
+    (d,) = res.diagnostics
+    assert d.fix is not None and d.fix.edits[0].content == "nn.Linear(4, 3).to(device)"
+    assert "line 21" in d.message
+
+
+def test_layer_replaced_negatives():
+    assert _head("""
+        model.fc = nn.Linear(4, 3)
+        model.to(device)
+    """) == []  # the recipe's order: replace, then move
+    assert _head("""
+        model.to(device)
+        model.fc = nn.Linear(4, 3)
+        model = model.to(device)
+    """) == []  # moved again
+    assert _head("""
+        model.to(device)
+        model.fc = nn.Linear(4, 3).to(device)
+    """) == []
+    assert _head("""
+        model.to(device)
+        model.fc = nn.Identity()
+    """) == []  # nothing to move
+    assert _head("""
+        model.to(device)
+        model.fc = nn.Linear(4, 3)
+        model.fc.to(device)
+    """) == []  # the new layer moved itself
+    assert _head("""
+        model.to(device)
+        model.classifier[2] = nn.Linear(16, 4)
+        model.classifier.cuda()
+    """) == []  # moved with the container that holds it
+    assert _head("""
+        model.fc = nn.Linear(4, 3)
+    """) == []  # the model stays on the host: no accelerator in the call
+    assert _head("""
+        model.to(device)
+        if torch.rand(1).item() > 0.5:
+            model.fc = nn.Linear(4, 3)
+    """) == []  # replaced on one path only: not concluded
