@@ -2687,6 +2687,13 @@ class Flow:
 
     def _qualified_call(self, e, q: str, pos, kw, frame) -> Value:
         q = kb.canonical(q)
+        if q == "torch.nn.utils.rnn.pack_padded_sequence":
+            # its `lengths` must be a CPU tensor whatever the input's device (torch >= 1.7): one
+            # known to be moved to an accelerator fails ("'lengths' argument should be a 1D CPU
+            # int64 tensor"); recorded as a mismatch with the call's own CPU requirement
+            given = pos[1][:2] if len(pos) > 1 and not pos[1][2] else kw.get("lengths")
+            if given is not None and given[1].kind == TENSOR and given[1].dev is not None and given[1].dev.where == "acc":
+                self._check(e, "cpu-arg", [(e.func, Value(TENSOR, HOST, nonscalar=True)), given], frame)
         if q.startswith("tqdm") or q in ("itertools.cycle", "itertools.islice"):
             vals = [v for _, v, s in pos if not s]
             return Value(ITER, None, elem=self._element(vals[0])) if vals else UNKNOWN

@@ -50,7 +50,13 @@ be on the host and on an accelerator, when no more specific GL1 rule describes t
 - a lookup table kept as a plain CPU tensor (a noise schedule, class weights, an embedding matrix)
   indexed with indices on the GPU;
 - a tensor made without `device=` in a loss, a metric or a helper function, combined with model
-  outputs on the GPU.
+  outputs on the GPU;
+- a layer built on the CPU and put into a model after the model was moved (`model.fc =
+  nn.Linear(...)` after `model.to(device)`: the fine-tuning recipe's steps in the wrong order),
+  reported where the model is called; the unsafe fix moves the new layer with the model's device;
+- `nn.utils.rnn.pack_padded_sequence(x, lengths)` with `lengths` moved to the GPU: the lengths
+  must be a CPU tensor whatever the input's device (`'lengths' argument should be a 1D CPU int64
+  tensor`); the safe fix passes `lengths.cpu()`.
 
 A 0-dimensional CPU tensor may meet GPU tensors (PyTorch allows it), so the rule only reports CPU
 tensors it knows to have at least one dimension. Where the analysis cannot tell (a value that is
@@ -94,6 +100,9 @@ noise_scale = betas[t]
                 continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
             if mm.op == "module-part":
                 found.append((None, False, self._part_finding(ctx, mm)))
+                continue
+            if mm.op == "cpu-arg":
+                found.append((None, False, self._cpu_argument_finding(ctx, mm)))
                 continue
             if mm.op == "module-call" and _stateless_callee(m, mm.acc):
                 continue  # `nn.L1Loss().cuda()` has no tensors of its own: it runs where its inputs are
@@ -273,6 +282,22 @@ noise_scale = betas[t]
         """GL101 reports batches (a DataLoader's, a tokenizer's) that reach the model (or a loss)
         unmoved; a batch meeting a device tensor in an operation (`(pred == labels).sum()`) is ours."""
         return batch_source(m, origin) is not None
+
+    @staticmethod
+    def _cpu_argument_finding(ctx: Context, mm):
+        """`pack_padded_sequence(x, lengths)` with `lengths` moved to the accelerator: the lengths
+        must be a CPU tensor whatever the input's device. The fix (safe: `.cpu()` of a CPU tensor is
+        the tensor itself) passes `lengths.cpu()`."""
+        arg = mm.acc
+        code = ctx.code(arg)
+        moved = f"{code}.cpu()" if isinstance(arg, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({code}).cpu()"
+        fix = ctx.fix(ctx.replace(arg, moved), safe=True, message=f"Pass `{moved}`")
+        where = ""
+        if mm.site is not None:
+            where = f" (with the arguments of the call on {_line(ctx, mm.node, mm.site)})"
+        text = (f"`{code}` is on the accelerator{where}, but `{ctx.code(mm.node.func)}` needs its lengths on the "
+                f"CPU (a 1D CPU int64 tensor) whatever the input's device; pass `{moved}`")
+        return ctx.finding(mm.node, text, fix)
 
     @staticmethod
     def _part_finding(ctx: Context, mm):

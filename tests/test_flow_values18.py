@@ -292,3 +292,50 @@ def test_layer_replaced_negatives():
         if torch.rand(1).item() > 0.5:
             model.fc = nn.Linear(4, 3)
     """) == []  # replaced on one path only: not concluded
+
+
+_PACK = """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 16)
+        self.rnn = nn.GRU(16, 16, batch_first=True)
+
+    def forward(self, x, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(self.emb(x), {arg}, batch_first=True, enforce_sorted=False)
+        return self.rnn(packed)[1]
+
+
+def main():
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    enc = Encoder().to(device)
+    x = torch.randint(0, 100, (4, 7)).to(device)
+    lengths = torch.tensor([7, 5, 3, 2]){move}
+    return enc(x, lengths)
+
+
+main()
+"""
+
+
+def test_pack_padded_sequence_lengths_on_the_accelerator():
+    # bentrevett/pytorch-seq2seq#156 and many more since torch 1.7: the lengths must be on the CPU
+    src = _PACK.format(arg="lengths", move=".to(device)")
+    reg = Registry.load()
+    res = run_text("t.py", textwrap.dedent(src), [reg.by_code("GL116")()], Options())
+    (d,) = res.diagnostics
+    assert d.line == 13 and "needs its lengths on the CPU" in d.message
+    assert d.fix is not None and d.fix.edits[0].content == "lengths.cpu()" and d.fix.applicability == "safe"
+
+
+def test_pack_padded_sequence_lengths_negatives():
+    assert findings(_PACK.format(arg="lengths", move="")) == []  # on the CPU already
+    assert findings(_PACK.format(arg="lengths.cpu()", move=".to(device)")) == []
+    assert findings(_PACK.format(arg="lengths.tolist()", move=".to(device)")) == []
+    # a forward input nobody in the file moves: "on the model's device" is GL105's premise, not a fact
+    src = _PACK.format(arg="lengths", move="").replace("    return enc(x, lengths)\n", "    return enc\n")
+    assert findings(src) == []

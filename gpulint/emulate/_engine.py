@@ -289,6 +289,12 @@ def _run_legacy(ctor: Any, *args: Any, **kwargs: Any) -> Any:
         state.depth -= 1
 
 
+#: ATen's names of scalar types, as its error messages print them
+_SCALAR_NAMES = {torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char",
+                 torch.uint8: "Byte", torch.bool: "Bool", torch.float32: "Float", torch.float64: "Double",
+                 torch.float16: "Half", torch.bfloat16: "BFloat16"}
+
+
 def code_of(t: Any) -> int:
     """Device code of a tensor: its emulated cuda index, CPU (-1) or OTHER (-2)."""
     idx = _INDEX_OF.get(type(t))
@@ -979,6 +985,14 @@ class EmulatedCuda:
             return code_of(args[0]) == CPU and args[0].untyped_storage()._cdata in self._pinned
         if name == "aten::_pin_memory":
             return self._pin(args[0])
+        if name == "aten::_pack_padded_sequence" and len(args) > 1 and isinstance(args[1], torch.Tensor):
+            lengths = args[1]
+            if code_of(lengths) >= 0:
+                # PackedSequence.cpp checks `lengths` is a CPU tensor whatever the input's device
+                raise RuntimeError(
+                    "'lengths' argument should be a 1D CPU int64 tensor, but got "
+                    f"{lengths.dim()}D {_devcheck._fmt(code_of(lengths))} {_SCALAR_NAMES.get(lengths.dtype, lengths.dtype)} tensor"
+                )
 
         if mixed:
             common = _devcheck.resolve_mixed(func, args, kwargs, code_of)

@@ -291,3 +291,19 @@ def test_half_precision_matmul_and_conv(cuda_env):
     assert y.dtype == torch.float16 and conv.weight.grad.dtype == torch.float16 and conv.bias.grad.dtype == torch.float16
     with pytest.raises(RuntimeError, match="dtype"):
         a @ b.float()
+
+
+def test_pack_padded_sequence_lengths_must_be_on_the_cpu(cuda_env):
+    """`pack_padded_sequence` needs its `lengths` on the CPU even for CUDA inputs (since torch 1.7,
+    pytorch/pytorch#43227): CUDA lengths fail with ATen's message; CPU lengths and a list work."""
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+    x = torch.randn(3, 5, 4, device="cuda")
+    lengths = torch.tensor([5, 3, 2])
+    with pytest.raises(RuntimeError, match=r"'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 Long tensor"):
+        pack_padded_sequence(x, lengths.to("cuda"), batch_first=True)
+    with pytest.raises(RuntimeError, match=r"'lengths' argument should be a 1D CPU int64 tensor"):
+        pack_padded_sequence(x, lengths.to("cuda"), batch_first=True, enforce_sorted=False)
+    packed = pack_padded_sequence(x, lengths, batch_first=True)
+    assert packed.data.device == CUDA and packed.batch_sizes.device.type == "cpu"
+    assert pack_padded_sequence(x, [5, 3, 2], batch_first=True).data.shape == (10, 4)
