@@ -504,12 +504,37 @@ def _closure_variable(m, fn: cst.FunctionDef, name: cst.Name, call: cst.Call) ->
     bindings = m.bindings_of(name)
     if not bindings:
         return False
+    if all(isinstance(m.scope_of(b.node), cst.Module) for b in bindings):
+        return _same_global_at(m, name.value, bindings, call)
     for b in bindings:
         scope = m.scope_of(b.node)
         if scope is fn or not isinstance(scope, cst.FunctionDef):
             return False
         if not (m.contains(scope, fn) and m.contains(scope, call)):
             return False
+    return True
+
+
+def _same_global_at(m, name: str, bindings, call: cst.Call) -> bool:
+    """`name`, a module-level variable in the called function, names the same object where the
+    call is: every use of `name` in the function that makes the call resolves to those module
+    bindings (no parameter or local of its own shadows it; tk-rusch/coRNN#1's module-level
+    `model`, evaluated by test() and trained by train())."""
+    caller = m.scope_of(call)
+    if isinstance(caller, cst.Module):
+        return True
+    if not isinstance(caller, cst.FunctionDef):
+        return False
+    ids = {id(b.node) for b in bindings}
+    for n in m.walk(caller):
+        if isinstance(n, cst.Name) and n.value == name:
+            parent = m.parent(n)
+            if (isinstance(parent, cst.Attribute) and parent.attr is n) or (
+                    isinstance(parent, cst.Arg) and parent.keyword is n):
+                continue  # `x.model`, `f(model=...)`: not the variable
+            seen = m.bindings_of(n)
+            if not seen or {id(b.node) for b in seen} != ids:
+                return False
     return True
 
 
