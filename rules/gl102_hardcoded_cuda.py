@@ -421,7 +421,9 @@ from the configuration (`device = torch.device(raw_config['device'])`: the liter
 a CUDA device that is one branch of a conditional expression whose other branch is the CPU
 (`torch.device('cuda') if args.ctx == 'gpu' else 'cpu'`: chosen at run time), on
 `"cuda"` used as an autocast/GradScaler device *type*, on `torch.device("cuda")` compared with a
-device (`if device == torch.device("cuda"): raise ...`), and in files that
+device (`if device == torch.device("cuda"): raise ...`), on a parameter default `'cuda'` whose name
+is not a device name in a file that never imports torch (`def run(target='cuda')`, a TVM compilation
+target), and in files that
 are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
 `set_device`, `synchronize`, CUDA events/streams, memory statistics and snapshots), use an NCCL
 process group, set `CUDA_VISIBLE_DEVICES`, or guard their CUDA path with a flag of their own
@@ -557,7 +559,12 @@ x = torch.randn(8, 3, device=device)
                         b.node
                     ) in m.module.body:
                         continue  # a default that the exec'd configuration may override (nanoGPT's configurator)
-                    if b.how == "param" or "device" in name.lower() or "dev" == name.lower():
+                    device_named = "device" in name.lower() or "dev" == name.lower()
+                    if b.how == "param" and not device_named and not m.uses_module("torch"):
+                        # `def run(target='cuda')` in a TVM/TensorFlow file that never imports torch
+                        # (mit-han-lab/temporal-shift-module tsm_fpga/main_tf.py): a compiler target
+                        continue
+                    if b.how == "param" or device_named:
                         yield b.value, f'hard-coded device {ctx.code(b.value)}', _cuda_literal(b.value) in ("cuda", "cuda:0")
 
     # the one fix for the whole file ------------------------------------------------------------------

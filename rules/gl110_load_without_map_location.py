@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
@@ -37,7 +39,9 @@ on a load that re-reads what this run wrote (a save earlier in the same function
 of the file that the loading code called before, to the same path: `train()` keeps the best model,
 then the script reloads it to test it; early stopping in the epoch loop that loads the best epoch's
 checkpoint on one branch of an `if` and saves this epoch's on the other, with the same path or path
-builder), and on a load in the body of `if torch.cuda.is_available():`
+builder; the path given to an early-stopping or checkpoint object of an imported class,
+`EarlyStopping(..., path=P)`, which saves the best model there while the run trains), and on a load
+in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
 (`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)
 and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`) count as the check.
@@ -96,6 +100,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # a path made unique for this run (`uuid4().hex`): only this process wrote it
             if _saved_by_earlier_iteration(ctx, saves, call, scope):
                 continue  # early stopping: the best epoch's checkpoint, written by this loop's `else:`
+            if _path_of_imported_checkpointer(ctx, call):
+                continue  # `EarlyStopping(..., path=P)` saves the best model to P while training: same run
             if _in_availability_branch(m, call) and not _multi_process(m):
                 continue  # `if torch.cuda.is_available(): torch.load(p)`: the CUDA devices are there
             pos = [a for a in call.args if a.keyword is None]
@@ -774,6 +780,42 @@ def _saved_earlier_by_called_function(ctx: Context, saves: list[cst.Call], load:
                 continue  # a plain call reaches a module-level function, not a method
             if isinstance(f, cst.Attribute) and m.class_of(fn) is not m.class_of(c):
                 continue
+            return True
+    return False
+
+
+# an object of an imported class that writes the model to the path it is given while training
+# (pytorchtools' `EarlyStopping(patience, path=...)`, `ModelCheckpoint(filepath=...)`, `CheckpointSaver`)
+_CHECKPOINTER_CLASS = re.compile(r"(?i)early_?stop|checkpoint|saver")
+_CHECKPOINTER_PATH_KEYWORDS = frozenset(
+    {"path", "save_path", "filepath", "file_path", "checkpoint_path", "ckpt_path", "model_path", "save_file"}
+)
+
+
+def _path_of_imported_checkpointer(ctx: Context, load: cst.Call) -> bool:
+    """The load reads the path an early-stopping / checkpoint object of an imported class was given
+    (hazdzz/STGCN main.py: `es = earlystopping.EarlyStopping(..., path="STGCN_" + args.dataset +
+    ".pt")` in `prepare_model`, `es(val_loss, model)` in `train`, then `test` does
+    `model.load_state_dict(torch.load("STGCN_" + args.dataset + ".pt"))`): the object saves the best
+    model there while this run trains (its class, in another module, calls `torch.save`), so the load
+    re-reads what this process wrote. The class must not be defined in this file (then the rule sees
+    its saves itself), its name must say that it checkpoints, and the path must be passed by a
+    path keyword with the same text as the load's."""
+    m = ctx.model
+    path = _resolved_path_text(ctx, load, 0, "f")
+    if path is None:
+        return False
+    for c in m.calls:
+        f = c.func
+        name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
+        if name is None or name in m.classes or name in m.functions or not _CHECKPOINTER_CLASS.search(name):
+            continue
+        if (m.qualname(f) or "").startswith("torch.") or m.exclusive(c, load):
+            continue
+        if not isinstance(m.parent(c), cst.Assign):
+            continue  # the object is kept: it is the one the training code calls
+        if any(a.keyword is not None and a.keyword.value in _CHECKPOINTER_PATH_KEYWORDS and ctx.code(a.value) == path
+               for a in c.args):
             return True
     return False
 

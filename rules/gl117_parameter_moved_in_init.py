@@ -25,7 +25,10 @@ class ParameterMovedInInit(Rule):
 (whenever the device or dtype changes): a non-leaf tensor, not an `nn.Parameter`. Assigned to a
 module attribute, it is not registered: it is missing from `model.parameters()` (the optimizer
 never updates it), from `state_dict()`, and `model.to(...)` does not move it. On a CPU-only machine
-`.to("cpu")` returns the parameter itself, so the bug only shows on the GPU, silently.
+`.to("cpu")` returns the parameter itself, so the bug only shows on the GPU, silently. For the
+same reason the rule is silent when the data was already converted the same way inside the
+Parameter (`nn.Parameter(torch.randn(n, 10).to(device)).to(device)`): the outer call changes nothing
+and returns the Parameter.
 
 The fix converts the data first and wraps the result: `nn.Parameter(t.to(device))` (safe: the
 parameter is then what the code meant).
@@ -113,6 +116,8 @@ class Scale(nn.Module):
             return None
         if _noop_float(m, value, cur):
             return None
+        if _data_already_converted(m, value, cur):
+            return None
         # `.to(d)` with d = "cpu" changes nothing on a CPU parameter
         first = outer
         if first.func.attr.value == "to" and first.args:
@@ -151,6 +156,37 @@ def _noop_float(m, outer: cst.Call, param: cst.Call) -> bool:
             return False
         cur = cur.func.value
     return not any(True for _ in m.iter_calls(*_DEFAULT_DTYPE_SETTERS))
+
+
+def _data_already_converted(m, outer: cst.Call, param: cst.Call) -> bool:
+    """`nn.Parameter(torch.randn(n, 10).to(device)).to(device)` (nnzhan/Graph-WaveNet model.py):
+    the data was already converted the same way inside (the same method with the same arguments,
+    written out or through a name bound once to it), so every conversion after the Parameter finds
+    its device and dtype and returns the Parameter itself: it stays registered."""
+    data = param.args[0].value
+    if isinstance(data, cst.Name):
+        bindings = m.bindings_of(data)
+        if len(bindings) != 1 or bindings[0].how != "assign" or bindings[0].value is None:
+            return False
+        data = bindings[0].value
+    if not (isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute)
+            and data.func.attr.value in _CONVERSIONS):
+        return False
+    inside = _conversion_text(m, data)
+    cur = outer
+    while cur is not param:
+        if _conversion_text(m, cur) != inside:
+            return False
+        cur = cur.func.value
+    return True
+
+
+def _conversion_text(m, call: cst.Call) -> tuple:
+    """`.to(device)` -> ("to", "device"): the method and its arguments as written."""
+    return (call.func.attr.value,) + tuple(
+        (a.keyword.value if a.keyword is not None else "", a.star, m.module.code_for_node(a.value))
+        for a in call.args
+    )
 
 
 def _stored_on_self(m, fn: cst.FunctionDef) -> set[str]:

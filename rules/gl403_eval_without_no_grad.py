@@ -87,7 +87,9 @@ that branch of their `forward` under `no_grad` themselves), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
 worth reading about.
 
-The fix wraps the loop in `with torch.no_grad():`.
+A loop is reported at its model calls, not at its loss modules (`criterion(out, y)`), also when a
+loss reaches the function as a parameter that every call site fills with one (LSTNet's
+`evaluate(..., evaluateL2, evaluateL1, ...)`). The fix wraps the loop in `with torch.no_grad():`.
 
 A function shared by training and evaluation is reported at its evaluation call: called after
 `model.eval()`, outside `no_grad`, with arguments that switch off every backward pass and
@@ -145,7 +147,7 @@ with torch.no_grad():
             if facts.grad_mode_at(node) is not None:
                 continue
             calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None
-                     and not ctx.model.is_stateless_module(c.func)]  # a loss module records nothing of its own
+                     and not _loss_module(ctx.model, c.func)]  # a loss module records nothing of its own
             through = {}
             if not calls:
                 # the forward in a method of the same class the loop calls (ClusterGCN's
@@ -753,3 +755,28 @@ def _evals_in_body(m, loop) -> bool:
     if not found:
         return False
     return not any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "train" for c in m.calls_in(loop))
+
+
+def _loss_module(m, func) -> bool:
+    """A loss (or activation) module, also when it reaches the loop as a parameter of its function
+    and every call site passes one (laiguokun/LSTNet main.py: `evaluate(data, X, Y, model,
+    evaluateL2, evaluateL1, batch_size)` with `evaluateL2 = nn.MSELoss(size_average=False)`, then
+    `evaluateL2 = evaluateL2.cuda()`): the loop's forward is the model's call, reported once."""
+    if m.is_stateless_module(func):
+        return True
+    if not isinstance(func, cst.Name):
+        return False
+    bindings = m.bindings_of(func)
+    if len(bindings) != 1 or bindings[0].how != "param":
+        return False
+    args = m.param_arguments(bindings[0])
+    if not args:
+        return False
+    for a in args:
+        if m.is_stateless_module(a):
+            continue
+        value = m.value_of(a)
+        origin = getattr(value, "origin", None) if value is not None else None
+        if not (isinstance(origin, cst.Call) and m.is_stateless_module(origin)):
+            return False
+    return True
