@@ -232,6 +232,47 @@ def join(a: Value | None, b: Value | None) -> Value:
     )
 
 
+def _moved_unknown(v: Value) -> bool:
+    """A value of unknown kind moved on purpose (`x.cpu()`, `x.to(device)`): where it is is known."""
+    return v.kind is None and v.placed is not None and v.dev is not None and v.dev.where in ("host", "acc")
+
+
+def _as_tensor(v: Value) -> Value:
+    """An element of a sequence torch takes tensors from, as an operand: a tensor where it is;
+    one of unknown kind, moved on purpose, where it was moved (of at least one dimension: `cat`
+    needs them); any other, a tensor of unknown device."""
+    if v.kind == TENSOR:
+        return v
+    if _moved_unknown(v):
+        return replace(v, kind=TENSOR, nonscalar=True)
+    return Value(TENSOR, None)
+
+
+def _known_accelerator(meth: str, pos, kw) -> bool:
+    """`.cuda()`, or `.to(d)` / `.to(device=d)` whose target the engine takes for an accelerator
+    the way it does for tensors (a device it knows, a name it cannot see: `device`), but not a
+    device read from a tensor of unknown placement (`dev = x.device`: maybe the host)."""
+    if meth == "cuda":
+        return True
+    given = pos[0][:2] if pos and not pos[0][2] else kw.get("device")
+    if given is None:
+        return False
+    x, v = given
+    if type(x) is cst.SimpleString:
+        return x.evaluated_value.startswith("cuda") if isinstance(x.evaluated_value, str) else False
+    if v.kind == DEVICE:
+        return v.dev is not None and v.dev.where == "acc"
+    return v.kind is None
+
+
+def _called_moved(v: Value | None) -> Value | None:
+    """A value of unknown kind that was moved to an accelerator (`model.to(device)` of a parameter)
+    and is now called: a tensor is not callable, so it is a module there."""
+    if v is not None and v.kind is None and v.placed is not None and v.dev is not None and v.dev.where == "acc":
+        return replace(v, kind=MODULE, stateful=True)
+    return v
+
+
 def _quantized(kw) -> bool:
     """`from_pretrained(..., load_in_8bit=True)` / `load_in_4bit=` / a `quantization_config=` that is
     not None: transformers places the quantized weights on the GPU as it loads them (TinyLlama's
@@ -686,6 +727,7 @@ class Flow:
         self._budget = WORK_FACTOR * max(len(model.nodes), 1000)
         self.module_frame: _Frame | None = None
         self.recorded: set[cst.CSTNode] = set()
+        self._name_counts: dict | None = None
         self.inplace_moves: dict[cst.Call, Value] = {}  # `m.to(d)` statement calls -> the moved value
         self._moved_origins: set = set()  # modules (by origin) some `.to()`/`.cuda()` moves in place
         self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
@@ -2210,7 +2252,9 @@ class Flow:
         if k is None and base.dev == HOST:
             return Value(None, HOST, origin=base.origin)
         if k == TENSOR:
-            tensor_idx = [(x, v) for x, v in idx_vals if v.kind == TENSOR]
+            # an index of unknown kind moved to a device on purpose (`labels.to(device)`) is a tensor
+            tensor_idx = [(x, v if v.kind == TENSOR else replace(v, kind=TENSOR)) for x, v in idx_vals
+                          if v.kind == TENSOR or (_moved_unknown(v) and v.dev.where == "acc")]
             if tensor_idx:
                 self._check(e, "index", [(e.value, base)] + tensor_idx, frame)
                 nonscalar = any(v.nonscalar for _, v in tensor_idx)
@@ -2369,7 +2413,7 @@ class Flow:
             recv = func.value
             meth = func.attr.value
             if type(recv) is cst.Name and recv.value == "self" and frame.cls is not None:
-                av = self._self_attr(meth, frame, False)
+                av = _called_moved(self._self_attr(meth, frame, False))
                 if av is not None and av.kind in (MODULE, METRIC):  # self.model(x)
                     if frame.record:
                         self.values[func] = av
@@ -2451,7 +2495,7 @@ class Flow:
             fn = self.m.module_function(name)
             if fn is not None and self._lookup(name, frame) is None:
                 return self._call_function(fn, None, e, pos, kw, frame, None)
-            fv = self._lookup(name, frame)
+            fv = _called_moved(self._lookup(name, frame))
             if fv is not None and frame.record:
                 self.values[func] = fv
             if fv is not None and fv.kind in (MODULE, METRIC):
@@ -2980,16 +3024,16 @@ class Flow:
                 kinds = (TENSOR, None) if pname == "tensors" else (TENSOR,)
                 if v.items is not None and els is not None and len(els) == len(v.items):
                     # `torch.cat((a, b))`: each element is an operand, named by its own expression
-                    ops.extend((el.value, it if it.kind == TENSOR else Value(TENSOR, None))
-                               for el, it in zip(els, v.items) if it.kind in kinds)
+                    ops.extend((el.value, _as_tensor(it)) for el, it in zip(els, v.items) if it.kind in kinds)
                 else:
-                    ops.extend((x, it if it.kind == TENSOR else Value(TENSOR, None))
-                               for it in (v.items or ()) if it.kind in kinds)
-                if v.elem is not None and v.elem.kind == TENSOR:
-                    ops.append((x, v.elem))
+                    ops.extend((x, _as_tensor(it)) for it in (v.items or ()) if it.kind in kinds)
+                if v.elem is not None and (v.elem.kind == TENSOR or (pname == "tensors" and _moved_unknown(v.elem))):
+                    # `torch.cat(parts)` of tensors appended as `t.cpu()` (their kind unknown, not
+                    # where they are): host parts
+                    ops.append((x, _as_tensor(v.elem)))
                 continue
-            if v.kind is None and v.dev is not None and v.dev.is_acc:
-                v = replace(v, kind=TENSOR)  # a forward input passed where torch takes a Tensor
+            if (v.kind is None and v.dev is not None and v.dev.is_acc) or _moved_unknown(v):
+                v = replace(v, kind=TENSOR)  # a forward input (or a value moved on purpose) where torch takes a Tensor
             if v.kind == TENSOR:
                 if pname == "weight" and q_last in kb.CLASS_WEIGHTED and not v.nonscalar:
                     v = replace(v, nonscalar=True)
@@ -3248,10 +3292,13 @@ class Flow:
             target = self._move_target(meth, pos, kw, rv)
             if meth != "cuda" and target == HOST:
                 return Value(None, HOST, origin=e, placed=e)
-            if target is not None and target.where == "acc" and self._data_like(recv):
+            if target is not None and target.where == "acc" and (self._data_like(recv) or (
+                    self._local_unknown(recv) and _known_accelerator(meth, pos, kw))):
                 # and an item of a loop over data of unknown kind (a batch of a loader the file
-                # does not build, a graph `data` object) moved to an accelerator is there; its kind
-                # stays unknown (a parameter or an attribute may be a module: left unknown)
+                # does not build, a graph `data` object) moved to an accelerator is there, as is a
+                # local of unknown kind (`y = batch[k][1]; y.to(device)`); its kind stays unknown
+                # (a parameter the file's calls give a value, or an attribute, may be a module:
+                # left unknown, its value comes from those calls)
                 return Value(None, target, origin=e, placed=e)
             return UNKNOWN
         if k is None and rv.dev == HOST and rv.origin is not None and self._reads_host(rv.origin):
@@ -3274,6 +3321,27 @@ class Flow:
         owner = self.m.class_of(fn) if fn is not None else None
         return (fn is not None and fn.name.value == "forward" and owner is not None
                 and (owner.name.value == cls or self._subclass(cls, owner.name.value)))
+
+    def _local_unknown(self, recv) -> bool:
+        """`recv` is a name of the function (or module body) whose value no call of this file
+        supplies: a local, or a parameter of a plain function the file never calls."""
+        if type(recv) is not cst.Name:
+            return False
+        bindings = self.m.bindings_of(recv)
+        if not bindings:
+            return False
+        if all(b.how != "param" for b in bindings):
+            return True
+        fn = self.m.enclosing(recv, cst.FunctionDef)
+        if fn is None or self.m.class_of(fn) is not None or len(self.m.functions.get(fn.name.value, [])) != 1:
+            return False
+        if self._name_counts is None:  # how often each name is written in the file (once: its def only)
+            counts: dict = {}
+            for n in self.m.walk(self.m.module):
+                if type(n) is cst.Name:
+                    counts[n.value] = counts.get(n.value, 0) + 1
+            self._name_counts = counts
+        return self._name_counts.get(fn.name.value, 0) <= 1  # never called, passed or exported by name here
 
     def _data_like(self, recv) -> bool:
         """`recv` is an item a `for` loop takes from data (`for x, y in loader`), or a part of one

@@ -157,16 +157,17 @@ def _on_acc(v) -> bool:
 
 
 def _on_accelerator(m, facts, recv) -> bool:
-    """The flow engine's answer where it has one (host, accelerator, or host on one path and
-    device on another); the older per-binding analysis where the engine cannot tell."""
+    """The flow engine's answer: a tensor it knows to be on an accelerator (moved there, or
+    computed from such tensors), or a value of unknown kind moved there on purpose (`x.to(dev)`:
+    only a tensor has `.numpy()`); silent where it is (or may be) on the host or unknown."""
     v = m.value_of(recv)
-    if v.kind == "hostval" or (v.dev is not None and v.dev.where in ("host", "either")):
-        return False  # the engine knows it is (or may be) on the host: silent
-    if v.kind == "tensor" and v.dev is not None and v.dev.where == "acc":
+    if v.kind == "hostval" or v.dev is None or v.dev.where != "acc":
+        return False
+    if v.kind == "tensor" or (v.kind is None and v.placed is not None):
         if isinstance(v.dev.expr, (cst.Name, cst.Attribute)) and facts.device_is_cpu(v.dev.expr):
             return False  # `device = "cpu"`: the engine reads the name as an accelerator (ENGINE_FP, eighth pass #3)
-        return True  # moved to (or computed on) the accelerator by calls the engine saw
-    return facts.on_accelerator(recv)
+        return True
+    return False
 
 
 def _cpu_test_subject(test) -> tuple[cst.BaseExpression, bool] | None:

@@ -435,7 +435,13 @@ def generate() -> dict:
         except Exception:  # noqa: BLE001 - optional modules (e.g. distributed on some builds)
             continue
         public = getattr(mod, "__all__", None)
-        names = sorted(set(public) if public else {n for n in dir(mod) if not n.startswith("_")})
+        names = set(public) if public else {n for n in dir(mod) if not n.startswith("_")}
+        if modname == "torch":
+            # `from torch.functional import *` puts torch.unique, torch.split, torch.einsum... on
+            # `torch` without listing them in `torch.__all__`
+            functional = importlib.import_module("torch.functional")
+            names |= {n for n in getattr(functional, "__all__", ()) if hasattr(mod, n)}
+        names = sorted(names)
         for n in names:
             if n.startswith("_"):
                 continue

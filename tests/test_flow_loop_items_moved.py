@@ -109,5 +109,11 @@ def test_item_value_and_non_items_stay_unknown():
     assert value(src, "x.to(device)").dev.where == "acc"
     assert value(src, "x.to(device)").kind is None  # what it is stays unknown
     assert value(src, "x[0].cuda()").dev.where == "acc"
-    # a parameter may be a module: `.to()` of it says nothing the rules could use
-    assert value(src, "model.to(device)").dev is None
+    # a parameter of a function the file never calls, moved: there, whatever it is (a module
+    # or a tensor; its kind stays unknown: calling it makes it a module, see test_flow_values18)
+    assert value(src, "model.to(device)").dev.where == "acc"
+    assert value(src, "model.to(device)").kind is None
+    # a parameter the file's calls give: its value comes from those calls (here a module the
+    # call site builds), not from the move of an unknown value
+    called = src + "\n\n    f([torch.zeros(2)], torch.nn.Linear(2, 2), torch.device('cpu'))\n"
+    assert value(called, "model.to(device)").kind == "module"

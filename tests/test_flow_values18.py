@@ -339,3 +339,78 @@ def test_pack_padded_sequence_lengths_negatives():
     # a forward input nobody in the file moves: "on the model's device" is GL105's premise, not a fact
     src = _PACK.format(arg="lengths", move="").replace("    return enc(x, lengths)\n", "    return enc\n")
     assert findings(src) == []
+
+
+def test_local_of_unknown_kind_moved_to_a_known_accelerator():
+    # fixtures18's SATURN (pretrain_saturn): a collate_fn's dict of tuples gives values of unknown
+    # kind; `labels.to(device)` with `device` known to be an accelerator is there, and indexes a
+    # class-weight table the function built on the host from `.cpu()` parts (torch.cat of them,
+    # torch.unique with counts)
+    src = """
+    import numpy as np
+    import torch
+
+
+    def pretrain(model, loader, device, names):
+        all_labels = []
+        for batch in loader:
+            for k in names:
+                (_, labels) = batch[k]
+                all_labels.append(labels.cpu())
+        all_labels = torch.cat(all_labels)
+        unique_labels, counts = torch.unique(all_labels, return_counts=True)
+        weights = (1 / (counts / counts.sum()))[unique_labels]
+        for batch in loader:
+            for k in names:
+                (data, labels) = batch[k]
+                data, labels = data.to(device), labels.to(device)
+                w = weights[labels].to(device)
+                (model(data).sum(1) * w).sum().backward()
+
+
+    def main():
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = torch.nn.Linear(4, 2).to(device)
+        loader = [{"a": (torch.randn(3, 4), torch.tensor([0, 1, 1]))}]
+        pretrain(model, loader, device, ["a"])
+
+
+    main()
+    """
+    assert findings(src) == [("GL116", 19)]
+
+
+def test_local_of_unknown_kind_device_read_from_a_tensor():
+    base = """
+    import torch
+
+
+    def helper(wav, model, device):
+        ref = model(wav.to(device))
+        dev = {dev}
+        out = wav.to(dev)
+        return out.numpy()
+    """
+    # `dev = wav.device`: back where the input was (may be the host): silent
+    assert findings(base.format(dev="wav.device"), ("GL109",)) == []
+    # a device parameter the file never gives a value: taken for an accelerator, as for a tensor
+    # moved with it (and as the retired per-binding analysis did)
+    assert findings(base.format(dev="device"), ("GL109",)) == [("GL109", 9)]
+
+
+def test_numpy_of_a_value_moved_to_a_known_accelerator_without_the_old_analysis():
+    # GL109 answers from the flow engine only (DeviceFacts.on_accelerator retired there): a value
+    # of unknown kind moved to a device the engine knows is an accelerator has no `.numpy()`
+    src = """
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = torch.nn.Linear(3, 2).to(device)
+
+
+    def to_numpy(wav):
+        ref = model(wav.to(device))
+        out = wav.to(ref.device)
+        return out.numpy()
+    """
+    assert findings(src, ("GL109",)) == [("GL109", 11)]
