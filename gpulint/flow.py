@@ -568,6 +568,13 @@ def gpu_guard(m, test, _depth: int = 0) -> bool | None:
             gs = {gpu_guard(m, b.value, _depth + 1) for b in bindings}
             if len(gs) == 1 and None not in gs:
                 return next(iter(gs))
+        elif len(bindings) == 1 and bindings[0].how == "param":
+            # `def cuda(x, cuda_available): if cuda_available: ...` where every call of the file's
+            # function passes such a test (`cuda(x, torch.cuda.is_available())`, a name bound to it)
+            args = m.param_arguments(bindings[0])
+            gs = {gpu_guard(m, a, _depth + 1) for a in args}
+            if len(gs) == 1 and None not in gs:
+                return next(iter(gs))
         return None
     if t is cst.Attribute and type(test.value) is cst.Name and test.value.value not in m.aliases:
         return _flag_guards(m).get(test.attr.value)
@@ -1132,7 +1139,7 @@ class Flow:
     # ------------------------------------------------------------------------------------------
     def _block(self, stmts, frame: _Frame) -> bool:
         """Interpret statements in order; False when the block always leaves (return/raise...)."""
-        for stmt in stmts:
+        for i, stmt in enumerate(stmts):
             t = type(stmt)
             if t is cst.SimpleStatementLine or t is cst.SimpleStatementSuite:
                 for small in stmt.body:
@@ -1144,7 +1151,14 @@ class Flow:
                 if not self._small(stmt, frame):
                     return False
             elif t is cst.If:
-                self._if(stmt, frame)
+                if self._if(stmt, frame) and i + 1 < len(stmts):
+                    # `if cuda_available: return x.cuda()` then `return x`: the rest of the block
+                    # runs only where the GPU test fails
+                    frame.cpu_only += 1
+                    try:
+                        return self._block(stmts[i + 1:], frame)
+                    finally:
+                        frame.cpu_only -= 1
             elif t is cst.For or t is cst.While:
                 self._loop(stmt, frame)
             elif t is cst.With:
@@ -1463,7 +1477,9 @@ class Flow:
     def gpu_guard(self, test) -> bool | None:
         return gpu_guard(self.m, test)
 
-    def _if(self, stmt: cst.If, frame: _Frame) -> None:
+    def _if(self, stmt: cst.If, frame: _Frame) -> bool:
+        """Interpret an `if`; True when its test holds on a GPU run, it has no `else`, and its body
+        always leaves: what follows it runs only off the GPU."""
         self.eval(stmt.test, frame)
         fn = frame.fn
         if (type(fn) is cst.FunctionDef and fn.name.value == "__init__" and frame.cls is not None
@@ -1505,6 +1521,9 @@ class Flow:
             live_else = self._block(stmt.orelse.body.body, frame)
         frame.cpu_only -= guard is True
         else_env = frame.env
+        if guard is True and not live_then and stmt.orelse is None:
+            frame.env = else_env
+            return True
         if guard is True and live_then:
             frame.env = then_env  # on a GPU the guarded branch runs
         elif guard is False and live_else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, engine_wrapper
+from gpulint.flow import runs_on_gpu
 from gpulint.rule import Context, Rule
 
 # Public attributes every nn.Module has: reading them through a wrapper works (on the wrapper).
@@ -130,6 +131,8 @@ print(model.module.num_classes)
                 kind, cls, definitely = found
                 if not definitely and _under_if(m, node):
                     continue  # a wrapper on some paths, read in a branch: it may be the unwrapped one
+                if not runs_on_gpu(m, node):
+                    continue  # the `else:` of `if iscuda:`: a GPU run, where the helper wraps, skips it
                 # "every path" may be every GPU path (a helper wrapping under `if iscuda:`): the fix
                 # reads the attribute either way
                 definitely = False

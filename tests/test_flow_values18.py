@@ -414,3 +414,49 @@ def test_numpy_of_a_value_moved_to_a_known_accelerator_without_the_old_analysis(
         return out.numpy()
     """
     assert findings(src, ("GL109",)) == [("GL109", 11)]
+
+
+_CUDA_HELPER = """
+import numpy as np
+import torch
+
+
+def cuda(input_var, cuda_available=True):
+    if cuda_available:
+        return input_var.cuda()
+    return input_var
+
+
+def mixup(data, alpha):
+    lam = max(np.random.beta(alpha, alpha), 0.5)
+    lam_t = torch.FloatTensor([lam])
+    return data * lam_t
+
+
+def train(batches, cuda_available):
+    for x in batches:
+        x = cuda(x, cuda_available)
+        x = mixup(x, 0.4)
+
+
+def main():
+    cuda_available = {flag}
+    train([torch.randn(4, 3)], cuda_available)
+
+
+main()
+"""
+
+
+def test_helper_moving_under_a_flag_every_call_binds_to_the_gpu_test():
+    # ivadomed#1062: `cuda(x, cuda_available)` with `cuda_available = torch.cuda.is_available()`
+    # handed down through `train`: on a GPU run the helper returns `x.cuda()` (the fall-through
+    # `return input_var` runs only off the GPU), and the host one-element lambda tensor meets it
+    assert findings(_CUDA_HELPER.format(flag="torch.cuda.is_available()")) == [("GL116", 15)]
+
+
+def test_helper_moving_under_a_flag_negatives():
+    # a flag the engine cannot tie to the GPU test: host on one path, device on the other: silent
+    assert findings(_CUDA_HELPER.format(flag="len(__import__('sys').argv) > 1")) == []
+    # the user's --cpu style flag set to the negation: the helper never moves
+    assert findings(_CUDA_HELPER.format(flag="not torch.cuda.is_available()")) == []
