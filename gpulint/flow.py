@@ -735,6 +735,7 @@ class Flow:
         self.module_frame: _Frame | None = None
         self.recorded: set[cst.CSTNode] = set()
         self._name_counts: dict | None = None
+        self._override_moves: dict = {}
         self.inplace_moves: dict[cst.Call, Value] = {}  # `m.to(d)` statement calls -> the moved value
         self._moved_origins: set = set()  # modules (by origin) some `.to()`/`.cuda()` moves in place
         self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
@@ -2015,9 +2016,46 @@ class Flow:
             if sv is not None and sv.dev is not None and sv.dev.is_host and sv.cls == frame.cls:
                 return v  # an instance never moved: its parameters are where they were made (not known here)
             return replace(v, dev=MODEL_DEV)
+        if (v is not None and v.kind == TENSOR and v.dev is not None and v.dev.is_host
+                and self._class_kind(frame.cls) == MODULE and self._moved_by_override(frame.cls, attr)):
+            # a plain tensor the class's own `cuda()`/`to()` override moves with the module
+            # (CloserLookFewShot's `self.c_0 = self.c_0.cuda()`): wherever the module is
+            sv = frame.env.get("self")
+            if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not sv.scatters:
+                return replace(v, dev=sv.dev)
+            return replace(v, dev=MODEL_DEV)
         if v is not None and v.kind == TUPLE and self._registered:
             return self._registered_parts(v)
         return v
+
+    def _moved_by_override(self, cls: str, attr: str, depth: int = 0) -> bool:
+        """The file's class `cls` (or a base of the file) defines `cuda()`/`to()`/`_apply()` that
+        re-assigns `self.<attr>` moved (`self.c_0 = self.c_0.cuda()`)."""
+        key = (cls, attr)
+        cached = self._override_moves.get(key)
+        if cached is not None:
+            return cached
+        out = False
+        info = self.m.classes.get(cls)
+        if info is not None and depth < 4:
+            for name in ("cuda", "to", "_apply"):
+                found = self.m.method_of_class(cls, name)
+                if found is None:
+                    continue
+                for node in self.m.walk(found[0]):
+                    if type(node) is not cst.Assign or len(node.targets) != 1:
+                        continue
+                    t = node.targets[0].target
+                    val = node.value
+                    if (type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value == "self"
+                            and t.attr.value == attr and type(val) is cst.Call and type(val.func) is cst.Attribute
+                            and val.func.attr.value in ("cuda", "to")):
+                        out = True
+                        break
+                if out:
+                    break
+        self._override_moves[key] = out
+        return out
 
     def _forget_aliases(self, recv, origin, frame: _Frame) -> None:
         """A module moved in place (`model.to(device)`, `model = model.to(device)`): other names and

@@ -893,6 +893,23 @@ class DeviceFlow:
             for k, v in o.items():
                 env[k] = env.get(k, EMPTY) | v
 
+    def _cuda_tensor_type(self, e: cst.BaseExpression, depth: int = 0) -> bool:
+        """`torch.cuda.FloatTensor` (any CUDA tensor type), or a name bound only to one, or to a
+        choice between one and a CPU type made on a device test (`if x.is_cuda`)."""
+        if depth > 3:
+            return False
+        q = self.model.qualname(e) or ""
+        if q.startswith("torch.cuda.") and q.endswith("Tensor"):
+            return True
+        if isinstance(e, cst.IfExp):
+            return (self._cuda_tensor_type(e.body, depth + 1)
+                    and (self._device_guard(e.test) or self._availability_test(e.test) > 0))
+        if isinstance(e, cst.Name):
+            bs = self.model.bindings_of(e)
+            return bool(bs) and all(b.how == "assign" and isinstance(b.value, cst.BaseExpression)
+                                    and self._cuda_tensor_type(b.value, depth + 1) for b in bs)
+        return False
+
     def _device_guard(self, test: cst.BaseExpression) -> bool:
         return any(
             isinstance(n, cst.Attribute) and n.attr.value in ("device", "is_cuda") for n in _walk(test)
@@ -1117,7 +1134,15 @@ class DeviceFlow:
             return base - {"M"} if base != frozenset({"M"}) else EMPTY
         if isinstance(e, cst.IfExp):
             self._expr(e.test, env)
-            return self._expr(e.body, env) | self._expr(e.orelse, env)
+            body, orelse = self._expr(e.body, env), self._expr(e.orelse, env)
+            avail = self._availability_test(e.test)
+            if avail:
+                return body if avail > 0 else orelse  # `x.cuda() if torch.cuda.is_available() else x`
+            if self._device_guard(e.test):
+                # `one_hot.cuda() if cos_theta.is_cuda else one_hot` (arcface's sphere product): each
+                # branch runs where its test puts it; what both branches share is what holds
+                return body & orelse
+            return body | orelse
         if isinstance(e, (cst.Tuple, cst.List, cst.Set)):
             out = EMPTY
             for el in e.elements:
@@ -1240,6 +1265,12 @@ class DeviceFlow:
                 # `p_n.type(dtype)` with `dtype = offset.data.type()` handed down from forward
                 # (deformable convolution in WongKinYiu/PyTorch_YOLOv4 utils/layers.py): a type
                 # string of a device tensor, which moves the result there
+                return frozenset({D})
+            if (meth == "type" and len(call.args) == 1 and call.args[0].keyword is None
+                    and not call.args[0].star and self._cuda_tensor_type(call.args[0].value)):
+                # `.type(torch.cuda.FloatTensor)`, or `.type(dtype)` with `dtype =
+                # torch.cuda.FloatTensor if xin.is_cuda else torch.FloatTensor` (DeNA's YOLOv3 layer):
+                # on a GPU run the result is on the device
                 return frozenset({D})
             if meth in NON_TENSOR_METHODS:
                 return EMPTY
