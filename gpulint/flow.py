@@ -736,6 +736,7 @@ class Flow:
         self.recorded: set[cst.CSTNode] = set()
         self._name_counts: dict | None = None
         self._override_moves: dict = {}
+        self._external_attr_names: frozenset | None = None
         self.inplace_moves: dict[cst.Call, Value] = {}  # `m.to(d)` statement calls -> the moved value
         self._moved_origins: set = set()  # modules (by origin) some `.to()`/`.cuda()` moves in place
         self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
@@ -2016,6 +2017,12 @@ class Flow:
             if sv is not None and sv.dev is not None and sv.dev.is_host and sv.cls == frame.cls:
                 return v  # an instance never moved: its parameters are where they were made (not known here)
             return replace(v, dev=MODEL_DEV)
+        if (v is not None and v.kind in (MODULE, TENSOR) and v.dev is not None and v.dev.is_host
+                and "self." + attr not in frame.env and attr in self._external_attrs()):
+            # `w.model.to(device)` / `inst.model = nn.Linear(...)` by code outside the class: the
+            # instance's attribute may be elsewhere than its own methods put it (DeepForest's
+            # `m.model.to("cuda")`, DashAI's `load` classmethod): where it is is unknown
+            return replace(v, dev=None)
         if (v is not None and v.kind == TENSOR and v.dev is not None and v.dev.is_host
                 and self._class_kind(frame.cls) == MODULE and self._moved_by_override(frame.cls, attr)):
             # a plain tensor the class's own `cuda()`/`to()` override moves with the module
@@ -2027,6 +2034,25 @@ class Flow:
         if v is not None and v.kind == TUPLE and self._registered:
             return self._registered_parts(v)
         return v
+
+    def _external_attrs(self) -> frozenset:
+        """Attribute names the file assigns, or moves in place (`x.attr.to(d)` / `.cuda()` as a
+        statement), on an object other than `self` (computed once per file)."""
+        if self._external_attr_names is None:
+            out = set()
+            for node in self.m.nodes:
+                t = type(node)
+                if t is cst.AssignTarget:
+                    tgt = node.target
+                    if type(tgt) is cst.Attribute and not (type(tgt.value) is cst.Name and tgt.value.value == "self"):
+                        out.add(tgt.attr.value)
+                elif t is cst.Expr and type(node.value) is cst.Call:
+                    f = node.value.func
+                    if (type(f) is cst.Attribute and f.attr.value in ("to", "cuda", "cpu") and type(f.value) is cst.Attribute
+                            and not (type(f.value.value) is cst.Name and f.value.value.value == "self")):
+                        out.add(f.value.attr.value)
+            self._external_attr_names = frozenset(out)
+        return self._external_attr_names
 
     def _moved_by_override(self, cls: str, attr: str, depth: int = 0) -> bool:
         """The file's class `cls` (or a base of the file) defines `cuda()`/`to()`/`_apply()` that

@@ -80,3 +80,35 @@ def test_e3_cuda_override_moves_the_plain_state():
     start = src.index("    def cuda(self):\n        super().cuda()\n        self.c_0")
     end = src.index("return self\n", start) + len("return self\n")
     assert findings(src[:start] + src[end:], ("GL116",)) == [("GL116", 34)]
+
+
+_WRAPPER = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Wrapper:
+    def __init__(self):
+        self.model = nn.Linear(4, 2)
+
+    def predict(self, x):
+        return self.model(x)
+
+
+w = Wrapper()
+{move}
+print(w.predict(torch.randn(3, 4).to(device)))
+"""
+
+
+def test_attribute_moved_from_outside_the_class_is_not_the_host():
+    # fixtures18 item E (DeepForest: `m.model.to("cuda")` by the caller): the wrapper's own methods
+    # never move `self.model`, the script does; the engine said "host" in `predict` (GL112 false
+    # positive); now where it is is unknown there
+    sel = ("GL112", "GL116", "GL101")
+    assert findings(_WRAPPER.format(move="w.model.to(device)"), sel) == []
+    assert findings(_WRAPPER.format(move="w.model = w.model.to(device)"), sel) == []
+    # nobody moves it: the model stays on the host while its input is moved (GL112)
+    assert findings(_WRAPPER.format(move="pass"), sel) == [("GL112", 13)]
