@@ -50,7 +50,7 @@ MAPPING = "mapping"  # a dict display of values of one kind (`elem`): indexing g
 
 def _reads_into_host(q: str | None) -> bool:
     """A call that reads an image or array into host memory (PIL, cv2, NumPy's random functions)."""
-    return q is not None and (q in _HOST_READERS or (
+    return q is not None and (q in _HOST_READERS or q in _NUMPY_ARRAY_MAKERS or (
         q.startswith("numpy.random.") and q.rsplit(".", 1)[-1][:1].islower()))
 
 

@@ -460,3 +460,30 @@ def test_helper_moving_under_a_flag_negatives():
     assert findings(_CUDA_HELPER.format(flag="len(__import__('sys').argv) > 1")) == []
     # the user's --cpu style flag set to the negation: the helper never moves
     assert findings(_CUDA_HELPER.format(flag="not torch.cuda.is_available()")) == []
+
+
+def test_numpy_array_constructors_are_host_arrays():
+    # fixtures18 item H (DeepForest's _predict_image_): `torch.tensor(image)` of a NumPy array the
+    # caller made with np.zeros is on the host; the model it is fed to is on the device
+    src = """
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    def predict(model, image):
+        x = torch.tensor(image).permute(2, 0, 1) / 255
+        return model(x.unsqueeze(0))
+
+
+    def main():
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        net = nn.Conv2d(3, 4, 3).to(device)
+        return predict(net, {image})
+
+
+    main()
+    """
+    assert findings(src.format(image="np.zeros((8, 8, 3), dtype=np.float32)")) == [("GL116", 9)]
+    # a tensor of unknown placement handed in: torch.tensor(t) stays where t is: silent
+    assert findings(src.format(image="__import__('pickle').load(open('x', 'rb'))")) == []
