@@ -2829,6 +2829,8 @@ class Flow:
             # copied before `model.to(device)` stays on the host): later moves of the original,
             # in place or not, leave the copy where it is, so it gets an origin of its own
             v = pos[0][1] if len(pos) == 1 and not pos[0][2] and not kw else UNKNOWN
+            if v.kind == OBJECT and v.cls is not None:
+                return v  # an instance of a file class: a copy of its attributes, where they are (SD3's scheduler copy)
             return replace(v, origin=e) if v.kind in (MODULE, METRIC, TENSOR) else UNKNOWN
         if q == "torch.device":
             dev = self._device_value(pos[0][0], pos[0][1]) if pos else None

@@ -487,3 +487,25 @@ def test_numpy_array_constructors_are_host_arrays():
     assert findings(src.format(image="np.zeros((8, 8, 3), dtype=np.float32)")) == [("GL116", 9)]
     # a tensor of unknown placement handed in: torch.tensor(t) stays where t is: silent
     assert findings(src.format(image="__import__('pickle').load(open('x', 'rb'))")) == []
+
+
+def test_deepcopy_of_a_file_class_instance_keeps_its_attributes():
+    # fixtures18 item C (diffusers#8528, SD3's `noise_scheduler_copy = copy.deepcopy(scheduler)`):
+    # the copy's tables are where the original's are
+    src = """
+    import copy
+    import torch
+
+
+    class Sched:
+        def __init__(self, n=1000):
+            self.timesteps = torch.linspace(1, n, n)
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    sched_copy = copy.deepcopy({arg})
+    indices = torch.randint(0, 1000, (4,), device=device)
+    t = sched_copy.timesteps[indices]
+    """
+    assert findings(src.format(arg="Sched()")) == [("GL116", 14)]
+    assert findings(src.format(arg="object()")) == []  # not a class of the file: unknown
