@@ -1730,6 +1730,13 @@ class Flow:
         if is_for:
             it = self.eval(stmt.iter, frame)
             elem = self._element(it)
+            if (elem is UNKNOWN and it.cls is not None and it.kind in (OBJECT, None)
+                    and self.m.method_of_class(it.cls, "__iter__") is not None):
+                # `for batch in It(data)`: a class of the file whose `__iter__` is a generator gives
+                # what it yields (torchtext-style iterators re-implemented in scripts)
+                r = self._call_method(it.cls, "__iter__", it, stmt.iter, [], {}, frame)
+                if r.kind == ITER and r.elem is not None:
+                    elem = r.elem
         else:
             self.eval(stmt.test, frame)
         entry = frame.env

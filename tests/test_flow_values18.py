@@ -509,3 +509,35 @@ def test_deepcopy_of_a_file_class_instance_keeps_its_attributes():
     """
     assert findings(src.format(arg="Sched()")) == [("GL116", 14)]
     assert findings(src.format(arg="object()")) == []  # not a class of the file: unknown
+
+
+_ITER = """
+import torch
+import torch.nn as nn
+
+
+class Batch:
+    def __init__(self, text):
+        self.text = text
+
+
+class It:
+    def __init__(self, seqs):
+        self.seqs = seqs
+
+    def __iter__(self):
+        for i in range(0, len(self.seqs), 4):
+            yield Batch(self.seqs[i:i + 4]{move})
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+emb = nn.Embedding(10, 4).to(device)
+for b in It(torch.randint(0, 10, (8, 3))):
+    out = emb(b.text)
+"""
+
+
+def test_iterator_class_items_are_what_its_generator_yields():
+    # fixtures18 item G (VAE-Text-Generation#3): a torchtext-style iterator class of the file
+    assert findings(_ITER.format(move="")) == [("GL116", 23)]
+    assert findings(_ITER.format(move=".to(device)")) == []
