@@ -2986,8 +2986,11 @@ class Flow:
                 dev, given = Dev("acc", "cuda"), True
             listed = bool(pos) and ((type(pos[0][0]) in (cst.List, cst.Tuple) and len(pos[0][0].elements) > 0)
                                     or _sliced(pos[0][0]))
-            return Value(TENSOR, dev if given else (HOST if not (self.set_default_device or frame.devctx) else None), nonscalar=listed,
-                         origin=e)
+            # `torch.FloatTensor(n, k)`: sizes, so at least one dimension per size (a legacy
+            # constructor never makes a 0-dim tensor from sizes or data)
+            sizes = len(pos) >= 2 and all(not s and v.kind in (HOSTVAL, None) for _, v, s in pos)
+            return Value(TENSOR, dev if given else (HOST if not (self.set_default_device or frame.devctx) else None),
+                         nonscalar=listed or sizes, deep=sizes, origin=e)
         if kind == LOADER:
             ds = pos[0][1] if pos else (kw["dataset"][1] if "dataset" in kw else UNKNOWN)
             ds_expr = pos[0][0] if pos and not pos[0][2] else (kw["dataset"][0] if "dataset" in kw else None)

@@ -541,3 +541,26 @@ def test_iterator_class_items_are_what_its_generator_yields():
     # fixtures18 item G (VAE-Text-Generation#3): a torchtext-style iterator class of the file
     assert findings(_ITER.format(move="")) == [("GL116", 23)]
     assert findings(_ITER.format(move=".to(device)")) == []
+
+
+def test_legacy_constructor_from_sizes_has_dimensions():
+    # the one-hot helper of old training scripts: `torch.FloatTensor(b, n).zero_()` then
+    # `scatter_(1, y.view(-1, 1), 1)` with device labels ("Expected all tensors to be on the same
+    # device" in scatter); a legacy constructor from sizes is never a 0-dim tensor
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    def one_hot(y, n):
+        y_onehot = torch.FloatTensor(y.size(0), n){fill}
+        y_onehot.scatter_(1, y.view(-1, 1), 1)
+        return y_onehot
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    y = torch.randint(0, 3, (4,), device=device)
+    target = one_hot(y, 3)
+    """
+    assert findings(src.format(fill=".zero_()"), ("GL116",)) == [("GL116", 8)]
+    assert findings(src.format(fill=".zero_().to(y.device)"), ("GL116",)) == []
