@@ -1194,7 +1194,10 @@ class Flow:
             cur = self.eval(s.target, frame)
             rhs = self.eval(s.value, frame)
             if cur.kind == TENSOR and rhs.kind == TENSOR:  # `ema_v += (1 - d) * model_v`: in place
-                self._check(s, "binary", [(s.target, cur), (s.value, rhs)], frame)
+                # the target is the output: a 0-dim host tensor cannot take a device result
+                # (`total = torch.tensor(0.0); total += out.norm()`, LCCNet#4)
+                target = replace(cur, nonscalar=True) if cur.dev is not None and cur.dev.is_host else cur
+                self._check(s, "binary", [(s.target, target), (s.value, rhs)], frame)
             if cur.kind is None and rhs.kind == TENSOR:
                 cur = Value(TENSOR, rhs.dev, origin=s)
             self._bind(s.target, cur, frame, None)
@@ -3266,7 +3269,10 @@ class Flow:
             if how in ("same", "inplace", "cast"):
                 ops = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
                 if ops and how != "cast" and meth not in _CROSS_DEVICE_METHODS:
-                    self._check(e, "call", [(recv, rv)] + ops, frame)
+                    # an in-place method's receiver is its output: even a 0-dim host one fails
+                    target = (replace(rv, nonscalar=True) if how == "inplace" and rv.dev is not None
+                              and rv.dev.is_host and meth not in _RESHAPING_INPLACE else rv)
+                    self._check(e, "call", [(recv, target)] + ops, frame)
                 # an in-place method returns its receiver, shape and all (but `squeeze_`,
                 # `resize_`...); an elementwise one broadcasts, which never drops a dimension
                 nonscalar = (rv.nonscalar and (meth in kb.SHAPE_KEEPING or meth in _ELEMENTWISE or (

@@ -564,3 +564,23 @@ def test_legacy_constructor_from_sizes_has_dimensions():
     """
     assert findings(src.format(fill=".zero_()"), ("GL116",)) == [("GL116", 8)]
     assert findings(src.format(fill=".zero_().to(y.device)"), ("GL116",)) == []
+
+
+def test_in_place_into_a_zero_dim_host_tensor():
+    # LCCNet#4 (fixtures19 J19-1): `total = torch.tensor(0.0); total += err` with `err` on the
+    # device: the target of an in-place operation is its output, a 0-dim host tensor included
+    src = """
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = nn.Linear(4, 3).to(device)
+    out = model(torch.randn(8, 4).to(device))
+    total = torch.tensor(0.0{dev})
+    {op}
+    """
+    assert findings(src.format(dev="", op="total += out.norm()"), ("GL116",)) == [("GL116", 9)]
+    assert findings(src.format(dev="", op="total.add_(out.sum())"), ("GL116",)) == [("GL116", 9)]
+    # not in place: the 0-dim host operand may meet device tensors
+    assert findings(src.format(dev="", op="total = total + out.norm()"), ("GL116",)) == []
+    assert findings(src.format(dev=", device=device", op="total += out.norm()"), ("GL116",)) == []
