@@ -2537,6 +2537,12 @@ class Flow:
                     if base in self.m.classes:
                         return self._call_method(base, meth, selfv, e, pos, kw, frame)
                 return UNKNOWN
+            if (type(recv) is cst.Name and recv.value in self.m.classes and self._lookup(recv.value, frame) is None):
+                found = self.m.method_of_class(recv.value, meth)
+                if found is not None and _is_static(found[0]):
+                    # `GANLoss.rand_between(low, high)`: a static method named through its class
+                    pos, kw = self._args(e, frame)
+                    return self._call_function(found[0], found[1], e, pos, kw, frame, None)
             rv = self.eval(recv, frame)
             pos, kw = self._args(e, frame)
             if meth in ("add_module", "register_module") and len(pos) >= 2 and pos[1][1].origin is not None:

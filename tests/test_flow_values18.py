@@ -584,3 +584,34 @@ def test_in_place_into_a_zero_dim_host_tensor():
     # not in place: the 0-dim host operand may meet device tensors
     assert findings(src.format(dev="", op="total = total + out.norm()"), ("GL116",)) == []
     assert findings(src.format(dev=", device=device", op="total += out.norm()"), ("GL116",)) == []
+
+
+def test_static_method_called_through_its_class():
+    # SwapNet#47 (fixtures19 J19-3a): `GANLoss.rand_between(low, high)` makes `torch.rand(1)` on the
+    # host and combines it with the module's buffer values on the device
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    class GANLoss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("real_label", torch.tensor((0.7, 1.1)))
+
+        @staticmethod
+        def rand_between(low, high):
+            return torch.rand(1{dev}) * (high - low) + low
+
+        def forward(self, prediction):
+            low, high = self.real_label
+            noise = GANLoss.rand_between(low, high)
+            return ((prediction - noise) ** 2).mean()
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    crit = GANLoss().to(device)
+    crit(torch.randn(4, 1, device=device))
+    """
+    assert findings(src.format(dev="")) == [("GL116", 13)]
+    assert findings(src.format(dev=", device=low.device")) == []
