@@ -111,6 +111,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue
             if _feeds_scheduler(m, call):
                 continue  # an LR scheduler's state holds numbers, no tensors: nothing to map
+            if _vocabulary_file(ctx, call, scope):
+                continue  # a pickled vocabulary (words and indices), written by preprocessing: no tensors
             if _data_cache(ctx, saves, call, scope):
                 continue  # a preprocessing cache this code writes itself, not a checkpoint
             if self._feeds_state_dicts_only(ctx, facts, call):
@@ -868,6 +870,67 @@ def _feeds_scheduler(m, load: cst.Call) -> bool:
     return (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute)
             and outer.func.attr.value == "load_state_dict" and outer.args[0] is arg
             and m.kind_of(outer.func.value) is Kind.SCHEDULER)
+
+
+# `args.vocab`, `vocab_file`, `src_vocab_path`: an identifier that names a vocabulary (not
+# `vocab_size`, `vocab_emb`: a number, an embedding matrix)
+_VOCAB_IDENTIFIER = re.compile(r"^(?:[a-z0-9]+_)?vocab(?:s|ulary)?(?:_(?:path|file|filename|fname|fn|pt|pkl|pickle))?$")
+# a literal that names a vocabulary file (`"vocab.pt"`, `".vocab"`, `"data/src.vocab.pkl"`)
+_VOCAB_LITERAL = re.compile(r"(?<![a-z])vocab(?:s|ulary)?(?![a-z])")
+# words of a literal that say tensors are in it after all (`"vocab_embeddings.pt"`, `"model_vocab.pt"`)
+_TENSOR_WORDS = re.compile(r"(?<![a-z])(?:emb|embs|embed|embeds|embedding|embeddings|vector|vectors|weight|weights|"
+                           r"model|models|checkpoint|ckpt|state|params)(?![a-z])")
+
+
+def _vocabulary_file(ctx: Context, load: cst.Call, scope) -> bool:
+    """`vocab = torch.load(args.vocab)`, `v = torch.load(filename)` after `filename += ".vocab"`
+    (pcyin/pytorch_nmt, ymfa/seq2seq-summarizer): the file is a pickled vocabulary object that the
+    project's preprocessing script wrote with `torch.save(vocab, path)`: words and indices, no
+    tensor on a device, so there is nothing for `map_location` to map. Recognised when the load is
+    assigned to a name that names a vocabulary, or its path expression (through the assignments of
+    a plain name in the same scope) is spelled with one, and nothing in the path names a model,
+    a checkpoint or an embedding; never for a load handed to `load_state_dict`."""
+    m = ctx.model
+    up = m.parent(load)
+    if isinstance(up, cst.Arg):
+        outer = m.parent(up)
+        if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value == "load_state_dict":
+            return False
+    path = _path_node(ctx, load, 0, "f")
+    if path is None:
+        return False
+    parts: list[cst.CSTNode] = [path]
+    if isinstance(path, cst.Name):
+        for node in (m.walk(scope) if isinstance(scope, (cst.FunctionDef, cst.Module)) else ()):
+            if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value == path.value:
+                value = node.value
+            elif isinstance(node, cst.Assign) and any(
+                    isinstance(t.target, cst.Name) and t.target.value == path.value for t in node.targets):
+                value = node.value
+            else:
+                continue
+            # only what runs on the way to the load: earlier, in a block that holds the load
+            # (not `filename = args.model` in the other branch of an `if`)
+            block = m.parent(m.parent(node))
+            if m.precedes(node, load) and block is not None and m.contains(block, load):
+                parts.append(value)
+    named = False
+    for part in parts:
+        for n in (part, *m.walk(part)):
+            if isinstance(n, cst.SimpleString):
+                text = n.value.lower()
+                if _TENSOR_WORDS.search(text):
+                    return False
+                named = named or bool(_VOCAB_LITERAL.search(text))
+            elif isinstance(n, cst.Name):
+                ident = n.value.lower()
+                if _TENSOR_WORDS.search(ident.replace("_", " ")):
+                    return False
+                named = named or bool(_VOCAB_IDENTIFIER.match(ident))
+    if not named and isinstance(up, cst.Assign) and len(up.targets) == 1:
+        target = up.targets[0].target
+        named = isinstance(target, cst.Name) and bool(_VOCAB_IDENTIFIER.match(target.value.lower()))
+    return named
 
 
 def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
