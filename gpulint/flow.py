@@ -562,6 +562,18 @@ def gpu_guard(m, test, _depth: int = 0) -> bool | None:
     if t is cst.Call and not test.args:
         q = m.qualname(test.func)
         return True if q in ("torch.cuda.is_available", "torch.cuda.is_initialized") else None
+    if t is cst.Comparison and len(test.comparisons) == 1:
+        # `use_cuda is True`, `args.cuda == True`, `flag is False`
+        c = test.comparisons[0]
+        op = type(c.operator)
+        if type(c.comparator) is cst.Name and c.comparator.value in ("True", "False") and op in (
+                cst.Is, cst.Equal, cst.IsNot, cst.NotEqual):
+            inner = gpu_guard(m, test.left, _depth + 1)
+            if inner is None:
+                return None
+            same = (c.comparator.value == "True") == (op in (cst.Is, cst.Equal))
+            return inner if same else not inner
+        return None
     if t is cst.Name:
         bindings = m.bindings_of(test)
         if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
@@ -1760,6 +1772,18 @@ class Flow:
             if is_for:
                 self._bind(stmt.target, elem, frame, None)
             self._block(stmt.body.body, frame)
+        if is_for and type(stmt.target) is cst.Name and it.kind == TUPLE and it.elem is not None and it.elem.kind == MODULE:
+            # `for conv in self.convs: conv.cuda()` (or `conv = conv.cuda()`): a module moves in
+            # place, so every element of the list is where the loop moved its item
+            last = frame.env.get(stmt.target.value)  # the item after the loop's last pass
+            if (last is not None and last.kind == MODULE and last.dev is not None and last.dev.where == "acc"
+                    and last.placed is not None and self.m.contains(stmt.body, last.placed)
+                    and (type(stmt.iter) is cst.Name or (type(stmt.iter) is cst.Attribute
+                                                          and type(stmt.iter.value) is cst.Name
+                                                          and stmt.iter.value.value == "self"))):
+                key = stmt.iter.value if type(stmt.iter) is cst.Name else "self." + stmt.iter.attr.value
+                if key in cur or key.startswith("self."):
+                    cur[key] = replace(it, elem=replace(it.elem, dev=last.dev, placed=last.placed))
         moved = self._key_loop_moved.pop(stmt, None) if is_for else None
         if moved is not None:
             # every key of the container moved by the loop over its keys: moved after it

@@ -112,3 +112,57 @@ def test_attribute_moved_from_outside_the_class_is_not_the_host():
     assert findings(_WRAPPER.format(move="w.model = w.model.to(device)"), sel) == []
     # nobody moves it: the model stays on the host while its input is moved (GL112)
     assert findings(_WRAPPER.format(move="pass"), sel) == [("GL112", 13)]
+
+
+_CONVS = """
+import torch
+import torch.nn as nn
+
+
+class CLSTM(nn.Module):
+    def __init__(self, cuda):
+        super().__init__()
+        self.convs = [nn.Conv2d(1, 8, (3, 8), padding=(1, 0)) for _ in range(2)]
+{move}
+        self.lstm = nn.LSTM(8, 8)
+
+    def forward(self, x):
+        h = torch.cat([conv(x.unsqueeze(1)).squeeze(3) for conv in self.convs], 0)
+        h = torch.transpose(h, 1, 2)
+        out, _ = self.lstm(h)
+        return out
+
+
+use_cuda = torch.cuda.is_available()
+model = CLSTM(use_cuda)
+if use_cuda is True:
+    model = model.cuda()
+x = torch.randn(2, 5, 8)
+if use_cuda is True:
+    x = x.cuda()
+print(model(x).device)
+"""
+
+
+def test_modules_of_a_plain_list_moved_by_a_loop():
+    # PRECISION15 E1 (bamtercelboo's CLSTM models): `for conv in self.convs1: conv = conv.cuda()`
+    # moves every conv in place (Module.cuda()), so their outputs are on the GPU with the LSTM
+    moved = "        if cuda is True:\n            for conv in self.convs:\n                conv = conv.cuda()"
+    assert findings(_CONVS.format(move=moved), ("GL116",)) == []
+    assert findings(_CONVS.format(move=moved.replace("conv = conv.cuda()", "conv.cuda()")), ("GL116",)) == []
+    # never moved: the list is not registered, `model.cuda()` leaves the convs on the host
+    assert findings(_CONVS.format(move=""), ("GL116",)) != []
+
+
+
+_LM_PACKED = 'import torch\nimport torch.nn as nn\n\n\nclass RNNLM(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.emb = nn.Embedding(10, 8)\n        self.rnn = nn.LSTM(8, 8, batch_first=True)\n        self.out = nn.Linear(8, 10)\n\n    def forward(self, x, lens, hidden=None):\n        emb_x = self.emb(x)\n        packed = nn.utils.rnn.pack_padded_sequence(emb_x, lens, batch_first=True, enforce_sorted=False)\n        outputs, hidden = self.rnn(packed, hidden)\n        outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True)\n        return self.out(outputs), hidden\n\n\nclass Decoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.lm = RNNLM()\n\n    def forward(self, prev_token):\n        lm_input = prev_token.unsqueeze(1)\n        lm_output, lm_state = self.lm(lm_input, torch.ones([prev_token.size(0)]))\n        return lm_output\n\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\ndec = Decoder().to(device)\nprint(dec(torch.zeros(3, dtype=torch.long, device=device)).shape)\n'
+_LM_PLAIN = 'import torch\nimport torch.nn as nn\n\n\nclass RNNLM(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.emb = nn.Embedding(10, 8)\n        self.rnn = nn.LSTM(8, 8, batch_first=True)\n        self.out = nn.Linear(8, 10)\n\n    def forward(self, x, lens, hidden=None):\n        emb_x = self.emb(x)\n        outputs, hidden = self.rnn(emb_x * lens[:, None, None], hidden)\n        return self.out(outputs), hidden\n\n\nclass Decoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.lm = RNNLM()\n\n    def forward(self, prev_token):\n        lm_input = prev_token.unsqueeze(1)\n        lm_output, lm_state = self.lm(lm_input, torch.ones([prev_token.size(0)]))\n        return lm_output\n\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\ndec = Decoder().to(device)\nprint(dec(torch.zeros(3, dtype=torch.long, device=device)).shape)\n'
+
+
+def test_lengths_handed_to_a_submodule_that_packs_them_stay_on_the_host():
+    # PRECISION15 E2 (End-to-end-ASR-Pytorch decode.py): `torch.ones([batch])` handed to an RNN
+    # language model as the lengths it packs with: they must stay on the CPU; GL105's safe
+    # `device=` fix made it crash ("'lengths' argument should be a 1D CPU int64 tensor")
+    assert findings(_LM_PACKED, ("GL105", "GL116")) == []
+    # the same argument used as a device operand in the submodule: reported
+    assert findings(_LM_PLAIN, ("GL105",)) == [("GL105", 25)]

@@ -1244,7 +1244,7 @@ class DeviceFlow:
                         return self.returns.get(target, EMPTY)
                     return EMPTY
                 if self.cls.attr_kind(meth) == "module":
-                    return self._submodule_call(meth, args)
+                    return self._submodule_call(meth, args, call)
                 return EMPTY
             recv = self._expr(f.value, env)
             args = self._args(call, env)
@@ -1297,14 +1297,38 @@ class DeviceFlow:
         assigns = self.cls.init_assigns.get(it.attr.value, [])
         return bool(assigns) and all(_one_dim_factory(self.model, a.value) for a in assigns)
 
-    def _submodule_call(self, attr: str, args: list[frozenset]) -> frozenset:
+    def _submodule_call(self, attr: str, args: list[frozenset], call: cst.Call | None = None) -> frozenset:
         if self.facts_has_params(attr):
-            for a in args:
-                self._record(a)
+            host_only = self._host_only_positions(attr, call)
+            for i, a in enumerate(args):
+                if i not in host_only:
+                    self._record(a)
             return frozenset({D})
         if any(D in a for a in args):
             return frozenset({D})
         return frozenset().union(*args) - {"M"} if args else EMPTY
+
+    def _host_only_positions(self, attr: str, call: cst.Call | None) -> set:
+        """Positions of `call`'s arguments that the submodule `self.attr` (a class of the file)
+        hands to `pack_padded_sequence` as its lengths in forward: they must stay on the host
+        (PRECISION15 E2: an RNN language model given `torch.ones([batch])` as lengths)."""
+        if call is None or any(a.keyword is not None or a.star for a in call.args):
+            return set()
+        sub = None
+        for a in self.cls.init_assigns.get(attr, ()):
+            if isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Name):
+                sub = self.facts.by_name.get(a.value.func.value)
+        if sub is None or sub.forward is None:
+            return set()
+        names = [p.name.value for p in sub.forward.params.params[1:]]
+        out = set()
+        for node in _walk(sub.forward.body):
+            if isinstance(node, cst.Call) and self.model.qualname(node.func) == "torch.nn.utils.rnn.pack_padded_sequence":
+                arg = node.args[1].value if len(node.args) > 1 and node.args[1].keyword is None else next(
+                    (x.value for x in node.args if x.keyword is not None and x.keyword.value == "lengths"), None)
+                if isinstance(arg, cst.Name) and arg.value in names:
+                    out.add(names.index(arg.value))
+        return out
 
     def facts_has_params(self, attr: str) -> bool:
         """Does submodule `self.attr` certainly own parameters?"""
