@@ -655,10 +655,13 @@ def test_model_split_between_cpu_and_cuda_trains(cuda_env):
 
 
 def test_packed_sequences_and_lstm(cuda_env):
-    """pack_padded_sequence keeps data on CUDA and batch_sizes on the CPU (CUDA lengths are accepted
-    and moved); an LSTM on CUDA consumes it and pad_packed_sequence returns CUDA output, CPU lengths."""
+    """pack_padded_sequence keeps data on CUDA and batch_sizes on the CPU (the lengths must be a CPU
+    tensor or a list: ATen checks `lengths.is_cpu()`, see
+    test_real_world_patterns.py::test_pack_padded_sequence_lengths_must_be_on_the_cpu; this test
+    used to pass CUDA lengths, which the emulator accepted and a GPU rejects); an LSTM on CUDA
+    consumes it and pad_packed_sequence returns CUDA output, CPU lengths."""
     x = torch.randn(4, 2, 3, device="cuda")
-    packed = nn.utils.rnn.pack_padded_sequence(x, torch.tensor([4, 2], device="cuda"))
+    packed = nn.utils.rnn.pack_padded_sequence(x, torch.tensor([4, 2]))
     assert packed.data.device == CUDA and packed.batch_sizes.device.type == "cpu"
     lstm = nn.LSTM(3, 5).cuda()
     out, (h, c) = lstm(packed)
