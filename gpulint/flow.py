@@ -268,7 +268,7 @@ def _known_accelerator(meth: str, pos, kw) -> bool:
 def _called_moved(v: Value | None) -> Value | None:
     """A value of unknown kind that was moved to an accelerator (`model.to(device)` of a parameter)
     and is now called: a tensor is not callable, so it is a module there."""
-    if v is not None and v.kind is None and v.placed is not None and v.dev is not None and v.dev.where == "acc":
+    if v is not None and _moved_unknown(v) and v.dev.where == "acc":
         return replace(v, kind=MODULE, stateful=True)
     return v
 
@@ -665,13 +665,13 @@ _TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus",
 _NUMPY_ARRAY_MAKERS = frozenset("numpy." + n for n in (
     "eye identity zeros ones empty full arange linspace logspace stack concatenate vstack hstack "
     "zeros_like ones_like diag tril triu meshgrid").split())
-# kinds of value that are an object (never None) unless joined with None on some path
 # what a builtin's result always is
 _BUILTIN_TYPES = {"len": "int", "int": "int", "float": "float", "str": "str", "bool": "bool", "repr": "str",
                   "format": "str", "isinstance": "bool", "hasattr": "bool"}
 # `isinstance(x, T)` with a builtin T: the `py` types of Value whose instances pass (bool is an int)
 _ISINSTANCE_OF = {"int": ("int", "bool"), "float": ("float",), "str": ("str",), "bool": ("bool",),
                   "complex": ("complex",)}
+# kinds of value that are an object (never None) unless joined with None on some path
 _NEVER_NONE = frozenset({DEVICE, MODULE, TENSOR, OPTIMIZER, SCHEDULER, SCALER, LOADER, DATASET, METRIC})
 # methods of a module that read it without keeping a reference to it or moving it
 _READ_ONLY_MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "buffers", "named_buffers"})
@@ -2088,34 +2088,24 @@ class Flow:
             self._external_attr_names = frozenset(out)
         return self._external_attr_names
 
-    def _moved_by_override(self, cls: str, attr: str, depth: int = 0) -> bool:
+    def _moved_by_override(self, cls: str, attr: str) -> bool:
         """The file's class `cls` (or a base of the file) defines `cuda()`/`to()`/`_apply()` that
         re-assigns `self.<attr>` moved (`self.c_0 = self.c_0.cuda()`)."""
-        key = (cls, attr)
-        cached = self._override_moves.get(key)
-        if cached is not None:
-            return cached
-        out = False
-        info = self.m.classes.get(cls)
-        if info is not None and depth < 4:
+        moved = self._override_moves.get(cls)
+        if moved is None:  # the attributes those overrides move, once per class
+            moved = set()
             for name in ("cuda", "to", "_apply"):
                 found = self.m.method_of_class(cls, name)
-                if found is None:
-                    continue
-                for node in self.m.walk(found[0]):
+                for node in self.m.walk(found[0]) if found is not None else ():
                     if type(node) is not cst.Assign or len(node.targets) != 1:
                         continue
-                    t = node.targets[0].target
-                    val = node.value
+                    t, val = node.targets[0].target, node.value
                     if (type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value == "self"
-                            and t.attr.value == attr and type(val) is cst.Call and type(val.func) is cst.Attribute
+                            and type(val) is cst.Call and type(val.func) is cst.Attribute
                             and val.func.attr.value in ("cuda", "to")):
-                        out = True
-                        break
-                if out:
-                    break
-        self._override_moves[key] = out
-        return out
+                        moved.add(t.attr.value)
+            self._override_moves[cls] = moved
+        return attr in moved
 
     def _forget_aliases(self, recv, origin, frame: _Frame) -> None:
         """A module moved in place (`model.to(device)`, `model = model.to(device)`): other names and
@@ -3468,7 +3458,7 @@ class Flow:
             return False
         if self._name_counts is None:  # how often each name is written in the file (once: its def only)
             counts: dict = {}
-            for n in self.m.walk(self.m.module):
+            for n in self.m.nodes:
                 if type(n) is cst.Name:
                     counts[n.value] = counts.get(n.value, 0) + 1
             self._name_counts = counts

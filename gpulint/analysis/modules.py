@@ -31,6 +31,7 @@ import libcst as cst
 
 from gpulint.model import children as _children
 
+from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.model import ClassInfo, Kind, ScriptModel
 from gpulint.analysis.training import keyword as _keyword
 
@@ -899,7 +900,7 @@ class DeviceFlow:
         if depth > 3:
             return False
         q = self.model.qualname(e) or ""
-        if q.startswith("torch.cuda.") and q.endswith("Tensor"):
+        if q.startswith("torch.cuda.") and q in LEGACY_TENSOR_TYPES:
             return True
         if isinstance(e, cst.IfExp):
             return (self._cuda_tensor_type(e.body, depth + 1)
