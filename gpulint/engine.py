@@ -812,11 +812,74 @@ def parse(text: str, checked: bool = False, starts: Sequence[int] = ()):
     except cst.ParserSyntaxError as exc:
         if python_error is not None:
             raise python_error
+        if "\t" in text:
+            expanded = expand_indent_tabs(text)
+            if expanded != text:
+                try:
+                    module = libcst_parse(expanded, starts)
+                except cst.ParserSyntaxError:
+                    pass
+                else:
+                    raise TabsExpanded(module, expanded)
         msg = str(exc.message).strip()
         msg = re.sub(r"^(?:parser error: )?(?:error at \d+:\d+: )?", "", msg)
         raise BadInput(f"syntax error: {msg}", exc.raw_line, exc.raw_column + 1)
     except RecursionError:
         raise TooComplex(f"{TOO_COMPLEX} (recursion)")
+
+
+class TabsExpanded(Exception):
+    """Raised by `parse` for a text Python's parser accepts but LibCST's rejects, that LibCST
+    parses once the tabs in each line's indentation are expanded (LibCST's tokenizer rejects some
+    mixes of tabs and spaces that CPython accepts, e.g. a line indented with 7 spaces and a tab
+    beside lines indented with 8 spaces: "no matching outer block for dedent"). Carries the
+    expanded text and its module: the analysis runs on them and `analyse` maps the findings back
+    (same lines; columns shifted on the re-indented lines; no fixes, whose offsets would be the
+    expanded text's)."""
+
+    def __init__(self, module, text: str):
+        super().__init__("indentation tabs expanded")
+        self.module = module
+        self.text = text
+
+
+def expand_indent_tabs(text: str) -> str:
+    """The text with the tabs of every line's leading whitespace expanded to the next multiple
+    of 8 columns (what CPython's tokenizer counts for indentation); other characters kept."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        if line[:1] in (" ", "\t") and "\t" in line:
+            body = line.lstrip(" \t")
+            lead = line[: len(line) - len(body)]
+            if "\t" in lead:
+                line = lead.expandtabs(8) + body
+        out.append(line)
+    return "".join(out)
+
+
+def _unexpand_column(original: str, expanded: str, col: int) -> int:
+    """A 1-based column of a line of the expanded text, on the same line of the original."""
+    lead_o = len(original) - len(original.lstrip(" \t"))
+    lead_e = len(expanded) - len(expanded.lstrip(" \t"))
+    if col - 1 >= lead_e:
+        return col - (lead_e - lead_o)
+    return min(col, lead_o + 1)
+
+
+def _map_expanded(diags: list, original: str, expanded: str) -> list:
+    """Findings on an expanded text (TabsExpanded) placed on the original text, without fixes."""
+    import dataclasses
+
+    o_lines = original.splitlines()
+    e_lines = expanded.splitlines()
+    out = []
+    for d in diags:
+        def col(line: int, c: int) -> int:
+            if 1 <= line <= min(len(o_lines), len(e_lines)):
+                return _unexpand_column(o_lines[line - 1], e_lines[line - 1], c)
+            return c
+        out.append(dataclasses.replace(d, col=col(d.line, d.col), end_col=col(d.end_line, d.end_col), fix=None, extra={}))
+    return out
 
 
 # Parsing a large file in pieces. LibCST's native parser needs ~400 bytes of memory per byte of
@@ -1169,8 +1232,12 @@ def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked:
     from gpulint.rule import Context, make_diagnostic
     from gpulint.suppression import Suppressions
 
+    original = None
     if module is None:
-        module = parse(text, checked, starts)
+        try:
+            module = parse(text, checked, starts)
+        except TabsExpanded as exc:
+            original, text, module = text, exc.text, exc.module
     model = ScriptModel(module, text)
     ctx = Context(path, text, module, model)
     if settings is not None:
@@ -1196,6 +1263,8 @@ def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked:
             )
     release_model(model)
     diags = sup.apply(diags, path, ran if ran is not None else {r.code for r in rules})  # + GL001/GL002 when they ran
+    if original is not None:
+        diags = _map_expanded(diags, original, text)
     diags.sort(key=Diagnostic.sort_key)
     return diags, sup
 
