@@ -350,6 +350,16 @@ def _is_static(fn) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.decorators)
 
 
+def _is_property(fn) -> bool:
+    """`@property` / `@functools.cached_property` (a getter: reading the attribute runs it)."""
+    for d in getattr(fn, "decorators", ()):
+        x = d.decorator
+        name = x.value if isinstance(x, cst.Name) else x.attr.value if isinstance(x, cst.Attribute) else None
+        if name in ("property", "cached_property"):
+            return True
+    return False
+
+
 def _reshaped_deep(meth: str, args, kw, rv) -> bool:
     """`.view(-1, 1)`, `.reshape(b, n)`, `.unsqueeze(0)` of a tensor with a dimension: at least two
     dimensions; a shape-keeping method of such a tensor keeps them."""
@@ -2192,6 +2202,28 @@ class Flow:
                 self._missed_summaries.update(self._summary_keys)
         return None
 
+    def _property_of(self, frame: _Frame, attr: str):
+        """The getter of `self.<attr>` when the instance's class (or a base of the file) defines
+        `attr` as a `@property`: (function, defining class), else None."""
+        sv = frame.env.get("self")
+        cls = sv.cls if sv is not None and sv.cls is not None else frame.cls
+        found = self.m.method_of_class(cls, attr)
+        if found is None and cls != frame.cls:
+            found = self.m.method_of_class(frame.cls, attr)
+        if found is None or not _is_property(found[0]):
+            return None
+        return found
+
+    def _property_value(self, attr: str, e, frame: _Frame) -> Value | None:
+        """`self.loader` where `loader` is a `@property` of the class: what its getter returns
+        (a trainer's `@property def loader(self): return DataLoader(...)`)."""
+        found = self._property_of(frame, attr)
+        if found is None:
+            return None
+        fn, owner = found
+        selfv = frame.env.get("self") or Value(self._class_kind(frame.cls) or OBJECT, None, cls=frame.cls)
+        return self._call_function(fn, owner, e, [], {}, frame, selfv)
+
     def _ensure_init(self, cls: str) -> bool:
         """Before the class is recorded, a method summarised from module-level code reads the
         attributes its `__init__` sets: run `__init__` once with its call sites' arguments."""
@@ -2220,6 +2252,9 @@ class Flow:
             v = self._self_attr(attr, frame)
             if v is not None:
                 return v
+            pv = self._property_value(attr, e, frame)
+            if pv is not None:
+                return pv
             if frame.record:
                 self.values[base] = frame.env.get("self", UNKNOWN)
             return UNKNOWN
@@ -2520,7 +2555,10 @@ class Flow:
             recv = func.value
             meth = func.attr.value
             if type(recv) is cst.Name and recv.value == "self" and frame.cls is not None:
-                av = _called_moved(self._self_attr(meth, frame, False))
+                av = self._self_attr(meth, frame, False)
+                if av is None and self._property_of(frame, meth) is not None:
+                    av = self._property_value(meth, func, frame)  # `self.net(x)` of `@property def net`
+                av = _called_moved(av)
                 if av is not None and av.kind in (MODULE, METRIC):  # self.model(x)
                     if frame.record:
                         self.values[func] = av

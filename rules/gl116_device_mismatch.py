@@ -344,17 +344,21 @@ noise_scale = betas[t]
         cls = _module_class(m, mm.node)
         if cls is None:
             return False
-        init = next((f for f in cls.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"), None)
-        if init is None:
-            return False
-        for node in m.walk(init):
-            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        for fn in cls.body.body:
+            if not isinstance(fn, cst.FunctionDef):
                 continue
-            t = node.targets[0].target
-            if (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
-                    and t.attr.value == host.attr.value
-                    and (_host_tensor_from_file_function(m, node.value) or _built_in(m, node.value, init))):
-                return True
+            init = fn.name.value == "__init__"
+            for node in m.walk(fn):
+                if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+                    continue
+                t = node.targets[0].target
+                if not (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                        and t.attr.value == host.attr.value):
+                    continue
+                if not init and not construction_state(m, cls, node):
+                    continue  # set by a method `__init__` does not call: not GL106's construction state
+                if _host_tensor_from_file_function(m, node.value) or _built_in(m, node.value, fn):
+                    return True  # (in a helper `__init__` calls: `self._init_table(n)` sets `self.pe`)
         return False
 
     @staticmethod

@@ -61,3 +61,41 @@ def test_registered_table_silent():
 def test_gl116_alone_leaves_the_table_to_gl106():
     # GL116 alone: GL106 owns the shape whatever the selection (like the tables assigned directly)
     assert findings(_SRC.format(store="self.pe = pe.unsqueeze(0)"), ("GL116",)) == []
+
+
+_HELPER = """
+import torch
+import torch.nn as nn
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d, n=100):
+        super().__init__()
+        self.d = d
+        self._init_table(n)
+
+    def _init_table(self, n):
+        pos = torch.arange(n).unsqueeze(1)
+        div = torch.exp(torch.arange(0, self.d, 2) * (-9.2 / self.d))
+        pe = torch.zeros(n, self.d)
+        pe[:, 0::2] = torch.sin(pos * div)
+        pe[:, 1::2] = torch.cos(pos * div)
+        {store}
+
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+
+
+model = PositionalEncoding(8).cuda()
+model(torch.randn(4, 6, 8).cuda())
+"""
+
+
+def test_table_built_in_a_helper_init_calls_is_gl106_only():
+    # the table is built and stored by a helper `__init__` calls: GL106's construction state too
+    assert findings(_HELPER.format(store="self.pe = pe")) == [("GL106", 18)]
+    assert findings(_HELPER.format(store="self.pe = pe"), ("GL116",)) == []
+
+
+def test_table_built_in_a_helper_registered_silent():
+    assert findings(_HELPER.format(store='self.register_buffer("pe", pe)')) == []

@@ -1,0 +1,98 @@
+"""Flow engine shapes from the fifteenth session."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def findings(src: str, select=("GL101", "GL105", "GL112", "GL116")) -> list[tuple[str, int]]:
+    reg = Registry.load()
+    rules = [reg.by_code(c)() for c in select]
+    res = run_text("t.py", textwrap.dedent(src), rules, Options())
+    return sorted((d.code, d.line) for d in res.diagnostics)
+
+
+# a trainer whose loader is a property: the batches come from the DataLoader it returns
+_TRAINER = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.model = nn.Linear(4, 2).to(self.device)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    {decorator}
+    def loader(self):
+        ds = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
+        return DataLoader(ds, batch_size=8)
+
+    def train_epoch(self):
+        for x, y in self.loader{call}:
+            {move}
+            loss = nn.functional.cross_entropy(self.model(x), y)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+
+
+Trainer().train_epoch()
+"""
+
+
+def test_property_getter_gives_the_loader():
+    src = _TRAINER.format(decorator="@property", call="", move="pass")
+    assert findings(src) == [("GL101", 21), ("GL101", 21)]  # x and y
+
+
+def test_property_getter_hard_negative_batches_moved():
+    src = _TRAINER.format(decorator="@property", call="", move="x, y = x.to(self.device), y.to(self.device)")
+    assert findings(src) == []
+
+
+def test_cached_property_getter():
+    src = _TRAINER.format(decorator="@functools.cached_property", call="", move="pass")
+    assert findings("import functools\n" + textwrap.dedent(src)) == [("GL101", 22), ("GL101", 22)]
+
+
+def test_plain_method_still_needs_the_call():
+    # without a decorator `self.loader` is the bound method, not its result: silent
+    src = _TRAINER.format(decorator="", call="", move="pass")
+    assert findings(src) == []
+
+
+_NET_PROPERTY = """
+import torch
+import torch.nn as nn
+
+
+class Wrapper:
+    def __init__(self, device):
+        self._net = nn.Linear(4, 2).to(device)
+
+    @property
+    def net(self):
+        return self._net
+
+    def predict(self, x):
+        {move}
+        return self.net(x)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+print(Wrapper(device).predict(torch.randn(3, 4)))
+"""
+
+
+def test_module_returned_by_a_property_is_called():
+    assert findings(_NET_PROPERTY.format(move="pass")) == [("GL116", 16)]
+
+
+def test_module_returned_by_a_property_hard_negative():
+    assert findings(_NET_PROPERTY.format(move="x = x.to(device)")) == []
