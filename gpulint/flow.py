@@ -3418,6 +3418,15 @@ class Flow:
             for k0, v0 in rv.keys:
                 if k0 == key:
                     return v0
+        if k == MAPPING and rv.elem is None and rv.keys and meth in ("items", "values") and not pos:
+            # `for m in metrics.values()` of `{"acc": Accuracy(), "f1": F1Score()}`: any of its values
+            ev = None
+            for _, v0 in rv.keys:
+                ev = v0 if ev is None else join(ev, v0)
+            if ev is not None and ev.kind is not None:
+                if meth == "items":
+                    return Value(ITER, None, elem=Value(TUPLE, None, items=(Value(HOSTVAL, HOST), ev)))
+                return Value(ITER, None, elem=ev)
         if k == MAPPING and rv.elem is not None:
             if meth == "items":
                 return Value(ITER, None, elem=Value(TUPLE, None, items=(Value(HOSTVAL, HOST), rv.elem)))

@@ -89,15 +89,32 @@ accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10).to(device)
         constructors of its unmoved metrics; None when `recv` is not such a loop variable."""
         if isinstance(recv, cst.Name):
             loop = m.enclosing(recv, cst.For)
-            while loop is not None and not (isinstance(loop.target, cst.Name) and loop.target.value == recv.value):
+            while loop is not None and not (isinstance(loop.target, cst.Name) and loop.target.value == recv.value
+                                            or MetricNotMoved._items_target(loop, recv)):
                 loop = m.enclosing(loop, cst.For)
             if loop is not None and [b for b in m.bindings_of(recv) if m.contains(loop, b.node)] and all(
                     b.how == "for" for b in m.bindings_of(recv) if m.contains(loop, b.node)):
                 items = m.value_of(loop.iter).items
+                it = loop.iter
+                if (not items and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
+                        and it.func.attr.value in ("values", "items") and not it.args):
+                    # `for metric in metrics.values()` of `{"acc": Accuracy(), "f1": F1Score()}`
+                    # (or `for name, metric in metrics.items()`)
+                    keys = m.value_of(it.func.value).keys
+                    items = [kv[1] for kv in keys] if keys else None
                 if items and v.origin in [i.origin for i in items]:
                     return [i.origin for i in items if i.kind == "metric" and i.dev is not None
                             and i.dev.is_host and isinstance(i.origin, cst.Call)]
         return None
+
+    @staticmethod
+    def _items_target(loop: cst.For, recv: cst.Name) -> bool:
+        """`for name, metric in metrics.items()`: `recv` is the value half of the target."""
+        t = loop.target
+        it = loop.iter
+        return (isinstance(t, cst.Tuple) and len(t.elements) == 2 and isinstance(t.elements[1].value, cst.Name)
+                and t.elements[1].value.value == recv.value and isinstance(it, cst.Call)
+                and isinstance(it.func, cst.Attribute) and it.func.attr.value == "items")
 
     def _report(self, ctx: Context, call: cst.Call, ctor: cst.Call, reported: set):
         m = ctx.model
