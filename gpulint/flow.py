@@ -2222,7 +2222,9 @@ class Flow:
             return None
         fn, owner = found
         selfv = frame.env.get("self") or Value(self._class_kind(frame.cls) or OBJECT, None, cls=frame.cls)
-        return self._call_function(fn, owner, e, [], {}, frame, selfv)
+        # the getter's summary for this receiver; not recorded as a call site (`e` is no call: the
+        # rules read call sites' arguments, and the getter takes none)
+        return self._summary(fn, owner, {}, selfv, None)
 
     def _ensure_init(self, cls: str) -> bool:
         """Before the class is recorded, a method summarised from module-level code reads the

@@ -96,3 +96,36 @@ def test_module_returned_by_a_property_is_called():
 
 def test_module_returned_by_a_property_hard_negative():
     assert findings(_NET_PROPERTY.format(move="x = x.to(device)")) == []
+
+
+_DTYPE_PROPERTY = """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+    @property
+    def dtype(self):
+        return self.conv.weight.dtype
+
+    def forward(self, x):
+        mask = torch.ones(x.shape[0])
+        return self.conv(x.type(self.dtype)), mask
+
+
+model = Encoder().cuda()
+print(model(torch.randn(2, 3, 8, 8).cuda()))
+"""
+
+
+def test_property_read_is_no_call_site_for_the_rules():
+    # CLIP's `@property def dtype`: reading it must not record the attribute as a call site
+    # (GL105/GL106 read call sites' arguments; they crashed on it)
+    reg = Registry.load()
+    rules = [reg.by_code(c)() for c in ("GL105", "GL106", "GL116")]
+    res = run_text("t.py", textwrap.dedent(_DTYPE_PROPERTY), rules, Options())
+    assert [d.code for d in res.diagnostics if d.code == "GL000"] == []
