@@ -360,6 +360,21 @@ def _is_property(fn) -> bool:
     return False
 
 
+def _hub_model(e: cst.Call) -> bool:
+    """`torch.hub.load(repo, entry, ...)` whose entry point names no tokenizer, config or other
+    non-model object (the hub's entry points return whatever their `hubconf.py` builds)."""
+    args = [a for a in e.args if a.keyword is None and not a.star]
+    entry = args[1].value if len(args) >= 2 else next(
+        (a.value for a in e.args if a.keyword is not None and a.keyword.value == "model"), None)
+    if not isinstance(entry, cst.SimpleString):
+        return False
+    name = entry.evaluated_value
+    if not isinstance(name, str):
+        return False
+    low = name.lower()
+    return not any(w in low for w in ("tokenizer", "config", "transform", "processor", "vocab", "dataset", "utils"))
+
+
 def _reshaped_deep(meth: str, args, kw, rv) -> bool:
     """`.view(-1, 1)`, `.reshape(b, n)`, `.unsqueeze(0)` of a tensor with a dimension: at least two
     dimensions; a shape-keeping method of such a tensor keeps them."""
@@ -2940,6 +2955,10 @@ class Flow:
         info = kb.function(q)
         if info is not None:
             return self._torch_function(e, q, info, pos, kw, frame)
+        if q == "torch.hub.load" and _hub_model(e):
+            # a hub entry point's model (`torch.hub.load("pytorch/vision", "resnet18")`): a module;
+            # where it lives is the entry point's choice (YOLOv5's picks the GPU itself)
+            return Value(MODULE, None, origin=e, stateful=True)
         if q.partition(".")[0] not in _NON_MUTATING_ROOTS:
             self._escape_containers(e, frame)  # `utils.to_device(batch, device)`
         if any(v.kind in (TENSOR, MODULE) for _, v, _s in pos):

@@ -129,3 +129,31 @@ def test_property_read_is_no_call_site_for_the_rules():
     rules = [reg.by_code(c)() for c in ("GL105", "GL106", "GL116")]
     res = run_text("t.py", textwrap.dedent(_DTYPE_PROPERTY), rules, Options())
     assert [d.code for d in res.diagnostics if d.code == "GL000"] == []
+
+
+_HUB = """
+import torch
+import torch.nn as nn
+
+model = torch.hub.load("pytorch/vision", "{entry}", weights=None)
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+{move}
+x, y = torch.randn(4, 3, 64, 64), torch.tensor([0, 1, 0, 1])
+out = model(x.to(device))
+loss = nn.functional.cross_entropy(out, y{ymove})
+loss.backward()
+"""
+
+
+def test_hub_model_is_a_module():
+    assert findings(_HUB.format(entry="resnet18", move="model.to(device)", ymove="")) == [("GL116", 10)]
+
+
+def test_hub_model_hard_negatives():
+    assert findings(_HUB.format(entry="resnet18", move="model.to(device)", ymove=".to(device)")) == []
+    # never moved: the entry point may have placed it (YOLOv5's picks the GPU): no GL112 (the
+    # model's output is where its input is, so the CPU target still meets it)
+    assert findings(_HUB.format(entry="resnet18", move="", ymove=".to(device)")) == []
+    assert findings(_HUB.format(entry="resnet18", move="", ymove="")) == [("GL116", 10)]
+    # an entry point that names a tokenizer is not taken for a model
+    assert findings(_HUB.format(entry="tokenizer", move="model.to(device)", ymove="")) == []
