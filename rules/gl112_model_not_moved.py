@@ -83,6 +83,11 @@ for x, y in loader:
                 continue  # a class of the file with nothing for `.to()` to move
             owner = m.class_of(ctor) if ctor is not None else None
             if owner is not None and m.class_of(mm.node) is owner and m.flow._class_kind(owner.name.value) == "module":
+                built = _built_in_call(m, mm.node, ctor)
+                if built is not None and ctx.code(mm.node.func) not in reported:
+                    # `proj = nn.Linear(d, 2)` inside forward, then `proj(x)`: made on the CPU at every call
+                    reported.add(ctx.code(mm.node.func))
+                    yield ctx.finding(mm.node, self._built_in_call_message(ctx, mm, ctor, built))
                 continue  # a module's own part kept out of its registry (a plain list): GL107's shape
             callee = mm.node.func
             if _element_of_self_container(m, mm.node, callee):
@@ -124,6 +129,16 @@ for x, y in loader:
                 yield ctx.finding(mm.node, msg, fix)
                 continue
             yield ctx.finding(mm.node, self.message.format(model=name, device=shown), fix)
+
+    @staticmethod
+    def _built_in_call_message(ctx: Context, mm, ctor, fn) -> str:
+        name = ctx.code(mm.node.func)
+        made = ctx.code(ctor.func)
+        x = mm.acc if isinstance(mm.acc, (cst.Name, cst.Attribute)) else None
+        place = f" (or build it with `device={ctx.code(x)}.device`)" if x is not None else ""
+        return (f"`{name}` is a `{made}` built inside `{fn.name.value}()`, after the model was moved: its weights "
+                f"are made on the CPU at every call while its input is on the accelerator (and, rebuilt at each "
+                f"call, they are never trained); build it once in `__init__` so that `.to()` moves it{place}")
 
     def _fix(self, ctx: Context, callee, ctor, device):
         """Move the model once, right after the statement that builds it (`model = Net()`), with
@@ -479,3 +494,22 @@ def _plain_value(m, expr, env: dict | None) -> bool:
             for b in bindings
         )
     return False
+
+
+def _built_in_call(m, call: cst.Call, ctor: cst.Call):
+    """The method of a module class (not `__init__`, nor a helper building the instance) that both
+    builds the layer `ctor` and calls it (`call`): a layer made inside `forward`; else None."""
+    from gpulint.analysis.mismatch import construction_state
+
+    fn = m.enclosing(ctor, cst.FunctionDef)
+    if fn is None or fn.name.value == "__init__" or m.enclosing(call, cst.FunctionDef) is not fn:
+        return None
+    q = m.qualname(ctor.func)
+    if not q or not q.startswith("torch.nn.") or q.startswith("torch.nn.functional."):
+        return None  # a torch layer (a class of the file may be built where its caller wants it)
+    stmt = m.parent(ctor)
+    cls = m.class_of(fn)
+    if isinstance(stmt, cst.Assign) and cls is not None and construction_state(m, cls, stmt):
+        return None
+    return fn
+
