@@ -3189,6 +3189,10 @@ class Flow:
         star = "*args" in names
         for i, (x, v, s) in enumerate(pos):
             if s:
+                sv = kw.get(_STAR, (None, UNKNOWN))[1] if s == "*" else UNKNOWN
+                if sv.kind == TUPLE and sv.elem is not None and sv.elem.kind == TENSOR and i == 0 and names:
+                    # `torch.lu_unpack(*torch.linalg.lu_factor(Q))`: the unpacked tensors are its operands
+                    ops.append((x, sv.elem))
                 continue
             pname = names[i] if i < len(names) else ("*args" if star else None)
             if pname is None:
@@ -3347,6 +3351,9 @@ class Flow:
                 return UNKNOWN
             if how in ("same", "inplace", "cast"):
                 ops = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
+                # keyword operands too: `.gather(dim=-1, index=idx)`, `.masked_fill(mask=m, value=0)`
+                ops += [(x, v) for k0, (x, v) in kw.items()
+                        if k0 not in (_STAR, _DOUBLE_STAR, "out") and v.kind == TENSOR]
                 if ops and how != "cast" and meth not in _CROSS_DEVICE_METHODS:
                     # an in-place method's receiver is its output: even a 0-dim host one fails
                     target = (replace(rv, nonscalar=True) if how == "inplace" and rv.dev is not None

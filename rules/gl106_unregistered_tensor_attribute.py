@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.mismatch import accelerator_named_cpu
+from gpulint.analysis.mismatch import accelerator_named_cpu, attribute_root
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.modules import (
     AttrAssign,
@@ -125,14 +125,15 @@ class Decoder(nn.Module):
         for mm in m.mismatches():
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
-            host = _alias_of_attribute(m, mm.host)
-            if mm.op == "module-host" or not isinstance(host, cst.Attribute):
-                continue
-            if not (isinstance(host.value, cst.Name) and host.value.value == "self"):
+            if mm.op == "module-host":
                 continue
             owner = m.class_of(mm.node)
             cls = by_name.get(owner.name.value) if owner is not None else None
             if cls is None:
+                continue
+            # the CPU operand or what it was computed from (`torch.cos(self.phase_advance * rate)`)
+            host = attribute_root(m, mm.host)
+            if host is None:
                 continue
             attr = host.attr.value
             if _moves_own_state(ctx, cls, attr):
@@ -326,18 +327,6 @@ def _device_of_host_tensor(m, e) -> bool:
         return False
     v = m.value_of(e.value)
     return v.kind == "tensor" and v.dev is not None and v.dev.where == "host"
-
-
-def _alias_of_attribute(m, host):
-    """`ct_1` bound once, by `ct_1 = self.ct_1`, in the function: that attribute (xLSTM's forward
-    copies its recurrent states to locals before using them)."""
-    if not isinstance(host, cst.Name):
-        return host
-    bs = m.bindings_of(host)
-    if len(bs) == 1 and bs[0].how == "assign" and isinstance(bs[0].value, cst.Attribute) and \
-            isinstance(bs[0].value.value, cst.Name) and bs[0].value.value.value == "self":
-        return bs[0].value
-    return host
 
 
 def _live(m, assigns: list[AttrAssign]) -> list[AttrAssign]:

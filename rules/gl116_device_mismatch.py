@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
+    attribute_root,
     construction_state,
     legacy_host_constructor,
     returned_from_forward,
@@ -336,10 +337,9 @@ noise_scale = betas[t]
         m = ctx.model
         if is_test_path(ctx.path) or runs_on_cpu_only(m, ctx.source, ctx.path, scripts=False):
             return False
-        host = mm.host
-        while isinstance(host, cst.Subscript):
-            host = host.value  # `self.pe[:, : x.size(1)]`: the table is `self.pe`
-        if not (isinstance(host, cst.Attribute) and isinstance(host.value, cst.Name) and host.value.value == "self"):
+        # `self.pe[:, : x.size(1)]`, `torch.cos(self.phase_advance * rate)`: the table is `self.pe`
+        host = attribute_root(m, mm.host)
+        if host is None:
             return False
         cls = _module_class(m, mm.node)
         if cls is None:

@@ -241,3 +241,69 @@ def forward_tensor_parameter(m, fn) -> str | None:
         if site is not None and site.kind == "tensor":
             return p.name.value
     return None
+
+
+def attribute_root(m, host):
+    """The `self.<attr>` a CPU operand was computed from (see _root), or None."""
+    r = _root(m, host, frozenset(), 0)
+    return None if r is _CYCLE else r
+
+
+def _root(m, host, seen: frozenset, depth: int):
+    """The `self.<attr>` that the CPU operand `host` was computed from: through indexing, tensor
+    methods, `torch.*` functions and arithmetic of host tensors, and local names every binding of
+    which in the function is such a value (`noise = self.noise.normal_(0.0, std)`, then `noise =
+    noise.clamp(...)`; `phase = self.phase_advance * rate`, then `torch.cos(phase)`). None when
+    there is none, or more than one, or another host tensor takes part; _CYCLE for a name being
+    resolved."""
+    if depth >= 16:
+        return None
+    depth += 1
+    if isinstance(host, cst.Attribute) and isinstance(host.value, cst.Name) and host.value.value == "self":
+        return host
+    if isinstance(host, cst.Subscript):
+        return _root(m, host.value, seen, depth)
+    if isinstance(host, cst.UnaryOperation):
+        return _root(m, host.expression, seen, depth)
+    if isinstance(host, (cst.BinaryOperation, cst.Comparison)):
+        sides = [host.left, host.right] if isinstance(host, cst.BinaryOperation) else (
+            [host.left, *(c.comparator for c in host.comparisons)])
+        return _one_root(m, [x for x in sides if _host_tensor(m, x)], seen, depth)
+    if isinstance(host, cst.Call):
+        f = host.func
+        if isinstance(f, cst.Attribute) and m.value_of(f.value).kind == "tensor":
+            if f.attr.value in ("to", "cuda", "cpu", "type", "type_as", "new_tensor"):
+                return None
+            return _root(m, f.value, seen, depth)  # `self.freqs.view(1, -1)`
+        q = m.qualname(f)
+        if q and q.startswith("torch.") and not any(a.keyword is not None and a.keyword.value == "device" for a in host.args):
+            return _one_root(m, [a.value for a in host.args if not a.star and _host_tensor(m, a.value)], seen, depth)
+        return None
+    if not isinstance(host, cst.Name):
+        return None
+    if host.value in seen:
+        return _CYCLE
+    bs = m.bindings_of(host)
+    if not bs or any(b.how != "assign" or b.value is None or m.scope_of(b.node) is not m.scope_of(host) for b in bs):
+        return None
+    return _one_root(m, [b.value for b in bs], seen | {host.value}, depth)
+
+
+def _host_tensor(m, e) -> bool:
+    v = m.value_of(e)
+    return v.kind == "tensor" and v.dev is not None and v.dev.is_host
+
+
+def _one_root(m, parts, seen: frozenset, depth: int):
+    out = None
+    for x in parts:
+        r = _root(m, x, seen, depth)
+        if r is _CYCLE:
+            continue  # `noise = noise.clamp(...)`: the same value again
+        if r is None or (out is not None and r.attr.value != out.attr.value):
+            return None
+        out = r
+    return out
+
+
+_CYCLE = object()
