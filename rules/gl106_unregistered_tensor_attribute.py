@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.mismatch import accelerator_named_cpu, attribute_root
+from gpulint.analysis.mismatch import accelerator_named_cpu, attribute_root, reachable_from_forward
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.modules import (
     AttrAssign,
@@ -152,7 +152,12 @@ class Decoder(nn.Module):
             if first.node in seen:
                 continue
             seen.add(first.node)
-            yield ctx.finding(first.node, self.message.format(attr=attr), self._fix(ctx, cls, attr, assigns))
+            msg = self.message.format(attr=attr)
+            fn = m.enclosing(mm.node, cst.FunctionDef)
+            if fn is not None and fn.name.value != "forward" and not reachable_from_forward(m, fn):
+                # met only in a method the file calls on the moved module (`policy.sample(s)`)
+                msg = msg.replace("and forward combines it", f"and `{fn.name.value}()` combines it")
+            yield ctx.finding(first.node, msg, self._fix(ctx, cls, attr, assigns))
 
     # -------------------------------------------------------------------------------------------
     @staticmethod
