@@ -3705,7 +3705,13 @@ class Flow:
             # `self.ri_gate(ht_1)`; a module class of the file is followed into its own forward)
             if pos and not pos[0][2] and pos[0][1].kind == TENSOR and tensors[0][0] is pos[0][0]:
                 tensors[0] = (tensors[0][0], replace(tensors[0][1], nonscalar=True))
-            self._check(e, "module-call", [(callee or e.func, Value(TENSOR, dev))] + tensors, frame)
+            if not mv.stateful and mv.cls is None and len(tensors) > 1 and all(
+                    v.dev is not None for _, v in tensors):
+                # a loss without tensors of its own (`nn.MSELoss().to(d)`) runs where its inputs are:
+                # they meet each other (a CPU target made in a helper beside device predictions)
+                self._check(e, "call", tensors, frame)
+            else:
+                self._check(e, "module-call", [(callee or e.func, Value(TENSOR, dev))] + tensors, frame)
         elif dev is not None and (dev.is_host or dev == BRANCH_HOST) and mv.stateful and tensors:
             # a module holding CPU tensors (on a path through an `if`) called with device inputs
             if dev.is_host or all(v.dev is not None and v.dev.where == "acc" for _, v in tensors):
@@ -3727,7 +3733,9 @@ class Flow:
             devs = {v.dev for _, v in tensors}
             dev = tensors[0][1].dev if tensors and len(devs) == 1 else None
         if mv.cls is not None and dev is not None:
-            ret = self._call_method(mv.cls, "forward", mv, e, pos, kw, frame, summary_only=True)
+            # a class of the file that overrides `__call__` (SwapNet's GANLoss) runs that, not forward
+            entry = "__call__" if self.m.method_of_class(mv.cls, "__call__") is not None else "forward"
+            ret = self._call_method(mv.cls, entry, mv, e, pos, kw, frame, summary_only=True)
             if ret.kind == TUPLE:
                 return ret
             if (ret.kind == TENSOR and ret.dev is not None and ret.dev.is_host and ret.placed is None

@@ -157,3 +157,39 @@ def test_hub_model_hard_negatives():
     assert findings(_HUB.format(entry="resnet18", move="", ymove="")) == [("GL116", 10)]
     # an entry point that names a tokenizer is not taken for a model
     assert findings(_HUB.format(entry="tokenizer", move="model.to(device)", ymove="")) == []
+
+
+_CALL_OVERRIDE = """
+import torch
+import torch.nn as nn
+
+
+class GANLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.loss = nn.MSELoss()
+
+    def get_target_tensor(self, prediction, target_is_real):
+        return torch.ones(prediction.shape[0], 1{kw}) if target_is_real else torch.zeros(prediction.shape[0], 1{kw})
+
+    def {entry}(self, prediction, target_is_real):
+        target_tensor = self.get_target_tensor(prediction, target_is_real)
+        return self.loss(prediction, target_tensor)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+D = nn.Linear(4, 1).to(device)
+crit = GANLoss().to(device)
+loss = crit(D(torch.randn(8, 4, device=device)), True)
+loss.backward()
+"""
+
+
+def test_call_override_is_followed_and_the_loss_inputs_meet():
+    # SwapNet's GANLoss overrides `__call__`: calling the instance runs it, not forward; the
+    # stateless MSELoss then meets device predictions with a CPU target
+    assert findings(_CALL_OVERRIDE.format(entry="__call__", kw="")) == [("GL116", 16)]
+
+
+def test_call_override_hard_negative_target_on_the_prediction_device():
+    assert findings(_CALL_OVERRIDE.format(entry="__call__", kw=", device=prediction.device")) == []
