@@ -189,6 +189,8 @@ def join(a: Value | None, b: Value | None) -> Value:
             return b
         if b.items == () and a.items is None and a.elem is not None:
             return a
+    if a.kind == FUNC == b.kind and type(a.fn) is _TorchFn and type(b.fn) is _TorchFn:
+        return a  # `torch.randn if normal else torch.rand`: either makes its tensor on the host
     if a.kind != b.kind or a.fn is not b.fn:
         if a.kind in (None, TENSOR) and b.kind in (None, TENSOR):
             # a tensor on one path, a value of unknown kind on the other: where it lives may still be known
@@ -348,6 +350,24 @@ _REDUCTIONS = frozenset(
 
 def _is_static(fn) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.decorators)
+
+
+class _TorchFn:
+    """A `torch.*` factory named as a value (`rand_func = torch.randn if normal else torch.rand`):
+    Value.fn of a FUNC value; interned per qualified name, so that identity compares them."""
+
+    __slots__ = ("q",)
+    _interned: dict = {}
+
+    def __init__(self, q: str) -> None:
+        self.q = q
+
+    @classmethod
+    def of(cls, q: str) -> "_TorchFn":
+        found = cls._interned.get(q)
+        if found is None:
+            found = cls._interned[q] = cls(q)
+        return found
 
 
 def _is_property(fn) -> bool:
@@ -2279,6 +2299,9 @@ class Flow:
         if q is not None:
             if kb.is_dtype(q):
                 return Value(DTYPE, HOST, half=q in ("torch.float16", "torch.half"))
+            fi = kb.function(q) if q.startswith("torch.") else None
+            if fi is not None and fi.creates:
+                return Value(FUNC, None, fn=_TorchFn.of(q))  # a factory named as a value
             return UNKNOWN
         bv = self.eval(base, frame)
         k = bv.kind
@@ -4261,6 +4284,8 @@ class Flow:
         return self._call_function(fn, owner, e, pos, kw, frame, selfv)
 
     def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv, summary: bool = True) -> Value:
+        if type(fn) is _TorchFn:
+            return self._qualified_call(e, fn.q, pos, kw, frame)  # `rand_func(1)`
         if type(fn) is cst.Lambda:
             return self._call_lambda(fn, pos, kw, frame) if summary else UNKNOWN
         p = fn.params

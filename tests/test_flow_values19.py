@@ -193,3 +193,28 @@ def test_call_override_is_followed_and_the_loss_inputs_meet():
 
 def test_call_override_hard_negative_target_on_the_prediction_device():
     assert findings(_CALL_OVERRIDE.format(entry="__call__", kw=", device=prediction.device")) == []
+
+
+_FACTORY_ALIAS = """
+import torch
+import torch.nn as nn
+
+
+def noise_like(x, normal=False):
+    rand_func = torch.randn if normal else torch.rand
+    return x + rand_func(x.shape[0], 4{kw})
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+x = torch.randn(8, 4, device=device)
+print(model(noise_like(x)))
+"""
+
+
+def test_torch_factory_named_through_a_conditional_alias():
+    assert findings(_FACTORY_ALIAS.format(kw="")) == [("GL116", 8)]
+
+
+def test_torch_factory_alias_hard_negative_with_device():
+    assert findings(_FACTORY_ALIAS.format(kw=", device=x.device")) == []
