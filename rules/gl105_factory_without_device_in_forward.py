@@ -7,6 +7,7 @@ import libcst as cst
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
     construction_state,
+    inner_factory,
     legacy_host_constructor,
     RANDOM_FACTORIES,
     forward_tensor_parameter,
@@ -131,12 +132,16 @@ class Tagger(nn.Module):
         made: shapes the forward-input analysis does not follow (helpers called from `forward`
         through values, index operations, values kept on `self`)."""
         m = ctx.model
-        for mm in m.mismatches():
+        for mm in _each_host(m.mismatches()):
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
                 continue
             call = mm.host_value.origin
+            if (isinstance(call, cst.Call) and not factory_takes_device(m.qualname(call.func))
+                    and not legacy_host_constructor(m.qualname(call.func))
+                    and (m.qualname(call.func) or "").startswith("torch.")):
+                call = inner_factory(m, call)  # `torch.triu(torch.full((n, n), -inf), 1)`: the factory inside
             if isinstance(call, cst.BinaryOperation):
                 # `torch.LongTensor(range(n)) * k`: the factory inside the arithmetic
                 nodes = (call, *m.walk(call))
@@ -225,3 +230,12 @@ class Tagger(nn.Module):
         end = ctx.span(call)[1]
         return ctx.insert_text(end - 1, text)
 
+
+def _each_host(mismatches):
+    """Each mismatch once per host operand (`self.lstm(x, (h0, c0))`: both states' factories)."""
+    import dataclasses
+
+    for mm in mismatches:
+        yield mm
+        for x, v in mm.more_hosts:
+            yield dataclasses.replace(mm, host=x, host_value=v, more_hosts=())

@@ -7,6 +7,7 @@ import libcst as cst
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
     attribute_root,
+    inner_factory,
     construction_state,
     legacy_host_constructor,
     returned_from_forward,
@@ -401,6 +402,9 @@ noise_scale = betas[t]
             return False  # a method forward does not reach (an epoch-end hook): this rule's
         if isinstance(origin, cst.Call):
             q = m.qualname(origin.func)
+            if not (factory_takes_device(q) or legacy_host_constructor(q)) and (q or "").startswith("torch."):
+                inner = inner_factory(m, origin)  # `torch.triu(torch.full(...))`: GL105 reports the factory
+                q = m.qualname(inner.func) if inner is not origin else q
             return factory_takes_device(q) or legacy_host_constructor(q)
         if isinstance(origin, cst.BinaryOperation):
             # `torch.ones(n) * 2` is GL105's factory; `self.decay * e` (an EMA update's operands)

@@ -307,3 +307,16 @@ def _one_root(m, parts, seen: frozenset, depth: int):
 
 
 _CYCLE = object()
+
+
+def inner_factory(m, call: cst.Call):
+    """The one `torch.*` factory inside the arguments of a `torch.*` function call (through
+    nested calls), when nothing there places a value; else the call itself."""
+    nodes = list(m.walk(call))
+    inner = [n for n in nodes if isinstance(n, cst.Call) and n is not call and (
+        factory_takes_device(m.qualname(n.func)) or legacy_host_constructor(m.qualname(n.func)))]
+    placed = any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                 and n.func.attr.value in ("cpu", "to", "cuda", "numpy", "tolist") for n in nodes)
+    placed = placed or any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "device"
+                           for n in nodes)
+    return inner[0] if len(inner) == 1 and not placed else call
