@@ -3252,8 +3252,16 @@ class Flow:
     def _torch_function(self, e, q, info, pos, kw, frame) -> Value:
         ret = info.returns
         if ret == "tensor_or_tensors":
+            last = q.rsplit(".", 1)[-1]
             if q == "torch.where" and len(pos) == 1 and not kw and not pos[0][2]:
                 ret = "tensors"  # `torch.where(cond)`: a tuple of index tensors where `cond` is
+            elif last in ("max", "min", "median", "nanmedian") and pos and not any(s for _, _, s in pos):
+                # `torch.max(x)`: a 0-dim tensor; `torch.max(x, other)`: elementwise; `torch.max(x, 1)`
+                # or `dim=`: a (values, indices) pair on x's device
+                if "dim" in kw or (len(pos) > 1 and pos[1][1].kind != TENSOR):
+                    ret = "tensors"
+                else:
+                    ret = "tensor"
             else:
                 ret = "tensor" if len(pos) + len(kw) > 1 else "other"
         if ret not in ("tensor", "tensors"):
@@ -3406,6 +3414,13 @@ class Flow:
             if how == "host_value":
                 return Value(HOSTVAL, HOST)
             if how == "tensors":
+                if meth in ("max", "min", "median", "nanmedian") and not kw and not pos:
+                    # `x.max()`: the 0-dim maximum, a tensor (a (values, indices) pair only with `dim`)
+                    return Value(TENSOR, rv.dev, rv.half, nograd=rv.nograd, origin=rv.origin)
+                if meth in ("max", "min") and pos and not pos[0][2] and pos[0][1].kind == TENSOR:
+                    # `x.max(other)`: the elementwise maximum of two tensors, which meet
+                    self._check(e, "call", [(recv, rv), (pos[0][0], pos[0][1])], frame)
+                    return Value(TENSOR, rv.dev, rv.half, rv.nonscalar or pos[0][1].nonscalar, origin=rv.origin)
                 return Value(TUPLE, None, elem=Value(TENSOR, rv.dev, rv.half, origin=rv.origin))
             return UNKNOWN
         if k in (MODULE, METRIC):

@@ -218,3 +218,33 @@ def test_torch_factory_named_through_a_conditional_alias():
 
 def test_torch_factory_alias_hard_negative_with_device():
     assert findings(_FACTORY_ALIAS.format(kw=", device=x.device")) == []
+
+
+_MAX = """
+import torch
+import torch.nn as nn
+
+
+def contrast(x, nk=4):
+    vmin, vmax = x.min(), x.max()
+    mu = torch.rand(nk{kw}) * (vmax - vmin) + vmin
+    return mu.sort().values
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 4).to(device)
+out = model(torch.randn(8, 4, device=device))
+print(contrast(out))
+_, pred = torch.max(out, 1)
+print(pred == torch.tensor([0, 1, 2, 3, 0, 1, 2, {last}]){move})
+"""
+
+
+def test_full_reduction_max_is_a_tensor_and_max_with_dim_a_pair():
+    # `x.max()` is the 0-dim maximum (a tensor, not a (values, indices) pair): cornucopia#21's
+    # `torch.rand(nk) * (vmax - vmin)`; `torch.max(out, 1)` is a pair on out's device
+    assert findings(_MAX.format(kw="", last="3", move="")) == [("GL116", 8), ("GL116", 17)]
+
+
+def test_max_hard_negatives():
+    assert findings(_MAX.format(kw=", device=x.device", last="3", move=".to(device)")) == []
