@@ -133,7 +133,14 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
             device = f"`{expr}`" if expr is not None else "an accelerator"
             loss_code = ctx.code(ctor.func)
             fixed = f"{loss_code}(...).to({expr if expr is not None else '<the model device>'})"
-            yield ctx.finding(ctor, self.message.format(loss=loss_code, kw=kw, device=device, fixed=fixed))
+            fix = None
+            in_module = owner is not None and m.class_is(owner.name.value, MODULE_BASES)
+            if expr is not None and not in_module and m.facts(DeviceFacts).visible_at(d.expr, ctor):
+                # the device the engine found the model on (a trainer's `self.device` resolved to
+                # the script's `device`), written where the loss is built; not inside an
+                # nn.Module (a loss kept in a plain list there wants nn.ModuleList, GL107)
+                fix = ctx.fix(ctx.insert_text(ctx.span(ctor)[1], f".to({expr})"), message=f"Move the loss: `.to({expr})`")
+            yield ctx.finding(ctor, self.message.format(loss=loss_code, kw=kw, device=device, fixed=fixed), fix)
 
     @staticmethod
     def _model_move_text(ctx: Context, move: Move) -> str:
