@@ -699,6 +699,11 @@ _PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian", "mode"})
 _RECEIVER = " self"
 _UNSET = object()
 _DEVICE_STRING = re.compile(r"""(['"])(?:cpu|cuda|mps|xpu)(?::\d+)?\1""")
+# operations whose tensor operands must all be on one device whatever their dimension (no CPU
+# scalar exemption): concatenations, and clamp's tensor bounds (Swin V2's `torch.clamp(scale,
+# max=torch.log(torch.tensor(100.0)))` needs the bound on the scale's device)
+_STRICT_OPERANDS = frozenset({"stack", "cat", "concat", "concatenate", "hstack", "vstack", "dstack",
+                              "column_stack", "row_stack", "clamp", "clip", "clamp_", "clip_"})
 _DOUBLE_STAR = "**"  # key in a call's keyword values: the value of its `**mapping` argument
 _STAR = "*"  # the same for its (last) `*iterable` argument
 CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
@@ -3282,7 +3287,7 @@ class Flow:
                 for v in decisive[1:]:
                     dev = join_dev(dev, v.dev)
                 if len(ops) > 1:
-                    self._check(e, "call", ops, frame)
+                    self._check(e, "call", ops, frame, strict=q.rsplit(".", 1)[-1] in _STRICT_OPERANDS)
             elif info.creates or q.rsplit(".", 1)[-1] in ("from_numpy", "tensor", "as_tensor"):
                 creates = True
                 dev = None if ((self.set_default_device or frame.devctx) and not q.endswith("from_numpy")) else HOST
@@ -3389,7 +3394,7 @@ class Flow:
                     # an in-place method's receiver is its output: even a 0-dim host one fails
                     target = (replace(rv, nonscalar=True) if how == "inplace" and rv.dev is not None
                               and rv.dev.is_host and meth not in _RESHAPING_INPLACE else rv)
-                    self._check(e, "call", [(recv, target)] + ops, frame)
+                    self._check(e, "call", [(recv, target)] + ops, frame, strict=meth in _STRICT_OPERANDS)
                 # an in-place method returns its receiver, shape and all (but `squeeze_`,
                 # `resize_`...); an elementwise one broadcasts, which never drops a dimension
                 nonscalar = (rv.nonscalar and (meth in kb.SHAPE_KEEPING or meth in _ELEMENTWISE or (
@@ -3651,6 +3656,20 @@ class Flow:
             return Dev("acc", "cuda")
         if "device" in kw:
             return self._device_value(*kw["device"])
+        if meth == "type" and pos and not pos[0][2]:
+            # `.type(torch.FloatTensor)` / `.type(torch.cuda.FloatTensor)` / `.type("torch.cuda.HalfTensor")`:
+            # a legacy tensor type names its device; `.type(y.type())` is y's type, on y's device
+            x = pos[0][0]
+            q = self.m.qualname(x) if type(x) in (cst.Name, cst.Attribute) else (
+                x.evaluated_value if type(x) is cst.SimpleString else None)
+            if isinstance(q, str) and q in kb.LEGACY_TENSOR_TYPES:
+                return Dev("acc", "cuda", x) if q.startswith("torch.cuda.") else HOST
+            if (type(x) is cst.Call and type(x.func) is cst.Attribute and x.func.attr.value == "type"
+                    and not x.args):
+                tv = self.values.get(x.func.value)
+                if tv is not None and tv.kind == TENSOR:
+                    return tv.dev
+            return rv.dev if pos[0][1].kind == DTYPE else None
         if pos:
             x, v, s = pos[0]
             if v.kind == DTYPE:
@@ -4511,18 +4530,20 @@ class Flow:
                 self.gpu_mismatches.append(Mismatch(node, op, first[0], first[1], other[0], other[1], frame.fn))
                 return
 
-    def _check(self, node, op: str, operands, frame: _Frame) -> None:
+    def _check(self, node, op: str, operands, frame: _Frame, strict: bool = False) -> None:
+        """`strict`: an operation whose operands must all be on one device whatever their
+        dimension (`torch.stack`, `torch.cat`, clamp bounds): a 0-dim CPU tensor counts too."""
         if frame.cpu_only:
             return
         if not frame.record or self._in_summary:
             if self._collect is not None and not frame.record:
-                hosts, acc = self._placed_operands(op, operands, frame)
+                hosts, acc = self._placed_operands(op, operands, frame, strict)
                 if hosts and acc is not None and (op != "index" or operands[0][1] is hosts[0][1]):
                     host = hosts[0]
                     self._collect.append(
                         (Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])), ()))
             return
-        hosts, acc = self._placed_operands(op, operands, frame)
+        hosts, acc = self._placed_operands(op, operands, frame, strict)
         if not hosts and acc is not None and node not in self._mismatch_seen:
             self._check_gpus(node, op, operands, frame)
         if not hosts or acc is None or node in self._mismatch_seen:
@@ -4535,7 +4556,7 @@ class Flow:
         self._mismatch_seen.add(node)
         self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])))
 
-    def _placed_operands(self, op: str, operands, frame: _Frame):
+    def _placed_operands(self, op: str, operands, frame: _Frame, strict: bool = False):
         """The operands known to be on the host (that count at this operation), and the first one
         known to be on an accelerator (or None)."""
         acc = None
@@ -4548,7 +4569,7 @@ class Flow:
             d = v.dev
             if d is None or v.kind != TENSOR:
                 continue
-            if d.is_host and (v.nonscalar or (op == "index" and v is operands[0][1])):
+            if d.is_host and (v.nonscalar or strict or (op == "index" and v is operands[0][1])):
                 if v.placed is not None and op in ("call", "binary") and not _like_device(v.placed):
                     continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
                 # (fed to a module on the accelerator it fails whatever the intent)

@@ -248,3 +248,52 @@ def test_full_reduction_max_is_a_tensor_and_max_with_dim_a_pair():
 
 def test_max_hard_negatives():
     assert findings(_MAX.format(kw=", device=x.device", last="3", move=".to(device)")) == []
+
+
+_TYPE = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+image = torch.randint(0, 256, (3, 4)).type({t}) / 255.0
+print(model(image))
+"""
+
+
+def test_legacy_cpu_type_gives_a_host_tensor():
+    # SER-FIQ: `image.type(torch.FloatTensor) / 255.0` fed to the model on the GPU
+    assert findings(_TYPE.format(t="torch.FloatTensor")) == [("GL116", 8)]
+    assert findings(_TYPE.format(t="'torch.FloatTensor'")) == [("GL116", 8)]
+
+
+def test_legacy_cuda_type_is_a_move():
+    assert findings(_TYPE.format(t="torch.cuda.FloatTensor")) == []
+
+
+_STRICT = """
+import math
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+out = model(torch.randn(3, 4, device=device))
+scale = out.mean()
+print(torch.clamp(scale, max={bound}))
+print(torch.stack([scale, {other}]))
+"""
+
+
+def test_zero_dim_cpu_tensor_in_clamp_bound_and_stack():
+    # Swin V2's `torch.clamp(logit_scale, max=torch.log(torch.tensor(100.0)))`, UniPC's stacked
+    # 0-dim ratios: no CPU-scalar exemption for clamp bounds and concatenations
+    src = _STRICT.format(bound="torch.log(torch.tensor(100.0))", other="torch.tensor(1.0)")
+    assert findings(src) == [("GL116", 10), ("GL116", 11)]
+
+
+def test_strict_operations_hard_negatives():
+    src = _STRICT.format(bound="math.log(100.0)", other="torch.tensor(1.0, device=device)")
+    assert findings(src) == []
+    # the arithmetic exemption stays: a 0-dim CPU tensor times a device tensor is allowed
+    assert findings(_STRICT.format(bound="4.6", other="scale") + "print(scale * torch.tensor(2.0))\n") == []
