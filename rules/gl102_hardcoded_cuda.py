@@ -323,6 +323,28 @@ def _dataclass_cli_field(m, node) -> bool:
     )
 
 
+# calls that turn a function's parameters into command-line flags (`tyro.cli(main)`, `fire.Fire(main)`)
+_FUNCTION_CLI = frozenset({"tyro.cli", "fire.Fire", "jsonargparse.CLI", "typer.run"})
+
+
+def _cli_bound_param(m, node) -> bool:
+    """`device: str = "cuda"` as a parameter default of a function the command line calls with its
+    own flags: decorated with `@argbind.bind(...)` (descriptinc/descript-audio-codec dac/utils/encode.py,
+    `python -m dac encode ... --device cpu`), or handed to `tyro.cli` / `fire.Fire`."""
+    fn = m.enclosing(node, cst.FunctionDef)
+    if fn is None:
+        return False
+    for d in fn.decorators:
+        dec = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        if (m.qualname(dec) or "").startswith("argbind."):
+            return True
+    for c in m.calls:
+        if m.qualname(c.func) in _FUNCTION_CLI and c.args and isinstance(c.args[0].value, cst.Name) \
+                and c.args[0].value.value == fn.name.value:
+            return True
+    return False
+
+
 def _default_of_configured_device(m, node) -> bool:
     """`device = <node>` in one branch of an `if`/`else` whose other branch binds the same name from
     the configuration (`if 'device' in raw_config: device = torch.device(raw_config['device'])`
@@ -445,7 +467,8 @@ configuration (nanoGPT's `exec(open('configurator.py').read())` lets `--device=c
 `device = torch.device("cuda:1")` in the branch of an `if`/`else` whose other branch reads the device
 from the configuration (`device = torch.device(raw_config['device'])`: the literal is its default), on
 a `device` field of a `@dataclass` the command line fills (`@pyrallis.wrap()`, `tyro.cli`,
-`HfArgumentParser`: `--device cpu` chooses), on
+`HfArgumentParser`: `--device cpu` chooses) or a `device` parameter of a function bound to the command
+line (`@argbind.bind(...)`, `tyro.cli(main)`, `fire.Fire(main)`), on
 a CUDA device that is one branch of a conditional expression whose other branch is the CPU
 (`torch.device('cuda') if args.ctx == 'gpu' else 'cpu'`: chosen at run time), on
 `"cuda"` used as an autocast/GradScaler device *type*, on `torch.device("cuda")` compared with a
@@ -590,6 +613,8 @@ x = torch.randn(8, 3, device=device)
                     device_named = "device" in name.lower() or "dev" == name.lower()
                     if b.how == "assign" and _dataclass_cli_field(m, b.value):
                         continue  # `device: str = "cuda"` in a dataclass the command line fills: a flag's default
+                    if b.how == "param" and _cli_bound_param(m, b.value):
+                        continue  # `def encode(..., device="cuda")` bound to the command line: a flag's default
                     if b.how == "param" and not device_named and not m.uses_module("torch"):
                         # `def run(target='cuda')` in a TVM/TensorFlow file that never imports torch
                         # (mit-han-lab/temporal-shift-module tsm_fpga/main_tf.py): a compiler target

@@ -67,3 +67,42 @@ def test_plain_class_attribute_stays_reported():
     src = textwrap.dedent(SRC).format(parser_import="import pyrallis", decorator="@pyrallis.wrap()", call="train()")
     src = src.replace("@dataclass\n", "")
     assert [(d.code, d.line) for d in check(src, ["GL102"])] == [("GL102", 10)]
+
+
+FUNC_SRC = """
+import torch
+import torch.nn as nn
+{imp}
+
+
+{decorator}
+def encode(input: str, device: str = "cuda", n_quantizers: int = 8):
+    model = nn.Linear(4, 2).to(device)
+    x = torch.randn(8, 4, device=device)
+    return model(x)
+
+
+if __name__ == "__main__":
+    {call}
+"""
+
+
+def _func_codes(imp: str, decorator: str, call: str):
+    src = textwrap.dedent(FUNC_SRC).format(imp=imp, decorator=decorator, call=call)
+    return [(d.code, d.line) for d in check(src, ["GL102"])]
+
+
+def test_argbind_bound_function_parameter_is_a_flag():
+    # descriptinc/descript-audio-codec dac/utils/encode.py: `@argbind.bind(group="encode", ...)`
+    assert _func_codes(
+        "import argbind", '@argbind.bind(group="encode", positional=True, without_prefix=True)',
+        "args = argbind.parse_args()\n    with argbind.scope(args):\n        encode()",
+    ) == []
+
+
+def test_fire_bound_function_parameter_is_a_flag():
+    assert _func_codes("import fire", "", "fire.Fire(encode)") == []
+
+
+def test_plain_function_parameter_stays_reported():
+    assert _func_codes("", "", 'encode("x.wav")') == [("GL102", 8)]
