@@ -297,6 +297,54 @@ def _mentions_availability(m, test) -> bool:
                for n in (test, *m.walk(test)))
 
 
+# libraries that fill a dataclass from the command line (and config files): a field of such a
+# dataclass is a flag (`python train.py --device cpu`)
+_DATACLASS_CLI = ("pyrallis", "tyro", "simple_parsing", "draccus", "transformers.HfArgumentParser")
+
+
+def _dataclass_cli_field(m, node) -> bool:
+    """`device: str = "cuda"` as a field of a `@dataclass` in a file that parses its dataclasses
+    from the command line (`@pyrallis.wrap()`, `tyro.cli(...)`, `HfArgumentParser(...)`;
+    corl-team/CORL algorithms/offline/cql.py): the literal is the default of a device flag."""
+    stmt = m.statement_of(node)
+    block = m.parent(stmt) if stmt is not None else None
+    cls = m.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not isinstance(cls, cst.ClassDef):
+        return False
+    if not any(
+        (m.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "")
+        in ("dataclasses.dataclass", "pydantic.dataclasses.dataclass")
+        for d in cls.decorators
+    ):
+        return False
+    return any(m.uses_module(lib) for lib in _DATACLASS_CLI) or any(
+        (q := m.qualname(c.func) or "") == "transformers.HfArgumentParser" or q.startswith(_DATACLASS_CLI)
+        for c in m.calls
+    )
+
+
+# calls that turn a function's parameters into command-line flags (`tyro.cli(main)`, `fire.Fire(main)`)
+_FUNCTION_CLI = frozenset({"tyro.cli", "fire.Fire", "jsonargparse.CLI", "typer.run"})
+
+
+def _cli_bound_param(m, node) -> bool:
+    """`device: str = "cuda"` as a parameter default of a function the command line calls with its
+    own flags: decorated with `@argbind.bind(...)` (descriptinc/descript-audio-codec dac/utils/encode.py,
+    `python -m dac encode ... --device cpu`), or handed to `tyro.cli` / `fire.Fire`."""
+    fn = m.enclosing(node, cst.FunctionDef)
+    if fn is None:
+        return False
+    for d in fn.decorators:
+        dec = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        if (m.qualname(dec) or "").startswith("argbind."):
+            return True
+    for c in m.calls:
+        if m.qualname(c.func) in _FUNCTION_CLI and c.args and isinstance(c.args[0].value, cst.Name) \
+                and c.args[0].value.value == fn.name.value:
+            return True
+    return False
+
+
 def _default_of_configured_device(m, node) -> bool:
     """`device = <node>` in one branch of an `if`/`else` whose other branch binds the same name from
     the configuration (`if 'device' in raw_config: device = torch.device(raw_config['device'])`
@@ -418,6 +466,9 @@ a module-level default such as `device = 'cuda'` followed by a module-level `exe
 configuration (nanoGPT's `exec(open('configurator.py').read())` lets `--device=cpu` override it), on
 `device = torch.device("cuda:1")` in the branch of an `if`/`else` whose other branch reads the device
 from the configuration (`device = torch.device(raw_config['device'])`: the literal is its default), on
+a `device` field of a `@dataclass` the command line fills (`@pyrallis.wrap()`, `tyro.cli`,
+`HfArgumentParser`: `--device cpu` chooses) or a `device` parameter of a function bound to the command
+line (`@argbind.bind(...)`, `tyro.cli(main)`, `fire.Fire(main)`), on
 a CUDA device that is one branch of a conditional expression whose other branch is the CPU
 (`torch.device('cuda') if args.ctx == 'gpu' else 'cpu'`: chosen at run time), on
 `"cuda"` used as an autocast/GradScaler device *type*, on `torch.device("cuda")` compared with a
@@ -560,6 +611,10 @@ x = torch.randn(8, 3, device=device)
                     ) in m.module.body:
                         continue  # a default that the exec'd configuration may override (nanoGPT's configurator)
                     device_named = "device" in name.lower() or "dev" == name.lower()
+                    if b.how == "assign" and _dataclass_cli_field(m, b.value):
+                        continue  # `device: str = "cuda"` in a dataclass the command line fills: a flag's default
+                    if b.how == "param" and _cli_bound_param(m, b.value):
+                        continue  # `def encode(..., device="cuda")` bound to the command line: a flag's default
                     if b.how == "param" and not device_named and not m.uses_module("torch"):
                         # `def run(target='cuda')` in a TVM/TensorFlow file that never imports torch
                         # (mit-han-lab/temporal-shift-module tsm_fpga/main_tf.py): a compiler target

@@ -6,7 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.paths import is_test_path
 from gpulint.analysis.training import TrainingFacts, argument_for, dotted, method_of, walk
-from gpulint.model import MODULE_BASES
+from gpulint.model import CAST_METHODS, MODULE_BASES, MOVE_METHODS
 from gpulint.rule import Context, Rule, split_lines
 
 
@@ -147,7 +147,8 @@ with torch.no_grad():
             if facts.grad_mode_at(node) is not None:
                 continue
             calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None
-                     and not _loss_module(ctx.model, c.func)]  # a loss module records nothing of its own
+                     and not _loss_module(ctx.model, c.func)  # a loss module records nothing of its own
+                     and not _signal_transform(ctx.model, c.func)]  # nor a parameter-free transform
             through = {}
             if not calls:
                 # the forward in a method of the same class the loop calls (ClusterGCN's
@@ -778,5 +779,31 @@ def _loss_module(m, func) -> bool:
         value = m.value_of(a)
         origin = getattr(value, "origin", None) if value is not None else None
         if not (isinstance(origin, cst.Call) and m.is_stateless_module(origin)):
+            return False
+    return True
+
+
+_TRANSFORM_PREFIXES = ("torchaudio.transforms.", "torchvision.transforms.")
+
+
+def _signal_transform(m, func) -> bool:
+    """A name bound only to a torchaudio / torchvision transform module (`resampler =
+    torchaudio.transforms.Resample(sr, 16000)`, also moved with `resampler = resampler.cuda(device)`):
+    fixed signal processing with no parameters, so calling it on data records no graph
+    (SWivid/F5-TTS src/f5_tts/eval/utils_eval.py resamples the reference audio in its evaluation loop)."""
+    if not isinstance(func, cst.Name):
+        return False
+    bindings = m.bindings_of(func)
+    if not bindings:
+        return False
+    for b in bindings:
+        cur = b.value if b.how == "assign" else None
+        while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in (
+            MOVE_METHODS | CAST_METHODS | {"train", "eval"}
+        ):
+            cur = cur.func.value
+        if isinstance(cur, cst.Name) and cur.value == func.value:
+            continue  # `resampler = resampler.cuda(device)`: the same transform, moved
+        if not (isinstance(cur, cst.Call) and (m.qualname(cur.func) or "").startswith(_TRANSFORM_PREFIXES)):
             return False
     return True

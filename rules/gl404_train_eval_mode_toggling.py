@@ -15,6 +15,19 @@ from gpulint.rule import Context, Rule
 _METRIC_NAME = re.compile(r"(?i)acc|mae|mse|rmse|metric|score|loss|error|perplexity|ppl|bleu|iou|f1|auc|predict")
 
 
+def _plain_class_method(ctx: Context, facts: TrainingFacts, call: cst.Call) -> bool:
+    """`self.eval()` / `trainer.eval()` that runs an `eval` method of a plain class of the file (not an
+    `nn.Module`): an evaluation pass (ContextualAI/HALOs train/trainers.py, `BasicTrainer.eval()`
+    runs `self.policy.eval()` and the eval batches), not `nn.Module.eval`. The models it switches
+    are followed into the method like any helper's."""
+    m = ctx.model
+    for fn in facts.file_functions(call):
+        cls = m.class_of(fn)
+        if cls is not None and not m.class_is(cls.name.value, MODULE_BASES):
+            return True
+    return False
+
+
 def _line_above_comments(ctx: Context, stmt: cst.CSTNode) -> int:
     """Offset of the first line of `stmt`'s own leading comments (or of `stmt`)."""
     start, _ = ctx.span(stmt)
@@ -126,7 +139,8 @@ for epoch in range(epochs):
         """(eval call, model expression in the loop's scope, file-function call or None)."""
         for call in facts.calls_in(loop.node, into_defs=False):
             mo = method_of(call)
-            if mo is not None and mo[1] == "eval" and not call.args and facts.is_model(mo[0]):
+            if (mo is not None and mo[1] == "eval" and not call.args and facts.is_model(mo[0])
+                    and not _plain_class_method(ctx, facts, call)):
                 yield call, mo[0], None
             for fn in facts.file_functions(call):
                 for inner in facts.calls_in(fn.body, into_defs=False):
