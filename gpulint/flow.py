@@ -224,6 +224,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         scatters=a.scatters and b.scatters,
         half_at=a.half_at if (a.half and b.half) else None,
         source=a.source if a.source is b.source else None,
+        fn=a.fn,  # the same function on both paths (a different one gives UNKNOWN above)
         deep=a.deep and b.deep,
         wrap=UNWRAPPED if UNWRAPPED in (a.wrap, b.wrap) else (a.wrap or b.wrap),
         keys=keys,

@@ -297,3 +297,36 @@ def test_strict_operations_hard_negatives():
     assert findings(src) == []
     # the arithmetic exemption stays: a 0-dim CPU tensor times a device tensor is allowed
     assert findings(_STRICT.format(bound="4.6", other="scale") + "print(scale * torch.tensor(2.0))\n") == []
+
+
+_JOINED_CLOSURE = """
+import numpy as np
+
+
+def assign(val_split):
+    def _assign(value):
+        return "val" if value in val_split else "train"
+
+    return _assign
+
+
+def process(dataset, files):
+    get_split = None
+    if dataset == "daps":
+        get_split = assign(["f2"])
+    if get_split is None:
+        get_split = assign(files[:1])
+    for x in files:
+        print(x, get_split(x))
+
+
+process("daps", np.array(["f2", "m1"]))
+"""
+
+
+def test_function_joined_on_two_paths_is_still_callable():
+    # descript-audio-codec organize_daps.py (PRECISION16 E1): the join of two values of one
+    # function lost it, and calling it crashed the engine (GL000 internal error in GL109)
+    reg = Registry.load()
+    res = run_text("t.py", textwrap.dedent(_JOINED_CLOSURE), [reg.by_code(c)() for c in ("GL109", "GL116")], Options())
+    assert res.diagnostics == []
