@@ -4321,6 +4321,8 @@ class Flow:
     def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv, summary: bool = True) -> Value:
         if type(fn) is _TorchFn:
             return self._qualified_call(e, fn.q, pos, kw, frame)  # `rand_func(1)`
+        if fn is None:
+            return UNKNOWN
         if type(fn) is cst.Lambda:
             return self._call_lambda(fn, pos, kw, frame) if summary else UNKNOWN
         p = fn.params

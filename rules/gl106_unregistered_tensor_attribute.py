@@ -103,6 +103,8 @@ class Decoder(nn.Module):
                     continue  # the caller chose where it lives
                 if any(_converted_parameter(ctx.model, a.value) for a in tensors):
                     continue  # GL117's shape: a buffer would stop training it
+                if _read_as_scalars(ctx.model, cls.node, attr, tensors):
+                    continue  # a flat table read only as `self.sigmas[0]`: 0-dim tensors meet the device
                 first = tensors[0]
                 if first.node in seen:
                     continue
@@ -414,4 +416,42 @@ def _zero_dim(m, e, depth: int = 0) -> bool:
             return True
         return meth in _ELEMENTWISE and _zero_dim(m, e.func.value, depth + 1)
     return False
+
+
+def _read_as_scalars(m, classdef, attr: str, tensors) -> bool:
+    """Every read of `self.<attr>` in the class is an integer-literal index (`self.sigmas[0]`) of a
+    tensor made from a flat list of numbers (`torch.tensor([lo, hi])`, possibly scaled): each read
+    is a 0-dim tensor, which PyTorch lets into operations on device tensors (mdlm's
+    GeometricNoise, PRECISION16 A2)."""
+    if classdef is None:
+        return False
+    for a in tensors:
+        flat = False
+        for node in (a.value, *m.walk(a.value)) if a.value is not None else ():
+            if isinstance(node, cst.Call) and m.qualname(node.func) in ("torch.tensor", "torch.as_tensor", "torch.Tensor",
+                                                                      "torch.FloatTensor"):
+                args = [x for x in node.args if x.keyword is None]
+                if args and isinstance(args[0].value, (cst.List, cst.Tuple)) and args[0].value.elements and not any(
+                        isinstance(el.value, (cst.List, cst.Tuple)) for el in args[0].value.elements):
+                    flat = True
+        if not flat:
+            return False
+    reads = 0
+    for node in m.walk(classdef):
+        if not (isinstance(node, cst.Attribute) and node.attr.value == attr and isinstance(node.value, cst.Name)
+                and node.value.value == "self"):
+            continue
+        parent = m.parent(node)
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Assign) and node in [t.target for t in parent.targets]):
+            continue  # the assignment itself
+        if not (isinstance(parent, cst.Subscript) and parent.value is node and len(parent.slice) == 1
+                and isinstance(parent.slice[0].slice, cst.Index)):
+            return False
+        idx = parent.slice[0].slice.value
+        if isinstance(idx, cst.UnaryOperation):
+            idx = idx.expression
+        if not isinstance(idx, cst.Integer):
+            return False
+        reads += 1
+    return reads > 0
 
