@@ -295,6 +295,13 @@ class AmpFacts:
         dtype_arg = args.get("dtype")
         if dtype_arg is not None:
             dtypes = self.possible_dtypes(dtype_arg)
+            on_cuda = self._branch_on_cuda(dtype_arg)
+            if on_cuda is not None and dtypes is not None:
+                # `torch.bfloat16 if device.type == "cuda" else torch.float16` (nanoVLM): on CUDA only
+                # the branch its test picks there runs; float16 elsewhere is not the GradScaler's matter
+                picked = self.possible_dtypes(on_cuda)
+                if picked is not None and "float16" not in picked:
+                    dtypes = (dtypes - {"float16"}) | picked
         elif devices is not None and all(d in DEFAULT_AUTOCAST_DTYPE for d in devices):
             dtypes = frozenset(DEFAULT_AUTOCAST_DTYPE[d] for d in devices)
         else:
@@ -361,6 +368,40 @@ class AmpFacts:
                 if v.dev.where == "acc":
                     return frozenset({"cuda", "cpu"})  # a configured device: the GPU there is, or the CPU
         return None
+
+    def _branch_on_cuda(self, expr) -> cst.BaseExpression | None:
+        """For `A if <device-type test> else B`, the branch taken when the device type is "cuda":
+        tests `X.type == "cuda"`, `X.type != "mps"`, `X.type in ["cuda", "cpu"]`, `not in`, and
+        the same on a name bound to `X.type`; None for any other expression."""
+        if isinstance(expr, cst.Name):
+            bs = self.m.bindings_of(expr)
+            if len(bs) == 1 and bs[0].how == "assign" and isinstance(bs[0].value, cst.IfExp):
+                expr = bs[0].value
+        if not isinstance(expr, cst.IfExp):
+            return None
+        test = expr.test
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        left, cmp = test.left, test.comparisons[0]
+        if not (isinstance(left, cst.Attribute) and left.attr.value == "type") and not (
+                isinstance(left, cst.Name) and "device" in left.value.lower()):
+            return None
+        right = cmp.comparator
+        if isinstance(right, cst.SimpleString):
+            values = {right.evaluated_value}
+        elif isinstance(right, (cst.List, cst.Tuple, cst.Set)) and all(
+                isinstance(el.value, cst.SimpleString) for el in right.elements):
+            values = {el.value.evaluated_value for el in right.elements}
+        else:
+            return None
+        op = cmp.operator
+        if isinstance(op, (cst.Equal, cst.In)):
+            true_on_cuda = "cuda" in values
+        elif isinstance(op, (cst.NotEqual, cst.NotIn)):
+            true_on_cuda = "cuda" not in values
+        else:
+            return None
+        return expr.body if true_on_cuda else expr.orelse
 
     def possible_dtypes(self, expr: cst.BaseExpression | None, _depth: int = 0) -> frozenset[str] | None:
         if expr is None or _depth > 8:
