@@ -2158,16 +2158,24 @@ class Flow:
             self._override_moves[cls] = moved
         return attr in moved
 
-    def _forget_aliases(self, recv, origin, frame: _Frame) -> None:
+    def _forget_aliases(self, recv, origin, frame: _Frame, moved_off: bool = False) -> None:
         """A module moved in place (`model.to(device)`, `model = model.to(device)`): other names and
-        `self` attributes of this frame holding the same module no longer say where it is."""
+        `self` attributes of this frame holding the same module no longer say where it is (those
+        on the host; with `moved_off`, those off it: the module was moved back to the CPU)."""
         own = recv.value if type(recv) is cst.Name else (
             "self." + recv.attr.value if type(recv) is cst.Attribute and type(recv.value) is cst.Name
             and recv.value.value == "self" else None)
         for k, val in list(frame.env.items()):
             if (k != own and val.kind in (MODULE, METRIC) and val.origin is origin and val.dev is not None
-                    and val.dev.is_host):
+                    and val.dev.is_host != moved_off):
                 frame.env[k] = replace(val, dev=None)
+        sv = frame.env.get("self")
+        for cls in {frame.cls, sv.cls if sv is not None else None} - {None}:
+            for attr, val in self.class_attrs.get(cls, {}).items():
+                k = "self." + attr
+                if (k != own and k not in frame.env and val.kind in (MODULE, METRIC) and val.origin is origin
+                        and val.dev is not None and val.dev.is_host != moved_off):
+                    frame.env[k] = replace(val, dev=None)  # `m = self.model; m.cpu()`: `self.model` too
 
     def _registered_parts(self, v: Value, depth: int = 0) -> Value:
         """A plain list of modules each also registered with `add_module`: they live where their
@@ -2783,9 +2791,10 @@ class Flow:
         if type(f) is cst.Name and f.value in self.m.classes:
             # `ModelEma(model, device="cpu")`: a class of the file whose own `__init__` only copies or
             # reads the module it is given (`self.module = deepcopy(model)`) leaves it where it is
-            init = self.m.classes[f.value].methods.get("__init__")
-            if init is not None:
-                callee, offset = init, 1
+            # (an `__init__` inherited from a base of the file is that one)
+            found = self.m.method_of_class(f.value, "__init__")
+            if found is not None:
+                callee, offset = found[0], 1
         elif type(f) is cst.Name:
             callee = self.m.module_function(f.value)
             if callee is None:
@@ -2797,7 +2806,8 @@ class Flow:
             x = a.value
             if type(x) is cst.Name:
                 if callee is not None and not a.star and not self._may_move_param(callee, i + offset, a) and not (
-                        offset and self._stores_param(callee, i + offset, a)):
+                        offset and self._stores_param(callee, i + offset, a)
+                        and not self._stored_never_moved(f.value, callee, i + offset, a)):
                     continue
                 v = frame.env.get(x.value)
                 if (offset and v is not None and v.kind == MODULE and v.origin is not None and not a.star
@@ -2864,6 +2874,64 @@ class Flow:
             break
         self._moves_param[key] = out
         return out
+
+    def _stored_never_moved(self, cls: str, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
+        """The constructor `fn` of the file's plain class `cls` (not a module: moving an instance of
+        one moves what it registered) only stores the parameter on `self` (`self.model = model`),
+        and no code of the file moves or hands on those attributes (`self.model.to(d)`,
+        `DataParallel(self.model)`, `trainer.model.cuda()`): the module stays where it was."""
+        if self._class_kind(cls) in (MODULE, METRIC) or self._unresolved_bases(cls):
+            return False
+        name = _param_name(fn, i, arg)
+        if name is None:
+            return False
+        m = self.m
+        attrs = set()
+        for node in m.walk(fn.body):
+            if type(node) is not cst.Name or node.value != name:
+                continue
+            parent = m.parent(node)
+            if type(parent) is cst.Attribute and parent.attr is node:
+                continue  # `self.model`: the attribute's name, not the parameter
+            if not (type(parent) is cst.Assign and parent.value is node and all(
+                    type(t.target) is cst.Attribute and type(t.target.value) is cst.Name
+                    and t.target.value.value == "self" for t in parent.targets)):
+                return False
+            attrs.update(t.target.attr.value for t in parent.targets)
+        if not attrs or attrs & self._external_attrs():
+            return False
+        key = ("stored-moved", frozenset(attrs))
+        cached = self._moves_param.get(key)
+        if cached is not None:
+            return not cached
+        moved = False
+        for node in m.nodes:
+            if not (type(node) is cst.Attribute and node.attr.value in attrs and type(node.value) is cst.Name
+                    and node.value.value == "self"):
+                continue
+            parent = m.parent(node)
+            tp = type(parent)
+            if tp is cst.AssignTarget or (tp is cst.Call and parent.func is node):
+                continue  # its own assignment; `self.model(x)`
+            if tp is cst.Attribute and parent.value is node:
+                call = m.parent(parent)
+                if type(call) is cst.Call and call.func is parent:
+                    if kb.module_method(parent.attr.value) == "inplace_move":
+                        moved = True  # `self.model.to(device)`, `self.model.cuda()`
+                        break
+                    continue  # `self.model.eval()`, `self.model.parameters()`
+                continue  # `self.model.module`, `self.model.training`
+            if tp is cst.Arg:
+                call = m.parent(parent)
+                f = call.func if type(call) is cst.Call else None
+                q = m.qualname(f) if f is not None else None
+                if (q and q.startswith("torch.") and kb.class_kind(q) is None) or (
+                        type(f) is cst.Name and f.value in _NON_MOVING_BUILTINS):
+                    continue
+            moved = True  # aliased, returned, handed to other code: it may be moved there
+            break
+        self._moves_param[key] = moved
+        return not moved
 
     def _may_move_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
         """Could the file's function `fn` move (in place) the module passed as this argument? Only
@@ -3446,6 +3514,10 @@ class Flow:
                         # is no longer where it was made
                         self._moved_origins.add(rv.origin)
                         self._forget_aliases(recv, rv.origin, frame)
+                    elif rv.origin is not None and dev is not None and dev.is_host and rv.dev is not None and not rv.dev.is_host:
+                        # moved back to the host (`m = self.model; m.cpu()`): the other references
+                        # to it are not where they were either
+                        self._forget_aliases(recv, rv.origin, frame, moved_off=True)
                     parts = self._parts.get(rv.origin) if rv.origin is not None else None
                     if parts and dev is not None:
                         # the submodules it was built from (`decoder` in `Seq2seq(enc, decoder)`) move too
@@ -3874,9 +3946,9 @@ class Flow:
                          cls=name, placed=e if given else None, stateful=self._class_stateful(name), half_at=half_at)
         if kind is not None:
             return Value(kind, None, origin=e, cls=name)
-        init = self.m.classes[name].methods.get("__init__")
-        if init is not None:
-            self._call_function(init, name, e, pos, kw, frame, Value(OBJECT, None, cls=name))
+        found = self.m.method_of_class(name, "__init__")  # its own, or one inherited from a file base
+        if found is not None:
+            self._call_function(found[0], found[1], e, pos, kw, frame, Value(OBJECT, None, cls=name))
         return Value(OBJECT, None, cls=name, origin=e)
 
     def _converts_to_half(self, cls: str | None, meth: str, pos) -> bool:
@@ -4437,6 +4509,9 @@ class Flow:
                 out = frame.returns if frame.returns is not None else Value(HOSTVAL, HOST)
             if cls is not None and frame.assigned_self and fn.name.value == "__init__":
                 self._store_attrs(frame, cls)  # what this instance's constructor sets
+                if selfv is not None and selfv.cls is not None and selfv.cls != cls and selfv.cls in self.m.classes:
+                    # an `__init__` inherited from a base of the file: the subclass's instance too
+                    self._store_attrs(frame, selfv.cls)
             if fn.name.value == "__init__":
                 self._init_self[key] = self._last_init_self = frame.env.get("self")
         finally:

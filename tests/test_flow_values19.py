@@ -330,3 +330,48 @@ def test_function_joined_on_two_paths_is_still_callable():
     reg = Registry.load()
     res = run_text("t.py", textwrap.dedent(_JOINED_CLOSURE), [reg.by_code(c)() for c in ("GL109", "GL116")], Options())
     assert res.diagnostics == []
+
+
+_STORED = """
+import torch
+import torch.nn as nn
+
+
+class Infer:
+    def __init__(self, model, device):
+        self.model = model
+        self.device = device
+
+    def run(self, x):
+        {body}
+        return self.model(x)
+
+
+class Sub(Infer):
+    def predict(self, x):
+        return self.run(x)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = nn.Linear(4, 2){move}
+runner = Sub(net, device)
+{after}
+print(runner.predict(torch.randn(3, 4){xmove}))
+"""
+
+
+def test_module_stored_by_an_inherited_constructor_keeps_its_placement():
+    # BadAgent (fixtures20 J20-2): `Sub(model, ...)` runs the base's `__init__`, which only stores
+    # the model: it stays where the caller moved it, and the CPU input meets it
+    src = _STORED.format(body="pass", move=".to(device)", after="", xmove="")
+    assert findings(src) == [("GL116", 13)]
+
+
+def test_stored_module_hard_negatives():
+    # the input moved
+    assert findings(_STORED.format(body="pass", move=".to(device)", after="", xmove=".to(device)")) == []
+    # the class moves the model itself, or an alias of it
+    assert findings(_STORED.format(body="self.model.to(x.device)", move=".to(device)", after="", xmove="")) == []
+    assert findings(_STORED.format(body="m = self.model; m.cpu()", move=".to(device)", after="", xmove="")) == []
+    # moved after the wrapper was built, by the caller's own name
+    assert findings(_STORED.format(body="pass", move="", after="net.to(device)", xmove=".to(device)")) == []
