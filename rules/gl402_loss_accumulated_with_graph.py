@@ -80,6 +80,8 @@ for x, y in loader:
         m = ctx.model
         facts: TrainingFacts = m.facts(TrainingFacts)
         for loop in facts.loops:
+            if not loop.backward:
+                yield from self._accumulated_step_calls(ctx, facts, loop.node)
             stepped = {} if loop.backward else self._returned_losses(ctx, facts, loop.node)
             if not loop.backward and not stepped:
                 continue
@@ -137,6 +139,45 @@ for x, y in loader:
                     and isinstance(mo[0].value, cst.Name):
                 out.add(mo[0].value.value)
         return out
+
+    def _accumulated_step_calls(self, ctx: Context, facts: TrainingFacts, loop: cst.CSTNode):
+        """`tr_loss += self.training_step(model, inputs)` (transformers#6999): the accumulated value
+        is the call itself of a function of the file that returns the loss it backpropagated."""
+        for stmt, acc, value in self._accumulations(ctx, loop):
+            if facts.enclosing_loop(stmt) is not loop:
+                continue
+            calls = [c for c in _bare_calls(value) if self._returns_backward_loss(ctx, facts, c)]
+            if not calls or facts.grad_mode_at(stmt) in ("off", "dynamic"):
+                continue
+            acc_root = self._root(acc)
+            if acc_root is None or self._differentiated(ctx, acc_root):
+                continue
+            if _reset_at_optimizer_step(ctx, loop, acc_root):
+                continue
+            method = self._method(ctx, facts, acc, acc_root)
+            loss = ctx.code(calls[0])
+            yield ctx.finding(
+                stmt,
+                self.message.format(loss=loss, method=method),
+                ctx.fix(*[ctx.replace(c, f"{ctx.code(c)}.{method}()") for c in calls],
+                        message=f"Accumulate `{loss}.{method}()`"),
+            )
+
+    @staticmethod
+    def _returns_backward_loss(ctx: Context, facts: TrainingFacts, call: cst.Call) -> bool:
+        """`call` runs a function of the file that calls `.backward()` and returns, on every
+        `return`, the very name it backpropagated (`loss.backward(); return loss`)."""
+        fns = facts.file_functions(call)
+        if not fns:
+            return False
+        for fn in fns:
+            if "backward" not in facts.effects(fn):
+                return False
+            backed = LossAccumulatedWithGraph._graph_names(ctx, facts, fn.body)
+            rets = [r for r in walk(fn.body, into_defs=False) if isinstance(r, cst.Return) and r.value is not None]
+            if not rets or not all(isinstance(r.value, cst.Name) and r.value.value in backed for r in rets):
+                return False
+        return True
 
     @staticmethod
     def _returned_losses(ctx: Context, facts: TrainingFacts, loop: cst.CSTNode) -> dict:
@@ -543,6 +584,22 @@ class _Mentions:
 
 def _index_only(sub: cst.Subscript) -> bool:
     return len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index)
+
+
+def _bare_calls(value: cst.BaseExpression) -> list[cst.Call]:
+    """Calls in `value` reached only through arithmetic (`f(x)`, `f(x) * n`), not inside another
+    call or an attribute (`f(x).item()`, `float(f(x))`)."""
+    out = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, cst.Call):
+            out.append(v)
+        elif isinstance(v, cst.BinaryOperation):
+            stack.extend([v.left, v.right])
+        elif isinstance(v, cst.UnaryOperation):
+            stack.append(v.expression)
+    return out
 
 
 def _root_value(n) -> str:

@@ -51,8 +51,9 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "safe"
     default = True
     kind = "slow"
-    prefilter = r"\.eval\(|def \w*(?:val|eval|test|predict|inference)"
-    ast_prefilter = (r"^loop$", r"^\.eval\($|^def \w*(?:val|eval|test|predict|inference)")
+    # `model.train(False)` is `model.eval()` (bilinear-cnn's `self._net.train(False)`)
+    prefilter = r"\.eval\(|\.train\(\s*(?:mode\s*=\s*)?False\s*\)|def \w*(?:val|eval|test|predict|inference)"
+    ast_prefilter = (r"^loop$", r"^\.eval\($|^\.train\($|^def \w*(?:val|eval|test|predict|inference)")
     batch_message = (
         "`{fn}` runs `{model}` in eval mode once per batch with gradients enabled: autograd records "
         "a graph at every call (memory and time for nothing); decorate it with `@torch.no_grad()`"
@@ -69,7 +70,7 @@ forgets it runs slower and needs much more memory than it should, often running 
 the validation set of a model that trains fine. `model.eval()` does *not* turn autograd off: it
 only switches dropout and batch-norm behaviour.
 
-An evaluation loop is a loop that runs after `model.eval()`, or in a function named like
+An evaluation loop is a loop that runs after `model.eval()` (or `model.train(False)`), or in a function named like
 `validate`/`evaluate`/`test`/`predict`, and does no gradient work. The rule stays silent on
 gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 `torch.autograd.grad`, `requires_grad_`, `x.requires_grad = True` or `.grad` in the loop or its

@@ -187,7 +187,10 @@ for epoch in range(epochs):
     def _never_undone(self, ctx, facts):
         reported = set()
         for loop in facts.loops:
-            if not (loop.is_training or loop.is_epoch_loop):
+            # an epoch loop whose training runs in a function of the file (the Quickstart's
+            # `for t in range(epochs): train(loader, model, ...); test(loader, model, ...)`)
+            through = not (loop.is_training or loop.is_epoch_loop) and self._steps_through_calls(facts, loop)
+            if not (loop.is_training or loop.is_epoch_loop or through):
                 continue
             if self._mode_effects(ctx, facts, loop) & {"train", "unknown"}:
                 continue
@@ -197,7 +200,8 @@ for epoch in range(epochs):
                     continue
                 if name is None or not facts.mode_sensitive(model):
                     continue
-                if not self._trained_in(facts, loop, name):
+                if not self._trained_in(facts, loop, name) and not (
+                        through and self._trained_through_calls(ctx, facts, loop, name)):
                     continue
                 if facts.passes_to_unknown(loop.node, {name}):
                     continue
@@ -293,6 +297,35 @@ for epoch in range(epochs):
                 if any(dotted(mc.func) == attr and facts.grad_mode_at(mc) != "off"
                        for mc in facts.model_calls_through_self(g.body)):
                     return True
+        return False
+
+    @staticmethod
+    def _trained_through_calls(ctx, facts, loop, name) -> bool:
+        """A call in `loop` (gradients on) of a function of the file that runs backward and an
+        optimizer step, and calls the model `name`: through the parameter the call binds to it, as
+        the same module-level or enclosing variable, or as the same `self.<attr>` of its class."""
+        m = ctx.model
+        for c in facts.calls_in(loop.node, into_defs=False):
+            if facts.grad_mode_at(c) is not None:
+                continue
+            for fn in facts.file_functions(c):
+                if not {"backward", "step"} <= facts.effects(fn):
+                    continue
+                if _call_effects(facts, fn, c, 0) & {"train", "eval", "unknown-mode"}:
+                    continue  # it sets the mode it trains in itself (a linear probe's `model.eval()`)
+                for inner in facts.calls_in(fn.body, into_defs=False):
+                    if facts.grad_mode_at(inner) == "off":
+                        continue
+                    if isinstance(inner.func, cst.Name):
+                        arg = facts.argument_for(fn, c, inner.func.value)
+                        if arg is not None:
+                            if dotted(arg) == name:
+                                return True
+                        elif inner.func.value == name and _closure_variable(m, fn, inner.func, c):
+                            return True
+                    elif (name.startswith("self.") and dotted(inner.func) == name and _self_call(c)
+                          and m.class_of(fn) is m.class_of(c)):
+                        return True
         return False
 
     @staticmethod
