@@ -3441,6 +3441,11 @@ class Flow:
             if not pos:
                 return False
             first = pos[0][0]
+            sizes = [el.value for el in first.elements] if type(first) in (cst.Tuple, cst.List) else [x for x, _, _ in pos]
+            if any(type(x) is cst.Integer and x.value == "0" for x in sizes):
+                # `torch.zeros(0)`: an empty tensor, a "nothing yet" sentinel (silero-vad's decoder
+                # state): no element ever meets another device's, so it does not count as an operand
+                return False
             if type(first) in (cst.Tuple, cst.List):
                 return len(first.elements) > 0
             return True

@@ -375,3 +375,37 @@ def test_stored_module_hard_negatives():
     assert findings(_STORED.format(body="m = self.model; m.cpu()", move=".to(device)", after="", xmove="")) == []
     # moved after the wrapper was built, by the caller's own name
     assert findings(_STORED.format(body="pass", move="", after="net.to(device)", xmove=".to(device)")) == []
+
+
+_SENTINEL = """
+import torch
+import torch.nn as nn
+
+
+class Dec(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTMCell(4, 4)
+
+    def forward(self, x, state={state}):
+        if len(state):
+            h, c = self.rnn(x, (state[0], state[1]))
+        else:
+            h, c = self.rnn(x)
+        return h, torch.stack([h, c])
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+dec = Dec().to(device)
+x = torch.randn(2, 4, device=device)
+h, state = dec(x, {arg})
+"""
+
+
+def test_empty_sentinel_state_is_no_operand():
+    # silero-vad's decoder (fixtures21 F21-1): `torch.zeros(0)` means "no state yet"
+    assert findings(_SENTINEL.format(state="torch.zeros(0)", arg="torch.zeros(0)")) == []
+
+
+def test_non_empty_host_state_still_reports():
+    assert findings(_SENTINEL.format(state="None", arg="torch.zeros(2, 2, 4)")) == [("GL116", 22)]
