@@ -652,7 +652,9 @@ class DistFacts:
                     out.append(LoaderLoop(loop))
             return out
         for loop in m.fors:
-            if any(self.refers_to(src, lo.target) for src in self.iter_sources(loop.iter)):
+            if any(self.refers_to(src, lo.target) or self._holds_loader(src, lo) for src in self.iter_sources(loop.iter)):
+                # the name it is bound to, or (`train_loader = DataLoader(...); return train_loader`
+                # in a helper) a name of another function the flow engine knows holds it
                 out.append(LoaderLoop(loop))
         out += self._iter_passes(lambda x: self.refers_to(x, lo.target), None, None)
         # passed to a function of the file that loops over the matching parameter (or hands it on
