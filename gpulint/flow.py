@@ -1972,6 +1972,8 @@ class Flow:
                     return Value(TENSOR, a.dev, nonscalar=a.nonscalar, nograd=True, origin=a.origin)
                 if b.kind == TENSOR and a.kind in (HOSTVAL, None):
                     return Value(TENSOR, b.dev, nonscalar=b.nonscalar, nograd=True, origin=b.origin)
+            if all(v.kind == HOSTVAL for v in vals):
+                return Value(HOSTVAL, HOST, py="bool")  # `x > 0` of plain numbers
             return UNKNOWN
         if t is cst.BooleanOperation:
             a = self.eval(e.left, frame)
@@ -2410,6 +2412,14 @@ class Flow:
         b = self.eval(e.right, frame)
         ta, tb = a.kind == TENSOR, b.kind == TENSOR
         if not (ta or tb):
+            if type(e.operator) is cst.Multiply and {a.kind, b.kind} == {TUPLE, HOSTVAL}:
+                # `[False] * n`: a list of the same (plain) values (rl-starter-files' `dones`)
+                seq = a if a.kind == TUPLE else b
+                el = _elem_of(seq) if seq.items else seq.elem
+                if el is not None and el.kind == HOSTVAL:
+                    return Value(TUPLE, None, elem=el)
+            if a.kind == HOSTVAL and b.kind == HOSTVAL:
+                return Value(HOSTVAL, HOST)  # arithmetic of plain numbers
             return UNKNOWN
         if ta and tb:
             self._check(e, "binary", [(e.left, a), (e.right, b)], frame)

@@ -409,3 +409,30 @@ def test_empty_sentinel_state_is_no_operand():
 
 def test_non_empty_host_state_still_reports():
     assert findings(_SENTINEL.format(state="None", arg="torch.zeros(2, 2, 4)")) == [("GL116", 22)]
+
+
+_PLAIN_LISTS = """
+import torch
+import torch.nn as nn
+
+
+def masks_of(dones):
+    return 1 - torch.tensor(dones, dtype=torch.float).unsqueeze(1)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 4).to(device)
+h = model(torch.randn(3, 4, device=device))
+print(h * masks_of({dones}))
+"""
+
+
+def test_list_times_int_and_tuple_of_comparisons_are_plain_lists():
+    # rl-starter-files (fixtures20 J20-5): `[False] * n` and `tuple(a | b for ...)` of plain values
+    # give a host tensor through `torch.tensor`
+    assert findings(_PLAIN_LISTS.format(dones="[False] * 3")) == [("GL116", 13)]
+    assert findings(_PLAIN_LISTS.format(dones="tuple(x > 1 for x in range(3))")) == [("GL116", 13)]
+
+
+def test_unknown_sequence_stays_silent():
+    assert findings(_PLAIN_LISTS.format(dones="some_env.dones")) == []
