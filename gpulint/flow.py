@@ -590,6 +590,41 @@ def _flag_guards(m) -> dict:
     return out
 
 
+def _int_literal(e) -> int | None:
+    if type(e) is cst.UnaryOperation and type(e.operator) is cst.Minus and type(e.expression) is cst.Integer:
+        return -int(e.expression.value, 0)
+    if type(e) is cst.Integer:
+        return int(e.value, 0)
+    return None
+
+
+def _gpu_int(m, e, _depth: int) -> int | None:
+    """The integer an expression holds on a machine with a GPU: a literal, `0 if <GPU test> else
+    -1`, or a name every assignment of which gives the same such number; None otherwise."""
+    if _depth > 8:
+        return None
+    n = _int_literal(e)
+    if n is not None:
+        return n
+    if type(e) is cst.IfExp:
+        g = gpu_guard(m, e.test, _depth + 1)
+        if g is None:
+            return None
+        return _gpu_int(m, e.body if g else e.orelse, _depth + 1)
+    if type(e) is cst.Name:
+        bindings = m.bindings_of(e)
+        if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
+            values = [b.value for b in bindings]
+        elif len(bindings) == 1 and bindings[0].how == "param":
+            values = m.param_arguments(bindings[0])  # what every call of the function passes
+        else:
+            return None
+        vals = {_gpu_int(m, v, _depth + 1) for v in values}
+        if len(vals) == 1 and None not in vals:
+            return next(iter(vals))
+    return None
+
+
 def gpu_guard(m, test, _depth: int = 0) -> bool | None:
     """True for a test that holds on a machine with a GPU when the user runs the script there:
     `torch.cuda.is_available()`, a name or attribute bound only to such tests, a flag like
@@ -619,6 +654,14 @@ def gpu_guard(m, test, _depth: int = 0) -> bool | None:
                 return None
             same = (c.comparator.value == "True") == (op in (cst.Is, cst.Equal))
             return inner if same else not inner
+        # `cuda_device >= 0` with `cuda_device = 0 if torch.cuda.is_available() else -1` (AllenNLP's
+        # convention): the device index a GPU machine gets, compared with a number
+        left, right = _gpu_int(m, test.left, _depth + 1), _int_literal(c.comparator)
+        if left is not None and right is not None:
+            compare = {cst.GreaterThanEqual: left >= right, cst.GreaterThan: left > right,
+                       cst.LessThan: left < right, cst.LessThanEqual: left <= right,
+                       cst.Equal: left == right, cst.NotEqual: left != right}
+            return compare.get(op)
         return None
     if t is cst.Name:
         bindings = m.bindings_of(test)

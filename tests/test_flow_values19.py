@@ -436,3 +436,32 @@ def test_list_times_int_and_tuple_of_comparisons_are_plain_lists():
 
 def test_unknown_sequence_stays_silent():
     assert findings(_PLAIN_LISTS.format(dones="some_env.dones")) == []
+
+
+_CUDA_DEVICE_INDEX = """
+import torch
+import torch.nn as nn
+
+
+def load(cuda_device):
+    model = nn.Linear(4, 2)
+    if cuda_device {cmp}:
+        model.cuda(cuda_device)
+    return model
+
+
+cuda_device = 0 if torch.cuda.is_available() else -1
+model = load(cuda_device)
+print(model(torch.randn(3, 4)))
+"""
+
+
+def test_device_index_test_is_a_gpu_guard():
+    # AllenNLP's `cuda_device = 0 if available else -1`, `if cuda_device >= 0: model.cuda(...)`
+    # (OpenBookQA, fixtures20 J20-3): on a GPU machine the model is moved, its CPU input fails
+    assert findings(_CUDA_DEVICE_INDEX.format(cmp=">= 0")) == [("GL116", 15)]
+    assert findings(_CUDA_DEVICE_INDEX.format(cmp="!= -1")) == [("GL116", 15)]
+
+
+def test_device_index_test_hard_negative():
+    assert findings(_CUDA_DEVICE_INDEX.format(cmp="< 0")) == []
