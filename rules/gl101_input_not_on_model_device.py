@@ -246,7 +246,11 @@ for x, y in loader:
             if isinstance(func, (cst.Name, cst.Attribute)) and m.value_of(func).kind == "module":
                 model_device = f"next({ctx.code(func)}.parameters()).device"
         elif mm.op == "module-call" and isinstance(mm.acc, (cst.Name, cst.Attribute)):
-            model_device = f"next({ctx.code(mm.acc)}.parameters()).device"  # the model: the call's callee
+            acc = mm.acc
+            if (isinstance(acc, cst.Attribute) and m.value_of(acc).kind != "module"
+                    and m.value_of(acc.value).kind == "module"):
+                acc = acc.value  # `model.generate(ids)`: a method of the model, whose parameters are the model's
+            model_device = f"next({ctx.code(acc)}.parameters()).device"  # the model: the call's callee
         d = mm.acc_value.dev
         expr = d.expr if d is not None else None
         if expr is None:
