@@ -3953,16 +3953,33 @@ class Flow:
         params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)][1:]
         for i, name in enumerate(params):
             uses = [n for n in self.m.walk(fn.body) if type(n) is cst.Name and n.value == name]
-            if uses and all(self._host_use(n) for n in uses):
+            if uses and (all(self._host_use(n) for n in uses) or self._moved_first(fn, name)):
                 out.add(i)
                 out.add(name)
         return out
+
+    def _moved_first(self, fn: cst.FunctionDef, name: str) -> bool:
+        """The first statement of `forward` that uses the parameter rebinds it moved (`x =
+        x.to(self.device)`, `x = x.cuda()`): the module puts its input where it needs it."""
+        body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else []
+        for stmt in body:
+            if not any(type(n) is cst.Name and n.value == name for n in self.m.walk(stmt)):
+                continue
+            if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1 or type(stmt.body[0]) is not cst.Assign:
+                return False
+            a = stmt.body[0]
+            v = a.value
+            return (len(a.targets) == 1 and type(a.targets[0].target) is cst.Name and a.targets[0].target.value == name
+                    and type(v) is cst.Call and type(v.func) is cst.Attribute and v.func.attr.value in ("to", "cuda")
+                    and type(v.func.value) is cst.Name and v.func.value.value == name and (v.args or v.func.attr.value == "cuda"))
+        return False
 
     def _host_use(self, n: cst.Name) -> bool:
         parent = self.m.parents.get(n)
         if type(parent) is cst.Attribute and parent.value is n:
             call = self.m.parents.get(parent)
-            return (parent.attr.value in ("cpu", "tolist", "item", "numpy", "size", "shape")
+            # (`self.fc(x.to(self.device))`: moved where it is used)
+            return (parent.attr.value in ("cpu", "tolist", "item", "numpy", "size", "shape", "to", "cuda")
                     and (type(call) is cst.Call or parent.attr.value == "shape"))
         if type(parent) is cst.Arg and parent.value is n:
             call = self.m.parents.get(parent)

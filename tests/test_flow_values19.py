@@ -465,3 +465,36 @@ def test_device_index_test_is_a_gpu_guard():
 
 def test_device_index_test_hard_negative():
     assert findings(_CUDA_DEVICE_INDEX.format(cmp="< 0")) == []
+
+
+_SELF_MOVING = """
+import torch
+import torch.nn as nn
+
+
+class Classifier(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.device = device
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        {body}
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Classifier(device).to(device)
+print(model(torch.randn(2, 4)))
+"""
+
+
+def test_module_moving_its_own_input_is_no_mismatch():
+    # fixtures22 F22-3: forward puts its input where it needs it before any other use
+    assert findings(_SELF_MOVING.format(body="x = x.to(self.device)\n        return self.fc(x)")) == []
+    assert findings(_SELF_MOVING.format(body="return self.fc(x.to(self.device))")) == []
+
+
+def test_module_using_its_input_unmoved_still_reports():
+    assert findings(_SELF_MOVING.format(body="return self.fc(x)")) == [("GL116", 18)]
+    # a use before the move counts
+    assert findings(_SELF_MOVING.format(body="y = x * 2\n        x = x.to(self.device)\n        return self.fc(x + y)")) == [("GL116", 20)]
