@@ -8,6 +8,7 @@ from gpulint.analysis.amp import AmpFacts
 from gpulint.flow import runs_on_gpu
 from gpulint.model import DATALOADER_CLASSES
 from gpulint.rule import Context, Rule
+from gpulint.sites import lines_of
 
 SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})
 SET_DEFAULT_TENSOR_TYPE = frozenset({"torch.set_default_tensor_type"})
@@ -21,7 +22,7 @@ class DefaultDeviceWithCpuGenerator(Rule):
     code = "GL120"
     name = "default-device-with-cpu-generator"
     summary = "CUDA made the default device while a shuffling DataLoader / RandomSampler draws from a CPU generator."
-    message = "{setter} makes CUDA the default device, but the shuffling {what} at line {line} draws its permutation with a CPU `torch.Generator`: iterating it raises \"Expected a 'cuda' device type for generator but found 'cpu'\"; pass `generator=torch.Generator(device=...)` (the default device) to it, or keep the default device and move tensors explicitly"
+    message = "{setter} makes CUDA the default device, but the shuffling {what} at {line} draws its permutation with a CPU `torch.Generator`: iterating it raises \"Expected a 'cuda' device type for generator but found 'cpu'\"; pass `generator=torch.Generator(device=...)` (the default device) to it, or keep the default device and move tensors explicitly"
     fix_safety = "none"
     default = True
     kind = "crash"
@@ -97,7 +98,7 @@ for x, y in loader:
         what = "DataLoader" if m.qualname(first.func) in DATALOADER_CLASSES else "RandomSampler"
         for call in setters:
             setter = f"`{ctx.code(call)}`"
-            yield ctx.finding(call, self.message.format(setter=setter, what=what, line=ctx.line_of(first)))
+            yield ctx.finding(call, self.message.format(setter=setter, what=what, line=_where(ctx, call, first)))
         for with_stmt in contexts:
             # a `with torch.device("cuda"):` block matters only where the loader runs inside it
             inside = [s for s in samplers if _iterated_inside(m, s, with_stmt)]
@@ -105,7 +106,15 @@ for x, y in loader:
                 continue
             item = _cuda_device_context(m, with_stmt)
             setter = f"`with {ctx.code(item)}:`"
-            yield ctx.finding(item, self.message.format(setter=setter, what=what, line=ctx.line_of(inside[0])))
+            yield ctx.finding(item, self.message.format(setter=setter, what=what, line=_where(ctx, item, inside[0])))
+
+
+def _where(ctx, reported: cst.CSTNode, loader: cst.CSTNode) -> str:
+    """`line 12`, or in a notebook the loader's line in its own cell (`line 2 of the 3rd code cell
+    above`), never a line of the joined script."""
+    if ctx.line_of(reported) == ctx.line_of(loader):
+        return "this line"
+    return lines_of(ctx, reported, [loader]) or f"line {ctx.line_of(loader)}"
 
 
 def _sets_cuda(m, call: cst.Call, tensor_type: bool) -> bool | None:
