@@ -8,6 +8,7 @@ from gpulint.analysis.amp import AmpFacts
 from gpulint.flow import runs_on_gpu
 from gpulint.model import DATALOADER_CLASSES
 from gpulint.rule import Context, Rule
+from gpulint.sites import lines_of
 
 SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})
 SET_DEFAULT_TENSOR_TYPE = frozenset({"torch.set_default_tensor_type"})
@@ -21,7 +22,7 @@ class DefaultDeviceWithCpuGenerator(Rule):
     code = "GL120"
     name = "default-device-with-cpu-generator"
     summary = "CUDA made the default device while a shuffling DataLoader / RandomSampler draws from a CPU generator."
-    message = "{setter} makes CUDA the default device, but the shuffling {what} at line {line} draws its permutation with a CPU `torch.Generator`: iterating it raises \"Expected a 'cuda' device type for generator but found 'cpu'\"; pass `generator=torch.Generator(device=...)` (the default device) to it, or keep the default device and move tensors explicitly"
+    message = "{setter} makes CUDA the default device, but the shuffling {what} at {line} draws its permutation with a CPU `torch.Generator`: iterating it raises \"Expected a 'cuda' device type for generator but found 'cpu'\"; pass `generator=torch.Generator(device=...)` (the default device) to it, or keep the default device and move tensors explicitly"
     fix_safety = "none"
     default = True
     kind = "crash"
@@ -87,13 +88,17 @@ for x, y in loader:
         contexts = [w for w in m.withs if _cuda_device_context(m, w) is not None]
         if not setters and not contexts:
             return
+        # a loader built and used up before every setter runs never draws under the CUDA default
+        # (a tutorial notebook that demonstrates `set_default_tensor_type` in a late cell)
+        if setters and not contexts:
+            samplers = [s for s in samplers if not all(_used_up_before(m, s, o) for o in setters)]
         if not samplers:
             return
         first = samplers[0]
         what = "DataLoader" if m.qualname(first.func) in DATALOADER_CLASSES else "RandomSampler"
         for call in setters:
             setter = f"`{ctx.code(call)}`"
-            yield ctx.finding(call, self.message.format(setter=setter, what=what, line=ctx.line_of(first)))
+            yield ctx.finding(call, self.message.format(setter=setter, what=what, line=_where(ctx, call, first)))
         for with_stmt in contexts:
             # a `with torch.device("cuda"):` block matters only where the loader runs inside it
             inside = [s for s in samplers if _iterated_inside(m, s, with_stmt)]
@@ -101,7 +106,15 @@ for x, y in loader:
                 continue
             item = _cuda_device_context(m, with_stmt)
             setter = f"`with {ctx.code(item)}:`"
-            yield ctx.finding(item, self.message.format(setter=setter, what=what, line=ctx.line_of(inside[0])))
+            yield ctx.finding(item, self.message.format(setter=setter, what=what, line=_where(ctx, item, inside[0])))
+
+
+def _where(ctx, reported: cst.CSTNode, loader: cst.CSTNode) -> str:
+    """`line 12`, or in a notebook the loader's line in its own cell (`line 2 of the 3rd code cell
+    above`), never a line of the joined script."""
+    if ctx.line_of(reported) == ctx.line_of(loader):
+        return "this line"
+    return lines_of(ctx, reported, [loader]) or f"line {ctx.line_of(loader)}"
 
 
 def _sets_cuda(m, call: cst.Call, tensor_type: bool) -> bool | None:
@@ -213,6 +226,83 @@ def _iterated_before(m, loader_call: cst.Call, node: cst.CSTNode) -> bool:
                 and m.precedes(loop, node) and not m.contains(loop, node)):
             return True
     return False
+
+
+_LOOPS_AND_SCOPES = (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+
+
+def _used_up_before(m, loader_call: cst.Call, setter: cst.Call) -> bool:
+    """The loader is bound to a name at module level before `setter`, which runs once at module
+    level (no loop, no function around it), and every reading of that name comes before `setter`,
+    at module level, as a loop's iterable, `len(name)`, `next(iter(name))`, or `it = iter(name)`
+    whose readings follow the same rule. Any other use (handed to a function, stored, read after
+    the setter or inside a function) may iterate it later: not used up."""
+    if m.enclosing(setter, *_LOOPS_AND_SCOPES) is not None:
+        return False
+    parent = m.parent(loader_call)
+    if (not isinstance(parent, cst.Assign) or len(parent.targets) != 1
+            or not isinstance(parent.targets[0].target, cst.Name)
+            or m.enclosing(loader_call, *_LOOPS_AND_SCOPES) is not None
+            or not m.precedes(loader_call, setter)):
+        return False
+    return _readings_before(m, parent.targets[0].target.value, setter, parent.targets[0].target, 0)
+
+
+_ITER_WRAPPERS = frozenset({"enumerate", "iter", "zip", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
+
+
+def _loop_sources(m) -> set[int]:
+    """The ids of the expressions a `for` loop iterates, seen through enumerate / zip / iter / tqdm."""
+    out = set()
+    for loop in m.fors:
+        todo = [loop.iter]
+        while todo:
+            it = todo.pop()
+            out.add(id(it))
+            if isinstance(it, cst.Call):
+                q = m.qualname(it.func) or (it.func.value if isinstance(it.func, cst.Name) else None)
+                if q in _ITER_WRAPPERS:
+                    todo.extend(a.value for a in it.args if a.keyword is None and not a.star)
+    return out
+
+
+def _readings_before(m, name: str, setter: cst.CSTNode, own_target: cst.Name, depth: int) -> bool:
+    """Every reading of `name` comes before `setter`, at module level, and only iterates it."""
+    sources = _loop_sources(m)
+    for n in m.nodes:
+        if type(n) is not cst.Name or n.value != name or n is own_target:
+            continue
+        p = m.parent(n)
+        if isinstance(p, cst.Attribute) and p.attr is n:
+            continue  # `obj.name`: another thing
+        if isinstance(p, cst.Arg) and p.keyword is n:
+            continue  # `f(name=...)`: a keyword
+        if not m.precedes(n, setter) or m.enclosing(n, *_LOOPS_AND_SCOPES[2:]) is not None:
+            return False
+        if isinstance(p, cst.AssignTarget):
+            continue  # rebound before the setter: the new value is a loader of its own, or not one
+        if id(n) in sources:
+            continue
+        if isinstance(p, cst.Arg) and p.value is n:
+            call = m.parent(p)
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and len(call.args) == 1:
+                if call.func.value == "len" and depth == 0:
+                    continue
+                if call.func.value == "next" and depth == 1:
+                    continue  # `next(it)` of `it = iter(loader)`: a batch drawn now
+                if call.func.value == "iter":
+                    outer = m.parent(call)
+                    if isinstance(outer, cst.Arg):
+                        nxt = m.parent(outer)
+                        if isinstance(nxt, cst.Call) and isinstance(nxt.func, cst.Name) and nxt.func.value == "next":
+                            continue  # `next(iter(loader))`: one batch, drawn now
+                    if (depth == 0 and isinstance(outer, cst.Assign) and len(outer.targets) == 1
+                            and isinstance(outer.targets[0].target, cst.Name)
+                            and _readings_before(m, outer.targets[0].target.value, setter,
+                                                 outer.targets[0].target, 1)):
+                        continue  # `it = iter(loader)`, itself used up before the setter
+        return False
+    return True
 
 
 def _iterated_inside(m, loader_call: cst.Call, with_stmt: cst.With) -> bool:
