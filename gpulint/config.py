@@ -39,6 +39,7 @@ DEFAULT_EXCLUDE = (
     ".pytest_cache",
     ".ruff_cache",
     ".gpulint_cache",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies (ruff and black skip them too)
     "__pypackages__",
     "_build",
     "buck-out",

@@ -136,7 +136,8 @@ def test_per_file_ignores_relative_to_the_config_folder(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "folder", [".git", ".venv", "venv", "build", "dist", "__pycache__", "node_modules", "site-packages", "pkg.egg-info"]
+    "folder", [".git", ".venv", "venv", "build", "dist", "__pycache__", "node_modules", "site-packages", "pkg.egg-info",
+               ".ipynb_checkpoints"]
 )
 def test_default_excludes(tmp_path, folder):
     write(tmp_path, {f"{folder}/bug.py": BUGGY, f"src/{folder}/bug.py": BUGGY, "ok.py": CLEAN})
