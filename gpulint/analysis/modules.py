@@ -685,6 +685,26 @@ class FactorySite:
     met: bool = False
 
 
+def _relative_imports(m) -> frozenset:
+    """Names a relative import of the file binds (`from .utils import convert2cpu`), computed once
+    per model (the binding table does not record them)."""
+    found = getattr(m, "_gl_relative_imports", None)
+    if found is None:
+        names = set()
+        for node in m.nodes:
+            if type(node) is cst.ImportFrom and node.relative and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    target = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(target, cst.Name):
+                        names.add(target.value)
+        found = frozenset(names)
+        try:
+            m._gl_relative_imports = found
+        except AttributeError:
+            pass
+    return found
+
+
 class DeviceFlow:
     """Which host-made tensors meet device tensors in the methods reachable from forward."""
 
@@ -1285,6 +1305,21 @@ class DeviceFlow:
             # a local callable (`for layer in self.layers: x = layer(x)`, `self.blocks[i](x)`):
             # its output is where its input is
             self._expr(f, env)
+            bound = m.bindings_of(f) if isinstance(f, cst.Name) else None
+            if isinstance(f, cst.Name) and (any(b.how == "import" for b in bound) or (
+                    not bound and f.value in _relative_imports(m))):
+                # an imported function (`from .utils import convert2cpu`, PRECISION17 A1): where
+                # its result is, is what it does, not where its input was
+                return EMPTY
+            if isinstance(f, cst.Name) and any(b.how == "def" for b in bound):
+                # a function of the file that puts its result on the host itself (`def to_cpu(x):
+                # return x.cpu()`, or makes it there): the flow engine's value of the call says so
+                v = m.value_of(call)
+                fn = m.module_function(f.value)
+                made = v.placed if v.placed is not None else v.origin
+                if (v.kind == "tensor" and v.dev is not None and v.dev.is_host and made is not None
+                        and fn is not None and m.contains(fn, made)):
+                    return EMPTY
             return frozenset({D}) if any(D in a for a in args) else EMPTY
         self._expr(f, env)
         return EMPTY
