@@ -600,12 +600,24 @@ def _int_literal(e) -> int | None:
 
 def _gpu_int(m, e, _depth: int) -> int | None:
     """The integer an expression holds on a machine with a GPU: a literal, `0 if <GPU test> else
-    -1`, or a name every assignment of which gives the same such number; None otherwise."""
-    if _depth > 8:
-        return None
+    -1`, or a name every assignment of which gives the same such number; None otherwise. Memoised
+    per node (gpu_guard asks it for every comparison with a number: without it, names whose
+    bindings hold other comparisons fan out exponentially; torch's collate.py took 60 s)."""
     n = _int_literal(e)
     if n is not None:
         return n
+    if type(e) not in (cst.IfExp, cst.Name) or _depth > 6:
+        return None
+    memo = m.__dict__.setdefault("_gl_gpu_int", {})
+    if e in memo:
+        return memo[e]
+    memo[e] = None  # in progress: a cycle answers None
+    out = _gpu_int_uncached(m, e, _depth)
+    memo[e] = out
+    return out
+
+
+def _gpu_int_uncached(m, e, _depth: int) -> int | None:
     if type(e) is cst.IfExp:
         g = gpu_guard(m, e.test, _depth + 1)
         if g is None:
@@ -619,9 +631,13 @@ def _gpu_int(m, e, _depth: int) -> int | None:
             values = m.param_arguments(bindings[0])  # what every call of the function passes
         else:
             return None
-        vals = {_gpu_int(m, v, _depth + 1) for v in values}
-        if len(vals) == 1 and None not in vals:
-            return next(iter(vals))
+        out = None
+        for v in values:
+            n = _gpu_int(m, v, _depth + 1)
+            if n is None or (out is not None and n != out):
+                return None
+            out = n
+        return out
     return None
 
 
