@@ -100,6 +100,8 @@ def _die_with_parent(parent: int) -> None:
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the workers
+    if hasattr(signal, "pthread_sigmask"):  # blocked by the parent around the fork (see _Worker)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     done = False
     if sys.platform.startswith("linux"):
         try:
@@ -156,7 +158,20 @@ class _Worker:
     def __init__(self, ctx) -> None:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
-        self.proc.start()
+        # A Ctrl-C in the instant between the fork and the worker ignoring SIGINT would raise
+        # KeyboardInterrupt in the new worker (a traceback on the terminal): SIGINT is blocked
+        # across the fork; the parent receives a pending one when it unblocks, the worker
+        # discards it once it ignores the signal.
+        import signal
+
+        masked = hasattr(signal, "pthread_sigmask") and ctx.get_start_method() == "fork"
+        if masked:
+            old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self.proc.start()
+        finally:
+            if masked and signal.SIGINT not in old:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         child.close()
         self.current: int | None = None
         self.started = 0.0

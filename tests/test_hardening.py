@@ -435,8 +435,17 @@ def test_ctrl_c_exits_130_and_leaves_no_temp_file(tmp_path):
     write(tree, {f"f{i:02d}.py": MOVE for i in range(40)})
     log = tmp_path / "log"
     script = tmp_path / "parent.py"
+    # A terminal's foreground job gets SIGINT with Python's default handler. The process running
+    # this test may have inherited SIGINT ignored or blocked (both survive exec), which would make
+    # the child finish its run and exit 0: the child puts the terminal's disposition back first.
+    prelude = (
+        "import signal\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+    )
     script.write_text(
-        _PARENT.format(repo=str(REPO), log=str(log), tree=str(tree)).replace(
+        prelude
+        + _PARENT.format(repo=str(REPO), log=str(log), tree=str(tree)).replace(
             "cli.main(args=", "cli.main(prog_name='gpulint', args="
         ).replace("standalone_mode=False", "standalone_mode=True")
     )
@@ -444,9 +453,12 @@ def test_ctrl_c_exits_130_and_leaves_no_temp_file(tmp_path):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 4):
         time.sleep(0.05)
+    started = len(log.read_text().splitlines()) if log.exists() else 0
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err.decode()
+    n_logged = len(log.read_text().splitlines()) if log.exists() else 0
+    assert proc.returncode == 130, (started, n_logged, err.decode())
+    assert n_logged < 40  # stopped part-way, not a run that finished before the signal
     assert b"Traceback" not in err and b"Aborted" not in err
     assert not list(tree.glob(".gpulint-*.tmp"))
 
