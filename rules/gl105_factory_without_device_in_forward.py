@@ -201,8 +201,15 @@ class Tagger(nn.Module):
             ) and construction_state(m, cls, parent):
                 continue  # a plain tensor attribute set while the module is built: GL106
             seen.add(call)
-            acc = representative(m, mm.acc)
-            made = factory_device_fix(ctx, mm, call, acc, allow_random=True)
+            param = _witness(m, call, made_in)
+            acc = param or representative(m, mm.acc)
+            if m.value_of(acc).kind == "module":
+                acc = mm.node  # `self.lstm(x, (h0, c0))`: a module has no `.device` to name
+            if param is not None:
+                # bound when the function starts: the fix holds wherever the factory meets the device
+                made = _param_device_fix(ctx, call, param.value)
+            else:
+                made = factory_device_fix(ctx, mm, call, acc, allow_random=True)
             fix = None
             if made is not None:
                 fix = ctx.fix(made[0], safe=not made[1], message=f"Pass `device={acc.value}.device`")
@@ -229,6 +236,63 @@ class Tagger(nn.Module):
             return ctx.insert_text(end, f", {text}")
         end = ctx.span(call)[1]
         return ctx.insert_text(end - 1, text)
+
+
+def _witness(m, call: cst.Call, fn) -> cst.Name | None:
+    """The tensor whose device the factory should take: the first parameter of the function that
+    makes it which the flow engine finds on the accelerator wherever the function reads it, and
+    that the function never rebinds (forward's `x`). Bound before any statement of the function,
+    so a `device=x.device` fix can always be written; the operand that met the factory is often
+    bound only after it (`scores = ... + torch.arange(n)`)."""
+    if not isinstance(fn, cst.FunctionDef):
+        return None
+    loop = m.enclosing(call, cst.For, cst.While)
+    for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params):
+        name = p.name.value
+        if name in ("self", "cls"):
+            continue
+        uses = [n for n in m.walk(fn.body) if isinstance(n, cst.Name) and n.value == name
+                and m.scope_of(n) is fn]
+        if not uses:
+            continue
+        others = [b for b in m.bindings_of(uses[0]) if b.how != "param"]
+        if others:
+            # rebound later (`inputs = self.norm(inputs)`): the parameter itself, read before that
+            first = min((b.node for b in others), key=lambda n: m.order[n])
+            if not m.precedes(call, first) or (loop is not None and m.contains(loop, first)):
+                continue
+            uses = [u for u in uses if m.precedes(u, first)]
+            if not uses:
+                continue
+        values = [m.value_of(u) for u in uses]
+        if any(v.kind != "tensor" for v in values):  # not a dict of tensors (`outputs["anchors"]`)
+            continue
+        devices = [m.device_of(u) for u in uses]
+        if not all(d is not None and d.is_acc for d in devices):
+            continue
+        return uses[0]
+    return None
+
+
+def _param_device_fix(ctx: Context, call: cst.Call, name: str):
+    """`device=<name>.device` for a `torch.*` factory (`.to(<name>.device)` after a legacy
+    constructor), `name` a parameter of the function that makes it. Returns (edit, random) or None."""
+    from gpulint import flowkb
+    from gpulint.analysis.mismatch import NO_DEVICE_ARG, _after_last_argument
+
+    m = ctx.model
+    q = m.qualname(call.func)
+    if not q or not q.startswith("torch.") or not call.args or any(a.star for a in call.args):
+        return None
+    last = q.rsplit(".", 1)[-1]
+    if last in NO_DEVICE_ARG or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        return None
+    random = last in RANDOM_FACTORIES
+    if q in flowkb.LEGACY_TENSOR_TYPES:
+        return ctx.insert_text(ctx.span(call)[1], f".to({name}.device)"), random
+    if not factory_takes_device(q, like=True):
+        return None
+    return ctx.insert_text(_after_last_argument(ctx, call), f", device={name}.device"), random
 
 
 def _each_host(mismatches):
