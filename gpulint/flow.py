@@ -2426,6 +2426,15 @@ class Flow:
                 return Value(MODULE, bv.dev, bv.half, wrap=UNWRAPPED)
             if attr == "weight" or attr == "bias":
                 return Value(TENSOR, bv.dev, bv.half, True)
+            if bv.cls is not None and bv.cls in self.m.classes and bv.dev is not None and bv.dev.is_acc:
+                # `predictor.criterion(...)`: a submodule the file's module class stores in its
+                # `__init__` moved with it (registered submodules follow `.to()`); on the host
+                # side it may have been moved by itself, so only the accelerator is taken
+                self._ensure_init(bv.cls)
+                v = self.class_attrs.get(bv.cls, {}).get(attr)
+                if (v is not None and v.kind in (MODULE, METRIC) and v.cls is not None
+                        and v.cls in self.m.classes and self._set_in_init_only(bv.cls, attr, plain=False)):
+                    return Value(v.kind, bv.dev, bv.half, cls=v.cls)
             return UNKNOWN
         return UNKNOWN
 
@@ -2746,6 +2755,13 @@ class Flow:
                         self._escape_containers(e, frame)
                 elif rv.kind in (None, OBJECT):
                     self._escape_containers(e, frame)
+            if (rv.kind == MODULE and rv.cls is not None and rv.cls in self.m.classes
+                    and self.m.method_of_class(rv.cls, meth) is None):
+                av = self._e_attribute(func, frame)  # `predictor.criterion(out, y)`: a submodule called
+                if av.kind in (MODULE, METRIC) and av.dev is not None:
+                    if frame.record:
+                        self.values[func] = av
+                    return self._module_call(e, av, pos, kw, frame)
             return self._method(e, meth, recv, rv, pos, kw, frame)
         pos, kw = self._args(e, frame)
         if q is not None:
@@ -3690,7 +3706,12 @@ class Flow:
         if k is None and rv.dev == HOST and rv.origin is not None and self._reads_host(rv.origin):
             return Value(None, HOST, origin=rv.origin)  # `Image.open(p).convert("RGB")`, `arr.reshape(...)`
         if type(recv) is cst.Name and recv.value == "self" and frame.cls is not None:
-            return self._call_method(frame.cls, meth, rv, e, pos, kw, frame)
+            cls = frame.cls
+            if rv.cls is not None and rv.cls != cls and self._derives(rv.cls, cls):
+                # a base's method run for a subclass instance: `self._loss(...)` is the override
+                # (chemprop's metric `update` calling the subclass's `_calc_unreduced_loss`)
+                cls = rv.cls
+            return self._call_method(cls, meth, rv, e, pos, kw, frame)
         if k == DEVICE:
             return UNKNOWN
         return UNKNOWN
@@ -4165,18 +4186,18 @@ class Flow:
                 return True
         return False
 
-    def _set_in_init_only(self, cls: str, attr: str) -> bool:
-        """A plain class of the file (no base class) whose `__init__` assigns `self.<attr>` and no
-        other code of the file assigns `<anything>.<attr>` or touches attributes generically
-        (`setattr`, `__dict__`, `__setattr__`)."""
-        key = ("init-only", cls, attr)
+    def _set_in_init_only(self, cls: str, attr: str, plain: bool = True) -> bool:
+        """A plain class of the file (no base class; any class of the file when not `plain`)
+        whose `__init__` assigns `self.<attr>` and no other code of the file assigns
+        `<anything>.<attr>` or touches attributes generically (`setattr`, `__dict__`, `__setattr__`)."""
+        key = ("init-only", cls, attr, plain)
         found = self._fwd_cache.get(key)
         if found is not None:
             return found
         out = False
         info = self.m.classes.get(cls)
         init = info.methods.get("__init__") if info is not None else None
-        if init is not None and not info.bases:
+        if init is not None and not (plain and info.bases):
             out = True
             in_init = False
             if any(self._names_of(x) for x in ("setattr", "__dict__", "__setattr__", "vars")):
@@ -4474,6 +4495,23 @@ class Flow:
                 return {"dataloader": LOADER}.get(k, k)
         return None
 
+    def _derives(self, sub: str, base: str) -> bool:
+        """The file's class `sub` inherits, through classes of the file, from `base`."""
+        todo, seen = [sub], set()
+        while todo:
+            c = todo.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            info = self.m.classes.get(c)
+            if info is None:
+                continue
+            for b in info.bases:
+                if b == base:
+                    return True
+                todo.append(b)
+        return False
+
     def _call_method(self, cls, meth, selfv, e, pos, kw, frame, summary_only=False) -> Value:
         found = self.m.method_of_class(cls, meth)
         if found is None:
@@ -4507,6 +4545,8 @@ class Flow:
                 else:
                     args[_DOUBLE_STAR] = UNKNOWN
                 continue
+            if not s and i >= len(names) and isinstance(p.star_arg, cst.Param):
+                continue  # taken by the function's `*args` (its named parameters are known)
             if s or i >= len(names):
                 ok = False
                 break

@@ -1,0 +1,117 @@
+"""Flow engine shapes from the sixteenth session: a base class's method dispatching to a
+subclass's override, extra positional arguments taken by `*args`, and a submodule of a moved
+model called through the model (chemprop's metric-as-criterion)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from gpulint.engine import Options, run_text
+from gpulint.model import ScriptModel
+from gpulint.registry import Registry
+
+HOST_WEIGHTS = [(14, "binary", "weights.view(-1, 1)")]
+
+
+def findings(src: str, select=("GL101", "GL105", "GL112", "GL116")) -> list[tuple[str, int]]:
+    reg = Registry.load()
+    rules = [reg.by_code(c)() for c in select]
+    res = run_text("t.py", textwrap.dedent(src), rules, Options())
+    return sorted((d.code, d.line) for d in res.diagnostics)
+
+
+def engine_mismatches(src: str) -> list[tuple[int, str, str]]:
+    """The flow engine's own answer (GL105 also has the older class-local analysis)."""
+    src = textwrap.dedent(src)
+    mod = cst.parse_module(src)
+    pos = MetadataWrapper(mod, unsafe_skip_copy=True).resolve(PositionProvider)
+    m = ScriptModel(mod, src)
+    return sorted((pos[mm.node].start.line, mm.op, mod.code_for_node(mm.host)) for mm in m.mismatches())
+
+
+# chemprop's metric: the base class's `update` computes the loss with the subclass's override and
+# weights it by a CPU tensor made when no weights are given
+_METRIC = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Metric(nn.Module):
+    def forward(self, preds, targets, weights=None):
+        return self.update(preds, targets, weights)
+
+    def update(self, preds, targets, weights=None):
+        weights = torch.ones(targets.shape[0]) if weights is None else weights
+        L = self._loss(preds, targets, weights)
+        return (L * weights.view(-1, 1)).mean()
+
+    def _loss(self, preds, targets, weights):
+        raise NotImplementedError
+
+
+class BCE(Metric):
+    def _loss({params}):
+        return F.binary_cross_entropy_with_logits(preds, targets, reduction="none")
+
+
+class Net(nn.Module):
+    def __init__(self, criterion):
+        super().__init__()
+        self.ffn = nn.Linear(8, 3)
+        self.criterion = criterion
+
+    def forward(self, z):
+        return self.ffn(z)
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+net = Net(BCE()).to(device)
+for step in range(3):
+    z = torch.randn(4, 8).to(device)
+    y = torch.rand(4, 3).to(device)
+    loss = {call}(net(z), y)
+    loss.backward()
+"""
+
+
+def test_override_with_star_args_called_through_the_moved_model():
+    src = _METRIC.format(params="self, preds, targets, *args", call="net.criterion")
+    assert engine_mismatches(src) == HOST_WEIGHTS
+    assert findings(src) == [("GL105", 12)]
+
+
+def test_override_with_named_parameters():
+    src = _METRIC.format(params="self, preds, targets, weights", call="net.criterion")
+    assert engine_mismatches(src) == HOST_WEIGHTS
+    assert findings(src) == [("GL105", 12)]
+
+
+def test_subclass_instance_called_directly_after_its_move():
+    src = _METRIC.format(params="self, preds, targets, *args", call="crit").replace(
+        "for step in range(3):", "crit = BCE().to(device)\nfor step in range(3):")
+    assert engine_mismatches(src) == HOST_WEIGHTS
+    assert findings(src) == [("GL105", 12)]
+
+
+def test_submodule_of_a_model_left_on_the_host_is_not_placed():
+    # the model is never moved: where its criterion is is not taken from it
+    src = _METRIC.format(params="self, preds, targets, *args", call="net.criterion").replace(
+        "net = Net(BCE()).to(device)", "net = Net(BCE())")
+    assert engine_mismatches(src) == [(40, "module-host", "net")]  # the model's own mismatch only
+
+
+def test_submodule_reassigned_outside_init_is_not_followed():
+    # another assignment of `.criterion` anywhere in the file: what the call runs is not known
+    src = _METRIC.format(params="self, preds, targets, *args", call="net.criterion").replace(
+        "for step in range(3):", "net.criterion = nn.BCEWithLogitsLoss()\nfor step in range(3):")
+    assert engine_mismatches(src) == []
+
+
+def test_weights_given_by_the_caller_on_the_device_are_silent():
+    src = _METRIC.format(params="self, preds, targets, *args", call="net.criterion").replace(
+        "loss = net.criterion(net(z), y)", "loss = net.criterion(net(z), y, torch.ones(4, device=z.device))")
+    assert engine_mismatches(src) == []
