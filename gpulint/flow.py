@@ -133,6 +133,7 @@ class Value:
     nullable: bool = False  # None on some path (joined with `None`: the join keeps the other value)
     truth: bool | None = None  # `True` / `False` on every path (a flag the calls set), else None
     py: str | None = None  # HOSTVAL: its builtin type on every path ('int', 'float', 'str', 'bool')
+    const: str | None = None  # HOSTVAL: the same string literal on every path (`return_tensors="pt"`)
     # MODULE moved to an accelerator, then given a new submodule built on the host (`model.fc =
     # nn.Linear(...)` after `model.to(device)`): (the assigned attribute, the constructor call)
     host_part: object = field(default=None, repr=False)
@@ -157,6 +158,7 @@ class Value:
             and self.nullable == o.nullable
             and self.truth == o.truth
             and self.py == o.py
+            and self.const == o.const
             and self.host_part is o.host_part
         )
 
@@ -172,6 +174,10 @@ TRUE_VALUE = Value(HOSTVAL, HOST, truth=True, py="bool")
 FALSE_VALUE = Value(HOSTVAL, HOST, truth=False, py="bool")
 _LITERAL_TYPES = {cst.Integer: "int", cst.Float: "float", cst.SimpleString: "str", cst.Imaginary: "complex"}
 NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (using None would fail anyway)
+
+
+_DEVICE_TEXT = re.compile(r"\s*(cuda|cpu|mps|xpu|meta|hpu|npu|xla|gpu|tpu|ipu|mtia|privateuseone)(:\d+)?\s*$", re.I)
+_LEAVES = "leaves"  # `_if`: the branch its test decides always leaves the block
 
 
 def join(a: Value | None, b: Value | None) -> Value:
@@ -231,6 +237,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         nullable=a.nullable or b.nullable,
         truth=a.truth if a.truth == b.truth else None,
         py=a.py if a.py == b.py else None,
+        const=a.const if a.const == b.const else None,
         host_part=a.host_part if a.host_part is b.host_part else None,
     )
 
@@ -1094,7 +1101,10 @@ class Flow:
         t = type(d)
         if t is cst.SimpleString:
             dev = self._device_value(d, None)
-            return Value(DEVICE, dev) if dev is not None else None
+            if dev is not None:
+                return Value(DEVICE, dev)
+            v = self.eval(d, self.module_frame)
+            return v if v.const is not None else None  # `return_tensors="pt"`
         if (t is cst.Name and d.value in ("None", "True", "False")) or t in (cst.Integer, cst.Float):
             return self.eval(d, self.module_frame)
         return None
@@ -1275,7 +1285,10 @@ class Flow:
                 if not self._small(stmt, frame):
                     return False
             elif t is cst.If:
-                if self._if(stmt, frame) and i + 1 < len(stmts):
+                ran = self._if(stmt, frame)
+                if ran is _LEAVES:
+                    return False
+                if ran and i + 1 < len(stmts):
                     # `if cuda_available: return x.cuda()` then `return x`: the rest of the block
                     # runs only where the GPU test fails
                     frame.cpu_only += 1
@@ -1622,16 +1635,22 @@ class Flow:
             decided = self._flag_test(stmt.test, frame)
         if decided is None:
             decided = self._type_test(stmt.test, frame)
+        if decided is None:
+            decided = self._const_test(stmt.test, frame)
         if decided is not None:
             # `if self.device is not None:` with `self.device = 'cpu'` from every construction: only
             # one branch runs
             if decided:
-                self._block(stmt.body.body, frame)
+                live = self._block(stmt.body.body, frame)
             elif isinstance(stmt.orelse, cst.If):
-                self._if(stmt.orelse, frame)
+                live = self._if(stmt.orelse, frame) != _LEAVES
             elif isinstance(stmt.orelse, cst.Else):
-                self._block(stmt.orelse.body.body, frame)
-            return
+                live = self._block(stmt.orelse.body.body, frame)
+            else:
+                live = True
+            # the branch that runs always leaves (`if return_tensors == "pt": return ...`): the
+            # statements after the `if` do not run
+            return None if live else _LEAVES
         guard = self.gpu_guard(stmt.test)
         before = frame.env
         frame.env = dict(before)
@@ -1643,7 +1662,7 @@ class Flow:
         live_else = True
         frame.cpu_only += guard is True
         if isinstance(stmt.orelse, cst.If):
-            self._if(stmt.orelse, frame)
+            live_else = self._if(stmt.orelse, frame) is not _LEAVES
         elif isinstance(stmt.orelse, cst.Else):
             live_else = self._block(stmt.orelse.body.body, frame)
         frame.cpu_only -= guard is True
@@ -1667,6 +1686,26 @@ class Flow:
             frame.env = else_env
         else:
             frame.env = _join_env(then_env, else_env)
+
+    def _const_test(self, test, frame: _Frame) -> bool | None:
+        """`return_tensors == "pt"` (or `!=`) where both sides are the same string literal on every
+        path, or one is such a string and the other `None` (a parameter left to its default):
+        whether the test holds; None otherwise."""
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+            return None
+        op = type(test.comparisons[0].operator)
+        if op not in (cst.Equal, cst.NotEqual):
+            return None
+        a = self.eval(test.left, frame)
+        b = self.eval(test.comparisons[0].comparator, frame)
+        if a.const is not None and b.const is not None:
+            same = a.const == b.const
+        elif (a.const is not None and b.kind == "none" and not b.nullable) or (
+                b.const is not None and a.kind == "none" and not a.nullable):
+            same = False
+        else:
+            return None
+        return same if op is cst.Equal else not same
 
     def _flag_test(self, test, frame: _Frame) -> bool | None:
         """`if per_comp:` / `if not per_comp:` where the name (or `self` attribute) is the literal
@@ -1992,7 +2031,13 @@ class Flow:
 
     def _e_other(self, e, frame) -> Value:
         t = type(e)
-        if t is cst.Integer or t is cst.Float or t is cst.SimpleString or t is cst.Imaginary:
+        if t is cst.SimpleString:
+            text = e.evaluated_value if "b" not in e.prefix.lower() else None
+            if isinstance(text, str) and len(text) <= 64 and not _DEVICE_TEXT.match(text):
+                # (a device string is a device choice: the GPU test's branches decide it)
+                return Value(HOSTVAL, HOST, py="str", const=text)
+            return Value(HOSTVAL, HOST, py="str")
+        if t is cst.Integer or t is cst.Float or t is cst.Imaginary:
             return Value(HOSTVAL, HOST, py=_LITERAL_TYPES[t])
         if t is cst.Dict:
             out = None
@@ -2444,6 +2489,9 @@ class Flow:
         guard = self.gpu_guard(e.test)
         if guard is not None:
             return a if guard else b  # `x.cuda() if torch.cuda.is_available() else x`
+        decided = self._const_test(e.test, frame)
+        if decided is not None:
+            return a if decided else b  # `torch.tensor(ids) if return_tensors == "pt" else ids`
         # `x if cond else None`: where x lives is what matters (None has no device)
         if _is_none(e.orelse):
             return a

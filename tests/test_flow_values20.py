@@ -115,3 +115,63 @@ def test_weights_given_by_the_caller_on_the_device_are_silent():
     src = _METRIC.format(params="self, preds, targets, *args", call="net.criterion").replace(
         "loss = net.criterion(net(z), y)", "loss = net.criterion(net(z), y, torch.ones(4, device=z.device))")
     assert engine_mismatches(src) == []
+
+
+# jsonformer#9 / BadAgent#7: a tokenizer stand-in returns a tensor or a list depending on a string
+# argument the call passes as a literal
+_TOKENIZER = """
+import torch
+import torch.nn as nn
+
+
+class Tok:
+    def encode(self, text, return_tensors={default}):
+        ids = [ord(c) % 16 for c in text]
+        {body}
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Embedding(16, 4)
+model.to(device)
+x = Tok().encode("abc"{arg})
+print(model(x))
+"""
+
+_TERNARY = 'return torch.tensor([ids]) if return_tensors == "pt" else ids'
+_IF = 'if return_tensors == "pt":\n            return torch.tensor([ids])\n        return ids'
+_IF_NE = 'if return_tensors != "pt":\n            return ids\n        return torch.tensor([ids])'
+
+
+def _tok(body, arg=', return_tensors="pt"', default="None"):
+    return _TOKENIZER.format(body=body, arg=arg, default=default)
+
+
+def _model_call(src):
+    return textwrap.dedent(src).splitlines().index("print(model(x))") + 1
+
+
+def test_branch_chosen_by_a_string_literal_argument():
+    for body in (_TERNARY, _IF, _IF_NE):
+        assert findings(_tok(body)) == [("GL116", _model_call(_tok(body)))], body
+
+
+def test_string_default_decides_too():
+    src = _tok(_TERNARY, arg="", default='"pt"')
+    assert findings(src) == [("GL116", _model_call(src))]
+
+
+def test_other_literal_or_default_none_takes_the_list_branch():
+    # `return_tensors="np"` or left to None: a list reaches the model (not a device mismatch)
+    for arg in (', return_tensors="np"', ""):
+        for body in (_TERNARY, _IF, _IF_NE):
+            assert findings(_tok(body, arg=arg)) == [], (arg, body)
+
+
+def test_calls_passing_different_literals_decide_nothing_in_the_shared_body():
+    src = _tok(_IF).replace('print(model(x))', 'y = Tok().encode("abc", return_tensors="np")\nprint(model(x.to(device)))')
+    assert findings(src) == []
+
+
+def test_moved_tensor_after_the_literal_branch_is_silent():
+    src = _tok(_TERNARY).replace("print(model(x))", "print(model(x.to(device)))")
+    assert findings(src) == []
