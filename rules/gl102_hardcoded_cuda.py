@@ -653,6 +653,18 @@ A default chosen by an expression or under a test, and a file that stops where C
 (`assert torch.cuda.is_available()`, `if not torch.cuda.is_available(): sys.exit(...)`), are not
 reported.
 
+So is a hard-coded `.cuda()` in such a file (or in one whose only CUDA "flag" chooses between a
+CUDA and a CPU device, `t.device('cuda') if opt.use_gpu else t.device('cpu')`) when its tensor
+meets, in a model call, a torch call or an arithmetic operation, a tensor or module the file places
+on that run-time device: `model(src, src_mask.cuda())` after `model.to(device)` (pytorch-book's
+poetry generator). The CPU run the fallback is for fails there. It is reported once per file, with
+the lines of the other such sites; the fix (unsafe) writes `.to(device)` with the run-time device's
+name where that name is visible. It stays silent where the `.cuda()` runs only under a test about
+devices (`if use_cuda:`, `x.cuda() if use_cuda else x`, `if torch.cuda.is_available():`), inside a
+`try` with an `except`, in a method or lambda, or in a function some call of which is so guarded, in
+files that are CUDA-only by design (above), and where the other operand's device is not a CUDA/CPU
+choice the file makes (`torch.device(args.device)`: unknown).
+
 Bad:
 
 ```python
