@@ -533,6 +533,22 @@ def starts_of(script: str) -> list[int]:
     return starts
 
 
+_CODE_CELL_REF = re.compile(r"code cell #(\d+)\b")
+
+
+def cell_numbers(nb: Notebook, message: str) -> str:
+    """A message's `code cell #K` references (gpulint.sites.line_ref: the K-th code cell of the
+    script) as the notebook's own cell numbers, `cell 15`, the numbering of the locations."""
+    if "code cell #" not in message:
+        return message
+
+    def number(m: re.Match) -> str:
+        k = int(m.group(1))
+        return f"cell {nb.cells[k - 1].index + 1}" if 1 <= k <= len(nb.cells) else m.group(0)
+
+    return _CODE_CELL_REF.sub(number, message)
+
+
 def _to_cells(nb: Notebook, diags, script: str | None = None) -> None:
     """Diagnostics of a (possibly fixed) script moved to (cell, line in cell) positions."""
     if not nb.cells:
@@ -550,6 +566,7 @@ def _to_cells(nb: Notebook, diags, script: str | None = None) -> None:
     from dataclasses import replace
 
     for d in diags:
+        d.message = cell_numbers(nb, d.message)
         cell, line = where(d.line)
         end_cell, end_line = where(d.end_line)
         d.cell, d.line = cell, line
