@@ -465,9 +465,18 @@ def _fallback_choice(m, node, depth: int = 0) -> bool:
         return "cpu" in pair and bool(pair & {"cuda", "cuda:0"})
     if isinstance(node, cst.Name):
         bindings = m.bindings_of(node)
-        return bool(bindings) and all(
-            b.how == "assign" and b.value is not None and _fallback_choice(m, b.value, depth + 1) for b in bindings
-        )
+        return bool(bindings) and all(_fallback_binding(m, b, depth) for b in bindings)
+    return False
+
+
+def _fallback_binding(m, b, depth: int) -> bool:
+    """`device = <a CUDA/CPU choice>`, or a parameter every call of the file passes one
+    (`Connect2Model(..., device=device)` for `def __init__(self, ..., device)`)."""
+    if b.how == "assign":
+        return b.value is not None and _fallback_choice(m, b.value, depth + 1)
+    if b.how == "param":
+        args = m.param_arguments(b)
+        return bool(args) and all(_fallback_choice(m, a, depth + 1) for a in args)
     return False
 
 
@@ -501,7 +510,17 @@ def _on_fallback_device(m, expr) -> cst.BaseExpression | None:
 
 # a test that says something about devices: `if use_cuda:`, `if torch.cuda.is_available():`,
 # `if device.type == 'cuda':`, `if args.gpu is not None:`, `if opt.no_cuda:`
-_DEVICE_TEST = re.compile(r"(?i)cuda|gpu|cpu|device|\bdev\b|accel|available|mps|xpu|half|amp")
+# (read word by word: `examples` says nothing of `amp`)
+_DEVICE_WORDS = frozenset(
+    "cuda gpu gpus cpu device devices dev accel accelerator available mps xpu half amp fp16 ngpu ngpus".split()
+)
+
+
+def _device_test(text: str) -> bool:
+    return any(
+        w in _DEVICE_WORDS or w.startswith("cuda") or w.endswith(("gpu", "gpus"))
+        for w in (t.lower() for t in re.findall(r"[A-Za-z]+", text))
+    )
 
 
 def _guarded(ctx: Context, node, depth: int = 0) -> bool:
@@ -523,11 +542,18 @@ def _guarded(ctx: Context, node, depth: int = 0) -> bool:
             test = anc.left
         elif isinstance(anc, cst.Try) and child is anc.body and anc.handlers:
             return True
-        if test is not None and _DEVICE_TEST.search(ctx.code(test)):
+        if test is not None and _device_test(ctx.code(test)):
             return True
-        if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
-            if isinstance(anc, cst.Lambda) or m.class_of(anc) is not None:
-                return True  # a method or a lambda: who calls it, under which test, is not known here
+        if isinstance(anc, cst.Lambda):
+            return True  # who calls it, under which test, is not known here
+        if isinstance(anc, cst.FunctionDef):
+            if m.class_of(anc) is not None:
+                # a method: its calls are `<anything>.<name>(...)`; the file must call it, and
+                # under no test about devices
+                name = anc.name.value
+                sites = [c for c in m.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == name
+                         and not m.contains(anc, c)]
+                return not sites or any(_guarded(ctx, c, depth + 1) for c in sites)
             return any(_guarded(ctx, c, depth + 1) for c in m.call_sites(anc))
         child = anc
     return False

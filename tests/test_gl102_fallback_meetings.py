@@ -151,7 +151,26 @@ def test_cuda_inside_try_with_a_handler_is_silent():
     """) == []
 
 
-def test_a_method_is_silent():
+def test_a_method_called_unguarded_fires():
+    """JoshVarty/AlphaZeroSimple#7: `Trainer.train` sends batches with `.cuda()` to a model placed on
+    the run-time device; the script calls the method on every run."""
+    body = """
+    class Trainer:
+        def __init__(self, net):
+            self.net = net
+
+        def run(self, x):
+            x = x.contiguous().cuda()
+            return self.net(x)
+
+
+    for step in range(3):
+        Trainer(model).run(torch.randn(2, 4))
+    """
+    assert gl102(body) == [line_of(body, ".cuda()")]
+
+
+def test_a_method_called_under_a_device_test_is_silent():
     assert gl102("""
     class Helper:
         def run(self, x):
@@ -159,8 +178,32 @@ def test_a_method_is_silent():
 
 
     for step in range(3):
-        Helper().run(torch.randn(2, 4).to(device))
+        if torch.cuda.is_available():
+            Helper().run(torch.randn(2, 4).to(device))
     """) == []
+
+
+def test_a_method_the_file_never_calls_is_silent():
+    assert gl102("""
+    class Helper:
+        def run(self, x):
+            return model(x) * torch.ones(2, 4).cuda()
+
+
+    for step in range(3):
+        model(torch.randn(2, 4).to(device))
+    """) == []
+
+
+def test_a_loop_test_that_only_looks_like_a_device_word_does_not_guard():
+    body = """
+    examples = list(range(8))
+    i = 0
+    while i < len(examples):
+        out = model(torch.randn(2, 4).to(device)) * torch.ones(2, 4).cuda()
+        i += 4
+    """
+    assert gl102(body) == [line_of(body, ".cuda()")]
 
 
 def test_a_cuda_only_file_is_silent():
