@@ -533,6 +533,8 @@ def _guarded(ctx: Context, node, depth: int = 0) -> bool:
         return True
     child = node
     for anc in m.ancestors(node):
+        if _left_early_before(ctx, anc, child):
+            return True
         test = None
         if isinstance(anc, (cst.If, cst.While)) and child is not anc.test:
             test = anc.test
@@ -556,6 +558,27 @@ def _guarded(ctx: Context, node, depth: int = 0) -> bool:
                 return not sites or any(_guarded(ctx, c, depth + 1) for c in sites)
             return any(_guarded(ctx, c, depth + 1) for c in m.call_sites(anc))
         child = anc
+    return False
+
+
+def _left_early_before(ctx: Context, block, child) -> bool:
+    """In `block` (a body), a statement before `child` is `if <device test>:` whose body leaves
+    (`return`, `continue`, `break`, `raise`, `sys.exit(...)`): what follows runs only on one side of
+    the test (`if device.type != "cuda": return model(x)`)."""
+    m = ctx.model
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or child not in body:
+        return False
+    for stmt in body[: body.index(child)]:
+        if not (isinstance(stmt, cst.If) and _device_test(ctx.code(stmt.test))):
+            continue
+        last = stmt.body.body[-1] if isinstance(stmt.body, cst.IndentedBlock) and stmt.body.body else None
+        smalls = last.body if isinstance(last, cst.SimpleStatementLine) else (stmt.body.body if isinstance(stmt.body, cst.SimpleStatementSuite) else ())
+        for small in smalls:
+            if isinstance(small, (cst.Return, cst.Continue, cst.Break, cst.Raise)):
+                return True
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and m.qualname(small.value.func) in _EXITS:
+                return True
     return False
 
 
@@ -686,7 +709,8 @@ on that run-time device: `model(src, src_mask.cuda())` after `model.to(device)` 
 poetry generator). The CPU run the fallback is for fails there. It is reported once per file, with
 the lines of the other such sites; the fix (unsafe) writes `.to(device)` with the run-time device's
 name where that name is visible. It stays silent where the `.cuda()` runs only under a test about
-devices (`if use_cuda:`, `x.cuda() if use_cuda else x`, `if torch.cuda.is_available():`), inside a
+devices (`if use_cuda:`, `x.cuda() if use_cuda else x`, `if torch.cuda.is_available():`) or after an
+`if` on such a test that leaves the block (`if device.type != "cuda": return ...`), inside a
 `try` with an `except`, in a method or lambda, or in a function some call of which is so guarded, in
 files that are CUDA-only by design (above), and where the other operand's device is not a CUDA/CPU
 choice the file makes (`torch.device(args.device)`: unknown).

@@ -206,6 +206,33 @@ def test_a_loop_test_that_only_looks_like_a_device_word_does_not_guard():
     assert gl102(body) == [line_of(body, ".cuda()")]
 
 
+def test_cuda_after_an_early_exit_on_a_device_test_is_silent():
+    assert gl102("""
+    def step(x):
+        if device.type != "cuda":
+            return model(x.to(device))
+        return model(x.cuda())
+
+
+    for i in range(3):
+        step(torch.randn(2, 4))
+    """) == []
+
+
+def test_cuda_after_an_early_exit_on_another_test_fires():
+    body = """
+    def step(x):
+        if x.shape[0] == 0:
+            return None
+        return model(x.to(device)) * torch.ones(2, 4).cuda()
+
+
+    for i in range(3):
+        step(torch.randn(2, 4))
+    """
+    assert gl102(body) == [line_of(body, ".cuda()")]
+
+
 def test_a_cuda_only_file_is_silent():
     assert gl102("""
     for step in range(3):
