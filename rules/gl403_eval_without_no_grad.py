@@ -58,9 +58,9 @@ class EvalWithoutNoGrad(Rule):
     prefilter = (r"\.eval\(|\.train\(\s*(?:mode\s*=\s*)?False\s*\)|def \w*(?:val|eval|test|predict|inference)"
                  r"|(?i:test|val|valid|validation|eval|evaluation|dev|holdout)_?(?i:loader|dl|dataloader|data_loader|iter"
                  r"|iterator|batches|gen|generator|ds|data|set|dataset)")
-    ast_prefilter = (r"^loop$", r"^\.eval\($|^\.train\($|^def \w*(?:val|eval|test|predict|inference)"
-                     r"|^(?:\w+_)?(?i:test|val|valid|validation|eval|evaluation|dev|holdout)_?(?i:loader|dl|dataloader"
-                     r"|data_loader|iter|iterator|batches|gen|generator|ds|data|set|dataset)s?$")
+    ast_prefilter = (r"^loop$", (r"^\.eval\($|^\.train\($|^def \w*(?:val|eval|test|predict|inference)"
+                                 r"|^(?:\w+_)?(?i:test|val|valid|validation|eval|evaluation|dev|holdout)_?(?i:loader|dl"
+                                 r"|dataloader|data_loader|iter|iterator|batches|gen|generator|ds|data|set|dataset)s?$"))
     batch_message = (
         "`{fn}` runs `{model}` in eval mode once per batch with gradients enabled: autograd records "
         "a graph at every call (memory and time for nothing); decorate it with `@torch.no_grad()`"

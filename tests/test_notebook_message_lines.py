@@ -13,11 +13,10 @@ from __future__ import annotations
 import ast
 import json
 import re
-from pathlib import Path
 
 import pytest
-
 from fixture_support import FIXTURES, rules_for
+
 from gpulint.engine import Options, run_text
 from gpulint.notebook import process_notebook
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from lsp_support import LspClient
 
 
@@ -25,7 +24,7 @@ def test_a_line_in_another_cell_is_named_by_the_notebook_cell_number(client, tmp
         ("markdown", "# move the model\n"),
         ("code", "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel.to(device)\n"),
     ]
-    nb, (a, md, c) = client.open_notebook(tmp_path / "train.ipynb", cells)
+    _nb, (a, _md, _c) = client.open_notebook(tmp_path / "train.ipynb", cells)
     got = client.diagnostics(a, 1)
     msgs = [d["message"] for d in got if d.get("code") == "GL118"]
     assert msgs and "is moved to `device` on cell 3, line 2;" in msgs[0], msgs
