@@ -533,6 +533,28 @@ def starts_of(script: str) -> list[int]:
     return starts
 
 
+_CODE_CELL_REF = re.compile(r"code cell #(\d+)\b")
+
+
+def cell_numbers(nb: Notebook, message: str) -> str:
+    """A message's `code cell #K` references (gpulint.sites.line_ref: the K-th code cell of the
+    script) as the notebook's own cell numbers, `cell 15`, the numbering of the locations."""
+    return renumber_cells(message, [c.index + 1 for c in nb.cells])
+
+
+def renumber_cells(message: str, numbers: Sequence[int]) -> str:
+    """`code cell #K` -> `cell N` with N = numbers[K - 1], the notebook's 1-based number of the K-th
+    cell of the script (left as it is when there is no such cell)."""
+    if "code cell #" not in message:
+        return message
+
+    def number(m: re.Match) -> str:
+        k = int(m.group(1))
+        return f"cell {numbers[k - 1]}" if 1 <= k <= len(numbers) else m.group(0)
+
+    return _CODE_CELL_REF.sub(number, message)
+
+
 def _to_cells(nb: Notebook, diags, script: str | None = None) -> None:
     """Diagnostics of a (possibly fixed) script moved to (cell, line in cell) positions."""
     if not nb.cells:
@@ -550,6 +572,7 @@ def _to_cells(nb: Notebook, diags, script: str | None = None) -> None:
     from dataclasses import replace
 
     for d in diags:
+        d.message = cell_numbers(nb, d.message)
         cell, line = where(d.line)
         end_cell, end_line = where(d.end_line)
         d.cell, d.line = cell, line

@@ -126,11 +126,14 @@ def _code_tokens(source: str, pattern: re.Pattern) -> int:
 _CUDA_FLAG = re.compile(r"(?i)(?:^|_)(?:cuda|gpu|gpus|n_?gpus?)(?:$|_)|^(?:use|with|has|on|is)_?(?:cuda|gpu)|^n_?gpus?$")
 
 
-def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = frozenset()) -> bool:
+def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = frozenset(),
+                         choices_fall_back: bool = False) -> bool:
     """The file is written for CUDA and says so: it calls CUDA-only APIs (capability and memory
     queries, streams, events, `set_device`), uses an NCCL-only process group, pins GPUs with
     `CUDA_VISIBLE_DEVICES`, or guards its CUDA path with a flag of its own (`if args.cuda:`,
-    `if USE_CUDA:`)."""
+    `if USE_CUDA:`). With `choices_fall_back`, a flag that only chooses between a CUDA and a CPU
+    device (`t.device('cuda') if opt.use_gpu else t.device('cpu')`) is a CPU fallback, not a
+    CUDA path of its own."""
     m = ctx.model
     if "CUDA_VISIBLE_DEVICES" in ctx.source:
         return True
@@ -153,6 +156,8 @@ def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = froze
         elif isinstance(node, cst.Assert):
             test = node.test
         if test is None:
+            continue
+        if choices_fall_back and isinstance(node, cst.IfExp) and _fallback_choice(m, node):
             continue
         for n in (test, *m.walk(test)):
             leaf = None
@@ -432,6 +437,212 @@ def _module_exec_statements(m) -> list:
     return out
 
 
+# --- a hard-coded `.cuda()` that meets a value on the file's CPU-fallback device ------------------
+
+def _device_literal(m, node) -> str | None:
+    """"cuda", "cuda:0" or "cpu" for `'cuda'` / `torch.device('cuda')`; None otherwise."""
+    if isinstance(node, cst.Call) and m.qualname(node.func) == "torch.device" and len(node.args) == 1:
+        node = node.args[0].value
+    if isinstance(node, cst.SimpleString):
+        v = node.evaluated_value
+        if v in ("cuda", "cuda:0", "cpu"):
+            return v
+    return None
+
+
+def _fallback_choice(m, node, depth: int = 0) -> bool:
+    """`node` chooses at run time between a CUDA device and the CPU: a conditional expression whose
+    branches are `'cuda'` and `'cpu'` (or `torch.device` of them), also inside `torch.device(...)`
+    (`torch.device("cuda" if torch.cuda.is_available() else "cpu")`, `t.device('cuda') if
+    opt.use_gpu else t.device('cpu')`), or a name every binding of which is one."""
+    if depth > 2:
+        return False
+    if isinstance(node, cst.Call) and m.qualname(node.func) == "torch.device" and len(node.args) == 1 \
+            and node.args[0].keyword is None:
+        return _fallback_choice(m, node.args[0].value, depth + 1)
+    if isinstance(node, cst.IfExp):
+        pair = {_device_literal(m, node.body), _device_literal(m, node.orelse)}
+        return "cpu" in pair and bool(pair & {"cuda", "cuda:0"})
+    if isinstance(node, cst.Name):
+        bindings = m.bindings_of(node)
+        return bool(bindings) and all(_fallback_binding(m, b, depth) for b in bindings)
+    return False
+
+
+def _fallback_binding(m, b, depth: int) -> bool:
+    """`device = <a CUDA/CPU choice>`, or a parameter every call of the file passes one
+    (`Connect2Model(..., device=device)` for `def __init__(self, ..., device)`)."""
+    if b.how == "assign":
+        return b.value is not None and _fallback_choice(m, b.value, depth + 1)
+    if b.how == "param":
+        args = m.param_arguments(b)
+        return bool(args) and all(_fallback_choice(m, a, depth + 1) for a in args)
+    return False
+
+
+def _placement_device(m, call) -> cst.BaseExpression | None:
+    """The device expression a placing call names: `x.to(d)`, `x.to(device=d)`, `f(..., device=d)`."""
+    if not isinstance(call, cst.Call):
+        return None
+    for i, a in enumerate(call.args):
+        if a.keyword is not None and a.keyword.value == "device":
+            return a.value
+        if (i == 0 and a.keyword is None and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "to"):
+            return a.value
+    return None
+
+
+def _on_fallback_device(m, expr) -> cst.BaseExpression | None:
+    """The device expression of the file's CPU fallback that the engine places `expr` (a tensor or
+    a module) on, or None when it cannot tell."""
+    v = m.value_of(expr)
+    if v.kind not in ("tensor", "module"):
+        return None
+    dev = v.dev
+    if dev is not None and dev.where == "acc" and dev.expr is not None and _fallback_choice(m, dev.expr):
+        return dev.expr
+    where = _placement_device(m, v.placed)
+    if where is not None and _fallback_choice(m, where):
+        return where
+    return None
+
+
+# a test that says something about devices: `if use_cuda:`, `if torch.cuda.is_available():`,
+# `if device.type == 'cuda':`, `if args.gpu is not None:`, `if opt.no_cuda:`
+# (read word by word: `examples` says nothing of `amp`)
+_DEVICE_WORDS = frozenset(
+    "cuda gpu gpus cpu device devices dev accel accelerator available mps xpu half amp fp16 ngpu ngpus".split()
+)
+
+
+def _device_test(text: str) -> bool:
+    return any(
+        w in _DEVICE_WORDS or w.startswith("cuda") or w.endswith(("gpu", "gpus"))
+        for w in (t.lower() for t in re.findall(r"[A-Za-z]+", text))
+    )
+
+
+def _guarded(ctx: Context, node, depth: int = 0) -> bool:
+    """`node` runs only under a test about devices (an `if`/`while`/conditional expression/`and`/`or`
+    whose test names CUDA, a GPU, the CPU, a device or availability), inside a `try` that has an
+    `except` (the handler may be the fallback), or in a function of the file some call of which is
+    so guarded (or a method, whose callers the file does not tell)."""
+    m = ctx.model
+    if depth > 3:
+        return True
+    child = node
+    for anc in m.ancestors(node):
+        if _left_early_before(ctx, anc, child):
+            return True
+        test = None
+        if isinstance(anc, (cst.If, cst.While)) and child is not anc.test:
+            test = anc.test
+        elif isinstance(anc, cst.IfExp) and child is not anc.test:
+            test = anc.test
+        elif isinstance(anc, cst.BooleanOperation) and child is anc.right:
+            test = anc.left
+        elif isinstance(anc, cst.Try) and child is anc.body and anc.handlers:
+            return True
+        if test is not None and _device_test(ctx.code(test)):
+            return True
+        if isinstance(anc, cst.Lambda):
+            return True  # who calls it, under which test, is not known here
+        if isinstance(anc, cst.FunctionDef):
+            if m.class_of(anc) is not None:
+                # a method: its calls are `<anything>.<name>(...)`; the file must call it, and
+                # under no test about devices
+                name = anc.name.value
+                sites = [c for c in m.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == name
+                         and not m.contains(anc, c)]
+                return not sites or any(_guarded(ctx, c, depth + 1) for c in sites)
+            return any(_guarded(ctx, c, depth + 1) for c in m.call_sites(anc))
+        child = anc
+    return False
+
+
+def _left_early_before(ctx: Context, block, child) -> bool:
+    """In `block` (a body), a statement before `child` is `if <device test>:` whose body leaves
+    (`return`, `continue`, `break`, `raise`, `sys.exit(...)`): what follows runs only on one side of
+    the test (`if device.type != "cuda": return model(x)`)."""
+    m = ctx.model
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or child not in body:
+        return False
+    for stmt in body[: body.index(child)]:
+        if not (isinstance(stmt, cst.If) and _device_test(ctx.code(stmt.test))):
+            continue
+        last = stmt.body.body[-1] if isinstance(stmt.body, cst.IndentedBlock) and stmt.body.body else None
+        smalls = last.body if isinstance(last, cst.SimpleStatementLine) else (stmt.body.body if isinstance(stmt.body, cst.SimpleStatementSuite) else ())
+        for small in smalls:
+            if isinstance(small, (cst.Return, cst.Continue, cst.Break, cst.Raise)):
+                return True
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and m.qualname(small.value.func) in _EXITS:
+                return True
+    return False
+
+
+def _cuda_calls(m):
+    """Hard-coded `x.cuda()` / `x.cuda(0)` calls (Tensor/Module.cuda, not `torch.cuda`)."""
+    for call in m.calls:
+        f = call.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "cuda" and m.qualname(f) is None):
+            continue
+        if any(a.keyword is not None and a.keyword.value != "non_blocking" for a in call.args):
+            continue
+        pos = [a for a in call.args if a.keyword is None]
+        if len(pos) > 1 or (pos and not (isinstance(pos[0].value, cst.Integer) and pos[0].value.value == "0")):
+            continue
+        fn = m.enclosing(call, cst.FunctionDef)
+        if fn is not None and fn.name.value in ("cuda", "to", "_apply"):
+            continue
+        yield call
+
+
+def _fallback_meetings(ctx: Context):
+    """(site, device expression, other operand) for every unguarded hard-coded `.cuda()` whose
+    result meets, in one module call, torch call or arithmetic operation, a tensor or module the
+    engine places on a device the file chooses at run time between CUDA and the CPU: on a CPU run
+    (or with the GPU switched off) the `.cuda()` crashes, or its tensor meets the CPU one."""
+    m = ctx.model
+    sites = {id(c): c for c in _cuda_calls(m)}
+    if not sites:
+        return
+    seen: set[int] = set()
+    for node in m.nodes:
+        if isinstance(node, cst.Call):
+            operands = [node.func, *(a.value for a in node.args if not a.star)]
+        elif isinstance(node, (cst.BinaryOperation,)):
+            operands = [node.left, node.right]
+        elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            operands = [node.left, node.comparisons[0].comparator]
+        else:
+            continue
+        if len(operands) < 2:
+            continue
+        placed = []
+        for o in operands:
+            v = m.value_of(o)
+            if v.kind == "tensor" and v.placed is not None and id(v.placed) in sites:
+                placed.append((o, v.placed))
+        if not placed:
+            continue
+        for o, site in placed:
+            if id(site) in seen:
+                continue
+            for other in operands:
+                if other is o or (m.value_of(other).placed is site):
+                    continue
+                where = _on_fallback_device(m, other)
+                if where is None:
+                    continue
+                if _guarded(ctx, site) or _guarded(ctx, node):
+                    break
+                seen.add(id(site))
+                yield site, where, other
+                break
+
+
 class HardcodedCuda(Rule):
     code = "GL102"
     name = "hardcoded-cuda"
@@ -491,6 +702,19 @@ A default chosen by an expression or under a test, and a file that stops where C
 (`assert torch.cuda.is_available()`, `if not torch.cuda.is_available(): sys.exit(...)`), are not
 reported.
 
+So is a hard-coded `.cuda()` in such a file (or in one whose only CUDA "flag" chooses between a
+CUDA and a CPU device, `t.device('cuda') if opt.use_gpu else t.device('cpu')`) when its tensor
+meets, in a model call, a torch call or an arithmetic operation, a tensor or module the file places
+on that run-time device: `model(src, src_mask.cuda())` after `model.to(device)` (pytorch-book's
+poetry generator). The CPU run the fallback is for fails there. It is reported once per file, with
+the lines of the other such sites; the fix (unsafe) writes `.to(device)` with the run-time device's
+name where that name is visible. It stays silent where the `.cuda()` runs only under a test about
+devices (`if use_cuda:`, `x.cuda() if use_cuda else x`, `if torch.cuda.is_available():`) or after an
+`if` on such a test that leaves the block (`if device.type != "cuda": return ...`), inside a
+`try` with an `except`, in a method or lambda, or in a function some call of which is so guarded, in
+files that are CUDA-only by design (above), and where the other operand's device is not a CUDA/CPU
+choice the file makes (`torch.device(args.device)`: unknown).
+
 Bad:
 
 ```python
@@ -526,9 +750,13 @@ x = torch.randn(8, 3, device=device)
                             ctx.fix(edit, message="Set the CUDA default only when CUDA is available")
                             if edit is not None else None,
                         )
+            yield from self._fallback_findings(ctx)
             return
         if _cuda_only_by_design(ctx, precision_probes(m)):
-            return  # the file needs CUDA anyway and says so: a CPU fallback would not make it run
+            # the file needs CUDA anyway and says so: a CPU fallback would not make it run; unless
+            # its only "flag" is the fallback itself (`t.device('cuda') if opt.use_gpu else t.device('cpu')`)
+            yield from self._fallback_findings(ctx)
+            return
         sites = unsuppressed(ctx, list(self._sites(ctx)))
         if not sites:
             return
@@ -545,6 +773,51 @@ x = torch.randn(8, 3, device=device)
         if group is not None and len(fixed) < len(sites):
             message += " (the fix routes the index-less sites; `cuda:N` with N > 0 stays for you to decide)"
         yield ctx.finding(node, message, group)
+
+    def _fallback_findings(self, ctx: Context):
+        """One finding for the file's unguarded `.cuda()` calls that meet a value on its run-time
+        chosen device (`_fallback_meetings`), in a file that is not CUDA-only by design."""
+        m = ctx.model
+        if _requires_cuda(m) or _cuda_only_by_design(ctx, precision_probes(m), choices_fall_back=True):
+            return
+        found = unsuppressed(ctx, list(_fallback_meetings(ctx)))
+        if not found:
+            return
+        edits = []
+        for site, where, _other in found:
+            name = self._visible_name(m, where, site)
+            if name is not None:
+                extra = "".join(
+                    f", {ctx.code(a)}" for a in site.args if a.keyword is not None and a.keyword.value == "non_blocking"
+                )
+                edits.append(ctx.replace(site, f"{ctx.code(site.func.value)}.to({name}{extra})"))
+        site, where, other = found[0]
+        shown = ctx.code(where) if isinstance(where, cst.Name) else "a device chosen at run time"
+        message = (
+            f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: it meets "
+            f"`{ctx.code(other)}`, placed on {'`' + shown + '`' if isinstance(where, cst.Name) else shown} "
+            "(CUDA or the CPU, chosen at run time), so a CPU run fails here; move it to that device"
+        )
+        message += other_lines(ctx, site, [s for s, _, _ in found[1:]], "also")
+        fix = ctx.fix(*edits, message="Move it to the run-time device") if edits else None
+        yield ctx.finding(site, message, fix)
+
+    @staticmethod
+    def _visible_name(m, where, site) -> str | None:
+        """The name of the run-time device when it can be written at `site`: bound in the site's
+        function before it, or at module level and not bound in that function."""
+        if not isinstance(where, cst.Name):
+            return None
+        name = where.value
+        scope = m.scope_of(site)
+        local = m.bindings.get((scope, name)) if scope is not m.module else None
+        if local:
+            ok = all(b.how == "assign" and m.precedes(b.node, site) for b in local)
+            return name if ok else None
+        glob = m.bindings.get((m.module, name))
+        if glob and all(b.how == "assign" and b.value is not None and _fallback_choice(m, b.value) for b in glob):
+            return name
+        return None
 
     # sites ---------------------------------------------------------------------------------------
     def _sites(self, ctx: Context):

@@ -8,6 +8,7 @@ from gpulint.analysis.devices import DeviceFacts
 from gpulint.analysis.mismatch import accelerator_named_cpu
 from gpulint.flow import CONTAINERS
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 
 class ModelNotMoved(Rule):
@@ -119,7 +120,7 @@ for x, y in loader:
             if cv is not None and cv.where == "either" and isinstance(ctor, cst.CSTNode):
                 # moved on one branch of an `if` only (BRANCH_HOST)
                 msg = (f"`{name}` receives inputs moved to `{shown}`, but it is moved there on one branch only: "
-                       f"the path that builds it on line {ctx.line_of(ctor)} leaves it on the CPU; move it "
+                       f"the path that builds it on {line_ref(ctx, ctor)} leaves it on the CPU; move it "
                        f"(`.to({shown})`) on that path too")
                 yield ctx.finding(mm.node, msg, fix)
                 continue

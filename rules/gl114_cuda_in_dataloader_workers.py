@@ -7,6 +7,7 @@ import libcst as cst
 from gpulint.analysis.devices import DeviceFacts
 from gpulint.model import DATALOADER_CLASSES, DATASET_BASES, TENSOR_FACTORIES
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 _SPAWN = ("spawn", "forkserver")
 
@@ -15,7 +16,7 @@ class CudaInDataloaderWorkers(Rule):
     code = "GL114"
     name = "cuda-in-dataloader-workers"
     summary = "A Dataset or collate_fn puts tensors on the GPU while its DataLoader uses worker processes or pinned memory."
-    message = "{what} puts tensors on the GPU inside {where}, but the DataLoader (line {line}) uses {why}; keep data loading on the CPU and move the batch in the training loop"
+    message = "{what} puts tensors on the GPU inside {where}, but the DataLoader ({line}) uses {why}; keep data loading on the CPU and move the batch in the training loop"
     fix_safety = "none"
     default = True
     kind = "crash"
@@ -70,7 +71,7 @@ for x, y in loader:
             why = self._why(ctx, loader)
             if why is None:
                 continue
-            line = ctx.line_of(loader)
+            line = line_ref(ctx, loader)
             targets: list[tuple[cst.CSTNode, str]] = []
             cls, made = self._dataset_class(ctx, loader)
             if cls is not None:

@@ -8,6 +8,7 @@ from gpulint.model import dotted as _dotted
 
 from gpulint.analysis.devices import DeviceFacts
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 # torch.cuda functions that initialise the CUDA driver (and so read CUDA_VISIBLE_DEVICES).
 # `torch.cuda.device_count()` is NOT here: it asks NVML and honours later changes of the variable;
@@ -24,7 +25,7 @@ class CudaVisibleDevicesTooLate(Rule):
     code = "GL115"
     name = "cuda-visible-devices-too-late"
     summary = "`CUDA_VISIBLE_DEVICES` is set after CUDA was already initialised: it has no effect."
-    message = "`CUDA_VISIBLE_DEVICES` is set after CUDA was initialised (line {line}: `{trigger}`); it is ignored from then on — set it before any CUDA call, e.g. above `import torch`"
+    message = "`CUDA_VISIBLE_DEVICES` is set after CUDA was initialised ({line}: `{trigger}`); it is ignored from then on — set it before any CUDA call, e.g. above `import torch`"
     fix_safety = "unsafe"
     default = True
     kind = "silent"
@@ -79,7 +80,7 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
             trigger = self._first_trigger_before(ctx, facts, triggers, assign)
             if trigger is None:
                 continue
-            msg = self.message.format(line=ctx.line_of(trigger), trigger=_short(ctx.code(trigger)))
+            msg = self.message.format(line=line_ref(ctx, trigger), trigger=_short(ctx.code(trigger)))
             yield ctx.finding(assign, msg, self._fix(ctx, facts, assign))
 
     # what sets the variable ------------------------------------------------------------------------

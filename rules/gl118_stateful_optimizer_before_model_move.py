@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.training import argument_for
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 # optimizers that create per-parameter state in their constructor (torch 2.x): the state is made
 # where the parameters are at that moment
@@ -17,7 +18,7 @@ class StatefulOptimizerBeforeModelMove(Rule):
     code = "GL118"
     name = "stateful-optimizer-before-model-move"
     summary = "An optimizer that builds its state at construction (Adagrad) is made before the model moves to the GPU."
-    message = "`{opt}` creates its state on the CPU here, but `{model}` is moved to `{device}` on line {line}; build the optimizer after the move"
+    message = "`{opt}` creates its state on the CPU here, but `{model}` is moved to `{device}` on {line}; build the optimizer after the move"
     fix_safety = "unsafe"
     default = True
     kind = "crash"
@@ -98,7 +99,7 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
             reported.add(call)
             yield ctx.finding(
                 call,
-                self.message.format(opt=ctx.code(call.func), model=ctx.code(recv), device=dev, line=ctx.line_of(move_call)),
+                self.message.format(opt=ctx.code(call.func), model=ctx.code(recv), device=dev, line=line_ref(ctx, move_call)),
                 fix,
             )
 
@@ -139,7 +140,7 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
             yield ctx.finding(
                 ctor,
                 self.message.format(opt=ctx.code(ctor.func), model=ctx.code(ov.placed) if ov.placed is not None
-                                    else "the model", device=device, line=ctx.line_of(placed)),
+                                    else "the model", device=device, line=line_ref(ctx, placed)),
             )
 
     @staticmethod

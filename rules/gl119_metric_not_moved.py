@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 _FRAMEWORKS = {"lightning", "accelerate", "hf-trainer", "deepspeed"}
 _UPDATES = frozenset({"update", "forward", "__call__"})
@@ -14,7 +15,7 @@ class MetricNotMoved(Rule):
     code = "GL119"
     name = "metric-not-moved"
     summary = "A metric object with state tensors is updated with GPU tensors but never moved to the GPU."
-    message = "`{metric}` keeps its state on the CPU but is updated with `{arg}` on the accelerator (line {line}); move it: `{fixed}`"
+    message = "`{metric}` keeps its state on the CPU but is updated with `{arg}` on the accelerator ({line}); move it: `{fixed}`"
     fix_safety = "safe"
     default = True
     kind = "crash"
@@ -137,7 +138,7 @@ accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=10).to(device)
         fixed = f"{ctx.code(ctor.func)}(...){suffix}"
         yield ctx.finding(
             ctor,
-            self.message.format(metric=ctx.code(ctor.func), arg=ctx.code(arg), line=ctx.line_of(call), fixed=fixed),
+            self.message.format(metric=ctx.code(ctor.func), arg=ctx.code(arg), line=line_ref(ctx, call), fixed=fixed),
             fix,
         )
 

@@ -110,8 +110,8 @@ for x, y in loader:
 
 
 def _where(ctx, reported: cst.CSTNode, loader: cst.CSTNode) -> str:
-    """`line 12`, or in a notebook the loader's line in its own cell (`line 2 of the 3rd code cell
-    above`), never a line of the joined script."""
+    """`line 12`, or in a notebook the loader's cell and its line there (`cell 4, line 2`, as the
+    reporter numbers cells), never a line of the joined script."""
     if ctx.line_of(reported) == ctx.line_of(loader):
         return "this line"
     return lines_of(ctx, reported, [loader]) or f"line {ctx.line_of(loader)}"

@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.amp import AmpFacts, AutocastRegion
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_refs
 
 
 class AutocastWithoutGradScaler(Rule):
@@ -79,11 +80,11 @@ for x, y in loader:
             if it is not True and all(it is not seen for seen in iterations):
                 iterations.append(it)
         if disabled:
-            lines = ", ".join(str(ctx.line_of(c)) for c in disabled)
+            lines = line_refs(ctx, disabled)
             for region, _ in training:
                 yield ctx.finding(
                     region.anchor,
-                    f"float16 autocast while training with a GradScaler built with `enabled=False` (line {lines}): "
+                    f"float16 autocast while training with a GradScaler built with `enabled=False` ({lines}): "
                     f"it scales nothing, so small gradients underflow to zero in fp16; enable it (`enabled=True`, "
                     f"or the condition autocast runs in float16 under) or use `dtype=torch.bfloat16`",
                 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpulint.analysis.amp import AmpFacts, unscale_left_pending, update_edit, update_missing
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 
 class ScalerUpdateMissing(Rule):
@@ -12,7 +13,7 @@ class ScalerUpdateMissing(Rule):
     summary = "`scaler.step(optimizer)` in a training iteration that never calls `scaler.update()`."
     message = "`{s}.step(...)` without `{s}.update()` in the iteration: the loss scale never adapts; call `{s}.update()` after the last `{s}.step(...)`"
     unscaled_message = (
-        "`{s}.unscale_(...)` runs, but `{s}.update()` only under the `if` on line {line} (with the step): when that "
+        "`{s}.unscale_(...)` runs, but `{s}.update()` only under the `if` on {line} (with the step): when that "
         "step is skipped the optimizer stays unscaled and the next `{s}.unscale_(...)` raises \"unscale_() has already "
         "been called on this optimizer since the last update()\"; call `{s}.update()` whenever the gradients were unscaled"
     )
@@ -85,4 +86,4 @@ for x, y in loader:
             guard = unscale_left_pending(ctx, facts, it, uc) if it is not None else None
             if guard is None:
                 continue
-            yield ctx.finding(uc.call, self.unscaled_message.format(s=uc.scaler, line=ctx.line_of(guard)))
+            yield ctx.finding(uc.call, self.unscaled_message.format(s=uc.scaler, line=line_ref(ctx, guard)))

@@ -10,6 +10,7 @@ from gpulint.analysis.amp import FLOAT16, AmpFacts
 from gpulint.analysis.training import TrainingFacts
 from gpulint.model import ScriptModel, dotted, is_optimizer_qualname
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 # GradScalers whose unscale_ refuses float16 gradients (ShardedGradScaler accepts them)
 STRICT_SCALERS = frozenset(
@@ -39,7 +40,7 @@ class GradScalerWithFp16Weights(Rule):
     code = "GL207"
     name = "gradscaler-with-fp16-weights"
     summary = "A GradScaler steps an optimizer over a model converted to float16: `unscale_` raises on the GPU."
-    message = "`{s}.{meth}({o})` unscales the gradients of `{m}`, whose weights were converted to float16 (line {line}): GradScaler raises \"Attempting to unscale FP16 gradients\"; keep the weights in float32 and run the forward pass under `torch.autocast(device_type, dtype=torch.float16)` (or train in bfloat16 without a scaler)"
+    message = "`{s}.{meth}({o})` unscales the gradients of `{m}`, whose weights were converted to float16 ({line}): GradScaler raises \"Attempting to unscale FP16 gradients\"; keep the weights in float32 and run the forward pass under `torch.autocast(device_type, dtype=torch.float16)` (or train in bfloat16 without a scaler)"
     fix_safety = "none"
     default = True
     kind = "crash"
@@ -122,7 +123,7 @@ for x, y in loader:
                     continue
                 name, at = ctx.code(v.placed), v.half_at
             seen.add(key)
-            message = self.message.format(s=sc.scaler, meth=sc.method, o=sc.optimizer, m=name, line=ctx.line_of(at))
+            message = self.message.format(s=sc.scaler, meth=sc.method, o=sc.optimizer, m=name, line=line_ref(ctx, at))
             yield ctx.finding(sc.call, message)
 
 

@@ -15,6 +15,7 @@ import libcst as cst
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, LoaderInfo, Wrap, epoch_variable
 from gpulint.flow import runs_on_gpu
 from gpulint.rule import Context, Kind, Rule, split_lines
+from gpulint.sites import line_ref
 
 SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
 LOAD_FUNCS = frozenset({"torch.load", "torch.serialization.load"})
@@ -383,7 +384,7 @@ class _Converter:
                 call, recv = later
                 dev = ", ".join(self.ctx.code(a.value) for a in call.args) or "cuda"
                 raise Refuse(
-                    f"`{recv.value}` is moved to `{dev}` after it is wrapped (line {self.ctx.line_of(call)}); "
+                    f"`{recv.value}` is moved to `{dev}` after it is wrapped ({line_ref(self.ctx, call)}); "
                     f"DDP needs the model on its device before the wrap: move it first, then the codemod can convert the script"
                 )
         if not isinstance(device_expr, cst.Name):

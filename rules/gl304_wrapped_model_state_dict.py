@@ -9,6 +9,7 @@ import libcst as cst
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, engine_wrapper
 from gpulint.analysis.training import argument_for
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref, line_refs
 
 SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
 
@@ -23,9 +24,9 @@ class WrappedModelStateDict(Rule):
         '`getattr({name}, "module", {name}).state_dict()`'
     )
     conditional_message = (
-        "`{name}` is a `{wrapper}` wrapper on some paths only (line {line}): the checkpoint saved here has "
+        "`{name}` is a `{wrapper}` wrapper on some paths only ({line}): the checkpoint saved here has "
         "`module.` keys where the wrap ran and plain keys where it did not, so a checkpoint written on one "
-        "path fails to load (line {loads}) on the other (a GPU checkpoint on a CPU machine); save and load "
+        "path fails to load ({loads}) on the other (a GPU checkpoint on a CPU machine); save and load "
         '`getattr({name}, "module", {name})`'
     )
     fix_safety = "unsafe"
@@ -150,8 +151,8 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                 continue  # wrapped by a command-line choice (`if args.distributed:`): resumed the same way
             name = ctx.code(recv)
             wrapper = "DataParallel" if w.kind == "dp" else "DistributedDataParallel"
-            line = ctx.line_of(w.call)
-            load_lines = ", ".join(str(ctx.line_of(r)) for r, _ in same)
+            line = line_ref(ctx, w.call)
+            load_lines = line_refs(ctx, [r for r, _ in same])
             edits = [ctx.replace(r, f'getattr({ctx.code(r)}, "module", {ctx.code(r)})') for r, _ in found + same]
             yield ctx.finding(
                 call,

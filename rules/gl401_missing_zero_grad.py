@@ -8,6 +8,7 @@ from gpulint.analysis.devices import DeviceFacts
 from gpulint.analysis.training import TrainingFacts, walk
 from gpulint.model import Kind
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 
 class MissingZeroGrad(Rule):
@@ -139,7 +140,7 @@ for x, y in loader:
             yield ctx.finding(
                 step[0][0],
                 f"nothing clears the gradients between steps: this loop runs backward in "
-                f"`{ctx.code(back[0][0].func)}(...)` and `{opt}.step()` (line {ctx.line_of(found.call)}) in "
+                f"`{ctx.code(back[0][0].func)}(...)` and `{opt}.step()` ({line_ref(ctx, found.call)}) in "
                 f"`{ctx.code(step[0][0].func)}(...)`, so every step adds this batch's gradients to all previous "
                 f"ones; call `{opt}.zero_grad(set_to_none=True)` once per step",
             )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.analysis.paths import is_test_path
 from gpulint.analysis.training import TrainingFacts, argument_for, dotted, method_of, walk
 from gpulint.model import CAST_METHODS, MODULE_BASES, MOVE_METHODS
-from gpulint.rule import Context, Rule, split_lines
+from gpulint.rule import Context, Kind, Rule, split_lines
 
 
 def torch_alias(ctx: Context) -> str | None:
@@ -52,8 +54,13 @@ class EvalWithoutNoGrad(Rule):
     default = True
     kind = "slow"
     # `model.train(False)` is `model.eval()` (bilinear-cnn's `self._net.train(False)`)
-    prefilter = r"\.eval\(|\.train\(\s*(?:mode\s*=\s*)?False\s*\)|def \w*(?:val|eval|test|predict|inference)"
-    ast_prefilter = (r"^loop$", r"^\.eval\($|^\.train\($|^def \w*(?:val|eval|test|predict|inference)")
+    # or a loader of held-out data by its name (`for x, y in test_loader:` inside the training loop)
+    prefilter = (r"\.eval\(|\.train\(\s*(?:mode\s*=\s*)?False\s*\)|def \w*(?:val|eval|test|predict|inference)"
+                 r"|(?i:test|val|valid|validation|eval|evaluation|dev|holdout)_?(?i:loader|dl|dataloader|data_loader|iter"
+                 r"|iterator|batches|gen|generator|ds|data|set|dataset)")
+    ast_prefilter = (r"^loop$", (r"^\.eval\($|^\.train\($|^def \w*(?:val|eval|test|predict|inference)"
+                                 r"|^(?:\w+_)?(?i:test|val|valid|validation|eval|evaluation|dev|holdout)_?(?i:loader|dl"
+                                 r"|dataloader|data_loader|iter|iterator|batches|gen|generator|ds|data|set|dataset)s?$"))
     batch_message = (
         "`{fn}` runs `{model}` in eval mode once per batch with gradients enabled: autograd records "
         "a graph at every call (memory and time for nothing); decorate it with `@torch.no_grad()`"
@@ -71,7 +78,9 @@ the validation set of a model that trains fine. `model.eval()` does *not* turn a
 only switches dropout and batch-norm behaviour.
 
 An evaluation loop is a loop that runs after `model.eval()` (or `model.train(False)`), or in a function named like
-`validate`/`evaluate`/`test`/`predict`, and does no gradient work. The rule stays silent on
+`validate`/`evaluate`/`test`/`predict`, or a `for` loop over a loader of held-out data named so
+(`test_loader`, `val_dl`, `valid_iter`) nested in a training loop (the test-accuracy check that course
+notebooks run every N iterations), and does no gradient work. The rule stays silent on
 gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 `torch.autograd.grad`, `requires_grad_`, `x.requires_grad = True` or `.grad` in the loop or its
 function; or a method of an object that code the file does not define was given the model, such
@@ -141,7 +150,8 @@ with torch.no_grad():
             if cls is not None and ctx.model.class_is(cls.name.value, MODULE_BASES):
                 continue  # inside an nn.Module's own methods: its caller chooses the grad mode
             eval_fn = facts.is_eval_function(fn)
-            if not eval_fn and facts.mode_before(node) != "eval" and not _evals_in_body(ctx.model, node):
+            if (not eval_fn and facts.mode_before(node) != "eval" and not _evals_in_body(ctx.model, node)
+                    and not _held_out_loop_in_training(ctx.model, facts, loop)):
                 continue
             if fn is not None and facts.grad_use_besides_training(fn, node):
                 continue  # gradient-based evaluation (saliency, adversarial), not the training batches
@@ -737,6 +747,44 @@ def _built_with_model(m, facts: TrainingFacts, name: cst.Name) -> bool:
         if any(facts.is_model(a.value) or (m.value_of(a.value).kind == "module" and not facts.is_loss_module(a.value))
                for a in v.args):
             return True
+    return False
+
+
+# a loader of held-out data by its name: `test_loader`, `val_dl`, `validloader`, `mnist_test_loader`,
+# `self.valid_iter` (the name's last part)
+_HELD_OUT = re.compile(
+    r"(?:\w+_)?(?:test|val|valid|validation|eval|evaluation|dev|holdout)_?"
+    r"(?:loader|dl|dataloader|data_loader|iter|iterator|batches|gen|generator|ds|data|set|dataset)s?",
+    re.IGNORECASE,
+)
+
+
+def _held_out_loop_in_training(m, facts: TrainingFacts, info) -> bool:
+    """A `for` loop over a loader (or dataset) of held-out data, named so (`for images, labels in
+    test_loader:`), nested in a training loop (one with a backward pass and an optimizer step): the
+    test-accuracy check course notebooks run every N iterations (emadRad/lstm-gru-pytorch, the
+    "Deep Learning Wizard" shape), with no `model.eval()` and no evaluation function around it.
+    Its own gradient work (test-time training) is judged by the caller, as for any loop."""
+    node = info.node
+    if not isinstance(node, cst.For):
+        return False
+    it = node.iter
+    while isinstance(it, cst.Call) and it.args and it.args[0].keyword is None:
+        f = it.func
+        name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else ""
+        if name not in ("enumerate", "iter", "tqdm"):
+            break
+        it = it.args[0].value
+    name = it.value if isinstance(it, cst.Name) else it.attr.value if isinstance(it, cst.Attribute) else None
+    if name is None or not _HELD_OUT.fullmatch(name):
+        return False
+    if m.kind_of(it) not in (Kind.DATALOADER, Kind.DATASET) and m.value_of(it).kind not in ("loader", "dataset"):
+        return False
+    p = info.parent
+    while p is not None:
+        if p.is_training:
+            return True
+        p = p.parent
     return False
 
 

@@ -10,6 +10,7 @@ from gpulint.analysis.modules import self_attr
 from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 
 _METRIC_NAME = re.compile(r"(?i)acc|mae|mse|rmse|metric|score|loss|error|perplexity|ppl|bleu|iou|f1|auc|predict")
@@ -481,7 +482,7 @@ for epoch in range(epochs):
                     yield ctx.finding(
                         node,
                         f"evaluation loop runs `{name}` in training mode (dropout on, batch-norm statistics "
-                        f"updated): `{name}.train()` on line {ctx.line_of(undone)} undoes the `{name}.eval()` "
+                        f"updated): `{name}.train()` on {line_ref(ctx, undone)} undoes the `{name}.eval()` "
                         f"before the loop; remove it, or call `{name}.eval()` after it",
                     )
                 continue

@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, is_bool, keyword, loader_call_of, forwarded_keywords, method_of, set_keyword_edit, walk
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 DEFAULT_WORKERS = "2"
 
@@ -107,7 +108,7 @@ loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, pin_me
                 arg = move.args[0] if move.args and move.args[0].keyword is None else keyword(move, "device")
                 dev = ctx.code(arg.value) if arg is not None else None
             if dev is not None:
-                where = f" (its batches are moved to `{dev}` on line {ctx.line_of(move)})"
+                where = f" (its batches are moved to `{dev}` on {line_ref(ctx, move)})"
         message = (
             f"this DataLoader feeds training on the GPU{where} with {' and '.join(problems)}: "
             f"{'; '.join(effects)}; set {' and '.join(advice)}"

@@ -42,7 +42,7 @@ def gl120(tmp_path, name: str, content: str) -> str:
 def test_notebook_names_the_loader_line_in_its_cell(tmp_path):
     out = gl120(tmp_path, "nb.ipynb", notebook(LOADER, "n = 3\n", SETTER))
     assert "cell 3:1:1: GL120" in out
-    assert "DataLoader at line 5 of the 2nd code cell above draws" in out
+    assert "DataLoader at cell 1, line 5 draws" in out  # as the reporter names locations (`cell 1:5`)
 
 
 def test_script_keeps_the_plain_line(tmp_path):

@@ -106,8 +106,9 @@ def test_in_a_notebook_the_other_sites_are_given_in_their_cells_numbering(tmp_pa
     found = [d for d in res.diagnostics if d.code == "GL501"]
     assert [(d.cell, d.line) for d in found] == [(3, 7)]
     msg = found[0].message
-    assert "also on line 2 of the next code cell and line 3 of the 2nd code cell below" in msg
-    assert "random factory (line 2 of the next code cell)" in msg
+    # named as the reporter names locations: the cell's number in the notebook, then the line
+    assert "also on cell 5, line 2 and cell 6, line 3" in msg
+    assert "random factory (cell 5, line 2)" in msg
 
 
 def test_a_suppression_that_silences_a_grouped_site_is_not_reported_unused():

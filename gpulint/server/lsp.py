@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -118,16 +118,18 @@ class GpulintLanguageServer(LanguageServer):
         nb = self.workspace.get_notebook_document(notebook_uri=uri)
         if nb is not None:
             cells = []
-            for cell in nb.cells:
+            numbers = []  # each joined cell's 1-based number in the notebook (markdown cells counted)
+            for n, cell in enumerate(nb.cells, 1):
                 if cell.kind != types.NotebookCellKind.Code:
                     continue
                 doc = self.workspace.text_documents.get(cell.document)
                 if doc is None or (doc.language_id and doc.language_id != "python"):
                     continue
                 cells.append((cell.document, doc.source, doc.version))
+                numbers.append(n)
             script, joined = core.join_cells([(u, t) for u, t, _ in cells], self.encoding)
             versions = {u: v for u, _, v in cells}
-            return nb.version, script, lambda: self._notebook_snapshot(uri, nb.version, script, joined, versions)
+            return nb.version, script, lambda: self._notebook_snapshot(uri, nb.version, script, joined, versions, numbers)
         doc = self.workspace.text_documents.get(uri)
         if doc is None or not is_python(doc) or self.workspace.get_notebook_document(cell_uri=uri) is not None:
             return None
@@ -169,7 +171,10 @@ class GpulintLanguageServer(LanguageServer):
             {uri: version},
         )
 
-    def _notebook_snapshot(self, uri: str, version: int | None, script: str, cells: list, versions: dict) -> Snapshot:
+    def _notebook_snapshot(self, uri: str, version: int | None, script: str, cells: list, versions: dict,
+                           numbers: list | None = None) -> Snapshot:
+        from gpulint.notebook import renumber_cells
+
         path = core.path_of_uri(uri)
         analysis = self.linter.analyse(path, script)
         views = {c.uri: View(c.uri, versions.get(c.uri), [], core.TextIndex(c.masked, self.encoding)) for c in cells}
@@ -178,6 +183,8 @@ class GpulintLanguageServer(LanguageServer):
                 break
             cell = cells[core.cell_at_line(cells, d.line - 1)]
             local = core.local_diagnostic(cell, d)
+            if numbers:  # `code cell #K` in a message: the notebook's number of that cell, as `gpulint check` says
+                local = replace(local, message=renumber_cells(local.message, numbers))
             fix = core.cell_fix_edits(cells, d.fix) if d.fix is not None else None
             views[cell.uri].entries.append(Entry(local, self._to_lsp(cell.index, analysis, local), fix))
 
