@@ -210,8 +210,10 @@ class Decoder(nn.Module):
         for other in assigns[1:]:
             # later tensor assignments in the same method (`self.fb = self.fb.to(self.device)`)
             # assign the registered buffer
-            if other.method is not a.method or other.kind != "tensor" or not isinstance(other.node, cst.Assign):
+            if other.method is not a.method or not isinstance(other.node, cst.Assign):
                 return None
+            if other.kind != "tensor" and not _engine_host_tensor(ctx.model, other.value):
+                return None  # (`self.tem = self.tem.permute(2, 0, 1)` after `self.tem = self.one_hot(...)`)
             if ctx.model.order.get(other.node, -1) <= ctx.model.order.get(node, 0):
                 return None
         if not isinstance(node, cst.Assign) or len(node.targets) != 1 or node.targets[0].target is not a.target:
@@ -239,6 +241,15 @@ class Decoder(nn.Module):
                     return None
         text = f'self.register_buffer("{attr}", {ctx.code(node.value)}, persistent=False)'
         return ctx.fix(ctx.replace(node, text), message=f"Register `{attr}` as a non-persistent buffer")
+
+
+def _engine_host_tensor(m, value) -> bool:
+    """The flow engine knows `value` is a tensor on the host (the class facts may answer "other"
+    for a method chain on an attribute set from a helper's result)."""
+    if value is None:
+        return False
+    v = m.value_of(value)
+    return v.kind == "tensor" and v.dev is not None and v.dev.is_host
 
 
 def host_tensor_from_file_function(m, value) -> bool:

@@ -51,3 +51,12 @@ def test_table_from_own_method_then_permuted_is_gl106():
 
 def test_registered_buffer_is_silent():
     assert _diags('self.register_buffer("tem", self.one_hot(self.seg))') == []
+
+
+def test_fix_registers_the_first_assignment_and_keeps_the_permute():
+    from fixture_support import fix
+
+    src = textwrap.dedent(SRC).replace(
+        "INIT", "self.tem = self.one_hot(self.seg)\n        self.tem = self.tem.permute(1, 0)")
+    out = fix(src, {"GL106"}, unsafe=False).text
+    assert 'self.register_buffer("tem", self.one_hot(self.seg), persistent=False)\n        self.tem = self.tem.permute(1, 0)' in out
