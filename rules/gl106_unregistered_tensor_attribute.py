@@ -210,8 +210,10 @@ class Decoder(nn.Module):
         for other in assigns[1:]:
             # later tensor assignments in the same method (`self.fb = self.fb.to(self.device)`)
             # assign the registered buffer
-            if other.method is not a.method or other.kind != "tensor" or not isinstance(other.node, cst.Assign):
+            if other.method is not a.method or not isinstance(other.node, cst.Assign):
                 return None
+            if other.kind != "tensor" and not _engine_host_tensor(ctx.model, other.value):
+                return None  # (`self.tem = self.tem.permute(2, 0, 1)` after `self.tem = self.one_hot(...)`)
             if ctx.model.order.get(other.node, -1) <= ctx.model.order.get(node, 0):
                 return None
         if not isinstance(node, cst.Assign) or len(node.targets) != 1 or node.targets[0].target is not a.target:
@@ -241,17 +243,38 @@ class Decoder(nn.Module):
         return ctx.fix(ctx.replace(node, text), message=f"Register `{attr}` as a non-persistent buffer")
 
 
-def host_tensor_from_file_function(m, value) -> bool:
-    """`self.attn_bias = get_2dalibi(heads, patches)`: a call of a function of this file whose
-    result the flow engine knows to be a tensor on the host (torchgeo's CROMA). The attribute's
-    kind is "other" for the class facts (they do not follow a function's return), but the engine
-    does. GL116 leaves these attributes to this rule (its `_gl106_owns`)."""
-    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
-        return False
-    if value.func.value not in m.functions:
+def _engine_host_tensor(m, value) -> bool:
+    """The flow engine knows `value` is a tensor on the host (the class facts may answer "other"
+    for a method chain on an attribute set from a helper's result)."""
+    if value is None:
         return False
     v = m.value_of(value)
     return v.kind == "tensor" and v.dev is not None and v.dev.is_host
+
+
+def host_tensor_from_file_function(m, value) -> bool:
+    """`self.attn_bias = get_2dalibi(heads, patches)`: a call of a function of this file (or of a
+    method of the class itself, `self.one_hot(...)`) whose result the flow engine knows to be a
+    tensor on the host (torchgeo's CROMA). The attribute's
+    kind is "other" for the class facts (they do not follow a function's return), but the engine
+    does. GL116 leaves these attributes to this rule (its `_gl106_owns`)."""
+    if not isinstance(value, cst.Call) or not (isinstance(value.func, cst.Name) and value.func.value in m.functions
+                                               or own_method_call(m, value)):
+        return False
+    v = m.value_of(value)
+    return v.kind == "tensor" and v.dev is not None and v.dev.is_host
+
+
+def own_method_call(m, value: cst.Call) -> bool:
+    """`self.<name>(...)` where `name` is a method the enclosing class itself defines
+    (pytorch-lightning#3674: `self.tem = self.one_hot(self.seg, self.num_joints)` in `__init__`)."""
+    f = value.func
+    if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
+        return False
+    cls = m.class_of(value)
+    if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+        return False
+    return any(isinstance(st, cst.FunctionDef) and st.name.value == f.attr.value for st in cls.body.body)
 
 
 def _moves_own_state(ctx: Context, cls: ModuleClass, attr: str) -> bool:

@@ -200,7 +200,12 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 isinstance(a.value, cst.Name) and a.value.value == "False"
             ):
                 return False  # assign=True keeps the loaded tensors (and their device)
-        return m.kind_of(outer.func.value) in _STATE_HOLDERS
+        recv = outer.func.value
+        if m.kind_of(recv) in _STATE_HOLDERS:
+            return True
+        # `self.model.load_state_dict(...)` in a plain class's method: the class facts do not type
+        # the attribute, the flow engine knows it holds a module there (pykg2vec#223's Trainer)
+        return isinstance(recv, cst.Attribute) and m.value_of(recv).kind == "module"
 
     def _name_feeds_only(self, ctx: Context, facts: DeviceFacts, assign: cst.CSTNode, depth: int) -> bool:
         """Every read of the assigned name ends in `load_state_dict` (or is harmless)."""

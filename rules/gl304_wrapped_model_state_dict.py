@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, engine_wrapper
-from gpulint.analysis.training import argument_for
+from gpulint.analysis.training import argument_for, dotted
 from gpulint.rule import Context, Rule
 from gpulint.sites import line_ref, line_refs
 
@@ -94,6 +94,8 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                 if reach is not None:
                     if facts.only_saved(reach[0]):
                         continue  # wrapped only to save with `module.` keys, never run: on purpose
+                    if _other_side_of_wrap_flag(m, facts, reach[0].call, sd):
+                        continue  # `if multi_gpu: ... else: save(model.state_dict())`: not wrapped here
                     found.append((recv, "dp" if reach[0].kind == "dp" else "ddp"))
                     continue
                 kind = _engine_wrapper(m, recv)  # `self.model` holding the wrapper, helpers' returns
@@ -206,6 +208,78 @@ def _machine_dependent_wrap(m, wrap: cst.Call) -> bool:
                             and _MACHINE.search(m.module.code_for_node(bs[0].value))):
                         return True
     return False
+
+
+def _flag_side(m, if_node: cst.If, node) -> tuple[str, bool] | None:
+    """(flag, truth) for `node` inside `if FLAG:` / `if not FLAG:` (FLAG a plain name or a dotted
+    attribute such as `args.multi_gpu`): the value FLAG has where `node` runs."""
+    test, truth = if_node.test, True
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, truth = test.expression, False
+    if not isinstance(test, (cst.Name, cst.Attribute)):
+        return None
+    flag = dotted(test)
+    if flag is None:
+        return None
+    if any(m.contains(st, node) for st in if_node.body.body) or node is if_node.body:
+        return flag, truth
+    if if_node.orelse is not None and m.contains(if_node.orelse, node):
+        return flag, not truth
+    return None
+
+
+def _other_side_of_wrap_flag(m, facts: DistFacts, wrap: cst.Call, node) -> bool:
+    """The wrap runs under a plain flag (`if multi_gpu: model = nn.DataParallel(model)`) and `node`
+    runs under the same flag with the other value (`else:` of `if multi_gpu:`, or `if not
+    multi_gpu:`), in the same scope, the flag never rebound: where `node` runs, the wrap did not
+    (ssl-wearables#2's repair: `if multi_gpu: save(model.module.state_dict()) else:
+    save(model.state_dict())`). Not when another wrap sits in the same if/elif chain (`if
+    distributed: DDP(...) elif multi_gpu: DataParallel(...)`: the `else` may hold the DDP)."""
+    scope = m.scope_of(wrap)
+    if m.scope_of(node) is not scope:
+        return False
+    guard_if = next((a for a in m.ancestors(wrap) if isinstance(a, (cst.If, type(scope)))), None)
+    if not isinstance(guard_if, cst.If) or guard_if is scope:
+        return False
+    guard = _flag_side(m, guard_if, wrap)
+    if guard is None:
+        return False
+    flag, wrapped_when = guard
+    if _rebound(m, flag, guard_if.test):
+        return False
+    top = guard_if
+    while isinstance(m.parent(top), cst.If) and m.parent(top).orelse is top:
+        top = m.parent(top)
+    if top is not guard_if or any(w.call is not wrap and m.contains(top, w.call) for w in facts.wraps):
+        return False
+    for anc in m.ancestors(node):
+        if anc is scope:
+            break
+        if isinstance(anc, cst.If):
+            side = _flag_side(m, anc, node)
+            if side is not None and side[0] == flag and side[1] != wrapped_when:
+                return True
+    return False
+
+
+def _rebound(m, flag: str, test: cst.BaseExpression) -> bool:
+    """FLAG may change value: a name with more than one binding (a parameter and an assignment
+    count as two), or a dotted attribute assigned more than once in the file."""
+    if isinstance(test, cst.UnaryOperation):
+        test = test.expression
+    if isinstance(test, cst.Name):
+        return len(m.bindings_of(test)) > 1
+    count = 0
+    for n in m.walk(m.module):
+        targets = []
+        if isinstance(n, cst.Assign):
+            targets = [t.target for t in n.targets]
+        elif isinstance(n, (cst.AnnAssign, cst.AugAssign)):
+            targets = [n.target]
+        for t in targets:
+            if dotted(t) == flag:
+                count += 1
+    return count > 1
 
 
 def _save_sites(m):

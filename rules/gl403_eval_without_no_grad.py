@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from gpulint.analysis.mismatch import reachable_from_forward
 from gpulint.analysis.paths import is_test_path
 from gpulint.analysis.training import TrainingFacts, argument_for, dotted, method_of, walk
 from gpulint.model import CAST_METHODS, MODULE_BASES, MOVE_METHODS
@@ -147,7 +148,8 @@ with torch.no_grad():
                 continue  # `for b in loader: out = model(b); break`: one sample batch, not an evaluation loop
             fn = facts.function_of(node)
             cls = ctx.model.class_of(node)
-            if cls is not None and ctx.model.class_is(cls.name.value, MODULE_BASES):
+            if (cls is not None and ctx.model.class_is(cls.name.value, MODULE_BASES)
+                    and not _trainer_module_method(ctx.model, cls, fn)):
                 continue  # inside an nn.Module's own methods: its caller chooses the grad mode
             eval_fn = facts.is_eval_function(fn)
             if (not eval_fn and facts.mode_before(node) != "eval" and not _evals_in_body(ctx.model, node)
@@ -157,7 +159,7 @@ with torch.no_grad():
                 continue  # gradient-based evaluation (saliency, adversarial), not the training batches
             if facts.grad_mode_at(node) is not None:
                 continue
-            calls = [c for c in facts.model_calls(node) if c not in seen and facts.grad_mode_at(c) is None
+            calls = [c for c in _model_calls(facts, node) if c not in seen and facts.grad_mode_at(c) is None
                      and not _loss_module(ctx.model, c.func)  # a loss module records nothing of its own
                      and not _signal_transform(ctx.model, c.func)]  # nor a parameter-free transform
             through = {}
@@ -172,7 +174,7 @@ with torch.no_grad():
                 continue  # `model(data, mode="inference")`: a model of another file that picks its grad mode
             if all(_frozen_before(ctx, c, node) for c in calls):
                 continue  # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph
-            models = {dotted(c.func) for c in calls} if not through else set(through.values())
+            models = {dotted(_callee(c)) for c in calls} if not through else set(through.values())
             if facts.passes_to_unknown(node, models):
                 continue
             if _model_held_by_unknown(ctx.model, facts, node, 2, set()):
@@ -183,7 +185,7 @@ with torch.no_grad():
                 edit = wrap_in_with(ctx, node, f"with {alias}.no_grad():")
                 if edit is not None:
                     fix = ctx.fix(edit, message="Wrap the evaluation loop in `with torch.no_grad():`")
-            for c in facts.model_calls(node):
+            for c in _model_calls(facts, node):
                 seen.add(c)
             for c in calls:
                 seen.add(c)
@@ -369,6 +371,44 @@ def _test_suite(m) -> bool:
                 continue  # `def test(model, loader)`: an evaluation function of a script
             return True
     return False
+
+
+def _model_calls(facts: TrainingFacts, node: cst.CSTNode) -> list[cst.Call]:
+    """The model calls in `node`, with the explicit `model.forward(x)` form
+    (AlwaysBeDreaming-DFCIL#9's `output = model.forward(input)[:, :self.valid_out_dim]`)."""
+    out = facts.model_calls(node)
+    for c in facts.calls_in(node, False):
+        f = c.func
+        if (c not in out and isinstance(f, cst.Attribute) and f.attr.value == "forward"
+                and isinstance(f.value, (cst.Name, cst.Attribute)) and facts.is_model(f.value)):
+            out.append(c)
+    return out
+
+
+def _callee(c: cst.Call) -> cst.BaseExpression:
+    """The model a call runs: `model` for `model(x)` and for `model.forward(x)`."""
+    f = c.func
+    if isinstance(f, cst.Attribute) and f.attr.value == "forward":
+        return f.value
+    return f
+
+
+def _trainer_module_method(m, cls: cst.ClassDef, fn) -> bool:
+    """A method of an nn.Module class that trains itself (a continual-learning "learner" such as
+    AlwaysBeDreaming-DFCIL's `NormalNN(nn.Module)`: it builds a `torch.optim` optimizer and calls
+    `.backward()` in its methods), other than `forward` and what forward reaches: its loops are the
+    caller's evaluation loops, not a forward's."""
+    if fn is None or fn.name.value == "forward" or reachable_from_forward(m, fn):
+        return False
+    optimizer = backward = False
+    for node in m.walk(cls):
+        if not isinstance(node, cst.Call):
+            continue
+        if (m.qualname(node.func) or "").startswith("torch.optim."):
+            optimizer = True
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+            backward = True
+    return optimizer and backward
 
 
 def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict:
