@@ -2449,6 +2449,15 @@ class Flow:
             v = self.class_attrs.get(bv.cls, {}).get(attr)
             if v is not None and v.kind == TENSOR:
                 return v
+        if k == OBJECT and bv.cls is not None and self._set_in_init_only(bv.cls, attr):
+            # `learn.model` of a plain holder of the file (`class Learner: def __init__(self, model):
+            # self.model = model`) that only its `__init__` sets, every construction handing it a
+            # module already on the accelerator (a holder never moves what it holds; moving it
+            # back to the host later is not assumed)
+            self._ensure_init(bv.cls)
+            v = self.class_attrs.get(bv.cls, {}).get(attr)
+            if v is not None and v.kind in (MODULE, METRIC) and v.dev is not None and v.dev.where == "acc":
+                return v
         if bv.cls is not None and k not in (MODULE, METRIC, TENSOR):
             # `runner.meter` of an instance of a file class: which class of the file it holds (its
             # methods can then be followed); where it lives is not taken from outside the class
@@ -2803,7 +2812,7 @@ class Flow:
                         self._escape_containers(e, frame)
                 elif rv.kind in (None, OBJECT):
                     self._escape_containers(e, frame)
-            if (rv.kind == MODULE and rv.cls is not None and rv.cls in self.m.classes
+            if (rv.kind in (MODULE, OBJECT) and rv.cls is not None and rv.cls in self.m.classes
                     and self.m.method_of_class(rv.cls, meth) is None):
                 av = self._e_attribute(func, frame)  # `predictor.criterion(out, y)`: a submodule called
                 if av.kind in (MODULE, METRIC) and av.dev is not None:

@@ -175,3 +175,51 @@ def test_calls_passing_different_literals_decide_nothing_in_the_shared_body():
 def test_moved_tensor_after_the_literal_branch_is_silent():
     src = _tok(_TERNARY).replace("print(model(x))", "print(model(x.to(device)))")
     assert findings(src) == []
+
+
+# deep_tabular_augmentation#11 (F23-1): a plain holder keeps the moved model; the loop calls it
+# through the holder
+_HOLDER = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Learner:
+    def __init__(self, model, data):
+        self.model = model
+        self.data = data
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(3, 1){move}
+loader = DataLoader(TensorDataset(torch.randn(32, 3), torch.randn(32, 1)), batch_size=8)
+learn = Learner(model, loader)
+{after}
+for xb, yb in loader:
+    {xmove}loss = nn.functional.mse_loss(learn.model(xb), yb)
+    loss.backward()
+"""
+
+
+def _holder(move=".to(device)", after="", xmove=""):
+    return _HOLDER.format(move=move, after=after, xmove=xmove)
+
+
+def test_model_called_through_a_plain_holder():
+    src = _holder()
+    line = next(i for i, t in enumerate(textwrap.dedent(src).splitlines(), 1) if "learn.model(xb)" in t)
+    assert findings(src) == [("GL101", line)]
+
+
+def test_holder_of_a_model_moved_only_after_construction_is_silent():
+    # the stored value is the host model; where it is when called is not taken from construction
+    assert findings(_holder(move="", after="model.to(device)")) == []
+
+
+def test_holder_attribute_assigned_elsewhere_is_silent():
+    assert findings(_holder(after="learn.model = nn.Linear(3, 1)")) == []
+
+
+def test_batches_moved_before_the_holder_call_are_silent():
+    assert findings(_holder(xmove="xb, yb = xb.to(device), yb.to(device)\n    ")) == []
