@@ -409,6 +409,8 @@ for x, y in loader:
         binding reaches the accumulation, stay silent."""
         index: _Mentions = ctx.model.facts(_Mentions)
         for n in index.below(loop, index.assigns, index.assign_at):
+            if isinstance(n, cst.Assign) and _detached_in_tuple(n, name):
+                return True  # `loss, l1 = loss.item(), l1.item()` (tugstugi/pytorch-dc-tts train-text2mel.py)
             if isinstance(n, cst.Assign) and any(
                 (isinstance(t.target, cst.Name) and t.target.value == name)
                 # `output["loss"] = output["loss"].detach()`: the container's loss item detached
@@ -780,3 +782,30 @@ def _numeric(m, fn: cst.FunctionDef, e: cst.BaseExpression, depth: int) -> bool:
         return bool(binds) and all(b is not e and _numeric(m, fn, b, depth + 1) for b in binds)
     return False
 
+
+
+def _detached_in_tuple(assign: cst.Assign, name: str) -> bool:
+    """`loss, l1_loss = loss.item(), l1_loss.item()`: a tuple target whose element `name` is paired
+    with a detaching call (`x.item()`, `x.detach()`, `float(x)`) of an equally long tuple value."""
+    value = assign.value
+    if not isinstance(value, cst.Tuple):
+        return False
+    for t in assign.targets:
+        target = t.target
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(value.elements):
+            continue
+        if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+            continue
+        for te, ve in zip(target.elements, value.elements):
+            if not (isinstance(te.value, cst.Name) and te.value.value == name):
+                continue
+            v = ve.value
+            if isinstance(v, cst.Call):
+                mo = method_of(v)
+                if (mo is not None and mo[1] in _DETACHING) or (
+                    isinstance(v.func, cst.Name) and v.func.value in ("float", "int")
+                ):
+                    return True
+            if isinstance(v, (cst.Integer, cst.Float)):
+                return True
+    return False
