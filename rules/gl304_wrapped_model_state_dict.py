@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, engine_wrapper
-from gpulint.analysis.training import argument_for
+from gpulint.analysis.training import argument_for, dotted
 from gpulint.rule import Context, Rule
 
 SAVE_FUNCS = frozenset({"torch.save", "torch.serialization.save"})
@@ -93,9 +93,14 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                 if reach is not None:
                     if facts.only_saved(reach[0]):
                         continue  # wrapped only to save with `module.` keys, never run: on purpose
+                    if _flag_excludes(m, reach[0].call, sd):
+                        continue  # `if ddp: model = DDP(model)` ... `else: torch.save(model.state_dict())`
                     found.append((recv, "dp" if reach[0].kind == "dp" else "ddp"))
                     continue
                 kind = _engine_wrapper(m, recv)  # `self.model` holding the wrapper, helpers' returns
+                wrap = m.value_of(recv).wrap if kind is not None else None
+                if isinstance(wrap, cst.Call) and _flag_excludes(m, wrap, sd):
+                    continue
                 if kind is not None and not _wrapper_checked(m, sd):
                     found.append((recv, kind))
             if not found:
@@ -205,6 +210,34 @@ def _machine_dependent_wrap(m, wrap: cst.Call) -> bool:
                             and _MACHINE.search(m.module.code_for_node(bs[0].value))):
                         return True
     return False
+
+
+def _flag_tests(m, node) -> set[tuple[str, bool]]:
+    """(flag, value) for each `if` around `node` whose test is a plain flag (`ddp`, `args.distributed`,
+    `not self.use_ddp`), with the value the flag has where `node` runs: True in the `if` body, False
+    in its `else:` (and in an `elif`'s)."""
+    out = set()
+    child = node
+    for anc in m.ancestors(node):
+        if isinstance(anc, cst.If) and child is not anc.test:
+            test, value = anc.test, m.contains(anc.body, node)
+            while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, value = test.expression, not value
+            flag = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+            if flag is not None:
+                out.add((flag, value))
+        child = anc
+    return out
+
+
+def _flag_excludes(m, wrap: cst.Call, node) -> bool:
+    """The wrap runs only where a flag is true (`if ddp: model = DDP(model, ...)`) and `node` only
+    where it is false (`else: torch.save(model.state_dict(), ...)`, DLLXW/baby-llama2-chinese
+    pretrain.py): on the path that saves, the model was never wrapped."""
+    wrapped = _flag_tests(m, wrap)
+    if not wrapped:
+        return False
+    return any((flag, not value) in wrapped for flag, value in _flag_tests(m, node))
 
 
 def _save_sites(m):
