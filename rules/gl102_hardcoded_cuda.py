@@ -178,6 +178,40 @@ def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = froze
                 return True
         if "torch.version.cuda" in ctx.code(test):
             return True
+        if not isinstance(node, cst.IfExp) and _flag_compared_to_gpu(m, test):
+            # (a conditional expression choosing a device by it is a choice: `_fallback_choice`)
+            return True
+    return False
+
+
+_GPU_WORDS = frozenset({"gpu", "cuda"})
+
+
+def _flag_compared_to_gpu(m, test: cst.BaseExpression) -> bool:
+    """`if cmd_args.ctx == 'gpu':` / `if args.device == "cuda":`: a run-time option compared with a
+    GPU word (Hanjun Dai's pytorch_structure2vec `cmd_args`, kept by graph_adversarial_attack and
+    Shen-Lab/GraphCL: `cmd_opt.add_argument('-ctx', default='cpu', help='cpu/gpu')`). The CUDA code
+    under it is one branch of a choice the user makes. Only an attribute of an object that is not
+    `self` nor torch (an options namespace), never a `.type` (`x.device.type == "cuda"` asks where a
+    tensor is) nor a plain name (`device == "cuda"`, which the file may have hard-coded itself)."""
+    for n in (test, *m.walk(test)):
+        if not (isinstance(n, cst.Comparison) and len(n.comparisons) == 1
+                and isinstance(n.comparisons[0].operator, (cst.Equal, cst.NotEqual))):
+            continue
+        sides = (n.left, n.comparisons[0].comparator)
+        for flag, word in (sides, sides[::-1]):
+            if not (isinstance(word, cst.SimpleString) and word.evaluated_value.lower() in _GPU_WORDS):
+                continue
+            if not isinstance(flag, cst.Attribute) or flag.attr.value == "type":
+                continue
+            root = flag
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if not isinstance(root, cst.Name) or root.value in ("self", "cls"):
+                continue
+            if (m.qualname(flag) or "").startswith("torch"):
+                continue
+            return True
     return False
 
 

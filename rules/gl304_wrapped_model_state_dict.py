@@ -99,6 +99,9 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                     found.append((recv, "dp" if reach[0].kind == "dp" else "ddp"))
                     continue
                 kind = _engine_wrapper(m, recv)  # `self.model` holding the wrapper, helpers' returns
+                wrap = m.value_of(recv).wrap if kind is not None else None
+                if isinstance(wrap, cst.Call) and _other_side_of_wrap_flag(m, facts, wrap, sd):
+                    continue  # the engine's wrapper (a helper's result, `self.model`): the same test
                 if kind is not None and not _wrapper_checked(m, sd):
                     found.append((recv, kind))
             if not found:
@@ -236,8 +239,9 @@ def _other_side_of_wrap_flag(m, facts: DistFacts, wrap: cst.Call, node) -> bool:
     save(model.state_dict())`). Not when another wrap sits in the same if/elif chain (`if
     distributed: DDP(...) elif multi_gpu: DataParallel(...)`: the `else` may hold the DDP)."""
     scope = m.scope_of(wrap)
-    if m.scope_of(node) is not scope:
-        return False
+    node_scope = m.scope_of(node)
+    if node_scope is not scope and scope is not m.module:
+        return False  # (a flag of the module, read in a function: DLLXW/baby-llama2-chinese's `ddp`)
     guard_if = next((a for a in m.ancestors(wrap) if isinstance(a, (cst.If, type(scope)))), None)
     if not isinstance(guard_if, cst.If) or guard_if is scope:
         return False
@@ -247,13 +251,15 @@ def _other_side_of_wrap_flag(m, facts: DistFacts, wrap: cst.Call, node) -> bool:
     flag, wrapped_when = guard
     if _rebound(m, flag, guard_if.test):
         return False
+    if node_scope is not scope and "." not in flag and m.bindings.get((node_scope, flag)):
+        return False  # a local of the function, not the module's flag
     top = guard_if
     while isinstance(m.parent(top), cst.If) and m.parent(top).orelse is top:
         top = m.parent(top)
     if top is not guard_if or any(w.call is not wrap and m.contains(top, w.call) for w in facts.wraps):
         return False
     for anc in m.ancestors(node):
-        if anc is scope:
+        if anc is node_scope:
             break
         if isinstance(anc, cst.If):
             side = _flag_side(m, anc, node)

@@ -114,6 +114,8 @@ for x, y in loader:
                     continue
                 if not meter and _reset_at_optimizer_step(ctx, loop.node, acc_root):
                     continue  # reset with every optimizer step: it holds one accumulation window
+                if not meter and _reset_per_iteration(m, loop.node, stmt, acc_root):
+                    continue  # `losses = []` in each iteration: it holds one iteration's losses
                 loss = ctx.code(names[0])
                 if any(isinstance(n, cst.Name) and n.value in self._containers(ctx, loop.node) for n in names):
                     # `output["loss"].backward(); outputs.append(output)`: the accumulated value is the
@@ -409,6 +411,8 @@ for x, y in loader:
         binding reaches the accumulation, stay silent."""
         index: _Mentions = ctx.model.facts(_Mentions)
         for n in index.below(loop, index.assigns, index.assign_at):
+            if isinstance(n, cst.Assign) and _detached_in_tuple(n, name):
+                return True  # `loss, l1 = loss.item(), l1.item()` (tugstugi/pytorch-dc-tts train-text2mel.py)
             if isinstance(n, cst.Assign) and any(
                 (isinstance(t.target, cst.Name) and t.target.value == name)
                 # `output["loss"] = output["loss"].detach()`: the container's loss item detached
@@ -448,6 +452,8 @@ for x, y in loader:
                     return True
             if autograd and any(self._mentions(ctx, a.value, root) for a in call.args):
                 return True
+        if _items_backpropagated(ctx.model, index, root):
+            return True
         # a name derived from the accumulator and differentiated: `loss = total / n; loss.backward()`
         for derived in self._derived_names(ctx, root):
             for call, mo, _autograd in index.differentiating():
@@ -780,3 +786,109 @@ def _numeric(m, fn: cst.FunctionDef, e: cst.BaseExpression, depth: int) -> bool:
         return bool(binds) and all(b is not e and _numeric(m, fn, b, depth + 1) for b in binds)
     return False
 
+
+
+def _detached_in_tuple(assign: cst.Assign, name: str) -> bool:
+    """`loss, l1_loss = loss.item(), l1_loss.item()`: a tuple target whose element `name` is paired
+    with a detaching call (`x.item()`, `x.detach()`, `float(x)`) of an equally long tuple value."""
+    value = assign.value
+    if not isinstance(value, cst.Tuple):
+        return False
+    for t in assign.targets:
+        target = t.target
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(value.elements):
+            continue
+        if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+            continue
+        for te, ve in zip(target.elements, value.elements):
+            if not (isinstance(te.value, cst.Name) and te.value.value == name):
+                continue
+            v = ve.value
+            if isinstance(v, cst.Call):
+                mo = method_of(v)
+                if (mo is not None and mo[1] in _DETACHING) or (
+                    isinstance(v.func, cst.Name) and v.func.value in ("float", "int")
+                ):
+                    return True
+            if isinstance(v, (cst.Integer, cst.Float)):
+                return True
+    return False
+
+
+def _items_backpropagated(m, index, root: str) -> bool:
+    """`losses.append(loss)` and then `for optimizer, loss in zip(optimizers, losses): loss.backward()`
+    (bytedance/ibot analysis/linear_part/eval.py, one linear head per optimizer): a loop over the
+    accumulator (`for x in acc`, `zip(..., acc, ...)`, `enumerate(acc)`) backpropagates its items.
+    Keeping their graph until then is the point."""
+    for f in m.fors:
+        it = f.iter
+        over = isinstance(it, cst.Name) and it.value == root
+        if not over and isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("zip", "enumerate"):
+            over = any(isinstance(a.value, cst.Name) and a.value.value == root and a.star == "" for a in it.args)
+        if not over:
+            continue
+        targets = {n.value for n in (f.target, *m.walk(f.target)) if isinstance(n, cst.Name)}
+        for call, mo, autograd in index.differentiating():
+            if not m.contains(f.body, call):
+                continue
+            parts = [mo[0]] if mo is not None else []
+            parts += [a.value for a in call.args]
+            if any(index.mentions(p, t) for p in parts for t in targets):
+                return True
+    return False
+
+
+def _is_reset(n: cst.CSTNode, acc: str) -> bool:
+    """`acc = []`, `acc = {}`, `acc = 0`, `acc = 0.0`, `acc = list()`, `acc = dict()`."""
+    if not (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+            and n.targets[0].target.value == acc):
+        return False
+    v = n.value
+    if isinstance(v, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(v, (cst.List, cst.Dict)) and not v.elements:
+        return True
+    return isinstance(v, cst.Call) and not v.args and isinstance(v.func, cst.Name) and v.func.value in ("list", "dict")
+
+
+def _innermost_loop(m, node):
+    for anc in m.ancestors(node):
+        if isinstance(anc, (cst.For, cst.While)):
+            return anc
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda)):
+            return None
+    return None
+
+
+def _steps_its_own_optimizer(m, loop: cst.CSTNode) -> bool:
+    """`for head, optimizer in zip(heads, optimizers): ... optimizer.step()`: each iteration trains
+    another head with its own optimizer; the loop runs over models, not over data."""
+    if not isinstance(loop, cst.For):
+        return False
+    targets = {n.value for n in (loop.target, *m.walk(loop.target)) if isinstance(n, cst.Name)}
+    for call in m.calls_in(loop.body):
+        mo = method_of(call)
+        if mo is not None and mo[1] == "step" and isinstance(mo[0], cst.Name) and mo[0].value in targets:
+            return True
+    return False
+
+
+def _reset_per_iteration(m, loop: cst.CSTNode, stmt: cst.CSTNode, acc: str) -> bool:
+    """The accumulator is emptied again in every iteration before it grows (ibot
+    evaluation/eval_linear_multi.py: `losses = []` at the top of each batch, then one
+    `losses.append(loss)` per linear head, each head stepping its own optimizer): it never holds
+    more than one iteration's losses. The reset counts when it sits in the loop's own body before
+    the accumulation, or, for a loop over heads that each step their own optimizer, in the body of
+    the loop around it (the data loop). A reset in an outer loop around a data loop (`running = 0`
+    per epoch, `running += loss` per batch) does not count."""
+    if _innermost_loop(m, stmt) is not loop:
+        return False  # grown in a loop inside it (a test loop in the epoch loop): one reset per outer pass
+    outer = _innermost_loop(m, loop)
+    scopes = [loop] + ([outer] if outer is not None and _steps_its_own_optimizer(m, loop) else [])
+    for scope in scopes:
+        for n in walk(scope, into_defs=False):
+            if not _is_reset(n, acc) or _innermost_loop(m, n) is not scope:
+                continue
+            if m.precedes(n, stmt):
+                return True
+    return False
