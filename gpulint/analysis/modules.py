@@ -958,6 +958,32 @@ class DeviceFlow:
                 return sign
             if test.attr.value in _CPU_FLAGS:
                 return -sign
+        if isinstance(test, cst.Attribute) and not _is_self(test.value) and not (
+                self.model.qualname(test) or "").startswith("torch"):
+            # an options namespace's GPU flag (`if cmd_args.cuda:`, `if self.args.use_gpu:`): the
+            # same option moves the model (PRECISION18 A1, GraphCL's pytorch_structure2vec code)
+            from gpulint.flow import _CPU_FLAGS, _GPU_FLAGS
+
+            if test.attr.value in _GPU_FLAGS:
+                return sign
+            if test.attr.value in _CPU_FLAGS:
+                return -sign
+        if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual))):
+            # `if cmd_args.ctx == 'gpu':` (`!=` negates): an option compared with a GPU word; never
+            # a tensor's `x.device.type == "cuda"` (where a value is, not where the run is)
+            left, right = test.left, test.comparisons[0].comparator
+            if isinstance(left, cst.SimpleString):
+                left, right = right, left
+            if (isinstance(right, cst.SimpleString) and isinstance(right.evaluated_value, str)
+                    and right.evaluated_value.lower() in ("gpu", "cuda")
+                    and isinstance(left, cst.Attribute) and left.attr.value != "type"
+                    and not (self.model.qualname(left) or "").startswith("torch")):
+                root = left
+                while isinstance(root, cst.Attribute):
+                    root = root.value
+                if isinstance(root, cst.Name) and root.value not in ("self", "cls"):
+                    return sign if isinstance(test.comparisons[0].operator, cst.Equal) else -sign
         if isinstance(test, cst.Name):
             # a module-level GPU flag (`GPU = cfg["gpu_train"]`, Pytorch_Retinaface's multibox loss:
             # `if GPU: loc_t = loc_t.cuda()`), read like the module's own `self.use_gpu`
