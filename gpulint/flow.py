@@ -2501,6 +2501,11 @@ class Flow:
         decided = self._const_test(e.test, frame)
         if decided is not None:
             return a if decided else b  # `torch.tensor(ids) if return_tensors == "pt" else ids`
+        if (a.kind == DEVICE and b.kind == DEVICE and a.dev is not None and b.dev is not None
+                and (a.dev.is_acc or b.dev.is_acc)):
+            # `torch.device("cuda") if f else torch.device("cpu")`: a device choice, read like
+            # `torch.device("cuda" if f else "cpu")` (the accelerator on a run that has one)
+            return Value(DEVICE, Dev("acc", "", e), origin=e)
         # `x if cond else None`: where x lives is what matters (None has no device)
         if _is_none(e.orelse):
             return a

@@ -223,3 +223,27 @@ def test_holder_attribute_assigned_elsewhere_is_silent():
 
 def test_batches_moved_before_the_holder_call_are_silent():
     assert findings(_holder(xmove="xb, yb = xb.to(device), yb.to(device)\n    ")) == []
+
+
+_CHOICE = """
+import sys
+import torch
+import torch.nn as nn
+
+use_gpu = len(sys.argv) > 1
+device = {choice}
+model = nn.Linear(3, 1).to(device)
+x = torch.randn(2, 3)
+print(model(x))
+"""
+
+
+def test_device_objects_chosen_by_a_flag_read_like_a_string_choice():
+    # both spellings of one choice are the accelerator on a run that has one (helper rulemiss18's report)
+    for choice in ('torch.device("cuda" if use_gpu else "cpu")',
+                   'torch.device("cuda") if use_gpu else torch.device("cpu")'):
+        assert findings(_CHOICE.format(choice=choice)) == [("GL116", 10)], choice
+
+
+def test_two_host_devices_chosen_by_a_flag_are_the_host():
+    assert findings(_CHOICE.format(choice='torch.device("cpu") if use_gpu else torch.device("cpu")')) == []
