@@ -231,6 +231,11 @@ class AmpFacts:
                 region = self._region(call, q, parent, fn)
                 region.via_decorator = True
                 self.regions.append(region)
+            elif isinstance(parent, cst.Return) or (
+                    isinstance(parent, cst.IfExp) and isinstance(m.parent(parent), cst.Return)):
+                # `def maybe_autocast(self): return torch.cuda.amp.autocast(...) if ... else nullcontext()`
+                # (BLIP-2/LAVIS style), then `with self.maybe_autocast():`: each such `with` may run it
+                self._returned_regions(call, q)
             else:
                 # `ctx = autocast(...)` or `ctx = autocast(...) if COND else nullcontext()`, then `with ctx:`
                 condition = None
@@ -261,6 +266,30 @@ class AmpFacts:
                                 region = self._region(call, q, with_stmt, with_stmt)
                                 region.condition = condition
                                 self.regions.append(region)
+
+    def _returned_regions(self, call: cst.Call, q: str) -> None:
+        """`with f(...):` / `with self.f(...):` where `f` is the function or method of the file
+        whose `return` gives this autocast call (on some path)."""
+        m = self.m
+        fn = m.enclosing(call, cst.FunctionDef)
+        if fn is None or m.enclosing(fn, cst.FunctionDef) is not None:
+            return
+        cls = m.class_of(fn)
+        name = fn.name.value
+        for with_stmt in m.withs:
+            for item in with_stmt.items:
+                it = item.item
+                if not isinstance(it, cst.Call):
+                    continue
+                f = it.func
+                if cls is None:
+                    hit = isinstance(f, cst.Name) and f.value == name and m.module_function(name) is fn
+                else:
+                    hit = (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)
+                           and f.value.value == "self" and f.attr.value == name
+                           and m.class_of(with_stmt) is cls)
+                if hit:
+                    self.regions.append(self._region(call, q, with_stmt, with_stmt))
 
     def _attribute_regions(self, call: cst.Call, q: str, holder, target: cst.Attribute, condition) -> None:
         """`with self.<attr>:` in the class whose only binding of that attribute is `holder`."""
