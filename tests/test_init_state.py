@@ -68,8 +68,17 @@ def test_an_attribute_set_on_one_branch_of_init_is_that_value_when_read():
 
 
 def test_a_class_level_default_keeps_the_other_path():
-    v = forward_read(model_of(branch_src("    fb = None\n\n")), "fb")
+    # the scale comes from the command line: either branch of `if scale == "mel":` may run
+    src = branch_src("    fb = None\n\n").replace('Loss(4, scale="mel")', "Loss(4, scale=sys.argv[1])")
+    v = forward_read(model_of("import sys\n" + src), "fb")
     assert not (v.kind == "tensor" and v.dev is not None and v.dev.is_host)
+
+
+def test_a_constant_argument_decides_the_branch_despite_the_default():
+    # every construction passes `scale="mel"`: `if scale == "mel":` runs, the default is never read
+    # (the engine's string constants, sixteenth session)
+    v = forward_read(model_of(branch_src("    fb = None\n\n")), "fb")
+    assert v.kind == "tensor" and v.dev is not None and v.dev.is_host
 
 
 SUBCLASS = """
