@@ -3769,7 +3769,7 @@ class Flow:
             return Value(None, HOST, origin=rv.origin)  # `Image.open(p).convert("RGB")`, `arr.reshape(...)`
         if type(recv) is cst.Name and recv.value == "self" and frame.cls is not None:
             cls = frame.cls
-            if rv.cls is not None and rv.cls != cls and self._derives(rv.cls, cls):
+            if rv.cls is not None and rv.cls != cls and self.m.class_is(rv.cls, frozenset({cls})):
                 # a base's method run for a subclass instance: `self._loss(...)` is the override
                 # (chemprop's metric `update` calling the subclass's `_calc_unreduced_loss`)
                 cls = rv.cls
@@ -4556,23 +4556,6 @@ class Flow:
             if k is not None:
                 return {"dataloader": LOADER}.get(k, k)
         return None
-
-    def _derives(self, sub: str, base: str) -> bool:
-        """The file's class `sub` inherits, through classes of the file, from `base`."""
-        todo, seen = [sub], set()
-        while todo:
-            c = todo.pop()
-            if c in seen:
-                continue
-            seen.add(c)
-            info = self.m.classes.get(c)
-            if info is None:
-                continue
-            for b in info.bases:
-                if b == base:
-                    return True
-                todo.append(b)
-        return False
 
     def _call_method(self, cls, meth, selfv, e, pos, kw, frame, summary_only=False) -> Value:
         found = self.m.method_of_class(cls, meth)

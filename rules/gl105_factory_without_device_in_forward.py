@@ -15,6 +15,7 @@ from gpulint.analysis.mismatch import (
     reachable_from_forward,
     accelerator_named_cpu,
     ctc_host_argument,
+    device_edit,
     factory_device_fix,
     factory_takes_device,
     representative,
@@ -207,7 +208,7 @@ class Tagger(nn.Module):
                 acc = mm.node  # `self.lstm(x, (h0, c0))`: a module has no `.device` to name
             if param is not None:
                 # bound when the function starts: the fix holds wherever the factory meets the device
-                made = _param_device_fix(ctx, call, param.value)
+                made = device_edit(ctx, call, param.value)
             else:
                 made = factory_device_fix(ctx, mm, call, acc, allow_random=True)
             fix = None
@@ -272,27 +273,6 @@ def _witness(m, call: cst.Call, fn) -> cst.Name | None:
             continue
         return uses[0]
     return None
-
-
-def _param_device_fix(ctx: Context, call: cst.Call, name: str):
-    """`device=<name>.device` for a `torch.*` factory (`.to(<name>.device)` after a legacy
-    constructor), `name` a parameter of the function that makes it. Returns (edit, random) or None."""
-    from gpulint import flowkb
-    from gpulint.analysis.mismatch import NO_DEVICE_ARG, _after_last_argument
-
-    m = ctx.model
-    q = m.qualname(call.func)
-    if not q or not q.startswith("torch.") or not call.args or any(a.star for a in call.args):
-        return None
-    last = q.rsplit(".", 1)[-1]
-    if last in NO_DEVICE_ARG or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
-        return None
-    random = last in RANDOM_FACTORIES
-    if q in flowkb.LEGACY_TENSOR_TYPES:
-        return ctx.insert_text(ctx.span(call)[1], f".to({name}.device)"), random
-    if not factory_takes_device(q, like=True):
-        return None
-    return ctx.insert_text(_after_last_argument(ctx, call), f", device={name}.device"), random
 
 
 def _each_host(mismatches):

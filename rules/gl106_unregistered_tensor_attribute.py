@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.mismatch import accelerator_named_cpu, attribute_root, reachable_from_forward
+from gpulint.analysis.mismatch import accelerator_named_cpu, attribute_root, file_function_call, reachable_from_forward
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.modules import (
     AttrAssign,
@@ -258,23 +258,10 @@ def host_tensor_from_file_function(m, value) -> bool:
     tensor on the host (torchgeo's CROMA). The attribute's
     kind is "other" for the class facts (they do not follow a function's return), but the engine
     does. GL116 leaves these attributes to this rule (its `_gl106_owns`)."""
-    if not isinstance(value, cst.Call) or not (isinstance(value.func, cst.Name) and value.func.value in m.functions
-                                               or own_method_call(m, value)):
+    if not file_function_call(m, value):
         return False
     v = m.value_of(value)
     return v.kind == "tensor" and v.dev is not None and v.dev.is_host
-
-
-def own_method_call(m, value: cst.Call) -> bool:
-    """`self.<name>(...)` where `name` is a method the enclosing class itself defines
-    (pytorch-lightning#3674: `self.tem = self.one_hot(self.seg, self.num_joints)` in `__init__`)."""
-    f = value.func
-    if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
-        return False
-    cls = m.class_of(value)
-    if cls is None or not isinstance(cls.body, cst.IndentedBlock):
-        return False
-    return any(isinstance(st, cst.FunctionDef) and st.name.value == f.attr.value for st in cls.body.body)
 
 
 def _moves_own_state(ctx: Context, cls: ModuleClass, attr: str) -> bool:

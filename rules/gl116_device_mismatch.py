@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
+    file_function_call,
     attribute_root,
     inner_factory,
     construction_state,
@@ -500,25 +501,12 @@ def _built_in(m, value, init) -> bool:
 def _host_tensor_from_file_function(m, value) -> bool:
     """A call of a function of this file whose result the flow engine knows to be a host tensor
     (the same test as GL106's `host_tensor_from_file_function`)."""
-    if not isinstance(value, cst.Call) or not (isinstance(value.func, cst.Name) and value.func.value in m.functions
-                                               or _own_method_call(m, value)):
+    if not file_function_call(m, value):
         return False
     if any(a.keyword is not None and a.keyword.value == "device" for a in value.args):
         return False  # GL106 leaves a value made with `device=` alone (`_placed`)
     v = m.value_of(value)
     return v.kind == "tensor" and v.dev is not None and v.dev.is_host
-
-
-def _own_method_call(m, value: cst.Call) -> bool:
-    """`self.<name>(...)` where `name` is a method the enclosing class itself defines (the same
-    test as GL106's `own_method_call`)."""
-    f = value.func
-    if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
-        return False
-    cls = m.class_of(value)
-    if cls is None or not isinstance(cls.body, cst.IndentedBlock):
-        return False
-    return any(isinstance(st, cst.FunctionDef) and st.name.value == f.attr.value for st in cls.body.body)
 
 
 def _module_class(m, node) -> cst.ClassDef | None:

@@ -120,18 +120,6 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
     m = ctx.model
     if not isinstance(origin, cst.Call):
         return None
-    q = m.qualname(origin.func)
-    if not q or not q.startswith("torch."):
-        return None
-    if q.rsplit(".", 1)[-1] in NO_DEVICE_ARG:
-        return None  # `torch.from_numpy(a)` takes no device=: the copy has to be made with .to()
-    random = q.rsplit(".", 1)[-1] in RANDOM_FACTORIES
-    if random and not allow_random:
-        return None
-    if any(a.keyword is not None and a.keyword.value == "device" for a in origin.args):
-        return None
-    if any(a.star for a in origin.args):
-        return None
     if m.scope_of(origin) is not m.scope_of(mm.node) or not (
         m.precedes(origin, mm.node) or m.contains(mm.node, origin)
     ):
@@ -144,16 +132,34 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
         return None
     if m.enclosing(origin, cst.For, cst.While) is not m.enclosing(acc, cst.For, cst.While):
         return None
-    if not origin.args:
+    made = device_edit(ctx, origin, acc.value)
+    if made is None or (made[1] and not allow_random):
+        return None
+    return made
+
+
+def device_edit(ctx, call: cst.Call, name: str):
+    """`device=<name>.device` written into a `torch.*` factory call (`.to(<name>.device)` after a
+    legacy constructor, which takes no device=), `name` bound where the factory runs. Returns
+    (edit, random) or None when the call takes no device that way."""
+    q = ctx.model.qualname(call.func)
+    if not q or not q.startswith("torch."):
+        return None
+    if q.rsplit(".", 1)[-1] in NO_DEVICE_ARG:
+        return None  # `torch.from_numpy(a)` takes no device=: the copy has to be made with .to()
+    random = q.rsplit(".", 1)[-1] in RANDOM_FACTORIES
+    if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        return None
+    if any(a.star for a in call.args) or not call.args:
         return None
     from gpulint import flowkb
 
     if q in flowkb.LEGACY_TENSOR_TYPES:
         # `torch.FloatTensor(...)` takes no device= (a CUDA device is refused): copy it over
-        return ctx.insert_text(ctx.span(origin)[1], f".to({acc.value}.device)"), random
+        return ctx.insert_text(ctx.span(call)[1], f".to({name}.device)"), random
     if not factory_takes_device(q, like=True):
         return None  # `torch.meshgrid(...)`, `torch.stack(...)`: no device= to give
-    return ctx.insert_text(_after_last_argument(ctx, origin), f", device={acc.value}.device"), random
+    return ctx.insert_text(_after_last_argument(ctx, call), f", device={name}.device"), random
 
 
 def _after_last_argument(ctx, call: cst.Call) -> int:
@@ -320,3 +326,20 @@ def inner_factory(m, call: cst.Call):
     placed = placed or any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "device"
                            for n in nodes)
     return inner[0] if len(inner) == 1 and not placed else call
+
+
+def file_function_call(m, value) -> bool:
+    """`value` calls a function of this file by name (`get_2dalibi(...)`), or a method the
+    enclosing class itself defines through `self` (`self.one_hot(...)` in `__init__`,
+    pytorch-lightning#3674): calls whose result only the flow engine can tell (GL106, GL116)."""
+    if not isinstance(value, cst.Call):
+        return False
+    f = value.func
+    if isinstance(f, cst.Name):
+        return f.value in m.functions
+    if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
+        return False
+    cls = m.class_of(value)
+    info = m.classes.get(cls.name.value) if cls is not None else None
+    fn = info.methods.get(f.attr.value) if info is not None else None
+    return fn is not None and m.class_of(fn) is cls  # defined by the class itself, not a base
