@@ -90,7 +90,7 @@ for x, y in loader:
                 )
             return
         fix = None
-        if len(iterations) == 1 and all(it is iterations[0] for _, it in training):
+        if len(iterations) == 1 and all(it is iterations[0] and not r.indirect for r, it in training):
             fix = self._fix(ctx, facts, iterations[0], [r for r, _ in training])
         for region, _ in training:
             yield ctx.finding(region.anchor, fix=fix)

@@ -37,6 +37,9 @@ AUTOCAST_APIS: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "torch.cpu.amp.autocast_mode.autocast": ("cpu", ("enabled", "dtype", "cache_enabled")),
 }
 # the dtype autocast uses when none is given, by device type
+SET_AUTOCAST_ENABLED = "torch.set_autocast_enabled"
+SET_AUTOCAST_DTYPE = frozenset({"torch.set_autocast_dtype", "torch.set_autocast_gpu_dtype"})
+CONTEXTMANAGER_DECORATORS = frozenset({"contextlib.contextmanager"})
 DEFAULT_AUTOCAST_DTYPE = {"cuda": "float16", "cpu": "bfloat16", "xpu": "bfloat16", "mps": "float16",
                           "hpu": "bfloat16"}
 
@@ -101,6 +104,10 @@ class AutocastRegion:
     enabled: cst.BaseExpression | None  # the `enabled=` argument, None when absent
     condition: cst.BaseExpression | None = None  # `ctx = autocast(...) if COND else nullcontext()`
     via_decorator: bool = False
+    # entered through a context manager of the file (a `@contextmanager` function that yields
+    # inside autocast, a class whose `__enter__` turns it on): `call` and `enabled` are written
+    # there, not at the `with` (the anchor)
+    indirect: bool = False
 
     @property
     def disabled(self) -> bool:
@@ -115,7 +122,7 @@ class AutocastRegion:
 
     @property
     def is_legacy(self) -> bool:
-        return AUTOCAST_APIS[self.qualname][0] is not None
+        return AUTOCAST_APIS.get(self.qualname, (None,))[0] is not None
 
 
 @dataclass
@@ -266,6 +273,91 @@ class AmpFacts:
                                 region = self._region(call, q, with_stmt, with_stmt)
                                 region.condition = condition
                                 self.regions.append(region)
+        self._context_manager_regions()
+
+    def _context_manager_regions(self) -> None:
+        """`with C(...):` where C is a class of the file whose `__enter__` enters autocast or
+        turns it on with `torch.set_autocast_enabled` (lightwood's LightwoodAutocast), and
+        `with f(...):` / `with self.f(...):` where f is a `@contextmanager` function or method of
+        the file that yields inside `with autocast(...)`: autocast regions at those `with`s."""
+        m = self.m
+        producers: dict[cst.CSTNode, list] = {}  # ClassDef / FunctionDef -> [(call, q)]
+        dtype_set = False
+        for call in m.calls:
+            q = m.qualname(call.func)
+            if q in SET_AUTOCAST_DTYPE:
+                dtype_set = True
+            if q not in AUTOCAST_APIS and q != SET_AUTOCAST_ENABLED:
+                continue
+            fn = m.enclosing(call, cst.FunctionDef)
+            if fn is None or m.enclosing(fn, cst.FunctionDef) is not None:
+                continue
+            cls = m.class_of(fn)
+            if fn.name.value == "__enter__" and cls is not None:
+                producers.setdefault(cls, []).append((call, q))
+            elif q in AUTOCAST_APIS and self._yields_inside(call, fn) and any(
+                    m.qualname(d.decorator) in CONTEXTMANAGER_DECORATORS for d in fn.decorators):
+                producers.setdefault(fn, []).append((call, q))
+        if not producers:
+            return
+        for with_stmt in m.withs:
+            for item in with_stmt.items:
+                it = item.item
+                if not isinstance(it, cst.Call):
+                    continue
+                producer = self._context_producer(it.func, with_stmt)
+                for call, q in producers.get(producer, ()):
+                    if q == SET_AUTOCAST_ENABLED:
+                        region = self._enabled_region(call, with_stmt, dtype_set)
+                        if region is None:
+                            continue
+                    else:
+                        region = self._region(call, q, with_stmt, with_stmt)
+                    region.indirect = True
+                    self.regions.append(region)
+
+    def _yields_inside(self, call: cst.Call, fn: cst.FunctionDef) -> bool:
+        """`call` is an item of a `with` of `fn` whose body yields."""
+        m = self.m
+        item = m.parent(call)
+        if not isinstance(item, cst.WithItem):
+            return False
+        with_stmt = m.parent(item)
+        return any(isinstance(node, cst.Yield)
+                   for node in m.walk(with_stmt.body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef)))
+
+    def _context_producer(self, func: cst.BaseExpression, at: cst.CSTNode):
+        """The class (`C(...)`) or function (`f(...)`, `self.f(...)`) of the file a `with`
+        item calls; None for anything else."""
+        m = self.m
+        if isinstance(func, cst.Name):
+            bs = m.bindings_of(func)
+            if len(bs) == 1 and bs[0].how in ("class", "def"):
+                node = bs[0].node
+                return node if isinstance(node, (cst.ClassDef, cst.FunctionDef)) else m.parent(node)
+            return None
+        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            cls = m.class_of(at)
+            info = m.classes.get(cls.name.value) if cls is not None else None
+            if info is not None and info.node is cls:
+                return info.methods.get(func.attr.value)
+        return None
+
+    def _enabled_region(self, call: cst.Call, anchor: cst.CSTNode, dtype_set: bool) -> AutocastRegion | None:
+        """`torch.set_autocast_enabled(flag)` (CUDA, the old signature) or
+        `torch.set_autocast_enabled(device_type, flag)`: a region with the device's default
+        autocast dtype (unknown when the file sets the autocast dtype)."""
+        pos = [a.value for a in call.args if a.keyword is None and not a.star]
+        if len(pos) != len(call.args) or not 1 <= len(pos) <= 2:
+            return None
+        flag = pos[-1]
+        if isinstance(flag, cst.Name) and flag.value == "False":
+            return None
+        devices = frozenset({"cuda"}) if len(pos) == 1 else self.possible_devices(pos[0])
+        dtypes = None
+        if devices is not None and not dtype_set and all(d in DEFAULT_AUTOCAST_DTYPE for d in devices):
+            dtypes = frozenset(DEFAULT_AUTOCAST_DTYPE[d] for d in devices)
+        return AutocastRegion(call, SET_AUTOCAST_ENABLED, anchor, anchor, devices, dtypes, None, None)
 
     def _returned_regions(self, call: cst.Call, q: str) -> None:
         """`with f(...):` / `with self.f(...):` where `f` is the function or method of the file
