@@ -726,7 +726,8 @@ class NoFlow:
 
 
 class _Frame:
-    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx", "yields", "cpu_only")
+    __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx", "yields", "cpu_only",
+                 "reset_from")
 
     def __init__(self, fn, cls, outer, record):
         self.env: dict[str, Value] = {}
@@ -740,6 +741,9 @@ class _Frame:
         self.devctx = 0  # inside `with torch.device(...)`: things are made on that device
         self.yields: Value | None = None  # a generator function: what it yields (joined)
         self.cpu_only = 0  # inside a branch that does not run on a GPU (`if not torch.cuda.is_available():`)
+        # `self.learn = learn ... self.learn = None` (a runner dropping what it held when `fit`
+        # ends): the values a `self` attribute held before it was set to None
+        self.reset_from: dict[str, Value] | None = None
 
 
 # Tensor methods no other common type has (numpy arrays, lists, dicts, modules): a receiver of
@@ -1258,6 +1262,9 @@ class Flow:
         merged = self.class_attrs.setdefault(cls, {})
         for attr in frame.assigned_self:
             v = frame.env.get("self." + attr, UNKNOWN)
+            if v.kind == "none" and frame.reset_from is not None and attr in frame.reset_from:
+                # set, used (by methods this one calls) and dropped: other methods may see either
+                v = join(frame.reset_from[attr], v)
             if v.kind is None and v.dev is None and attr in per:
                 continue  # a pass without its arguments knows less than one with them
             per[attr] = v
@@ -1411,6 +1418,11 @@ class Flow:
                     # `self.device = 'cpu'` (a memory bank's default, moved later by its own `to()`):
                     # that device, so `.to(self.device)` reads it rather than guessing from the name
                     v = self._device_literal(value_expr, v)
+                prev = frame.env.get("self." + key)
+                if v.kind == "none" and prev is not None and prev.kind not in (None, "none"):
+                    if frame.reset_from is None:
+                        frame.reset_from = {}
+                    frame.reset_from[key] = join(frame.reset_from.get(key), prev)
                 frame.env["self." + key] = v
                 frame.assigned_self.add(key)
                 if frame.record:
@@ -2457,6 +2469,10 @@ class Flow:
             self._ensure_init(bv.cls)
             v = self.class_attrs.get(bv.cls, {}).get(attr)
             if v is not None and v.kind in (MODULE, METRIC) and v.dev is not None and v.dev.where == "acc":
+                return v
+            if v is not None and v.kind == LOADER and v.elem is not None:
+                # `data.train_dl` of a holder of loaders (fastai-course DataBunch): the loader
+                # every construction handed it, with the batches it gives
                 return v
         if bv.cls is not None and k not in (MODULE, METRIC, TENSOR):
             # `runner.meter` of an instance of a file class: which class of the file it holds (its
@@ -4577,7 +4593,8 @@ class Flow:
             names = names[1:]  # the receiver (a staticmethod called on an instance takes none)
         args: dict[str, Value] = {}
         ok = True
-        for i, (x, v, s) in enumerate(pos):
+        i = 0  # the next positional parameter
+        for x, v, s in pos:
             if s == "**":
                 # `self._sample(features, labels, **kwargs)`: the parameters it names are known; any
                 # other may come from the mapping (not its default), unless the mapping is known
@@ -4590,12 +4607,24 @@ class Flow:
                 else:
                     args[_DOUBLE_STAR] = UNKNOWN
                 continue
+            if s == "*":
+                sx, sv = kw.get(_STAR, (None, UNKNOWN))
+                v = sv if sx is x else UNKNOWN
+            if s == "*" and v.kind == TUPLE and v.items is not None and i + len(v.items) <= len(names):
+                # `DataBunch(*create_loaders(...))`: a sequence of known length fills the next
+                # parameters in order
+                for it in v.items:
+                    args[names[i]] = it
+                    i += 1
+                continue
             if not s and i >= len(names) and isinstance(p.star_arg, cst.Param):
+                i += 1
                 continue  # taken by the function's `*args` (its named parameters are known)
             if s or i >= len(names):
                 ok = False
                 break
             args[names[i]] = self._device_literal(x, v)
+            i += 1
         for k, (x, v) in kw.items():
             if k != _STAR and k != _DOUBLE_STAR:  # `f(*xs, **kw)`: no parameter of that name
                 args[k] = self._device_literal(x, v)

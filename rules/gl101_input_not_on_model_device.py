@@ -83,7 +83,7 @@ for x, y in loader:
                 operand = _site_operand(m, mm)
                 if operand is not None:
                     node, host = mm.site, operand
-                elif _bound_in_callee(m, mm):
+                elif _bound_in_callee(m, mm) or _site_hands_loader(m, mm):
                     inside.add(id(node))
                 else:
                     continue
@@ -530,6 +530,23 @@ def _site_operand(m, mm):
         if v.origin is origin and v.kind in ("tensor", "batch") and v.dev is not None and v.dev.is_host:
             found.append(a.value)
     return found[0] if len(found) == 1 else None
+
+
+def _site_hands_loader(m, mm) -> bool:
+    """`mm.site` hands the callee the loader itself (`self.all_batches(self.data.train_dl)`), which
+    a function down the chain iterates: the batch is bound in the callees, none of the site's
+    arguments is a batch, so the finding belongs where the batch meets the model."""
+    origin = mm.host_value.origin
+    if origin is None or len(mm.site.args) == 0:
+        return False
+    loader = False
+    for a in mm.site.args:
+        v = m.value_of(a.value)
+        if v.kind in ("tensor", "batch") or (v.kind is None and v.dev is not None):
+            return False
+        if v.kind == "loader" and v.origin is origin:
+            loader = True
+    return loader
 
 
 def _root_name(host) -> cst.Name | None:
