@@ -87,6 +87,8 @@ for x, y in loader:
                     inside.add(id(node))
                 else:
                     continue
+            if mm.op == "module-call" and mm.site is None and _forward_moves_argument(m, mm):
+                continue  # the model's forward moves this input itself on the path that needs it
             root = _root_name(host)
             if root is None:
                 # `target.view_as(pred)`, `y.flatten()`: the batch name under methods that keep its device
@@ -561,5 +563,44 @@ def _root_name(host) -> cst.Name | None:
 def _string_keys(sub: cst.Subscript) -> bool:
     for el in sub.slice:
         if isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.SimpleString):
+            return True
+    return False
+
+
+def _forward_moves_argument(m, mm) -> bool:
+    """The called module is a class of the file whose `forward` re-binds the parameter that receives
+    the host batch with a device move of itself (`x = x.cuda()`, `x = x.to(...)`), even under a
+    condition: `if not x.is_cuda and next(self.parameters()).is_cuda: x = x.cuda()` moves the
+    batch exactly when the model is on the GPU. (A move on every path already satisfies the flow
+    engine; a move on some paths leaves the engine with a host value it cannot rule out.)"""
+    node = mm.node
+    if not isinstance(node, cst.Call):
+        return False
+    cls = m.value_of(mm.acc).cls if mm.acc is not None else None
+    found = m.method_of_class(cls, "forward") if cls else None
+    if found is None:
+        return False
+    fn = found[0]
+    params = [p.name.value for p in fn.params.params]
+    if params and params[0] == "self":
+        params = params[1:]
+    target = None
+    for i, arg in enumerate(node.args):
+        if arg.value is mm.host or mm.host in m.walk(arg.value):
+            if arg.keyword is not None:
+                target = arg.keyword.value
+            elif arg.star == "" and i < len(params):
+                target = params[i]
+            break
+    if target is None:
+        return False
+    for stmt in m.walk(fn):
+        if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+            continue
+        t = stmt.targets[0].target
+        v = stmt.value
+        if (isinstance(t, cst.Name) and t.value == target and isinstance(v, cst.Call)
+                and isinstance(v.func, cst.Attribute) and v.func.attr.value in ("cuda", "to")
+                and isinstance(v.func.value, cst.Name) and v.func.value.value == target):
             return True
     return False

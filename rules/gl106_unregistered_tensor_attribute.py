@@ -237,7 +237,7 @@ class Decoder(nn.Module):
             if fn is a.method:
                 continue
             for other in _assignments(ctx.model, fn, attr):
-                if other is None or facts.value_kind(other) not in ("tensor", "none"):
+                if other is None or not _keeps_buffer(ctx.model, facts, other):
                     return None
         text = f'self.register_buffer("{attr}", {ctx.code(node.value)}, persistent=False)'
         return ctx.fix(ctx.replace(node, text), message=f"Register `{attr}` as a non-persistent buffer")
@@ -362,6 +362,16 @@ def _helper_call(m, init: cst.FunctionDef, name: str):
             if isinstance(e, cst.Expr) and isinstance(e.value, cst.Call) and self_attr(e.value.func) == name:
                 return stmt
     return None
+
+
+def _keeps_buffer(m, facts, value: cst.BaseExpression) -> bool:
+    """A later `self.<attr> = value` leaves a registered buffer a buffer: a tensor or None. A value
+    the module facts cannot type but the flow engine knows is a tensor counts too (forward's
+    `res, h = self.rnn(x, self.h)` then `self.h = h.detach()`: the RNN's returned state)."""
+    kind = facts.value_kind(value)
+    if kind in ("tensor", "none"):
+        return True
+    return kind == "other" and m.value_of(value).kind == "tensor"
 
 
 def _assignments(m, fn: cst.FunctionDef, attr: str):

@@ -76,6 +76,9 @@ optimizer.load_state_dict(ckpt["optimizer"])
                 continue  # (the engine knows an optimizer a function of the file returns)
             for model in facts.optimizer_models(recv):
                 moves = [mv for mv in m.moves_of(model)]
+                # moves of an earlier object under the same name (a first run's `model = Net().to(d)`
+                # before `model = Net()` is rebuilt for the resume) do not move this one
+                moves = _after_rebinding(m, facts, model, moves)
                 # moved by a function of the file it is handed to (`do_train(model, ...)`)
                 handed = facts.callee_moves(model)
                 moves += handed
@@ -351,3 +354,21 @@ def _trainer_restore(m, facts, load: cst.Call, opt: cst.Attribute) -> str | None
     if _state_moved_after(m, opt, load):
         return None
     return "self." + model_attr
+
+
+def _after_rebinding(m, facts, model: cst.BaseExpression, moves: list) -> list:
+    """Drop the moves that run before the plain assignment of `model`'s name that always runs
+    before `model` is read here (the binding the optimizer was built from): they moved the object
+    the name held before (`model = Net().to(d)` ... `model = Net()` for the resume). Not when that
+    assignment builds on the old object (`model = nn.DataParallel(model)`)."""
+    if not isinstance(model, cst.Name):
+        return moves
+    reaching = [b for b in m.bindings_of(model)
+                if b.how == "assign" and facts.runs_before(b.node, model, a_always=True)]
+    if not reaching:
+        return moves
+    last = max(reaching, key=lambda b: facts.order(m.statement_of(b.node)))
+    stmt = m.statement_of(last.node)
+    if stmt is None or last.value is None or model.value in _names_read(last.value):
+        return moves  # `model = nn.DataParallel(model)`: the same (moved) parameters under a new name
+    return [mv for mv in moves if not facts.runs_before(mv.call, stmt, a_always=False)]

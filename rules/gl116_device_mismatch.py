@@ -137,7 +137,10 @@ noise_scale = betas[t]
                 where += f"; with the arguments of the call on {_line(ctx, mm.node, mm.site)}"
             fix = self._fix(ctx, mm, origin, acc_node)
             factory_fix = fix is not None and fix.applicability != UNSAFE and mm.op not in ("module-call", "index")
-            if mm.op == "module-call":
+            if mm.op == "module-call" and m.value_of(mm.host).kind == "tuple":
+                what = (f"move each of its tensors to the model's device (`.to({self._model_device(ctx, mm)})`),"
+                        " or register them as buffers of the module that keeps them")
+            elif mm.op == "module-call":
                 what = f"move the input to the model's device (`.to({self._model_device(ctx, mm)})`)"
             elif mm.op == "index":
                 what = f"move the table to its device: `{host}.to({accd}.device)` (or make it with `device=`)"
@@ -220,7 +223,13 @@ noise_scale = betas[t]
         calls and subscripts only."""
         m = ctx.model
         edits = []
+        seen = set()
         for host in (mm.host, *(x for x, _ in mm.more_hosts)):
+            if id(host) in seen:
+                continue  # the same operand reported for several of its elements
+            seen.add(id(host))
+            if m.value_of(host).kind == "tuple":
+                return None  # a tuple or list of tensors (an LSTM's `(h0, c0)`) has no `.to()`
             arg = m.parents.get(host)
             if not isinstance(arg, cst.Arg) or arg.star or m.parents.get(arg) is not mm.node:
                 return None
