@@ -72,8 +72,8 @@ for x, y in loader:
         if not backwards:
             return
         optimizers = [c for c in m.calls if (q := m.qualname(c.func)) is not None and is_optimizer_qualname(q)]
-        optimized = _optimized_names(optimizers)
-        optimized_params = _optimized_names(optimizers, parameters_only=True)
+        optimized = _optimized_names(optimizers, m=m)
+        optimized_params = _optimized_names(optimizers, parameters_only=True, m=m)
 
         training_fns = {fn for b in backwards if (fn := m.enclosing(b.call, cst.FunctionDef)) is not None}
 
@@ -190,9 +190,24 @@ def _parameter_owner_nodes(e: cst.BaseExpression) -> list[cst.BaseExpression]:
 def _to_float16(m, call: cst.Call) -> bool:
     for arg in call.args:
         if arg.keyword is None or arg.keyword.value == "dtype":
-            if m.qualname(arg.value) in FLOAT16:
+            value = _single_assigned_value(m, arg.value)
+            if m.qualname(arg.value) in FLOAT16 or (value is not None and m.qualname(value) in FLOAT16):
                 return True
     return False
+
+
+def _single_assigned_value(m, node) -> cst.BaseExpression | None:
+    """The value of a plain name with exactly one binding, a plain assignment (`weight_type =
+    torch.float16`, magic_animate_unofficial#6; `trainable_params = list(filter(lambda p:
+    p.requires_grad, model.parameters()))`); None otherwise (a dtype chosen on several paths, as
+    diffusers scripts do with `weight_dtype`, stays unknown)."""
+    if m is None or not isinstance(node, cst.Name):
+        return None
+    bindings = m.bindings_of(node)
+    if len(bindings) != 1 or bindings[0].how != "assign":
+        return None
+    value = bindings[0].value
+    return value if isinstance(value, cst.BaseExpression) else None
 
 
 def _model_name(m, call: cst.Call, recv: cst.BaseExpression) -> str | None:
@@ -215,16 +230,23 @@ def _model_name(m, call: cst.Call, recv: cst.BaseExpression) -> str | None:
     return None
 
 
-def _optimized_names(optimizers: list[cst.Call], parameters_only: bool = False) -> set[str]:
+def _optimized_names(optimizers: list[cst.Call], parameters_only: bool = False, m=None) -> set[str]:
     """Names read in the arguments of the optimizer constructors (`Adam(model.parameters())`); with
-    `parameters_only`, only the names whose `.parameters()` / `.named_parameters()` is passed."""
+    `parameters_only`, only the names whose `.parameters()` / `.named_parameters()` is passed. An
+    argument that is a name assigned once is read through its value (`params = [p for p in
+    model.parameters() if p.requires_grad]; AdamW(params)`)."""
     out: set[str] = set()
     for call in optimizers:
         for arg in call.args:
-            if parameters_only:
-                out.update(_parameter_owners(arg.value))
-            else:
-                out.update(_names(arg.value))
+            values = [arg.value]
+            assigned = _single_assigned_value(m, arg.value)
+            if assigned is not None:
+                values.append(assigned)
+            for value in values:
+                if parameters_only:
+                    out.update(_parameter_owners(value))
+                else:
+                    out.update(_names(value))
     return out
 
 

@@ -101,6 +101,8 @@ print(model.module.num_classes)
                     continue
                 if _tests_for_wrapper(m, node):
                     continue
+                if not _definitely and _unwrapped_instance_branch(m, node):
+                    continue  # `if self.num_gpus > 1: wrap` in __init__ ... `else: self.model.attr`
                 if cls not in attrs_cache:
                     attrs_cache[cls] = _class_attrs(m, cls)
                 if attr not in attrs_cache[cls]:
@@ -322,6 +324,68 @@ def _unwrapped_branch(m, wrap: cst.Call, read: cst.Attribute) -> bool:
                     return True
         child = anc
     return False
+
+
+def _unwrapped_instance_branch(m, read: cst.Attribute) -> bool:
+    """`self.W.attr` read in the `else:` of an `if T:` (coqui-ai/Trainer's `if self.num_gpus > 1:
+    ... self.model.module.test_run(...) else: ... self.model.test_run(...)`) where `__init__` of
+    the class wraps `self.W` in the body of an `if` with the same test T, and T reads only
+    attributes of `self` that `__init__` alone assigns, with no call but pure queries: the flag is
+    the one that decided the wrap, so the read runs only where the wrap did not."""
+    w = m.value_of(read.value).wrap
+    if not isinstance(w, cst.CSTNode):
+        return False
+    init = m.enclosing(w, cst.FunctionDef)
+    reader = m.enclosing(read, cst.FunctionDef)
+    if init is None or init.name.value != "__init__" or reader is None:
+        return False
+    cls = m.class_of(init)
+    if cls is None or m.class_of(reader) is not cls:
+        return False
+    info = m.classes.get(cls.name.value)
+    if info is None:
+        return False
+    wrap_ifs = []
+    child = w
+    for anc in m.ancestors(w):
+        if isinstance(anc, cst.If) and child is anc.body:
+            wrap_ifs.append(anc)
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        child = anc
+    tests = {m.module.code_for_node(i.test).strip() for i in wrap_ifs if _instance_flag_test(m, info, i.test)}
+    if not tests:
+        return False
+    child = read
+    for anc in m.ancestors(read):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if (isinstance(anc, cst.If) and isinstance(anc.orelse, cst.Else) and child is anc.orelse
+                and m.module.code_for_node(anc.test).strip() in tests
+                and (reader is not init or all(m.precedes(i, anc) for i in wrap_ifs))):
+            return True
+        child = anc
+    return False
+
+
+def _instance_flag_test(m, info, test) -> bool:
+    """`self.num_gpus > 1`, `self.distributed`: a test that reads only attributes of `self` bound in
+    `__init__` alone, literals and operators, and calls nothing but pure queries."""
+    seen_attr = False
+    for n in (test, *m.walk(test)):
+        if isinstance(n, cst.Call):
+            if m.qualname(n.func) not in _PURE_QUERIES:
+                return False
+        elif isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self":
+            if not _bound_in_init_only(m, info, n):
+                return False
+            seen_attr = True
+        elif isinstance(n, cst.Name) and n.value not in ("self", "True", "False", "None") and not (
+                isinstance(m.parent(n), cst.Attribute) and m.parent(n).attr is n):
+            return False
+        elif isinstance(n, (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda, cst.Subscript)):
+            return False
+    return seen_attr
 
 
 def _same_pure_test(m, first: cst.If, second: cst.If) -> bool:

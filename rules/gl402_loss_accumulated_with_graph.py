@@ -116,6 +116,8 @@ for x, y in loader:
                     continue  # reset with every optimizer step: it holds one accumulation window
                 if not meter and _reset_per_iteration(m, loop.node, stmt, acc_root):
                     continue  # `losses = []` in each iteration: it holds one iteration's losses
+                if not meter and _reset_per_accumulation_window(m, loop.node, stmt, acc_root):
+                    continue  # reset before a micro-batch loop whose window one optimizer step closes
                 loss = ctx.code(names[0])
                 if any(isinstance(n, cst.Name) and n.value in self._containers(ctx, loop.node) for n in names):
                     # `output["loss"].backward(); outputs.append(output)`: the accumulated value is the
@@ -871,6 +873,40 @@ def _steps_its_own_optimizer(m, loop: cst.CSTNode) -> bool:
         if mo is not None and mo[1] == "step" and isinstance(mo[0], cst.Name) and mo[0].value in targets:
             return True
     return False
+
+
+def _optimizer_step(m, call: cst.Call) -> bool:
+    """`optimizer.step()` or `scaler.step(optimizer)`."""
+    mo = method_of(call)
+    if mo is None or mo[1] != "step":
+        return False
+    recv = mo[0]
+    if m.kind_of(recv) is Kind.OPTIMIZER or "optim" in (dotted(recv) or "").lower():
+        return True
+    return bool(call.args) and (m.kind_of(call.args[0].value) is Kind.OPTIMIZER
+                                or "optim" in (dotted(call.args[0].value) or "").lower())
+
+
+def _reset_per_accumulation_window(m, loop: cst.CSTNode, stmt: cst.CSTNode, acc: str) -> bool:
+    """Gradient accumulation over a micro-batch loop (DecoupleNet's train_phase1.py: `loss_seg_value
+    = 0`, then `for sub_i in range(args.iter_size):` with a backward and `loss_seg_value += loss_seg /
+    args.iter_size`, then `loss_seg_value = loss_seg_value.item()` and `scaler.step(optimizer)`): the
+    accumulator grows in a loop that steps no optimizer, is reset in the body of the loop around it
+    before that loop, and an optimizer step in that body after the loop closes the window. It holds
+    one step's micro-batch losses, whose saved tensors `backward()` already freed."""
+    if _innermost_loop(m, stmt) is not loop:
+        return False
+    if any((mo := method_of(c)) is not None and mo[1] == "step" for c in m.calls_in(loop)):
+        return False  # the optimizer steps inside: a data loop, not a window of micro-batches
+    outer = _innermost_loop(m, loop)
+    if outer is None:
+        return False
+    reset = any(_is_reset(n, acc) and _innermost_loop(m, n) is outer and m.precedes(n, loop)
+                for n in walk(outer, into_defs=False))
+    if not reset:
+        return False
+    return any(_innermost_loop(m, c) is outer and m.precedes(loop, c) and _optimizer_step(m, c)
+               for c in m.calls_in(outer))
 
 
 def _reset_per_iteration(m, loop: cst.CSTNode, stmt: cst.CSTNode, acc: str) -> bool:

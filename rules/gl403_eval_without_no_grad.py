@@ -84,7 +84,9 @@ An evaluation loop is a loop that runs after `model.eval()` (or `model.train(Fal
 notebooks run every N iterations), and does no gradient work. The rule stays silent on
 gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 `torch.autograd.grad`, `requires_grad_`, `x.requires_grad = True` or `.grad` in the loop or its
-function; or a method of an object that code the file does not define was given the model, such
+function; a model of a module class of the file whose own methods call `torch.autograd.grad` or
+`torch.autograd.functional.*`, such as a force field predicting forces as `-dE/dpos` in its forward,
+which needs autograd on; or a method of an object that code the file does not define was given the model, such
 as an attack `adversary = PGD(model)` whose `adversary.generate(x, y)` runs in the loop, directly
 or through a helper of the file: `no_grad` would break its backward pass), on loops already under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
 site of the function, `stack.enter_context(torch.no_grad())`, or a project's own decorator named
@@ -162,6 +164,8 @@ with torch.no_grad():
             calls = [c for c in _model_calls(facts, node) if c not in seen and facts.grad_mode_at(c) is None
                      and not _loss_module(ctx.model, c.func)  # a loss module records nothing of its own
                      and not _signal_transform(ctx.model, c.func)]  # nor a parameter-free transform
+            if any(_model_takes_gradients(ctx.model, c) for c in calls):
+                continue  # its forward differentiates (forces as -dE/dpos): `no_grad` would break it
             through = {}
             if not calls:
                 # the forward in a method of the same class the loop calls (ClusterGCN's
@@ -427,10 +431,37 @@ def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict
             inner = [c for c in facts.model_calls(fn.body) if isinstance(c.func, cst.Attribute)
                      and isinstance(c.func.value, cst.Name) and c.func.value.value == "self"
                      and facts.grad_mode_at(c) is None]
+            if any(_model_takes_gradients(facts.m, c) for c in inner):
+                break  # the model's forward differentiates: it needs autograd on
             if inner and _returns_graph(facts.m, fn):
                 out[call] = dotted(inner[0].func)
                 break
     return out
+
+
+_AUTOGRAD_CALLS = ("torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.")
+
+
+def _model_takes_gradients(m, call: cst.Call) -> bool:
+    """The model called was built from a module class of the file one of whose methods (its own or
+    a base's of the file) takes gradients itself: `torch.autograd.grad(energy, pos)` for the forces
+    of OCP-style interatomic potentials, `torch.autograd.functional.jacobian`. Its forward needs
+    autograd on: under `no_grad` the grad call raises "element 0 of tensors does not require grad"."""
+    callee = _callee(call)
+    ctor = m.constructor_of(callee)
+    cls = ctor.func.value if ctor is not None and isinstance(ctor.func, cst.Name) else m.value_of(callee).cls
+    seen = set()
+    while cls in m.classes and cls not in seen:
+        seen.add(cls)
+        info = m.classes[cls]
+        for fn in info.methods.values():
+            for c in m.calls_in(fn.body, (cst.ClassDef,)):
+                q = m.qualname(c.func) or ""
+                if q.startswith(_AUTOGRAD_CALLS):
+                    return True
+        bases = [b for b in info.bases if b in m.classes]
+        cls = bases[0] if bases else None
+    return False
 
 
 def _returns_graph(m, fn: cst.FunctionDef) -> bool:
