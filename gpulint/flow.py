@@ -3962,7 +3962,11 @@ class Flow:
                     tensors += [(el.value, it) for el, it in zip(els, v.items) if it.kind == TENSOR]
                 else:
                     tensors += [(x, it) for it in v.items if it.kind == TENSOR]
-        for x, v, s in pos[:1]:
+            elif not s and v.kind == TUPLE and v.items is None and v.elem is not None and v.elem.kind == TENSOR:
+                # a list of tensors built by a comprehension or appends (fastbook's LMModel6
+                # `self.h = [torch.zeros(...) for _ in range(2)]`): each element is an input
+                tensors.append((x, v.elem))
+
             if (not s and v.kind is None and v.dev is not None and v.dev.where == "acc" and v.placed is not None
                     and mv.dev is not None and mv.dev.is_host):
                 # `model(x.to(device))` with `x` of unknown kind (an item of a loader given as a

@@ -305,6 +305,9 @@ class DeviceFacts:
     def optimizer_models(self, opt: cst.BaseExpression) -> list[cst.Name]:
         """The module names whose `.parameters()` (or `.named_parameters()`) built optimizer `opt`."""
         bindings = self.m.bindings_of(opt) if isinstance(opt, (cst.Name, cst.Attribute)) else []
+        if len(bindings) > 1 and isinstance(opt, cst.Name):
+            reaching = self._straight_line_reaching(opt, bindings)
+            bindings = [reaching] if reaching is not None else bindings
         ctors = [b.value for b in bindings if b.how == "assign" and isinstance(b.value, cst.Call)]
         if len(ctors) != 1 or len(bindings) != 1:
             return []
@@ -313,6 +316,32 @@ class DeviceFacts:
         if not found:
             self._returned_param_roots(ctors[0], found)
         return found
+
+    def _straight_line_reaching(self, use: cst.Name, bindings):
+        """The binding of `use` that reaches it when every binding is a plain assignment written
+        as a statement of the scope's own body (none under an `if`, a loop, a `try` or a `with`)
+        and the use comes after one of them: the last such one before it (a notebook that trains,
+        then rebuilds `model`/`optimizer` under the same names to resume). None otherwise."""
+        m = self.m
+        scope = m.scope_of(use)
+        body = scope.body if isinstance(scope, cst.Module) else getattr(getattr(scope, "body", None), "body", None)
+        if body is None:
+            return None
+        top = set(map(id, body))
+        at = m.order.get(use)
+        best = None
+        for b in bindings:
+            if b.how != "assign" or m.scope_of(b.node) is not scope:
+                return None
+            stmt = m.enclosing(b.node, cst.SimpleStatementLine)
+            if stmt is None or id(stmt) not in top:
+                return None
+            pos = m.order.get(stmt)
+            if at is None or pos is None:
+                return None
+            if pos < at and (best is None or pos > best[0]):
+                best = (pos, b)
+        return best[1] if best is not None else None
 
     def _returned_param_roots(self, call: cst.Call, found: list) -> None:
         """`optimizer = make_optimizer(model)` where the file's `make_optimizer(model, ...)` returns
