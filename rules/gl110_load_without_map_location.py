@@ -113,6 +113,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # an LR scheduler's state holds numbers, no tensors: nothing to map
             if _vocabulary_file(ctx, call, scope):
                 continue  # a pickled vocabulary (words and indices), written by preprocessing: no tensors
+            if _arguments_file(ctx, call):
+                continue  # `torch.load(".../training_args.bin")`: the run's pickled options, no tensors
             if _data_cache(ctx, saves, call, scope):
                 continue  # a preprocessing cache this code writes itself, not a checkpoint
             if self._feeds_state_dicts_only(ctx, facts, call):
@@ -936,6 +938,40 @@ def _vocabulary_file(ctx: Context, load: cst.Call, scope) -> bool:
         target = up.targets[0].target
         named = isinstance(target, cst.Name) and bool(_VOCAB_IDENTIFIER.match(target.value.lower()))
     return named
+
+
+# a literal naming a pickled options object: transformers' TRAINING_ARGS_NAME ("training_args.bin")
+# and the like (`"args.bin"`, `"train_args.pt"`)
+_ARGS_LITERAL = re.compile(r"(?:^|[/\\])(?:[a-z0-9]+_)?args\.(?:bin|pt|pth|pkl)$")
+# a name bound to one (`args = torch.load(...)`, `train_args = ...`)
+_ARGS_IDENTIFIER = re.compile(r"^(?:[a-z0-9]+_)?args$")
+
+
+def _arguments_file(ctx: Context, load: cst.Call) -> bool:
+    """`torch.load(os.path.join(model_dir, "training_args.bin"))` (monologg/R-BERT predict.py's
+    `get_args`, the legacy transformers examples): the file is the argparse namespace or
+    TrainingArguments the training run pickled with `torch.save(args, ...)`: options, no tensor on
+    a device, nothing for `map_location` to map. Recognised when a string literal of the path
+    expression names such a file, or the load is assigned to a name such as `args` /
+    `train_args`; never for a load handed to `load_state_dict`."""
+    m = ctx.model
+    up = m.parent(load)
+    if isinstance(up, cst.Arg):
+        return False  # handed to a call (`model.load_state_dict(torch.load(p))`): not read as options
+    path = _path_node(ctx, load, 0, "f")
+    if path is None:
+        return False
+    for n in (path, *m.walk(path)):
+        if isinstance(n, cst.SimpleString):
+            text = n.value.strip("'\"").lower()
+            if _ARGS_LITERAL.search(text) and not _TENSOR_WORDS.search(text.replace("_", " ")):
+                return True
+    if isinstance(up, cst.Assign) and len(up.targets) == 1:
+        target = up.targets[0].target
+        if isinstance(target, cst.Name):
+            ident = target.value.lower()
+            return bool(_ARGS_IDENTIFIER.match(ident)) and not _TENSOR_WORDS.search(ident.replace("_", " "))
+    return False
 
 
 def _data_cache(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:

@@ -83,7 +83,8 @@ for x, y in loader:
             if isinstance(ctor, cst.Call) and _parameter_free_file_module(m, ctor):
                 continue  # a class of the file with nothing for `.to()` to move
             owner = m.class_of(ctor) if ctor is not None else None
-            if owner is not None and m.class_of(mm.node) is owner and m.flow._class_kind(owner.name.value) == "module":
+            if owner is not None and m.class_of(mm.node) is owner and (
+                    m.flow._class_kind(owner.name.value) == "module" or _module_mixin(m, owner)):
                 built = _built_in_call(m, mm.node, ctor)
                 if built is not None and ctx.code(mm.node.func) not in reported:
                     # `proj = nn.Linear(d, 2)` inside forward, then `proj(x)`: made on the CPU at every call
@@ -514,3 +515,36 @@ def _built_in_call(m, call: cst.Call, ctor: cst.Call):
         return None
     return fn
 
+
+# what only an nn.Module's `self` answers: a mixin that calls one of these on `self` (and does not
+# define it) is written for a class that derives from nn.Module as well
+_MODULE_ONLY_METHODS = frozenset({
+    "apply", "register_buffer", "register_parameter", "add_module", "register_module", "parameters",
+    "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+    "named_children", "state_dict", "load_state_dict",
+})
+
+
+def _module_mixin(m, owner: cst.ClassDef) -> bool:
+    """A class of the file that is not itself an nn.Module but holds the layers of one: a mixin
+    (ReChorus' `class SASRecBase(object)`, whose `_base_define_params` builds `self.p_embeddings`
+    and whose `forward` calls it, combined in `class SASRec(SequentialModel, SASRecBase)` with the
+    project's model base). Its `self` is the combined module, which the script that builds it
+    moves as a whole (`model_name(args, corpus).to(args.device)` in another file). Recognised when
+    a class of the file that derives from it is an nn.Module, or when its own methods call an
+    nn.Module method on `self` (`self.apply(self.init_weights)`) that it does not define."""
+    name = owner.name.value
+    for other, info in m.classes.items():
+        if other != name and name in (info.bases or ()) and m.flow._class_kind(other) == "module":
+            return True
+    info = m.classes.get(name)
+    if info is None:
+        return False
+    for meth in info.methods.values():
+        for n in m.walk(meth.body):
+            if (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                    and isinstance(n.func.value, cst.Name) and n.func.value.value == "self"
+                    and n.func.attr.value in _MODULE_ONLY_METHODS
+                    and m.method_of_class(name, n.func.attr.value) is None):
+                return True
+    return False

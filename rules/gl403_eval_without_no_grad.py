@@ -161,6 +161,9 @@ with torch.no_grad():
                 continue  # gradient-based evaluation (saliency, adversarial), not the training batches
             if facts.grad_mode_at(node) is not None:
                 continue
+            if fn is not None and _dead_at_every_call(ctx.model, facts, node, fn):
+                seen.update(_model_calls(facts, node))  # nor reported through the call that skips it
+                continue  # `if train:` in a forward that the file's eval path calls with `train=False`
             calls = [c for c in _model_calls(facts, node) if c not in seen and facts.grad_mode_at(c) is None
                      and not _loss_module(ctx.model, c.func)  # a loss module records nothing of its own
                      and not _signal_transform(ctx.model, c.func)]  # nor a parameter-free transform
@@ -690,6 +693,15 @@ def _reachable(m, node, fn, env: dict) -> bool:
                 return False
         child = anc
     return True
+
+
+def _dead_at_every_call(m, facts: TrainingFacts, node: cst.CSTNode, fn: cst.FunctionDef) -> bool:
+    """Every call of `fn` in the file passes arguments under which an `if` around `node` (in `fn`)
+    takes the other branch: OpenNRE's `infer` runs `self.eval()` then `self.forward(..., train=False)`,
+    and the per-bag loop under `if train:` in `forward` never runs on that path. False when the
+    file has no call of `fn` or a call whose arguments are not all known to the test."""
+    sites = facts.call_sites(fn)
+    return bool(sites) and all(not _reachable(m, node, fn, _call_env(fn, s)) for s in sites)
 
 
 def _grad_work(m, facts: TrainingFacts, fn: cst.FunctionDef, env: dict, depth: int) -> bool | None:
