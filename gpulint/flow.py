@@ -3289,7 +3289,7 @@ class Flow:
         if kind == DEVICE:
             return Value(DEVICE, None, origin=e)
         if kind in (MODULE, METRIC):
-            if q in kb.WRAPPERS and pos:
+            if kb.is_wrapper(q) and pos:
                 inner = pos[0][1]
                 if inner.kind in (OPTIMIZER, SCHEDULER):
                     return inner

@@ -23,6 +23,21 @@ WRAPPERS = frozenset(
         "torch.nn.DistributedDataParallel",
     }
 )
+
+
+def is_wrapper(q: str | None) -> bool:
+    """torch's DataParallel / DistributedDataParallel, or a data-parallel wrapper of another
+    package that subclasses DataParallel and scatters its inputs the same way (PyTorch-Encoding's
+    `DataParallelModel`, sync-batchnorm's `DataParallelWithCallback`, `BalancedDataParallel`)."""
+    if not q:
+        return False
+    if q in WRAPPERS:
+        return True
+    last = q.rsplit(".", 1)[-1]
+    # imported (a dotted name): a class of the file is followed as written
+    return "." in q and "DataParallel" in last and "Distributed" not in last and not q.startswith("torch.")
+
+
 # Tensor methods whose result keeps the operand's shape (a non-scalar stays non-scalar).
 SHAPE_KEEPING = frozenset(
     "float half double long int bool bfloat16 to cuda cpu detach clone contiguous abs exp log sigmoid tanh "
@@ -90,7 +105,7 @@ def class_kind(q: str | None) -> str | None:
     """The engine kind of instances of the class `q` (None: not a class the engine knows)."""
     if not q:
         return None
-    if q in WRAPPERS:
+    if is_wrapper(q):
         return "module"
     if q in LEGACY_TENSOR_TYPES:
         return "tensor"
