@@ -1186,6 +1186,8 @@ class ScriptModel:
     def _kind_of_bindings(self, bindings: Sequence[Binding]) -> Kind:
         kinds = set()
         for b in bindings:
+            if b.how == "assign" and type(b.value) is cst.Name and b.value.value == "None" and len(bindings) > 1:
+                continue  # `self.model = None` beside `self.model = Net()`: a placeholder, not a kind
             k = self._kind_of_binding(b)
             if k is None:  # no information (a cycle, e.g. x = x.to(d))
                 continue
