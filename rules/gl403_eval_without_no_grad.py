@@ -81,7 +81,8 @@ only switches dropout and batch-norm behaviour.
 An evaluation loop is a loop that runs after `model.eval()` (or `model.train(False)`), or in a function named like
 `validate`/`evaluate`/`test`/`predict`, or a `for` loop over a loader of held-out data named so
 (`test_loader`, `val_dl`, `valid_iter`) nested in a training loop (the test-accuracy check that course
-notebooks run every N iterations), and does no gradient work. The rule stays silent on
+notebooks run every N iterations) or following it in the same function or at module level and
+calling the model it trained (the final test pass of a course script), and does no gradient work. The rule stays silent on
 gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 `torch.autograd.grad`, `requires_grad_`, `x.requires_grad = True` or `.grad` in the loop or its
 function; a model of a module class of the file whose own methods call `torch.autograd.grad` or
@@ -155,7 +156,8 @@ with torch.no_grad():
                 continue  # inside an nn.Module's own methods: its caller chooses the grad mode
             eval_fn = facts.is_eval_function(fn)
             if (not eval_fn and facts.mode_before(node) != "eval" and not _evals_in_body(ctx.model, node)
-                    and not _held_out_loop_in_training(ctx.model, facts, loop)):
+                    and not _held_out_loop_in_training(ctx.model, facts, loop)
+                    and not _held_out_loop_after_training(ctx.model, facts, loop)):
                 continue
             if fn is not None and facts.grad_use_besides_training(fn, node):
                 continue  # gradient-based evaluation (saliency, adversarial), not the training batches
@@ -848,7 +850,39 @@ def _held_out_loop_in_training(m, facts: TrainingFacts, info) -> bool:
     test-accuracy check course notebooks run every N iterations (emadRad/lstm-gru-pytorch, the
     "Deep Learning Wizard" shape), with no `model.eval()` and no evaluation function around it.
     Its own gradient work (test-time training) is judged by the caller, as for any loop."""
+    if not _held_out_loader_loop(m, info.node):
+        return False
+    p = info.parent
+    while p is not None:
+        if p.is_training:
+            return True
+        p = p.parent
+    return False
+
+
+def _held_out_loop_after_training(m, facts: TrainingFacts, info) -> bool:
+    """The same held-out loop after the training loop, in the same function or at module level
+    (the final test-accuracy check of a course script: `for x, y in test_loader: out = net(x)` once
+    training is done), calling a model that training loop called."""
     node = info.node
+    if info.parent is not None or not _held_out_loader_loop(m, node):
+        return False
+    scope = m.scope_of(node)
+    at = m.order.get(node)
+    called = {dotted(_callee(c)) for c in _model_calls(facts, node)} - {None}
+    if at is None or not called:
+        return False
+    for other in facts.loops:
+        if (not other.is_training or other.parent is not None or m.scope_of(other.node) is not scope
+                or m.order.get(other.node, at) >= at):
+            continue
+        if called & {dotted(_callee(c)) for c in _model_calls(facts, other.node)}:
+            return True
+    return False
+
+
+def _held_out_loader_loop(m, node) -> bool:
+    """A `for` over a loader or dataset named as held-out data (`test_loader`, `val_dl`)."""
     if not isinstance(node, cst.For):
         return False
     it = node.iter
@@ -861,14 +895,7 @@ def _held_out_loop_in_training(m, facts: TrainingFacts, info) -> bool:
     name = it.value if isinstance(it, cst.Name) else it.attr.value if isinstance(it, cst.Attribute) else None
     if name is None or not _HELD_OUT.fullmatch(name):
         return False
-    if m.kind_of(it) not in (Kind.DATALOADER, Kind.DATASET) and m.value_of(it).kind not in ("loader", "dataset"):
-        return False
-    p = info.parent
-    while p is not None:
-        if p.is_training:
-            return True
-        p = p.parent
-    return False
+    return m.kind_of(it) in (Kind.DATALOADER, Kind.DATASET) or m.value_of(it).kind in ("loader", "dataset")
 
 
 def _evals_in_body(m, loop) -> bool:
