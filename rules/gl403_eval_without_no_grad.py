@@ -427,8 +427,14 @@ def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict
     out = {}
     for call in facts.calls_in(loop):
         f = call.func
-        if call in seen or not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)
-                                and f.value.value == "self") or facts.grad_mode_at(call) is not None:
+        if call in seen or facts.grad_mode_at(call) is not None:
+            continue
+        if isinstance(f, cst.Name):
+            found = _model_argument_forward(facts, call)
+            if found is not None:
+                out[call] = found
+            continue
+        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
             continue
         for fn in facts.file_functions(call):
             if facts.grad_use(fn.body):
@@ -442,6 +448,34 @@ def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict
                 out[call] = dotted(inner[0].func)
                 break
     return out
+
+
+def _model_argument_forward(facts: TrainingFacts, call: cst.Call) -> str | None:
+    """`targets, scores = forward(model, i, test_data)`: a module-level function of the file given
+    the model as an argument, whose body calls that parameter (`hidden = model(items, A)`), uses no
+    gradients itself and hands the output back undetached (CRIPAC-DIG/SR-GNN's test loop): the
+    model's text, else None."""
+    m = facts.m
+    if not isinstance(call.func, cst.Name):
+        return None
+    # the module-level function of that name (a method `forward` of a class beside it is no candidate)
+    defs = [d for d in m.functions.get(call.func.value, ())
+            if m.class_of(d) is None and m.enclosing(d, cst.FunctionDef) is None]
+    if len(defs) != 1:
+        return None
+    fn = defs[0]
+    if facts.grad_use(fn.body) or not _returns_graph(m, fn):
+        return None
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)]
+    for name in params:
+        arg = argument_for(fn, call, name)
+        if not isinstance(arg, (cst.Name, cst.Attribute)) or not facts.is_model(arg):
+            continue
+        inner = [c for c in m.calls_in(fn.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+                 if isinstance(c.func, cst.Name) and c.func.value == name and facts.grad_mode_at(c) is None]
+        if inner and not any(_model_takes_gradients(m, c) for c in inner):
+            return dotted(arg)
+    return None
 
 
 _AUTOGRAD_CALLS = ("torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.")
