@@ -94,14 +94,65 @@ def precision_probes(m) -> set[int]:
     return out
 
 
+_LOG_METHODS = frozenset({"info", "debug", "warning", "warn", "log", "write", "print", "echo", "add_text"})
+
+
+def _shown_only(m, node) -> bool:
+    """`node` is only shown to the user: an argument (or part of one: an f-string, a `%` or
+    `.format()` text) of `print(...)` or a logger call, written as its own statement."""
+    cur = node
+    for _ in range(8):
+        parent = m.parent(cur)
+        if isinstance(parent, cst.Call) and cur is not parent.func:
+            f = parent.func
+            if (isinstance(f, cst.Name) and f.value == "print") or (
+                    isinstance(f, cst.Attribute) and f.attr.value in _LOG_METHODS):
+                return isinstance(m.parent(parent), cst.Expr)
+            if isinstance(f, cst.Attribute) and f.attr.value == "format":
+                cur = parent
+                continue
+            return False
+        if isinstance(parent, (cst.Arg, cst.FormattedStringExpression, cst.FormattedString, cst.Element,
+                               cst.Tuple, cst.BinaryOperation, cst.ConcatenatedString)):
+            cur = parent
+            continue
+        return False
+    return False
+
+
+def idle_probes(m) -> set[int]:
+    """ids of the availability calls whose answer the file only prints or logs (`print("CUDA:",
+    torch.cuda.is_available())`, or `USE_CUDA = torch.cuda.is_available()` whose every read is
+    shown that way, or never read): such a test does not choose the device."""
+    out: set[int] = set()
+    for call in m.calls:
+        if m.qualname(call.func) not in AVAILABILITY_NAMES or call.args:
+            continue
+        if _shown_only(m, call):
+            out.add(id(call))
+            continue
+        parent = m.parent(call)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)):
+            continue
+        target = parent.targets[0].target
+        bindings = m.bindings_of(target)
+        if len(bindings) != 1 or m.scope_of(target) is not m.module:
+            continue
+        reads = [n for n in m.nodes if isinstance(n, cst.Name) and n.value == target.value and n is not target]
+        if all(_shown_only(m, n) for n in reads):
+            out.add(id(call))
+    return out
+
+
 def _checks_availability(m) -> bool:
     """The model's `checks_availability`, except where every availability test of the file is a
-    precision probe (see `precision_probes`)."""
+    precision probe (see `precision_probes`) or only printed (see `idle_probes`)."""
     if not m.checks_availability:
         return False
     if m.device_flag:
         return True
-    probes = precision_probes(m)
+    probes = precision_probes(m) | idle_probes(m)
     if not probes:
         return True
     tested = [c for c in m.calls if m.qualname(c.func) in AVAILABILITY_NAMES]
@@ -706,7 +757,8 @@ local variable, a name bound twice) keeps its meaning and the fix picks a fresh 
 The rule is silent in files that check availability (`torch.cuda.is_available()`,
 `torch.accelerator`, `device_count()`, a `--device`/`--cuda` command-line flag, test-suite guards
 such as `TEST_CUDA`; a test that only picks a precision, nanoGPT's `dtype = 'bfloat16' if
-torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'`, does not count), on
+torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'`, does not count, nor
+does one whose answer is only printed or logged, `print("GPU available:", torch.cuda.is_available())`), on
 a module-level default such as `device = 'cuda'` followed by a module-level `exec(...)` of a
 configuration (nanoGPT's `exec(open('configurator.py').read())` lets `--device=cpu` override it), on
 `device = torch.device("cuda:1")` in the branch of an `if`/`else` whose other branch reads the device
@@ -797,10 +849,11 @@ x = torch.randn(8, 3, device=device)
         group = self._group_fix(ctx, sites) if any(r for _, _, r in sites) else None
         node, what, _routable = sites[0]
         message = self.message.replace("hard-coded CUDA device", what)
-        if m.checks_availability:  # every availability test chooses a precision only
+        if m.checks_availability:  # every availability test chooses a precision only, or is printed only
             message = message.replace(
                 "the file never checks `torch.cuda.is_available()`",
-                "the file checks `torch.cuda.is_available()` only to choose a precision",
+                "the file checks `torch.cuda.is_available()` only to choose a precision"
+                if precision_probes(m) else "the file only prints `torch.cuda.is_available()`",
             )
         message += other_lines(ctx, node, [n for n, _, _ in sites[1:]], "also hard-coded")
         fixed = [n for n, _, r in sites if r]
