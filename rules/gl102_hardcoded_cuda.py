@@ -8,6 +8,7 @@ import tokenize
 
 import libcst as cst
 
+from gpulint.analysis.devices import DeviceFacts
 from gpulint.model import AVAILABILITY_NAMES, AVAILABILITY_TOKENS, dotted
 from gpulint.rule import Context, Rule
 from gpulint.sites import other_lines, outermost, unsuppressed
@@ -139,7 +140,7 @@ def idle_probes(m) -> set[int]:
         bindings = m.bindings_of(target)
         if len(bindings) != 1 or m.scope_of(target) is not m.module:
             continue
-        reads = [n for n in m.nodes if isinstance(n, cst.Name) and n.value == target.value and n is not target]
+        reads = m.facts(DeviceFacts).references(target.value, bindings)
         if all(_shown_only(m, n) for n in reads):
             out.add(id(call))
     return out

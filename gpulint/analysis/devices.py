@@ -320,28 +320,20 @@ class DeviceFacts:
     def _straight_line_reaching(self, use: cst.Name, bindings):
         """The binding of `use` that reaches it when every binding is a plain assignment written
         as a statement of the scope's own body (none under an `if`, a loop, a `try` or a `with`)
-        and the use comes after one of them: the last such one before it (a notebook that trains,
-        then rebuilds `model`/`optimizer` under the same names to resume). None otherwise."""
+        and one of them runs before the use: the last such one (a notebook that trains, then
+        rebuilds `model`/`optimizer` under the same names to resume). None otherwise."""
         m = self.m
         scope = m.scope_of(use)
-        body = scope.body if isinstance(scope, cst.Module) else getattr(getattr(scope, "body", None), "body", None)
-        if body is None:
-            return None
-        top = set(map(id, body))
-        at = m.order.get(use)
-        best = None
         for b in bindings:
             if b.how != "assign" or m.scope_of(b.node) is not scope:
                 return None
-            stmt = m.enclosing(b.node, cst.SimpleStatementLine)
-            if stmt is None or id(stmt) not in top:
+            block, _ = self.block_and_index(m.statement_of(b.node))
+            if block is None or (block is not scope and m.parent(block) is not scope):
                 return None
-            pos = m.order.get(stmt)
-            if at is None or pos is None:
-                return None
-            if pos < at and (best is None or pos > best[0]):
-                best = (pos, b)
-        return best[1] if best is not None else None
+        before = [b for b in bindings if self.runs_before(b.node, use, a_always=True)]
+        if not before:
+            return None
+        return max(before, key=lambda b: self.order(m.statement_of(b.node)))
 
     def _returned_param_roots(self, call: cst.Call, found: list) -> None:
         """`optimizer = make_optimizer(model)` where the file's `make_optimizer(model, ...)` returns
