@@ -137,6 +137,10 @@ class Value:
     # MODULE moved to an accelerator, then given a new submodule built on the host (`model.fc =
     # nn.Linear(...)` after `model.to(device)`): (the assigned attribute, the constructor call)
     host_part: object = field(default=None, repr=False)
+    # a tensor that holds an autograd graph on every path: the output of a module with parameters
+    # called with gradients on, and what differentiable operations make of it (not `.detach()`,
+    # `.item()`, comparisons, `argmax`, integer casts, or anything computed under no_grad)
+    graph: bool = False
 
     def __eq__(self, o):
         return (
@@ -160,6 +164,7 @@ class Value:
             and self.py == o.py
             and self.const == o.const
             and self.host_part is o.host_part
+            and self.graph == o.graph
         )
 
     def __hash__(self):
@@ -238,6 +243,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         truth=a.truth if a.truth == b.truth else None,
         py=a.py if a.py == b.py else None,
         const=a.const if a.const == b.const else None,
+        graph=a.graph and b.graph,
         host_part=a.host_part if a.host_part is b.host_part else None,
     )
 
@@ -806,6 +812,39 @@ _NON_MUTATING_ROOTS = frozenset("torch numpy math json copy os sys logging pickl
                                 "statistics pandas yaml tqdm".split())
 # Tensor methods whose result broadcasts the receiver with the operands (never fewer dimensions)
 _ELEMENTWISE = frozenset("add sub mul div true_divide lerp addcmul addcdiv maximum minimum".split())
+# What keeps an autograd graph (Value.graph): arithmetic operators (not `//`, `%`, bitwise ones),
+# floating casts, and differentiable tensor methods and torch functions. Anything else (`argmax`,
+# comparisons, `round`, integer casts, `detach`) is taken to hold none: the flag must be sure.
+_DIFFERENTIABLE_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power, cst.MatrixMultiply)
+_DIFFERENTIABLE_AUG_OPERATORS = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
+_FLOAT_CASTS = frozenset("float half double bfloat16".split())
+_DIFFERENTIABLE_METHODS = frozenset(
+    "add sub mul div true_divide neg pow exp log log1p sqrt rsqrt abs sigmoid tanh relu softmax log_softmax "
+    "sum mean std var norm prod logsumexp clamp clip view reshape view_as reshape_as squeeze unsqueeze permute "
+    "transpose t contiguous flatten expand expand_as repeat narrow clone index_select gather masked_fill "
+    "add_ sub_ mul_ div_ pow_ clamp_ masked_fill_ unsqueeze_ squeeze_ matmul mm bmm".split()
+)
+_DIFFERENTIABLE_FUNCTIONS = frozenset(
+    "add sub mul div true_divide neg pow exp log log1p sqrt rsqrt abs sigmoid tanh relu softmax log_softmax "
+    "sum mean std var norm prod logsumexp clamp clip reshape squeeze unsqueeze permute transpose flatten cat "
+    "concat stack matmul mm bmm einsum gelu silu leaky_relu elu softplus dropout normalize cosine_similarity "
+    "mse_loss l1_loss smooth_l1_loss huber_loss cross_entropy nll_loss binary_cross_entropy "
+    "binary_cross_entropy_with_logits kl_div".split()
+)
+
+
+_PLACES = re.compile(r"\.(?:cuda|to|xpu|npu|mps)\(|device\s*=|torch\.device|set_default_device|\baccelerate\b|Accelerator\(|deepspeed"
+                     r"|lightning|\bxm\.|device_map")
+_FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*False|freeze")
+
+
+def _float_cast(pos) -> bool:
+    """`.to(torch.float32)`-style casts that keep gradients (a floating dtype named as written)."""
+    if not pos:
+        return False
+    x = pos[0][0]
+    name = x.attr.value if type(x) is cst.Attribute else (x.value if type(x) is cst.Name else "")
+    return name in ("float", "float32", "float16", "half", "float64", "double", "bfloat16")
 # in-place methods that may change the receiver's shape
 _RESHAPING_INPLACE = frozenset("squeeze_ resize_ resize_as_ set_ as_strided_".split())
 _CUDA_INDEX = re.compile(r"cuda:(\d+)")
@@ -874,6 +913,11 @@ class Flow:
         self._moved_origins: set = set()  # modules (by origin) some `.to()`/`.cuda()` moves in place
         self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
         self._host_inputs_cache: dict[str, set] = {}
+        # the file freezes parameters somewhere (`p.requires_grad = False`, `requires_grad_(False)`):
+        # which module's outputs then hold a graph is not decided here
+        self._freezes = bool(_FREEZES.search(model.source)) if hasattr(model, "source") else True
+        # no move, no device argument, no device object, no launcher: nothing is put on an accelerator
+        self._places_nothing = not _PLACES.search(model.source) if hasattr(model, "source") else False
         self.set_default_device = any(
             model.qualname(c.func) in ("torch.set_default_device", "torch.set_default_tensor_type")
             for c in model.calls
@@ -1007,6 +1051,9 @@ class Flow:
                         # reads the attributes that subclass sets
                         sv = Value(sv.kind, sv.dev, sv.half, cls=sv.cls, origin=sv.origin, placed=sv.placed,
                                    stateful=sv.stateful)
+                    elif sv is not None and sv.kind == OBJECT and sv.cls == cls and type(sv.origin) is cst.Call:
+                        # an instance of a class with an imported base: which construction made it
+                        sv = Value(OBJECT, None, cls=cls, origin=sv.origin)
                     elif sv is None or sv.cls != cls or sv.dev is None:
                         sv = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
                     else:  # every call site's receiver: where the instance is when the method runs
@@ -1340,8 +1387,13 @@ class Flow:
                 # (`total = torch.tensor(0.0); total += out.norm()`, LCCNet#4)
                 target = replace(cur, nonscalar=True) if cur.dev is not None and cur.dev.is_host else cur
                 self._check(s, "binary", [(s.target, target), (s.value, rhs)], frame)
-            if cur.kind is None and rhs.kind == TENSOR:
-                cur = Value(TENSOR, rhs.dev, origin=s)
+            if cur.kind == TENSOR and rhs.kind == TENSOR and rhs.graph and not cur.graph and type(
+                    s.operator) in _DIFFERENTIABLE_AUG_OPERATORS:
+                cur = replace(cur, graph=True)  # `total += loss`: the accumulator now holds the graph
+            if (cur.kind is None or (cur.kind == HOSTVAL and cur.py in ("int", "float", None))) and rhs.kind == TENSOR:
+                # `total = 0.0; total += loss`: a Python number plus a tensor is a tensor
+                cur = Value(TENSOR, rhs.dev, nograd=rhs.nograd, origin=s,
+                            graph=rhs.graph and type(s.operator) in _DIFFERENTIABLE_AUG_OPERATORS)
             self._bind(s.target, cur, frame, None)
         elif t is cst.Return:
             v = self.eval(s.value, frame) if s.value is not None else Value(HOSTVAL, HOST)
@@ -2036,6 +2088,8 @@ class Flow:
             v = fn(e, frame)
         if frame.nograd and not v.nograd and (v.kind == TENSOR or (v.kind is None and type(e) is cst.Call)):
             v = replace(v, nograd=True)  # (a call's unknown result too: `outputs = model(**batch)`)
+        if frame.nograd and v.graph:
+            v = replace(v, graph=False)
         if frame.record:
             # code that only runs without a GPU: where things live there is not the question
             self.values[e] = replace(v, dev=HOST) if (frame.cpu_only and v.dev is not None) else v
@@ -2209,6 +2263,11 @@ class Flow:
                 return replace(v, dev=sv.dev)  # the instance is known moved: so are its submodules
             if sv is not None and sv.dev is not None and sv.dev.is_host and sv.cls == frame.cls and v.dev.is_host:
                 return v  # an instance never moved (every call's receiver): its submodules stay where made
+            if (sv is not None and sv.kind == OBJECT and sv.cls == frame.cls and type(sv.origin) is cst.Call
+                    and v.dev.is_host and self._places_nothing):
+                # an instance of a class with an imported base, built by this file, which places
+                # nothing anywhere (OpenNRE's `BagOne(BagRE)` run as a CPU script): where made
+                return v
             return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
         if (v is not None and v.kind == TENSOR and v.dev is None and v.origin in self._param_made
                 and (self._class_kind(frame.cls) in (MODULE, METRIC) or self._unresolved_bases(frame.cls))):
@@ -2483,7 +2542,8 @@ class Flow:
         if k == TENSOR:
             how = kb.tensor_attribute(attr)
             if how == "same":
-                return Value(TENSOR, bv.dev, bv.half, bv.nonscalar, bv.nograd or attr == "data", origin=bv.origin)
+                return Value(TENSOR, bv.dev, bv.half, bv.nonscalar, bv.nograd or attr == "data", origin=bv.origin,
+                             graph=bv.graph and attr != "data")
             if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad"):
                 return Value(HOSTVAL, HOST)
             if bv.nograd and how is None:
@@ -2542,6 +2602,8 @@ class Flow:
         v = self.eval(e.expression, frame)
         if v.kind == HOSTVAL and v.py in ("int", "float") and type(e.operator) in (cst.Minus, cst.Plus):
             return Value(HOSTVAL, HOST, py=v.py)  # `-0.5`
+        if v.kind == TENSOR and v.graph and type(e.operator) is not cst.Minus:
+            return replace(v, graph=False)  # `~mask`: no gradient flows
         return v if v.kind == TENSOR else UNKNOWN
 
     def _e_tuple(self, e, frame) -> Value:
@@ -2577,7 +2639,8 @@ class Flow:
                 dev = b.dev  # a host tensor that may have no dimension (`torch.tensor(n)`) never decides
             elif b.dev is not None and b.dev.is_host and not b.nonscalar and not (a.dev is not None and a.dev.is_host):
                 dev = a.dev
-            return Value(TENSOR, dev, a.half or b.half, a.nonscalar or b.nonscalar, a.nograd and b.nograd, origin=e)
+            return Value(TENSOR, dev, a.half or b.half, a.nonscalar or b.nonscalar, a.nograd and b.nograd, origin=e,
+                         graph=(a.graph or b.graph) and type(e.operator) in _DIFFERENTIABLE_OPERATORS)
         t = a if ta else b
         other = b if ta else a
         if other.kind in (HOSTVAL, None) or other.kind is None:
@@ -2585,7 +2648,8 @@ class Flow:
             if (other.kind is None and other.dev != HOST and dev is not None and dev.is_host
                     and not t.nonscalar):
                 dev = None  # `relative_pos + torch.tensor(n)`: the other side (maybe a tensor) decides
-            return Value(TENSOR, dev, t.half, t.nonscalar, t.nograd, origin=e)
+            return Value(TENSOR, dev, t.half, t.nonscalar, t.nograd, origin=e,
+                         graph=t.graph and type(e.operator) in _DIFFERENTIABLE_OPERATORS)
         return UNKNOWN
 
     def _e_subscript(self, e: cst.Subscript, frame) -> Value:
@@ -2613,12 +2677,12 @@ class Flow:
                 dev = base.dev
                 if dev is not None and dev.is_host and any(v.dev is None or not v.dev.is_host for _, v in tensor_idx):
                     dev = None  # a host table indexed on the device fails (reported once, above)
-                return Value(TENSOR, dev, base.half, nonscalar, base.nograd, origin=base.origin)
+                return Value(TENSOR, dev, base.half, nonscalar, base.nograd, origin=base.origin, graph=base.graph)
             adds_dim = any(_is_none(x) for x, _ in idx_vals)  # `t[None, :]`: at least one dimension
             # `target[i]` of a tensor of two or more dimensions keeps one
             keeps = base.deep and len(e.slice) == 1 and len(idx_vals) == 1
             return Value(TENSOR, base.dev, base.half, adds_dim or keeps or (base.nonscalar and only_slices), base.nograd,
-                         origin=base.origin, deep=base.deep and only_slices)
+                         origin=base.origin, deep=base.deep and only_slices, graph=base.graph)
         if k == BATCH:
             if base.keys is not None and len(idx_vals) == 1 and len(e.slice) == 1:
                 key = _const_key(idx_vals[0][0])
@@ -3547,8 +3611,9 @@ class Flow:
             if (type(first) is cst.Call and all(v.origin is first for _, v in ops)
                     and (first in self.tokenized or kb.class_kind(self.m.qualname(first.func) or "") == LOADER)):
                 origin = first
+        graph = (not creates and q.rsplit(".", 1)[-1] in _DIFFERENTIABLE_FUNCTIONS and any(v.graph for _, v in ops))
         v = Value(TENSOR, dev, half, nonscalar, origin=origin, placed=e if given else None,
-                  deep=(creates or given) and self._deep_factory(q, pos))
+                  deep=(creates or given) and self._deep_factory(q, pos), graph=graph)
         if "out" in kw:
             # `torch.arange(n, out=buf)` returns `buf`: where that buffer is (flowtron's mask)
             ov = kw["out"][1]
@@ -3640,25 +3705,26 @@ class Flow:
                     nonscalar = _reduced_keeps_a_dim(pos, kw)
                 if how == "cast":
                     return Value(TENSOR, rv.dev, meth == "half", rv.nonscalar, rv.nograd, origin=rv.origin, placed=rv.placed,
-                                 deep=rv.deep)
+                                 deep=rv.deep, graph=rv.graph and meth in _FLOAT_CASTS)
                 deep = _reshaped_deep(meth, pos, kw, rv)
+                graph = (rv.graph or any(v.graph for _, v in ops)) and meth in _DIFFERENTIABLE_METHODS
                 return Value(TENSOR, rv.dev, rv.half, nonscalar or deep, rv.nograd or meth == "detach", origin=rv.origin,
-                             placed=rv.placed, deep=deep)
+                             placed=rv.placed, deep=deep, graph=graph)
             if how == "move":
                 dev = self._move_target(meth, pos, kw, rv)
                 cast = ("device" not in kw and pos and not pos[0][2] and (
                     pos[0][1].kind == DTYPE or (type(pos[0][0]) is cst.Attribute and pos[0][0].attr.value == "dtype")))
                 # `.to(torch.float16)`, `.to(x.dtype)`: a cast, which places nothing
                 return Value(TENSOR, dev, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin,
-                             placed=rv.placed if cast else e)
+                             placed=rv.placed if cast else e, graph=rv.graph and (not cast or _float_cast(pos)))
             if how == "host":
-                return Value(TENSOR, HOST, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin, placed=e)
+                return Value(TENSOR, HOST, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin, placed=e, graph=rv.graph)
             if how == "host_value":
                 return Value(HOSTVAL, HOST)
             if how == "tensors":
                 if meth in ("max", "min", "median", "nanmedian") and not kw and not pos:
                     # `x.max()`: the 0-dim maximum, a tensor (a (values, indices) pair only with `dim`)
-                    return Value(TENSOR, rv.dev, rv.half, nograd=rv.nograd, origin=rv.origin)
+                    return Value(TENSOR, rv.dev, rv.half, nograd=rv.nograd, origin=rv.origin, graph=rv.graph)
                 if meth in ("max", "min") and pos and not pos[0][2] and pos[0][1].kind == TENSOR:
                     # `x.max(other)`: the elementwise maximum of two tensors, which meet
                     self._check(e, "call", [(recv, rv), (pos[0][0], pos[0][1])], frame)
@@ -4050,7 +4116,12 @@ class Flow:
                 # forward returns a tensor it made on the host (`outputs = torch.zeros(...)` filled
                 # step by step, without `device=`): the module's output is there, not on its device
                 return ret
-        return Value(TENSOR, dev, mv.half, origin=e) if (dev is not None or tensors) else Value(TENSOR, None, origin=e)
+        # a module with parameters called with gradients on gives an output that holds its graph
+        # (unless the file freezes parameters somewhere: a frozen feature extractor's does not)
+        # (a loss without parameters passes on the graph of its inputs)
+        graph = mv.kind == MODULE and not frame.nograd and (
+            (mv.stateful and not self._freezes) or any(v.graph for _, v in tensors))
+        return Value(TENSOR, dev, mv.half if (dev is not None or tensors) else False, origin=e, graph=graph)
 
     @staticmethod
     def _is_arg(x, pos, kw) -> bool:

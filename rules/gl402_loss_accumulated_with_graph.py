@@ -50,6 +50,13 @@ The components a loss function returns next to the loss it backpropagates
 (`loss, parts = criterion(...)`, `parts` a dict or list of tensors with gradients) hold the same
 graph: so do the values a loop over them binds (`for name, val in parts.items():`).
 
+In the same training loop, any other tensor the analysis knows holds a graph on every path counts
+too: the model's output and what differentiable operations make of it (`preds.append(outputs)`,
+`log_pred.append(F.sigmoid(outputs))`, `running_dice += dice(torch.sigmoid(out), y)` with a
+`dice` of the file). `argmax`, comparisons, integer casts, `.detach()`, `.data`, values detached on
+one branch only, and module outputs in a file that freezes parameters somewhere
+(`requires_grad = False`) count as holding none.
+
 The fix accumulates `loss.item()` into a Python number or list, and `loss.detach()` into a tensor
 (or wherever the accumulator is later used as a tensor).
 
@@ -83,12 +90,15 @@ for x, y in loader:
             if not loop.backward:
                 yield from self._accumulated_step_calls(ctx, facts, loop.node)
             stepped = {} if loop.backward else self._returned_losses(ctx, facts, loop.node)
-            if not loop.backward and not stepped:
+            # the loop trains: it backpropagates, or calls a function of the file that does
+            # (`loss_b, metric_b = loss_batch(loss_func, output, yb, opt)`)
+            trains = bool(loop.backward) or self._calls_backward_function(ctx, facts, loop.node)
+            if not loop.backward and not stepped and not trains:
                 continue
             graph_names = (self._graph_names(ctx, facts, loop.node) if loop.backward else set()) | set(stepped)
             value_loops: set = set()
             graph_names |= self._loop_values(ctx, loop.node, set(stepped), value_loops)  # `for k, v in parts.items()`
-            if not graph_names:
+            if not graph_names and not trains:
                 continue
             for stmt, acc, value in (*self._accumulations(ctx, loop.node), *self._meter_updates(ctx, loop.node)):
                 if not loop.backward and facts.enclosing_loop(stmt) is not loop.node \
@@ -98,9 +108,22 @@ for x, y in loader:
                 if facts.enclosing_loop(stmt) is not loop.node and self._inner_backward_loop(facts, stmt, loop.node):
                     continue
                 names = [n for n in self._bare_names(value) if _root_value(n) in graph_names]
+                held = False
+                if not names and trains and facts.enclosing_loop(stmt) is loop.node:
+                    # not the loss, but a tensor the engine knows holds a graph on every path (the
+                    # model's output, a metric computed from it with gradients: `preds.append(out)`,
+                    # `running_dice += dice(torch.sigmoid(out), y)`) kept across the training steps
+                    names = _graph_holding(m, value)
+                    held = bool(names)
+                    if held and any(self._returns_backward_loss(ctx, facts, c) for c in _bare_calls(value)):
+                        continue  # `tr_loss += self.training_step(...)`: reported as such above
                 if not names:
                     continue
-                if facts.grad_mode_at(stmt) in ("off", "dynamic"):
+                mode = facts.grad_mode_at(stmt)
+                if mode == "off" or (mode == "dynamic" and not held):
+                    # (a function called with and without gradients, `loss_epoch(model, dl, opt)`
+                    # for training and under no_grad for validation: the engine's value is the one
+                    # computed with gradients on, which the training call keeps)
                     continue
                 if all(m.value_of(n).kind in ("tensor", None) and m.value_of(n).nograd for n in names):
                     continue  # this value was computed under no_grad: it holds no graph
@@ -131,6 +154,16 @@ for x, y in loader:
                     self.message.format(loss=loss, method=method),
                     ctx.fix(*edits, message=f"Accumulate `{loss}.{method}()`"),
                 )
+
+    @staticmethod
+    def _calls_backward_function(ctx: Context, facts: TrainingFacts, loop: cst.CSTNode) -> bool:
+        """A statement of the loop itself calls a function of the file that calls `.backward()`."""
+        for call in ctx.model.calls_in(loop):
+            if facts.enclosing_loop(call) is not loop:
+                continue
+            if any("backward" in facts.effects(fn) for fn in facts.file_functions(call)):
+                return True
+        return False
 
     @staticmethod
     def _containers(ctx: Context, loop: cst.CSTNode) -> set[str]:
@@ -610,7 +643,19 @@ def _bare_calls(value: cst.BaseExpression) -> list[cst.Call]:
     return out
 
 
+def _graph_holding(m, value: cst.BaseExpression) -> list:
+    """The parts of an accumulated value that the flow engine knows hold an autograd graph: its
+    bare names (see `_bare_names`), or the whole value when it is one call (`dice(out, y)`)."""
+    names = [n for n in LossAccumulatedWithGraph._bare_names(value)
+             if isinstance(n, cst.Name) and m.value_of(n).kind == "tensor" and m.value_of(n).graph]
+    if not names and isinstance(value, cst.Call) and m.value_of(value).kind == "tensor" and m.value_of(value).graph:
+        return [value]
+    return names
+
+
 def _root_value(n) -> str:
+    if isinstance(n, cst.Call):
+        return ""
     if isinstance(n, cst.Attribute):
         return f"{n.value.value}.{n.attr.value}"
     return n.value.value if isinstance(n, cst.Subscript) else n.value
