@@ -412,6 +412,11 @@ noise_scale = betas[t]
             return False  # a method forward does not reach (an epoch-end hook): this rule's
         if isinstance(origin, cst.Call):
             q = m.qualname(origin.func)
+            like = _like_source(m, origin, q)
+            if like is not None:
+                # `torch.ones_like(layer_mask)` where `layer_mask` is a module's device-less factory
+                # (GL105 reports that factory; its fix places this one too; EasyTemporalPointProcess#40)
+                return DeviceMismatch._gl105_owns(m, mm, like)
             if not (factory_takes_device(q) or legacy_host_constructor(q)) and (q or "").startswith("torch."):
                 inner = inner_factory(m, origin)  # `torch.triu(torch.full(...))`: GL105 reports the factory
                 q = m.qualname(inner.func) if inner is not origin else q
@@ -477,6 +482,19 @@ def _none_default_parameter(m, name: cst.Name) -> bool:
                 and param.default.value == "None"):
             return True
     return False
+
+
+def _like_source(m, call, q):
+    """For `torch.<x>_like(t)` with no `device=`, where `t` is a host tensor made elsewhere: the
+    origin of `t` (the `*_like` copy is on the host only because `t` is)."""
+    if not (q or "").startswith("torch.") or not q.endswith("_like") or not call.args:
+        return None
+    if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        return None
+    v = m.value_of(call.args[0].value)
+    if v.kind != "tensor" or v.dev is None or not v.dev.is_host or v.origin is None or v.origin is call:
+        return None
+    return v.origin
 
 
 def _factory_with_constant(origin):
