@@ -96,6 +96,7 @@ noise_scale = betas[t]
         if m.frameworks & _FRAMEWORKS:
             return
         found = []  # (host factory, its safe `device=` fix is offered here, finding)
+        said = set()  # (host value's origin, statement): one finding per host value and statement
         for mm in m.mismatches():
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
@@ -118,6 +119,13 @@ noise_scale = betas[t]
                 continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
             if ctc_host_argument(m, mm.node, mm.host):
                 continue  # CTC loss copies its targets and lengths where it needs them: they may live anywhere
+            stmt = m.statement_of(mm.node)
+            if origin is not None and stmt is not None:
+                # `(points - center) / axis_lengths`, both halves of one host tensor
+                # (neural_bounding#2): the statement's first operation says it; the fix is the same
+                if (id(origin), id(stmt)) in said:
+                    continue
+                said.add((id(origin), id(stmt)))
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
             if not isinstance(acc_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
