@@ -120,12 +120,14 @@ noise_scale = betas[t]
             if ctc_host_argument(m, mm.node, mm.host):
                 continue  # CTC loss copies its targets and lengths where it needs them: they may live anywhere
             stmt = m.statement_of(mm.node)
-            if origin is not None and stmt is not None:
+            made = self._operand_origin(m, origin)
+            if made is not None and stmt is not None:
                 # `(points - center) / axis_lengths`, both halves of one host tensor
-                # (neural_bounding#2): the statement's first operation says it; the fix is the same
-                if (id(origin), id(stmt)) in said:
+                # (neural_bounding#2), `real * alpha + fake * (1 - alpha)` (WGAN-GP's weights):
+                # the statement's first operation says it
+                if (id(made), id(stmt)) in said:
                     continue
-                said.add((id(origin), id(stmt)))
+                said.add((id(made), id(stmt)))
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
             if not isinstance(acc_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):

@@ -55,3 +55,26 @@ def test_one_host_value_met_twice_in_a_statement_is_reported_once():
 
 def test_two_host_values_in_a_statement_are_two_findings():
     assert len(_found(TWO_HOSTS)) == 2
+
+
+WGAN_GP = """
+import torch
+import torch.nn as nn
+
+
+def gradient_penalty(critic, real, fake):
+    alpha = torch.rand((real.shape[0], 1)).repeat(1, real.shape[1])
+    mixed = real * alpha + fake * (1 - alpha)
+    return critic(mixed).mean()
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+critic = nn.Linear(4, 1).to(device)
+real, fake = torch.randn(8, 4).to(device), torch.randn(8, 4).to(device)
+print(gradient_penalty(critic, real, fake))
+"""
+
+
+def test_a_host_value_and_arithmetic_on_it_in_one_statement_are_one_finding():
+    # `alpha` and `1 - alpha`: one host tensor (aladdinpersson/Machine-Learning-Collection#58)
+    assert len(_found(WGAN_GP)) == 1
