@@ -271,6 +271,14 @@ for x, y in loader:
                 return (_stored_attribute(ctx, home, root, where) or _handed_parameter(m, home, root, where)
                         or model_device or _sibling_move(ctx, where, call))
             if (scope, root.value) in m.bindings or (m.module, root.value) in m.bindings or root.value in m.aliases:
+                if (not isinstance(expr, cst.Call) and (scope, root.value) not in m.bindings
+                        and home is m.module and isinstance(scope, cst.FunctionDef)):
+                    # a module-level name (`cfg = Config()` under `if __name__ == "__main__":`)
+                    # that every call of this function hands it as a parameter (`config`): the
+                    # parameter, which exists wherever the function is imported and called from
+                    param = _parameter_for_global(m, scope, root.value)
+                    if param is not None:
+                        return param + ctx.code(expr)[len(root.value):]
                 if not isinstance(expr, cst.Call):
                     own = _class_move_attribute(m, where) if (scope, root.value) not in m.bindings else None
                     # in a method of a class whose other methods move batches with `self.device`,
@@ -483,6 +491,30 @@ def _handed_parameter(m, home, name: cst.Name, where) -> str | None:
         if m.scope_of(call) is home:
             found.add(_parameter_given(m, call, fn, name))
     return found.pop() if len(found) == 1 else None
+
+
+def _parameter_for_global(m, fn, name: str, depth: int = 0) -> str | None:
+    """The parameter of the plain function `fn` that each of its calls hands the module-level
+    `name` to, directly from module level or through the parameter of a calling function that
+    receives it the same way (`teacher_train(model, cfg)` -> `teacher_evaluate(model, config)`);
+    None when `fn` has no call, or a call hands something else."""
+    if depth > 3 or m.class_of(fn) is not None:
+        return None
+    found = set()
+    for call in m.call_sites(fn):
+        home = m.scope_of(call)
+        if home is m.module:
+            given = name
+        elif isinstance(home, cst.FunctionDef) and home is not fn:
+            given = _parameter_for_global(m, home, name, depth + 1)
+        else:
+            return None
+        if given is None:
+            return None
+        found.add(_parameter_given(m, call, fn, cst.Name(given)))
+    if len(found) != 1:
+        return None
+    return found.pop()
 
 
 def _bound_in_callee(m, mm) -> bool:

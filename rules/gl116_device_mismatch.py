@@ -96,6 +96,7 @@ noise_scale = betas[t]
         if m.frameworks & _FRAMEWORKS:
             return
         found = []  # (host factory, its safe `device=` fix is offered here, finding)
+        said = set()  # (host value's origin, statement): one finding per host value and statement
         for mm in m.mismatches():
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
@@ -118,6 +119,15 @@ noise_scale = betas[t]
                 continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
             if ctc_host_argument(m, mm.node, mm.host):
                 continue  # CTC loss copies its targets and lengths where it needs them: they may live anywhere
+            stmt = m.statement_of(mm.node)
+            made = self._operand_origin(m, origin)
+            if made is not None and stmt is not None:
+                # `(points - center) / axis_lengths`, both halves of one host tensor
+                # (neural_bounding#2), `real * alpha + fake * (1 - alpha)` (WGAN-GP's weights):
+                # the statement's first operation says it
+                if (id(made), id(stmt)) in said:
+                    continue
+                said.add((id(made), id(stmt)))
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
             if not isinstance(acc_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
@@ -412,6 +422,11 @@ noise_scale = betas[t]
             return False  # a method forward does not reach (an epoch-end hook): this rule's
         if isinstance(origin, cst.Call):
             q = m.qualname(origin.func)
+            like = _like_source(m, origin, q)
+            if like is not None:
+                # `torch.ones_like(layer_mask)` where `layer_mask` is a module's device-less factory
+                # (GL105 reports that factory; its fix places this one too; EasyTemporalPointProcess#40)
+                return DeviceMismatch._gl105_owns(m, mm, like)
             if not (factory_takes_device(q) or legacy_host_constructor(q)) and (q or "").startswith("torch."):
                 inner = inner_factory(m, origin)  # `torch.triu(torch.full(...))`: GL105 reports the factory
                 q = m.qualname(inner.func) if inner is not origin else q
@@ -477,6 +492,19 @@ def _none_default_parameter(m, name: cst.Name) -> bool:
                 and param.default.value == "None"):
             return True
     return False
+
+
+def _like_source(m, call, q):
+    """For `torch.<x>_like(t)` with no `device=`, where `t` is a host tensor made elsewhere: the
+    origin of `t` (the `*_like` copy is on the host only because `t` is)."""
+    if not (q or "").startswith("torch.") or not q.endswith("_like") or not call.args:
+        return None
+    if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        return None
+    v = m.value_of(call.args[0].value)
+    if v.kind != "tensor" or v.dev is None or not v.dev.is_host or v.origin is None or v.origin is call:
+        return None
+    return v.origin
 
 
 def _factory_with_constant(origin):
