@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpulint.analysis.amp import AmpFacts, update_edit, update_missing
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 
 class StepBypassesScaler(Rule):
@@ -12,6 +13,7 @@ class StepBypassesScaler(Rule):
     summary = "`optimizer.step()` called directly after `scaler.scale(loss).backward()`."
     message = "`{o}.step()` after `{s}.scale(loss).backward()` applies scaled gradients and skips the inf/NaN check; call `{s}.step({o})`"
     fix_safety = "safe"
+    fix_partial = True  # a step after both branches of an AMP `if` gets no fix
     default = True
     kind = "silent"
     prefilter = r"\.scale\("
@@ -29,7 +31,9 @@ updates the scaler (GL204's test), the fix also inserts `scaler.update()` after 
 a second `scaler.step(optimizer)` without an update in between raises. It stays silent
 when the most recent backward before the step is an unscaled one (e.g. a second loss trained
 without the scaler) and when the direct step is the non-AMP branch of an `if`/`else` whose other
-branch calls `scaler.step`.
+branch calls `scaler.step`. A step written after both branches of such an `if`/`else` (the AMP
+branch already ran `scaler.step(optimizer)`, the other a plain `loss.backward()`) steps twice on
+the AMP path: it is reported without a fix, since it belongs in the plain branch.
 
 Bad:
 
@@ -56,7 +60,13 @@ scaler.update()
             if it is None:
                 continue
             last = facts.last_backward_before(it, ds.call)
-            if last is None or last.scaler is None:
+            if last is None:
+                continue
+            if last.scaler is None:
+                # `if fp16: scaler.scale(loss).backward(); scaler.step(opt); scaler.update()`
+                # `else: loss.backward()`, then `opt.step()` after the `if` for both paths
+                # (FlyEgle/imageclassification#1): the fp16 path steps twice
+                yield from self._step_after_branches(ctx, facts, it, ds, last)
                 continue
             s = last.scaler
             scaler_steps = facts.scaler_calls_in(it, s, "step")
@@ -82,6 +92,31 @@ scaler.update()
                     fixes[key] = self._step_fix(ctx, facts, it, s, group)
                 fix = fixes[key]
             yield ctx.finding(ds.call, msg, fix)
+
+    @staticmethod
+    def _step_after_branches(ctx: Context, facts: AmpFacts, it, ds, plain):
+        """A direct `o.step()` after an `if`/`else` whose one branch runs `s.scale(L).backward()`
+        and `s.step(o)` and whose other runs a plain `L.backward()` (the last backward before the
+        step): on the scaled path the optimizer steps twice per iteration, the second time also
+        when the scaler skipped its step for inf/NaN gradients. Reported without
+        a fix: replacing or removing the step would break the plain path; it belongs in the plain
+        branch."""
+        scaled = facts.scaled_backward_before(it, ds.call)
+        if scaled is None or not facts.exclusive(scaled.call, plain.call):
+            return
+        s = scaled.scaler
+        own = [st for st in facts.scaler_calls_in(it, s, "step")
+               if st.optimizer == ds.optimizer and facts.may_follow(scaled.call, st.call)
+               and facts.before(st.call, ds.call) and not facts.exclusive(st.call, ds.call)
+               and facts.exclusive(st.call, plain.call)]
+        if not own:
+            return
+        yield ctx.finding(
+            ds.call,
+            f"`{ds.optimizer}.step()` runs after both branches: on the `{s}.scale(...).backward()` path it steps "
+            f"a second time after `{s}.step({ds.optimizer})` ({line_ref(ctx, own[0].call)}), with the same gradients "
+            f"(inf/NaN ones when the scaler skipped its step); call it only in the branch without the scaler",
+        )
 
     @staticmethod
     def _step_fix(ctx: Context, facts: AmpFacts, it, s: str, group):

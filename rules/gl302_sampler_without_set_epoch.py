@@ -7,6 +7,7 @@ import json
 import libcst as cst
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, epoch_variable
+from gpulint.analysis.training import TrainingFacts
 from gpulint.rule import Context, Rule
 
 
@@ -72,6 +73,8 @@ for epoch in range(10):
             if s.shuffle is not True and not (
                     s.shuffle is None and loaders and all(lo.sampler_shuffle is True for lo in loaders)):
                 continue  # not shuffled, or not known to be (a helper's `shuffle=shuffle` set by its caller)
+            if loaders and all(_evaluation_only(m, facts, lo) for lo in loaders):
+                continue  # only evaluated: the order of an evaluation pass changes nothing
             loops: list[tuple[cst.For, object]] = []
             for lo in loaders:
                 for loop in facts.epoch_loops(lo, through_calls=True):
@@ -167,6 +170,25 @@ for epoch in range(10):
             line_start = max(o for o in ctx.line_starts() if o <= start)
             edit = ctx.insert_text(line_start, edit.content)
         return edit
+
+
+def _evaluation_only(m, facts: DistFacts, lo) -> bool:
+    """Every pass over the loader is an evaluation pass: its loop runs with autograd off (`with
+    torch.no_grad():`, or in a function decorated with it) and runs no backward and no optimizer
+    step, itself or through the file's functions (HydraGNN's `validate`/`test` under
+    `@torch.no_grad()` over the validation and test loaders of `create_dataloaders`). Each rank
+    evaluates its fixed share of the split whatever the order: set_epoch changes nothing there."""
+    loops = facts.loader_loops(lo)
+    if not loops:
+        return False
+    tf: TrainingFacts = m.facts(TrainingFacts)
+    for ll in loops:
+        info = tf.loop_info.get(ll.loop)
+        if info is None or info.backward or info.backward_via or info.steps or info.steps_via:
+            return False
+        if tf.grad_mode_at(ll.loop) != "off":
+            return False
+    return True
 
 
 def _set_epoch_by_key(ctx: Context, s, loop: cst.For, epoch: str, scope):

@@ -141,6 +141,8 @@ for x, y in loader:
                     continue  # `losses = []` in each iteration: it holds one iteration's losses
                 if not meter and _reset_per_accumulation_window(m, loop.node, stmt, acc_root):
                     continue  # reset before a micro-batch loop whose window one optimizer step closes
+                if not meter and _reset_per_batch_repeats(m, loop.node, stmt, acc_root):
+                    continue  # reset per batch around `for _ in range(k)` updates on that batch
                 loss = ctx.code(names[0])
                 if any(isinstance(n, cst.Name) and n.value in self._containers(ctx, loop.node) for n in names):
                     # `output["loss"].backward(); outputs.append(output)`: the accumulated value is the
@@ -952,6 +954,25 @@ def _reset_per_accumulation_window(m, loop: cst.CSTNode, stmt: cst.CSTNode, acc:
         return False
     return any(_innermost_loop(m, c) is outer and m.precedes(loop, c) and _optimizer_step(m, c)
                for c in m.calls_in(outer))
+
+
+def _reset_per_batch_repeats(m, loop: cst.CSTNode, stmt: cst.CSTNode, acc: str) -> bool:
+    """k updates on the same batch (VocGAN's utils/train.py: in the loop over the DataLoader,
+    `loss_d_sum = 0.0`, then `for _ in range(hp.train.rep_discriminator):` with a backward, an
+    optimizer step and `loss_d_sum += loss_d`, then `loss_d_avg = (loss_d_sum / rep).item()`): the
+    accumulator grows in a `for ... in range(...)` loop whose enclosing loop iterates a DataLoader
+    and resets it before that loop, so it never holds more than one batch's k losses. A reset in an
+    epoch loop around a loop over batches does not count (that loop is not a `range`)."""
+    if _innermost_loop(m, stmt) is not loop or not isinstance(loop, cst.For):
+        return False
+    it = loop.iter
+    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"):
+        return False
+    outer = _innermost_loop(m, loop)
+    if not isinstance(outer, cst.For) or m.loader_of_loop(outer) is None:
+        return False
+    return any(_is_reset(n, acc) and _innermost_loop(m, n) is outer and m.precedes(n, loop)
+               for n in walk(outer, into_defs=False))
 
 
 def _reset_per_iteration(m, loop: cst.CSTNode, stmt: cst.CSTNode, acc: str) -> bool:
