@@ -27,7 +27,7 @@ from typing import Optional
 import libcst as cst
 
 from gpulint import flowkb as kb
-from gpulint.model import literal_bool, string_value
+from gpulint.model import dotted, literal_bool, string_value
 
 LOOP_ROUNDS = 3  # rounds of a loop body before its entry values are given up on (fixed point)
 MAX_DEPTH = 4  # nested summaries
@@ -836,6 +836,21 @@ _DIFFERENTIABLE_FUNCTIONS = frozenset(
 _PLACES = re.compile(r"\.(?:cuda|to|xpu|npu|mps)\(|device\s*=|torch\.device|set_default_device|\baccelerate\b|Accelerator\(|deepspeed"
                      r"|lightning|\bxm\.|device_map")
 _FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*False|freeze")
+
+
+def _without_grad(v: Value, depth: int = 0) -> Value:
+    """`v` computed under no_grad: its tensors, and those of its items, fields and elements,
+    hold no graph."""
+    if v.kind == TENSOR:
+        return v if (v.nograd and not v.graph) else replace(v, nograd=True, graph=False)
+    if depth > 3:
+        return v
+    items = tuple(_without_grad(x, depth + 1) for x in v.items) if v.items else v.items
+    keys = tuple((k, _without_grad(x, depth + 1)) for k, x in v.keys) if v.keys else v.keys
+    elem = _without_grad(v.elem, depth + 1) if v.elem is not None else None
+    if items == v.items and keys == v.keys and elem == v.elem:
+        return v
+    return replace(v, items=items, keys=keys, elem=elem)
 
 
 def _float_cast(pos) -> bool:
@@ -2090,6 +2105,9 @@ class Flow:
             v = replace(v, nograd=True)  # (a call's unknown result too: `outputs = model(**batch)`)
         if frame.nograd and v.graph:
             v = replace(v, graph=False)
+        if frame.nograd and (v.items or v.keys or v.elem is not None) and v.kind in (TUPLE, OBJECT, MAPPING, BATCH):
+            # a record of outputs (a tuple, a dataclass, a dict) computed under no_grad: so are its parts
+            v = _without_grad(v)
         if frame.record:
             # code that only runs without a GPU: where things live there is not the question
             self.values[e] = replace(v, dev=HOST) if (frame.cpu_only and v.dev is not None) else v
@@ -2513,6 +2531,13 @@ class Flow:
             return Value(DEVICE, None, origin=e)
         if k == TUPLE and bv.elem is not None and bv.elem.kind == TENSOR and attr in _NAMED_RESULTS:
             return bv.elem  # `x.max(dim=1).values`, `torch.sort(x).indices`
+        if k == OBJECT and bv.keys is not None:
+            # `out.logits` of a dataclass instance of the file (`Output(logits=self.fc(x))`, the
+            # Hugging Face ModelOutput shape) or a `SimpleNamespace(...)`: the field as it was given
+            for k0, v0 in bv.keys:
+                if k0 == attr:
+                    return v0
+            return UNKNOWN
         if k == OBJECT and bv.cls is not None and self._set_in_init_only(bv.cls, attr):
             # `batch.src` of a plain data holder of the file (`class Batch: def __init__(self, src):
             # self.src = src`) that only its `__init__` sets: what the constructions gave it
@@ -2960,19 +2985,41 @@ class Flow:
             if type(x) is not cst.Name or a.star:
                 continue
             v = frame.env.get(x.value)
-            if v is None or v.kind not in (MAPPING, TUPLE):
+            if v is None or v.kind not in (MAPPING, TUPLE, BATCH):
                 continue
             if fn is not None:
                 if not self._may_mutate_param(fn, i + offset, a):
+                    continue
+            elif v.kind == BATCH:
+                # a loader's batch handed to unknown code with a device (`to_device(batch, device)`
+                # as a statement): it may move a dict batch's values in place
+                if not self._given_a_device(e, x):
                     continue
             elif v.kind != MAPPING:
                 continue
             frame.env[x.value] = Value(v.kind, None, origin=v.origin)
 
-    def _may_mutate_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
+    def _given_a_device(self, e: cst.Call, batch: cst.Name) -> bool:
+        """`e` is a statement of its own (its result unused) and also receives a device (a value
+        the engine knows is one, or a name or attribute called `device`)."""
+        if type(self.m.parent(e)) is not cst.Expr:
+            return False
+        for a in e.args:
+            if a.value is batch:
+                continue
+            v = self.values.get(a.value)
+            if v is not None and v.kind == DEVICE:
+                return True
+            d = dotted(a.value)
+            if d is not None and "device" in d.rsplit(".", 1)[-1].lower():
+                return True
+        return False
+
+    def _may_mutate_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg, depth: int = 0) -> bool:
         """Could the file's function `fn` change the container passed as this argument in place:
         an item stored (`p[k] = ...`, `p[k] += ...`), a mutating method called on it, or the
-        parameter handed on to another call."""
+        parameter handed on to another call (of unknown code, or of a function or method of the
+        file that may change it: `batch = self.to_device(batch)` returning a new dict does not)."""
         name = _param_name(fn, i, arg)
         if name is None:
             return True
@@ -2980,6 +3027,7 @@ class Flow:
         cached = self._moves_param.get(key)
         if cached is not None:
             return cached
+        self._moves_param[key] = True  # (recursion: assume it may)
         out = False
         for node in self.m.walk(fn.body):
             t = type(node)
@@ -2999,11 +3047,37 @@ class Flow:
                 elif any(type(a.value) is cst.Name and a.value.value == name for a in node.args):
                     q = self.m.qualname(f)
                     if not (q and q.partition(".")[0] in _NON_MUTATING_ROOTS) and not (
-                            type(f) is cst.Name and f.value in _PURE_BUILTINS):
+                            type(f) is cst.Name and f.value in _PURE_BUILTINS) and self._handed_on_mutates(
+                            fn, node, name, depth):
                         out = True
                         break
         self._moves_param[key] = out
         return out
+
+    def _handed_on_mutates(self, fn: cst.FunctionDef, call: cst.Call, name: str, depth: int) -> bool:
+        """`fn` hands its parameter `name` to `call`: may that change it in place? A function of
+        the file, or a method of `fn`'s own class called on `self`, is looked into (three levels
+        at most); anything else may."""
+        f = call.func
+        inner, offset = None, 0
+        if type(f) is cst.Name and f.value not in self.m.classes:
+            inner = self.m.module_function(f.value)
+        elif type(f) is cst.Attribute and type(f.value) is cst.Name and f.value.value == "self":
+            cls = self.m.class_of(fn)
+            found = self.m.method_of_class(cls.name.value, f.attr.value) if cls is not None else None
+            if found is not None:
+                inner, offset = found[0], (0 if _is_static(found[0]) else 1)
+        if inner is None or depth >= 3:
+            return True
+        j = 0
+        for a in call.args:
+            if a.star:
+                return True
+            if type(a.value) is cst.Name and a.value.value == name:
+                return self._may_mutate_param(inner, (j if a.keyword is None else 0) + offset, a, depth + 1)
+            if a.keyword is None:
+                j += 1
+        return True
 
     def _escape(self, e: cst.Call, frame) -> None:
         """A module passed to code of this file (or unknown code) may be moved there in place: its
@@ -3230,6 +3304,9 @@ class Flow:
             given = pos[1][:2] if len(pos) > 1 and not pos[1][2] else kw.get("lengths")
             if given is not None and given[1].kind == TENSOR and given[1].dev is not None and given[1].dev.where == "acc":
                 self._check(e, "cpu-arg", [(e.func, Value(TENSOR, HOST, nonscalar=True)), given], frame)
+        if q == "types.SimpleNamespace" and not pos and _DOUBLE_STAR not in kw:
+            # `SimpleNamespace(loss=loss, logits=logits)`: a record of the fields given
+            return Value(OBJECT, None, origin=e, keys=tuple((k0, v0) for k0, (x0, v0) in kw.items() if k0 != _STAR))
         if q.startswith("tqdm") or q in ("itertools.cycle", "itertools.islice"):
             vals = [v for _, v, s in pos if not s]
             return Value(ITER, None, elem=self._element(vals[0])) if vals else UNKNOWN
@@ -4109,8 +4186,8 @@ class Flow:
             # a class of the file that overrides `__call__` (SwapNet's GANLoss) runs that, not forward
             entry = "__call__" if self.m.method_of_class(mv.cls, "__call__") is not None else "forward"
             ret = self._call_method(mv.cls, entry, mv, e, pos, kw, frame, summary_only=True)
-            if ret.kind == TUPLE:
-                return ret
+            if ret.kind == TUPLE or (ret.kind == OBJECT and ret.keys is not None):
+                return ret  # (a dataclass or SimpleNamespace record of outputs too)
             if (ret.kind == TENSOR and ret.dev is not None and ret.dev.is_host and ret.placed is None
                     and dev.where == "acc" and self._made_in_forward(ret.origin, mv.cls)):
                 # forward returns a tensor it made on the host (`outputs = torch.zeros(...)` filled
@@ -4214,7 +4291,39 @@ class Flow:
         found = self.m.method_of_class(name, "__init__")  # its own, or one inherited from a file base
         if found is not None:
             self._call_function(found[0], found[1], e, pos, kw, frame, Value(OBJECT, None, cls=name))
+        fields = self._record_fields(name) if found is None else None
+        if fields is not None:
+            # a dataclass (or NamedTuple) of the file: what each field was given
+            keys = {}
+            for i, (x, v, st) in enumerate(pos):
+                if st or i >= len(fields):
+                    break
+                keys[fields[i]] = v
+            for k0, (x, v) in kw.items():
+                if k0 in fields:
+                    keys[k0] = v
+            return Value(OBJECT, None, cls=name, origin=e, keys=tuple((f, keys[f]) for f in fields if f in keys))
         return Value(OBJECT, None, cls=name, origin=e)
+
+    def _record_fields(self, name: str) -> list[str] | None:
+        """The fields, in order, of a class of the file that is a `@dataclass` or a `NamedTuple`
+        (annotated names of its body), None for any other class."""
+        info = self.m.classes.get(name)
+        node = getattr(info, "node", None)
+        if node is None:
+            return None
+        deco = [dotted(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or "" for d in node.decorators]
+        bases = [dotted(b.value) or "" for b in node.bases]
+        if not (any(d.rsplit(".", 1)[-1] == "dataclass" for d in deco)
+                or any(b.rsplit(".", 1)[-1] == "NamedTuple" for b in bases)):
+            return None
+        out = []
+        for stmt in node.body.body:
+            if type(stmt) is cst.SimpleStatementLine:
+                for small in stmt.body:
+                    if type(small) is cst.AnnAssign and type(small.target) is cst.Name:
+                        out.append(small.target.value)
+        return out
 
     def _converts_to_half(self, cls: str | None, meth: str, pos) -> bool:
         """`m.apply(f)` with `f` a function of the file that casts its argument's weights to float16

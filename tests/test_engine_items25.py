@@ -60,3 +60,119 @@ def test_an_instance_of_a_class_with_an_imported_base_in_a_file_that_places_noth
 def test_once_the_file_moves_the_instance_its_submodules_follow_it():
     # the same call after `model.to("cuda")`: the host input meets the moved submodule
     assert gl116(SRC.replace("{move}", '\nmodel.to("cuda")')) == [13]
+
+
+BATCH_SRC = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+from helpers import to_device_ext
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 1).to(device)
+
+
+class DS(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return {"x": torch.randn(4), "y": torch.randn(1)}
+
+
+def to_device(batch, device):
+    for key, value in batch.items():
+        batch[key] = value.to(device)
+
+
+def show(batch):
+    print(batch["x"].shape)
+
+
+for batch in DataLoader(DS(), batch_size=4):
+    {call}
+    loss = ((model(batch["x"]) - batch["y"]) ** 2).mean()
+"""
+
+
+def gl101(src: str) -> list[int]:
+    rule = Registry.load().by_code("GL101")()
+    return [d.line for d in run_text("train.py", textwrap.dedent(src), [rule], Options()).diagnostics]
+
+
+def test_a_dict_batch_moved_in_place_by_a_called_function():
+    # fixtures26's E26-3 (mikkelfo/CORE-BEHRT#1's repaired trainer): `to_device(batch, device)`
+    # stores each moved value into the caller's dict
+    assert gl101(BATCH_SRC.replace("{call}", "to_device(batch, device)")) == []
+    # imported code given the batch and a device, its result unused
+    assert gl101(BATCH_SRC.replace("{call}", "to_device_ext(batch, device)")) == []
+
+
+def test_a_batch_handed_to_code_that_cannot_move_it_is_still_on_the_host():
+    assert gl101(BATCH_SRC.replace("{call}", "show(batch)")) == [30]
+    assert gl101(BATCH_SRC.replace("{call}", "print(batch, device)")) == [30]
+    # imported code without a device, or whose result is kept, moves nothing in place
+    assert gl101(BATCH_SRC.replace("{call}", "to_device_ext(batch)")) == [30]
+    assert gl101(BATCH_SRC.replace("{call}", "moved = to_device_ext(batch, device)")) == [30]
+
+
+RECORD_SRC = """
+from dataclasses import dataclass
+from types import SimpleNamespace
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@dataclass
+class Output:
+    logits: torch.Tensor
+    loss: torch.Tensor = None
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return {ret}
+
+
+model = Net().to(device)
+x = torch.randn(8, 4)
+y = torch.randint(0, 3, (8,))
+out = model(x.to(device))
+acc = (out.logits.argmax(-1) == {target}).float().mean()
+"""
+
+
+def gl116(src: str, name: str = "train.py") -> list[int]:  # noqa: F811 (also used above)
+    rule = Registry.load().by_code("GL116")()
+    return [d.line for d in run_text(name, textwrap.dedent(src), [rule], Options()).diagnostics]
+
+
+def test_fields_of_a_dataclass_or_namespace_output_keep_their_device():
+    # fixtures26's E26-2 (mikkelfo/CORE-BEHRT#1): `forward` returns the Hugging Face ModelOutput
+    # shape, a dataclass of the file; `out.logits` is the head's output, on the model's device
+    for ret in ("Output(logits=self.fc(x))", "Output(self.fc(x))", "SimpleNamespace(logits=self.fc(x))"):
+        assert gl116(RECORD_SRC.replace("{ret}", ret).replace("{target}", "y")) == [29], ret
+        assert gl116(RECORD_SRC.replace("{ret}", ret).replace("{target}", "y.to(device)")) == [], ret
+
+
+def test_a_field_never_given_or_a_plain_class_is_unknown():
+    src = RECORD_SRC.replace("{target}", "y").replace("out.logits.argmax(-1)", "out.loss")
+    assert gl116(src.replace("{ret}", "Output(logits=self.fc(x))")) == []
+
+
+def test_a_batch_handed_on_to_a_method_that_returns_a_new_dict_is_not_changed_in_place():
+    # the CORE-BEHRT trainer before the repair: `batch = self.to_device(batch)` in forward_pass
+    # rebinds a local; the caller's batch is still the loader's (the metric meets it on the host)
+    src = BATCH_SRC.replace("{call}", "helper(batch)").replace(
+        "def show(batch):", "def helper(batch):\n    batch = moved_copy(batch)\n    return batch\n\n\n"
+        "def moved_copy(batch):\n    return {k: v.to(device) for k, v in batch.items()}\n\n\ndef show(batch):")
+    assert gl101(src) != []
+    # handed on to a function that stores into it: may be changed in place
+    src2 = src.replace("batch = moved_copy(batch)", "to_device(batch, device)")
+    assert gl101(src2) == []

@@ -251,3 +251,43 @@ def test_a_python_number_plus_a_tensor_is_a_tensor():
     v = value_at(HEAD + textwrap.dedent(body), "count")
     assert v.kind == "tensor" and not v.graph
     assert value_at(HEAD + textwrap.dedent(body), "plain").kind == "hostval"
+
+
+def test_fields_of_a_record_computed_under_no_grad_hold_no_graph():
+    # the module's forward returns a dataclass (its summary is made once, with gradients on, for
+    # the training call): read under no_grad, its fields hold no graph
+    head = """
+import torch
+import torch.nn as nn
+from dataclasses import dataclass
+
+
+@dataclass
+class Output:
+    loss: torch.Tensor
+    logits: torch.Tensor
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x, y):
+        logits = self.fc(x)
+        return Output(((logits - y) ** 2).mean(), logits)
+
+
+model = Net()
+x = torch.randn(8, 4)
+y = torch.randn(8, 1)
+"""
+    body = """
+    train_out = model(x, y)
+    a = train_out.loss
+    with torch.no_grad():
+        eval_out = model(x, y)
+    b = eval_out.loss
+    """
+    assert graph(body, "a", head)
+    assert not graph(body, "b", head)
