@@ -930,6 +930,7 @@ class Flow:
         self._host_inputs_cache: dict[str, set] = {}
         # the file freezes parameters somewhere (`p.requires_grad = False`, `requires_grad_(False)`):
         # which module's outputs then hold a graph is not decided here
+        self._globals_cache: dict = {}
         self._freezes = bool(_FREEZES.search(model.source)) if hasattr(model, "source") else True
         # no move, no device argument, no device object, no launcher: nothing is put on an accelerator
         self._places_nothing = not _PLACES.search(model.source) if hasattr(model, "source") else False
@@ -1052,6 +1053,12 @@ class Flow:
                 self._record_function(fn, name)
 
     def _params_of(self, fn: cst.FunctionDef, cls: str | None, args: dict | None, frame: _Frame) -> None:
+        for name in self._globals_of(fn):
+            # `global MODEL` (a lazily built singleton, `if MODEL is None: MODEL = ...; return
+            # MODEL`): on a path that does not assign it, the name holds the module's value
+            outer = self.module_frame.env.get(name) if self.module_frame is not None else None
+            if outer is not None:
+                frame.env[name] = outer
         p = fn.params
         ordered = [*p.posonly_params, *p.params]
         is_method = cls is not None and not _is_static(fn)
@@ -1261,6 +1268,17 @@ class Flow:
             if cls is not None:
                 return self.class_attrs.get(cls.name.value, {}).get(recv.attr.value)
         return None
+
+    def _globals_of(self, fn) -> tuple:
+        """The names a function declares `global` (not those of the functions it defines)."""
+        found = self._globals_cache.get(fn)
+        if found is None:
+            out = []
+            for node in self.m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(fn) is cst.FunctionDef else ():
+                if type(node) is cst.Global:
+                    out += [n.name.value for n in node.names]
+            found = self._globals_cache[fn] = tuple(out)
+        return found
 
     def _record_function(self, fn: cst.FunctionDef, cls: str | None) -> None:
         self.recorded.add(fn)

@@ -176,3 +176,47 @@ def test_a_batch_handed_on_to_a_method_that_returns_a_new_dict_is_not_changed_in
     # handed on to a function that stores into it: may be changed in place
     src2 = src.replace("batch = moved_copy(batch)", "to_device(batch, device)")
     assert gl101(src2) == []
+
+
+SINGLETON = """
+import torch
+import torch.nn as nn
+
+MODEL = None
+
+
+class TinyBert(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+
+    def forward(self, input_ids, attention_mask):
+        return self.emb(input_ids) * attention_mask.unsqueeze(-1)
+
+
+def get_bert():
+    global MODEL
+    if MODEL is None:
+        MODEL = TinyBert()
+        if torch.cuda.is_available():
+            MODEL = MODEL.cuda()
+    return MODEL
+
+
+def bert_embed(token_ids):
+    model = get_bert()
+    mask = {mask}
+    if torch.cuda.is_available():
+        token_ids = token_ids.cuda()
+    return model(input_ids=token_ids, attention_mask=mask)
+
+
+emb = bert_embed(torch.randint(1, 50, (4, 8)))
+"""
+
+
+def test_a_lazily_built_global_model_returned_by_its_getter():
+    # fixtures26's E26-1 (lucidrains/RETRO-pytorch#9): `global MODEL`, built and moved on first
+    # use; on the path that does not assign it the name holds the module's value (None, joined away)
+    assert gl116(SINGLETON.replace("{mask}", "token_ids != 0")) == [31]
+    assert gl116(SINGLETON.replace("{mask}", "(token_ids != 0).to(next(model.parameters()).device)")) == []
