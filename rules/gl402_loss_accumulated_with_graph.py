@@ -120,6 +120,10 @@ for x, y in loader:
                 if not names:
                     continue
                 mode = facts.grad_mode_at(stmt)
+                if mode == "dynamic" and not held:
+                    # the loss itself, where the engine knows it holds a graph when gradients are on
+                    held = all(isinstance(n, cst.Name) and m.value_of(n).kind == "tensor" and m.value_of(n).graph
+                               for n in names)
                 if mode == "off" or (mode == "dynamic" and not held):
                     # (a function called with and without gradients, `loss_epoch(model, dl, opt)`
                     # for training and under no_grad for validation: the engine's value is the one

@@ -291,3 +291,38 @@ y = torch.randn(8, 1)
     """
     assert graph(body, "a", head)
     assert not graph(body, "b", head)
+
+
+PHASES = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+crit = nn.CrossEntropyLoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loaders = {"train": [(torch.randn(8, 4), torch.randint(0, 2, (8,)))], "val": [(torch.randn(8, 4), torch.randint(0, 2, (8,)))]}
+
+for epoch in range(2):
+    for phase in ["train", "val"]:
+        running_loss = 0.0
+        for x, y in loaders[phase]:
+            x, y = x.to(device), y.to(device)
+            opt.zero_grad()
+            with torch.set_grad_enabled(phase == "train"):
+                out = model(x)
+                loss = crit(out, y)
+                if phase == "train":
+                    loss.backward()
+                    opt.step()
+                running_loss += {acc}
+        print(phase, running_loss)
+"""
+
+
+def test_gl402_the_loss_accumulated_under_set_grad_enabled_of_the_phase():
+    # the transfer-learning tutorial's phase loop with the loss itself accumulated: in the training
+    # phase every batch's graph is kept (the tutorial accumulates `loss.item() * inputs.size(0)`)
+    assert gl402("", PHASES.replace("{acc}", "loss * x.size(0)")) == [23]
+    assert gl402("", PHASES.replace("{acc}", "loss.item() * x.size(0)")) == []
+    assert gl402("", PHASES.replace("{acc}", "loss.detach() * x.size(0)")) == []
