@@ -78,6 +78,13 @@ class that holds the models and switches them in its own methods (VSE++'s `model
 running `self.img_enc.eval()`, called from `validate(model)` in a loop that trains them through
 `model.train_emb(...)`): reported at the method's `eval()`, without a fix.
 
+A call that puts the model in eval mode and leaves it there, made between `model.train()` (or
+above a backward) and the training forward of the same block, is reported at the call: a method of
+the model's class that starts with `self.eval()` (`model.predict(batch)` under `@torch.no_grad()`),
+or a function of the file handed the model that runs such a method or `model.eval()` (LCFCN's
+`lc_loss` calling `get_blob_dict(model, batch)`). The fix inserts `model.train()` right after the
+call. This is per model: a distillation teacher put in eval mode by a helper does not count.
+
 The rule only looks at models whose behaviour depends on the mode (dropout, batch norm, or a model
 the file cannot see into), stays silent where a helper the file does not define gets the model
 (it may switch modes itself), on training mode chosen on purpose (`model.train()` or a helper of the
@@ -122,6 +129,91 @@ for epoch in range(epochs):
             return
         yield from self._never_undone(ctx, facts)
         yield from self._eval_in_train_mode(ctx, facts)
+        yield from self._helper_evals_before_training(ctx, facts)
+
+    # a helper that leaves the model in eval mode, then a training forward ----------------------
+    def _helper_evals_before_training(self, ctx, facts):
+        """`model.train()` (or a backward below), then a call that puts `model` in eval mode and
+        leaves it there (`model.predict(x)` whose method starts with `self.eval()`, or a function
+        of the file handed the model that does so), then `model(x)` in the same block before any
+        `model.train()`: that forward (and the backward on it) runs with dropout off and frozen
+        batch-norm statistics (ServiceNow/LCFCN#20, `lc_loss` after `get_blob_dict`). Per model:
+        another model's `eval()` (a distillation teacher) does not count."""
+        m = ctx.model
+        cache: dict = {}
+        for block in m.nodes:
+            if type(block) is not cst.IndentedBlock:
+                continue
+            body = block.body
+            for i, stmt in enumerate(body):
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    continue
+                for call in facts.calls_in(stmt, into_defs=False):
+                    name = self._evaluated_model(ctx, facts, call, cache)
+                    if name is None:
+                        continue
+                    if not (self._mode_call_before(body[:i], name, "train") or _backward_after(facts, body[i + 1:])):
+                        continue
+                    fwd = self._forward_after(facts, body[i + 1:], name)
+                    if fwd is None or facts.grad_mode_at(fwd) == "off":
+                        continue
+                    offset = _line_above_comments(ctx, body[i + 1]) if i + 1 < len(body) else None
+                    fix = None if offset is None else ctx.fix(
+                        ctx.insert_text(offset, f"{ctx.indent_of(body[i + 1])}{name}.train(){ctx.newline}"),
+                        message=f"Insert `{name}.train()` after the call")
+                    yield ctx.finding(
+                        call,
+                        f"`{ctx.code(call.func)}(...)` leaves `{name}` in eval mode, and the training forward "
+                        f"`{ctx.code(fwd.func)}(...)` ({line_ref(ctx, fwd)}) runs in it: dropout off and "
+                        f"frozen batch-norm statistics while training; call `{name}.train()` after it",
+                        fix,
+                    )
+                    break
+
+    def _evaluated_model(self, ctx, facts, call, cache) -> str | None:
+        """The name of the model this call leaves in eval mode: `name.meth(...)` whose method (of
+        the file's one module class defining it) calls `self.eval()` unconditionally and never
+        `train`; or `helper(..., name, ...)`, a function of the file that does so to that parameter."""
+        m = ctx.model
+        f = call.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value not in ("eval", "train"):
+            meths = _module_methods(m, cache).get(f.attr.value, ())
+            if len(meths) == 1 and _leaves_eval(facts, meths[0], "self", cache, 0):
+                return f.value.value
+            return None
+        if isinstance(f, cst.Name) and f.value not in m.classes:
+            fns = m.functions.get(f.value, [])
+            if len(fns) != 1:
+                return None
+            params = [p.name.value for p in (*fns[0].params.posonly_params, *fns[0].params.params)]
+            for j, a in enumerate(call.args):
+                if a.star or not isinstance(a.value, cst.Name):
+                    continue
+                pname = a.keyword.value if a.keyword is not None else (params[j] if j < len(params) else None)
+                if pname is not None and _leaves_eval(facts, fns[0], pname, cache, 0):
+                    return a.value.value
+        return None
+
+    @staticmethod
+    def _mode_call_before(stmts, name: str, mode: str) -> bool:
+        for st in stmts:
+            if isinstance(st, cst.SimpleStatementLine):
+                for small in st.body:
+                    if (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                            and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == mode
+                            and isinstance(small.value.func.value, cst.Name) and small.value.func.value.value == name):
+                        return True
+        return False
+
+    def _forward_after(self, facts, stmts, name: str):
+        """The first call `name(...)` in the statements after, unless `name.train()` comes first."""
+        for st in stmts:
+            if self._mode_call_before([st], name, "train"):
+                return None
+            for c in facts.calls_in(st, into_defs=False):
+                if isinstance(c.func, cst.Name) and c.func.value == name:
+                    return c
+        return None
 
     # an epoch (or training) loop that calls eval() and never train() ------------------------
     def _mode_effects(self, ctx, facts, loop):
@@ -543,6 +635,66 @@ def _train_anchor(ctx: Context, facts, body: cst.IndentedBlock, name: str, site)
     if not at_train or min(at_train) <= at_eval:
         return None
     return stmts[min(at_train)]
+
+
+def _backward_after(facts, stmts) -> bool:
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward"
+               for st in stmts for c in facts.calls_in(st, into_defs=False))
+
+
+def _module_methods(m, cache: dict) -> dict:
+    """Method name -> the methods of that name of the file's module classes (once per check)."""
+    found = cache.get("methods")
+    if found is None:
+        found = {}
+        for cname, info in m.classes.items():
+            if m.class_is(cname, MODULE_BASES):
+                for name, fn in info.methods.items():
+                    found.setdefault(name, []).append(fn)
+        cache["methods"] = found
+    return found
+
+
+def _leaves_eval(facts, fn: cst.FunctionDef, name: str, cache: dict, depth: int) -> bool:
+    """Does running `fn` leave its parameter `name` (or `self`) in eval mode: a statement of its
+    own body (not under `if`/loop/`try`) is `name.eval()`, or hands `name` to a method or function of
+    the file that does so, and no `train` call on `name` (nor `train(...)` of anything) follows."""
+    key = (fn, name)
+    if key in cache:
+        return cache[key]
+    cache[key] = False
+    found = False
+    if depth <= 2 and isinstance(fn.body, cst.IndentedBlock):
+        for st in fn.body.body:
+            if not isinstance(st, cst.SimpleStatementLine):
+                continue
+            for small in st.body:
+                call = small.value if isinstance(small, (cst.Expr, cst.Assign, cst.Return)) else None
+                if not isinstance(call, cst.Call):
+                    continue
+                f = call.func
+                if isinstance(f, cst.Attribute) and f.attr.value == "train":
+                    found = False
+                elif (isinstance(f, cst.Attribute) and f.attr.value == "eval" and not call.args
+                      and isinstance(f.value, cst.Name) and f.value.value == name):
+                    found = True
+            for c in facts.calls_in(st, into_defs=False):
+                f = c.func
+                if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name
+                        and f.attr.value not in ("eval", "train")):
+                    meths = _module_methods(facts.m, cache).get(f.attr.value, ())
+                    if len(meths) == 1 and meths[0] is not fn and _leaves_eval(facts, meths[0], "self", cache, depth + 1):
+                        found = True
+                elif isinstance(f, cst.Name) and len(facts.m.functions.get(f.value, [])) == 1:
+                    g = facts.m.functions[f.value][0]
+                    params = [p.name.value for p in (*g.params.posonly_params, *g.params.params)]
+                    for j, a in enumerate(c.args):
+                        if isinstance(a.value, cst.Name) and a.value.value == name and not a.star:
+                            pname = a.keyword.value if a.keyword is not None else (params[j] if j < len(params) else None)
+                            if pname is not None and g is not fn and _leaves_eval(facts, g, pname, cache, depth + 1):
+                                found = True
+    cache[key] = found
+    return found
 
 
 def _closure_variable(m, fn: cst.FunctionDef, name: cst.Name, call: cst.Call) -> bool:
