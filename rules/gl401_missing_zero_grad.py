@@ -20,6 +20,7 @@ class MissingZeroGrad(Rule):
         "to all previous ones; call `{opt}.zero_grad(set_to_none=True)` once per step"
     )
     fix_safety = "safe"
+    fix_partial = True  # a branch without a clear, split steps and another module's clear get no fix
     default = True
     kind = "silent"
     prefilter = r"\.step\("
@@ -35,6 +36,11 @@ The rule stays silent on gradient accumulation (the step sits under an `if ... %
 clears gradients any other way: `model.zero_grad()`, `param.grad = None`, a helper function of the
 file that does it. A loop iteration or a step function that builds its own optimizer before the
 step (a one-step check in a test helper) is not a training loop.
+
+A step function whose only clears are `M.zero_grad()` on other modules, stepping an optimizer that
+a module of the file builds over its own parameters (`self.discriminator.optimizer`, set in
+`Discriminator.__init__` from `self.parameters()`), leaves that module's gradients to pile up (a GAN
+step clearing the generator only): reported at that step, without a fix.
 
 The fix inserts `optimizer.zero_grad(set_to_none=True)` as the first statement of the loop body
 (plain `optimizer.zero_grad()` when the optimizer is built by a class from outside torch, such as
@@ -153,8 +159,11 @@ for x, y in loader:
         for defs in m.functions.values():
             for fn in defs:
                 branch = None
+                other_module = None
                 if "zero_grad" in facts.effects(fn):
                     branch = self._branch_without_clear(ctx, facts, fn)
+                    if branch is None:
+                        branch = other_module = self._other_module_cleared(ctx, facts, fn)
                     if branch is None:
                         continue
                     steps = [branch]
@@ -191,6 +200,16 @@ for x, y in loader:
                 if not ok:
                     continue
                 opt = ctx.code(steps[0].optimizer)
+                if other_module is not None:
+                    owner = ctx.code(steps[0].optimizer.value)
+                    yield ctx.finding(
+                        steps[0].call,
+                        f"`{opt}` steps `{owner}`'s parameters, but this step function clears only other "
+                        f"modules' gradients: every step adds this batch's gradients to all previous ones "
+                        f"(also those of the other backward passes that reach `{owner}`); call "
+                        f"`{opt}.zero_grad(set_to_none=True)` once per step",
+                    )
+                    continue
                 if branch is not None:
                     yield ctx.finding(
                         steps[0].call,
@@ -221,6 +240,39 @@ for x, y in loader:
                 continue
             if ctx.code(st.optimizer) not in {ctx.code(c.func.value) for c in clears}:
                 continue  # another optimizer is cleared: not the same training step
+            return st
+        return None
+
+    @staticmethod
+    def _other_module_cleared(ctx: Context, facts: TrainingFacts, fn: cst.FunctionDef):
+        """A step function whose only clears are `M.zero_grad()` on modules, stepping an optimizer
+        that another module of the file's classes owns (`self.discriminator.optimizer`, built in
+        `Discriminator.__init__` from `self.parameters()`) and that none of those clears covers
+        (code-soup#73's GAN step: `self.generator.zero_grad()` only). The step, or None."""
+        m = ctx.model
+        clears = [c for c in m.calls_in(fn) if isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad"]
+        if not clears or any(m.enclosing(c, cst.FunctionDef) is not fn for c in clears):
+            return None
+        receivers = []
+        for c in clears:
+            if c.args or m.value_of(c.func.value).kind != "module":
+                return None  # an optimizer's zero_grad: which parameters it clears is not known here
+            receivers.append(ctx.code(c.func.value))
+        if facts.grad_attributes_in(fn):
+            return None
+        for c in m.calls_in(fn):
+            if any(g is not fn and "zero_grad" in facts.effects(g) for g in facts.file_functions(c)):
+                return None
+        for st in facts.steps_of_function(fn):
+            o = st.optimizer
+            if not isinstance(o, cst.Attribute) or MissingZeroGrad._conditional(m, st.call, fn):
+                continue
+            owner = m.value_of(o.value)
+            code = ctx.code(o.value)
+            if owner.kind != "module" or owner.cls is None or not _owns_optimizer(m, owner.cls, o.attr.value):
+                continue
+            if any(r == code or r.startswith(code + ".") or code.startswith(r + ".") for r in receivers):
+                continue
             return st
         return None
 
@@ -270,6 +322,29 @@ for x, y in loader:
         if not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
         return _zero_grad_above(ctx, body.body[0], opt, "the loop body", _foreign_optimizer(ctx, optimizer))
+
+
+def _owns_optimizer(m, cls: str, attr: str) -> bool:
+    """The file's class `cls` builds `self.<attr>` in `__init__` as a torch optimizer over its own
+    `self.parameters()`."""
+    info = m.classes.get(cls)
+    init = info.methods.get("__init__") if info is not None else None
+    if init is None:
+        return False
+    for node in m.walk(init):
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call)):
+            continue
+        t = node.targets[0].target
+        if not (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                and t.attr.value == attr):
+            continue
+        if not (m.qualname(node.value.func) or "").startswith("torch.optim."):
+            return False
+        first = node.value.args[0].value if node.value.args else None
+        return (isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute)
+                and first.func.attr.value == "parameters" and isinstance(first.func.value, cst.Name)
+                and first.func.value.value == "self")
+    return False
 
 
 def _zero_grad_above(ctx: Context, first: cst.CSTNode, opt: str, where: str, foreign: bool = False):
