@@ -74,6 +74,8 @@ optimizer.load_state_dict(ckpt["optimizer"])
                     continue
             if m.kind_of(recv) is not Kind.OPTIMIZER and m.value_of(recv).kind != "optimizer":
                 continue  # (the engine knows an optimizer a function of the file returns)
+            if _bound_only_after(m, recv, call):
+                continue  # the optimizer loaded here comes from elsewhere (a notebook's `%run -i`)
             for model in facts.optimizer_models(recv):
                 moves = [mv for mv in m.moves_of(model)]
                 # moves of an earlier object under the same name (a first run's `model = Net().to(d)`
@@ -125,6 +127,23 @@ optimizer.load_state_dict(ckpt["optimizer"])
             ctx.insert_text(load_first, text),
             message=f"Move `{ctx.code(move_stmt.body[0])}` above the optimizer's `load_state_dict`",
         )
+
+
+def _bound_only_after(m, recv: cst.BaseExpression, load: cst.Call) -> bool:
+    """Every binding of the optimizer's name in the load's own scope comes after the load, and the
+    load is not in a loop: the object restored here is not the one the file builds later (a
+    notebook whose `%run -i model_configuration/v3.py` cell built and moved model and optimizer,
+    then `optimizer.load_state_dict(checkpoint[...])`, and a later cell rebuilds both with
+    `model = nn.Sequential(...).to(device)`: dvgodoy/PyTorchStepByStep Chapter02)."""
+    if not isinstance(recv, cst.Name):
+        return False
+    scope = m.scope_of(load)
+    bound = m.bindings.get((scope, recv.value))
+    if not bound:
+        return False
+    if any(isinstance(a, (cst.For, cst.While)) for a in m.ancestors(load)):
+        return False
+    return all(b.node is not None and m.precedes(load, b.node) for b in bound)
 
 
 def _moves_state_of(m, loop: cst.For, holder: str) -> bool:
