@@ -35,7 +35,9 @@ function (a move made by a function of the file the model is handed to counts at
 
 The rule is silent when, after the load, the code moves the optimizer's state itself (a loop over
 `optimizer.state.values()` that assigns `v.to(device)` / `v.cuda()`, written inline or in a
-function of the file called with the optimizer): the usual workaround.
+function of the file called with the optimizer): the usual workaround; and when the file binds the
+optimizer only after the load (a notebook whose `%run -i` cell built it): the object restored is
+not one the file builds.
 
 The fix (unsafe: statements between the two may depend on where the model is) moves the
 model-move statement just above the `load_state_dict` call, when both are simple statements in

@@ -30,7 +30,9 @@ The fix (unsafe: the model's placement changes for the whole script) moves the m
 after it is built, with the device expression the inputs are moved with.
 
 The rule is silent when the model is built with `device=`/`device_map=`, moved anywhere (also
-in place: `model.to(device)`), handed to a function that might move it, or not built in this file.
+in place: `model.to(device)`), handed to a function that might move it, or not built in this file;
+nor when the inputs go to the device of an object of an imported class built with the model
+(`sbs = StepByStep(model, ...)`, then `x.to(sbs.device)`): that trainer placed the model.
 Loss modules and other parameter-free layers are never reported: they work on any device; nor
 are instances of the file's own module classes that hold no parameter, buffer or stateful layer.
 
