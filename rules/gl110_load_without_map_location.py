@@ -44,7 +44,8 @@ builder; the path given to an early-stopping or checkpoint object of an imported
 in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
 (`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)
-and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`) count as the check.
+and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`) count as the check,
+and so does its device spelled as a string (`if device == 'cuda':`, Wav2Lip's loader).
 
 Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
 scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:
@@ -616,6 +617,11 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
             return sign
         if test.attr.value in _CPU_FLAGS:
             return -sign
+    named = _device_string_sign(test)
+    if named:
+        # `if device == 'cuda': torch.load(p) else: torch.load(p, map_location=...)` (Wav2Lip's
+        # `_load`): the branch runs only where the script placed itself on the GPU
+        return sign * named
     if depth > 3:
         return 0
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _truthy_comparison(test.comparisons[0]):
@@ -642,6 +648,37 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
             for b in bound
         ):
             return sign
+    return 0
+
+
+def _device_string_sign(test: cst.BaseExpression) -> int:
+    """1 for `<device> == "cuda"` (or `"cuda:0"`, `<device>.type == "cuda"`, `str(<device>) == ...`),
+    -1 for `!=` or a comparison with `"cpu"`: the script's own device choice, spelled as a string.
+    The left side must be a name or an attribute chain (`device`, `self.device`, `args.device.type`)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return 0
+    c = test.comparisons[0]
+    left, right = test.left, c.comparator
+    if isinstance(left, cst.SimpleString) and not isinstance(right, cst.SimpleString):
+        left, right = right, left
+    if (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "str"
+            and len(left.args) == 1):
+        left = left.args[0].value
+    if not isinstance(left, (cst.Name, cst.Attribute)) or not isinstance(right, cst.SimpleString):
+        return 0
+    value = right.evaluated_value
+    if not isinstance(value, str):
+        return 0
+    if value == "cuda" or value.startswith("cuda:"):
+        named = 1
+    elif value == "cpu":
+        named = -1
+    else:
+        return 0
+    if isinstance(c.operator, cst.Equal):
+        return named
+    if isinstance(c.operator, cst.NotEqual):
+        return -named
     return 0
 
 

@@ -35,7 +35,9 @@ function (a move made by a function of the file the model is handed to counts at
 
 The rule is silent when, after the load, the code moves the optimizer's state itself (a loop over
 `optimizer.state.values()` that assigns `v.to(device)` / `v.cuda()`, written inline or in a
-function of the file called with the optimizer): the usual workaround.
+function of the file called with the optimizer): the usual workaround; and when the file binds the
+optimizer only after the load (a notebook whose `%run -i` cell built it): the object restored is
+not one the file builds.
 
 The fix (unsafe: statements between the two may depend on where the model is) moves the
 model-move statement just above the `load_state_dict` call, when both are simple statements in
@@ -74,6 +76,8 @@ optimizer.load_state_dict(ckpt["optimizer"])
                     continue
             if m.kind_of(recv) is not Kind.OPTIMIZER and m.value_of(recv).kind != "optimizer":
                 continue  # (the engine knows an optimizer a function of the file returns)
+            if _bound_only_after(m, recv, call):
+                continue  # the optimizer loaded here comes from elsewhere (a notebook's `%run -i`)
             for model in facts.optimizer_models(recv):
                 moves = [mv for mv in m.moves_of(model)]
                 # moves of an earlier object under the same name (a first run's `model = Net().to(d)`
@@ -125,6 +129,23 @@ optimizer.load_state_dict(ckpt["optimizer"])
             ctx.insert_text(load_first, text),
             message=f"Move `{ctx.code(move_stmt.body[0])}` above the optimizer's `load_state_dict`",
         )
+
+
+def _bound_only_after(m, recv: cst.BaseExpression, load: cst.Call) -> bool:
+    """Every binding of the optimizer's name in the load's own scope comes after the load, and the
+    load is not in a loop: the object restored here is not the one the file builds later (a
+    notebook whose `%run -i model_configuration/v3.py` cell built and moved model and optimizer,
+    then `optimizer.load_state_dict(checkpoint[...])`, and a later cell rebuilds both with
+    `model = nn.Sequential(...).to(device)`: dvgodoy/PyTorchStepByStep Chapter02)."""
+    if not isinstance(recv, cst.Name):
+        return False
+    scope = m.scope_of(load)
+    bound = m.bindings.get((scope, recv.value))
+    if not bound:
+        return False
+    if any(isinstance(a, (cst.For, cst.While)) for a in m.ancestors(load)):
+        return False
+    return all(b.node is not None and m.precedes(load, b.node) for b in bound)
 
 
 def _moves_state_of(m, loop: cst.For, holder: str) -> bool:

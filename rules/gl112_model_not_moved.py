@@ -30,7 +30,9 @@ The fix (unsafe: the model's placement changes for the whole script) moves the m
 after it is built, with the device expression the inputs are moved with.
 
 The rule is silent when the model is built with `device=`/`device_map=`, moved anywhere (also
-in place: `model.to(device)`), handed to a function that might move it, or not built in this file.
+in place: `model.to(device)`), handed to a function that might move it, or not built in this file;
+nor when the inputs go to the device of an object of an imported class built with the model
+(`sbs = StepByStep(model, ...)`, then `x.to(sbs.device)`): that trainer placed the model.
 Loss modules and other parameter-free layers are never reported: they work on any device; nor
 are instances of the file's own module classes that hold no parameter, buffer or stateful layer.
 
@@ -105,9 +107,11 @@ for x, y in loader:
             name = ctx.code(callee)
             if name in reported:
                 continue
-            reported.add(name)
             d = mm.acc_value.dev
             device = d.expr if d is not None else None
+            if device is not None and _device_of_model_holder(m, device, callee):
+                continue  # `device = sbs.device` of `sbs = StepByStep(model, ...)`: the holder placed the model
+            reported.add(name)
             fix = self._fix(ctx, callee, ctor, device)
             if device is not None:
                 shown = ctx.code(device)
@@ -344,6 +348,46 @@ def _fresh_parts(m, parts) -> bool:
         return False
     items = list(v.items) if v.items is not None else ([v.elem] if v.elem is not None else [])
     return bool(items) and all(it.kind == "module" and it.dev is not None and it.dev.is_host for it in items)
+
+
+def _device_of_model_holder(m, device: cst.BaseExpression, callee: cst.BaseExpression) -> bool:
+    """The inputs go to `<holder>.device` (or `<holder>.accelerator.device`, directly or through a
+    name bound only to it) where every binding of `<holder>` is an instance of a class the file
+    does not define, built with the model itself as an argument: a trainer object that owns the
+    model and the device and moves one to the other (dvgodoy/PyTorchStepByStep's
+    `sbs = StepByStep(model, loss_fn, optimizer)` then `device = sbs.device`; torchkeras'
+    `keras_model = KerasModel(net, ...)` then `device = keras_model.accelerator.device`)."""
+    expr = device
+    if isinstance(expr, cst.Name):
+        bound = m.bindings_of(expr)
+        if not bound or any(b.how != "assign" or b.value is None for b in bound):
+            return False
+        values = [b.value for b in bound]
+    else:
+        values = [expr]
+    model_text = m.module.code_for_node(callee)
+    for v in values:
+        if not (isinstance(v, cst.Attribute) and v.attr.value == "device"):
+            return False
+        root = v.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        holders = m.bindings_of(root)
+        if not holders:
+            return False
+        for h in holders:
+            made = h.value
+            if h.how != "assign" or not isinstance(made, cst.Call):
+                return False
+            if isinstance(made.func, cst.Name) and made.func.value in m.classes:
+                return False  # a class of the file: the engine reads what it does
+            if m.qualname(made.func) and m.qualname(made.func).startswith("torch."):
+                return False
+            if not any(not a.star and m.module.code_for_node(a.value) == model_text for a in made.args):
+                return False
+    return True
 
 
 def _self_call_of_moved_class(m, node, callee) -> bool:
