@@ -2547,6 +2547,9 @@ class Flow:
             if k in (TENSOR, MODULE, BATCH) or bv.dev is not None:
                 return Value(DEVICE, bv.dev, origin=e)
             return Value(DEVICE, None, origin=e)
+        if k == DEVICE and attr == "type" and bv.dev is not None and bv.dev.is_host:
+            # `next(m.parameters()).device.type` of parameters on the host: "cpu", that device
+            return Value(DEVICE, HOST, origin=e)
         if k == TUPLE and bv.elem is not None and bv.elem.kind == TENSOR and attr in _NAMED_RESULTS:
             return bv.elem  # `x.max(dim=1).values`, `torch.sort(x).indices`
         if k == OBJECT and bv.keys is not None:
@@ -3854,9 +3857,14 @@ class Flow:
                             if val.kind == MODULE and val.origin in parts:
                                 frame.env[k0] = replace(val, dev=dev)
                     to_half = any(v.half for _, v, _s in pos) or any(v.half for _, v in kw.values())
-                    return Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
-                                 half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters,
-                                 wrap=rv.wrap)
+                    moved = Value(k, dev, rv.half or to_half, origin=rv.origin, placed=e, cls=rv.cls,
+                                  half_at=e if to_half else rv.half_at, stateful=rv.stateful, scatters=rv.scatters,
+                                  wrap=rv.wrap)
+                    if type(recv) is cst.Name and type(self.m.parent(e)) is cst.Arg and recv.value in frame.env:
+                        # `test_model(model.to("cpu"))`: a module's `.to()` moves it in place wherever
+                        # the call is written, so `model` is there afterwards too
+                        frame.env[recv.value] = moved
+                    return moved
                 half = meth == "half" or (rv.half and meth not in ("float", "double", "bfloat16"))
                 return Value(k, rv.dev, half, origin=rv.origin, placed=rv.placed, cls=rv.cls,
                              half_at=(e if meth == "half" else rv.half_at) if half else None, stateful=rv.stateful,

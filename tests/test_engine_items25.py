@@ -220,3 +220,95 @@ def test_a_lazily_built_global_model_returned_by_its_getter():
     # use; on the path that does not assign it the name holds the module's value (None, joined away)
     assert gl116(SINGLETON.replace("{mask}", "token_ids != 0")) == [31]
     assert gl116(SINGLETON.replace("{mask}", "(token_ids != 0).to(next(model.parameters()).device)")) == []
+
+
+def _codes(src: str, code: str) -> list[int]:
+    rule = Registry.load().by_code(code)()
+    return [d.line for d in run_text("play.py", textwrap.dedent(src), [rule], Options()).diagnostics]
+
+
+PARAM_DEVICE_TYPE = """
+import torch
+import torch.nn as nn
+
+
+def build_paths(linear_hidden, linear_input):
+    device = {device}
+    hidden = torch.zeros(1, 1, linear_hidden.in_features)
+    lh = linear_hidden(hidden.to(device))
+    return lh
+
+
+linear_hidden = nn.Linear(2, 2)
+linear_input = nn.Linear(2, 2)
+print(build_paths(linear_hidden, linear_input))
+"""
+
+
+def test_device_type_of_parameters_on_the_host():
+    # PRECISION20 A2 (dvgodoy/PyTorchStepByStep plots/chapter8.py): `.device.type` of the layers'
+    # own parameters names their device, the host; it was read as some accelerator (GL112)
+    for device in ("list(linear_input.parameters())[0].device.type", "next(linear_input.parameters()).device.type",
+                   "next(linear_input.parameters()).device"):
+        assert _codes(PARAM_DEVICE_TYPE.replace("{device}", device), "GL112") == [], device
+    assert _codes(PARAM_DEVICE_TYPE.replace("{device}", '"cuda"'), "GL112") == [9]
+
+
+MOVED_IN_ARGUMENT = """
+import torch
+
+device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Sequential(torch.nn.Linear(64, 4))
+model.to(device)
+
+
+def test_model(model):
+    state = torch.from_numpy(torch.rand(1, 64).numpy())
+    return model(state)
+
+
+def test_many(model):
+    for _ in range(3):
+        test_model(model)
+
+
+{call}
+test_many(model)
+"""
+
+
+def test_a_module_moved_inside_a_call_argument_is_moved():
+    # PRECISION20 A3 (DeepReinforcementLearningInAction's Ch3 DQN notebook): `test_model(model.to("cpu"))`
+    assert _codes(MOVED_IN_ARGUMENT.replace("{call}", 'test_model(model.to("cpu"))'), "GL116") == []
+    # without the move, the host state meets the model on the accelerator
+    assert _codes(MOVED_IN_ARGUMENT.replace("{call}", "test_model(model)"), "GL116") == [11]
+
+
+PLAIN_MLP = """
+import numpy as np
+import torch
+
+model = torch.nn.Sequential(torch.nn.Linear(64, 150), torch.nn.ReLU(), {layer}torch.nn.Linear(150, 4))
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for i in range(10):
+    loss = model(torch.randn(1, 64)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
+def test_model(model):
+    for i in range(15):
+        with torch.no_grad():
+            qval = model(torch.from_numpy(np.random.rand(1, 64)).float())
+
+
+test_model(model)
+"""
+
+
+def test_a_model_handed_by_name_to_an_evaluation_function_is_followed_to_its_layers():
+    # PRECISION20 A1 (DeepReinforcementLearningInAction Chapter 3): a Linear/ReLU stack behaves the
+    # same in both modes, so evaluating it in training mode is no bug (GL404)
+    assert _codes(PLAIN_MLP.replace("{layer}", ""), "GL404") == []
+    assert _codes(PLAIN_MLP.replace("{layer}", "torch.nn.Dropout(0.2), "), "GL404") != []

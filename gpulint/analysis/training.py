@@ -673,7 +673,7 @@ class TrainingFacts:
                     out.append(c)
         return out
 
-    def mode_sensitive(self, expr: cst.BaseExpression) -> bool:
+    def mode_sensitive(self, expr: cst.BaseExpression, _depth: int = 0) -> bool:
         """Can `train()`/`eval()` change what this model computes? False only when the file shows
         a model built from layers without dropout or normalisation statistics."""
         values = []
@@ -686,6 +686,11 @@ class TrainingFacts:
         if not values:
             return True
         for v in values:
+            if isinstance(v, (cst.Name, cst.Attribute)) and v is not expr and _depth < 3:
+                # a parameter given a name at its call sites (`test_model(model)`): what that name is
+                if self.mode_sensitive(v, _depth + 1):
+                    return True
+                continue
             # see through `.to(...)`, `.cuda()`, wrappers
             while isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value in (
                 "to", "cuda", "cpu", "float", "double", "half", "train", "eval",
