@@ -41,6 +41,7 @@ from fixture_support import Case, cases, run_script, train_result, trained
 TORCHRUN = shutil.which("torchrun")
 CASES = [c for c in cases() if c.torchrun and not c.static]
 PREFIX = re.compile(r"^\[(?:default|rank)(\d+)\]:(.*)$")
+INNER_PREFIX = re.compile(r"\[(?:default|rank)\d+\]:")
 SHARD = re.compile(r"GPULINT-SHARD (\{.*\})\s*$")
 LOG_RECORD = re.compile(r"^(?:DEBUG|INFO|WARNING):")  # logging.basicConfig's default format
 
@@ -119,7 +120,10 @@ def _torchrun(script: Path, nproc: int, tmp_path: Path) -> tuple[subprocess.Comp
         for line in text.splitlines():
             m = PREFIX.match(line)
             if m:
-                streams.setdefault((int(m.group(1)), name), []).append(m.group(2))
+                # torchrun's tee reads each rank's log in chunks: a line read before its newline was
+                # written is printed, and its rest comes with a new prefix (`...}[default0]:`), so
+                # prefixes inside a line are torchrun's, never the script's
+                streams.setdefault((int(m.group(1)), name), []).append(INNER_PREFIX.sub("", m.group(2)))
     return proc, streams, work
 
 
