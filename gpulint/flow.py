@@ -928,9 +928,9 @@ class Flow:
         self._moved_origins: set = set()  # modules (by origin) some `.to()`/`.cuda()` moves in place
         self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
         self._host_inputs_cache: dict[str, set] = {}
+        self._globals_cache: dict = {}  # function -> the names it declares `global`
         # the file freezes parameters somewhere (`p.requires_grad = False`, `requires_grad_(False)`):
         # which module's outputs then hold a graph is not decided here
-        self._globals_cache: dict = {}
         self._freezes = bool(_FREEZES.search(model.source)) if hasattr(model, "source") else True
         # no move, no device argument, no device object, no launcher: nothing is put on an accelerator
         self._places_nothing = not _PLACES.search(model.source) if hasattr(model, "source") else False
@@ -4220,8 +4220,8 @@ class Flow:
                 # step by step, without `device=`): the module's output is there, not on its device
                 return ret
         # a module with parameters called with gradients on gives an output that holds its graph
-        # (unless the file freezes parameters somewhere: a frozen feature extractor's does not)
-        # (a loss without parameters passes on the graph of its inputs)
+        # (unless the file freezes parameters somewhere: a frozen feature extractor's does not);
+        # a loss without parameters passes on the graph of its inputs
         graph = mv.kind == MODULE and not frame.nograd and (
             (mv.stateful and not self._freezes) or any(v.graph for _, v in tensors))
         return Value(TENSOR, dev, mv.half if (dev is not None or tensors) else False, origin=e, graph=graph)
@@ -4335,13 +4335,12 @@ class Flow:
         """The fields, in order, of a class of the file that is a `@dataclass` or a `NamedTuple`
         (annotated names of its body), None for any other class."""
         info = self.m.classes.get(name)
-        node = getattr(info, "node", None)
-        if node is None:
+        if info is None:
             return None
-        deco = [dotted(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or "" for d in node.decorators]
-        bases = [dotted(b.value) or "" for b in node.bases]
-        if not (any(d.rsplit(".", 1)[-1] == "dataclass" for d in deco)
-                or any(b.rsplit(".", 1)[-1] == "NamedTuple" for b in bases)):
+        node = info.node
+        decos = [d.decorator.func if type(d.decorator) is cst.Call else d.decorator for d in node.decorators]
+        if not (any((self.m.qualname(d) or dotted(d) or "").rsplit(".", 1)[-1] == "dataclass" for d in decos)
+                or any(b.rsplit(".", 1)[-1] == "NamedTuple" for b in info.bases)):
             return None
         out = []
         for stmt in node.body.body:

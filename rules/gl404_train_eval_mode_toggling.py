@@ -149,9 +149,10 @@ for epoch in range(epochs):
                 if not isinstance(stmt, cst.SimpleStatementLine):
                     continue
                 for call in facts.calls_in(stmt, into_defs=False):
-                    name = self._evaluated_model(ctx, facts, call, cache)
-                    if name is None:
+                    evaluated = _evaluated_names(facts, call, cache, 0)
+                    if not evaluated:
                         continue
+                    name = evaluated[0]
                     if not (self._mode_call_before(body[:i], name, "train") or _backward_after(facts, body[i + 1:])):
                         continue
                     fwd = self._forward_after(facts, body[i + 1:], name)
@@ -169,30 +170,6 @@ for epoch in range(epochs):
                         fix,
                     )
                     break
-
-    def _evaluated_model(self, ctx, facts, call, cache) -> str | None:
-        """The name of the model this call leaves in eval mode: `name.meth(...)` whose method (of
-        the file's one module class defining it) calls `self.eval()` unconditionally and never
-        `train`; or `helper(..., name, ...)`, a function of the file that does so to that parameter."""
-        m = ctx.model
-        f = call.func
-        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value not in ("eval", "train"):
-            meths = _module_methods(m, cache).get(f.attr.value, ())
-            if len(meths) == 1 and _leaves_eval(facts, meths[0], "self", cache, 0):
-                return f.value.value
-            return None
-        if isinstance(f, cst.Name) and f.value not in m.classes:
-            fns = m.functions.get(f.value, [])
-            if len(fns) != 1:
-                return None
-            params = [p.name.value for p in (*fns[0].params.posonly_params, *fns[0].params.params)]
-            for j, a in enumerate(call.args):
-                if a.star or not isinstance(a.value, cst.Name):
-                    continue
-                pname = a.keyword.value if a.keyword is not None else (params[j] if j < len(params) else None)
-                if pname is not None and _leaves_eval(facts, fns[0], pname, cache, 0):
-                    return a.value.value
-        return None
 
     @staticmethod
     def _mode_call_before(stmts, name: str, mode: str) -> bool:
@@ -655,6 +632,33 @@ def _module_methods(m, cache: dict) -> dict:
     return found
 
 
+def _evaluated_names(facts, call: cst.Call, cache: dict, depth: int, caller=None) -> list[str]:
+    """The names this call leaves in eval mode: its receiver for `name.meth(...)` whose method (of
+    the file's one module class defining it) does so to `self`; its name arguments for
+    `helper(..., name, ...)`, a function of the file that does so to that parameter. `caller`
+    (the function the call is in) is not looked into again."""
+    m = facts.m
+    f = call.func
+    if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value not in ("eval", "train"):
+        meths = _module_methods(m, cache).get(f.attr.value, ())
+        if len(meths) == 1 and meths[0] is not caller and _leaves_eval(facts, meths[0], "self", cache, depth):
+            return [f.value.value]
+        return []
+    out = []
+    if isinstance(f, cst.Name) and f.value not in m.classes and len(m.functions.get(f.value, [])) == 1:
+        g = m.functions[f.value][0]
+        if g is caller:
+            return []
+        params = [p.name.value for p in (*g.params.posonly_params, *g.params.params)]
+        for j, a in enumerate(call.args):
+            if a.star or not isinstance(a.value, cst.Name):
+                continue
+            pname = a.keyword.value if a.keyword is not None else (params[j] if j < len(params) else None)
+            if pname is not None and _leaves_eval(facts, g, pname, cache, depth):
+                out.append(a.value.value)
+    return out
+
+
 def _leaves_eval(facts, fn: cst.FunctionDef, name: str, cache: dict, depth: int) -> bool:
     """Does running `fn` leave its parameter `name` (or `self`) in eval mode: a statement of its
     own body (not under `if`/loop/`try`) is `name.eval()`, or hands `name` to a method or function of
@@ -678,21 +682,9 @@ def _leaves_eval(facts, fn: cst.FunctionDef, name: str, cache: dict, depth: int)
                 elif (isinstance(f, cst.Attribute) and f.attr.value == "eval" and not call.args
                       and isinstance(f.value, cst.Name) and f.value.value == name):
                     found = True
-            for c in facts.calls_in(st, into_defs=False):
-                f = c.func
-                if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name
-                        and f.attr.value not in ("eval", "train")):
-                    meths = _module_methods(facts.m, cache).get(f.attr.value, ())
-                    if len(meths) == 1 and meths[0] is not fn and _leaves_eval(facts, meths[0], "self", cache, depth + 1):
-                        found = True
-                elif isinstance(f, cst.Name) and len(facts.m.functions.get(f.value, [])) == 1:
-                    g = facts.m.functions[f.value][0]
-                    params = [p.name.value for p in (*g.params.posonly_params, *g.params.params)]
-                    for j, a in enumerate(c.args):
-                        if isinstance(a.value, cst.Name) and a.value.value == name and not a.star:
-                            pname = a.keyword.value if a.keyword is not None else (params[j] if j < len(params) else None)
-                            if pname is not None and g is not fn and _leaves_eval(facts, g, pname, cache, depth + 1):
-                                found = True
+            if any(name in _evaluated_names(facts, c, cache, depth + 1, fn)
+                   for c in facts.calls_in(st, into_defs=False)):
+                found = True
     cache[key] = found
     return found
 
