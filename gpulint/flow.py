@@ -203,6 +203,11 @@ def join(a: Value | None, b: Value | None) -> Value:
     if a.kind == FUNC == b.kind and type(a.fn) is _TorchFn and type(b.fn) is _TorchFn:
         return a  # `torch.randn if normal else torch.rand`: either makes its tensor on the host
     if a.kind != b.kind or a.fn is not b.fn:
+        if _number_or_graph(a) and _number_or_graph(b) and (a.graph or b.graph):
+            # `adv_loss = 0.0`, then on some path `adv_loss = criterion(d(fake), ones)`: a Python
+            # number on one path, a tensor holding a graph on the other (where it is a tensor, it
+            # holds a graph; where it lives is not known)
+            return NUMBER_OR_GRAPH
         if a.kind in (None, TENSOR) and b.kind in (None, TENSOR):
             # a tensor on one path, a value of unknown kind on the other: where it lives may still be known
             return Value(None, join_dev(a.dev, b.dev))
@@ -246,6 +251,15 @@ def join(a: Value | None, b: Value | None) -> Value:
         graph=a.graph and b.graph,
         host_part=a.host_part if a.host_part is b.host_part else None,
     )
+
+
+# a Python number on some paths and a tensor holding an autograd graph on the others (see join)
+NUMBER_OR_GRAPH = Value(None, None, graph=True, py="number")
+
+
+def _number_or_graph(v: Value) -> bool:
+    return ((v.kind == HOSTVAL and v.py in ("int", "float") and not v.nullable)
+            or (v.kind == TENSOR and v.graph) or v == NUMBER_OR_GRAPH)
 
 
 def _moved_unknown(v: Value) -> bool:
@@ -884,6 +898,9 @@ class Flow:
         self.class_attrs: dict[str, dict[str, Value]] = {}  # class -> attr -> joined value
         self._attr_by_method: dict[tuple[str, str], dict[str, Value]] = {}
         self._missed_reads: set[tuple[str, str]] = set()
+        # (class, attribute) -> the value the class's methods first read from its joined attributes
+        # while it is recorded (a later method may set it otherwise: `forward` re-binding a mask)
+        self._class_reads: dict[tuple[str, str], Value] = {}
         self.site_values: dict[cst.FunctionDef, dict[cst.Call, list]] = {}
         self._site_count: dict[str, int] = {}
         self._calls_by_attr: dict[str, list] = {}
@@ -1039,10 +1056,22 @@ class Flow:
             self._missed_summaries.discard(key)
         methods.sort(key=lambda f: (f.name.value != "__init__", self.m.order[f]))
         self._missed_reads = set()
+        self._class_reads = {}
+        found_before = (len(self.mismatches), len(self._site_found), set(self._mismatch_seen))
         for fn in methods:
             self._record_function(fn, name)
         known = self.class_attrs.get(name, {})
-        if any(c == name and a in known for c, a in self._missed_reads):
+        again = any(c == name and a in known for c, a in self._missed_reads)
+        if any(c == name and self._set_otherwise(c, a, reader, v) for (c, a, reader), v in self._class_reads.items()):
+            # a method read an attribute that another method, recorded after it, sets otherwise
+            # (`forward` re-binds `self.mask = self.mask.type_as(x)`, `predict` above it reads the
+            # mask): what the first pass found with the partial value is dropped, and the pass made
+            # again (a method's own later re-binding is its next call's business, not this one's)
+            self.mismatches[found_before[0]:] = []
+            self._site_found[found_before[1]:] = []
+            self._mismatch_seen.intersection_update(found_before[2])
+            again = True
+        if again:
             # a method read an attribute a later method sets: once more, without the summaries of
             # its methods made before that attribute was known (`self.model` set in `fit()`, read by
             # a helper method a first pass summarised as returning nothing known)
@@ -1051,6 +1080,15 @@ class Flow:
                 self._summary_found.pop(key, None)
             for fn in methods:
                 self._record_function(fn, name)
+
+    def _set_otherwise(self, cls: str, attr: str, reader: str, read: Value) -> bool:
+        """The class's methods other than `reader` leave `self.<attr>` joined to something other
+        than the value `reader` read while the class was recorded."""
+        out = None
+        for method, v in self._attr_setters.get((cls, attr), {}).items():
+            if method != reader:
+                out = v if out is None else join(out, v)
+        return out is not None and out != read
 
     def _params_of(self, fn: cst.FunctionDef, cls: str | None, args: dict | None, frame: _Frame) -> None:
         for name in self._globals_of(fn):
@@ -2451,6 +2489,7 @@ class Flow:
                 return sub[attr]
         attrs = self.class_attrs.get(frame.cls)
         if attrs is not None and attr in attrs:
+            self._class_reads.setdefault((frame.cls, attr, frame.fn.name.value), attrs[attr])
             return attrs[attr]
         info = self.m.classes.get(frame.cls)
         for base in info.bases if info is not None else ():
@@ -2674,6 +2713,9 @@ class Flow:
                     return Value(TUPLE, None, elem=el)
             if a.kind == HOSTVAL and b.kind == HOSTVAL:
                 return Value(HOSTVAL, HOST)  # arithmetic of plain numbers
+            if (NUMBER_OR_GRAPH in (a, b) and _number_or_graph(a) and _number_or_graph(b)
+                    and type(e.operator) in _DIFFERENTIABLE_OPERATORS):
+                return NUMBER_OR_GRAPH  # `adv_loss / len(disc_fake)`: still a number or a graph
             return UNKNOWN
         if ta and tb:
             self._check(e, "binary", [(e.left, a), (e.right, b)], frame)
@@ -4850,7 +4892,22 @@ class Flow:
             sites[e] = site_args
         if not summary:
             return UNKNOWN
-        return self._summary(fn, cls, args if ok else {}, selfv, None if frame.cpu_only else e)
+        return self._summary(fn, cls, args if ok else {}, selfv, None if frame.cpu_only else e,
+                             self._caller_attrs(e, frame, selfv))
+
+    def _caller_attrs(self, e, frame: _Frame, selfv) -> tuple:
+        """`self.meth(...)` from a method that has re-bound some `self` attributes on its way
+        (`self.mask = self.mask.type_as(x)` before `self.predict(x)`): the called method reads
+        them as the caller left them, not as the class's other methods set them. Those bindings
+        of the caller that differ from the class's joined values, as (key, value) pairs."""
+        f = e.func if type(e) is cst.Call else None
+        if (type(f) is not cst.Attribute or type(f.value) is not cst.Name or f.value.value != "self"
+                or frame.cls is None or selfv is None or selfv is not frame.env.get("self")):
+            return ()
+        known = self.class_attrs.get(frame.cls, {})
+        out = [(k, v) for k, v in frame.env.items()
+               if k.startswith("self.") and known.get(k[5:]) != v]
+        return tuple(sorted(out, key=lambda kv: kv[0]))
 
     def _device_literal(self, x, v: Value) -> Value:
         """An argument written as a device's name (`Policy(4, "cpu")`, `device="cuda:1"`): that
@@ -4893,10 +4950,10 @@ class Flow:
         finally:
             self._lambda_depth -= 1
 
-    def _summary(self, fn, cls, args: dict, selfv, site=None) -> Value:
+    def _summary(self, fn, cls, args: dict, selfv, site=None, attrs: tuple = ()) -> Value:
         if len(self._in_summary) >= MAX_DEPTH or fn in self._in_summary or self._work > self._budget:
             return UNKNOWN
-        key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv)
+        key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv, attrs)
         try:
             found = self._summaries.get(key)
         except TypeError:
@@ -4916,6 +4973,7 @@ class Flow:
             self._params_of(fn, cls, args, frame)
             if selfv is not None and cls is not None:
                 frame.env["self"] = selfv
+                frame.env.update(attrs)  # the calling method's own view of them
             self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
             if frame.yields is not None:  # a generator function: calling it gives an iterator
                 out = Value(ITER, None, elem=frame.yields if frame.yields.kind is not None else None)
@@ -4956,6 +5014,14 @@ class Flow:
             return False
         cls = self.m.class_of(fn)
         return cls is not None and self.m.class_is(cls.name.value, _LIGHTNING_BASES)
+
+    def in_module_forward(self, node) -> bool:
+        """`node` is in `forward` (or a helper only forward-ish code calls) of a module class of the
+        file: what it computes from the inputs and parameters lives wherever the module runs."""
+        fn = self.m.enclosing(node, cst.FunctionDef)
+        cls = self.m.class_of(fn) if fn is not None else None
+        return (cls is not None and self._class_kind(cls.name.value) == MODULE
+                and self.m.enclosing(fn, cst.FunctionDef) is None and self._forwardish(fn))
 
     def _forwardish(self, fn: cst.FunctionDef, _seen=()) -> bool:
         """`forward`, or a helper every call of which (by name, in this file) is made from a

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.devices import DeviceFacts
+from gpulint.analysis.devices import DeviceFacts, runs_on_cpu_only
 from gpulint.flow import runs_on_gpu
 from gpulint.rule import Context, Rule
 
@@ -38,9 +38,12 @@ dispatch.
 
 The rule fires only where the tensor is known to be on a device: the output of a module that
 was moved to a non-CPU device (and never moved back), a loss or `torch`/`F` function of such a
-tensor, or a tensor moved with `.to(...)`/`.cuda()`; never after a `.cpu()`, not on a branch that only runs
-without a GPU (`t.numpy() if not train_on_gpu else t.cpu().numpy()`), and not for
-`.numpy(force=True)`.
+tensor, or a tensor moved with `.to(...)`/`.cuda()`. Inside `forward` of a module class (or a
+helper only `forward` calls), a tensor computed from the module's inputs or parameters lives
+wherever the module runs, and counts as on a device unless the file is a script or notebook that
+never asks for one (xiaxin1998/DHCN#14: `np.sum(final, 0)` over a submodule's layer outputs). Never
+after a `.cpu()`, not on a branch that only runs without a GPU (`t.numpy() if not train_on_gpu else
+t.cpu().numpy()`), and not for `.numpy(force=True)`.
 
 Bad:
 
@@ -67,7 +70,7 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
         for call, recv, _meth in m.method_calls("numpy"):
             if any(a.keyword is not None and a.keyword.value == "force" for a in call.args) or call.args:
                 continue
-            if not _on_accelerator(m, facts, recv):
+            if not (_on_accelerator(m, facts, recv) or _where_module_runs(ctx, m.value_of(recv), call)):
                 continue
             if not runs_on_gpu(m, call):
                 continue  # `t.numpy() if not train_on_gpu else t.cpu().numpy()`: a CPU-only branch
@@ -80,7 +83,10 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
             head = ctx.source[ctx.span(call)[0]:start]
             fixed = f"{head}{insert}numpy()"
             fix = ctx.fix(ctx.insert_text(start, insert), message=f"Copy to the host: `.{insert}numpy()`")
-            yield ctx.finding(call, self.message.format(expr=_short(head.rstrip(". \n")), fixed=_short(fixed)), fix)
+            msg = self.message.format(expr=_short(head.rstrip(". \n")), fixed=_short(fixed))
+            if not _on_accelerator(m, facts, recv):
+                msg = msg.replace("is on the accelerator", "is on the module's device (the accelerator when it runs there)", 1)
+            yield ctx.finding(call, msg, fix)
         yield from self._numpy_functions(ctx)
 
     def _numpy_functions(self, ctx: Context):
@@ -120,12 +126,13 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                     x = next((el.value for el in x.elements if not isinstance(el, cst.StarredElement)
                               and _on_acc(m.value_of(el.value))), x)
                     v = m.value_of(x)
-                if not _on_acc(v) or not runs_on_gpu(m, call):
+                if not (_on_acc(v) or _where_module_runs(ctx, v, call)) or not runs_on_gpu(m, call):
                     continue
                 what = ctx.code(x)
+                where = "on the accelerator" if _on_acc(v) else "on the module's device (the accelerator when it runs there)"
                 yield ctx.finding(
                     call,
-                    f"`{_short(what)}` holds tensors on the accelerator: `{_short(ctx.code(call.func))}(...)` converts "
+                    f"`{_short(what)}` holds tensors {where}: `{_short(ctx.code(call.func))}(...)` converts "
                     "them to NumPy, which only works on CPU tensors; copy them to the host first "
                     "(`.detach().cpu()`)",
                 )
@@ -150,6 +157,16 @@ def _appended_row_item(m, name: cst.Name):
             if not isinstance(el, cst.StarredElement) and _on_acc(m.value_of(el.value)):
                 return el.value
     return None
+
+
+def _where_module_runs(ctx: Context, v, node) -> bool:
+    """A tensor computed in a module's `forward` from its inputs or parameters (the engine's
+    "wherever the module is"): on the accelerator whenever the module runs there, unless the file
+    is a script or notebook that never asks for one (DHCN#14: `np.sum(final, 0)` over the layers'
+    embeddings inside a submodule's forward)."""
+    return (v.kind == "tensor" and v.dev is not None and v.dev.where == "model"
+            and ctx.model.flow.in_module_forward(node)
+            and not runs_on_cpu_only(ctx.model, ctx.source, ctx.path))
 
 
 def _on_acc(v) -> bool:

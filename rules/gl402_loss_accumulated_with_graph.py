@@ -8,6 +8,7 @@ import libcst as cst
 
 from gpulint.analysis.modules import self_attr
 from gpulint.analysis.training import _DEFS, TrainingFacts, argument_for, dotted, method_of, walk
+from gpulint.flow import NUMBER_OR_GRAPH
 from gpulint.rule import Context, Kind, Rule
 
 _DETACHING = frozenset({"item", "detach", "cpu", "tolist", "numpy", "float", "int", "data"})
@@ -27,7 +28,13 @@ class LossAccumulatedWithGraph(Rule):
         "iteration's graph alive; detach the loss inside it before storing it "
         "(`{loss}[...] = {loss}[...].detach()`)"
     )
+    number_message = (
+        "`{loss}` is a number on some paths and, on the others, a tensor that still holds its autograd "
+        "graph: accumulating it chains every iteration's graph onto the accumulator, which grows each "
+        "step and is never freed; accumulate `float({loss})` instead"
+    )
     fix_safety = "safe"
+    fix_partial = True
     default = True
     kind = "silent"
     prefilter = r"backward"
@@ -55,10 +62,14 @@ too: the model's output and what differentiable operations make of it (`preds.ap
 `log_pred.append(F.sigmoid(outputs))`, `running_dice += dice(torch.sigmoid(out), y)` with a
 `dice` of the file). `argmax`, comparisons, integer casts, `.detach()`, `.data`, values detached on
 one branch only, and module outputs in a file that freezes parameters somewhere
-(`requires_grad = False`) count as holding none.
+(`requires_grad = False`) count as holding none. A value that is a Python number on some paths and
+a tensor holding a graph on the others counts too (`adv_loss = 0.0`, then `adv_loss =
+criterion(d(fake), ones)` once the discriminator starts: rishikksh20/VocGAN#24).
 
 The fix accumulates `loss.item()` into a Python number or list, and `loss.detach()` into a tensor
-(or wherever the accumulator is later used as a tensor).
+(or wherever the accumulator is later used as a tensor). A value that may be a number is
+accumulated as `float(adv_loss)` into a number or list (`.item()` would fail on the number); into
+a tensor, no fix is offered.
 
 Bad:
 
@@ -131,7 +142,9 @@ for x, y in loader:
                     continue
                 if all(m.value_of(n).kind in ("tensor", None) and m.value_of(n).nograd for n in names):
                     continue  # this value was computed under no_grad: it holds no graph
-                if self._detached_rebinding(ctx, loop.node, _root_value(names[0])):
+                if (self._detached_rebinding(ctx, loop.node, _root_value(names[0]))
+                        and not all(_number_or_graph(m, n) for n in names)):
+                    # (unless the engine follows the bindings: a number on some paths, a graph on the others)
                     continue
                 if all(isinstance(n, cst.Name) and _reached_by_number(m, stmt, n.value) for n in names):
                     continue  # `loss = mlogloss(y, pred)` just above: a Python number reaches it, not the loss
@@ -154,6 +167,18 @@ for x, y in loader:
                     yield ctx.finding(stmt, self.container_message.format(loss=loss))
                     continue
                 method = self._method(ctx, facts, acc, acc_root)
+                if any(_number_or_graph(m, n) for n in names) and any(
+                        self._accumulated_in_inner_step_loop(ctx, facts, loop.node, n) for n in names):
+                    continue  # `running_loss` summed in the batch loop: reported there, its cause
+                if any(_number_or_graph(m, n) for n in names):
+                    # a number on some paths: `.item()`/`.detach()` would fail there; `float()`
+                    # takes both, where the accumulator only ever holds numbers
+                    fix = None
+                    if method == "item":
+                        fix = ctx.fix(*[ctx.replace(n, f"float({ctx.code(n)})") for n in names],
+                                      message=f"Accumulate `float({loss})`")
+                    yield ctx.finding(stmt, self.number_message.format(loss=loss), fix)
+                    continue
                 edits = [ctx.replace(n, f"{ctx.code(n)}.{method}()") for n in names]
                 yield ctx.finding(
                     stmt,
@@ -288,6 +313,14 @@ for x, y in loader:
                 if isinstance(name, cst.Name) and name.value in params and name.value not in out:
                     out.append(name.value)
         return out
+
+    @classmethod
+    def _accumulated_in_inner_step_loop(cls, ctx: Context, facts: TrainingFacts, loop: cst.CSTNode, n) -> bool:
+        """`n` is itself an accumulator (`n += ...`) of a loop with a backward inside `loop`."""
+        return isinstance(n, cst.Name) and any(
+            isinstance(x, cst.AugAssign) and isinstance(x.target, cst.Name) and x.target.value == n.value
+            and cls._inner_backward_loop(facts, x, loop)
+            for x in ctx.model.walk(loop))
 
     @staticmethod
     def _inner_backward_loop(facts, stmt, outer) -> bool:
@@ -653,10 +686,16 @@ def _graph_holding(m, value: cst.BaseExpression) -> list:
     """The parts of an accumulated value that the flow engine knows hold an autograd graph: its
     bare names (see `_bare_names`), or the whole value when it is one call (`dice(out, y)`)."""
     names = [n for n in LossAccumulatedWithGraph._bare_names(value)
-             if isinstance(n, cst.Name) and m.value_of(n).kind == "tensor" and m.value_of(n).graph]
+             if isinstance(n, cst.Name) and (_number_or_graph(m, n) or (m.value_of(n).kind == "tensor" and m.value_of(n).graph))]
     if not names and isinstance(value, cst.Call) and m.value_of(value).kind == "tensor" and m.value_of(value).graph:
         return [value]
     return names
+
+
+def _number_or_graph(m, n) -> bool:
+    """A Python number on some paths and a tensor holding a graph on the others (`adv_loss = 0.0`,
+    then `adv_loss = criterion(...)` once the discriminator starts)."""
+    return m.value_of(n) == NUMBER_OR_GRAPH
 
 
 def _root_value(n) -> str:

@@ -1,0 +1,157 @@
+"""Engine items, nineteenth session.
+
+PRECISION20 A4 (dvgodoy/PyTorchStepByStep, Chapter 10's `EncoderDecoderTransf`): `__init__` stores a
+host mask built by a helper method, `forward` re-binds it first (`self.trg_masks =
+self.trg_masks.type_as(X).bool()`, on the input's device) and then calls `self.predict(...)`, a method
+written above `forward` that reads `self.trg_masks`. Methods were recorded in source order and read
+`self` attributes joined over the methods recorded so far, and a method summarised for a call read
+the class's attributes rather than the calling method's bindings: `predict` saw only the host mask
+and a mismatch was reported on correct code (GL116 in the notebook, GL106 here). Now a method called
+as `self.meth(...)` reads the attributes its caller re-bound as the caller left them, and a class
+one of whose methods read an attribute that another method, recorded later, sets otherwise is
+recorded again with the joined value (what the partial pass found is dropped). A method's own later
+re-binding does not count: `forward` reading the `__init__` state before replacing it (xLSTM's
+`self.ht_1`, tests/fixtures/GL106/xlstm_init_states_helper_not_buffers.py) is still reported.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+A4 = """
+import torch
+import torch.nn as nn
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, d_model):
+        super().__init__()
+        self.attn = nn.Linear(d_model, d_model)
+
+    def forward(self, query, target_mask=None):
+        scores = query @ self.attn(query).transpose(-2, -1)
+        return scores.masked_fill(target_mask == 0, -1e9)
+
+
+class Model(nn.Module):
+    def __init__(self, target_len):
+        super().__init__()
+        self.decoder = DecoderLayer(8)
+        self.trg_masks = self.subsequent_mask(target_len)
+        self.proj = nn.Linear(2, 8)
+
+    @staticmethod
+    def subsequent_mask(size):
+        return 1 - torch.triu(torch.ones(1, size, size), diagonal=1)
+
+    def predict(self, x):
+        return self.decoder(self.proj(x), target_mask=self.trg_masks)
+
+    def forward(self, x):
+        self.trg_masks = self.trg_masks.type_as(x).bool()
+        if self.training:
+            return self.decoder(self.proj(x), target_mask=self.trg_masks)
+        return self.predict(x)
+
+
+model = Model(2).to(device)
+model.eval()
+out = model(torch.randn(4, 2, 2).to(device))
+"""
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    rules = [Registry.load().by_code(c)() for c in codes]
+    diags = run_text("seq2seq.py", textwrap.dedent(src), rules, Options()).diagnostics
+    return sorted((d.line, d.code) for d in diags)
+
+
+def test_a_method_called_by_forward_reads_the_mask_forward_re_bound():
+    assert _lines(A4, "GL106", "GL116") == []
+
+
+def test_a_mask_forward_does_not_re_bind_is_still_on_the_host():
+    src = A4.replace("        self.trg_masks = self.trg_masks.type_as(x).bool()",
+                     "        mask = self.trg_masks.type_as(x).bool()")
+    assert src != A4
+    assert _lines(src, "GL106", "GL116") == [(22, "GL106")]
+
+
+def test_forward_reading_its_state_before_replacing_it_is_still_reported():
+    src = """
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+    class Block(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.gate = nn.Linear(d, d)
+            self.init_states(d)
+
+        def init_states(self, d):
+            self.h = torch.zeros(1, d)
+
+        def forward(self, x):
+            out = self.gate(x) + self.h
+            self.h = out.mean(0, keepdim=True).detach()
+            return out
+
+
+    model = Block(4).to(device)
+    y = model(torch.randn(2, 4).to(device))
+    """
+    assert (15, "GL106") in _lines(src, "GL106", "GL116")
+
+
+# VocGAN#24 (tests/fixtures/GL402/vocgan_train_adv_loss_list_before_and_after_disc_start.py): the
+# adversarial loss is the float 0.0 until the discriminator starts and a tensor with its graph
+# after; appended to a list every step, it keeps each step's graph alive. The join of a Python
+# number and a tensor that holds a graph was "unknown"; it is now "a number, or a tensor that holds
+# a graph", which GL402 reports with `float(...)` (`.item()` would fail on the number's paths).
+GAN = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+gen = nn.Linear(4, 4).to(device)
+disc = nn.Linear(4, 1).to(device)
+opt = torch.optim.Adam(gen.parameters())
+criterion = nn.MSELoss()
+adv_history = []
+for step in range(20):
+    x = torch.randn(8, 4, device=device)
+    fake = gen(x)
+    loss = criterion(fake, x)
+    adv_loss = 0.0
+    if step > 5:
+        score = disc(fake)
+        adv_loss = criterion(score, torch.ones_like(score))
+        loss = loss + 0.1 * adv_loss
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    adv_history.append(adv_loss)
+"""
+
+
+def test_a_number_or_a_graph_appended_each_step_is_reported_with_float():
+    assert _lines(GAN, "GL402") == [(23, "GL402")]
+    rule = Registry.load().by_code("GL402")()
+    res = run_text("gan.py", textwrap.dedent(GAN), [rule], Options(fix=True))
+    assert "    adv_history.append(float(adv_loss))\n" in res.text
+
+
+def test_a_number_or_a_detached_value_is_not_reported():
+    for repl in ("criterion(score, torch.ones_like(score)).item()",
+                 "criterion(score, torch.ones_like(score)).detach()"):
+        src = GAN.replace("criterion(score, torch.ones_like(score))\n", repl + "\n")
+        assert src != GAN
+        assert _lines(src, "GL402") == []
