@@ -203,11 +203,13 @@ def join(a: Value | None, b: Value | None) -> Value:
     if a.kind == FUNC == b.kind and type(a.fn) is _TorchFn and type(b.fn) is _TorchFn:
         return a  # `torch.randn if normal else torch.rand`: either makes its tensor on the host
     if a.kind != b.kind or a.fn is not b.fn:
-        if _number_or_graph(a) and _number_or_graph(b) and (a.graph or b.graph):
-            # `adv_loss = 0.0`, then on some path `adv_loss = criterion(d(fake), ones)`: a Python
-            # number on one path, a tensor holding a graph on the other (where it is a tensor, it
-            # holds a graph; where it lives is not known)
-            return NUMBER_OR_GRAPH
+        if _number_or_tensor(a) and _number_or_tensor(b) and (a.kind != HOSTVAL or b.kind != HOSTVAL):
+            # `adv_loss = 0.0`, then on some path `adv_loss = criterion(d(fake), ones)`; `best =
+            # float("inf")`, then `best = val_loss`: a Python number on some paths, a tensor on the
+            # others (where it is a tensor, it lives where the tensors do and holds a graph if all do)
+            ts = [v for v in (a, b) if v.kind != HOSTVAL]
+            return Value(None, ts[0].dev if len(ts) == 1 else join_dev(ts[0].dev, ts[1].dev), py=NUMBER,
+                         graph=all(v.graph for v in ts))
         if a.kind in (None, TENSOR) and b.kind in (None, TENSOR):
             # a tensor on one path, a value of unknown kind on the other: where it lives may still be known
             return Value(None, join_dev(a.dev, b.dev))
@@ -253,13 +255,19 @@ def join(a: Value | None, b: Value | None) -> Value:
     )
 
 
-# a Python number on some paths and a tensor holding an autograd graph on the others (see join)
-NUMBER_OR_GRAPH = Value(None, None, graph=True, py="number")
+# Value.py of a value of no known kind that is a Python number on some paths and a tensor on the
+# others (see join): its `dev` and `graph` are the tensor's
+NUMBER = "number"
 
 
-def _number_or_graph(v: Value) -> bool:
+def number_or_tensor(v: Value) -> bool:
+    """A Python number on some paths, a tensor on the others."""
+    return v.kind is None and v.py == NUMBER
+
+
+def _number_or_tensor(v: Value) -> bool:
     return ((v.kind == HOSTVAL and v.py in ("int", "float") and not v.nullable)
-            or (v.kind == TENSOR and v.graph) or v == NUMBER_OR_GRAPH)
+            or (v.kind == TENSOR and not v.nullable) or number_or_tensor(v))
 
 
 def _moved_unknown(v: Value) -> bool:
@@ -1810,6 +1818,7 @@ class Flow:
         elif guard is False and live_else:
             frame.env = else_env
         elif live_then and live_else:
+            self._fill_self_attrs(frame, before, (then_env, else_env))
             frame.env = _join_env(then_env, else_env)
             if guard is None and frame.record:
                 self._branch_moves(stmt.test, then_env, else_env, frame.env)
@@ -1948,6 +1957,30 @@ class Flow:
                 return v if v is not None and v.kind == TENSOR else UNKNOWN
         return UNKNOWN
 
+    def _fill_self_attrs(self, frame, before: dict, envs: tuple, other: dict | None = None) -> None:
+        """A `self` attribute that a method sets on some paths only (in one branch of an `if`, in a
+        loop's body: `if val_loss < self.best_loss: self.best_loss = val_loss`): on the other
+        paths it still holds what the method would have read before, which goes into `envs` for
+        the join (not the unknown a missing binding gives). Not in `__init__`, where the attribute
+        may not exist yet (see _set_on_one_path)."""
+        if frame.cls is None or frame.fn is None or getattr(frame.fn, "name", None) is None or frame.fn.name.value == "__init__":
+            return
+        keys = {k for e in (*envs, other or {}) for k in e if k.startswith("self.") and k not in before}
+        keys = {k for k in keys if any(k not in e for e in envs)}
+        if not keys:
+            return
+        saved = frame.env
+        frame.env = before
+        try:
+            for k in keys:
+                v = self._self_attr(k[5:], frame, note_miss=False)
+                if v is None:
+                    continue
+                for e in envs:
+                    e.setdefault(k, v)
+        finally:
+            frame.env = saved
+
     def _set_on_one_path(self, frame, before: dict, then_env: dict, else_env: dict) -> None:
         """In `__init__`, an attribute first set on one branch only (`if scale == "mel": self.fb =
         ...`): the instance has no such attribute on the other path, so every later read that
@@ -2045,6 +2078,7 @@ class Flow:
             if is_for:
                 self._bind(stmt.target, elem, frame, None)
             self._block(stmt.body.body, frame)
+            self._fill_self_attrs(frame, entry, (cur,), frame.env)
             nxt = _join_env(cur, frame.env)
             if nxt == cur:
                 break
@@ -2713,9 +2747,10 @@ class Flow:
                     return Value(TUPLE, None, elem=el)
             if a.kind == HOSTVAL and b.kind == HOSTVAL:
                 return Value(HOSTVAL, HOST)  # arithmetic of plain numbers
-            if (NUMBER_OR_GRAPH in (a, b) and _number_or_graph(a) and _number_or_graph(b)
+            if ((number_or_tensor(a) or number_or_tensor(b)) and _number_or_tensor(a) and _number_or_tensor(b)
                     and type(e.operator) in _DIFFERENTIABLE_OPERATORS):
-                return NUMBER_OR_GRAPH  # `adv_loss / len(disc_fake)`: still a number or a graph
+                # `adv_loss / len(disc_fake)`: still a number or a tensor (where the tensor is)
+                return join(a, b) if a.kind == b.kind else (a if number_or_tensor(a) else b)
             return UNKNOWN
         if ta and tb:
             self._check(e, "binary", [(e.left, a), (e.right, b)], frame)
@@ -3677,7 +3712,7 @@ class Flow:
                     # where they are): host parts
                     ops.append((x, _as_tensor(v.elem)))
                 continue
-            if (v.kind is None and v.dev is not None and v.dev.is_acc) or _moved_unknown(v):
+            if (v.kind is None and v.dev is not None and v.dev.is_acc and v.py != NUMBER) or _moved_unknown(v):
                 v = replace(v, kind=TENSOR)  # a forward input (or a value moved on purpose) where torch takes a Tensor
             if v.kind == TENSOR:
                 if pname == "weight" and q_last in kb.CLASS_WEIGHTED and not v.nonscalar:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts, runs_on_cpu_only
-from gpulint.flow import runs_on_gpu
+from gpulint.flow import number_or_tensor, runs_on_gpu
 from gpulint.rule import Context, Rule
 
 
@@ -41,7 +41,9 @@ was moved to a non-CPU device (and never moved back), a loss or `torch`/`F` func
 tensor, or a tensor moved with `.to(...)`/`.cuda()`. Inside `forward` of a module class (or a
 helper only `forward` calls), a tensor computed from the module's inputs or parameters lives
 wherever the module runs, and counts as on a device unless the file is a script or notebook that
-never asks for one (xiaxin1998/DHCN#14: `np.sum(final, 0)` over a submodule's layer outputs). Never
+never asks for one (xiaxin1998/DHCN#14: `np.sum(final, 0)` over a submodule's layer outputs). A
+value that is a number on some paths and a tensor on the accelerator on the others counts too
+(`best = float("inf")`, then `best = val_loss`: WenjieDu/PyPOTS#10's `np.equal(self.best_loss, ...)`). Never
 after a `.cpu()`, not on a branch that only runs without a GPU (`t.numpy() if not train_on_gpu else
 t.cpu().numpy()`), and not for `.numpy(force=True)`.
 
@@ -126,13 +128,16 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                     x = next((el.value for el in x.elements if not isinstance(el, cst.StarredElement)
                               and _on_acc(m.value_of(el.value))), x)
                     v = m.value_of(x)
-                if not (_on_acc(v) or _where_module_runs(ctx, v, call)) or not runs_on_gpu(m, call):
+                maybe = number_or_tensor(v) and v.dev is not None and v.dev.where == "acc"
+                if not (_on_acc(v) or maybe or _where_module_runs(ctx, v, call)) or not runs_on_gpu(m, call):
                     continue
                 what = ctx.code(x)
-                where = "on the accelerator" if _on_acc(v) else "on the module's device (the accelerator when it runs there)"
+                where = ("holds tensors on the accelerator" if _on_acc(v) else
+                         "is a number on some paths and a tensor on the accelerator on the others" if maybe else
+                         "holds tensors on the module's device (the accelerator when it runs there)")
                 yield ctx.finding(
                     call,
-                    f"`{_short(what)}` holds tensors {where}: `{_short(ctx.code(call.func))}(...)` converts "
+                    f"`{_short(what)}` {where}: `{_short(ctx.code(call.func))}(...)` converts "
                     "them to NumPy, which only works on CPU tensors; copy them to the host first "
                     "(`.detach().cpu()`)",
                 )

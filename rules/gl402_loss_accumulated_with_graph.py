@@ -8,7 +8,7 @@ import libcst as cst
 
 from gpulint.analysis.modules import self_attr
 from gpulint.analysis.training import _DEFS, TrainingFacts, argument_for, dotted, method_of, walk
-from gpulint.flow import NUMBER_OR_GRAPH
+from gpulint.flow import number_or_tensor
 from gpulint.rule import Context, Kind, Rule
 
 _DETACHING = frozenset({"item", "detach", "cpu", "tolist", "numpy", "float", "int", "data"})
@@ -695,7 +695,8 @@ def _graph_holding(m, value: cst.BaseExpression) -> list:
 def _number_or_graph(m, n) -> bool:
     """A Python number on some paths and a tensor holding a graph on the others (`adv_loss = 0.0`,
     then `adv_loss = criterion(...)` once the discriminator starts)."""
-    return m.value_of(n) == NUMBER_OR_GRAPH
+    v = m.value_of(n)
+    return number_or_tensor(v) and v.graph
 
 
 def _root_value(n) -> str:

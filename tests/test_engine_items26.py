@@ -155,3 +155,51 @@ def test_a_number_or_a_detached_value_is_not_reported():
         src = GAN.replace("criterion(score, torch.ones_like(score))\n", repl + "\n")
         assert src != GAN
         assert _lines(src, "GL402") == []
+
+
+# PyPOTS#10 (tests/fixtures/GL109/pypots_best_loss_np_equal_device_tensor.py): `self.best_loss =
+# float("inf")` in `__init__`, `if mean_val_loss < self.best_loss: self.best_loss = mean_val_loss` (a
+# device tensor) in the epoch loop, then `np.equal(self.best_loss, float("inf"))`. Two gaps: a `self`
+# attribute set on one branch (or in a loop's body) joined with "unknown" on the other path instead
+# of what the method read before; and a number joined with a tensor was unknown. Now the other path
+# holds the value read before, and the join is "a number or a tensor on the accelerator".
+BEST = """
+import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Trainer:
+    def __init__(self):
+        self.best_loss = float("inf")
+
+    def fit(self, losses):
+        for value in losses:
+            val_loss = torch.tensor(value).to(device)
+            if val_loss < self.best_loss:
+                self.best_loss = val_loss
+        if np.equal(self.best_loss, float("inf")):
+            raise ValueError("no finite loss")
+
+
+def fit(losses):
+    best = float("inf")
+    for value in losses:
+        val_loss = torch.tensor(value).to(device)
+        if val_loss < best:
+            best = val_loss
+    return np.isinf(best)
+"""
+
+
+def test_a_number_or_a_device_tensor_given_to_numpy():
+    assert _lines(BEST, "GL109") == [(17, "GL109"), (27, "GL109")]
+
+
+def test_a_number_or_a_host_number_is_silent():
+    src = BEST.replace("= val_loss\n", "= val_loss.item()\n")
+    assert src.count(".item()") == 2
+    assert _lines(src, "GL109") == []
+    src = BEST.replace(".to(device)", "")
+    assert _lines(src, "GL109") == []
