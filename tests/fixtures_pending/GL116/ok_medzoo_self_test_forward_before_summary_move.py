@@ -43,7 +43,7 @@ with open(os.path.join(pkg, "medzoo_base_model_demo.py"), "w") as f:
                 return sum(p.numel() for p in self.parameters())
     '''))
 sys.path.insert(0, pkg)
-from medzoo_base_model_demo import BaseModel  # noqa: E402
+from medzoo_base_model_demo import BaseModel
 
 
 class InputTransition(nn.Module):

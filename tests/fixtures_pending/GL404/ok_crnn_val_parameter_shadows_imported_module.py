@@ -33,7 +33,7 @@ with open(os.path.join(_pkg, "crnn_models", "crnn.py"), "w") as f:
         "        return self.embedding(recurrent).log_softmax(2)\n"
     )
 sys.path.insert(0, _pkg)
-import crnn_models.crnn as net  # noqa: E402
+import crnn_models.crnn as net
 
 torch.manual_seed(0)
 imgH, nc, nclass, nh, batchSize, T = 8, 1, 5, 16, 4, 12
