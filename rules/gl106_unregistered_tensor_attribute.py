@@ -417,6 +417,8 @@ def _zero_dim(m, e, depth: int = 0) -> bool:
             len(bs) == 1 and bs[0].how == "assign" and bs[0].value is not None and bs[0].value is not e
             and _zero_dim(m, bs[0].value, depth + 1)
         )
+    if self_attr(e) is not None:
+        return _number_attribute(m, e, self_attr(e))
     if not isinstance(e, cst.Call):
         return False
     if any(a.keyword is not None and a.keyword.value in _DIM_KEYWORDS for a in e.args) or any(a.star for a in e.args):
@@ -436,6 +438,45 @@ def _zero_dim(m, e, depth: int = 0) -> bool:
             return True
         return meth in _ELEMENTWISE and _zero_dim(m, e.func.value, depth + 1)
     return False
+
+
+def _numeric_literal(e) -> bool:
+    if isinstance(e, cst.UnaryOperation):
+        e = e.expression
+    return isinstance(e, (cst.Integer, cst.Float))
+
+
+def _number_attribute(m, e: cst.Attribute, attr: str) -> bool:
+    """`self.<attr>` holds a Python number: every assignment of it in the class is a numeric
+    literal, or a parameter of the assigning method whose default is one (TensoRF's
+    `self.step_ratio = step_ratio`, `step_ratio=2.0`; PRECISION21 #1). An assignment of anything
+    else (an annotation other than int/float, a parameter without a numeric default, a
+    computed value) answers False."""
+    classdef = m.enclosing(e, cst.ClassDef)
+    if classdef is None:
+        return False
+    seen = 0
+    for node in m.walk(classdef):
+        if not isinstance(node, cst.FunctionDef):
+            continue
+        for value in _assignments(m, node, attr):
+            if value is None:
+                return False
+            seen += 1
+            if _numeric_literal(value):
+                continue
+            if not isinstance(value, cst.Name):
+                return False
+            params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+            param = next((p for p in params if p.name.value == value.value), None)
+            if param is None or param.default is None or not _numeric_literal(param.default):
+                return False
+            ann = param.annotation
+            if ann is not None and not (isinstance(ann.annotation, cst.Name) and ann.annotation.value in ("int", "float")):
+                return False
+            if len(m.bindings_of(value)) != 1:
+                return False  # rebound in the method before the assignment
+    return seen > 0
 
 
 def _read_as_scalars(m, classdef, attr: str, tensors) -> bool:
