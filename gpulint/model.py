@@ -601,6 +601,7 @@ class ScriptModel:
         self._call_sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._inplace: dict[int, list[Move]] | None = None
         self._flow = None
+        self._shadowing: dict[str, set] = {}  # (filled once the bindings are known, below)
         collector = _Collector(self)
         # the same nodes and hooks, in the same order, as module.visit(collector), without
         # LibCST rebuilding every node it passes (gpulint/cstwalk.py)
@@ -611,6 +612,11 @@ class ScriptModel:
             for local, full in _STAR_CONVENTIONS:
                 if local not in self.aliases and not self.bindings.get((module, local)):
                     self.aliases[local] = full
+        # import aliases that a function re-binds as a local (`import json as net` and `def
+        # val(net, ...)`: `net` there is the parameter): name -> those function scopes
+        for (scope, name), bs in self.bindings.items():
+            if name in self.aliases and scope is not module and any(b.how != "import" for b in bs):
+                self._shadowing.setdefault(name, set()).add(scope)
         global _ACTIVE
         _ACTIVE = self
 
@@ -755,7 +761,15 @@ class ScriptModel:
     def qualname(self, expr: cst.CSTNode | None) -> str | None:
         """`nn.DataParallel` -> `torch.nn.DataParallel` through the file's imports."""
         if isinstance(expr, cst.Name):
-            return self.aliases.get(expr.value)
+            found = self.aliases.get(expr.value)
+            if found is not None and expr.value in self._shadowing:
+                scopes = self._shadowing[expr.value]
+                scope = self.enclosing(expr, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+                while scope is not None:
+                    if scope in scopes:
+                        return None  # a local (a parameter, an assignment) of that name
+                    scope = self.enclosing(scope, cst.FunctionDef, cst.Lambda)
+            return found
         if isinstance(expr, cst.Attribute):
             left = self.qualname(expr.value)
             return None if left is None else f"{left}.{expr.attr.value}"

@@ -203,3 +203,90 @@ def test_a_number_or_a_host_number_is_silent():
     assert _lines(src, "GL109") == []
     src = BEST.replace(".to(device)", "")
     assert _lines(src, "GL109") == []
+
+
+# PRECISION21 A2 (black0017/MedicalZooPytorch, 12 GL116 false positives in lib/medzoo/*.py): each
+# model, whose base `BaseModel` is imported, has a `test(self, device='cpu')` self-check that runs
+# `self.forward(torch.rand(...))` on a host sample and only then moves itself. The instance is
+# wherever the caller left it (the file never calls `test()`), but its submodules were "wherever
+# the module is", which meets the host sample as a mismatch. A `self.forward(...)` from another
+# method of the class, on an instance not known to be on an accelerator, is no call site and
+# reports nothing; an instance of such a class moved with the base's `.to()` is where it was moved.
+MEDZOO = """
+import torch
+import torch.nn as nn
+from lib.medzoo.BaseModelClass import BaseModel
+
+
+class DenseNet3D(BaseModel):
+    def __init__(self, in_channels=1, classes=3):
+        super().__init__()
+        self.input_channels = in_channels
+        self.num_classes = classes
+        self.features = nn.Conv3d(in_channels, 4, kernel_size=3, padding=1)
+        self.classifier = nn.Conv3d(4, classes, kernel_size=1)
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+    def test(self, dev='cpu'):
+        input_tensor = torch.rand(1, self.input_channels, 12, 12, 12)
+        out = self.forward(input_tensor)
+        assert out.shape[1] == self.num_classes
+        print(self.to(torch.device(dev)))
+"""
+
+
+def test_a_self_check_forward_on_a_host_sample_is_silent():
+    assert _lines(MEDZOO, "GL116", "GL101", "GL112") == []
+
+
+def test_a_self_check_of_an_instance_moved_first_is_reported():
+    src = MEDZOO + 'model = DenseNet3D()\nmodel.to("cuda")\nmodel.test()\n'
+    assert _lines(src, "GL116")
+
+
+# PRECISION21 A1 (Holmeyoung/crnn-pytorch train.py: `import ... as net` at the top, `def val(net,
+# criterion):` with `net.eval()` inside): the ScriptModel resolved the parameter `net` through the
+# import alias, so `net.eval()` was no mode switch and GL404 reported the validation loop. A name a
+# function binds itself (a parameter, an assignment) is that local in the function, not the import.
+CRNN = """
+import torch
+import torch.nn as nn
+import json as net
+
+crnn = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5), nn.Linear(8, 2))
+optimizer = torch.optim.SGD(crnn.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+loader = [(torch.randn(4, 8), torch.randint(0, 2, (4,))) for _ in range(3)]
+
+
+def val(net, criterion):
+    net.eval()
+    n_correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            n_correct += (crnn(x).argmax(1) == y).sum().item()
+    return n_correct
+
+
+for epoch in range(2):
+    crnn.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(crnn(x), y).backward()
+        optimizer.step()
+    print(val(crnn, criterion))
+"""
+
+
+def test_a_parameter_named_like_an_import_alias_is_the_parameter():
+    assert _lines(CRNN, "GL404") == []
+    from gpulint.model import ScriptModel
+    import libcst as cst
+
+    src = textwrap.dedent(CRNN)
+    m = ScriptModel(cst.parse_module(src), src)
+    names = [n for n in m.nodes if isinstance(n, cst.Name) and n.value == "net"]
+    quals = [m.qualname(n) for n in names]
+    assert quals[0] == "json" and quals[1:] == [None, None]  # the import itself, then the parameter and its use
