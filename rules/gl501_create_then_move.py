@@ -226,7 +226,7 @@ noise = torch.randn(batch, dim, device="cuda")
             # `torch.FloatTensor(b, n)` -> `torch.empty(b, n, dtype=torch.float32, device=d)`
             base = ctx.code(f.value)
             device = f"{device}, dtype={base}.{LEGACY[f.attr.value]}"
-            f_start, f_end = ctx.span(f)
+            _, f_end = ctx.span(f)
             text = f"{base}.empty" + text[f_end - start:]
             start = f_end - len(f"{base}.empty")
         last = factory.args[-1]
