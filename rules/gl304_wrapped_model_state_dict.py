@@ -426,7 +426,8 @@ def _strips_module_prefix(m, key) -> bool:
 
 def _state_dict_calls(expr, depth: int = 0, m=None):
     """`W.state_dict()` calls at the top of a torch.save argument or inside dict/list/tuple literals
-    (with the model: also in the literal a name saved was assigned once, `ckpt = {...}`)."""
+    (with the model: also in the literal a name saved was assigned once, `ckpt = {...}`, or
+    `train_state = [model.state_dict(), optim.state_dict(), epoch, step]` as PNDM's runner saves)."""
     if expr is None or depth > 4:
         return
     if (
@@ -440,7 +441,8 @@ def _state_dict_calls(expr, depth: int = 0, m=None):
         yield expr
     elif isinstance(expr, cst.Name) and m is not None and depth == 0:
         bindings = m.bindings_of(expr)
-        if len(bindings) == 1 and bindings[0].how == "assign" and isinstance(bindings[0].value, (cst.Dict, cst.Call)):
+        if len(bindings) == 1 and bindings[0].how == "assign" and isinstance(
+                bindings[0].value, (cst.Dict, cst.List, cst.Tuple, cst.Call)):
             yield from _state_dict_calls(bindings[0].value, depth + 1, m)
     elif isinstance(expr, cst.Dict):
         for el in expr.elements:

@@ -272,9 +272,9 @@ with torch.no_grad():
                 continue  # `x = f(...)`, `f(...)`, `x += f(...)`: the call is the statement's whole value
             if facts.grad_mode_at(call) is not None or facts.step_loop_of(call) is not None:
                 continue
-            if facts.mode_before(stmt) != "eval":
-                continue
             loops = [n for n in walk(fn.body, into_defs=False) if isinstance(n, (cst.For, cst.While))]
+            if facts.mode_before(stmt) != "eval" and not _evals_under(m, facts, fn, _call_env(fn, call), loops):
+                continue
             inner = [c for lp in loops for c in facts.model_calls(lp) if c not in seen]
             if not inner or any(facts.grad_mode_at(c) is not None for c in inner):
                 continue
@@ -738,6 +738,25 @@ def _dead_at_every_call(m, facts: TrainingFacts, node: cst.CSTNode, fn: cst.Func
     file has no call of `fn` or a call whose arguments are not all known to the test."""
     sites = facts.call_sites(fn)
     return bool(sites) and all(not _reachable(m, node, fn, _call_env(fn, s)) for s in sites)
+
+
+def _evals_under(m, facts: TrainingFacts, fn: cst.FunctionDef, env: dict, loops: list) -> bool:
+    """`fn` itself puts a model in eval mode on the path that env takes, before its loops, and
+    no `train()` may run on that path: jpata/particleflow#290's `train_and_valid(..., is_train)`
+    starts with `if is_train: model.train() else: model.eval()`, and its `False` call validates."""
+    evals = False
+    for c in m.calls_in(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        mo = method_of(c)
+        if mo is None or mo[1] not in ("eval", "train") or not facts.is_model(mo[0]):
+            continue
+        if not _reachable(m, c, fn, env):
+            continue
+        if mo[1] == "train":
+            return False  # `train()` may run on this path (or `train(False)`: left to the loop check)
+        if c.args or any(m.contains(lp, c) for lp in loops):
+            return False
+        evals = True
+    return evals
 
 
 def _grad_work(m, facts: TrainingFacts, fn: cst.FunctionDef, env: dict, depth: int) -> bool | None:

@@ -33,7 +33,9 @@ fraction of the throughput.
 
 The rule is off by default (select it with `--select GL405`): logging the loss every step is
 common and often acceptable. It reports only unconditional calls in the innermost training loop;
-a call under `if step % log_every == 0:` is fine.
+a call under `if step % log_every == 0:` is fine. A test that only asks whether the run is on CUDA
+(`if "cuda" in device.type:`, `if torch.cuda.is_available():`) does not count as a condition: on a
+GPU the call still runs every step.
 
 Bad:
 
@@ -64,7 +66,7 @@ for step, (x, y) in enumerate(loader):
             if not loop.is_step_loop:
                 continue
             for call in facts.calls_in(loop.node, into_defs=False):
-                if facts.is_conditional_in(call, loop.node):
+                if facts.is_conditional_in(call, loop.node) and not _device_guarded_only(m, call, loop.node):
                     continue
                 if facts.enclosing_loop(call) is not loop.node:
                     continue  # an inner non-training loop: not every step's critical path
@@ -91,3 +93,40 @@ for step, (x, y) in enumerate(loader):
                 if m.kind_of(a.value) is Kind.TENSOR:
                     return "print(<tensor>)"
         return None
+
+
+def _device_guarded_only(m, call: cst.Call, loop: cst.CSTNode) -> bool:
+    """Every condition between `call` and `loop` only asks whether the run is on CUDA (`if 'cuda'
+    in self.device.type:`, `if device.type == "cuda":`, `if torch.cuda.is_available():`), and the
+    call sits in that `if`'s body: on a GPU it still runs every step (KPConv-PyTorch#22's trainer,
+    `torch.cuda.synchronize(self.device)` after every optimizer step)."""
+    child = call
+    for anc in m.ancestors(call):
+        if anc is loop:
+            return True
+        if isinstance(anc, cst.If):
+            if not m.contains(anc.body, child) or not _cuda_test(m, anc.test):
+                return False
+        elif isinstance(anc, (cst.Else, cst.IfExp, cst.BooleanOperation, cst.Try, cst.ExceptHandler,
+                              cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        child = anc
+    return False
+
+
+def _cuda_test(m, test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.Call):
+        return m.qualname(test.func) == "torch.cuda.is_available" and not test.args
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    op = test.comparisons[0].operator
+    if not isinstance(op, (cst.In, cst.Equal)):
+        return False
+    sides = [test.left, test.comparisons[0].comparator]
+    strings = [x for x in sides if isinstance(x, cst.SimpleString)]
+    others = [x for x in sides if not isinstance(x, cst.SimpleString)]
+    if len(strings) != 1 or len(others) != 1 or strings[0].evaluated_value != "cuda":
+        return False
+    other = others[0]
+    return isinstance(other, cst.Attribute) and other.attr.value == "type"
+

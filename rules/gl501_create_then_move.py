@@ -18,6 +18,14 @@ DETERMINISTIC = frozenset(
 # `device=` the data is still read on the host and copied, so the advice would save nothing.
 HOST_DATA = frozenset("tensor as_tensor asarray from_numpy".split())
 RANDOM = frozenset("rand randn randint randperm rand_like randn_like randint_like".split())
+# Legacy typed constructors given sizes (`torch.FloatTensor(b, n, d)`) allocate uninitialised host
+# memory as `torch.empty(b, n, d, dtype=torch.float32)` does (SoftRas#50: `.fill_(0.0).to(device)`
+# on every forward); given one argument they may be a data constructor (`torch.FloatTensor(weights)`).
+LEGACY = {
+    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
+    "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
+    "ByteTensor": "uint8", "BoolTensor": "bool",
+}
 _DEVICE_STRING = re.compile(r"""^[rbuRBU]?["'](cuda|cpu|mps|xpu|meta|hpu|npu)(:\d+)?["']$""")
 
 
@@ -49,7 +57,10 @@ Dtype casts and in-place fills between the factory and the move change nothing t
 `torch.ones(n).float().to(device)` becomes `torch.ones(n, device=device).float()`, and
 `torch.zeros(b, d).uniform_(-1, 1).to(device)` (a GAN's noise) becomes
 `torch.zeros(b, d, device=device).uniform_(-1, 1)`, an unsafe fix since the device's generator
-then draws the numbers. A fill given a `generator=` is left alone.
+then draws the numbers. A fill given a `generator=` is left alone. A legacy typed constructor given
+sizes, `torch.FloatTensor(b, n).fill_(0.0).to(device)`, allocates as `torch.empty` does and takes no
+device: it becomes `torch.empty(b, n, device=device, dtype=torch.float32).fill_(0.0)`; given a single
+non-literal argument (`torch.FloatTensor(weights)`) it may copy host data and is left alone.
 
 It reports only code that runs every step, where the copy is paid again and again: the body of an
 innermost loop (a loop that neither contains another loop nor calls a function of the file that
@@ -108,7 +119,9 @@ noise = torch.randn(batch, dim, device="cuda")
             factory = q[len("torch."):]
             if factory in HOST_DATA:
                 continue
-            if factory not in DETERMINISTIC and factory not in RANDOM:
+            if factory in LEGACY and not _legacy_sizes(recv):
+                continue  # `torch.FloatTensor(weights)`: host data, copied with or without `device=`
+            if factory not in DETERMINISTIC and factory not in RANDOM and factory not in LEGACY:
                 continue
             if any(a.keyword is not None and a.keyword.value in ("device", "generator") for a in recv.args):
                 continue  # `generator=`: a CPU generator on purpose (reproducible draws); device= would not accept it
@@ -124,13 +137,18 @@ noise = torch.randn(batch, dim, device="cuda")
             if not hot.is_hot(call):
                 continue  # built once (setup, a demo, a lazily initialised state): one copy costs nothing
             dev_text, fixable = device
-            sites.append((call, recv, factory, meth, dev_text, fixable, factory in DETERMINISTIC and not random_fill))
+            if factory in LEGACY and not isinstance(recv.func, cst.Attribute):
+                fixable = False  # `from torch import FloatTensor`: no module text to write `empty` with
+            deterministic = (factory in DETERMINISTIC or factory in LEGACY) and not random_fill
+            sites.append((call, recv, factory, meth, dev_text, fixable, deterministic))
         # one finding per file, at the first site, as GL102 does; the message lists the others
         sites = unsuppressed(ctx, sites)
         if not sites:
             return
         call, recv, factory, meth, dev_text, _, _ = sites[0]
         msg = self.message.format(factory=factory, meth=meth, device=dev_text)
+        if factory in LEGACY:
+            msg = msg.replace("to the factory instead", f"to `torch.empty(..., dtype=torch.{LEGACY[factory]})` instead (the legacy constructor takes no device)", 1)
         msg += other_lines(ctx, call, [s[0] for s in sites[1:]])
         safe = [s for s in sites if s[5] and s[6]]
         unsafe = [s for s in sites if s[5] and not s[6]]
@@ -203,6 +221,14 @@ noise = torch.randn(batch, dim, device="cuda")
     def _with_device(ctx: Context, factory: cst.Call, device: str) -> str:
         text = ctx.code(factory)
         start, _ = ctx.span(factory)
+        f = factory.func
+        if isinstance(f, cst.Attribute) and f.attr.value in LEGACY and (ctx.model.qualname(f) or "").startswith("torch."):
+            # `torch.FloatTensor(b, n)` -> `torch.empty(b, n, dtype=torch.float32, device=d)`
+            base = ctx.code(f.value)
+            device = f"{device}, dtype={base}.{LEGACY[f.attr.value]}"
+            _, f_end = ctx.span(f)
+            text = f"{base}.empty" + text[f_end - start:]
+            start = f_end - len(f"{base}.empty")
         last = factory.args[-1]
         if isinstance(last.comma, cst.Comma):
             _, comma_end = ctx.span(last.comma)
@@ -256,6 +282,15 @@ def _factory_under_casts(recv: cst.BaseExpression) -> tuple[cst.BaseExpression, 
         recv = recv.func.value
         depth += 1
     return recv, random_fill
+
+
+def _legacy_sizes(factory: cst.Call) -> bool:
+    """`torch.FloatTensor(b, n, d)` / `torch.FloatTensor(8)`: sizes (two or more positional
+    arguments, or one integer literal), not a data sequence."""
+    args = factory.args
+    if any(a.star or a.keyword is not None for a in args):
+        return False
+    return len(args) >= 2 or (len(args) == 1 and isinstance(args[0].value, cst.Integer))
 
 
 def _on_host(m, factory: cst.Call) -> bool:
