@@ -1099,9 +1099,22 @@ class Flow:
         nothing: the first pass's reading stands, as it did before this check.)"""
         out = None
         for method, v in self._attr_setters.get((cls, attr), {}).items():
-            if method != reader:
-                out = v if out is None else join(out, v)
+            if method == reader:
+                continue
+            if v != read and self._calls_own_method(cls, method, reader):
+                return True  # `forward` re-binds it and then calls `self.predict(...)`, the reader
+            out = v if out is None else join(out, v)
         return out is not None and out.dev is not None and read.dev is not None and out.dev != read.dev
+
+    def _calls_own_method(self, cls: str, caller: str, callee: str) -> bool:
+        """The method `caller` of the file's class `cls` calls `self.<callee>(...)` itself."""
+        found = self.m.method_of_class(cls, caller)
+        if found is None:
+            return False
+        fn = found[0]
+        return any(type(c.func.value) is cst.Name and c.func.value.value == "self"
+                   and self.m.enclosing(c, cst.FunctionDef) is fn
+                   for c in self._calls_by_attr.get(callee, ()))
 
     def _params_of(self, fn: cst.FunctionDef, cls: str | None, args: dict | None, frame: _Frame) -> None:
         for name in self._globals_of(fn):
@@ -1226,11 +1239,17 @@ class Flow:
         if t is cst.SimpleString:
             dev = self._device_value(d, None)
             if dev is not None:
-                return Value(DEVICE, dev)
+                return Value(DEVICE, dev, origin=d)
             v = self.eval(d, self.module_frame)
             return v if v.const is not None else None  # `return_tensors="pt"`
         if (t is cst.Name and d.value in ("None", "True", "False")) or t in (cst.Integer, cst.Float):
             return self.eval(d, self.module_frame)
+        if (t is cst.Call and len(d.args) == 1 and d.args[0].keyword is None
+                and type(d.args[0].value) is cst.SimpleString and self.m.qualname(d.func) == "torch.device"):
+            # `device=torch.device("cpu")` (torchvision's `_generate_wh_pairs`)
+            dev = self._device_value(d.args[0].value, None)
+            if dev is not None:
+                return Value(DEVICE, dev, origin=d)
         return None
 
     def _forward_site(self, fn: cst.FunctionDef, name: str) -> Value | None:
@@ -2748,10 +2767,11 @@ class Flow:
         ta, tb = a.kind == TENSOR, b.kind == TENSOR
         if not (ta or tb):
             if type(e.operator) is cst.Multiply and {a.kind, b.kind} == {TUPLE, HOSTVAL}:
-                # `[False] * n`: a list of the same (plain) values (rl-starter-files' `dones`)
+                # `[False] * n`: a list of the same (plain) values (rl-starter-files' `dones`);
+                # `(shift_x, shift_y) * k`: of the same tensors (torchvision's default boxes)
                 seq = a if a.kind == TUPLE else b
                 el = _elem_of(seq) if seq.items else seq.elem
-                if el is not None and el.kind == HOSTVAL:
+                if el is not None and el.kind in (HOSTVAL, TENSOR):
                     return Value(TUPLE, None, elem=el)
             if a.kind == HOSTVAL and b.kind == HOSTVAL:
                 return Value(HOSTVAL, HOST)  # arithmetic of plain numbers
@@ -3520,6 +3540,16 @@ class Flow:
             self._module_use_index = out
         return self._module_use_index
 
+    def _by_default(self, arg) -> bool:
+        """`device=<name>` whose value is a parameter's default device (see _constant_default)."""
+        if arg is None:
+            return False
+        x, v = arg
+        if type(x) is not cst.Name or v.kind != DEVICE or v.origin is None:
+            return False
+        p = self.m.parent(v.origin)
+        return type(p) is cst.Param and p.default is v.origin
+
     def _placement(self, e, kw) -> tuple[Dev | None, bool]:
         """device= of a constructor or factory: (device, given). A `**mapping` argument may carry
         a device (`**dd` with `dd = dict(device=device, ...)`, timm's convention): unknown."""
@@ -3795,6 +3825,8 @@ class Flow:
                     and (first in self.tokenized or kb.class_kind(self.m.qualname(first.func) or "") == LOADER)):
                 origin = first
         graph = (not creates and q.rsplit(".", 1)[-1] in _DIFFERENTIABLE_FUNCTIONS and any(v.graph for _, v in ops))
+        if given and dev is not None and dev.is_host and self._by_default(kw.get("device")):
+            given = False  # `device=device`, a parameter the call left to its default "cpu": not placed on purpose
         v = Value(TENSOR, dev, half, nonscalar, origin=origin, placed=e if given else None,
                   deep=(creates or given) and self._deep_factory(q, pos), graph=graph)
         if "out" in kw:
@@ -4182,6 +4214,8 @@ class Flow:
                 return rv.dev
             if type(x) is cst.Attribute and x.attr.value == "dtype":
                 return rv.dev  # `.to(seq.dtype)`: a cast, not a move
+            if type(x) is cst.Name and "dtype" in x.value.lower() and v.kind in (None, DTYPE):
+                return rv.dev  # `.to(dtype)` of a parameter so named (torchvision's anchor utils): a cast
             if v.kind == TENSOR:
                 return v.dev
             d = self._device_value(x, v)

@@ -290,3 +290,50 @@ def test_a_parameter_named_like_an_import_alias_is_the_parameter():
     names = [n for n in m.nodes if isinstance(n, cst.Name) and n.value == "net"]
     quals = [m.qualname(n) for n in names]
     assert quals[0] == "json" and quals[1:] == [None, None]  # the import itself, then the parameter and its use
+
+
+def test_the_mask_re_bound_by_forward_from_an_input_of_unknown_place():
+    # the notebook's shape: the model is trained by an imported trainer, so `forward`'s input (and
+    # the mask it re-binds from it) is of unknown place; `predict`, which only `forward` calls
+    # after re-binding it, does not read the `__init__` mask either
+    src = A4.split("model = Model(2)")[0] + "from stepbystep import StepByStep\nsbs = StepByStep(Model(2).to(device))\n"
+    assert _lines(src, "GL106", "GL116") == []
+
+
+# fixtures28 F28-2 (pytorch/vision#9414, tests/fixtures/GL116/ssd_default_box_generator_wh_pairs_on_host.py):
+# `_generate_wh_pairs(self, num_outputs, dtype=torch.float32, device=torch.device("cpu"))` is
+# called without `device`, so its pairs are on the host, and `torch.cat((shifts, wh_pairs))` meets
+# the feature maps' device. A parameter's `torch.device("cpu")` default was not a constant (the
+# name `device` then read as the configured accelerator), a factory given that default counted as
+# "placed on the CPU on purpose", `.to(dtype)` of a parameter so named as a move to an unknown
+# device, and `(shift_x, shift_y) * k` as unknown.
+PAIRS = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def make_pairs(n, dtype=torch.float32, device=torch.device("cpu")):
+    return torch.ones(n, 2, dtype=dtype, device=device)
+
+
+def boxes(shifts, dtype):
+    pairs = make_pairs(shifts.shape[0])
+    grid = torch.stack((shifts[:, 0].to(dtype), shifts[:, 1].to(dtype)) * 1, dim=-1)
+    return torch.cat((grid, pairs), dim=1)
+
+
+print(boxes(torch.zeros(4, 2, device=device), torch.float32).shape)
+"""
+
+
+def test_a_factory_left_to_its_cpu_default_meets_device_tensors():
+    assert _lines(PAIRS, "GL116") == [(14, "GL116")]
+
+
+def test_the_device_passed_or_a_cpu_chosen_at_the_call_is_silent():
+    src = PAIRS.replace("make_pairs(shifts.shape[0])", "make_pairs(shifts.shape[0], device=shifts.device)")
+    assert src != PAIRS
+    assert _lines(src, "GL116") == []
+    src = PAIRS.replace("make_pairs(shifts.shape[0])", 'make_pairs(shifts.shape[0], device="cpu")')
+    assert _lines(src, "GL116") == []  # a CPU named at the call: on purpose (as before)
