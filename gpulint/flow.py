@@ -2675,6 +2675,10 @@ class Flow:
             v = self.class_attrs.get(bv.cls, {}).get(attr)
             if v is not None and v.kind in (MODULE, METRIC) and v.dev is not None and v.dev.where == "acc":
                 return v
+            if v is not None and v.kind in (MODULE, METRIC):
+                # a module elsewhere (the host, unknown): still that module, of that class (its
+                # layers, its mode), wherever it is now (FedAgg's `root.model`, fixtures29 E29-1)
+                return replace(v, dev=None, placed=None)
             if v is not None and v.kind == LOADER and v.elem is not None:
                 # `data.train_dl` of a holder of loaders (fastai-course DataBunch): the loader
                 # every construction handed it, with the batches it gives
@@ -4435,6 +4439,8 @@ class Flow:
                                  for v in [*(v for _, v, _s in pos), *(v for _, v in kw.values())]):
                 dev, given = None, True  # built around a module that is (or may be) elsewhere: `PCB_test(model)`
             half_at = self._init_half_call(name) if kind == MODULE else None
+            if half_at is not None and init is not None and self._off_in_construction(half_at, init, e, pos, kw):
+                half_at = None  # `if use_fp16: self.blocks.half()` built with `use_fp16=False` (TripoSF)
             return Value(kind, dev if given else (None if frame.devctx else HOST), half_at is not None, origin=e,
                          cls=name, placed=e if given else None, stateful=self._class_stateful(name), half_at=half_at)
         if kind is not None:
@@ -4763,6 +4769,39 @@ class Flow:
         return {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)
                 if type(x.default) is cst.Name and x.default.value == "None" and x.name.value not in given}
 
+    def _off_in_construction(self, node, init: cst.FunctionDef, e, pos, kw) -> bool:
+        """`node` (in `init`) sits under `if P:` / `if self.P:` (or `if P is not None:`) where this
+        construction passes `P` a false value (`False`, `None`, `0`) or leaves it to such a default."""
+        if any(s for _, _, s in pos) or _STAR in kw or _DOUBLE_STAR in kw:
+            return False
+        p = init.params
+        ordered = [x.name.value for x in (*p.posonly_params, *p.params)][1:]
+        given = {ordered[i]: v for i, (_, v, _s) in enumerate(pos) if i < len(ordered)}
+        given.update({k: v for k, (_, v) in kw.items() if isinstance(k, str)})
+        falsy, none = set(), set()
+        for x in (*p.posonly_params, *p.params, *p.kwonly_params):
+            name = x.name.value
+            if name in given:
+                v = given[name]
+                if v.kind == "none":
+                    none.add(name)
+                elif v.truth is False or v.const in ("", "0"):
+                    falsy.add(name)
+            elif type(x.default) is cst.Name and x.default.value in ("None", "False"):
+                (none if x.default.value == "None" else falsy).add(name)
+        if not (falsy or none):
+            return False
+        m = self.m
+        cur = m.parents.get(node)
+        while cur is not None and cur is not init:
+            if type(cur) is cst.If and m.contains(cur.body, node):
+                for t in _conjuncts(cur.test):
+                    if self._unset_test(t, init, none) or (
+                            type(t) in (cst.Name, cst.Attribute) and self._unset_test(t, init, falsy)):
+                        return True
+            cur = m.parents.get(cur)
+        return False
+
     def _guarded_by_unset(self, node, fn: cst.FunctionDef, unset: set[str]) -> bool:
         """`node` sits in the body of an `if P is not None:` / `if P:` (P one of `unset`, or
         `self.P` assigned from it) inside `fn`: it does not run."""
@@ -4803,22 +4842,36 @@ class Flow:
     def _class_made_placed(self, name: str) -> bool:
         """A module class of the file (a direct nn.Module subclass) whose `__init__` makes every
         tensor it holds on a device (`nn.Parameter(torch.rand(5, device=d))`,
-        `torch.zeros(n).to(d)`) and builds no submodule: an instance needs no move of its own."""
+        `torch.zeros(n).to(d)`) and builds no submodule that it does not move right away
+        (`self.head = nn.Linear(3, 1).to(device)`, TensoRF's fields): an instance needs no move
+        of its own."""
         info = self.m.classes.get(name)
         init = info.methods.get("__init__") if info is not None else None
         if init is None or any(b in self.m.classes or kb.class_kind(b) not in (MODULE, None) for b in info.bases):
             return False
         m = self.m
         placed = False
+        def moved_at_once(c) -> bool:
+            parent = m.parent(c)
+            outer = m.parent(parent) if type(parent) is cst.Attribute and parent.value is c else None
+            mv = m.move_of_call(outer) if type(outer) is cst.Call and outer.func is parent else None
+            return mv is not None and not mv.to_cpu
+
         for c in m.calls_in(init):
             f = c.func
             q = m.qualname(f)
             if type(f) is cst.Name and f.value in m.classes:
+                if moved_at_once(c):
+                    placed = True
+                    continue
                 return False  # a submodule of the file
             if q is None:
                 continue
             ck = kb.class_kind(q)
             if ck in (MODULE, METRIC) and q.rsplit(".", 1)[-1] not in ("Parameter", "ParameterList", "ParameterDict"):
+                if moved_at_once(c):
+                    placed = True
+                    continue
                 return False  # a torch layer: a submodule on the host
             fi = kb.function(q)
             if fi is None or fi.returns != "tensor" or not q.startswith("torch."):

@@ -1180,6 +1180,12 @@ class ScriptModel:
             bindings = self.bindings_of(expr)
             if bindings:
                 return self._kind_of_bindings(bindings)
+            if isinstance(expr, cst.Attribute) and not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+                # `root.model` of an instance of a plain class of the file that holds an instance
+                # of a module class of the file (the engine follows it; the binding table cannot)
+                v = self.flow.values.get(expr)
+                if v is not None and v.kind == "module" and v.cls is not None and v.cls in self.classes:
+                    return Kind.MODULE
             return Kind.UNKNOWN
         if isinstance(expr, cst.Call):
             return self._kind_of_call(expr)

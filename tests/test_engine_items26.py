@@ -337,3 +337,110 @@ def test_the_device_passed_or_a_cpu_chosen_at_the_call_is_silent():
     assert _lines(src, "GL116") == []
     src = PAIRS.replace("make_pairs(shifts.shape[0])", 'make_pairs(shifts.shape[0], device="cpu")')
     assert _lines(src, "GL116") == []  # a CPU named at the call: on purpose (as before)
+
+
+# fixtures29 E29-3 (GL206 false positive; TripoSF/TRELLIS-style `if use_fp16: self.blocks.half()` in
+# `__init__`): the half conversion in the constructor counted for every construction, also
+# `Encoder(use_fp16=False)` and `Encoder()`, where that branch never runs.
+FP16 = """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, use_fp16=False):
+        super().__init__()
+        self.dtype = torch.float16 if use_fp16 else torch.float32
+        self.blocks = nn.Linear(4, 4)
+        if use_fp16:
+            self.blocks.half()
+
+    def forward(self, x):
+        return self.blocks(x.type(self.dtype)).float()
+
+
+model = Encoder({arg})
+opt = torch.optim.AdamW(model.parameters())
+for step in range(3):
+    loss = model(torch.randn(2, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_half_conversion_under_a_constructor_flag_left_false_is_no_conversion():
+    assert _lines(FP16.replace("{arg}", "use_fp16=False"), "GL206") == []
+    assert _lines(FP16.replace("{arg}", ""), "GL206") == []
+    assert _lines(FP16.replace("{arg}", "use_fp16=True"), "GL206") == [(12, "GL206")]
+
+
+# precision21 N1 (GL112 false positive; TensoRF-style fields built as `Field(8, device)`): a module
+# class of the file whose constructor takes `device` was placed by `device=device` only, not by the
+# same argument given by position.
+FIELD = """
+import torch
+import torch.nn as nn
+
+
+class Field(nn.Module):
+    def __init__(self, n, device):
+        super().__init__()
+        self.grid = nn.Parameter(torch.randn(n, 3, device=device))
+        self.head = nn.Linear(3, 1).to(device)
+
+    def forward(self, x):
+        return self.head(x * self.grid.mean(0))
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+field = Field(8, device)
+print(field(torch.randn(4, 3).to(device)).shape)
+"""
+
+
+def test_a_constructor_given_its_device_by_position_places_the_module():
+    assert _lines(FIELD, "GL112") == []
+    assert _lines(FIELD.replace("Field(8, device)", "Field(8, device=device)"), "GL112") == []
+
+
+# fixtures29 E29-1 (FedAgg#2, tests/fixtures/GL403/fedagg_test_on_cloud_without_eval_or_no_grad.py):
+# a model held by an instance of a plain class of the file (`class Node: def __init__(self, model):
+# self.model = model`) and read back as `root.model` was of unknown kind unless it was known to be
+# on an accelerator, so `test_on_cloud(root.model, loader)` was no evaluation of a model (GL403 and
+# GL404 missed). It is that module (its class, its layers), wherever it is.
+NODE = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 2))
+    def forward(self, x):
+        return self.fc(x)
+
+class Node:
+    def __init__(self, model):
+        self.model = model
+
+def test_on_cloud(cloud_model, loader):
+    for x, y in loader:                      # GL404 expected (no eval)
+        out = cloud_model(x)                 # GL403 expected (no no_grad)
+        print((out.argmax(1) == y).float().mean().item())
+
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 2, (16,))), batch_size=8)
+root = Node(Net())
+opt = torch.optim.SGD(root.model.parameters(), lr=0.1)
+for r in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(root.model(x), y).backward()
+        opt.step()
+    test_on_cloud(root.model, loader)
+"""
+
+
+def test_a_module_held_by_a_plain_holder_is_still_a_module():
+    assert _lines(NODE, "GL403", "GL404") == [(18, "GL404"), (19, "GL403")]
