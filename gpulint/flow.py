@@ -921,6 +921,7 @@ class Flow:
         # kept in a plain list, they still move with their module
         self._registered: set = set()
         self._closure_frames: dict = {}  # enclosing function -> the frame its closures read
+        self._active: dict = {}  # function -> the frames of it being run now (innermost last)
         self._scope_names: dict | None = None
         self._param_made: set = set()  # nn.Parameter(...) / register_buffer(...) calls: a module's own tensors
         self._fwd_cache: dict = {}
@@ -1355,9 +1356,22 @@ class Flow:
         outer = self._outer_frame(fn)
         frame = _Frame(fn, cls, outer, True)
         self._params_of(fn, cls, None, frame)
-        self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
+        active = self._active.setdefault(fn, [])
+        active.append(frame)
+        try:
+            self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
+        finally:
+            active.pop()
         if cls is not None:
             self._store_attrs(frame, cls)
+
+    def _live_outer(self, fn):
+        """The frame of the function that encloses `fn` while it is being run (a closure called
+        back during its enclosing function's pass: `u_func=scalarization_th` handed to a method
+        that calls it), or None. The closure reads that frame's bindings as they are then."""
+        outer = self.m.enclosing(fn, cst.FunctionDef, cst.Lambda)
+        found = self._active.get(outer) if type(outer) is cst.FunctionDef else None
+        return found[-1] if found else None
 
     def _outer_frame(self, fn) -> _Frame:
         """Closures read the module's values; a name an enclosing function binds (its parameters,
@@ -1369,6 +1383,9 @@ class Flow:
         outer = m.enclosing(fn, cst.FunctionDef, cst.Lambda)
         if outer is None:
             return self.module_frame
+        live = self._live_outer(fn)
+        if live is not None:
+            return live
         cache = self._closure_frames
         found = cache.get(outer)
         if found is None:
@@ -5105,6 +5122,9 @@ class Flow:
         if len(self._in_summary) >= MAX_DEPTH or fn in self._in_summary or self._work > self._budget:
             return UNKNOWN
         key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv, attrs, quiet)
+        live = self._live_outer(fn)
+        if live is not None:
+            key = (*key, id(live), tuple(sorted((k, v) for k, v in live.env.items() if isinstance(k, str))))
         try:
             found = self._summaries.get(key)
         except TypeError:
@@ -5126,7 +5146,12 @@ class Flow:
             if selfv is not None and cls is not None:
                 frame.env["self"] = selfv
                 frame.env.update(attrs)  # the calling method's own view of them
-            self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
+            active = self._active.setdefault(fn, [])
+            active.append(frame)
+            try:
+                self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
+            finally:
+                active.pop()
             if frame.yields is not None:  # a generator function: calling it gives an iterator
                 out = Value(ITER, None, elem=frame.yields if frame.yields.kind is not None else None)
             else:

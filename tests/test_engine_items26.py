@@ -444,3 +444,34 @@ for r in range(2):
 
 def test_a_module_held_by_a_plain_holder_is_still_a_module():
     assert _lines(NODE, "GL403", "GL404") == [(18, "GL404"), (19, "GL403")]
+
+
+# fixtures28 F28-3 (morl-baselines#178, tests/fixtures/GL116/morl_nlmoppo_test_scalarization_weights_on_host.py):
+# a closure handed to a method that calls it back (`u_func=scalarization_th`) read its enclosing
+# function's locals as unknown. It now reads the enclosing function's frame as it is when called
+# (a host `weights_th` meets the device returns).
+MORL = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+class Agent:
+    def train(self, u_func):
+        returns = torch.randn(4, 2, device=device)
+        return u_func(returns)
+
+def run():
+    weights_th = torch.tensor([1.0, 0.0])
+    def scalarization_th(reward):
+        return torch.sum(reward * weights_th, dim=-1)
+    return Agent().train(u_func=scalarization_th)
+
+print(run())
+"""
+
+
+def test_a_closure_called_back_reads_its_enclosing_locals():
+    assert _lines(MORL, "GL116") == [(14, "GL116")]
+    src = MORL.replace("torch.tensor([1.0, 0.0])", "torch.tensor([1.0, 0.0], device=device)")
+    assert src != MORL
+    assert _lines(src, "GL116") == []
