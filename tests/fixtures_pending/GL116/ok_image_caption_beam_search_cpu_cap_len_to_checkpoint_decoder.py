@@ -16,7 +16,6 @@ import tempfile
 import textwrap
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 pkg = tempfile.mkdtemp()
@@ -45,7 +44,7 @@ with open(os.path.join(pkg, "imgcap_transformer_demo.py"), "w") as f:
                 return self.projection(dec), encoded_captions, decode_lengths, None, sort_ind
     '''))
 sys.path.insert(0, pkg)
-from imgcap_transformer_demo import Decoder  # noqa: E402
+from imgcap_transformer_demo import Decoder
 
 torch.manual_seed(0)
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")

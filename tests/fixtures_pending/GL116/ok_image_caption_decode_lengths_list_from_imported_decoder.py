@@ -62,7 +62,7 @@ with open(os.path.join(pkg, "imgcap_models_demo.py"), "w") as f:
                 return predictions, encoded_captions, decode_lengths, None, sort_ind
     '''))
 sys.path.insert(0, pkg)
-from imgcap_models_demo import *  # noqa: E402,F403
+from imgcap_models_demo import *
 
 torch.manual_seed(0)
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
