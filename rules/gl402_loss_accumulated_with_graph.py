@@ -241,11 +241,21 @@ for x, y in loader:
         for fn in fns:
             if "backward" not in facts.effects(fn):
                 return False
-            backed = LossAccumulatedWithGraph._graph_names(ctx, facts, fn.body)
-            rets = [r for r in walk(fn.body, into_defs=False) if isinstance(r, cst.Return) and r.value is not None]
-            if not rets or not all(isinstance(r.value, cst.Name) and r.value.value in backed for r in rets):
+            if not LossAccumulatedWithGraph._returns_backed_name(ctx, facts, fn):
                 return False
         return True
+
+    @staticmethod
+    def _returns_backed_name(ctx: Context, facts: TrainingFacts, fn: cst.FunctionDef) -> bool:
+        """Every `return` of `fn` gives the very name it backpropagated, and `fn` never rebinds
+        that name to a detached value (`loss.backward(); ...; loss = loss.item(); return loss`
+        returns a Python number: yihong-chen/neural-collaborative-filtering engine.py,
+        PRECISION22 #2)."""
+        backed = LossAccumulatedWithGraph._graph_names(ctx, facts, fn.body)
+        rets = [r for r in walk(fn.body, into_defs=False) if isinstance(r, cst.Return) and r.value is not None]
+        if not rets or not all(isinstance(r.value, cst.Name) and r.value.value in backed for r in rets):
+            return False
+        return not any(LossAccumulatedWithGraph._detached_rebinding(ctx, fn.body, r.value.value) for r in rets)
 
     @staticmethod
     def _returned_losses(ctx: Context, facts: TrainingFacts, loop: cst.CSTNode) -> dict:
@@ -262,9 +272,7 @@ for x, y in loader:
             for fn in facts.file_functions(n.value):
                 if "backward" not in facts.effects(fn):
                     continue
-                backed = LossAccumulatedWithGraph._graph_names(ctx, facts, fn.body)
-                rets = [r for r in walk(fn.body, into_defs=False) if isinstance(r, cst.Return) and r.value is not None]
-                if rets and all(isinstance(r.value, cst.Name) and r.value.value in backed for r in rets):
+                if LossAccumulatedWithGraph._returns_backed_name(ctx, facts, fn):
                     out[n.targets[0].target.value] = n.value
         return out
 
@@ -819,6 +827,8 @@ def _reached_by_number(m, stmt: cst.CSTNode, name: str) -> bool:
                     if len(small.targets) != 1:
                         return False
                     v = small.value
+                    if _number_expression(m, v, 0):
+                        return True  # `loss = float(loss.data) * len(xlen)` (HawkAaron/E2E-ASR, PRECISION22 #1)
                     if not (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)):
                         return False
                     fns = m.functions.get(v.func.value, [])
@@ -829,6 +839,28 @@ def _reached_by_number(m, stmt: cst.CSTNode, name: str) -> bool:
             continue
         if any(isinstance(n, cst.Name) and n.value == name for n in walk(prev)):
             return False  # a compound statement that may rebind it: cannot tell which binding reaches
+    return False
+
+
+def _number_expression(m, e: cst.BaseExpression, depth: int) -> bool:
+    """A Python number whatever the names in it hold: a numeric literal, `float(...)`/`int(...)`/
+    `round(...)`/`len(...)` of the builtins, `x.item()`, a `math.*` call, and arithmetic of those."""
+    if depth > 8:
+        return False
+    if isinstance(e, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(e, cst.UnaryOperation):
+        return _number_expression(m, e.expression, depth + 1)
+    if isinstance(e, cst.BinaryOperation):
+        return _number_expression(m, e.left, depth + 1) and _number_expression(m, e.right, depth + 1)
+    if isinstance(e, cst.Call):
+        if isinstance(e.func, cst.Attribute) and e.func.attr.value == "item" and not e.args:
+            return True
+        q = m.qualname(e.func) or ""
+        if q.startswith("math.") and q.count(".") == 1:
+            return True
+        return (isinstance(e.func, cst.Name) and e.func.value in ("float", "int", "len")
+                and e.func.value not in m.functions and e.func.value not in m.aliases)
     return False
 
 
