@@ -922,6 +922,7 @@ class Flow:
         self._registered: set = set()
         self._closure_frames: dict = {}  # enclosing function -> the frame its closures read
         self._active: dict = {}  # function -> the frames of it being run now (innermost last)
+        self._opaque_outputs: set = set()  # calls of modules the file cannot see into
         self._scope_names: dict | None = None
         self._param_made: set = set()  # nn.Parameter(...) / register_buffer(...) calls: a module's own tensors
         self._fwd_cache: dict = {}
@@ -3449,7 +3450,10 @@ class Flow:
             # known to be moved to an accelerator fails ("'lengths' argument should be a 1D CPU
             # int64 tensor"); recorded as a mismatch with the call's own CPU requirement
             given = pos[1][:2] if len(pos) > 1 and not pos[1][2] else kw.get("lengths")
-            if given is not None and given[1].kind == TENSOR and given[1].dev is not None and given[1].dev.where == "acc":
+            if (given is not None and given[1].kind == TENSOR and given[1].dev is not None and given[1].dev.where == "acc"
+                    and given[1].origin not in self._opaque_outputs):
+                # (not an output of a module the file cannot see into: it may return its lengths as
+                # a list, `scores, caps, decode_lengths, sort_ind = decoder(...)`)
                 self._check(e, "cpu-arg", [(e.func, Value(TENSOR, HOST, nonscalar=True)), given], frame)
         if q == "types.SimpleNamespace" and not pos and _DOUBLE_STAR not in kw:
             # `SimpleNamespace(loss=loss, logits=logits)`: a record of the fields given
@@ -4299,6 +4303,12 @@ class Flow:
                     tensors += [(x, kv) for _, kv in v.keys if kv.kind == TENSOR]
                 elif v.elem is not None and v.elem.kind == TENSOR:
                     tensors.append((x, v.elem))
+        opaque = mv.cls is None and not (type(mv.origin) is cst.Call and (self.m.qualname(mv.origin.func) or "").startswith("torch."))
+        if opaque and len(tensors) > 1:
+            # a module the file cannot see into (imported, unpickled): only the data input surely
+            # meets its weights; lengths it is handed (`decoder(enc_out, words, cap_len)`) are
+            # kept on the host on purpose by RNN-style models that pack their inputs
+            tensors = [tensors[0]] + [(x, v) for x, v in tensors[1:] if not self._lengths_arg(x, v, kw)]
         if mv.cls is not None and tensors:
             host_ok = self._host_inputs(mv.cls)
             if host_ok:
@@ -4370,7 +4380,18 @@ class Flow:
         # a loss without parameters passes on the graph of its inputs
         graph = mv.kind == MODULE and not frame.nograd and (
             (mv.stateful and not self._freezes) or any(v.graph for _, v in tensors))
+        if opaque:
+            self._opaque_outputs.add(e)
         return Value(TENSOR, dev, mv.half if (dev is not None or tensors) else False, origin=e, graph=graph)
+
+    def _lengths_arg(self, x, v: Value, kw) -> bool:
+        """A host tensor handed to a module as its lengths (`cap_len`, `lengths=...`)."""
+        if v.dev is None or not v.dev.is_host:
+            return False
+        name = next((k for k, (kx, _) in kw.items() if kx is x and isinstance(k, str)), None)
+        if name is None and type(x) is cst.Name:
+            name = x.value
+        return name is not None and ("len" in name.lower())
 
     @staticmethod
     def _is_arg(x, pos, kw) -> bool:

@@ -475,3 +475,88 @@ def test_a_closure_called_back_reads_its_enclosing_locals():
     src = MORL.replace("torch.tensor([1.0, 0.0])", "torch.tensor([1.0, 0.0], device=device)")
     assert src != MORL
     assert _lines(src, "GL116") == []
+
+
+# precision22 B1-B3 (sgrvinod-style Image-Caption train.py/caption.py/eval.py, FourCastNet train.py):
+# B1: the outputs of a module the file cannot see into, unpacked (`scores, caps_sorted,
+# decode_lengths, sort_ind = decoder(...)`), were all tensors on its device, so GL116 reported
+# `pack_padded_sequence(scores, decode_lengths)` (the real decoder returns a list of lengths) with a
+# `.cpu()` fix that would fail. B2: every tensor handed to such a module had to be on its device;
+# lengths (`cap_len`) are kept on the host on purpose. B3: `scaler.update()` under a second `if` with
+# the same test as the step's (`if enable_amp:` twice) runs after every step (GL204).
+B1 = """
+import torch
+import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence
+from models import DecoderWithAttention
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+decoder = DecoderWithAttention(vocab_size=10).to(device)
+optimizer = torch.optim.Adam(decoder.parameters())
+criterion = nn.CrossEntropyLoss()
+loader = [(torch.randn(2, 5, 8), torch.randint(0, 10, (2, 6)), torch.tensor([[6], [4]]))]
+for imgs, caps, caplens in loader:
+    imgs, caps, caplens = imgs.to(device), caps.to(device), caplens.to(device)
+    scores, caps_sorted, decode_lengths, sort_ind = decoder(imgs, caps, caplens)
+    targets = caps_sorted[:, 1:]
+    scores = pack_padded_sequence(scores, decode_lengths, batch_first=True).data
+    targets = pack_padded_sequence(targets, decode_lengths, batch_first=True).data
+    loss = criterion(scores, targets)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+B2 = """
+import torch
+import torch.nn.functional as F
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+checkpoint = torch.load("BEST_checkpoint.pth.tar", map_location=str(device), weights_only=False)
+decoder = checkpoint["decoder"]
+decoder = decoder.to(device)
+decoder.eval()
+encoder_out = torch.randn(3, 196, 512).to(device)
+k_prev_words = torch.LongTensor([[1] * 52] * 3).to(device)
+cap_len = torch.LongTensor([52]).repeat(3, 1)  # kept on the CPU on purpose
+scores, _, _, _, _ = decoder(encoder_out, k_prev_words, cap_len)
+print(F.log_softmax(scores[:, 0, :], dim=1).shape)
+"""
+B3 = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+enable_amp = device.type == "cuda"
+model = nn.Linear(8, 8).to(device)
+optimizer = torch.optim.Adam(model.parameters())
+gscaler = torch.amp.GradScaler("cuda", enabled=enable_amp)
+for step in range(3):
+    inp = torch.randn(4, 8, device=device)
+    model.zero_grad()
+    with torch.autocast(device.type, enabled=enable_amp):
+        loss = model(inp).pow(2).mean()
+    if enable_amp:
+        gscaler.scale(loss).backward()
+        gscaler.step(optimizer)
+    else:
+        loss.backward()
+        optimizer.step()
+    if enable_amp:
+        gscaler.update()
+"""
+
+
+def test_lengths_from_an_opaque_module_or_handed_to_it_are_not_judged():
+    assert _lines(B1, "GL116", "GL101") == []
+    assert _lines(B2, "GL116", "GL101") == []
+    # a data input of such a module still has to be on its device
+    src = B2.replace("encoder_out = torch.randn(3, 196, 512).to(device)", "encoder_out = torch.randn(3, 196, 512)")
+    assert src != B2
+    assert _lines(src, "GL116", "GL101")
+
+
+def test_an_update_under_the_same_test_as_the_step_runs_after_it():
+    assert _lines(B3, "GL204") == []
+    src = B3.replace("    if enable_amp:\n        gscaler.update()", "    if step % 10 == 0:\n        gscaler.update()")
+    assert src != B3
+    assert _lines(src, "GL204")

@@ -1196,6 +1196,17 @@ def _guarded_apart(m, update, step, it) -> bool:
     """The update sits under an `if` (inside the iteration) that the step is not under: it does
     not run after every step (icefall#1829: `if batch_idx % 100 == 0 and use_fp16: ...
     scaler.update(cur_grad_scale * 2.0)` as the only update after an unconditional step)."""
+    # the tests of the `if`s the step runs in the true branch of (`if enable_amp: scaler.step(o)`):
+    # an update under a second `if` with the same test runs after every such step (FourCastNet)
+    text = cst.Module([]).code_for_node
+    step_tests = set()
+    child = step
+    for anc in m.ancestors(step):
+        if anc is it:
+            break
+        if isinstance(anc, cst.If) and m.contains(anc.body, child):
+            step_tests.add(text(anc.test))
+        child = anc
     child = update
     for anc in m.ancestors(update):
         if anc is it:
@@ -1203,6 +1214,9 @@ def _guarded_apart(m, update, step, it) -> bool:
         if isinstance(anc, cst.If) and not m.contains(anc.test, child):
             branch = anc.body if m.contains(anc.body, child) else anc.orelse
             if branch is not None and not m.contains(branch, step):
+                if branch is anc.body and text(anc.test) in step_tests:
+                    child = anc
+                    continue  # the same condition as the step's
                 return True
         child = anc
     return False
