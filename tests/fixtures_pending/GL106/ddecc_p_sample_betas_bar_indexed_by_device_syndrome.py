@@ -39,8 +39,8 @@ class DDECCT(nn.Module):
         self.device = device
         betas = torch.linspace(1e-3, 1e-2, n_steps)
         betas = betas * 0 + sigma
-        self.betas = betas.view(-1, 1)
-        self.betas_bar = torch.cumsum(self.betas, 0).view(-1, 1)
+        self.betas = betas.view(-1, 1)  # expect: GL106
+        self.betas_bar = torch.cumsum(self.betas, 0).view(-1, 1)  # expect: GL106
         self.time_embed = nn.Embedding(n_steps, d_model)
         self.src = nn.Linear(code.n + code.pc_matrix.size(0), d_model)
         self.out_fc = nn.Linear(d_model, code.n)
@@ -58,9 +58,9 @@ class DDECCT(nn.Module):
         t = sum_syndrome
         noise_mul_pred = self(yt.to(self.device), sum_syndrome.to(self.device)).cpu()
         noise_add_pred = yt - torch.sign(-noise_mul_pred * torch.sign(yt))
-        factor = torch.sqrt(self.betas_bar[t]) * self.betas[t] / (self.betas_bar[t] + self.betas[t])  # expect: GL116
+        factor = torch.sqrt(self.betas_bar[t]) * self.betas[t] / (self.betas_bar[t] + self.betas[t])
         yt_1 = yt - noise_add_pred * factor
-        yt_1[t == 0] = yt[t == 0]
+        yt_1[t == 0] = yt[t == 0]  # expect: GL116
         return yt_1, t
 
     def p_sample_loop(self, cur_y):
