@@ -129,6 +129,11 @@ for x, y in loader:
                        f"(`.to({shown})`) on that path too")
                 yield ctx.finding(mm.node, msg, fix)
                 continue
+            if name == "self" and isinstance(ctor, cst.Call):
+                # `self.forward(image)` in a method that moved `image` itself (Depth-Anything-V2#45's
+                # `infer_image`): `self = self.to(...)` is no advice; name the instance built outside
+                yield ctx.finding(mm.node, _self_call_message(ctx, m, mm.node, ctor, shown), fix)
+                continue
             if device is None and shown == "cuda":
                 msg = (f"`{name}` receives inputs moved to the GPU (`.cuda()`) but the model itself is never "
                        f"moved; add `{name} = {name}.cuda()` after it is built")
@@ -592,3 +597,19 @@ def _module_mixin(m, owner: cst.ClassDef) -> bool:
                     and m.method_of_class(name, n.func.attr.value) is None):
                 return True
     return False
+
+
+def _self_call_message(ctx: Context, m, node, ctor: cst.Call, shown: str) -> str:
+    """GL112's message when the model called is `self` (a method of the class moves its own inputs
+    and calls `self(...)` / `self.forward(...)`): the instance built on the host, named by the
+    assignment that binds it when there is one."""
+    cls = m.class_of(node)
+    what = f"`{cls.name.value}`" if cls is not None else "the model"
+    parent = m.parent(ctor)
+    inst = None
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        inst = parent.targets[0].target.value
+    built = f"`{inst}`, built on {line_ref(ctx, ctor)}," if inst else f"the instance built on {line_ref(ctx, ctor)}"
+    move = f"`{inst} = {inst}.to(...)`" if inst else "`.to(...)`"
+    return (f"{what} moves the inputs of this call to `{shown}` in its own method, but {built} is never "
+            f"moved: its weights stay on the CPU; move it after it is built ({move}, to that device)")
