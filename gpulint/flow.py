@@ -3897,8 +3897,9 @@ class Flow:
             # makes (`torch.tensor(np.eye(k))`): at least one dimension
             return bool(pos) and (type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp) or _sliced(pos[0][0]) or (
                 not pos[0][2] and pos[0][1].kind == TUPLE) or self._numpy_array_call(pos[0][0]))
-        if last in ("arange", "linspace", "logspace", "randperm", "eye"):
-            return True
+        if last in ("arange", "linspace", "logspace", "randperm", "eye", "hann_window", "hamming_window",
+                    "blackman_window", "bartlett_window", "kaiser_window"):
+            return True  # (a window function makes a 1-D window: gard-adversarial-speaker-id#2's STFT)
         if last in ("randint",):
             sizes = [x for x, v, st in pos if type(x) in (cst.Tuple, cst.List)]
             return bool(sizes) and len(sizes[-1].elements) > 0

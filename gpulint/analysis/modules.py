@@ -64,7 +64,10 @@ _AVAILABILITY_CALLS = frozenset(
 )
 
 #: factories GL105 looks at (torch.<name>), deterministic and random
-DETERMINISTIC_FACTORIES = frozenset("zeros ones empty full arange linspace eye tensor as_tensor".split())
+DETERMINISTIC_FACTORIES = frozenset(
+    "zeros ones empty full arange linspace eye tensor as_tensor "
+    "hann_window hamming_window blackman_window bartlett_window kaiser_window".split()  # (1-D windows: STFT)
+)
 RANDOM_FACTORIES = frozenset("rand randn randint".split())
 FACTORIES = DETERMINISTIC_FACTORIES | RANDOM_FACTORIES
 #: legacy typed constructors: they take no `device=`
