@@ -375,11 +375,11 @@ def _prefix_stripped_loads(m) -> set[str]:
         values = [arg]
         if isinstance(arg, cst.Name):
             values = [b.value for b in m.bindings_of(arg) if b.how == "assign"]
-        if any(isinstance(v, cst.DictComp) and _strips_module_prefix(m, v.key) for v in values):
-            out.add(recv.value)
-        elif isinstance(arg, cst.Name) and _loop_filled_stripped(m, arg):
-            out.add(recv.value)
-        elif any(_helper_strips(m, v) for v in values):
+        if (
+            any(isinstance(v, cst.DictComp) and _strips_module_prefix(m, v.key) for v in values)
+            or (isinstance(arg, cst.Name) and _loop_filled_stripped(m, arg))
+            or any(_helper_strips(m, v) for v in values)
+        ):
             out.add(recv.value)
     return out
 
