@@ -375,11 +375,38 @@ def _prefix_stripped_loads(m) -> set[str]:
         values = [arg]
         if isinstance(arg, cst.Name):
             values = [b.value for b in m.bindings_of(arg) if b.how == "assign"]
-        if any(isinstance(v, cst.DictComp) and _strips_module_prefix(m, v.key) for v in values):
-            out.add(recv.value)
-        elif isinstance(arg, cst.Name) and _loop_filled_stripped(m, arg):
+        if (
+            any(isinstance(v, cst.DictComp) and _strips_module_prefix(m, v.key) for v in values)
+            or (isinstance(arg, cst.Name) and _loop_filled_stripped(m, arg))
+            or any(_helper_strips(m, v) for v in values)
+        ):
             out.add(recv.value)
     return out
+
+
+def _helper_strips(m, value) -> bool:
+    """`trim_state_dict_name(ckpt)`: a call of a function of the file (by name, one level) that
+    returns a dict whose keys drop the `module.` prefix (a stripping dict comprehension, directly or
+    through a name assigned one, or a name filled in a loop with stripped keys). HA-GAN's train.py
+    resumes with `ckpt = trim_state_dict_name(ckpt); G.load_state_dict(ckpt)`, its helper filling
+    an OrderedDict with `name = k[7:]`."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+        return False
+    for fn in m.functions.get(value.func.value, []):
+        for node in m.walk(fn, skip=(cst.ClassDef, cst.Lambda)):
+            if not isinstance(node, cst.Return) or node.value is None:
+                continue
+            if m.enclosing(node, cst.FunctionDef) is not fn:
+                continue
+            ret = node.value
+            rets = [ret]
+            if isinstance(ret, cst.Name):
+                rets = [b.value for b in m.bindings_of(ret) if b.how == "assign"]
+            if any(isinstance(v, cst.DictComp) and _strips_module_prefix(m, v.key) for v in rets):
+                return True
+            if isinstance(ret, cst.Name) and _loop_filled_stripped(m, ret):
+                return True
+    return False
 
 
 def _loop_filled_stripped(m, d: cst.Name) -> bool:

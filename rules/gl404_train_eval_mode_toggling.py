@@ -68,7 +68,9 @@ and inference behaviour. Two mistakes are common and silent:
 
 An evaluation loop is a loop in a function named like `validate`/`evaluate`/`test`, one under
 `no_grad`, or a `for ... in valid_loader:` (a loader named for validation or testing) right after
-the training batches that computes a loss or an accuracy.
+the training batches that computes a loss or an accuracy. A loop-free `with torch.no_grad():` block
+written right after the training batches (the whole validation set in one forward) that computes
+a loss or an accuracy counts as well.
 
 The `eval()` may be in a function of the file the loop calls, or one level deeper
 (`check_accuracy(pg, ee)` calling `set_mode("eval", [pg, ee])`, a helper that loops over a list
@@ -129,7 +131,64 @@ for epoch in range(epochs):
             return
         yield from self._never_undone(ctx, facts)
         yield from self._eval_in_train_mode(ctx, facts)
+        yield from self._eval_block_in_train_mode(ctx, facts)
         yield from self._helper_evals_before_training(ctx, facts)
+
+    # a loop-free `with torch.no_grad():` evaluation right after the training batches ------------
+    def _eval_block_in_train_mode(self, ctx, facts):
+        """`with torch.no_grad(): out = M(X_valid); loss = loss_fn(out, y_valid)` written in the
+        epoch loop right after the training batch loop, with no loop of its own (the whole
+        validation set in one forward, as hosseinshn/GradNorm's notebook does), and no `M.eval()`:
+        the same evaluation in training mode as the loop form, under the same conditions (a
+        mode-sensitive model trained by that batch loop, a loss or accuracy computed, nothing in
+        between that may set the mode, no deliberate `M.train()` before it)."""
+        m = ctx.model
+        for node in m.withs:
+            if not node.items or not all(
+                isinstance(it.item, cst.Call) and m.qualname(it.item.func) in ("torch.no_grad", "torch.inference_mode")
+                for it in node.items
+            ):
+                continue
+            if any(isinstance(n, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef)) for n in walk(node.body)):
+                continue
+            train_loop = _training_loop_before(ctx, facts, node)
+            if train_loop is None:
+                continue
+            calls = facts.model_calls_through_self(node)
+            models = []
+            for c in calls:
+                name = dotted(c.func)
+                if name is not None and name not in models:
+                    models.append(name)
+            if len(models) != 1:
+                continue
+            name = models[0]
+            model_expr = next(c.func for c in calls if dotted(c.func) == name)
+            if not facts.mode_sensitive(model_expr):
+                continue
+            if all(_output_discarded(m, c) for c in calls if dotted(c.func) == name):
+                continue
+            if any(method_of(c) and method_of(c)[1] in ("eval", "train") for c in facts.calls_in(node, into_defs=False)):
+                continue
+            if not _evaluates_after(ctx, facts, node, train_loop, name, calls):
+                continue
+            if any(facts.effects(fn) & {"eval", "train", "unknown-mode"} for fn in facts.self_methods_called(node)):
+                continue
+            if facts.mode_before(node) != "train":
+                continue
+            if facts.passes_to_unknown(node, {name}) or self._deliberate_train(ctx, facts, node, name):
+                continue
+            fix = ctx.fix(
+                ctx.insert_text(_line_above_comments(ctx, node), f"{ctx.indent_of(node)}{name}.eval(){ctx.newline}"),
+                ctx.insert_after(node, f"{name}.train()"),
+                message=f"Insert `{name}.eval()` before the evaluation block and `{name}.train()` after it",
+            )
+            yield ctx.finding(
+                node,
+                f"evaluation runs `{name}` in training mode (dropout on, batch-norm statistics updated); "
+                f"call `{name}.eval()` before it and `{name}.train()` after it",
+                fix,
+            )
 
     # a helper that leaves the model in eval mode, then a training forward ----------------------
     def _helper_evals_before_training(self, ctx, facts):
@@ -760,16 +819,19 @@ def _training_loop_before(ctx: Context, facts, node):
     `enable_dropout(M)`, a helper of the file that does): an evaluation loop written right after
     the training batches (udacity/deep-learning-v2-pytorch#3). The training loop's LoopInfo, or None."""
     m = ctx.model
-    if not isinstance(node, cst.For):
+    if isinstance(node, cst.With):
+        pass  # a loop-free `with torch.no_grad():` block (the caller checked it)
+    elif not isinstance(node, cst.For):
         return None
-    it = node.iter
-    while isinstance(it, cst.Call) and it.args and it.args[0].keyword is None:
-        q = m.qualname(it.func) or (it.func.value if isinstance(it.func, cst.Name) else None)
-        if q not in _ITER_WRAPPERS:
-            break
-        it = it.args[0].value
-    if not isinstance(it, (cst.Name, cst.Attribute)) or not EVAL_LOADER.search(it.attr.value if isinstance(it, cst.Attribute) else it.value):
-        return None
+    else:
+        it = node.iter
+        while isinstance(it, cst.Call) and it.args and it.args[0].keyword is None:
+            q = m.qualname(it.func) or (it.func.value if isinstance(it.func, cst.Name) else None)
+            if q not in _ITER_WRAPPERS:
+                break
+            it = it.args[0].value
+        if not isinstance(it, (cst.Name, cst.Attribute)) or not EVAL_LOADER.search(it.attr.value if isinstance(it, cst.Attribute) else it.value):
+            return None
     block = m.parent(node)
     body = getattr(block, "body", None)
     if not isinstance(block, (cst.IndentedBlock, cst.Module)) or not isinstance(body, (list, tuple)):

@@ -9,6 +9,7 @@ from gpulint.rule import Context, Kind, Rule
 
 _SYNC_METHODS = frozenset({"item", "cpu", "numpy", "tolist"})
 _SYNC_FUNCTIONS = frozenset({"torch.cuda.synchronize", "torch.cuda.current_stream().synchronize"})
+_SYNC_BUILTINS = frozenset({"float", "int"})
 
 
 class HostSyncInHotLoop(Rule):
@@ -22,12 +23,12 @@ class HostSyncInHotLoop(Rule):
     fix_safety = "none"
     default = False
     kind = "slow"
-    prefilter = r"\.item\(|\.cpu\(|\.numpy\(|\.tolist\(|print\(|synchronize\("
+    prefilter = r"\.item\(|\.cpu\(|\.numpy\(|\.tolist\(|print\(|synchronize\(|\b(?:float|int)\("
     ast_prefilter = (r"^loop$", r"backward", r"^\.step\($")
     explanation = '''
 CUDA kernels run asynchronously: the Python loop normally races ahead and queues the next step
-while the GPU works. `.item()`, `.cpu()`, `.numpy()`, `.tolist()`, printing a tensor and
-`torch.cuda.synchronize()` all block until the GPU has caught up, so an unconditional one in the
+while the GPU works. `.item()`, `float(t)` / `int(t)`, `.cpu()`, `.numpy()`, `.tolist()`, printing a
+tensor and `torch.cuda.synchronize()` all block until the GPU has caught up, so an unconditional one in the
 innermost training loop serialises CPU and GPU every step. For small models this can cost a large
 fraction of the throughput.
 
@@ -70,12 +71,12 @@ for step, (x, y) in enumerate(loader):
                     continue
                 if facts.enclosing_loop(call) is not loop.node:
                     continue  # an inner non-training loop: not every step's critical path
-                what = self._sync(ctx, call)
+                what = self._sync(ctx, call, loop.node)
                 if what is not None:
                     yield ctx.finding(call, self.message.format(what=what))
 
     @staticmethod
-    def _sync(ctx: Context, call: cst.Call) -> str | None:
+    def _sync(ctx: Context, call: cst.Call, loop: cst.CSTNode) -> str | None:
         m = ctx.model
         q = m.qualname(call.func)
         if q == "torch.cuda.synchronize":
@@ -92,7 +93,30 @@ for step, (x, y) in enumerate(loader):
             for a in call.args:
                 if m.kind_of(a.value) is Kind.TENSOR:
                     return "print(<tensor>)"
+        if (
+            isinstance(call.func, cst.Name) and call.func.value in _SYNC_BUILTINS
+            and m.qualname(call.func) is None and not m.bindings_of(call.func)
+            and len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
+            and (m.kind_of(call.args[0].value) is Kind.TENSOR or _backward_in(m, call.args[0].value, loop))
+        ):
+            # `float(loss)` / `int(correct)` read a tensor's value like `.item()` (LANfactory#120:
+            # `epoch_loss_sum += float(loss)` after every optimizer step)
+            return f"{call.func.value}(<tensor>)"
         return None
+
+
+def _backward_in(m, expr: cst.BaseExpression, loop: cst.CSTNode) -> bool:
+    """`expr` is a name whose `.backward()` the loop calls: the step's loss, a tensor whatever
+    function made it (LANfactory's `loss = self.loss_fun(pred, yb)`, a loss function picked from
+    the config)."""
+    if not isinstance(expr, cst.Name):
+        return False
+    for c in m.calls_in(loop):
+        f = c.func
+        if (isinstance(f, cst.Attribute) and f.attr.value == "backward"
+                and isinstance(f.value, cst.Name) and f.value.value == expr.value):
+            return True
+    return False
 
 
 def _device_guarded_only(m, call: cst.Call, loop: cst.CSTNode) -> bool:
