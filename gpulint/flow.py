@@ -3579,7 +3579,11 @@ class Flow:
         """device= of a constructor or factory: (device, given). A `**mapping` argument may carry
         a device (`**dd` with `dd = dict(device=device, ...)`, timm's convention): unknown."""
         if "device" not in kw and any(a.star == "**" for a in e.args):
-            return None, True
+            dv = kw.get(_DOUBLE_STAR, (None, UNKNOWN))[1]
+            if not (dv.kind == MAPPING and dv.keys is not None
+                    and not any(k0 in ("device", "device_map") for k0, _ in dv.keys)):
+                return None, True
+            # (`Net(**model_configs["vits"])` of dict displays without a device key: no placement)
         if "device" in kw:
             x, v = kw["device"]
             if type(x) is cst.Name and x.value == "None":
@@ -5054,7 +5058,7 @@ class Flow:
         for k, (x, v) in kw.items():
             if k != _STAR and k != _DOUBLE_STAR:  # `f(*xs, **kw)`: no parameter of that name
                 args[k] = self._device_literal(x, v)
-        if frame.quiet or self._self_check_call(e, frame, selfv):
+        if frame.quiet or self._self_check_call(e, frame, selfv, pos, kw):
             # a self-check and its calls are not the program's call sites
             return self._summary(fn, cls, args if ok else {}, selfv, None, self._caller_attrs(e, frame, selfv), True) \
                 if summary else UNKNOWN
@@ -5074,16 +5078,22 @@ class Flow:
         return self._summary(fn, cls, args if ok else {}, selfv, None if frame.cpu_only else e,
                              self._caller_attrs(e, frame, selfv))
 
-    def _self_check_call(self, e, frame: _Frame, selfv) -> bool:
-        """`self.forward(sample)` from another method of the module (a `test()` self-check that
-        runs the model on a host sample): the instance is wherever the caller left it, unknown
-        here, so what the forward pass meets is no mismatch to report at this call (MedicalZoo's
-        models, PRECISION21 A2). A receiver known to be on an accelerator still counts."""
+    def _self_check_call(self, e, frame: _Frame, selfv, pos, kw) -> bool:
+        """`self.forward(sample)` from another method of the module with a sample on the host (a
+        `test()` self-check that runs the model on `torch.rand(...)`): the instance is wherever the
+        caller left it, unknown here, so what the forward pass meets is no mismatch to report at
+        this call (MedicalZoo's models, PRECISION21 A2). A receiver known to be on an accelerator
+        still counts, and so does a sample the method moved (`image.to(DEVICE)` before
+        `self.forward(image)` on a model never moved: GL112)."""
         f = e.func if type(e) is cst.Call else None
-        return (type(f) is cst.Attribute and f.attr.value == "forward" and type(f.value) is cst.Name
+        if not (type(f) is cst.Attribute and f.attr.value == "forward" and type(f.value) is cst.Name
                 and f.value.value == "self" and frame.cls is not None and type(frame.fn) is cst.FunctionDef
                 and not self._forwardish(frame.fn)
-                and (selfv is None or selfv.dev is None or not selfv.dev.is_acc))
+                and (selfv is None or selfv.dev is None or not selfv.dev.is_acc)):
+            return False
+        vals = [v for _, v, st in pos if not st] + [v for k, (_, v) in kw.items() if isinstance(k, str)]
+        tensors = [v for v in vals if v.kind == TENSOR]
+        return bool(tensors) and all(v.dev is not None and v.dev.is_host for v in tensors)
 
     def _caller_attrs(self, e, frame: _Frame, selfv) -> tuple:
         """`self.meth(...)` from a method that has re-bound some `self` attributes on its way

@@ -560,3 +560,43 @@ def test_an_update_under_the_same_test_as_the_step_runs_after_it():
     src = B3.replace("    if enable_amp:\n        gscaler.update()", "    if step % 10 == 0:\n        gscaler.update()")
     assert src != B3
     assert _lines(src, "GL204")
+
+
+# fixtures30 E30-2 (Depth-Anything-V2#45, tests/fixtures/GL112/depth_anything_v2_readme_model_never_moved_infer_image.py):
+# `model = Net(**model_configs[encoder])` of dict displays without a device key was "placed
+# somewhere unknown" (a `**` mapping may carry `device=`), so the model's `infer_image`, which
+# moves its input and calls `self.forward(image)`, met no host model. Also the A2 self-check above
+# is only for a host sample: a sample the method moved still meets the instance (GL112).
+DEPTH = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, features=1):
+        super().__init__()
+        self.conv = nn.Conv2d(3, features, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+    @torch.no_grad()
+    def infer_image(self, raw):
+        image = torch.from_numpy(raw).unsqueeze(0)
+        DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+        image = image.to(DEVICE)
+        return self.forward(image)  # GL112 expected
+
+
+cfg = {"features": 1}
+model = Net(**cfg)
+model.eval()
+print(model.infer_image(torch.rand(3, 8, 8).numpy()).shape)
+"""
+
+
+def test_a_construction_from_a_mapping_without_a_device_is_on_the_host():
+    assert _lines(DEPTH, "GL112") == [(19, "GL112")]
+    src = DEPTH.replace('cfg = {"features": 1}', 'cfg = {"features": 1, "device": "cuda"}')
+    assert src != DEPTH
+    assert _lines(src, "GL112") == []
