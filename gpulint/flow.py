@@ -141,6 +141,9 @@ class Value:
     # called with gradients on, and what differentiable operations make of it (not `.detach()`,
     # `.item()`, comparisons, `argmax`, integer casts, or anything computed under no_grad)
     graph: bool = False
+    # OBJECT: attributes code outside the class's methods set on this instance (`inst.model =
+    # CNN(...)` in a `load` classmethod, `trainer.model = net`): ((name, value), ...), read first
+    attrs: tuple | None = None
 
     def __eq__(self, o):
         return (
@@ -165,6 +168,7 @@ class Value:
             and self.const == o.const
             and self.host_part is o.host_part
             and self.graph == o.graph
+            and self.attrs == o.attrs
         )
 
     def __hash__(self):
@@ -252,7 +256,18 @@ def join(a: Value | None, b: Value | None) -> Value:
         const=a.const if a.const == b.const else None,
         graph=a.graph and b.graph,
         host_part=a.host_part if a.host_part is b.host_part else None,
+        attrs=_join_attrs(a.attrs, b.attrs),
     )
+
+
+def _join_attrs(a, b):
+    """Per-instance attributes on both paths (joined where both set one; one set on one path only
+    may or may not be there: dropped, the class's own value is read)."""
+    if not a or not b:
+        return None
+    bd = dict(b)
+    out = tuple((k, join(v, bd[k])) for k, v in a if k in bd)
+    return out or None
 
 
 # Value.py of a value of no known kind that is a Python number on some paths and a tensor on the
@@ -386,6 +401,11 @@ _REDUCTIONS = frozenset(
 
 def _is_static(fn) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.decorators)
+
+
+def _is_classmethod(fn) -> bool:
+    return type(fn) is cst.FunctionDef and any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in fn.decorators)
 
 
 class _TorchFn:
@@ -923,6 +943,7 @@ class Flow:
         self._closure_frames: dict = {}  # enclosing function -> the frame its closures read
         self._active: dict = {}  # function -> the frames of it being run now (innermost last)
         self._opaque_outputs: set = set()  # calls of modules the file cannot see into
+        self._host_instances = 0  # summaries being run for a module instance known to be on the host
         self._scope_names: dict | None = None
         self._param_made: set = set()  # nn.Parameter(...) / register_buffer(...) calls: a module's own tensors
         self._fwd_cache: dict = {}
@@ -1603,7 +1624,7 @@ class Flow:
                 frame.assigned_self.add(key)
                 if frame.record:
                     self.values[target] = v
-            else:
+            elif not self._instance_attr_set(target, v, frame):
                 self._part_assigned(target, v, frame, value_expr)
         elif t is cst.Tuple or t is cst.List:
             els = target.elements
@@ -1653,6 +1674,22 @@ class Flow:
                     else:
                         new = Value(BATCH, None, origin=bv.origin)
                     self._rebind_container(base, new, frame)
+
+    def _instance_attr_set(self, target: cst.Attribute, v: Value, frame: _Frame) -> bool:
+        """`inst.model = CNN(...)` on a name holding an instance of a plain class of the file: that
+        instance's attribute from here on (its methods, summarised for it, read it first)."""
+        base = target.value
+        if type(base) is not cst.Name:
+            return False
+        cur = self._lookup(base.value, frame)
+        if cur is None or cur.kind != OBJECT or cur.cls is None or cur.cls not in self.m.classes or cur.keys is not None:
+            return False
+        key = target.attr.value
+        attrs = tuple((k, x) for k, x in (cur.attrs or ()) if k != key) + ((key, v),)
+        self._bind(base, replace(cur, attrs=attrs), frame, None, rebinding=True)
+        if frame.record:
+            self.values[target] = v
+        return True
 
     def _part_assigned(self, target, v: Value, frame: _Frame, value_expr) -> None:
         """`model.fc = nn.Linear(n, k)` (`model.roi_heads.box_predictor = FastRCNNPredictor(...)`)
@@ -2401,6 +2438,11 @@ class Flow:
         return None if name in self.m.aliases else self.m.module_function(name)
 
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
+        sv = frame.env.get("self")
+        if sv is not None and sv.attrs and "self." + attr not in frame.env:
+            for k0, v0 in sv.attrs:
+                if k0 == attr:
+                    return v0  # set on this very instance by code outside the class: as set
         v = self._self_attr_raw(attr, frame, note_miss)
         if (v is not None and v.kind in (MODULE, METRIC) and v.origin is not None and v.dev is not None
                 and not v.dev.is_acc and v.origin in self._moved_origins
@@ -2559,6 +2601,10 @@ class Flow:
         if frame.cls is None:
             return None
         sv = frame.env.get("self")
+        if sv is not None and sv.attrs:
+            for k0, v0 in sv.attrs:
+                if k0 == attr:
+                    return v0  # set on this instance by code outside the class (`inst.model = ...`)
         if sv is not None and sv.cls is not None and sv.cls != frame.cls:
             # an inherited method run for an instance of a subclass: that class's attributes first
             sub = self.class_attrs.get(sv.cls)
@@ -2670,6 +2716,10 @@ class Flow:
             return Value(DEVICE, HOST, origin=e)
         if k == TUPLE and bv.elem is not None and bv.elem.kind == TENSOR and attr in _NAMED_RESULTS:
             return bv.elem  # `x.max(dim=1).values`, `torch.sort(x).indices`
+        if k == OBJECT and bv.attrs:
+            for k0, v0 in bv.attrs:
+                if k0 == attr:
+                    return v0  # `inst.model` set on this instance (see _instance_attr_set)
         if k == OBJECT and bv.keys is not None:
             # `out.logits` of a dataclass instance of the file (`Output(logits=self.fc(x))`, the
             # Hugging Face ModelOutput shape) or a `SimpleNamespace(...)`: the field as it was given
@@ -3038,7 +3088,7 @@ class Flow:
                 return UNKNOWN
             if (type(recv) is cst.Name and recv.value in self.m.classes and self._lookup(recv.value, frame) is None):
                 found = self.m.method_of_class(recv.value, meth)
-                if found is not None and _is_static(found[0]):
+                if found is not None and (_is_static(found[0]) or _is_classmethod(found[0])):
                     # `GANLoss.rand_between(low, high)`: a static method named through its class
                     pos, kw = self._args(e, frame)
                     return self._call_function(found[0], found[1], e, pos, kw, frame, None)
@@ -3097,6 +3147,11 @@ class Flow:
             name = func.value
             if name in self.m.classes and self._lookup(name, frame) is None:
                 return self._instance(name, e, pos, kw, frame)
+            fnode = frame.fn
+            if (frame.cls is not None and _is_classmethod(fnode) and self._lookup(name, frame) is None
+                    and (fnode.params.posonly_params or fnode.params.params)
+                    and (*fnode.params.posonly_params, *fnode.params.params)[0].name.value == name):
+                return self._instance(frame.cls, e, pos, kw, frame)  # `cls(...)` in a classmethod
             fn = self.m.module_function(name)
             if fn is not None and self._lookup(name, frame) is None:
                 return self._call_function(fn, None, e, pos, kw, frame, None)
@@ -5019,8 +5074,8 @@ class Flow:
             return self._call_lambda(fn, pos, kw, frame) if summary else UNKNOWN
         p = fn.params
         names = [x.name.value for x in (*p.posonly_params, *p.params)]
-        if selfv is not None and names and not _is_static(fn):
-            names = names[1:]  # the receiver (a staticmethod called on an instance takes none)
+        if names and ((selfv is not None and not _is_static(fn)) or _is_classmethod(fn)):
+            names = names[1:]  # the receiver (a staticmethod called on an instance takes none; a classmethod its class)
         args: dict[str, Value] = {}
         ok = True
         i = 0  # the next positional parameter
@@ -5153,7 +5208,7 @@ class Flow:
     def _summary(self, fn, cls, args: dict, selfv, site=None, attrs: tuple = (), quiet: bool = False) -> Value:
         if len(self._in_summary) >= MAX_DEPTH or fn in self._in_summary or self._work > self._budget:
             return UNKNOWN
-        key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv, attrs, quiet)
+        key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv, attrs, quiet, self._host_instances > 0)
         live = self._live_outer(fn)
         if live is not None:
             key = (*key, id(live), tuple(sorted((k, v) for k, v in live.env.items() if isinstance(k, str))))
@@ -5180,10 +5235,15 @@ class Flow:
                 frame.env.update(attrs)  # the calling method's own view of them
             active = self._active.setdefault(fn, [])
             active.append(frame)
+            # run for an instance known to be on the host (built, never moved): "where the module
+            # is" is the host there and in what it calls, not the accelerator of GL105's premise
+            host = selfv is not None and selfv.dev is not None and selfv.dev.is_host and selfv.kind in (MODULE, METRIC)
+            self._host_instances += host
             try:
                 self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
             finally:
                 active.pop()
+                self._host_instances -= host
             if frame.yields is not None:  # a generator function: calling it gives an iterator
                 out = Value(ITER, None, elem=frame.yields if frame.yields.kind is not None else None)
             else:
@@ -5331,7 +5391,7 @@ class Flow:
         # "where the module is" counts as the accelerator only in `forward` (GL105's premise: the
         # inputs of a model's forward are on its device); other methods may run before a move
         fn = frame.fn
-        in_forward = isinstance(fn, cst.FunctionDef) and self._forwardish(fn)
+        in_forward = isinstance(fn, cst.FunctionDef) and self._forwardish(fn) and not self._host_instances
         for x, v in operands:
             d = v.dev
             if d is None or v.kind != TENSOR:

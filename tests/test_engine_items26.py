@@ -600,3 +600,108 @@ def test_a_construction_from_a_mapping_without_a_device_is_on_the_host():
     src = DEPTH.replace('cfg = {"features": 1}', 'cfg = {"features": 1, "device": "cuda"}')
     assert src != DEPTH
     assert _lines(src, "GL112") == []
+
+
+# fixtures pending since the fifteenth batch, DashAISoftware/dashAI#679 (engine item F,
+# tests/fixtures/GL112/dashai_loaded_classifier_model_left_on_host.py): a `load` classmethod builds
+# `instance = cls(...)` and sets `instance.model = CNN(...)` on the host; `loaded.predict(x)` moves
+# its input and calls `self.model`. `cls(...)` was unknown, an attribute set from outside the class
+# was read as the class's own (`train()` moved it), and a classmethod called through its class was
+# not followed. Now `cls(...)` is an instance of the class, `inst.attr = v` is that instance's
+# attribute (read first by its methods), and `Cls.method(...)` of a classmethod is followed.
+LOADED = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Clf:
+    def __init__(self):
+        self.model = None
+
+    def train(self, x):
+        self.model = nn.Linear(4, 2).to(device)
+        return self.model(x.to(device))
+
+    def predict(self, x):
+        return self.model(x.to(device))
+
+    @classmethod
+    def load(cls, state):
+        inst = cls()
+        inst.model = nn.Linear(4, 2)
+        inst.model.load_state_dict(state)
+        return inst
+
+
+c = Clf()
+c.train(torch.randn(3, 4))
+loaded = Clf.load(c.model.state_dict())
+print(loaded.predict(torch.randn(3, 4)))
+"""
+
+
+def test_an_attribute_set_on_an_instance_from_outside_its_class():
+    assert _lines(LOADED, "GL112") == [(17, "GL112")]
+    src = LOADED.replace("        inst.model = nn.Linear(4, 2)\n", "        inst.model = nn.Linear(4, 2).to(device)\n")
+    assert src != LOADED
+    assert _lines(src, "GL112", "GL116") == []
+
+
+# pointMLP's models/pointmlp.py (corpus21, found while measuring the change above): the smoke test
+# `model = pointMLP(); out = model(torch.rand(2, 3, 1024))` runs everything on the host; followed
+# into the submodules built in loops (of unknown placement themselves), "wherever the module is"
+# counted as the accelerator of GL105's premise and a host input "met" it. In what an instance
+# known to be on the host runs, that premise does not hold.
+HOSTRUN = """
+import torch
+import torch.nn as nn
+
+
+def index_points(points, idx):
+    batch = torch.arange(points.shape[0], dtype=torch.long, device=points.device).view(-1, 1)
+    return points[batch, idx, :]
+
+
+def get_activation(name):
+    if name == "gelu":
+        return nn.GELU()
+    return nn.ReLU(inplace=True)
+
+
+class Block(nn.Module):
+    def __init__(self, c, activation="relu"):
+        super().__init__()
+        self.act = get_activation(activation)
+        self.net = nn.Sequential(nn.Conv1d(c, c, 1), nn.BatchNorm1d(c), self.act)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Model(nn.Module):
+    def __init__(self, c=3, activation="relu", **kwargs):
+        super().__init__()
+        self.embedding = Block(c, activation=activation)
+        self.blocks = nn.ModuleList([Block(c) for _ in range(2)])
+
+    def forward(self, x):
+        x = self.embedding(x)
+        for blk in self.blocks:
+            x = blk(x)
+        return x
+
+
+def make(**kwargs):
+    return Model(c=3, **kwargs)
+
+
+if __name__ == "__main__":
+    model = make()
+    print(model(torch.rand(2, 3, 16)).shape)
+"""
+
+
+def test_what_a_host_instance_runs_meets_no_accelerator():
+    assert _lines(HOSTRUN, "GL116", "GL101", "GL105") == []
