@@ -2601,10 +2601,6 @@ class Flow:
         if frame.cls is None:
             return None
         sv = frame.env.get("self")
-        if sv is not None and sv.attrs:
-            for k0, v0 in sv.attrs:
-                if k0 == attr:
-                    return v0  # set on this instance by code outside the class (`inst.model = ...`)
         if sv is not None and sv.cls is not None and sv.cls != frame.cls:
             # an inherited method run for an instance of a subclass: that class's attributes first
             sub = self.class_attrs.get(sv.cls)
@@ -4887,27 +4883,19 @@ class Flow:
                     falsy.add(name)
             elif type(x.default) is cst.Name and x.default.value in ("None", "False"):
                 (none if x.default.value == "None" else falsy).add(name)
-        if not (falsy or none):
-            return False
-        m = self.m
-        cur = m.parents.get(node)
-        while cur is not None and cur is not init:
-            if type(cur) is cst.If and m.contains(cur.body, node):
-                for t in _conjuncts(cur.test):
-                    if self._unset_test(t, init, none) or (
-                            type(t) in (cst.Name, cst.Attribute) and self._unset_test(t, init, falsy)):
-                        return True
-            cur = m.parents.get(cur)
-        return False
+        # (`P is not None` holds for a false `P` that is not None: only the bare test counts there)
+        return ((bool(none) and self._guarded_by_unset(node, init, none))
+                or (bool(falsy) and self._guarded_by_unset(node, init, falsy, bare=True)))
 
-    def _guarded_by_unset(self, node, fn: cst.FunctionDef, unset: set[str]) -> bool:
+    def _guarded_by_unset(self, node, fn: cst.FunctionDef, unset: set[str], bare: bool = False) -> bool:
         """`node` sits in the body of an `if P is not None:` / `if P:` (P one of `unset`, or
-        `self.P` assigned from it) inside `fn`: it does not run."""
+        `self.P` assigned from it) inside `fn`: it does not run. With `bare`, only `if P:`."""
         m = self.m
         cur = m.parents.get(node)
         while cur is not None and cur is not fn:
             if type(cur) is cst.If and m.contains(cur.body, node):
-                if any(self._unset_test(t, fn, unset) for t in _conjuncts(cur.test)):
+                if any(self._unset_test(t, fn, unset) for t in _conjuncts(cur.test)
+                       if not bare or type(t) in (cst.Name, cst.Attribute)):
                     return True
             cur = m.parents.get(cur)
         return False
