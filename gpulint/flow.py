@@ -273,6 +273,8 @@ def _join_attrs(a, b):
 # Value.py of a value of no known kind that is a Python number on some paths and a tensor on the
 # others (see join): its `dev` and `graph` are the tensor's
 NUMBER = "number"
+# Value.py of a NumPy array (of kind None from a NumPy constructor, HOSTVAL from `.numpy()`)
+NDARRAY = "ndarray"
 
 
 def number_or_tensor(v: Value) -> bool:
@@ -837,6 +839,32 @@ _TOKENIZE = frozenset({"__call__", "encode", "encode_plus", "batch_encode_plus",
 _NUMPY_ARRAY_MAKERS = frozenset("numpy." + n for n in (
     "eye identity zeros ones empty full arange linspace logspace stack concatenate vstack hstack "
     "zeros_like ones_like diag tril triu meshgrid").split())
+# NumPy calls whose result is always an array
+_NUMPY_ARRAYS = _NUMPY_ARRAY_MAKERS | frozenset({"numpy.array", "numpy.asarray", "numpy.fromfile", "numpy.frombuffer"})
+_NUMPY_GENERATORS = frozenset({"numpy.random.RandomState", "numpy.random.default_rng", "numpy.random.Generator"})
+# array methods whose result is an array again
+_NDARRAY_TO_NDARRAY = frozenset("astype copy reshape transpose squeeze flatten ravel clip swapaxes".split())
+# Value.py of a NumPy random generator (`np.random.RandomState(0)`, `np.random.default_rng()`)
+NP_RNG = "numpy-rng"
+
+
+def _np_random_array(meth: str, pos, kw) -> bool:
+    """Whether NumPy's random `meth` (of `np.random` or of a generator) draws an array, not one
+    number: `randn(800)`, `rand(2, 3)`, `normal(0, 1, 800)`, `standard_normal(size=(2, 3))`."""
+    if "size" in kw:
+        return True
+    n = len(pos)
+    if meth in ("randn", "rand"):
+        return n > 0
+    if meth in ("standard_normal", "random", "random_sample", "sample", "permutation"):
+        return n > 0
+    if meth in ("normal", "uniform", "randint", "integers", "binomial", "poisson", "beta", "gamma",
+                "laplace", "logistic", "lognormal", "choice"):
+        sizes = {"poisson": 2, "choice": 2}
+        return n >= sizes.get(meth, 3)
+    return False
+
+
 # what a builtin's result always is
 _BUILTIN_TYPES = {"len": "int", "int": "int", "float": "float", "str": "str", "bool": "bool", "repr": "str",
                   "format": "str", "isinstance": "bool", "hasattr": "bool"}
@@ -954,6 +982,7 @@ class Flow:
         self._parts: dict = {}
         self._instance_sites: dict = {}
         self._half_cache: dict = {}
+        self._half_unsure = False  # a `self` part a conversion check read was not known yet
         self._summaries: dict = {}
         self._summary_keys: list = []  # the keys of the summaries being computed (innermost last)
         self._missed_summaries: set = set()  # summaries that read a `self` attribute not known then
@@ -1952,10 +1981,12 @@ class Flow:
 
     def _type_test(self, test, frame: _Frame) -> bool | None:
         """Whether `isinstance(x, float)` / `isinstance(x, (int, float))` / `torch.is_tensor(x)` /
-        `isinstance(x, torch.Tensor)` (or its `not`) holds, where x is a plain host value whose
-        builtin type the engine knows on every path (a number literal handed to every call:
-        `if isinstance(threshold, float): threshold = torch.tensor([threshold])`); None otherwise.
-        Only plain values decide: a tensor or a value of unknown kind never does."""
+        `isinstance(x, torch.Tensor)` / `isinstance(x, np.ndarray)` (or its `not`) holds, where x
+        is a value whose type the engine knows on every path: a plain host value whose builtin type
+        it knows (a number literal handed to every call: `if isinstance(threshold, float):
+        threshold = torch.tensor([threshold])`), a NumPy array a NumPy constructor or `.numpy()`
+        made, or a tensor (`if isinstance(x, np.ndarray): x = torch.from_numpy(x)` given an array,
+        ChatTTS#724); None otherwise. A value of unknown kind, or None on some path, never decides."""
         neg = False
         if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test, neg = test.expression, True
@@ -1965,8 +1996,11 @@ class Flow:
         if type(x) is not cst.Name and not (type(x) is cst.Attribute and type(x.value) is cst.Name):
             return None
         q = self.m.qualname(test.func)
-        if q in ("torch.is_tensor", "torch.is_floating_point") and len(test.args) == 1:
-            types = None  # a tensor test: no plain value passes
+        tensor = False  # whether a tensor passes
+        if q == "torch.is_tensor" and len(test.args) == 1:
+            types, tensor = set(), True
+        elif q == "torch.is_floating_point" and len(test.args) == 1:
+            types = None  # a tensor test whose answer for a tensor depends on its dtype
         elif type(test.func) is cst.Name and test.func.value == "isinstance" and "isinstance" not in self.m.aliases \
                 and len(test.args) == 2:
             t = test.args[1].value
@@ -1977,15 +2011,25 @@ class Flow:
                         and self._function_named(el.value) is None:
                     types.update(_ISINSTANCE_OF[el.value])
                 elif self.m.qualname(el) == "torch.Tensor":
-                    pass
+                    tensor = True
+                elif self.m.qualname(el) == "numpy.ndarray":
+                    types.add(NDARRAY)
                 else:
-                    return None  # a class the engine does not decide (np.ndarray, list, a class of the file)
+                    return None  # a class the engine does not decide (list, a class of the file)
         else:
             return None
         v = self.eval(x, frame)
-        if v.kind != HOSTVAL or v.py is None or v.nullable:
+        if v.nullable:
             return None
-        return (types is not None and v.py in types) != neg
+        if v.py == NDARRAY and v.kind in (None, HOSTVAL):
+            holds = types is not None and NDARRAY in types
+        elif v.kind == HOSTVAL and v.py is not None:
+            holds = types is not None and v.py in types
+        elif v.kind == TENSOR and types is not None:
+            holds = tensor
+        else:
+            return None
+        return holds != neg
 
     def _not_none_test(self, test, frame: _Frame) -> bool | None:
         """Whether `X is not None` (True) or `X is None` (False) holds, where X is a name or an
@@ -3528,7 +3572,12 @@ class Flow:
         if q in _NOGRAD:
             return UNKNOWN
         if _reads_into_host(q):
-            return Value(None, HOST, origin=e)  # an image or array read into host memory
+            # an image or array read into host memory (a NumPy array where a NumPy constructor made it)
+            array = q in _NUMPY_ARRAYS or (q.startswith("numpy.random.") and _np_random_array(
+                q.rsplit(".", 1)[-1], pos, kw))
+            return Value(None, HOST, origin=e, py=NDARRAY if array else None)
+        if q in _NUMPY_GENERATORS:
+            return Value(None, None, origin=e, py=NP_RNG)  # `np.random.RandomState(0)`: its draws are arrays
         if q == "torch.autograd.Variable":  # the pre-0.4 wrapper: the tensor itself today
             vals = [v for _, v, s in pos if not s]
             return vals[0] if vals and vals[0].kind == TENSOR else UNKNOWN
@@ -3979,6 +4028,10 @@ class Flow:
 
     def _method(self, e, meth, recv, rv: Value, pos, kw, frame) -> Value:
         k = rv.kind
+        if rv.py == NDARRAY and k in (None, HOSTVAL) and meth in _NDARRAY_TO_NDARRAY:
+            return Value(k, HOST, origin=e, py=NDARRAY)  # `arr.astype(np.float32)`: still an array
+        if rv.py == NP_RNG and k is None:
+            return Value(None, HOST, origin=e, py=NDARRAY if _np_random_array(meth, pos, kw) else None)
         if k == TENSOR:
             how = kb.tensor_method(meth)
             if how is None:
@@ -4016,7 +4069,7 @@ class Flow:
             if how == "host":
                 return Value(TENSOR, HOST, rv.half, rv.nonscalar, rv.nograd, origin=rv.origin, placed=e, graph=rv.graph)
             if how == "host_value":
-                return Value(HOSTVAL, HOST)
+                return Value(HOSTVAL, HOST, py=NDARRAY if meth == "numpy" else None)
             if how == "tensors":
                 if meth in ("max", "min", "median", "nanmedian") and not kw and not pos:
                     # `x.max()`: the 0-dim maximum, a tensor (a (values, indices) pair only with `dim`)
@@ -4588,8 +4641,15 @@ class Flow:
         found = self._half_cache.get(key)
         if found is None:
             self._half_cache[key] = False  # recursion guard
+            before, self._half_unsure = self._half_unsure, False
             found = self._method_halves(cls, meth)
-            self._half_cache[key] = found
+            if found or not self._half_unsure:
+                self._half_cache[key] = found
+            else:
+                # asked while the constructor runs (`if use_fp16: self.convert_to_fp16()`): a
+                # part it reads (`self.blocks`) is not stored yet; asked again later
+                del self._half_cache[key]
+            self._half_unsure = before or self._half_unsure
         return found
 
     def _method_halves(self, cls: str, meth: str) -> bool:
@@ -4605,8 +4665,31 @@ class Flow:
             found = None
             if info is not None and "__init__" in info.methods:
                 found = self._method_half_call(cls, "__init__")
+                if found is None:
+                    found = self._part_half_call(cls)
             self._half_cache[key] = found
         return self._half_cache[key]
+
+    def _part_half_call(self, cls: str):
+        """The float16 conversion a part of the module inherits from its own class's constructor:
+        `self.encoder = SparseEncoder(use_fp16=True)` where `SparseEncoder.__init__` converts its
+        blocks (TripoSF#5): the parent's parameters are then float16 in part. Only parts of a class
+        of the file that the constructor converts itself (a checkpoint loaded in float16 is
+        usually a frozen part), and not a part the class freezes or puts in eval mode."""
+        info = self.m.classes.get(cls)
+        self._ensure_init(cls)
+        text = None
+        for attr, v in self._attr_by_method.get((cls, "__init__"), {}).items():
+            if v.kind != MODULE or not v.half or v.half_at is None or v.cls is None or v.cls == cls:
+                continue
+            if self._init_half_call(v.cls) is not v.half_at:
+                continue
+            if text is None:
+                text = self.m.module.code_for_node(info.node)
+            if re.search(r"self\." + re.escape(attr) + r"\b[^\n]*(requires_grad|\.eval\(\))", text):
+                continue  # a frozen part: no optimizer steps its float16 weights
+            return v.half_at
+        return None
 
     def _method_half_call(self, cls: str, meth: str):
         m = self.m
@@ -4629,6 +4712,8 @@ class Flow:
                 continue
             else:
                 part = self.class_attrs.get(owner, {}).get(target.attr.value)
+                if part is None:
+                    self._half_unsure = True
                 if part is None or part.kind != MODULE:
                     continue  # `self.mask.half()`: a tensor, not the module's weights
             name = f.attr.value

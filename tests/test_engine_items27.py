@@ -1,0 +1,158 @@
+"""Engine items, twentieth session.
+
+E30-3 (ChatTTS#724, tests/fixtures/GL116/chattts_dvae_sample_audio_wav_on_host.py): a method that
+accepts a NumPy array or a tensor converts the array on the host (`if isinstance(wav, np.ndarray):
+wav = torch.from_numpy(wav)`) and feeds it to the module, which is on the accelerator. The engine
+did not know the argument was a NumPy array (a NumPy constructor's result was a host value of no
+known kind), so it could not decide the `isinstance` test and joined the array with the host
+tensor: a value of unknown kind, no mismatch. NumPy arrays are now marked (`Value.py ==
+NDARRAY`: NumPy constructors, draws of `np.random` and of its generators with a size,
+`.numpy()`, `.astype()` and the like), and `isinstance(x, np.ndarray)` / `isinstance(x,
+torch.Tensor)` / `torch.is_tensor(x)` are decided for arrays and tensors.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    rules = [Registry.load().by_code(c)() for c in codes]
+    diags = run_text("infer.py", textwrap.dedent(src), rules, Options()).diagnostics
+    return sorted((d.line, d.code) for d in diags)
+
+
+E303 = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def predict(self, x):
+        if isinstance(x, np.ndarray):
+            x = torch.from_numpy(x){move}
+        return self(x)
+
+
+net = Net().to(device)
+print(net.predict({arg}))
+"""
+
+
+def test_an_array_converted_under_isinstance_is_on_the_host():
+    src = E303.format(move="", arg="np.zeros((1, 8), dtype=np.float32)")
+    assert _lines(src, "GL116") == [(20, "GL116")]
+
+
+def test_a_generator_draw_cast_with_astype_is_an_array():
+    src = E303.format(move="", arg="np.random.RandomState(0).randn(1, 8).astype(np.float32)")
+    assert _lines(src, "GL116") == [(20, "GL116")]
+
+
+def test_an_array_converted_and_moved_is_silent():
+    src = E303.format(move=".to(device)", arg="np.zeros((1, 8), dtype=np.float32)")
+    assert _lines(src, "GL116") == []
+
+
+def test_a_device_tensor_skips_the_array_branch():
+    src = E303.format(move="", arg="torch.zeros(1, 8, device=device)")
+    assert _lines(src, "GL116") == []
+
+
+def test_a_value_of_unknown_type_decides_nothing():
+    src = E303.format(move="", arg="load_features()")
+    assert _lines(src, "GL116") == []
+
+
+def test_not_a_tensor_test_on_a_tensor():
+    src = """
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    net = nn.Linear(8, 2).to(device)
+
+
+    def predict(x):
+        if not torch.is_tensor(x):
+            x = torch.tensor(x)
+        return net(x)
+
+
+    predict(torch.zeros(1, 8, device=device))
+    predict(torch.zeros(1, 8).numpy())
+    """
+    # the array call converts on the host (line 12); the tensor call, on the device, does not
+    assert _lines(src, "GL116") == [(12, "GL116")]
+
+
+# E29-2 (TripoSF#5, tests/fixtures/GL206/triposf_vae_fp16_encoder_blocks_autocast_without_scaler.py):
+# a float16 conversion in a part's own constructor (`self.encoder = Enc(use_fp16=True)`, whose
+# `__init__` converts its blocks) made the part float16 but not the module that owns it, so an
+# optimizer over `model.parameters()` trained fp16 weights unreported. The part's conversion now
+# reaches the owner, unless the owner freezes the part or the part is built with the flag off. A
+# conversion check asked while the constructor ran (`self.convert_to_fp16()` reading `self.blocks`
+# before it was stored) was cached as "no conversion"; it is now asked again.
+E292 = """
+import torch
+import torch.nn as nn
+
+
+class Enc(nn.Module):
+    def __init__(self, use_fp16=False):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4)])
+        if use_fp16:
+            self.convert_to_fp16()
+
+    def convert_to_fp16(self):
+        self.blocks.half()
+
+    def forward(self, x):
+        return self.blocks[0](x.half()).float()
+
+
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Enc(use_fp16={flag}){freeze}
+        self.head = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.head(self.encoder(x))
+
+
+model = VAE()
+opt = torch.optim.AdamW(model.parameters(), eps=1e-4)
+for step in range(3):
+    loss = model(torch.randn(2, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_part_converted_by_its_own_constructor_makes_the_owner_half():
+    assert _lines(E292.format(flag="True", freeze=""), "GL206") == [(11, "GL206")]
+
+
+def test_a_part_built_with_the_flag_off_is_float32():
+    assert _lines(E292.format(flag="False", freeze=""), "GL206") == []
+
+
+def test_a_frozen_half_part_is_not_trained():
+    freeze = "\n        self.encoder.requires_grad_(False)"
+    assert _lines(E292.format(flag="True", freeze=freeze), "GL206") == []
