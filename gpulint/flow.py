@@ -260,6 +260,23 @@ def join(a: Value | None, b: Value | None) -> Value:
     )
 
 
+def _exits_in(fn) -> list:
+    """The `return` and `raise` statements of a function (not of the functions and classes it
+    defines)."""
+    out = []
+    stack = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if t in (cst.Return, cst.Raise):
+            out.append(n)
+            continue
+        stack.extend(n.children)
+    return out
+
+
 def _join_attrs(a, b):
     """Per-instance attributes on both paths (joined where both set one; one set on one path only
     may or may not be there: dropped, the class's own value is read)."""
@@ -991,6 +1008,12 @@ class Flow:
         # of (mismatch, chain of calls inside it), each summary's own, and those under the calls of
         # recorded functions (turned into per-call-site mismatches when the run ends)
         self._init_self: dict = {}  # __init__ summaries -> the value of `self` at their end
+        # summaries of a plain class's methods -> the `self` attributes they set, as they leave them
+        self._exit_self: dict = {}
+        self._never_passed_cache: dict = {}
+        self._name_calls = None
+        self._last_exit_self = None
+        self._ends_plainly: dict = {}
         self._name_index: dict | None = None  # identifier -> its Name nodes (built on first use)
         self._attr_index: dict | None = None  # attribute name -> its Attribute nodes
         self._last_init_self: Value | None = None
@@ -1258,8 +1281,55 @@ class Flow:
             cls = self.m.class_of(fn)
             callee = cls.name.value if cls is not None else callee
         if not sites or len(sites) != self._site_total(fn, callee):
+            if callee != "__call__" and self._never_passed(fn, callee, name):
+                # not every call is recorded yet (a construction inside a method summarised
+                # later), but no call of that name in the file passes it: its constant default
+                return self._constant_default(fn, name)
             return None
         return self._joined_sites(fn, name, sites)
+
+    def _never_passed(self, fn: cst.FunctionDef, callee: str, name: str) -> bool:
+        """No call in the file whose callee is named `callee` (`ACModel(...)`, `x.ACModel(...)`)
+        passes the parameter `name`, by keyword or by position, nor unpacks `*`/`**`."""
+        key = (fn, name)
+        got = self._never_passed_cache.get(key)
+        if got is not None:
+            return got
+        p = fn.params
+        ordered = [x.name.value for x in (*p.posonly_params, *p.params)]
+        if self.m.class_of(fn) is not None and not _is_static(fn) and ordered:
+            ordered = ordered[1:]
+        idx = ordered.index(name) if name in ordered else None
+        got = self.m.class_of(fn) is None or fn.name.value == "__init__"  # (a method: by attribute name, too loose)
+        calls = self._calls_by_attr.get(callee, [])
+        if got:
+            calls = list(calls) + [c for c in self._calls_by_name(callee)]
+            # every mention of the name is its definition or one of these calls (not a subclass's
+            # base, a value handed on, a `partial`...)
+            # a class or function no call of this file makes (built elsewhere) says nothing
+            got = bool(calls) and self._name_count(callee) == 1 + len(calls)
+        for c in calls if got else ():
+            npos = 0
+            for a in c.args:
+                if a.star or (a.keyword is not None and a.keyword.value == name):
+                    got = False
+                    break
+                if a.keyword is None:
+                    npos += 1
+            if not got or (idx is not None and npos > idx):
+                got = False
+                break
+        self._never_passed_cache[key] = got
+        return got
+
+    def _calls_by_name(self, name: str) -> list:
+        got = self._name_calls
+        if got is None:
+            got = self._name_calls = {}
+            for c in self.m.calls:
+                if type(c.func) is cst.Name:
+                    got.setdefault(c.func.value, []).append(c)
+        return got.get(name, [])
 
     def _joined_sites(self, fn: cst.FunctionDef, name: str, sites: dict) -> Value | None:
         """The parameter's value joined over every recorded call of `fn` (a call that leaves it out
@@ -1969,9 +2039,11 @@ class Flow:
         neg = False
         if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test, neg = test.expression, True
-        if type(test) is not cst.Name and not (
-                type(test) is cst.Attribute and type(test.value) is cst.Name and test.value.value == "self"):
-            return None
+        root, depth = test, 0
+        while type(root) is cst.Attribute and depth < 3:
+            root, depth = root.value, depth + 1
+        if type(root) is not cst.Name or (depth > 1 and root.value != "self"):
+            return None  # a name, `x.flag`, or `self.part.flag` (`self.acmodel.recurrent`, a property)
         if type(test) is cst.Name and test.value in ("True", "False"):
             return None  # `while True`-like literals: left to the statement's own handling
         v = self.eval(test, frame)
@@ -2760,6 +2832,12 @@ class Flow:
             for k0, v0 in bv.attrs:
                 if k0 == attr:
                     return v0  # `inst.model` set on this instance (see _instance_attr_set)
+        if bv.cls is not None and k in (MODULE, OBJECT) and bv.cls in self.m.classes:
+            found = self.m.method_of_class(bv.cls, attr)
+            if found is not None and _is_property(found[0]):
+                # `self.acmodel.recurrent` of `@property def recurrent(self): return self.use_memory`:
+                # what the getter returns for this instance
+                return self._summary(found[0], found[1], {}, bv, None)
         if k == OBJECT and bv.keys is not None:
             # `out.logits` of a dataclass instance of the file (`Output(logits=self.fc(x))`, the
             # Hugging Face ModelOutput shape) or a `SimpleNamespace(...)`: the field as it was given
@@ -4189,7 +4267,22 @@ class Flow:
             target = self._move_target(meth, pos, kw, rv)
             return replace(rv, dev=target, placed=e) if target is not None else rv
         if rv.cls is not None:
-            return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
+            if k != OBJECT or type(recv) is not cst.Name or rv.cls not in self.m.classes or rv.keys is not None:
+                return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
+            self._last_exit_self = None
+            out = self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
+            left = self._last_exit_self
+            if left:
+                # `agent.get_actions(obs)` set `self.memories` (the model's output, on the
+                # device): this instance's attribute from here on, what its next method call reads
+                # (`agent.analyze_feedbacks(dones)`, rl-starter-files#41)
+                cur = self._lookup(recv.value, frame)
+                if cur is not None and cur.kind == OBJECT and cur.cls == rv.cls:
+                    attrs = dict(cur.attrs or ())
+                    attrs.update(left)
+                    self._bind(recv, replace(cur, attrs=tuple(sorted(attrs.items(), key=lambda kv: kv[0]))),
+                               frame, None, rebinding=True)
+            return out
         if k is None and meth in _TENSOR_ONLY_METHODS and not self.m.qualname(recv):
             # only a tensor has this method (numpy arrays and lists do not): `transform(raw).unsqueeze(0)`
             return Value(TENSOR, rv.dev, nonscalar=meth in ("unsqueeze", "unsqueeze_"), origin=e)
@@ -4246,13 +4339,17 @@ class Flow:
         fn = self.m.enclosing(recv, cst.FunctionDef)
         if fn is None or self.m.class_of(fn) is not None or len(self.m.functions.get(fn.name.value, [])) != 1:
             return False
-        if self._name_counts is None:  # how often each name is written in the file (once: its def only)
+        return self._name_count(fn.name.value) <= 1  # never called, passed or exported by name here
+
+    def _name_count(self, name: str) -> int:
+        """How often `name` is written in the file (as a name or an attribute's name)."""
+        if self._name_counts is None:
             counts: dict = {}
             for n in self.m.nodes:
                 if type(n) is cst.Name:
                     counts[n.value] = counts.get(n.value, 0) + 1
             self._name_counts = counts
-        return self._name_counts.get(fn.name.value, 0) <= 1  # never called, passed or exported by name here
+        return self._name_counts.get(name, 0)
 
     def _data_like(self, recv) -> bool:
         """`recv` is an item a `for` loop takes from data (`for x, y in loader`), or a part of one
@@ -5294,6 +5391,8 @@ class Flow:
                 self._found_under(site, self._summary_found.get(key))
             if fn.name.value == "__init__":
                 self._last_init_self = self._init_self.get(key)
+            else:
+                self._last_exit_self = self._exit_self.get(key)
             return found
         self._in_summary.append(fn)
         self._summary_keys.append(key)
@@ -5328,16 +5427,37 @@ class Flow:
                     self._store_attrs(frame, selfv.cls)
             if fn.name.value == "__init__":
                 self._init_self[key] = self._last_init_self = frame.env.get("self")
+            elif (selfv is not None and selfv.kind == OBJECT and frame.assigned_self and frame.yields is None
+                    and self._falls_off_the_end(fn)):
+                self._exit_self[key] = tuple(sorted(
+                    (a, frame.env.get("self." + a, UNKNOWN)) for a in frame.assigned_self))
         finally:
             self._in_summary.pop()
             self._summary_keys.pop()
             self._collect = outer
         self._summaries[key] = out
+        if fn.name.value != "__init__":
+            self._last_exit_self = self._exit_self.get(key)
         if mine:
             self._summary_found[key] = mine
             if site is not None:
                 self._found_under(site, mine)
         return out
+
+    def _falls_off_the_end(self, fn) -> bool:
+        """A function whose only way out is its end (or one `return` as its last statement): the
+        environment at the end of its body is the one every call leaves."""
+        got = self._ends_plainly.get(fn)
+        if got is None:
+            body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
+            last = body[-1] if body else None
+            got = True
+            for node in _exits_in(fn):
+                if not (type(last) is cst.SimpleStatementLine and node in last.body):
+                    got = False
+                    break
+            self._ends_plainly[fn] = got
+        return got
 
     def _found_under(self, site, found) -> None:
         """The mismatches a summary found, under the call `site` that asked for it: into the

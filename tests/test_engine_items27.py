@@ -156,3 +156,101 @@ def test_a_part_built_with_the_flag_off_is_float32():
 def test_a_frozen_half_part_is_not_trained():
     freeze = "\n        self.encoder.requires_grad_(False)"
     assert _lines(E292.format(flag="True", freeze=freeze), "GL206") == []
+
+
+# E30-4: a file under `tests/fixtures_pending/` was judged as test code (GL106 and GL116 stay
+# silent in test suites), so a pending fixture's verdict in place differed from the verdict it gets
+# once moved to `tests/fixtures/` (DeepForest's GL116 was caught for sessions but looked missed).
+def test_pending_fixtures_are_scripts_not_tests():
+    from gpulint.analysis.paths import is_test_path
+
+    assert not is_test_path("tests/fixtures_pending/GL116/predict.py")
+    assert not is_test_path("tests/fixtures/GL116/predict.py")
+    assert is_test_path("tests/unit/predict.py")
+    assert is_test_path("src/tests/test_predict.py")
+
+
+# J20-5 (rl-starter-files#41, tests/fixtures/GL116/rl_starter_agent_memories_made_on_host_in_recurrent_branch.py):
+# an evaluation `Agent` (a plain class) keeps recurrent memories on `self`; `get_actions` replaces
+# them with the model's output (on the device), and `analyze_feedbacks`, called after it on the
+# same instance, multiplies them in place by a mask built on the host. Three gaps kept it silent:
+# (1) what a method leaves in `self.x` did not reach the instance it ran on (the next method read
+# the class's join of every setter: host or device); (2) `if self.acmodel.recurrent:` (a
+# `@property` of the model's class) was not read through a part; (3) the model's constructor
+# default `use_memory=True` was unknown while one of its two constructions (inside
+# `Agent.__init__`) was not yet recorded, although no call in the file passes it.
+J205 = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class ACModel(nn.Module):
+    def __init__(self, use_memory=True):
+        super().__init__()
+        self.use_memory = use_memory
+        self.rnn = nn.LSTMCell(4, 4)
+
+    @property
+    def recurrent(self):
+        return self.use_memory
+
+    def forward(self, x, memory):
+        h, c = self.rnn(x, (memory, memory))
+        return h
+
+
+class Agent:
+    def __init__(self):
+        self.acmodel = ACModel(){ctor}
+        self.acmodel.to(device)
+        if self.acmodel.recurrent:
+            self.memories = torch.zeros(2, 4)
+
+    def get_actions(self, obs):
+        if self.acmodel.recurrent:
+            self.memories = self.acmodel(obs, self.memories){early}
+        return self.memories.argmax(1)
+
+    def analyze_feedbacks(self, dones):
+        if self.acmodel.recurrent:
+            masks = 1 - torch.tensor(dones, dtype=torch.float).unsqueeze(1)
+            self.memories *= masks
+
+
+model = ACModel().to(device)
+agent = Agent()
+for step in range(3):
+    {first}
+    agent.analyze_feedbacks([step % 2 == 1] * 2)
+"""
+
+
+ACTIONS = "agent.get_actions(torch.randn(2, 4, device=device))"
+EARLY = "\n            return self.memories.argmax(1)"
+
+
+def test_a_method_leaves_its_attributes_on_the_instance_it_ran_on():
+    # line 32: the constructor's host memories reach the model (caught before); line 38: after
+    # `get_actions`, this agent's memories are the model's output, on the device
+    src = J205.format(ctor="", early="", first=ACTIONS)
+    assert _lines(src, "GL116") == [(32, "GL116"), (38, "GL116")]
+
+
+def test_an_instance_whose_setter_never_ran_keeps_the_constructor_values():
+    # only `analyze_feedbacks` runs: the memories are the constructor's, on the host like the mask
+    src = J205.format(ctor="", early="", first="pass")
+    assert _lines(src, "GL116") == []
+
+
+def test_a_method_with_an_early_exit_leaves_nothing_known():
+    src = J205.format(ctor="", early=EARLY, first=ACTIONS)
+    assert _lines(src, "GL116") == [(32, "GL116")]
+
+
+def test_a_default_some_call_passes_is_not_assumed():
+    # another construction passes `use_memory=False`: `if self.acmodel.recurrent:` is undecided,
+    # after `get_actions` the memories are "host or device" and the mask meets nothing known
+    src = J205.format(ctor="\n        self.other = ACModel(use_memory=False)", early="", first=ACTIONS)
+    assert _lines(src, "GL116") == [(33, "GL116")]

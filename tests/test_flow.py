@@ -1331,12 +1331,16 @@ model = nn.Embedding(11, 4).to(device)
 batch = Batch(torch.from_numpy(np.random.randint(1, 5, size=(4, 6))))
 y = model(batch.src)
 other = Moved(torch.zeros(4, 6, dtype=torch.long))
-other.to(device)
 z = model(other.src)
+moved = Moved(torch.zeros(4, 6, dtype=torch.long))
+moved.to(device)
+w = model(moved.src)
 """
     m = model_of(src)
     assert where(m, "batch.src") == "host"
     assert where(m, "other.src") is None  # another method sets it too: not taken from __init__
+    # (twentieth session) the instance that method ran on holds what it left there
+    assert where(m, "moved.src") == "acc"
     assert [m.module.code_for_node(mm.node) for mm in m.mismatches()] == ["model(batch.src)"]
 
 
