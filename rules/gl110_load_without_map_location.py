@@ -39,7 +39,8 @@ on a load that re-reads what this run wrote (a save earlier in the same function
 of the file that the loading code called before, to the same path: `train()` keeps the best model,
 then the script reloads it to test it; early stopping in the epoch loop that loads the best epoch's
 checkpoint on one branch of an `if` and saves this epoch's on the other, with the same path or path
-builder; the path given to an early-stopping or checkpoint object of an imported class,
+builder, directly or through a saving function of the file; the path a function of the file returns
+after saving to it, `best_model_path = self._train(...)`; the path given to an early-stopping or checkpoint object of an imported class,
 `EarlyStopping(..., path=P)`, which saves the best model there while the run trains), and on a load
 in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check

@@ -44,7 +44,10 @@ step clearing the generator only): reported at that step, without a fix.
 
 The fix inserts `optimizer.zero_grad(set_to_none=True)` as the first statement of the loop body
 (plain `optimizer.zero_grad()` when the optimizer is built by a class from outside torch, such as
-apex's `FP16_Optimizer`, whose `zero_grad` takes no `set_to_none`).
+apex's `FP16_Optimizer`, whose `zero_grad` takes no `set_to_none`). An optimizer that is a parameter
+of the training function, when the file's callers pass an object of a class from outside torch that
+the file cannot see (a project's own wrapper with `step()` only) or of a class of the file without
+`zero_grad`, gets the finding without a fix.
 
 Bad:
 
