@@ -39,7 +39,8 @@ on a load that re-reads what this run wrote (a save earlier in the same function
 of the file that the loading code called before, to the same path: `train()` keeps the best model,
 then the script reloads it to test it; early stopping in the epoch loop that loads the best epoch's
 checkpoint on one branch of an `if` and saves this epoch's on the other, with the same path or path
-builder; the path given to an early-stopping or checkpoint object of an imported class,
+builder, directly or through a saving function of the file; the path a function of the file returns
+after saving to it, `best_model_path = self._train(...)`; the path given to an early-stopping or checkpoint object of an imported class,
 `EarlyStopping(..., path=P)`, which saves the best model there while the run trains), and on a load
 in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
@@ -101,6 +102,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # a path made unique for this run (`uuid4().hex`): only this process wrote it
             if _saved_by_earlier_iteration(ctx, saves, call, scope):
                 continue  # early stopping: the best epoch's checkpoint, written by this loop's `else:`
+            if _path_returned_by_saver(ctx, saves, call, scope):
+                continue  # `best = self._train(...)` saved the best model and returned its path: same run
             if _path_of_imported_checkpointer(ctx, call):
                 continue  # `EarlyStopping(..., path=P)` saves the best model to P while training: same run
             if _in_availability_branch(m, call) and not _multi_process(m):
@@ -879,16 +882,95 @@ def _saved_by_earlier_iteration(ctx: Context, saves: list[cst.Call], load: cst.C
     if lnode is None:
         return False
     lkey = _path_key(ctx, lnode, scope)
+    loop = next((a for a in m.ancestors(load) if a is scope or isinstance(a, (cst.For, cst.While))), None)
+    if loop is None or loop is scope:
+        return False
     for save in saves:
-        if m.scope_of(save) is not scope or not m.exclusive(save, load):
-            continue
-        loop = next((a for a in m.ancestors(load) if a is scope or isinstance(a, (cst.For, cst.While))), None)
-        if loop is None or loop is scope or not m.contains(loop, save):
+        if m.scope_of(save) is not scope or not m.exclusive(save, load) or not m.contains(loop, save):
             continue
         snode = _path_node(ctx, save, 1, "f")
         if snode is not None and _path_key(ctx, snode, scope) == lkey:
             return True
+    # the save through a function of the file called on the other branch (Yura52/tabular-dl-
+    # revisiting-models bin/node.py: `if progress.success: save_checkpoint(stage)` / `elif
+    # progress.fail: ... torch.load(get_checkpoint_path(stage))`, `save_checkpoint(suffix)` saving
+    # to `get_checkpoint_path(suffix)`): the path is built the same way in the saver
+    if lkey[0] != "call":
+        return False
+    for c in (m.calls_in(scope) if isinstance(scope, cst.FunctionDef) else m.calls):
+        if m.scope_of(c) is not scope or not m.contains(loop, c) or not m.exclusive(c, load):
+            continue
+        fn = _file_function_called(m, c)
+        if fn is None:
+            continue
+        for save in saves:
+            if m.enclosing(save, cst.FunctionDef) is not fn:
+                continue
+            snode = _path_node(ctx, save, 1, "f")
+            if snode is not None and _path_key(ctx, snode, fn) == lkey:
+                return True
     return False
+
+
+def _file_function_called(m, call: cst.Call) -> cst.FunctionDef | None:
+    """The function of the file `call` runs: `name(...)` of a module-level function defined once,
+    or `self.name(...)` of a method of the calling method's class."""
+    f = call.func
+    if isinstance(f, cst.Name):
+        defs = m.functions.get(f.value, [])
+        if len(defs) == 1 and m.class_of(defs[0]) is None:
+            return defs[0]
+        return None
+    if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+        cls = m.class_of(call)
+        if cls is None:
+            return None
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == f.attr.value:
+                return stmt
+    return None
+
+
+_EXISTENCE_TESTS = ("exists", "isfile", "is_file")
+
+
+def _path_returned_by_saver(ctx: Context, saves: list[cst.Call], load: cst.Call, scope) -> bool:
+    """`best_model_path = self._train(...)` then `torch.load(best_model_path)` (songyouwei/ABSA-PyTorch
+    train.py): the called function of the file saves the best model with `torch.save(..., path)` and
+    ends with `return path`, and the call runs before the load on the same path of execution. The
+    file is what this run wrote, from these devices. A save under an existence test (`if not
+    os.path.exists(p): torch.save(x, p)`) may leave an older file in place: not taken."""
+    m = ctx.model
+    node = _path_node(ctx, load, 0, "f")
+    if not isinstance(node, cst.Name):
+        return False
+    bindings = m.bindings_of(node)
+    if not bindings:
+        return False
+    for b in bindings:
+        v = b.value
+        if b.how != "assign" or not isinstance(v, cst.Call) or m.scope_of(v) is not scope:
+            return False
+        if not m.precedes(v, load) or m.exclusive(v, load):
+            return False
+        fn = _file_function_called(m, v)
+        if fn is None:
+            return False
+        own = [s for s in saves if m.enclosing(s, cst.FunctionDef) is fn]
+        paths = {_path_text(ctx, s, 1, "f") for s in own}
+        paths.discard(None)
+        if not paths:
+            return False
+        for s in own:
+            for anc in m.ancestors(s):
+                if anc is fn:
+                    break
+                if isinstance(anc, cst.If) and any(t in ctx.code(anc.test) for t in _EXISTENCE_TESTS):
+                    return False
+        returns = [n for n in m.walk(fn, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if isinstance(n, cst.Return)]
+        if not returns or any(r.value is None or ctx.code(r.value) not in paths for r in returns):
+            return False
+    return True
 
 
 def _path_key(ctx: Context, node: cst.BaseExpression, scope):

@@ -44,7 +44,10 @@ step clearing the generator only): reported at that step, without a fix.
 
 The fix inserts `optimizer.zero_grad(set_to_none=True)` as the first statement of the loop body
 (plain `optimizer.zero_grad()` when the optimizer is built by a class from outside torch, such as
-apex's `FP16_Optimizer`, whose `zero_grad` takes no `set_to_none`).
+apex's `FP16_Optimizer`, whose `zero_grad` takes no `set_to_none`). An optimizer that is a parameter
+of the training function, when the file's callers pass an object of a class from outside torch that
+the file cannot see (a project's own wrapper with `step()` only) or of a class of the file without
+`zero_grad`, gets the finding without a fix.
 
 Bad:
 
@@ -99,7 +102,7 @@ for x, y in loader:
                     continue  # a fresh optimizer every iteration: a one-step check, not a training loop
                 reported.add(opt)
                 yield ctx.finding(
-                    step.call, self.message.format(opt=opt), self._fix(ctx, loop.node, opt, step.optimizer)
+                    step.call, self._message(ctx, opt, step.optimizer), self._fix(ctx, loop.node, opt, step.optimizer)
                 )
 
         yield from self._step_functions(ctx, facts)
@@ -219,8 +222,18 @@ for x, y in loader:
                     )
                     continue
                 yield ctx.finding(
-                    steps[0].call, self.message.format(opt=opt), self._fix_function(ctx, fn, opt, steps[0].optimizer)
+                    steps[0].call, self._message(ctx, opt, steps[0].optimizer),
+                    self._fix_function(ctx, fn, opt, steps[0].optimizer)
                 )
+
+    def _message(self, ctx: Context, opt: str, optimizer) -> str:
+        if _foreign_optimizer(ctx, optimizer) in (_PASSED_UNSEEN, _PASSED_WITHOUT_ZERO_GRAD):
+            return (
+                "gradients are never cleared in this training loop, so every step adds this batch's gradients "
+                f"to all previous ones; clear them once per step (the callers pass for `{opt}` an object of a class "
+                "from outside torch, which may have no `zero_grad()`: no automatic fix)"
+            )
+        return self.message.format(opt=opt)
 
     @staticmethod
     def _branch_without_clear(ctx: Context, facts: TrainingFacts, fn: cst.FunctionDef):
@@ -347,11 +360,17 @@ def _owns_optimizer(m, cls: str, attr: str) -> bool:
     return False
 
 
-def _zero_grad_above(ctx: Context, first: cst.CSTNode, opt: str, where: str, foreign: bool = False):
+def _zero_grad_above(ctx: Context, first: cst.CSTNode, opt: str, where: str, foreign=False):
     """The fix: `opt.zero_grad(set_to_none=True)` on its own line above `first` and above its own
     comment lines (right under the loop header, or under the step function's docstring). For an
     optimizer built by a class from outside torch, plain `opt.zero_grad()`: wrappers such as apex's
-    `FP16_Optimizer.zero_grad(set_grads_to_None=True)` take no `set_to_none` (TypeError)."""
+    `FP16_Optimizer.zero_grad(set_grads_to_None=True)` take no `set_to_none` (TypeError).
+    `foreign` is what `_foreign_optimizer` answers: False / True, or `_PASSED_UNSEEN` /
+    `_PASSED_WITHOUT_ZERO_GRAD` (an object handed in by the callers, of a class the file cannot
+    see or of a class of the file without `zero_grad`): no fix, since `opt.zero_grad()` may raise
+    AttributeError."""
+    if foreign in (_PASSED_UNSEEN, _PASSED_WITHOUT_ZERO_GRAD):
+        return None
     start, _ = ctx.span(first)
     line = ctx.location(start)[0] - len(first.leading_lines)
     offset = ctx.line_starts()[line - 1]
@@ -360,9 +379,20 @@ def _zero_grad_above(ctx: Context, first: cst.CSTNode, opt: str, where: str, for
     return ctx.fix(ctx.insert_text(offset, text), message=f"Insert `{call}` at the top of {where}")
 
 
-def _foreign_optimizer(ctx: Context, optimizer) -> bool:
+_PASSED_UNSEEN = "passed-unseen"
+_PASSED_WITHOUT_ZERO_GRAD = "passed-without-zero-grad"
+
+
+def _foreign_optimizer(ctx: Context, optimizer):
     """Some binding of the optimizer expression is a call of a class from outside torch (apex's
-    `FP16_Optimizer(opt)`, a class of the file) whose `zero_grad` may not take `set_to_none`."""
+    `FP16_Optimizer(opt)`, a class of the file) whose `zero_grad` may not take `set_to_none`.
+
+    A parameter of the step function is followed to the arguments its callers in the file pass
+    (nnzhan/MTGNN train_single_step.py: `def train(data, X, Y, model, criterion, optim, batch_size)`
+    called with `optim = Optim(model.parameters(), ...)` of `from trainer import Optim`, a wrapper
+    with `step()` and no `zero_grad`): an object of a class the file cannot see may have no
+    `zero_grad` at all (`_PASSED_UNSEEN`), nor has a class of the file that neither defines nor
+    inherits one (`_PASSED_WITHOUT_ZERO_GRAD`): the finding gets no fix.""" 
     if not isinstance(optimizer, (cst.Name, cst.Attribute)):
         return False
     m = ctx.model
@@ -375,7 +405,53 @@ def _foreign_optimizer(ctx: Context, optimizer) -> bool:
             if _zero_grad_takes_set_to_none(m, q):
                 continue
             return True
+    if isinstance(optimizer, cst.Name):
+        passed = _passed_optimizer_classes(m, optimizer)
+        if any(q in m.classes and not _has_zero_grad(m, q) for q in passed):
+            return _PASSED_WITHOUT_ZERO_GRAD
+        if any(q not in m.classes for q in passed):
+            return _PASSED_UNSEEN
+        if any(not _zero_grad_takes_set_to_none(m, q) for q in passed):
+            return True
     return False
+
+
+def _passed_optimizer_classes(m, name: cst.Name) -> set[str]:
+    """The classes (qualified names; torch's left out) whose calls build what the callers of the
+    file pass for the parameter `name` (`train(..., optim, ...)` with `optim = Optim(...)`): a
+    class of the file, or an imported name spelled as a class (`trainer.Optim`). A function's
+    result (`build_optimizer(...)`) is left out: what it returns is not known here."""
+    classes: set[str] = set()
+    for b in m.bindings_of(name):
+        if b.how != "param":
+            continue
+        for arg in m.param_arguments(b):
+            values = [arg]
+            if isinstance(arg, cst.Name):
+                values = [ab.value for ab in m.bindings_of(arg) if ab.how == "assign"]
+            for v in values:
+                if not isinstance(v, cst.Call):
+                    continue
+                q = m.qualname(v.func)
+                if q is None and isinstance(v.func, cst.Name) and v.func.value in m.classes:
+                    q = v.func.value
+                if q is None or q.startswith("torch.") or q in m.functions:
+                    continue
+                if q in m.classes or ("." in q and q.rsplit(".", 1)[1][:1].isupper()):
+                    classes.add(q)
+    return classes
+
+
+def _has_zero_grad(m, q: str, _seen: frozenset = frozenset()) -> bool:
+    """A class of the file that defines `zero_grad` or inherits one from a torch class or from such
+    a class of the file (a base the file cannot see may define it: counted as having one)."""
+    info = m.classes.get(q)
+    if info is None or q in _seen:
+        return True
+    if "zero_grad" in info.methods:
+        return True
+    return any(b.startswith("torch.") or b not in ("object", "builtins.object") and _has_zero_grad(m, b, _seen | {q})
+               for b in info.bases)
 
 
 def _zero_grad_takes_set_to_none(m, q: str, _seen: frozenset = frozenset()) -> bool:
