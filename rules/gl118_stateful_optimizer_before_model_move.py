@@ -321,7 +321,7 @@ def _kept(m, call: cst.Call) -> bool:
         return False
     for t in small.targets:
         code = m.module.code_for_node(t.target)
-        if code.startswith("self.") or code.startswith("self.state["):
+        if code.startswith("self."):  # `self.slow_weights = ...`, `self.state[p]["sum"] = ...`
             return True
         if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name):
             for b in m.bindings_of(t.target.value):
