@@ -11,6 +11,12 @@ from gpulint.sites import line_ref
 # optimizers that create per-parameter state in their constructor (torch 2.x): the state is made
 # where the parameters are at that moment
 _STATEFUL_AT_INIT = frozenset({"torch.optim.Adagrad", "torch.optim.adagrad.Adagrad"})
+_OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
+# calls that make a new tensor from a parameter, on the parameter's device: `p.clone()`,
+# `torch.zeros_like(p)`, `p.new_zeros(...)`
+_COPY_METHODS = frozenset({"clone", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
+_COPY_FUNCTIONS = frozenset({"torch.zeros_like", "torch.ones_like", "torch.full_like", "torch.empty_like",
+                             "torch.rand_like", "torch.randn_like", "torch.clone"})
 _FRAMEWORKS = {"lightning", "accelerate", "hf-trainer", "deepspeed"}
 
 
@@ -22,14 +28,16 @@ class StatefulOptimizerBeforeModelMove(Rule):
     fix_safety = "unsafe"
     default = True
     kind = "crash"
-    prefilter = r"Adagrad"
-    ast_prefilter = r"Adagrad"
+    prefilter = r"Adagrad|Optimizer"
+    ast_prefilter = r"Adagrad|^base Optimizer$"
     explanation = '''
 Most optimizers create their per-parameter state lazily, at the first `step()`, where the
 parameters are then. `torch.optim.Adagrad` creates its `sum` accumulators in its constructor, on
 the parameters' device at that moment. Built from a model still on the CPU, then the model moved
 to the GPU, the first `step()` mixes devices:
-`RuntimeError: Expected all tensors to be on the same device`.
+`RuntimeError: Expected all tensors to be on the same device`. The same holds for an optimizer class
+of the file (a `torch.optim.Optimizer` subclass) whose `__init__` keeps copies of the parameters, as
+Lookahead and Ranger keep their "slow weights" (`[p.clone().detach() for p in group["params"]]`).
 
 The fix (unsafe: it reorders statements) moves the model-move statement above the optimizer
 construction.
@@ -56,11 +64,14 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
         if m.frameworks & _FRAMEWORKS:
             return
         reported: set = set()
+        stateful = _STATEFUL_AT_INIT | _file_optimizers_with_state_at_init(m)
         for call in m.calls:
             q = m.qualname(call.func)
             if q is None and isinstance(call.func, cst.Name):
                 q = _passed_class(m, call.func)  # `optimizer_fn(...)`, given `torch.optim.Adagrad`
-            if q not in _STATEFUL_AT_INIT or not call.args:
+                if q is None and call.func.value in stateful and m.qualname(call.func) is None:
+                    q = call.func.value  # `Ranger(...)`, an optimizer class of the file
+            if q not in stateful or not call.args:
                 continue
             first = call.args[0].value
             if not (
@@ -103,9 +114,9 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
                 fix,
             )
 
-        yield from self._engine(ctx, reported)
+        yield from self._engine(ctx, reported, stateful)
 
-    def _engine(self, ctx: Context, reported: set):
+    def _engine(self, ctx: Context, reported: set, stateful=_STATEFUL_AT_INIT):
         """The flow engine: the optimizer was built (in one function) over the parameters of a
         module on the CPU, and a training function steps it while calling that module on an
         accelerator (moved in between, elsewhere in the file). Constructors the statement-order
@@ -120,7 +131,10 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
             ctor = ov.origin
             if ov.kind != "optimizer" or ov.dev is None or not ov.dev.is_host or ov.source is None:
                 continue
-            if not isinstance(ctor, cst.Call) or m.qualname(ctor.func) not in _STATEFUL_AT_INIT or ctor in done:
+            name = m.qualname(ctor.func) if isinstance(ctor, cst.Call) else None
+            if name is None and isinstance(ctor, cst.Call) and isinstance(ctor.func, cst.Name):
+                name = ctor.func.value
+            if not isinstance(ctor, cst.Call) or name not in stateful or ctor in done:
                 continue
             if m.scope_of(ctor) is m.scope_of(call):
                 continue  # the same function: the statement-order check above
@@ -238,3 +252,92 @@ def _passed_class(m, name: cst.Name) -> str | None:
             return None
         found.add(q)
     return found.pop() if len(found) == 1 else None
+
+
+def _file_optimizers_with_state_at_init(m) -> set[str]:
+    """The optimizer classes of the file (subclasses of `torch.optim.Optimizer`, through the file's
+    own bases) whose `__init__` (their own or a file base's) keeps a copy of each parameter: a
+    `p.clone()`, `torch.zeros_like(p)`, `p.new_zeros(...)` of a name bound by a `for` or a
+    comprehension over `group["params"]`, stored on `self` (`self.slow_weights = [[p.clone().detach()
+    for p in group["params"]] for group in self.param_groups]`, Ranger / Lookahead) or in
+    `self.state`. Such a copy is made where the parameter is at construction."""
+    out: set[str] = set()
+    for name in m.classes:
+        if not m.class_is(name, _OPTIMIZER_BASES):
+            continue
+        found = m.method_of_class(name, "__init__")
+        if found is not None and _copies_params(m, found[0]):
+            out.add(name)
+    return out
+
+
+def _params_loop_targets(m, fn: cst.FunctionDef) -> set[str]:
+    """Names bound by a `for` or a comprehension whose iterable is `<x>["params"]`."""
+    names: set[str] = set()
+    for n in m.walk(fn):
+        if isinstance(n, (cst.For, cst.CompFor)):
+            it = n.iter
+            if (
+                isinstance(it, cst.Subscript)
+                and len(it.slice) == 1
+                and isinstance(it.slice[0].slice, cst.Index)
+                and isinstance(it.slice[0].slice.value, cst.SimpleString)
+                and it.slice[0].slice.value.evaluated_value == "params"
+                and isinstance(n.target, cst.Name)
+            ):
+                names.add(n.target.value)
+    return names
+
+
+def _copy_source(m, call: cst.Call) -> cst.BaseExpression | None:
+    f = call.func
+    if isinstance(f, cst.Attribute) and f.attr.value in _COPY_METHODS:
+        return f.value
+    if m.qualname(f) in _COPY_FUNCTIONS and call.args:
+        return call.args[0].value
+    return None
+
+
+def _root_name(expr) -> str | None:
+    """`p`, `p.data`, `p.detach()`, `p.data.float()` -> "p"."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, cst.Attribute):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+            expr = expr.func.value
+        else:
+            return None
+
+
+def _kept(m, call: cst.Call) -> bool:
+    """The copy ends up on `self` or in the optimizer's `self.state`: the statement holding it
+    assigns to `self.<attr>`, to `self.state[...]...`, or to a subscript of a name bound from
+    `self.state[...]`."""
+    stmt = m.statement_of(call)
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    if not isinstance(small, cst.Assign):
+        return False
+    for t in small.targets:
+        code = m.module.code_for_node(t.target)
+        if code.startswith("self."):  # `self.slow_weights = ...`, `self.state[p]["sum"] = ...`
+            return True
+        if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name):
+            for b in m.bindings_of(t.target.value):
+                v = getattr(b, "value", None)
+                if v is not None and m.module.code_for_node(v).startswith("self.state["):
+                    return True
+    return False
+
+
+def _copies_params(m, init: cst.FunctionDef) -> bool:
+    targets = _params_loop_targets(m, init)
+    if not targets:
+        return False
+    for n in m.walk(init):
+        if isinstance(n, cst.Call):
+            src = _copy_source(m, n)
+            if src is not None and _root_name(src) in targets and _kept(m, n):
+                return True
+    return False
