@@ -102,9 +102,8 @@ class TrainLyapunovReLU:
         while iter_count < self.max_iterations:
             optimizer.zero_grad()
             losses[iter_count - 1].backward()
-            losses[iter_count], lyapunov_positivity_mip_costs[iter_count], \
-                lyapunov_derivative_mip_costs[iter_count], _, _, _, _ = \
-                optimizer.step(closure, [losses[iter_count - 1]])  # expect: GL402
+            (losses[iter_count], lyapunov_positivity_mip_costs[iter_count],  # expect: GL402
+             lyapunov_derivative_mip_costs[iter_count], _, _, _, _) = optimizer.step(closure, [losses[iter_count - 1]])
             if lyapunov_positivity_mip_costs[iter_count] < self.lyapunov_positivity_convergence_tol and \
                     lyapunov_derivative_mip_costs[iter_count] < self.lyapunov_derivative_convergence_tol:
                 break
