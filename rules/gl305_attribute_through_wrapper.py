@@ -57,8 +57,10 @@ raises `AttributeError: 'DataParallel' object has no attribute 'generate'`.
 
 The rule fires on `W.attr` where `W` holds a wrapper of a model whose class is defined in the
 file, and `attr` is defined by that class (a method, a `self.attr = ...`, a class attribute), not
-by `nn.Module` or by the wrapper. The (unsafe) fix reads it through `.module`
-(`getattr(W, "module", W).attr` when the model is only wrapped on some paths).
+by `nn.Module` or by the wrapper. An attribute the file assigns on the wrapper itself
+(`model.decode = model.module.decode` after the wrap) is the wrapper's own, and is not reported.
+The (unsafe) fix reads it through `.module` (`getattr(W, "module", W).attr` when the model is only
+wrapped on some paths).
 
 Bad:
 
