@@ -57,8 +57,10 @@ raises `AttributeError: 'DataParallel' object has no attribute 'generate'`.
 
 The rule fires on `W.attr` where `W` holds a wrapper of a model whose class is defined in the
 file, and `attr` is defined by that class (a method, a `self.attr = ...`, a class attribute), not
-by `nn.Module` or by the wrapper. The (unsafe) fix reads it through `.module`
-(`getattr(W, "module", W).attr` when the model is only wrapped on some paths).
+by `nn.Module` or by the wrapper. An attribute the file assigns on the wrapper itself
+(`model.decode = model.module.decode` after the wrap) is the wrapper's own, and is not reported.
+The (unsafe) fix reads it through `.module` (`getattr(W, "module", W).attr` when the model is only
+wrapped on some paths).
 
 Bad:
 
@@ -86,6 +88,7 @@ print(model.module.num_classes)
         # a name can hold a wrapper where it is read only if one of its bindings is a wrapper call's
         # target (wrapper_reaching follows the name's own bindings): other names are not asked about
         wrapped_names = {w.target.value for w in facts.wraps if isinstance(w.target, cst.Name)}
+        stored = _stored_on_wrapper(m, facts, wrapped_names)
         for node in list(m.parents):
             if not isinstance(node, cst.Attribute):
                 continue
@@ -105,7 +108,7 @@ print(model.module.num_classes)
                     continue  # `if self.num_gpus > 1: wrap` in __init__ ... `else: self.model.attr`
                 if cls not in attrs_cache:
                     attrs_cache[cls] = _class_attrs(m, cls)
-                if attr not in attrs_cache[cls]:
+                if attr not in attrs_cache[cls] or attr in stored.get(cls, ()):
                     continue
                 name = ctx.code(node.value)
                 wrapper = "DataParallel" if kind == "dp" else "DistributedDataParallel"
@@ -153,7 +156,7 @@ print(model.module.num_classes)
                 continue
             if cls not in attrs_cache:
                 attrs_cache[cls] = _class_attrs(m, cls)
-            if attr not in attrs_cache[cls]:
+            if attr not in attrs_cache[cls] or attr in stored.get(cls, ()):
                 continue
             name = node.value.value
             wrapper = "DataParallel" if kind == "dp" else "DistributedDataParallel"
@@ -223,6 +226,34 @@ def _tests_for_wrapper(m, node: cst.Attribute) -> bool:
         if call.func.value == "isinstance" or "module" in m.module.code_for_node(call.args[1].value):
             return True
     return False
+
+
+def _stored_on_wrapper(m, facts: DistFacts, wrapped_names: set[str]) -> dict[str, set[str]]:
+    """Wrapped class -> attributes the file assigns on a wrapper of it (bonito's train.py:
+    `model = DataParallel(model)`, then `model.decode = model.module.decode`): the wrapper object
+    then has them, and reading them through it (there, or as `self.model.decode` in the trainer the
+    wrapper is handed to) works. The store's order against the reads is not followed: silent."""
+    out: dict[str, set[str]] = {}
+    for node in list(m.parents):
+        if not isinstance(node, cst.Attribute) or not _is_store(m, node):
+            continue
+        cls = None
+        if isinstance(node.value, cst.Name):
+            if node.value.value in wrapped_names:
+                reach = facts.wrapper_reaching(node.value)
+                if reach is not None:
+                    cls = facts.wrapped_class(reach[0])
+            if cls is None:
+                found = engine_wrapper(m, node.value)
+                if found is not None:
+                    cls = found[1]
+        else:
+            found = _engine_wrapper_class(m, node.value)
+            if found is not None:
+                cls = found[1]
+        if cls is not None:
+            out.setdefault(cls, set()).add(node.attr.value)
+    return out
 
 
 def _is_store(m, node: cst.Attribute) -> bool:

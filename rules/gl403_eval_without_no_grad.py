@@ -422,8 +422,9 @@ def _trainer_module_method(m, cls: cst.ClassDef, fn) -> bool:
 
 def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict:
     """Calls in the loop of a method of the same class (`self.do_prediction(cluster)`) whose body
-    calls the model kept on `self` (`self.model(x)`) and uses no gradients itself: call -> the
-    model's text."""
+    calls the model kept on `self` (`self.model(x)`, or its explicit `self._model.forward(task,
+    batch)` as jiant's `SamplingMultiTaskTrainer._forward`) and uses no gradients itself: call ->
+    the model's text."""
     out = {}
     for call in facts.calls_in(loop):
         f = call.func
@@ -439,13 +440,13 @@ def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict
         for fn in facts.file_functions(call):
             if facts.grad_use(fn.body):
                 break
-            inner = [c for c in facts.model_calls(fn.body) if isinstance(c.func, cst.Attribute)
-                     and isinstance(c.func.value, cst.Name) and c.func.value.value == "self"
+            inner = [c for c in _model_calls(facts, fn.body) if isinstance(_callee(c), cst.Attribute)
+                     and isinstance(_callee(c).value, cst.Name) and _callee(c).value.value == "self"
                      and facts.grad_mode_at(c) is None]
             if any(_model_takes_gradients(facts.m, c) for c in inner):
                 break  # the model's forward differentiates: it needs autograd on
             if inner and _returns_graph(facts.m, fn):
-                out[call] = dotted(inner[0].func)
+                out[call] = dotted(_callee(inner[0]))
                 break
     return out
 
