@@ -794,7 +794,7 @@ class NoFlow:
 
 class _Frame:
     __slots__ = ("env", "fn", "cls", "returns", "nograd", "outer", "assigned_self", "record", "devctx", "yields", "cpu_only",
-                 "reset_from", "quiet")
+                 "reset_from", "quiet", "moved_globals")
 
     def __init__(self, fn, cls, outer, record):
         self.env: dict[str, Value] = {}
@@ -814,6 +814,9 @@ class _Frame:
         # a summary run for a module's self-check (`self.forward(sample)` from its `test()`, see
         # Flow._self_check_call): what it meets is not reported, and its calls are no call sites
         self.quiet = False
+        # module-level names (a model) this function moved in place, or its caller had moved
+        # when it called it (`model.to(device)` in `train()`, then `test_accuracy()` reading `model`)
+        self.moved_globals: set | None = None
 
 
 # Tensor methods no other common type has (numpy arrays, lists, dicts, modules): a receiver of
@@ -838,6 +841,7 @@ _NAMED_RESULTS = frozenset("values indices Q R U S V Vh L eigenvalues eigenvecto
 _PAIR_ALWAYS = frozenset({"topk", "sort", "kthvalue", "cummax", "cummin", "aminmax", "std_mean", "var_mean"})
 _PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian", "mode"})
 _RECEIVER = " self"
+_GLOBAL = " global"  # site-argument keys (_GLOBAL, name): a module-level name the caller had moved
 _UNSET = object()
 _DEVICE_STRING = re.compile(r"""(['"])(?:cpu|cuda|mps|xpu)(?::\d+)?\1""")
 # operations whose tensor operands must all be on one device whatever their dimension (no CPU
@@ -1011,6 +1015,8 @@ class Flow:
         # summaries of a plain class's methods -> the `self` attributes they set, as they leave them
         self._exit_self: dict = {}
         self._never_passed_cache: dict = {}
+        self._exit_globals: dict = {}  # summaries -> the module-level names they left moved
+        self._last_exit_globals = None
         self._name_calls = None
         self._last_exit_self = None
         self._ends_plainly: dict = {}
@@ -1477,6 +1483,7 @@ class Flow:
         outer = self._outer_frame(fn)
         frame = _Frame(fn, cls, outer, True)
         self._params_of(fn, cls, None, frame)
+        self._globals_from_sites(fn, frame)
         active = self._active.setdefault(fn, [])
         active.append(frame)
         try:
@@ -1485,6 +1492,44 @@ class Flow:
             active.pop()
         if cls is not None:
             self._store_attrs(frame, cls)
+
+    def _globals_from_sites(self, fn, frame: _Frame) -> None:
+        """A function every call of which comes after its caller moved a module-level name in
+        place (`model.to(device)` in `train()`, then `test_accuracy()`): in its recorded pass that
+        name is as the calls left it (joined with the module's own value where a call had not
+        moved it)."""
+        sites = self.site_values.get(fn)
+        if not sites or any(a is None for a in sites.values()):
+            return
+        names = {k[1] for a in sites.values() for k in a if type(k) is tuple and k[0] == _GLOBAL}
+        if not names:
+            return
+        callee = fn.name.value
+        if callee == "__init__":
+            return
+        if len(sites) != self._site_total(fn, callee):
+            return
+        top = self.module_frame.env
+        for n in sorted(names):
+            out = None
+            for a in sites.values():
+                v = a.get((_GLOBAL, n), top.get(n))
+                out = v if out is None or v is None else join(out, v)
+                if v is None:
+                    out = None
+                    break
+            if out is not None and self._global_name(n, fn):
+                frame.env[n] = out
+                if frame.moved_globals is None:
+                    frame.moved_globals = set()
+                frame.moved_globals.add(n)
+
+    def _global_name(self, name: str, fn) -> bool:
+        """`name`, read or moved in `fn` (a function or method of the module, not nested), is
+        the module-level binding: `fn` binds no local of that name."""
+        m = self.m
+        return (type(fn) is cst.FunctionDef and not m.bindings.get((fn, name))
+                and bool(m.bindings.get((m.module, name))) and m.enclosing(fn, cst.FunctionDef) is None)
 
     def _live_outer(self, fn):
         """The frame of the function that encloses `fn` while it is being run (a closure called
@@ -1673,6 +1718,10 @@ class Flow:
                     base = base.func.value
                 self._bind(base, v, frame, None, rebinding=True)
                 self.inplace_moves[e] = v
+                if type(base) is cst.Name and self._global_name(base.value, frame.fn):
+                    if frame.moved_globals is None:
+                        frame.moved_globals = set()
+                    frame.moved_globals.add(base.value)
             elif kb.module_method(meth) == "inplace_move" and type(recv) in (cst.Attribute, cst.Subscript):
                 self._part_moved(recv, frame)  # `model.fc.to(device)` after `model.fc = nn.Linear(...)`
             elif rv.kind == BATCH and meth in ("to", "cuda", "cpu"):
@@ -4267,12 +4316,21 @@ class Flow:
             target = self._move_target(meth, pos, kw, rv)
             return replace(rv, dev=target, placed=e) if target is not None else rv
         if rv.cls is not None:
-            if k != OBJECT or type(recv) is not cst.Name or rv.cls not in self.m.classes or rv.keys is not None:
+            own = (type(recv) is cst.Name and recv.value == "self" and frame.cls is not None
+                   and rv is frame.env.get("self") and k in (OBJECT, MODULE))
+            if (k != OBJECT and not own) or type(recv) is not cst.Name or rv.cls not in self.m.classes \
+                    or rv.keys is not None:
                 return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
             self._last_exit_self = None
             out = self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
             left = self._last_exit_self
-            if left:
+            if left and own:
+                # `self.set_device(device)` from `__init__` re-binds `self.rnn`: this method's
+                # view of it from here on (EduNLP#110)
+                for a, v in left:
+                    frame.env["self." + a] = v
+                    frame.assigned_self.add(a)
+            elif left:
                 # `agent.get_actions(obs)` set `self.memories` (the model's output, on the
                 # device): this instance's attribute from here on, what its next method call reads
                 # (`agent.analyze_feedbacks(dones)`, rl-starter-files#41)
@@ -5291,6 +5349,11 @@ class Flow:
         site_args = args
         if ok and selfv is not None and cls is not None and selfv.cls is not None:
             site_args = {**args, _RECEIVER: selfv}  # the receiver, for the method's recorded pass
+        globs = ()
+        if frame.moved_globals:
+            globs = tuple(sorted((n, frame.env[n]) for n in frame.moved_globals if n in frame.env))
+            if ok and globs:
+                site_args = {**site_args, **{(_GLOBAL, n): v for n, v in globs}}
         if not ok or (e in sites and sites[e] is None):
             sites[e] = None
         elif e in sites:
@@ -5300,8 +5363,21 @@ class Flow:
             sites[e] = site_args
         if not summary:
             return UNKNOWN
-        return self._summary(fn, cls, args if ok else {}, selfv, None if frame.cpu_only else e,
-                             self._caller_attrs(e, frame, selfv))
+        self._last_exit_globals = None
+        out = self._summary(fn, cls, args if ok else {}, selfv, None if frame.cpu_only else e,
+                            self._caller_attrs(e, frame, selfv), globs=globs)
+        left = self._last_exit_globals
+        if left:
+            # `train()` moved the module-level `model` in place: after the call it is there
+            top = frame.fn is self.m.module
+            for n, v in left:
+                if top or self._global_name(n, frame.fn):
+                    frame.env[n] = v
+                    if not top:
+                        if frame.moved_globals is None:
+                            frame.moved_globals = set()
+                        frame.moved_globals.add(n)
+        return out
 
     def _self_check_call(self, e, frame: _Frame, selfv, pos, kw) -> bool:
         """`self.forward(sample)` from another method of the module with a sample on the host (a
@@ -5375,10 +5451,13 @@ class Flow:
         finally:
             self._lambda_depth -= 1
 
-    def _summary(self, fn, cls, args: dict, selfv, site=None, attrs: tuple = (), quiet: bool = False) -> Value:
+    def _summary(self, fn, cls, args: dict, selfv, site=None, attrs: tuple = (), quiet: bool = False,
+                 globs: tuple = ()) -> Value:
         if len(self._in_summary) >= MAX_DEPTH or fn in self._in_summary or self._work > self._budget:
             return UNKNOWN
         key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv, attrs, quiet, self._host_instances > 0)
+        if globs:
+            key = (*key, globs)
         live = self._live_outer(fn)
         if live is not None:
             key = (*key, id(live), tuple(sorted((k, v) for k, v in live.env.items() if isinstance(k, str))))
@@ -5393,6 +5472,7 @@ class Flow:
                 self._last_init_self = self._init_self.get(key)
             else:
                 self._last_exit_self = self._exit_self.get(key)
+            self._last_exit_globals = self._exit_globals.get(key)
             return found
         self._in_summary.append(fn)
         self._summary_keys.append(key)
@@ -5405,6 +5485,9 @@ class Flow:
             if selfv is not None and cls is not None:
                 frame.env["self"] = selfv
                 frame.env.update(attrs)  # the calling method's own view of them
+            if globs:
+                frame.env.update(globs)  # module-level names as the caller left them
+                frame.moved_globals = {n for n, _ in globs}
             active = self._active.setdefault(fn, [])
             active.append(frame)
             # run for an instance known to be on the host (built, never moved): "where the module
@@ -5427,10 +5510,13 @@ class Flow:
                     self._store_attrs(frame, selfv.cls)
             if fn.name.value == "__init__":
                 self._init_self[key] = self._last_init_self = frame.env.get("self")
-            elif (selfv is not None and selfv.kind == OBJECT and frame.assigned_self and frame.yields is None
-                    and self._falls_off_the_end(fn)):
+            elif (selfv is not None and selfv.kind in (OBJECT, MODULE) and frame.assigned_self
+                    and frame.yields is None and self._falls_off_the_end(fn)):
                 self._exit_self[key] = tuple(sorted(
                     (a, frame.env.get("self." + a, UNKNOWN)) for a in frame.assigned_self))
+            if frame.moved_globals and frame.yields is None and self._falls_off_the_end(fn):
+                self._exit_globals[key] = tuple(sorted(
+                    (n, frame.env[n]) for n in frame.moved_globals if n in frame.env))
         finally:
             self._in_summary.pop()
             self._summary_keys.pop()
@@ -5438,6 +5524,7 @@ class Flow:
         self._summaries[key] = out
         if fn.name.value != "__init__":
             self._last_exit_self = self._exit_self.get(key)
+        self._last_exit_globals = self._exit_globals.get(key)
         if mine:
             self._summary_found[key] = mine
             if site is not None:

@@ -254,3 +254,122 @@ def test_a_default_some_call_passes_is_not_assumed():
     # after `get_actions` the memories are "host or device" and the mask meets nothing known
     src = J205.format(ctor="\n        self.other = ACModel(use_memory=False)", early="", first=ACTIONS)
     assert _lines(src, "GL116") == [(33, "GL116")]
+
+
+# E32-1 (windows-ai-docs#94, tests/fixtures/GL101/winml_tutorial_test_accuracy_images_not_moved.py):
+# the tutorial builds `model` at module level, `train()` moves it in place (`model.to(device)`) and
+# then calls `testAccuracy()`, a function that reads the global `model` and feeds it the test
+# loader's batches unmoved. The engine read the module-level binding (on the host) inside the
+# helper: the crash was missed, and the reporter's fix (moving the batches) drew GL112 and GL116
+# false positives. A module-level name a function moves in place now reaches the functions it
+# calls afterwards (their summaries and, when every call does, their recorded pass) and the code
+# after the call.
+E321 = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4)
+model = nn.Linear(4, 2)
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_accuracy():
+    for x, y in loader:{move}
+        out = model(x)
+        print((out.argmax(1) == y).sum().item())
+
+
+def train():
+    model.to(device)
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        model(x).sum().backward()
+    test_accuracy()
+
+
+train()
+"""
+
+
+def test_a_helper_called_after_the_global_model_moved_sees_it_moved():
+    assert _lines(E321.format(move=""), "GL101", "GL112") == [(13, "GL101")]
+
+
+def test_the_helper_moving_its_batches_is_silent():
+    move = "\n        x, y = x.to(device), y.to(device)"
+    assert _lines(E321.format(move=move), "GL101", "GL112", "GL116") == []
+
+
+SETUP = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2)
+
+
+def setup():
+    model.to(device)
+
+{call}
+print(model(torch.randn(2, 4)))
+"""
+
+
+def test_module_code_after_the_call_sees_the_global_moved():
+    assert _lines(SETUP.format(call="setup()"), "GL116", "GL101") == [(13, "GL116")]
+
+
+def test_a_function_that_is_never_called_moves_nothing():
+    assert _lines(SETUP.format(call=""), "GL116", "GL101", "GL112") == []
+
+
+# E32-4 (EduNLP#110, tests/fixtures_pending/GL116/ok_edunlp_lm_dataparallel_outputs_fed_to_head.py
+# stands for it): `__init__` calls `self.set_device(device)`, which re-binds `self.rnn` to a
+# DataParallel wrapper on the GPU; `__call__` read the `__init__` value (a host Linear), so its
+# output was "on the CPU" and GL116 reported the head that takes it (a false positive: the wrapper
+# scatters the host input). What a method called as `self.meth(...)` leaves in `self.x` is now the
+# caller's view of it after the call.
+E324 = """
+import torch
+import torch.nn as nn
+from torch.nn import DataParallel
+
+
+def set_device(net, ctx):
+    if ctx == "cpu":
+        return net.cpu()
+    return DataParallel(net).cuda()
+
+
+class Vectorizer(object):
+    def __init__(self, device=None):
+        self.rnn = nn.Linear(4, 8)
+        if device is not None:
+            self.{call}(device)
+
+    def __call__(self, items):
+        return self.rnn(torch.tensor(items))
+
+    def set_device(self, device):
+        self.rnn = set_device(self.rnn, device)
+
+    def describe(self, device):
+        print(device)
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = Vectorizer(device=device)
+head = nn.Linear(8, 2).to(device)
+out = model([[0.5, 1.0, 2.0, 3.0]])
+print(head(out))
+"""
+
+
+def test_a_part_re_bound_by_a_method_the_constructor_calls_is_not_the_host_part():
+    assert _lines(E324.format(call="set_device"), "GL116") == []
+
+
+def test_a_method_that_re_binds_nothing_leaves_the_host_part():
+    assert _lines(E324.format(call="describe"), "GL116") == [(33, "GL116")]
