@@ -186,6 +186,8 @@ with torch.no_grad():
             models = {dotted(_callee(c)) for c in calls} if not through else set(through.values())
             if facts.passes_to_unknown(node, models):
                 continue
+            if _optimizer_to_unknown(ctx.model, facts, node):
+                continue  # `loss_scaler(loss, optimizer, parameters=model.parameters())`: a training step
             if _model_held_by_unknown(ctx.model, facts, node, 2, set()):
                 continue  # `adversary = PGD(model)`, `adversary.generate(x, y)` in the loop: it may take gradients
             fix = None
@@ -839,6 +841,29 @@ def _result_differentiated(m, facts: TrainingFacts, stmt: cst.SimpleStatementLin
         uses = any(isinstance(n, cst.Name) and n.value in targets for a in c.args for n in [a.value, *m.walk(a.value)])
         if uses and any(facts.effects(g) & {"grad", "backward"} for g in facts.file_functions(c)):
             return True
+    return False
+
+
+_BUILTIN_READERS = frozenset(("print", "len", "isinstance", "getattr", "hasattr", "type", "id", "str", "repr"))
+
+
+def _optimizer_to_unknown(m, facts: TrainingFacts, node: cst.CSTNode) -> bool:
+    """`node` hands an optimizer to a call of code the file does not define (Uformer's
+    `loss_scaler(loss, optimizer, parameters=model.parameters())` with timm's `NativeScaler`, which
+    runs `backward()` and `optimizer.step()`): the loop may train through it, and `no_grad` around
+    it would break that backward pass. Calls of torch itself and of the file's own functions (which
+    the analysis reads) do not count."""
+    for call in facts.calls_in(node, into_defs=False):
+        if facts.file_functions(call):
+            continue
+        if isinstance(call.func, cst.Name) and call.func.value in _BUILTIN_READERS:
+            continue  # `print(optimizer)`
+        q = m.qualname(call.func) or ""
+        if q.startswith("torch."):
+            continue
+        for a in call.args:
+            if m.value_of(a.value).kind == "optimizer":
+                return True
     return False
 
 
