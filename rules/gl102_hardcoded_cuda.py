@@ -797,7 +797,9 @@ a CUDA device that is one branch of a conditional expression whose other branch 
 `"cuda"` used as an autocast/GradScaler device *type*, on `torch.device("cuda")` compared with a
 device (`if device == torch.device("cuda"): raise ...`), on a parameter default `'cuda'` whose name
 is not a device name in a file that never imports torch (`def run(target='cuda')`, a TVM compilation
-target), and in files that
+target), on a site that runs only when a tensor is already on CUDA (`if isinstance(x.data,
+torch.cuda.FloatTensor): pad = pad.cuda()`, `if x.device.type == "cuda":`: it follows the data),
+and in files that
 are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
 `set_device`, `synchronize`, CUDA events/streams, memory statistics and snapshots), use an NCCL
 process group, set `CUDA_VISIBLE_DEVICES`, or guard their CUDA path with a flag of their own

@@ -45,7 +45,10 @@ The rule fires on `torch.save(W.state_dict(), ...)` (also inside a dict/list pas
 (`W.load_state_dict(...)`, a resume path), or loads one into the plain model after dropping the
 prefix (`{k[7:]: v for k, v in sd.items()}`, `k.replace("module.", "")`, or a loop filling a new
 dict with `new_sd[k[7:]] = v`): that code expects the
-`module.` keys, and changing what is saved would break it. Except when the wrap depends on the machine (`if device == "cuda":
+`module.` keys, and changing what is saved would break it. It is also silent when the function
+that takes the state dict renames its keys without the prefix before saving it
+(`sd[k.replace("module.", "")] = sd.pop(k)` in a loop, as micronet's `save_state` does): what is
+saved has plain keys. Except when the wrap depends on the machine (`if device == "cuda":
 net = nn.DataParallel(net)`, `if torch.cuda.device_count() > 1:`; not a command-line choice such as
 `if args.distributed:`, which a resume repeats) and the file saves and loads through that maybe-wrapped name only:
 then the keys depend on the path that ran, a checkpoint written on a GPU machine does not load on

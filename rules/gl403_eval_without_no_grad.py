@@ -89,7 +89,9 @@ function; a model of a module class of the file whose own methods call `torch.au
 `torch.autograd.functional.*`, such as a force field predicting forces as `-dE/dpos` in its forward,
 which needs autograd on; or a method of an object that code the file does not define was given the model, such
 as an attack `adversary = PGD(model)` whose `adversary.generate(x, y)` runs in the loop, directly
-or through a helper of the file: `no_grad` would break its backward pass), on loops already under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
+or through a helper of the file, or an optimizer handed to such code, as Uformer's
+`loss_scaler(loss, optimizer, parameters=...)` with timm's `NativeScaler`, which runs the backward
+and the step: `no_grad` would break its backward pass), on loops already under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
 site of the function, `stack.enter_context(torch.no_grad())`, or a project's own decorator named
 like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on Lightning / HF
 Trainer scripts, whose frameworks do this, on a loop whose body ends with an unconditional `break`

@@ -93,7 +93,9 @@ the file cannot see into), stays silent where a helper the file does not define 
 file such as `enable_dropout(model)` right before the evaluation loop or the `with` block that holds
 it: updating batch-norm statistics, Monte Carlo dropout; Monte-Carlo dropout sampling a batch several
 times; forward passes whose output is discarded to refresh batch-norm statistics; a model put in
-eval mode before training), and on Lightning / HF Trainer scripts.
+eval mode before training, also inside the epoch loop when `model.eval()` is followed at once, with
+nothing that uses the model in between, by the loop that trains it: SSKD trains a head on its
+frozen teacher so), and on Lightning / HF Trainer scripts.
 
 The fix inserts `model.train()` before the training loop, or `model.eval()` before the
 evaluation loop and `model.train()` after it. A loop known as an evaluation only because it runs
