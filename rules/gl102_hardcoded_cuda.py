@@ -647,6 +647,31 @@ def _guarded(ctx: Context, node, depth: int = 0) -> bool:
     return False
 
 
+_CUDA_OPERAND_TEST = re.compile(
+    r"\.is_cuda\b|\bisinstance\([^()]*,\s*(?:torch\.)?cuda\.\w*Tensor\s*\)|\.device\.type\s*==\s*['\"]cuda['\"]|['\"]cuda['\"]\s*==\s*\w[\w.]*\.device\.type"
+)
+
+
+def _under_cuda_operand_test(ctx: Context, node) -> bool:
+    """`node` runs only in the body of an `if` (or a conditional expression) whose test says that a
+    tensor is already on CUDA: `if isinstance(x.data, torch.cuda.FloatTensor): zero_pads =
+    zero_pads.cuda()` (the shortcut of the CIFAR ResNets in Eric-mingjie/rethinking-network-pruning),
+    `if x.is_cuda:`, `if x.device.type == "cuda":`. That branch cannot run on a machine without a
+    GPU: it follows the data, it is no hard-coded placement. A negated test (`not`, `!=`) and the
+    `else` branch do not count."""
+    m = ctx.model
+    child = node
+    for anc in m.ancestors(node):
+        if isinstance(anc, (cst.If, cst.IfExp)) and child is anc.body:
+            text = ctx.code(anc.test)
+            if _CUDA_OPERAND_TEST.search(text) and "not " not in text and "!=" not in text:
+                return True
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        child = anc
+    return False
+
+
 def _left_early_before(ctx: Context, block, child) -> bool:
     """In `block` (a body), a statement before `child` is `if <device test>:` whose body leaves
     (`return`, `continue`, `break`, `raise`, `sys.exit(...)`): what follows runs only on one side of
@@ -772,7 +797,9 @@ a CUDA device that is one branch of a conditional expression whose other branch 
 `"cuda"` used as an autocast/GradScaler device *type*, on `torch.device("cuda")` compared with a
 device (`if device == torch.device("cuda"): raise ...`), on a parameter default `'cuda'` whose name
 is not a device name in a file that never imports torch (`def run(target='cuda')`, a TVM compilation
-target), and in files that
+target), on a site that runs only when a tensor is already on CUDA (`if isinstance(x.data,
+torch.cuda.FloatTensor): pad = pad.cuda()`, `if x.device.type == "cuda":`: it follows the data),
+and in files that
 are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
 `set_device`, `synchronize`, CUDA events/streams, memory statistics and snapshots), use an NCCL
 process group, set `CUDA_VISIBLE_DEVICES`, or guard their CUDA path with a flag of their own
@@ -844,7 +871,7 @@ x = torch.randn(8, 3, device=device)
             # its only "flag" is the fallback itself (`t.device('cuda') if opt.use_gpu else t.device('cpu')`)
             yield from self._fallback_findings(ctx)
             return
-        sites = unsuppressed(ctx, list(self._sites(ctx)))
+        sites = unsuppressed(ctx, [s for s in self._sites(ctx) if not _under_cuda_operand_test(ctx, s[0])])
         if not sites:
             return
         group = self._group_fix(ctx, sites) if any(r for _, _, r in sites) else None

@@ -45,7 +45,10 @@ The rule fires on `torch.save(W.state_dict(), ...)` (also inside a dict/list pas
 (`W.load_state_dict(...)`, a resume path), or loads one into the plain model after dropping the
 prefix (`{k[7:]: v for k, v in sd.items()}`, `k.replace("module.", "")`, or a loop filling a new
 dict with `new_sd[k[7:]] = v`): that code expects the
-`module.` keys, and changing what is saved would break it. Except when the wrap depends on the machine (`if device == "cuda":
+`module.` keys, and changing what is saved would break it. It is also silent when the function
+that takes the state dict renames its keys without the prefix before saving it
+(`sd[k.replace("module.", "")] = sd.pop(k)` in a loop, as micronet's `save_state` does): what is
+saved has plain keys. Except when the wrap depends on the machine (`if device == "cuda":
 net = nn.DataParallel(net)`, `if torch.cuda.device_count() > 1:`; not a command-line choice such as
 `if args.distributed:`, which a resume repeats) and the file saves and loads through that maybe-wrapped name only:
 then the keys depend on the path that ran, a checkpoint written on a GPU machine does not load on
@@ -90,6 +93,8 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                 recv = sd.func.value  # type: ignore[union-attr]
                 if isinstance(recv, cst.Name) and recv.value in stripped:
                     continue  # the file's own resume path drops the `module.` prefix: the keys are on purpose
+                if _renamed_before_save(m, sd):
+                    continue  # the keys lose their `module.` prefix before the save (micronet's save_state)
                 reach = facts.wrapper_reaching(recv) if isinstance(recv, cst.Name) else None
                 if reach is not None:
                     if facts.only_saved(reach[0]):
@@ -431,6 +436,36 @@ def _loop_filled_stripped(m, d: cst.Name) -> bool:
                     b.how == "assign" and b.value is not None and _strips_module_prefix(m, b.value)
                     for b in m.bindings_of(key)):
                 return True
+    return False
+
+
+def _renamed_before_save(m, sd: cst.Call) -> bool:
+    """`W.state_dict()` is taken into a name (`state = {"state_dict": model.state_dict(), ...}`) whose
+    dictionary the same function renames in place, in a loop, with keys that drop the `module.`
+    prefix: 666DZY666/micronet's `save_state`, `for key in state_copy.keys(): if "module" in key:
+    state["state_dict"][key.replace("module.", "")] = state["state_dict"].pop(key)`, before every
+    `torch.save(state, ...)`. What is saved has no `module.` keys."""
+    stmt = next((a for a in m.ancestors(sd) if isinstance(a, cst.Assign)), None)
+    if stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, cst.Name):
+        return False
+    root = stmt.targets[0].target.value
+    scope = m.enclosing(sd, cst.FunctionDef) or m.module
+    for node in m.walk(scope, skip=(cst.ClassDef, cst.Lambda)):
+        if not isinstance(node, cst.Assign) or m.enclosing(node, cst.For) is None or len(node.targets) != 1:
+            continue
+        if (m.enclosing(node, cst.FunctionDef) or m.module) is not scope:
+            continue
+        tgt, val = node.targets[0].target, node.value
+        if not (isinstance(tgt, cst.Subscript) and len(tgt.slice) == 1 and isinstance(tgt.slice[0].slice, cst.Index)):
+            continue
+        base = m.module.code_for_node(tgt.value)
+        if not (base == root or base.startswith((root + "[", root + "."))):
+            continue
+        if not (isinstance(val, cst.Call) and isinstance(val.func, cst.Attribute) and val.func.attr.value == "pop"
+                and m.module.code_for_node(val.func.value) == base):
+            continue  # a rename in place: `D[new_key] = D.pop(old_key)`
+        if _strips_module_prefix(m, tgt.slice[0].slice.value):
+            return True
     return False
 
 

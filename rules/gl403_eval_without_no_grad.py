@@ -89,7 +89,9 @@ function; a model of a module class of the file whose own methods call `torch.au
 `torch.autograd.functional.*`, such as a force field predicting forces as `-dE/dpos` in its forward,
 which needs autograd on; or a method of an object that code the file does not define was given the model, such
 as an attack `adversary = PGD(model)` whose `adversary.generate(x, y)` runs in the loop, directly
-or through a helper of the file: `no_grad` would break its backward pass), on loops already under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
+or through a helper of the file, or an optimizer handed to such code, as Uformer's
+`loss_scaler(loss, optimizer, parameters=...)` with timm's `NativeScaler`, which runs the backward
+and the step: `no_grad` would break its backward pass), on loops already under `no_grad`/`inference_mode`/`set_grad_enabled(...)` (also through a decorator or the call
 site of the function, `stack.enter_context(torch.no_grad())`, or a project's own decorator named
 like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on Lightning / HF
 Trainer scripts, whose frameworks do this, on a loop whose body ends with an unconditional `break`
@@ -186,6 +188,8 @@ with torch.no_grad():
             models = {dotted(_callee(c)) for c in calls} if not through else set(through.values())
             if facts.passes_to_unknown(node, models):
                 continue
+            if _optimizer_to_unknown(ctx.model, facts, node):
+                continue  # `loss_scaler(loss, optimizer, parameters=model.parameters())`: a training step
             if _model_held_by_unknown(ctx.model, facts, node, 2, set()):
                 continue  # `adversary = PGD(model)`, `adversary.generate(x, y)` in the loop: it may take gradients
             fix = None
@@ -840,6 +844,29 @@ def _result_differentiated(m, facts: TrainingFacts, stmt: cst.SimpleStatementLin
         uses = any(isinstance(n, cst.Name) and n.value in targets for a in c.args for n in [a.value, *m.walk(a.value)])
         if uses and any(facts.effects(g) & {"grad", "backward"} for g in facts.file_functions(c)):
             return True
+    return False
+
+
+_BUILTIN_READERS = frozenset(("print", "len", "isinstance", "getattr", "hasattr", "type", "id", "str", "repr"))
+
+
+def _optimizer_to_unknown(m, facts: TrainingFacts, node: cst.CSTNode) -> bool:
+    """`node` hands an optimizer to a call of code the file does not define (Uformer's
+    `loss_scaler(loss, optimizer, parameters=model.parameters())` with timm's `NativeScaler`, which
+    runs `backward()` and `optimizer.step()`): the loop may train through it, and `no_grad` around
+    it would break that backward pass. Calls of torch itself and of the file's own functions (which
+    the analysis reads) do not count."""
+    for call in facts.calls_in(node, into_defs=False):
+        if facts.file_functions(call):
+            continue
+        if isinstance(call.func, cst.Name) and call.func.value in _BUILTIN_READERS:
+            continue  # `print(optimizer)`
+        q = m.qualname(call.func) or ""
+        if q.startswith("torch."):
+            continue
+        for a in call.args:
+            if m.value_of(a.value).kind == "optimizer":
+                return True
     return False
 
 

@@ -93,7 +93,9 @@ the file cannot see into), stays silent where a helper the file does not define 
 file such as `enable_dropout(model)` right before the evaluation loop or the `with` block that holds
 it: updating batch-norm statistics, Monte Carlo dropout; Monte-Carlo dropout sampling a batch several
 times; forward passes whose output is discarded to refresh batch-norm statistics; a model put in
-eval mode before training), and on Lightning / HF Trainer scripts.
+eval mode before training, also inside the epoch loop when `model.eval()` is followed at once, with
+nothing that uses the model in between, by the loop that trains it: SSKD trains a head on its
+frozen teacher so), and on Lightning / HF Trainer scripts.
 
 The fix inserts `model.train()` before the training loop, or `model.eval()` before the
 evaluation loop and `model.train()` after it. A loop known as an evaluation only because it runs
@@ -334,6 +336,8 @@ for epoch in range(epochs):
                     continue
                 if facts.passes_to_unknown(loop.node, {name}):
                     continue
+                if _eval_right_before_training(ctx, facts, loop, name):
+                    continue  # `t_model.eval()` then at once the loop that trains it: eval-mode training by choice
                 mo = method_of(call)
                 if mo is not None and mo[1] == "eval":
                     reported.add((call, None))
@@ -671,6 +675,44 @@ def _train_anchor(ctx: Context, facts, body: cst.IndentedBlock, name: str, site)
     if not at_train or min(at_train) <= at_eval:
         return None
     return stmts[min(at_train)]
+
+
+def _eval_right_before_training(ctx: Context, facts, loop, name: str) -> bool:
+    """In the body of `loop` (or a block inside it), a statement `name.eval()` followed in the same
+    block, with nothing in between that mentions `name` or runs a loop, by a training loop that calls
+    `name`: the model is put in eval mode on purpose to be trained so (frozen batch-norm statistics,
+    no dropout). xuguodong03/SSKD's teacher: `for epoch in ...: t_model.eval(); ...; for x, _ in
+    train_loader: ... t_model(x, bb_grad=False) ... loss.backward(); t_optimizer.step()`, a linear
+    head trained on a frozen backbone. An `eval()` before an evaluation that is followed by training
+    (the slip this rule is about) has the evaluation in between."""
+    m = ctx.model
+    training = {info.node for info in [loop, *loop.nested] if info.is_training}
+    if not training:
+        return False
+    for node in (loop.node.body, *m.walk(loop.node.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))):
+        body = getattr(node, "body", None)
+        if not isinstance(node, cst.IndentedBlock) or not isinstance(body, (list, tuple)):
+            continue
+        for i, st in enumerate(body):
+            if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Expr)):
+                continue
+            call = st.body[0].value
+            mo = method_of(call) if isinstance(call, cst.Call) else None
+            if mo is None or mo[1] != "eval" or call.args or dotted(mo[0]) != name:
+                continue
+            for nxt in body[i + 1:]:
+                if isinstance(nxt, (cst.For, cst.While)):
+                    if nxt in training and any(dotted(c.func) == name for c in facts.model_calls(nxt)):
+                        return True
+                    break
+                if not isinstance(nxt, cst.SimpleStatementLine) or _mentions(m, nxt, name):
+                    break
+    return False
+
+
+def _mentions(m, node, name: str) -> bool:
+    head = name.split(".")[0]
+    return any(isinstance(n, cst.Name) and n.value == head for n in m.walk(node))
 
 
 def _backward_after(facts, stmts) -> bool:
