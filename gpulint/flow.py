@@ -1653,6 +1653,11 @@ class Flow:
         t = type(s)
         if t is cst.Assign:
             v = self.eval(s.value, frame)
+            if (type(s.value) is cst.Call and type(s.value.func) is cst.Attribute and v.kind == MODULE
+                    and kb.module_method(s.value.func.attr.value) == "inplace_move"):
+                # `m = model.to(device)`: the module moves in place, whatever name the result gets
+                # (the nanoGPT lecture's bigram.py, PRECISION24)
+                self._module_moved_in_place(s.value, v, frame, rebind_only=True)
             for tgt in s.targets:
                 self._bind(tgt.target, v, frame, s.value)
         elif t is cst.Expr:
@@ -1700,6 +1705,34 @@ class Flow:
             self.eval(s.test, frame)
         return True
 
+    def _module_moved_in_place(self, e: cst.Call, v: Value, frame: _Frame, rebind_only: bool = False) -> bool:
+        """`model.to(device)`, `model.half()` (and `model.eval().cpu()`): the module the call is
+        made on is moved or cast in place; its name (or `self` attribute) is re-bound to `v`."""
+        meth = e.func.attr.value
+        recv = e.func.value
+        rv = self.values.get(recv) if frame.record else None
+        if rv is None:
+            rv = self._peek(recv, frame)
+        if not (rv.kind in (MODULE, METRIC) and (kb.module_method(meth) == "inplace_move" or (
+                v.kind == MODULE and v.half and not rv.half and v.half_at is e))):
+            return False
+        base = recv
+        # `model.eval().cpu()`: methods that return the module itself lead to the name moved
+        while type(base) is cst.Call and type(base.func) is cst.Attribute and kb.module_method(
+                base.func.attr.value) in ("same", "inplace_move"):
+            base = base.func.value
+        if rebind_only and type(base) is not cst.Name and not (
+                type(base) is cst.Attribute and type(base.value) is cst.Name and base.value.value == "self"):
+            return False
+        self._bind(base, v, frame, None, rebinding=True)
+        if not rebind_only:
+            self.inplace_moves[e] = v
+        if type(base) is cst.Name and self._global_name(base.value, frame.fn):
+            if frame.moved_globals is None:
+                frame.moved_globals = set()
+            frame.moved_globals.add(base.value)
+        return True
+
     def _expr_statement(self, e, frame: _Frame) -> None:
         v = self.eval(e, frame)
         # Module moves and casts are in place: `model.to(device)`, `model.half()`
@@ -1709,19 +1742,8 @@ class Flow:
             rv = self.values.get(recv) if frame.record else None
             if rv is None:
                 rv = self._peek(recv, frame)
-            if rv.kind in (MODULE, METRIC) and (kb.module_method(meth) == "inplace_move" or (
-                    v.kind == MODULE and v.half and not rv.half and v.half_at is e)):
-                base = recv
-                # `model.eval().cpu()`: methods that return the module itself lead to the name moved
-                while type(base) is cst.Call and type(base.func) is cst.Attribute and kb.module_method(
-                        base.func.attr.value) in ("same", "inplace_move"):
-                    base = base.func.value
-                self._bind(base, v, frame, None, rebinding=True)
-                self.inplace_moves[e] = v
-                if type(base) is cst.Name and self._global_name(base.value, frame.fn):
-                    if frame.moved_globals is None:
-                        frame.moved_globals = set()
-                    frame.moved_globals.add(base.value)
+            if self._module_moved_in_place(e, v, frame):
+                pass
             elif kb.module_method(meth) == "inplace_move" and type(recv) in (cst.Attribute, cst.Subscript):
                 self._part_moved(recv, frame)  # `model.fc.to(device)` after `model.fc = nn.Linear(...)`
             elif rv.kind == BATCH and meth in ("to", "cuda", "cpu"):

@@ -388,11 +388,12 @@ def _test_suite(m) -> bool:
 
 def _model_calls(facts: TrainingFacts, node: cst.CSTNode) -> list[cst.Call]:
     """The model calls in `node`, with the explicit `model.forward(x)` form
-    (AlwaysBeDreaming-DFCIL#9's `output = model.forward(input)[:, :self.valid_out_dim]`)."""
+    (AlwaysBeDreaming-DFCIL#9's `output = model.forward(input)[:, :self.valid_out_dim]`) and
+    `model.__call__(x)` (`self.__call__(x)` in a module's own evaluation loop)."""
     out = facts.model_calls(node)
     for c in facts.calls_in(node, False):
         f = c.func
-        if (c not in out and isinstance(f, cst.Attribute) and f.attr.value == "forward"
+        if (c not in out and isinstance(f, cst.Attribute) and f.attr.value in ("forward", "__call__")
                 and isinstance(f.value, (cst.Name, cst.Attribute)) and facts.is_model(f.value)):
             out.append(c)
     return out
@@ -401,7 +402,7 @@ def _model_calls(facts: TrainingFacts, node: cst.CSTNode) -> list[cst.Call]:
 def _callee(c: cst.Call) -> cst.BaseExpression:
     """The model a call runs: `model` for `model(x)` and for `model.forward(x)`."""
     f = c.func
-    if isinstance(f, cst.Attribute) and f.attr.value == "forward":
+    if isinstance(f, cst.Attribute) and f.attr.value in ("forward", "__call__"):
         return f.value
     return f
 
@@ -414,14 +415,23 @@ def _trainer_module_method(m, cls: cst.ClassDef, fn) -> bool:
     if fn is None or fn.name.value == "forward" or reachable_from_forward(m, fn):
         return False
     optimizer = backward = False
+    stepped, zeroed = set(), set()
     for node in m.walk(cls):
         if not isinstance(node, cst.Call):
             continue
         if (m.qualname(node.func) or "").startswith("torch.optim."):
             optimizer = True
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
-            backward = True
-    return optimizer and backward
+        if isinstance(node.func, cst.Attribute):
+            meth = node.func.attr.value
+            if meth == "backward":
+                backward = True
+            elif meth in ("step", "zero_grad") and not node.args:
+                d = dotted(node.func.value)
+                if d is not None and d != "self":
+                    (stepped if meth == "step" else zeroed).add(d)
+    # an optimizer handed in (`run_epoch(self, train_batches, val_batches, optimizer)`: zeroed and
+    # stepped by the module's own methods, AnubhavGupta3377's text classifiers, PRECISION23 M2)
+    return (optimizer or bool(stepped & zeroed)) and backward
 
 
 def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict:

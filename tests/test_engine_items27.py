@@ -373,3 +373,33 @@ def test_a_part_re_bound_by_a_method_the_constructor_calls_is_not_the_host_part(
 
 def test_a_method_that_re_binds_nothing_leaves_the_host_part():
     assert _lines(E324.format(call="describe"), "GL116") == [(33, "GL116")]
+
+
+# PRECISION24 (karpathy's nanoGPT lecture, bigram.py / gpt.py; tests/fixtures/GL112/ok_ng_video_lecture_bigram_moved_through_alias.py):
+# `m = model.to(device)` moves `model` in place (nn.Module.to returns the module itself), but the
+# engine moved only the new name: training `model` afterwards drew GL112 "never moved".
+ALIAS = """
+import copy
+import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Embedding(16, 16)
+m = {moved}
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for it in range(3):
+    xb = torch.randint(0, 16, (4, 8), device=device)
+    loss = model(xb).logsumexp(-1).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_module_moved_under_another_name_is_moved():
+    assert _lines(ALIAS.format(moved="model.to(device)"), "GL112", "GL116") == []
+    assert _lines(ALIAS.format(moved="model.eval().cuda()"), "GL112", "GL116") == []
+
+
+def test_a_copy_moved_under_another_name_leaves_the_original():
+    assert _lines(ALIAS.format(moved="copy.deepcopy(model).to(device)"), "GL112") == [(12, "GL112")]
