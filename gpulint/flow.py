@@ -39,6 +39,7 @@ TENSOR, MODULE, OPTIMIZER, SCHEDULER, LOADER, DATASET, BATCH = (
 SCALER, DEVICE, METRIC, TUPLE, ITER, PARAMS, HOSTVAL, DTYPE, OBJECT = (
     "scaler", "device", "metric", "tuple", "iter", "params", "hostval", "dtype", "object")
 FUNC = "function"  # a function of this file used as a value (`fn`: its definition)
+CLASS = "class"  # a class of this file used as a value (`cls`: its name): `NeuralNet(database, GINet)`
 TOKENIZER = "tokenizer"  # a Hugging Face tokenizer or processor: its tensors are made on the host
 TRANSFORM = "transform"  # a torchvision transform: host data in, host data out (a tensor keeps its device)
 _HOST_READERS = frozenset({"PIL.Image.open", "cv2.imread", "imageio.imread", "imageio.v2.imread",
@@ -2614,6 +2615,8 @@ class Flow:
         fn = self._function_named(e.value)
         if fn is not None:
             return Value(FUNC, None, fn=fn)  # `loss_fn = my_loss`, `Trainer(model, compute_metrics)`
+        if e.value in self.m.classes:
+            return Value(CLASS, None, cls=e.value)  # `NeuralNet(database, GINet)`: the class handed on
         return UNKNOWN
 
     def _peek_origin(self, e):
@@ -3351,6 +3354,9 @@ class Flow:
                 return self._module_call(e, fv, pos, kw, frame)
             if fv is not None and fv.kind == FUNC:
                 return self._call_function(fv.fn, None, e, pos, kw, frame, None)
+            if fv is not None and fv.kind == CLASS and fv.cls in self.m.classes:
+                # `Net(4, 2)` of a parameter every call binds to the file's class `GINet`
+                return self._instance(fv.cls, e, pos, kw, frame)
             if fv is not None and fv.kind == TOKENIZER:
                 return self._tokenize(e, "__call__", kw)
             if fv is not None and fv.kind == TRANSFORM:
@@ -3365,6 +3371,8 @@ class Flow:
             return self._transform(e, pos)
         if fv.kind == FUNC:
             return self._call_function(fv.fn, None, e, pos, kw, frame, None)
+        if fv.kind == CLASS and fv.cls in self.m.classes:
+            return self._instance(fv.cls, e, pos, kw, frame)  # `self.net_cls(...)`
         return UNKNOWN
 
     def _escape_containers(self, e: cst.Call, frame, fn: cst.FunctionDef | None = None, offset: int = 0) -> None:
@@ -4765,8 +4773,9 @@ class Flow:
             half_at = self._init_half_call(name) if kind == MODULE else None
             if half_at is not None and init is not None and self._off_in_construction(half_at, init, e, pos, kw):
                 half_at = None  # `if use_fp16: self.blocks.half()` built with `use_fp16=False` (TripoSF)
+            stateful = self._class_stateful(name) or (init is not None and self._given_stateful_parts(init, pos, kw))
             return Value(kind, dev if given else (None if frame.devctx else HOST), half_at is not None, origin=e,
-                         cls=name, placed=e if given else None, stateful=self._class_stateful(name), half_at=half_at)
+                         cls=name, placed=e if given else None, stateful=stateful, half_at=half_at)
         if kind is not None:
             return Value(kind, None, origin=e, cls=name)
         found = self.m.method_of_class(name, "__init__")  # its own, or one inherited from a file base
@@ -5232,6 +5241,27 @@ class Flow:
                 return False  # a tensor made on the host
             placed = True
         return placed
+
+    def _given_stateful_parts(self, init: cst.FunctionDef, pos, kw) -> bool:
+        """`SSD(base_net, head)` whose `__init__` stores a parameter on `self` (`self.base_net =
+        base_net`) and this construction passes a module with parameters for it: the instance
+        holds that module's parameters (deeplite-torch-zoo#61)."""
+        if any(st for _, _, st in pos):
+            return False
+        p = init.params
+        ordered = [x.name.value for x in (*p.posonly_params, *p.params)][1:]
+        given = {ordered[i]: v for i, (_, v, _s) in enumerate(pos) if i < len(ordered)}
+        given.update({k: v for k, (_, v) in kw.items() if isinstance(k, str)})
+        parts = {n for n, v in given.items() if v.kind == MODULE and v.stateful}
+        if not parts:
+            return False
+        for node in self.m.walk(init):
+            if type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value in parts:
+                for t in node.targets:
+                    tt = t.target
+                    if type(tt) is cst.Attribute and type(tt.value) is cst.Name and tt.value.value == "self":
+                        return True
+        return False
 
     def _class_stateful(self, name: str, _seen=()) -> bool:
         """Does a module class of the file hold tensors (parameters, buffers, submodules)? A

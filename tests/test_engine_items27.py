@@ -403,3 +403,93 @@ def test_a_module_moved_under_another_name_is_moved():
 
 def test_a_copy_moved_under_another_name_leaves_the_original():
     assert _lines(ALIAS.format(moved="copy.deepcopy(model).to(device)"), "GL112") == [(12, "GL112")]
+
+
+# E32-6 (deeplite-torch-zoo#61, tests/fixtures/GL112/deeplite_mb1_ssd_builder_model_left_on_host.py):
+# a module whose parts are constructor arguments (`SSD(base_net, head)`, `self.base_net = base_net`)
+# was not known to hold parameters, so the call that feeds it the moved batch was no mismatch and
+# GL112 fired inside `forward`, advising `self.base_net = self.base_net.to(device)`. A construction
+# that passes a module with parameters for a parameter the constructor stores on `self` now makes
+# an instance with parameters.
+E326 = """
+import torch
+import torch.nn as nn
+
+
+class SSD(nn.Module):
+    def __init__(self, base_net, head):
+        super().__init__()
+        self.base_net = base_net
+        self.head = head
+
+    def forward(self, x):
+        return self.head(self.base_net(x))
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = SSD({parts})
+out = net(torch.rand(2, 3, 8, 8).to(device))
+"""
+
+
+def test_parts_given_to_the_constructor_make_a_module_with_parameters():
+    parts = "nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 4, 3, padding=1)"
+    assert _lines(E326.format(parts=parts), "GL112") == [(18, "GL112")]
+
+
+def test_parameterless_parts_do_not():
+    assert _lines(E326.format(parts="nn.ReLU(), nn.Identity()"), "GL112") == []
+
+
+# E32-3 (a) (Deeprank-GNN#70): the network class is handed to the trainer (`NeuralNet(GINet)`) and
+# built in its constructor (`self.model = Net(4, 2).to(self.device)`); the class name was an
+# unknown value, so the model and its outputs were unknown and `np.argmax(pred.detach())` on the
+# device output was missed. A class of the file used as a value is now that class, and calling a
+# name bound to it builds an instance.
+E323 = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class GINet(nn.Module):
+    def __init__(self, input_shape, output_shape):
+        super().__init__()
+        self.fc = nn.Linear(input_shape, output_shape)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class GCN(GINet):
+    pass
+
+
+class NeuralNet(object):
+    def __init__(self, Net):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.model = Net(4, 2).to(self.device)
+
+    def predict(self, x):
+        x = x.to(self.device)
+        pred = self.model(x)
+        return np.argmax(pred.detach(){cpu}, axis=1)
+
+
+print(NeuralNet(GINet).predict(torch.randn(3, 4)))
+{other}
+"""
+
+
+def test_a_class_handed_to_a_constructor_is_built_there():
+    assert _lines(E323.format(cpu="", other=""), "GL109") == [(28, "GL109")]
+
+
+def test_the_output_copied_to_the_host_is_silent():
+    assert _lines(E323.format(cpu=".cpu()", other=""), "GL109") == []
+
+
+def test_two_classes_handed_in_still_build_modules():
+    # either class: the model is a module on the device whichever it is
+    src = E323.format(cpu="", other="print(NeuralNet(GCN).predict(torch.randn(3, 4)))")
+    assert _lines(src, "GL109") == [(28, "GL109")]
