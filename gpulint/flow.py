@@ -1017,6 +1017,7 @@ class Flow:
         self._exit_self: dict = {}
         self._never_passed_cache: dict = {}
         self._exit_globals: dict = {}  # summaries -> the module-level names they left moved
+        self._free_names: dict = {}  # nested functions -> the names they read and do not bind
         self._last_exit_globals = None
         self._name_calls = None
         self._last_exit_self = None
@@ -1494,6 +1495,25 @@ class Flow:
         if cls is not None:
             self._store_attrs(frame, cls)
 
+    def _closure(self, v: Value, frame: _Frame) -> Value:
+        """A nested function returned by the function that defines it (`def hinge(labels): def
+        fun(x, y): ...; return fun`): the function with the values its free names have in that
+        frame when it returns (MIL-Lab#4's smooth top-k SVM losses)."""
+        fn = v.fn
+        if type(frame.fn) is not cst.FunctionDef or self.m.enclosing(fn, cst.FunctionDef) is not frame.fn:
+            return v
+        free = self._free_names.get(fn)
+        if free is None:
+            m = self.m
+            free = set()
+            for n in m.walk(fn):
+                if type(n) is cst.Name and not m.bindings.get((fn, n.value)):
+                    free.add(n.value)
+            self._free_names[fn] = free
+        got = tuple(sorted((k, x) for k, x in frame.env.items()
+                           if type(k) is str and k in free and x.kind is not None))
+        return replace(v, attrs=got) if got else v
+
     def _globals_from_sites(self, fn, frame: _Frame) -> None:
         """A function every call of which comes after its caller moved a module-level name in
         place (`model.to(device)` in `train()`, then `test_accuracy()`): in its recorded pass that
@@ -1646,6 +1666,10 @@ class Flow:
             elif t is cst.FunctionDef or t is cst.ClassDef:
                 for d in getattr(stmt, "decorators", ()):
                     self.eval(d.decorator, frame)
+                if t is cst.FunctionDef and type(frame.fn) is cst.FunctionDef and not stmt.decorators:
+                    # a nested function: the value its name holds (made into a closure when it
+                    # leaves its enclosing function, see _closure)
+                    frame.env[stmt.name.value] = Value(FUNC, None, fn=stmt)
             elif t is cst.Match:
                 frame.env = {k: UNKNOWN for k in frame.env}
         return True
@@ -1689,6 +1713,8 @@ class Flow:
             self._bind(s.target, cur, frame, None)
         elif t is cst.Return:
             v = self.eval(s.value, frame) if s.value is not None else Value(HOSTVAL, HOST)
+            if v.kind == FUNC and type(v.fn) is cst.FunctionDef and v.attrs is None:
+                v = self._closure(v, frame)
             if frame.cpu_only and v.kind in (DEVICE, TENSOR, MODULE):
                 # the return of a branch that does not run on a GPU (`if torch.cuda.is_available():
                 # return torch.device("cuda:0") else: return torch.device("cpu")`): as for
@@ -3259,7 +3285,8 @@ class Flow:
                 if av is not None and av.kind == TOKENIZER:
                     self._args(e, frame)
                     return self._tokenize(e, "__call__", kw={a.keyword.value: (a.value, UNKNOWN) for a in e.args if a.keyword})
-                if av is not None and av.kind == FUNC and meth not in self.m.classes[frame.cls].methods:
+                if av is not None and av.kind == FUNC and meth not in self.m.classes[frame.cls].methods \
+                        and not av.attrs:
                     pos, kw = self._args(e, frame)  # `self.metric(y_pred, y)`: the function stored
                     return self._call_function(av.fn, None, e, pos, kw, frame, None)
                 if (av is not None and av.cls is not None and av.kind in (OBJECT, None)
@@ -3353,7 +3380,7 @@ class Flow:
             if fv is not None and fv.kind in (MODULE, METRIC):
                 return self._module_call(e, fv, pos, kw, frame)
             if fv is not None and fv.kind == FUNC:
-                return self._call_function(fv.fn, None, e, pos, kw, frame, None)
+                return self._call_function(fv.fn, None, e, pos, kw, frame, None, closure=fv.attrs or ())
             if fv is not None and fv.kind == CLASS and fv.cls in self.m.classes:
                 # `Net(4, 2)` of a parameter every call binds to the file's class `GINet`
                 return self._instance(fv.cls, e, pos, kw, frame)
@@ -3370,7 +3397,7 @@ class Flow:
         if fv.kind == TRANSFORM:
             return self._transform(e, pos)
         if fv.kind == FUNC:
-            return self._call_function(fv.fn, None, e, pos, kw, frame, None)
+            return self._call_function(fv.fn, None, e, pos, kw, frame, None, closure=fv.attrs or ())
         if fv.kind == CLASS and fv.cls in self.m.classes:
             return self._instance(fv.cls, e, pos, kw, frame)  # `self.net_cls(...)`
         return UNKNOWN
@@ -4064,6 +4091,10 @@ class Flow:
                     ret = "tensor"
             else:
                 ret = "tensor" if len(pos) + len(kw) > 1 else "other"
+        elif ret == "mixed" and q in ("torch.eq", "torch.ne") and pos and not pos[0][2] and pos[0][1].kind == TENSOR:
+            # `torch.ne(y[:, None], labels[None, :])`: an overload for Python numbers returns a
+            # bool, the one taking a tensor a tensor (MIL-Lab#4's smooth top-k SVM)
+            ret = "tensor"
         if ret not in ("tensor", "tensors"):
             if ret in (MODULE, OPTIMIZER, SCHEDULER, LOADER, DATASET, METRIC, SCALER):
                 dev, given = self._placement(e, kw)
@@ -5345,7 +5376,8 @@ class Flow:
         fn, owner = found
         return self._call_function(fn, owner, e, pos, kw, frame, selfv)
 
-    def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv, summary: bool = True) -> Value:
+    def _call_function(self, fn: cst.FunctionDef, cls, e, pos, kw, frame, selfv, summary: bool = True,
+                       closure: tuple = ()) -> Value:
         if type(fn) is _TorchFn:
             return self._qualified_call(e, fn.q, pos, kw, frame)  # `rand_func(1)`
         if fn is None:
@@ -5417,7 +5449,7 @@ class Flow:
             return UNKNOWN
         self._last_exit_globals = None
         out = self._summary(fn, cls, args if ok else {}, selfv, None if frame.cpu_only else e,
-                            self._caller_attrs(e, frame, selfv), globs=globs)
+                            self._caller_attrs(e, frame, selfv), globs=globs, closure=closure)
         left = self._last_exit_globals
         if left:
             # `train()` moved the module-level `model` in place: after the call it is there
@@ -5504,12 +5536,12 @@ class Flow:
             self._lambda_depth -= 1
 
     def _summary(self, fn, cls, args: dict, selfv, site=None, attrs: tuple = (), quiet: bool = False,
-                 globs: tuple = ()) -> Value:
+                 globs: tuple = (), closure: tuple = ()) -> Value:
         if len(self._in_summary) >= MAX_DEPTH or fn in self._in_summary or self._work > self._budget:
             return UNKNOWN
         key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv, attrs, quiet, self._host_instances > 0)
-        if globs:
-            key = (*key, globs)
+        if globs or closure:
+            key = (*key, globs, closure)
         live = self._live_outer(fn)
         if live is not None:
             key = (*key, id(live), tuple(sorted((k, v) for k, v in live.env.items() if isinstance(k, str))))
@@ -5540,6 +5572,8 @@ class Flow:
             if globs:
                 frame.env.update(globs)  # module-level names as the caller left them
                 frame.moved_globals = {n for n, _ in globs}
+            if closure:
+                frame.env.update(closure)  # a closure's free names, as its maker left them
             active = self._active.setdefault(fn, [])
             active.append(frame)
             # run for an instance known to be on the host (built, never moved): "where the module

@@ -493,3 +493,35 @@ def test_two_classes_handed_in_still_build_modules():
     # either class: the model is a module on the device whichever it is
     src = E323.format(cpu="", other="print(NeuralNet(GCN).predict(torch.randn(3, 4)))")
     assert _lines(src, "GL109") == [(28, "GL109")]
+
+
+# E32-2 (MIL-Lab#4 / smooth-topk#16): a loss made by a factory (`def hinge(labels): def fun(x, y):
+# ...; return fun`) closes over the labels it was given; called later with device tensors it
+# compares them with the host labels (`torch.ne(y[:, None], labels[None, :])`). The returned
+# function was unknown, and `torch.ne`/`torch.eq` (whose Python-number overload returns a bool)
+# gave no tensor. A nested function returned by its maker now carries the values of its free names
+# as the maker left them, and `torch.ne`/`torch.eq` of a tensor are tensor operations.
+E322 = """
+import torch
+
+
+def hinge(labels):
+    def fun(x, y):
+        return (x + torch.ne(y[:, None], labels[None, :]).float()).amax(1).mean()
+    return fun
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+F = hinge(torch.arange(3{dev}))
+x = torch.randn(4, 3, device=device)
+y = torch.randint(0, 3, (4,), device=device)
+print(F(x, y))
+"""
+
+
+def test_a_closure_made_by_a_factory_keeps_what_it_captured():
+    assert _lines(E322.format(dev=""), "GL116") == [(7, "GL116")]
+
+
+def test_a_closure_over_device_labels_is_silent():
+    assert _lines(E322.format(dev=", device=device"), "GL116") == []
