@@ -67,3 +67,47 @@ def test_plain_self_call_in_the_modules_own_evaluation_loop():
 def test_a_module_that_steps_nothing_it_zeroes_is_left_to_its_caller():
     # no optimizer zeroed and stepped by the class: a loop in its methods is the caller's business
     assert _lines(SRC.format(zero="pass", call="self")) == []
+
+
+NESTED = """
+import torch
+import torch.nn as nn
+
+
+class TextCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def run_epoch(self, train_batches, val_batches, optimizer):
+        for i, (x, y) in enumerate(train_batches):
+            optimizer.zero_grad()
+            loss = nn.functional.cross_entropy(self(x), y)
+            loss.backward()
+            optimizer.step()
+            if (i + 1) % 50 == 0:
+                self.eval()
+                preds = []
+                for vx, vy in val_batches:
+                    {body}
+                self.train()
+
+
+model = TextCNN()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = [(torch.randn(4, 8), torch.randint(0, 4, (4,)))]
+model.run_epoch(batches, batches, opt)
+"""
+
+
+def test_an_evaluation_loop_inside_the_training_loop():
+    # the real layout: validation every 50 batches, inside the batch loop whose backward is training
+    assert _lines(NESTED.format(body="preds.append(self.__call__(vx).argmax(1))")) == [24]
+
+
+def test_gradients_used_by_the_evaluation_itself_stay_silent():
+    body = "vx.requires_grad_(); self(vx).sum().backward(); preds.append(vx.grad)"
+    assert _lines(NESTED.format(body=body)) == []

@@ -946,7 +946,16 @@ class TrainingFacts:
             for info in self.loops
             if info.is_training and not m.contains(info.node, node) and self.function_of(info.node) is fn
         ]
-        if not training:
+        # the backward passes of a training loop the evaluation loop sits in (`if (i + 1) % 50 ==
+        # 0: self.eval(); for x, y in val_iterator: ...` inside the batch loop: AnubhavGupta3377's
+        # text classifiers, PRECISION23 M2) are its training, not a use of gradients by the
+        # evaluation; anything else in that loop still counts
+        own = set()
+        for info in self.loops:
+            if (info.is_training and info.node is not node and m.contains(info.node, node)
+                    and self.function_of(info.node) is fn):
+                own.update(info.backward)
+        if not training and not own:
             return self.grad_use(fn.body)
 
         def outside(n: cst.CSTNode) -> bool:
@@ -954,7 +963,7 @@ class TrainingFacts:
 
         out: set[str] = set()
         for call in self.calls_in(fn.body):
-            if not outside(call):
+            if not outside(call) or call in own:
                 continue
             self._call_effects(call, out)
             if "grad" in out:
