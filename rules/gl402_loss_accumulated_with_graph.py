@@ -596,6 +596,8 @@ for x, y in loader:
         store. The value is None when the tuple target's value is not a tuple of the same length."""
         m = ctx.model
         index: _Mentions = m.facts(_Mentions)
+        if _innermost_loop(m, loop) is not None and _steps_its_own_optimizer(m, loop):
+            return  # `for i, (head, opt) in enumerate(...)` in a data loop: slot i is overwritten every batch
         counters = None
         for n in index.below(loop, index.assigns, index.assign_at):
             if facts.enclosing_loop(n) is not loop or len(n.targets) != 1:

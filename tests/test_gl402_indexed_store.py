@@ -190,3 +190,21 @@ for epoch in range(N):
 print(hist)
 '''
     assert _gl402(text) == [(_line(text, 'hist["train"].append(loss)'), "GL402")]
+
+
+def test_one_slot_per_head_overwritten_every_batch_is_silent():
+    # a loop over heads, each stepping its own optimizer, inside the data loop: slot i holds the
+    # last batch's loss of head i, not a growing history
+    text = HEAD + '''heads = [nn.Linear(4, 1) for _ in range(3)]
+optimizers = [torch.optim.SGD(h.parameters(), lr=0.1) for h in heads]
+losses = [None] * len(heads)
+for step in range(N):
+    for i, (head, optimizer) in enumerate(zip(heads, optimizers)):
+        loss = nn.functional.mse_loss(head(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses[i] = loss
+print([l.item() for l in losses])
+'''
+    assert _gl402(text) == []
