@@ -28,6 +28,11 @@ class LossAccumulatedWithGraph(Rule):
         "iteration's graph alive; detach the loss inside it before storing it "
         "(`{loss}[...] = {loss}[...].detach()`)"
     )
+    indexed_message = (
+        "`{acc}` stores a loss that is backpropagated later and still holds its autograd graph: the "
+        "container keeps every iteration's graph alive; store `.item()` there and keep only the "
+        "tensor the next backward needs in a variable"
+    )
     number_message = (
         "`{loss}` is a number on some paths and, on the others, a tensor that still holds its autograd "
         "graph: accumulating it chains every iteration's graph onto the accumulator, which grows each "
@@ -40,8 +45,8 @@ class LossAccumulatedWithGraph(Rule):
     prefilter = r"backward"
     ast_prefilter = (r"^loop$", r"backward")
     explanation = '''
-A loss tensor carries its autograd graph. `total_loss += loss` or `losses.append(loss)` keeps a
-reference to that graph: the sum's `grad_fn` chains back through every iteration's graph, so the
+A loss tensor carries its autograd graph. `total_loss += loss`, `losses.append(loss)` or
+`losses[i] = loss` keeps a reference to that graph: the sum's `grad_fn` chains back through every iteration's graph, so the
 accumulator holds one more graph per step and memory grows for as long as it lives (until the
 process runs out of memory on long runs). `loss.backward()` frees the tensors saved for the
 backward pass, but not the graph nodes the accumulator still references; with
@@ -57,6 +62,19 @@ The components a loss function returns next to the loss it backpropagates
 (`loss, parts = criterion(...)`, `parts` a dict or list of tensors with gradients) hold the same
 graph: so do the values a loop over them binds (`for name, val in parts.items():`).
 
+A store by index counts as an append when the container is a list or dict made outside the loop
+(`losses = [None] * n`, `history = {}`, `self.losses = [0.0] * n`) and the index is a counter of
+the loop (its `range`/`enumerate` index, or a name it increments: `losses[i] = loss`,
+`history[epoch] = loss`, `self.losses[step] = loss`). A constant key (`stats["loss"] = loss`) or
+the key of an inner loop over names overwrites one slot; tensor and numpy containers are left
+alone. Where the loop backpropagates one element of the container (`losses[k - 1].backward()`,
+then `losses[k] = closure()`: StanfordASL/neural-network-lyapunov#140), that backward is not a
+backward of the container: every stored loss still holds its graph, and the store is reported
+without a fix (`.item()` there would break the next backward; keep the loss the next backward needs
+in a variable and store its `.item()`). A container stacked and backpropagated as a whole
+(`torch.stack(losses).sum().backward()`), or whose slots the loop clears (`losses[k - 1] = None`,
+`= losses[k - 1].item()`, `del`, `pop`), stays silent.
+
 In the same training loop, any other tensor the analysis knows holds a graph on every path counts
 too: the model's output and what differentiable operations make of it (`preds.append(outputs)`,
 `log_pred.append(F.sigmoid(outputs))`, `running_dice += dice(torch.sigmoid(out), y)` with a
@@ -67,7 +85,8 @@ a tensor holding a graph on the others counts too (`adv_loss = 0.0`, then `adv_l
 criterion(d(fake), ones)` once the discriminator starts: rishikksh20/VocGAN#24).
 
 The fix accumulates `loss.item()` into a Python number or list, and `loss.detach()` into a tensor
-(or wherever the accumulator is later used as a tensor). A value that may be a number is
+(or wherever the accumulator is later used as a tensor); an indexed store gets `.item()` when its
+container is made of `None`s or numbers and no element is used as a tensor, else `.detach()`. A value that may be a number is
 accumulated as `float(adv_loss)` into a number or list (`.item()` would fail on the number); into
 a tensor, no fix is offered.
 
@@ -111,7 +130,22 @@ for x, y in loader:
             graph_names |= self._loop_values(ctx, loop.node, set(stepped), value_loops)  # `for k, v in parts.items()`
             if not graph_names and not trains:
                 continue
-            for stmt, acc, value in (*self._accumulations(ctx, loop.node), *self._meter_updates(ctx, loop.node)):
+            stores = list(self._indexed_stores(ctx, facts, loop.node)) if loop.backward else []
+            for stmt, acc, value in (*self._accumulations(ctx, loop.node), *self._meter_updates(ctx, loop.node),
+                                     *stores):
+                indexed = isinstance(stmt, cst.Assign) and isinstance(acc, cst.Subscript)
+                if indexed:
+                    acc_root = self._root(acc)
+                    if self._elements_backpropagated(ctx, loop.node, acc_root):
+                        # `losses[i - 1].backward(); losses[i] = ...` (neural-network-lyapunov#140):
+                        # what the list holds is backpropagated, so it holds graphs, and the list
+                        # keeps every iteration's; `.item()` in the store would break the backward
+                        if facts.grad_mode_at(stmt) not in ("off", "dynamic") and not self._differentiated(ctx, acc_root, loop.node) \
+                                and not _reset_per_iteration(m, loop.node, stmt, acc_root):
+                            yield ctx.finding(stmt, self.indexed_message.format(acc=ctx.code(acc)))
+                        continue
+                    if value is None:
+                        continue
                 if not loop.backward and facts.enclosing_loop(stmt) is not loop.node \
                         and facts.enclosing_loop(stmt) not in value_loops:
                     continue  # the step is a function's: this loop's own statements only
@@ -150,7 +184,7 @@ for x, y in loader:
                     continue  # `loss = mlogloss(y, pred)` just above: a Python number reaches it, not the loss
                 meter = isinstance(stmt, cst.Expr) and method_of(stmt.value) is not None and method_of(stmt.value)[1] != "append"
                 acc_root = dotted(acc) if meter else self._root(acc)  # `r.meter.update(loss)`: the meter itself
-                if acc_root is None or self._differentiated(ctx, acc_root):
+                if acc_root is None or self._differentiated(ctx, acc_root, loop.node if indexed else None):
                     continue
                 if not meter and _reset_at_optimizer_step(ctx, loop.node, acc_root):
                     continue  # reset with every optimizer step: it holds one accumulation window
@@ -166,7 +200,7 @@ for x, y in loader:
                     # dict (or list) that holds the loss; `.item()`/`.detach()` do not apply to it
                     yield ctx.finding(stmt, self.container_message.format(loss=loss))
                     continue
-                method = self._method(ctx, facts, acc, acc_root)
+                method = self._indexed_method(ctx, acc.value, acc_root) if indexed else self._method(ctx, facts, acc, acc_root)
                 if any(_number_or_graph(m, n) for n in names) and any(
                         self._accumulated_in_inner_step_loop(ctx, facts, loop.node, n) for n in names):
                     continue  # `running_loss` summed in the batch loop: reported there, its cause
@@ -526,9 +560,15 @@ for x, y in loader:
         """`node` or a node below it is the Name/Attribute chain `root`."""
         return ctx.model.facts(_Mentions).mentions(node, root)
 
-    def _differentiated(self, ctx: Context, root: str) -> bool:
+    def _differentiated(self, ctx: Context, root: str, loop: cst.CSTNode | None = None) -> bool:
+        """`root` (or a name derived from it) is backpropagated or handed to torch.autograd somewhere.
+        With `loop` (the loop that stores into `root[i]`), the backward of one of its elements in
+        that loop (`losses[i - 1].backward()`) does not count: it differentiates one iteration's
+        loss, not what the container keeps."""
         index: _Mentions = ctx.model.facts(_Mentions)
         for call, mo, autograd in index.differentiating():
+            if loop is not None and mo is not None and _element_of(mo[0], root) and ctx.model.contains(loop, call):
+                continue
             if mo is not None:
                 if self._mentions(ctx, mo[0], root) or any(self._mentions(ctx, a.value, root) for a in call.args):
                     return True
@@ -544,6 +584,83 @@ for x, y in loader:
                 ):
                     return True
         return False
+
+    def _indexed_stores(self, ctx: Context, facts: TrainingFacts, loop: cst.CSTNode):
+        """(statement, `acc[i]`, stored value or None) for `acc[i] = v` in the loop's own body
+        (`losses[i] = loss`, `history[epoch] = loss`, `self.losses[step] = loss`, an element of a
+        tuple target `(losses[k], costs[k]) = ...`), where `acc` is a list or dict made outside the
+        loop (`[None] * n`, `[]`, `{}`, `dict()`, `defaultdict(list)`) and `i` a counter of this
+        loop (its `range`/`enumerate` index, or a name it increments): a new slot each iteration,
+        kept across iterations like `acc.append(v)`. A constant key (`stats["loss"] = loss`) or a
+        key of an inner loop over names (`for k, v in parts.items(): log[k] = v`) overwrites: not a
+        store. The value is None when the tuple target's value is not a tuple of the same length."""
+        m = ctx.model
+        index: _Mentions = m.facts(_Mentions)
+        if _innermost_loop(m, loop) is not None and _steps_its_own_optimizer(m, loop):
+            return  # `for i, (head, opt) in enumerate(...)` in a data loop: slot i is overwritten every batch
+        counters = None
+        for n in index.below(loop, index.assigns, index.assign_at):
+            if facts.enclosing_loop(n) is not loop or len(n.targets) != 1:
+                continue
+            target, value = n.targets[0].target, n.value
+            if isinstance(target, (cst.Tuple, cst.List)):
+                pairs = [(e.value, None) for e in target.elements]
+                if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) \
+                        and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+                    pairs = [(e.value, v.value) for e, v in zip(target.elements, value.elements)]
+            else:
+                pairs = [(target, value)]
+            for t, v in pairs:
+                if not (isinstance(t, cst.Subscript) and _index_only(t)):
+                    continue
+                root = dotted(t.value)
+                if root is None or root != self._root(t):
+                    continue
+                if counters is None:
+                    counters = _loop_counters(m, index, loop)
+                if not _counter_index(t.slice[0].slice.value, counters):
+                    continue
+                if not _kept_container(m, t.value, loop) or _cleared_in_loop(m, index, loop, root):
+                    continue
+                yield n, t, v
+
+    def _elements_backpropagated(self, ctx: Context, loop: cst.CSTNode, root: str) -> bool:
+        """`root[k].backward()` in the loop: the container's elements hold graphs."""
+        for call, mo, _autograd in ctx.model.facts(_Mentions).differentiating():
+            if mo is not None and mo[1] == "backward" and _element_of(mo[0], root) and ctx.model.contains(loop, call):
+                return True
+        return False
+
+    def _indexed_method(self, ctx: Context, acc: cst.BaseExpression, root: str) -> str:
+        """`item` when every binding of the container is a list or dict of no tensors (`[None] * n`,
+        `[0.0] * n`, `[]`, `{}`, `dict()`) and nothing uses its elements as tensors; `detach`
+        otherwise."""
+        m = ctx.model
+        index: _Mentions = m.facts(_Mentions)
+        for b in m.bindings_of(acc):
+            if not _plain_container(b.value):
+                return "detach"
+        names = {root} | self._derived_names(ctx, root)
+        for n in m.calls:
+            q = m.qualname(n.func) or ""
+            if q.startswith("torch.") and any(index.mentions(a.value, x) for a in n.args for x in names):
+                return "detach"
+            mo = method_of(n)
+            if mo is not None and mo[1] in _TENSOR_USES and any(index.mentions(mo[0], x) for x in names):
+                return "detach"
+        for n in index.loops:
+            if any(index.mentions(n.iter, x) for x in names):
+                tgt = n.target
+                tnames = {dotted(x) for x in (tgt, *m.walk(tgt)) if isinstance(x, cst.Name)}
+                scope = n if isinstance(n, cst.For) else m.parent(n)
+                for c in m.calls_in(scope):
+                    mo = method_of(c)
+                    if mo is not None and mo[1] in _TENSOR_USES and dotted(mo[0]) in tnames:
+                        return "detach"
+                    if (m.qualname(c.func) or "").startswith("torch.") and any(
+                            dotted(a.value) in tnames for a in c.args):
+                        return "detach"
+        return "item"
 
     def _derived_names(self, ctx: Context, root: str) -> set[str]:
         """Names and `a.b` targets assigned from an expression that mentions `root`."""
@@ -1069,4 +1186,128 @@ def _reset_per_iteration(m, loop: cst.CSTNode, stmt: cst.CSTNode, acc: str) -> b
                 continue
             if m.precedes(n, stmt):
                 return True
+    return False
+
+
+def _element_of(node: cst.BaseExpression, root: str) -> bool:
+    """`root[k]` (one index, `root` a name or `self.attr`)."""
+    return isinstance(node, cst.Subscript) and _index_only(node) and dotted(node.value) == root
+
+
+def _loop_counters(m, index, loop: cst.CSTNode) -> set[str]:
+    """Names that take a new value each iteration of `loop` and never come back: the index of a
+    `for i in range(...)` / `for i, x in enumerate(...)` (also wrapped, `tqdm(range(n))`), and a
+    name or `self.attr` the loop's own body increments (`step += 1`) and never assigns."""
+    out: set[str] = set()
+    if isinstance(loop, cst.For):
+        it = loop.iter
+        if isinstance(it, cst.Call) and isinstance(it.func, (cst.Name, cst.Attribute)) \
+                and dotted(it.func) not in ("range", "enumerate") and it.args \
+                and isinstance(it.args[0].value, cst.Call):
+            it = it.args[0].value  # tqdm(range(n)), tqdm(enumerate(loader))
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value not in m.functions:
+            t = loop.target
+            if it.func.value == "range" and isinstance(t, cst.Name):
+                out.add(t.value)
+            elif it.func.value == "enumerate" and isinstance(t, (cst.Tuple, cst.List)) and t.elements \
+                    and isinstance(t.elements[0].value, cst.Name):
+                out.add(t.elements[0].value.value)
+    assigned: set[str] = set()
+    for n in walk(loop.body, into_defs=False):
+        if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign) and isinstance(n.value, cst.Integer):
+            d = dotted(n.target)
+            if d is not None and _innermost_loop(m, n) is loop:
+                out.add(d)
+        elif isinstance(n, (cst.Assign, cst.AnnAssign)):
+            for t in (n.targets if isinstance(n, cst.Assign) else [n]):
+                assigned |= _bound_by(t.target)
+        elif isinstance(n, (cst.For, cst.CompFor)):
+            assigned |= _bound_by(n.target)
+    return out - assigned
+
+
+def _bound_by(target: cst.BaseExpression) -> set[str]:
+    """The names and `a.b` chains an assignment target binds (`x`, `self.step`, `a, (b, c)`)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {d for e in target.elements for d in _bound_by(e.value)}
+    if isinstance(target, cst.StarredElement):
+        return _bound_by(target.value)
+    d = dotted(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+    return {d} if d is not None else set()
+
+
+def _counter_index(e: cst.BaseExpression, counters: set[str]) -> bool:
+    """`i`, `self.step`, `i - 1`, `epoch + start`: a counter, alone or plus/minus a constant or a name."""
+    if isinstance(e, (cst.Name, cst.Attribute)):
+        return dotted(e) in counters
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, (cst.Add, cst.Subtract)):
+        left, right = e.left, e.right
+        if isinstance(left, (cst.Name, cst.Attribute)) and dotted(left) in counters:
+            return isinstance(right, (cst.Integer, cst.Name))
+        if isinstance(e.operator, cst.Add) and isinstance(right, (cst.Name, cst.Attribute)) and dotted(right) in counters:
+            return isinstance(left, (cst.Integer, cst.Name))
+    return False
+
+
+def _kept_container(m, expr: cst.BaseExpression, loop: cst.CSTNode) -> bool:
+    """`expr` (a name, or `self.attr` in its class) is only ever bound, outside `loop`, to a list or
+    dict (a literal, a comprehension, `[None] * n`, `dict()`, `defaultdict(list)`)."""
+    binds = m.bindings_of(expr)
+    if not binds:
+        return False
+    for b in binds:
+        if b.how != "assign" or m.contains(loop, b.node):
+            return False
+        v = b.value
+        if not (_plain_container(v) or isinstance(v, (cst.List, cst.Dict, cst.ListComp, cst.DictComp))):
+            return False
+    return True
+
+
+def _cleared_in_loop(m, index, loop: cst.CSTNode, root: str) -> bool:
+    """The loop drops or detaches what the container holds: `del acc[k]`, `acc[k] = None`,
+    `acc[k] = acc[k].item()`, `acc.pop(...)`, `acc.clear()`, `acc = ...`. Cannot tell what stays."""
+    for n in walk(loop, into_defs=False):
+        if isinstance(n, cst.Del) and any(dotted(x) == root for x in walk(n.target)):
+            return True
+        if isinstance(n, cst.Assign):
+            for t in n.targets:
+                tgt = t.target
+                if dotted(tgt) == root:
+                    return True
+                if _element_of(tgt, root):
+                    v = n.value
+                    if isinstance(v, (cst.Integer, cst.Float)) or (isinstance(v, cst.Name) and v.value == "None"):
+                        return True
+                    if isinstance(v, cst.Call):
+                        mo = method_of(v)
+                        if (mo is not None and mo[1] in _DETACHING) or (
+                                isinstance(v.func, cst.Name) and v.func.value in ("float", "int")):
+                            return True
+        if isinstance(n, cst.Call):
+            mo = method_of(n)
+            if mo is not None and mo[1] in ("pop", "clear", "popitem") and dotted(mo[0]) == root:
+                return True
+    return False
+
+
+_PLAIN_FACTORIES = frozenset({"list", "dict", "collections.defaultdict", "collections.OrderedDict", "defaultdict",
+                              "OrderedDict"})
+
+
+def _plain_container(v: cst.BaseExpression | None) -> bool:
+    """`[]`, `{}`, `[None] * n`, `[0.0] * n`, `[None for _ in range(n)]`, `dict()`, `list()`,
+    `defaultdict(list)`, `OrderedDict()`: a list or dict that holds no tensor when made."""
+    if isinstance(v, (cst.List, cst.Dict)):
+        return all(isinstance(e, (cst.Element, cst.DictElement)) and isinstance(e.value, (cst.Name, cst.Integer, cst.Float, cst.List))
+                   and (not isinstance(e.value, cst.Name) or e.value.value == "None") for e in v.elements)
+    if isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Multiply):
+        lst = v.left if isinstance(v.left, cst.List) else v.right if isinstance(v.right, cst.List) else None
+        return lst is not None and _plain_container(lst)
+    if isinstance(v, cst.ListComp):
+        return isinstance(v.elt, (cst.Integer, cst.Float)) or (isinstance(v.elt, cst.Name) and v.elt.value == "None")
+    if isinstance(v, cst.Call):
+        d = dotted(v.func)
+        return d in _PLAIN_FACTORIES and all(isinstance(a.value, cst.Name) and a.value.value in ("list", "float", "int")
+                                             for a in v.args)
     return False
