@@ -1361,7 +1361,8 @@ class Flow:
 
     def _constant_default(self, fn: cst.FunctionDef, name: str) -> Value | None:
         """The value of a parameter's default when it is a constant: a device string (`"cpu"`,
-        `"cuda:0"`: that device), `None`, `True`/`False`, a number; None otherwise."""
+        `"cuda:0"`: that device), `None`, `True`/`False`, a number, a list of the file's
+        functions; None otherwise."""
         p = fn.params
         param = next((x for x in (*p.posonly_params, *p.params, *p.kwonly_params) if x.name.value == name), None)
         d = param.default if param is not None else None
@@ -1380,6 +1381,12 @@ class Flow:
             dev = self._device_value(d.args[0].value, None)
             if dev is not None:
                 return Value(DEVICE, dev, origin=d)
+        if (t is cst.List or t is cst.Tuple) and d.elements and all(
+                type(el) is cst.Element and type(el.value) is cst.Name and self._function_named(el.value.value)
+                is not None for el in d.elements):
+            # `transforms=[aggregate]`: a list of the file's functions (AgML-CY-Bench#236)
+            return Value(TUPLE, None, items=tuple(Value(FUNC, None, fn=self._function_named(el.value.value))
+                                                  for el in d.elements), origin=d)
         return None
 
     def _forward_site(self, fn: cst.FunctionDef, name: str) -> Value | None:
@@ -2369,12 +2376,19 @@ class Flow:
             self.eval(stmt.test, frame)
         entry = frame.env
         cur = dict(entry)
-        for _ in range(LOOP_ROUNDS):
+        # a loop over a list the engine knows is not empty (`for transform in [aggregate]`, a
+        # parameter's default list) runs its body at least once: what follows it sees the body's
+        # values, not the ones before it (AgML-CY-Bench#236)
+        once = is_for and it.kind == TUPLE and bool(it.items)
+        for i in range(LOOP_ROUNDS):
             frame.env = dict(cur)
             if is_for:
                 self._bind(stmt.target, elem, frame, None)
             self._block(stmt.body.body, frame)
             self._fill_self_attrs(frame, entry, (cur,), frame.env)
+            if once and i == 0:
+                cur = dict(frame.env)
+                continue
             nxt = _join_env(cur, frame.env)
             if nxt == cur:
                 break

@@ -525,3 +525,45 @@ def test_a_closure_made_by_a_factory_keeps_what_it_captured():
 
 def test_a_closure_over_device_labels_is_silent():
     assert _lines(E322.format(dev=", device=device"), "GL116") == []
+
+
+# E32-5 (AgML-CY-Bench#236, first step): functions kept in a list (a parameter's default stored on
+# `self`) and called through the loop variable were unknown, and a loop over a list the engine
+# knows is not empty ran "maybe zero times", joining its result with the input. A default that is a
+# list of the file's functions is now that list, and such a loop runs its body at least once.
+E325 = """
+import torch
+import torch.nn as nn
+
+
+def aggregate(x):
+    out = torch.full((x.shape[0], 4), float("inf"), dtype=x.dtype{dev})
+    for d in range(4):
+        out[:, d] = x[:, d * 2:(d + 1) * 2].mean(dim=1)
+    return out
+
+
+class Net(nn.Module):
+    def __init__(self, transforms=[aggregate]):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+        self._transforms = transforms
+
+    def forward(self, x):
+        for transform in self._transforms:
+            x = transform(x)
+        return self.fc(x)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+print(net(torch.randn(3, 8).to(device)))
+"""
+
+
+def test_functions_in_a_default_list_run_in_the_loop():
+    assert _lines(E325.format(dev=""), "GL116", "GL105") == [(22, "GL116")]
+
+
+def test_the_transform_on_the_input_device_is_silent():
+    assert _lines(E325.format(dev=", device=x.device"), "GL116", "GL105") == []
