@@ -1761,6 +1761,9 @@ class Flow:
         self._bind(base, v, frame, None, rebinding=True)
         if not rebind_only:
             self.inplace_moves[e] = v
+        if type(base) in (cst.Attribute, cst.Subscript) and not (
+                type(base) is cst.Attribute and type(base.value) is cst.Name and base.value.value == "self"):
+            self._part_moved(base, frame)  # `model.classifier.cuda()`: a part moved by itself
         if type(base) is cst.Name and self._global_name(base.value, frame.fn):
             if frame.moved_globals is None:
                 frame.moved_globals = set()
@@ -3012,9 +3015,12 @@ class Flow:
                 # side it may have been moved by itself, so only the accelerator is taken
                 self._ensure_init(bv.cls)
                 v = self.class_attrs.get(bv.cls, {}).get(attr)
-                if (v is not None and v.kind in (MODULE, METRIC) and v.cls is not None
-                        and v.cls in self.m.classes and self._set_in_init_only(bv.cls, attr, plain=False)):
-                    return Value(v.kind, bv.dev, bv.half, cls=v.cls)
+                if (v is not None and v.kind in (MODULE, METRIC) and (v.cls is None or v.cls in self.m.classes)
+                        and (v.cls is not None or v.stateful)
+                        and self._set_in_init_only(bv.cls, attr, plain=False)):
+                    # (a torch layer with parameters too: `self.rnn.emb(inp)`, TopKDecoder's
+                    # `self.rnn.forward_step` parts)
+                    return Value(v.kind, bv.dev, bv.half, cls=v.cls, stateful=v.stateful)
             return UNKNOWN
         return UNKNOWN
 
