@@ -46,7 +46,8 @@ in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
 (`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)
 and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`) count as the check,
-and so does its device spelled as a string (`if device == 'cuda':`, Wav2Lip's loader).
+and so does its device spelled as a string (`if device == 'cuda':`, Wav2Lip's loader; the `else:` of
+`if device == torch.device("cpu"):`, latent_ode's data sets).
 
 Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
 scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:
