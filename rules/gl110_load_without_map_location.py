@@ -46,7 +46,8 @@ in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
 (`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)
 and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`) count as the check,
-and so does its device spelled as a string (`if device == 'cuda':`, Wav2Lip's loader).
+and so does its device spelled as a string (`if device == 'cuda':`, Wav2Lip's loader; the `else:` of
+`if device == torch.device("cpu"):`, latent_ode's data sets).
 
 Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
 scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:
@@ -620,7 +621,7 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
             return sign
         if test.attr.value in _CPU_FLAGS:
             return -sign
-    named = _device_string_sign(test)
+    named = _device_string_sign(test, m)
     if named:
         # `if device == 'cuda': torch.load(p) else: torch.load(p, map_location=...)` (Wav2Lip's
         # `_load`): the branch runs only where the script placed itself on the GPU
@@ -654,14 +655,19 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
     return 0
 
 
-def _device_string_sign(test: cst.BaseExpression) -> int:
+def _device_string_sign(test: cst.BaseExpression, m=None) -> int:
     """1 for `<device> == "cuda"` (or `"cuda:0"`, `<device>.type == "cuda"`, `str(<device>) == ...`),
     -1 for `!=` or a comparison with `"cpu"`: the script's own device choice, spelled as a string.
-    The left side must be a name or an attribute chain (`device`, `self.device`, `args.device.type`)."""
+    The left side must be a name or an attribute chain (`device`, `self.device`, `args.device.type`).
+    The string may be wrapped in `torch.device(...)`: `device == torch.device("cpu")`
+    (YuliaRubanova/latent_ode's data sets load with `map_location='cpu'` in that branch and
+    without it in the `else:`, which runs only on the GPU)."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return 0
     c = test.comparisons[0]
     left, right = test.left, c.comparator
+    if m is not None:
+        left, right = _unwrap_torch_device(m, left), _unwrap_torch_device(m, right)
     if isinstance(left, cst.SimpleString) and not isinstance(right, cst.SimpleString):
         left, right = right, left
     if (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "str"
@@ -683,6 +689,15 @@ def _device_string_sign(test: cst.BaseExpression) -> int:
     if isinstance(c.operator, cst.NotEqual):
         return -named
     return 0
+
+
+def _unwrap_torch_device(m, node: cst.BaseExpression) -> cst.BaseExpression:
+    """`torch.device("cpu")` -> the string `"cpu"`; any other node unchanged."""
+    if (isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None
+            and isinstance(node.args[0].value, cst.SimpleString)
+            and m.qualname(node.func) == "torch.device"):
+        return node.args[0].value
+    return node
 
 
 def _truthy_comparison(c: cst.ComparisonTarget) -> bool:
