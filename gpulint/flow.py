@@ -4244,6 +4244,10 @@ class Flow:
             how = kb.tensor_method(meth)
             if how is None:
                 return UNKNOWN
+            if meth.startswith("new_") and ("device" in kw or any(a.star == "**" for a in e.args)):
+                # `x.new_tensor(data, device=d)`: made on `d`, not where `x` is (latent_ode, PRECISION25 A1)
+                dev, given = self._placement(e, kw)
+                return Value(TENSOR, dev if given else None, origin=e, nonscalar=meth != "new_tensor")
             if how in ("same", "inplace", "cast"):
                 ops = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
                 # keyword operands too: `.gather(dim=-1, index=idx)`, `.masked_fill(mask=m, value=0)`

@@ -567,3 +567,63 @@ def test_functions_in_a_default_list_run_in_the_loop():
 
 def test_the_transform_on_the_input_device_is_silent():
     assert _lines(E325.format(dev=", device=x.device"), "GL116", "GL105") == []
+
+
+# PRECISION25 A1 (YuliaRubanova/latent_ode, generate_timeseries.py): `torch.Tensor().new_tensor(data,
+# device=self.device)` is made on `device=`, not where the receiver is; the engine took the
+# receiver's device (the host) and reported a GL116 false positive where the series meets noise
+# moved to the device.
+A1 = """
+import numpy as np
+import torch
+
+
+def sample(device):
+    traj = torch.Tensor().new_{meth}
+    noise = torch.randn(4, 9, device=device)
+    traj[:, 1:] += noise
+    return traj
+
+
+print(sample(torch.device("cuda" if torch.cuda.is_available() else "cpu")))
+"""
+
+
+def test_new_tensor_with_a_device_is_made_there():
+    assert _lines(A1.format(meth="tensor(np.random.randn(4, 10), device=device)"), "GL116") == []
+    assert _lines(A1.format(meth="zeros((4, 10), device=device)"), "GL116") == []
+
+
+# TopKDecoder (pending GL105/topk_decoder_beam_state_without_device.py, line 66's shape): a torch
+# layer with parameters registered in a part of the file's module class (`self.rnn.emb`) was
+# unknown, so a host tensor fed to it inside `forward` met nothing.
+PART = """
+import torch
+import torch.nn as nn
+
+
+class Dec(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+
+
+class Top(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = Dec()
+
+    def forward(self, h):
+        inp = torch.zeros(2, 1, dtype=torch.long{dev})
+        return self.rnn.emb(inp)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Top().to(device)
+model(torch.zeros(2, device=device))
+"""
+
+
+def test_a_layer_of_a_part_is_where_the_module_is():
+    assert _lines(PART.format(dev=""), "GL105") == [(18, "GL105")]
+    assert _lines(PART.format(dev=", device=h.device"), "GL105") == []
