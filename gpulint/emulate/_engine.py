@@ -681,6 +681,15 @@ def _plain_type_as(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
     return self.to(device=other.device, dtype=other.dtype)
 
 
+def _plain_new_tensor(self: torch.Tensor, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, **kwargs: Any) -> torch.Tensor:
+    """``cpu_tensor.new_tensor(data, device="cuda")`` (latent_ode's ``torch.Tensor().new_tensor(x,
+    device=self.device)``): C++ builds it on the real device, which a CPU build cannot; made like
+    ``torch.tensor(data, device=...)``, which the mode serves. Without a device: torch's own."""
+    if device is None or _target_code(device) == CPU:
+        return _TB.new_tensor(self, data, dtype=dtype, device=device, requires_grad=requires_grad, **kwargs)
+    return _m_new_tensor(self, data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
 # --------------------------------------------------------------------------------------------
 # The dispatch mode
 # --------------------------------------------------------------------------------------------
@@ -2096,6 +2105,7 @@ def _install(emu: EmulatedCuda) -> None:
     p(_Tensor, "to", _plain_to)
     p(_Tensor, "cuda", _plain_cuda)
     p(_Tensor, "type_as", _plain_type_as)
+    p(_Tensor, "new_tensor", _plain_new_tensor)
 
     param_cls = torch.nn.Parameter
     orig_param_new = param_cls.__dict__["__new__"]

@@ -174,6 +174,21 @@ def test_moving_tensors_to_cuda(cuda_env):
     assert torch.zeros_like(on, device="cpu").device.type == "cpu"
 
 
+def test_new_tensor_of_a_cpu_tensor_onto_the_device(cuda_env):
+    """`torch.Tensor().new_tensor(data, device="cuda")` (YuliaRubanova/latent_ode, PRECISION25):
+    C++ builds it on the real device, which a CPU build cannot; the emulator makes it on cuda:0,
+    with the receiver's dtype unless `dtype=` says otherwise; without a device it stays on the CPU."""
+    plain = torch.Tensor()
+    made = plain.new_tensor(np.ones((2, 3)), device="cuda")
+    assert made.device == CUDA and made.dtype == plain.dtype
+    wide = torch.ones(2, dtype=torch.float64).new_tensor([1, 2], device=torch.device("cuda"))
+    assert wide.device == CUDA and wide.dtype == torch.float64
+    assert plain.new_tensor([1.0, 2.0], dtype=torch.float16, device="cuda").dtype == torch.float16
+    stay = torch.zeros(2).new_tensor([1, 2])
+    assert stay.device.type == "cpu" and stay.dtype == torch.float32
+    assert torch.zeros(2).new_tensor([1, 2], device="cpu").device.type == "cpu"
+
+
 def test_to_same_device_returns_self_and_cpu_returns_plain_tensor(cuda_env):
     """x.to("cuda") / x.cuda() on a tensor already on cuda:0 return x itself; .cpu() and
     .to("cpu") return an independent CPU tensor (a torch.Tensor) with the same values."""
