@@ -1313,8 +1313,8 @@ class Flow:
         if got:
             calls = list(calls) + [c for c in self._calls_by_name(callee)]
             # every mention of the name is its definition or one of these calls (not a subclass's
-            # base, a value handed on, a `partial`...)
-            # a class or function no call of this file makes (built elsewhere) says nothing
+            # base, a value handed on, a `partial`...); a class or function no call of this file
+            # makes (built elsewhere) says nothing
             got = bool(calls) and self._name_count(callee) == 1 + len(calls)
         for c in calls if got else ():
             npos = 0
@@ -4400,6 +4400,13 @@ class Flow:
             # moved with the base's own `.to()`: it is where it was moved (in place, as a module)
             target = self._move_target(meth, pos, kw, rv)
             return replace(rv, dev=target, placed=e) if target is not None else rv
+        if k == CLASS:
+            # `net_cls.from_config(cfg)` of a class handed on as a value: its classmethods and
+            # staticmethods (an instance method called on the class takes its instance first)
+            found = self.m.method_of_class(rv.cls, meth) if rv.cls is not None else None
+            if found is None or not (_is_classmethod(found[0]) or _is_static(found[0])):
+                return UNKNOWN
+            return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
         if rv.cls is not None:
             own = (type(recv) is cst.Name and recv.value == "self" and frame.cls is not None
                    and rv is frame.env.get("self") and k in (OBJECT, MODULE))
