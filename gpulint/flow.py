@@ -262,8 +262,8 @@ def join(a: Value | None, b: Value | None) -> Value:
 
 
 def _exits_in(fn) -> list:
-    """The `return` and `raise` statements of a function (not of the functions and classes it
-    defines)."""
+    """The `return` statements of a function (not of the functions and classes it defines); a
+    `raise` leaves no environment for the caller to read."""
     out = []
     stack = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
     while stack:
@@ -271,7 +271,7 @@ def _exits_in(fn) -> list:
         t = type(n)
         if t in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if t in (cst.Return, cst.Raise):
+        if t is cst.Return:
             out.append(n)
             continue
         stack.extend(n.children)
@@ -5649,8 +5649,9 @@ class Flow:
         return out
 
     def _falls_off_the_end(self, fn) -> bool:
-        """A function whose only way out is its end (or one `return` as its last statement): the
-        environment at the end of its body is the one every call leaves."""
+        """A function whose only way out is its end (or one `return` as its last statement; a
+        `raise` anywhere leaves nothing): the environment at the end of its body is the one every
+        call that comes back leaves."""
         got = self._ends_plainly.get(fn)
         if got is None:
             body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
