@@ -211,7 +211,11 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
         if m.kind_of(recv) in _STATE_HOLDERS:
             return True
         # `self.model.load_state_dict(...)` in a plain class's method: the class facts do not type
-        # the attribute, the flow engine knows it holds a module there (pykg2vec#223's Trainer)
+        # the attribute, the flow engine knows it holds a module there (pykg2vec#223's Trainer);
+        # `self.load_state_dict(...)` in a method of a module class of the file loads into the
+        # module itself (DialogRPT#7's `Scorer.load()`), which copies onto its own device too
+        if isinstance(recv, cst.Name) and recv.value == "self":
+            return m.value_of(recv).kind == "module"
         return isinstance(recv, cst.Attribute) and m.value_of(recv).kind == "module"
 
     def _name_feeds_only(self, ctx: Context, facts: DeviceFacts, assign: cst.CSTNode, depth: int) -> bool:
