@@ -4631,6 +4631,16 @@ class Flow:
         tensors = [(x, v) for x, v, s in pos if not s and v.kind == TENSOR]
         tensors += [(x, v) for x, v in kw.values() if v.kind == TENSOR]
         for x, v, s in pos:  # a tuple of tensors (an RNN's `(h, c)` state)
+            if s == "*":
+                # `model(*batch)` of `batch = tuple(t.to(device) for t in batch)`: its elements are
+                # the inputs (dynamic-classification#1)
+                sx, sv = kw.get(_STAR, (None, UNKNOWN))
+                if sx is x and sv.kind == TUPLE:
+                    if sv.items:
+                        tensors += [(x, it) for it in sv.items if it.kind == TENSOR]
+                    elif sv.elem is not None and sv.elem.kind == TENSOR:
+                        tensors.append((x, sv.elem))
+                continue
             if not s and v.kind == TUPLE and v.items:
                 els = x.elements if type(x) in (cst.Tuple, cst.List) else None
                 if els is not None and len(els) == len(v.items):

@@ -627,3 +627,34 @@ model(torch.zeros(2, device=device))
 def test_a_layer_of_a_part_is_where_the_module_is():
     assert _lines(PART.format(dev=""), "GL105") == [(18, "GL105")]
     assert _lines(PART.format(dev=", device=h.device"), "GL105") == []
+
+
+# E34-3 (dynamic-classification#1, pending GL112/protonet_train_model_never_moved_batches_moved.py):
+# `batch = tuple(t.to(device) for t in batch)` then `model(*batch)` on a model never moved: the
+# star-argument's elements were not the call's inputs.
+E343 = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Proto(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+
+    def forward(self, support, query):
+        return self.enc(support).mean(0) - self.enc(query)
+
+
+model = Proto(){move}
+batch = (torch.randn(3, 4), torch.randn(2, 4))
+batch = tuple(t.to(device) for t in batch)
+out = model(*batch)
+"""
+
+
+def test_star_arguments_are_the_module_inputs():
+    assert _lines(E343.format(move=""), "GL112") == [(20, "GL112")]
+    assert _lines(E343.format(move=".to(device)"), "GL112", "GL116") == []

@@ -112,7 +112,7 @@ def train(args):
             _preds, _targets = [], []
             for batch in val_sampler:
                 batch = tuple(t.to(device) for t in batch)
-                pred, target = model(*batch, prototypes=prototypes)  # expect: GL112
+                pred, target = model(*batch, prototypes=prototypes)  # (the same unmoved model: GL112 reports it once, at its first call)
                 _preds.append(pred.cpu())
                 _targets.append(target.cpu())
             preds = torch.cat(_preds, dim=0)
