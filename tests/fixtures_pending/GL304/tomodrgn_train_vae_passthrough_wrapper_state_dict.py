@@ -75,12 +75,12 @@ def train_batch(*, model, scaler, optim, batch_images, coords, beta, use_amp):
 
 
 def save_checkpoint(*, model, scaler, optim, epoch, out_weights):
-    torch.save({
+    torch.save({  # expect: GL304
         "epoch": epoch,
         "model_state_dict": model.state_dict(),
         "optimizer_state_dict": optim.state_dict(),
         "scaler": scaler.state_dict() if scaler is not None else None,
-    }, out_weights)  # expect: GL304
+    }, out_weights)
 
 
 def main(args):
