@@ -88,9 +88,10 @@ for x, y in loader:
             if owner is not None and m.class_of(mm.node) is owner and (
                     m.flow._class_kind(owner.name.value) == "module" or _module_mixin(m, owner)):
                 built = _built_in_call(m, mm.node, ctor)
-                if built is not None and ctx.code(mm.node.func) not in reported:
-                    # `proj = nn.Linear(d, 2)` inside forward, then `proj(x)`: made on the CPU at every call
-                    reported.add(ctx.code(mm.node.func))
+                if built is not None and ctor not in reported:
+                    # `proj = nn.Linear(d, 2)` inside forward, then `proj(x)`: made on the CPU at
+                    # every call (each construction once: two `nn.BatchNorm2d(4)(x)` are two layers)
+                    reported.add(ctor)
                     yield ctx.finding(mm.node, self._built_in_call_message(ctx, mm, ctor, built))
                 continue  # a module's own part kept out of its registry (a plain list): GL107's shape
             callee = mm.node.func
