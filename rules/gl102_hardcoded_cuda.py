@@ -763,7 +763,7 @@ class HardcodedCuda(Rule):
     default = True
     kind = "crash"
     prefilter = r"cuda"
-    ast_prefilter = (r"^script$", r"^\.cuda\($|^'cuda")
+    ast_prefilter = (r"^script$", r"^\.cuda\($|^'cuda|set_default_tensor_type")
     explanation = '''
 A script that says `.cuda()` or `.to("cuda")` everywhere and never asks whether CUDA is there
 crashes on a laptop, a CPU CI runner or a Mac (`AssertionError: Torch not compiled with CUDA

@@ -101,6 +101,14 @@ noise_scale = betas[t]
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
+                placed = _placed_on_host(m, mm.node.func)
+                if placed is not None:
+                    # `rnn = nn.GRU(...).to("cpu")` on purpose, then an input made on the GPU
+                    # (esrnn_torch#14, E34-4): the input is on the wrong device, not the module
+                    found.append((None, False, ctx.finding(mm.node, (
+                        f"`{ctx.code(mm.node.func)}` was put on the CPU on purpose (line "
+                        f"{ctx.line_of(placed)}) but its input `{ctx.code(mm.acc)}` is on the "
+                        f"accelerator; make the input on the module's device"))))
                 continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
             if mm.op == "module-part":
                 found.append((None, False, self._part_finding(ctx, mm)))
@@ -613,3 +621,17 @@ def _method_param_arguments(m, b) -> list:
             return []
         out.append(found)
     return out
+
+
+def _placed_on_host(m, callee):
+    """The call that put the called module on the CPU on purpose (`.to("cpu")`, `.cpu()`), or None."""
+    if not isinstance(callee, (cst.Name, cst.Attribute)):
+        return None
+    v = m.value_of(callee)
+    placed = v.placed
+    if v.kind != "module" or v.dev is None or not v.dev.is_host or not isinstance(placed, cst.Call):
+        return None
+    f = placed.func
+    if not isinstance(f, cst.Attribute) or f.attr.value not in ("to", "cpu"):
+        return None
+    return placed

@@ -693,3 +693,24 @@ out = model(torch.randn(2, 3, 8, 8).to(device))
 
 def test_a_failing_layer_does_not_cascade_and_each_layer_is_reported():
     assert _lines(E342, "GL112", "GL116") == [(16, "GL112"), (18, "GL112")]
+
+
+# E34-4 (esrnn_torch#14): a module put on the CPU on purpose (`nn.GRU(...).to("cpu")`) called with a
+# hidden state made on the GPU when one exists: GL112 said the module was "never moved" and advised
+# `rnn = rnn.cuda()` (which moves it away from its CPU input). The input is the wrong one: GL116.
+E344 = """
+import torch
+import torch.nn as nn
+
+rnn = nn.GRU(4, 4){place}
+x = torch.randn(3, 2, 4)
+h = torch.zeros(1, 2, 4)
+if torch.cuda.is_available():
+    h = h.cuda()
+out, h = rnn(x, h)
+"""
+
+
+def test_a_module_put_on_the_cpu_on_purpose_is_not_never_moved():
+    assert _lines(E344.format(place='.to("cpu")'), "GL112", "GL116") == [(10, "GL116")]
+    assert _lines(E344.format(place=""), "GL112", "GL116") == [(10, "GL112")]
