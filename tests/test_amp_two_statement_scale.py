@@ -7,8 +7,8 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
-
 from fixture_support import check
+
 from gpulint.analysis.amp import AmpFacts
 from gpulint.model import ScriptModel
 
@@ -77,7 +77,7 @@ for _ in range(3):
     optimizer.step()
     optimizer.zero_grad()
 """
-    assert ("GL203" in {c for _, c in codes(src, *GL2)})
+    assert "GL203" in {c for _, c in codes(src, *GL2)}
 
 
 def test_two_statement_correct_loop_is_silent():
