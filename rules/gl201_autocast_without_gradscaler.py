@@ -125,6 +125,9 @@ for x, y in loader:
             facts.contains(it, b.call) and not facts.exclusive(region.body, b.call) for b in facts.trained_backwards()
         ):
             return it
+        helper = _helper_training(facts, region, scope)
+        if helper is not None:
+            return helper
         if _in_module_class(facts, region.body):
             return True
         return None
@@ -219,6 +222,37 @@ for x, y in loader:
         args = device + (f", enabled={cond_text}" if cond_text else "")
         edits.append(ctx.insert_before(outer, f"{name} = {torch_name}.amp.GradScaler({args})"))
         return ctx.fix(*edits, message="Scale the loss with a GradScaler")
+
+
+def _helper_training(facts: AmpFacts, region: AutocastRegion, scope):
+    """The loop around the region (or its function, when no loop is) when, after the region in
+    that loop, it calls a function of the file (by its name, defined once, not a method) whose own body runs a trained `.backward()`,
+    passing it a name bound inside the region (`with autocast(...): loss = ...` then
+    `step(model, optimizer, loss)`, G35-1); None otherwise."""
+    m = facts.m
+    loop = next((a for a in _ancestors_within(m, region.body, scope) if isinstance(a, (cst.For, cst.While))), None)
+    if loop is None and isinstance(scope, cst.FunctionDef):
+        loop = scope  # `def train_one_epoch(...)`: one step per call
+    if loop is None:
+        return None
+    trained = facts.trained_backwards()
+    for call in m.calls:
+        f = call.func
+        if not isinstance(f, cst.Name) or not facts.contains(loop, call) or not facts.may_follow(region.body, call):
+            continue
+        if facts.contains(region.body, call):
+            continue
+        defs = m.functions.get(f.value, [])
+        if len(defs) != 1 or m.class_of(defs[0]) is not None:
+            continue
+        fn = defs[0]
+        if not any(m.scope_of(b.call) is fn for b in trained):
+            continue
+        for arg in call.args:
+            v = arg.value
+            if isinstance(v, cst.Name) and any(facts.contains(region.body, b.node) for b in m.bindings_of(v)):
+                return loop
+    return None
 
 
 def _in_module_class(facts: AmpFacts, node) -> bool:

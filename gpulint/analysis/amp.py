@@ -130,6 +130,8 @@ class BackwardCall:
     call: cst.Call  # `X.backward(...)`
     loss: cst.BaseExpression  # X, or L in `S.scale(L).backward()`
     scaler: str | None  # source text of S for `S.scale(L).backward()`
+    # S itself (also for `scaled = S.scale(L)` then `scaled.backward()`, E35-1)
+    scaler_node: cst.BaseExpression | None = None
 
 
 @dataclass
@@ -192,16 +194,14 @@ class AmpFacts:
                 recv = f.value
                 scaler = None
                 loss = recv
-                if (
-                    isinstance(recv, cst.Call)
-                    and isinstance(recv.func, cst.Attribute)
-                    and recv.func.attr.value == "scale"
-                    and recv.args
-                ):
-                    scaler = self.text(recv.func.value)
-                    loss = recv.args[0].value
+                scale = recv if _is_scale_call(recv) else self._scaled_name_value(recv, call)
+                scaler_node = None
+                if scale is not None:
+                    scaler_node = scale.func.value
+                    scaler = self.text(scaler_node)
+                    loss = scale.args[0].value
                     scaled_receivers.add(scaler)
-                self.backwards.append(BackwardCall(call, loss, scaler))
+                self.backwards.append(BackwardCall(call, loss, scaler, scaler_node))
             last = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
             if last in CLIP_FUNCTIONS:
                 self.clips.append(call)
@@ -222,6 +222,23 @@ class AmpFacts:
             elif meth == "step" and m.kind_of(recv) is Kind.OPTIMIZER:
                 self.direct_steps.append(DirectStep(call, text))
         self._collect_regions()
+
+    def _scaled_name_value(self, recv: cst.BaseExpression, backward: cst.Call) -> cst.Call | None:
+        """`S.scale(L)` when `recv` is a local name bound once, by `recv = S.scale(L)` earlier in
+        the same function (`scaled_loss = scaler.scale(loss)` then `scaled_loss.backward()`, E35-1);
+        None otherwise (a parameter, a name bound twice or in another scope)."""
+        if not isinstance(recv, cst.Name):
+            return None
+        m = self.m
+        bindings = m.bindings_of(recv)
+        if len(bindings) != 1:
+            return None
+        b = bindings[0]
+        if b.how != "assign" or not _is_scale_call(b.value) or not isinstance(b.node, cst.Name):
+            return None
+        if m.scope_of(b.node) is not m.scope_of(backward) or not self.before(b.node, backward):
+            return None
+        return b.value  # type: ignore[return-value]
 
     def _collect_regions(self) -> None:
         m = self.m
@@ -612,12 +629,68 @@ class AmpFacts:
     # whole-file questions ---------------------------------------------------------------------
     @property
     def uses_loss_scaling(self) -> bool:
-        """A GradScaler is built or used (`S.scale(L).backward()`, `S.unscale_`), or apex amp."""
-        if self.scaler_constructors or self.scaler_names:
+        """A GradScaler is built or used (`S.scale(L).backward()`, `S.unscale_`), or apex amp.
+
+        A use through a scaler that is None on every path does not count (E35-2): `S` a parameter
+        defaulting to None of a file function whose every call site in the file leaves it out or
+        passes None (or such a parameter of its caller), as in `def step(..., scaler=None): if
+        scaler is not None: scaler.scale(loss).backward() ...` when no caller passes a scaler. A
+        function never called in the file (library code), a method, or a call site passing
+        anything else keeps the use counting."""
+        if self.scaler_constructors:
             return True
         if self.m.uses_module("apex"):
             return True
-        return any(meth == "unscale_" for _, _, meth in self.m.method_calls("unscale_"))
+        receivers = [b.scaler_node for b in self.backwards if b.scaler is not None]
+        receivers += [s.call.func.value for s in self.scaler_calls]  # type: ignore[attr-defined]
+        receivers += [recv for _, recv, meth in self.m.method_calls("unscale_")]
+        return any(r is None or not self.always_none(r) for r in receivers)
+
+    def always_none(self, expr: cst.BaseExpression | None, _depth: int = 0) -> bool:
+        """`expr` is `None`, or a parameter defaulting to None that every call of its function in
+        the file leaves out or fills with such a value (at most 4 callers deep); False when unsure."""
+        if isinstance(expr, cst.Name) and expr.value == "None":
+            return True
+        if not isinstance(expr, cst.Name) or _depth > 4:
+            return False
+        m = self.m
+        bindings = m.bindings_of(expr)
+        if len(bindings) != 1 or bindings[0].how != "param":
+            return False
+        b = bindings[0]
+        if not (isinstance(b.value, cst.Name) and b.value.value == "None"):
+            return False
+        fn = m.function_of_param(b)
+        if fn is None or m.scope_of(expr) is not fn:
+            return False
+        sites = m.call_sites(fn)
+        if not sites or not self._only_called(fn, sites):
+            return False
+        args = m.param_arguments(b)
+        if len(args) != len(sites):
+            return False
+        return all(self.always_none(a, _depth + 1) for a in args)
+
+    def _only_called(self, fn: cst.FunctionDef, sites: list[cst.Call]) -> bool:
+        """Every mention of the function's name in the file is its `def` or a call of it (no
+        `partial(fn, ...)`, no `hook = fn`, no decorator that may call it otherwise)."""
+        if fn.decorators:
+            return False
+        name = fn.name.value
+        funcs = {id(c.func) for c in sites}
+        m = self.m
+        for node in self.order:
+            if not isinstance(node, cst.Name) or node.value != name or node is fn.name or id(node) in funcs:
+                continue
+            parent = m.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                continue  # `obj.step`, another name
+            if isinstance(parent, cst.Arg) and parent.keyword is node:
+                continue  # `f(step=...)`
+            if isinstance(parent, cst.Param) and parent.name is node:
+                continue
+            return False
+        return True
 
     @property
     def framework_precision(self) -> bool:
@@ -813,6 +886,16 @@ class AmpFacts:
 
 
 _UNBOUND: dict = {}
+
+
+def _is_scale_call(expr) -> bool:
+    """`S.scale(L)`."""
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "scale"
+        and bool(expr.args)
+    )
 
 
 def _bind_args(call: cst.Call, params: tuple[str, ...]) -> dict[str, cst.BaseExpression]:
