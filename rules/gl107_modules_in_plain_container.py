@@ -81,11 +81,16 @@ class Ensemble(nn.Module):
         facts: ModuleFacts = ctx.model.facts(ModuleFacts)
         seen = set()
         for cls in facts.classes:
+            registered = None
             if cls.registers_dynamically:
-                continue
+                registered = _dynamically_registered(ctx, cls)
+                if registered is None:
+                    continue
             for attr, assigns in cls.init_assigns.items():
                 if len(assigns) != 1:
                     continue  # e.g. `self.layers = []` ... `self.layers = nn.ModuleList(self.layers)`
+                if registered is not None and attr in registered:
+                    continue  # its entries are registered one by one with add_module
                 a = assigns[0]
                 if a.node in seen or not isinstance(a.node, cst.Assign) or a.value is None:
                     continue
@@ -464,3 +469,31 @@ def _good_key(key) -> bool:
             and any(isinstance(p, cst.FormattedStringExpression) for p in parts)
         )
     return False
+
+
+def _dynamically_registered(ctx: Context, cls: ModuleClass) -> set[str] | None:
+    """The attributes whose entries the class registers with `self.add_module(name, self.x[k])` /
+    `self.register_module(...)` / `setattr(self, name, self.x[k])` (RLlib's ComplexInputNetwork
+    registers `self.cnns[i]` but not `self.one_hot[i]`, ray#22659). None when any registration
+    hands over something else (a local name, a call): what it registers cannot be told apart
+    from what the class keeps in its plain containers, so the class is left alone."""
+    names: set[str] = set()
+    for fn in cls.methods.values():
+        for call in ctx.model.calls_in(fn):
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value in ("add_module", "register_module") and (
+                    isinstance(f.value, cst.Name) and f.value.value == "self"):
+                args = [a for a in call.args if a.keyword is None]
+                module = args[1].value if len(args) > 1 else None
+            elif isinstance(f, cst.Name) and f.value == "setattr" and call.args and (
+                    isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "self"):
+                module = call.args[2].value if len(call.args) > 2 else None
+            else:
+                continue
+            while isinstance(module, cst.Subscript):
+                module = module.value
+            attr = self_attr(module) if module is not None else None
+            if attr is None:
+                return None
+            names.add(attr)
+    return names
