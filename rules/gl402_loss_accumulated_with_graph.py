@@ -1140,13 +1140,42 @@ def _reset_per_accumulation_window(m, loop: cst.CSTNode, stmt: cst.CSTNode, acc:
         return False  # the optimizer steps inside: a data loop, not a window of micro-batches
     outer = _innermost_loop(m, loop)
     if outer is None:
-        return False
+        return _function_accumulation_window(m, loop, acc)
     reset = any(_is_reset(n, acc) and _innermost_loop(m, n) is outer and m.precedes(n, loop)
                 for n in walk(outer, into_defs=False))
     if not reset:
         return False
     return any(_innermost_loop(m, c) is outer and m.precedes(loop, c) and _optimizer_step(m, c)
                for c in m.calls_in(outer))
+
+
+def _function_accumulation_window(m, loop: cst.CSTNode, acc: str) -> bool:
+    """The same window one call wide (pytorch-lr-finder's `LRFinder._train_batch`: `total_loss =
+    None`, `optimizer.zero_grad()`, then `for i in range(accumulation_steps):` with a backward and
+    `total_loss += loss`, then `optimizer.step()` and `return total_loss.item()`; `range_test`
+    calls it once per iteration): a `for ... in range(...)` loop outside any other loop of its
+    function, the accumulator reset in that function's body before the loop (outside any loop), and
+    an optimizer step after the loop, outside any loop. Each call starts a new accumulator."""
+    if not isinstance(loop, cst.For):
+        return False
+    it = loop.iter
+    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"):
+        return False
+    fn = m.enclosing(loop, cst.FunctionDef)
+    if fn is None:
+        return False
+    reset = any((_is_reset(n, acc) or _is_none_reset(n, acc)) and _innermost_loop(m, n) is None
+                and m.precedes(n, loop) for n in walk(fn.body, into_defs=False))
+    if not reset:
+        return False
+    return any(_innermost_loop(m, c) is None and m.precedes(loop, c) and _optimizer_step(m, c)
+               for c in m.calls_in(fn.body))
+
+
+def _is_none_reset(n: cst.CSTNode, acc: str) -> bool:
+    """`acc = None` (a late-initialised sum: `total_loss = loss` on the first pass)."""
+    return (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+            and n.targets[0].target.value == acc and isinstance(n.value, cst.Name) and n.value.value == "None")
 
 
 def _reset_per_batch_repeats(m, loop: cst.CSTNode, stmt: cst.CSTNode, acc: str) -> bool:
