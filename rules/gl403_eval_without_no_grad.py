@@ -486,8 +486,10 @@ def _model_argument_forward(facts: TrainingFacts, call: cst.Call) -> str | None:
         arg = argument_for(fn, call, name)
         if not isinstance(arg, (cst.Name, cst.Attribute)) or not facts.is_model(arg):
             continue
+        # the mode inside the function itself: this call runs with gradients on (the caller checked),
+        # whatever its other calls do (one made under `no_grad` in the training loop, E37-2)
         inner = [c for c in m.calls_in(fn.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
-                 if isinstance(c.func, cst.Name) and c.func.value == name and facts.grad_mode_at(c) is None]
+                 if isinstance(c.func, cst.Name) and c.func.value == name and facts.local_grad_mode(c) is None]
         if inner and not any(_model_takes_gradients(m, c) for c in inner):
             return dotted(arg)
     return None

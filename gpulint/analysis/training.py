@@ -852,6 +852,12 @@ class TrainingFacts:
         found = self._grad_modes[key] = self._grad_mode_at(node, _depth)
         return found
 
+    def local_grad_mode(self, node: cst.CSTNode) -> str | None:
+        """The grad mode `node` has inside its own function (its `with` blocks, decorators and
+        `set_grad_enabled` statements), without asking the function's call sites: what a call
+        made with gradients on meets there."""
+        return self.grad_mode_at(node, 3)
+
     def _grad_mode_at(self, node: cst.CSTNode, _depth: int) -> str | None:
         # memoised by grad_mode_at: the call sites of a function are asked about once per depth,
         # not once per node inside it (a query fans out through up to three levels of call sites)
