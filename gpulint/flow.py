@@ -2969,6 +2969,20 @@ class Flow:
             v = self.class_attrs.get(bv.cls, {}).get(attr)
             if v is not None and v.kind == TENSOR:
                 return v
+        if k == OBJECT and bv.cls is not None and bv.cls in self.m.classes:
+            # `self.policy.hidden` that every method of the policy's class setting it sets to a
+            # host tensor (`__init__` and `init_hidden()` both `torch.zeros(...)`): on the host,
+            # whichever ran last (MARL#2, E34-1)
+            self._ensure_init(bv.cls)
+            setters = self._attr_setters.get((bv.cls, attr))
+            info = self.m.classes.get(bv.cls)
+            writers = {fn.name.value for b in self.m.bindings.get((info.node, "self." + attr), ())
+                       if (fn := self.m.enclosing(b.node, cst.FunctionDef)) is not None}
+            if setters and writers and writers <= set(setters) and all(
+                    sv.kind == TENSOR and sv.dev == HOST for sv in setters.values()):
+                v = self.class_attrs.get(bv.cls, {}).get(attr)
+                if v is not None and v.kind == TENSOR and v.dev == HOST:
+                    return v
         if k == OBJECT and bv.cls is not None and self._set_in_init_only(bv.cls, attr):
             # `learn.model` of a plain holder of the file (`class Learner: def __init__(self, model):
             # self.model = model`) that only its `__init__` sets, every construction handing it a

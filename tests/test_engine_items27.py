@@ -714,3 +714,45 @@ out, h = rnn(x, h)
 def test_a_module_put_on_the_cpu_on_purpose_is_not_never_moved():
     assert _lines(E344.format(place='.to("cpu")'), "GL112", "GL116") == [(10, "GL116")]
     assert _lines(E344.format(place=""), "GL112", "GL116") == [(10, "GL112")]
+
+
+# E34-1 (MARL#2): a tensor attribute of a plain class that every method setting it sets to a host
+# tensor (`__init__` and `init_hidden()`) was unknown when read through another object
+# (`self.policy.hidden`), because more than `__init__` sets it. Every setter agrees: host.
+E341 = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Policy:
+    def __init__(self):
+        self.net = nn.GRUCell(4, 4).to(device)
+        self.hidden = torch.zeros(2, 4)
+
+    def init_hidden(self):
+        self.hidden = torch.zeros(2, 4){move}
+
+
+class Agents:
+    def __init__(self):
+        self.policy = Policy()
+
+    def choose_action(self, x):
+        h = self.policy.hidden
+        x = x.to(device)
+        return self.policy.net(x, h)
+
+
+agents = Agents()
+print(agents.choose_action(torch.randn(2, 4)))
+"""
+
+
+def test_every_setter_on_the_host_reads_as_host_through_another_object():
+    assert _lines(E341.format(move=""), "GL116") == [(24, "GL116")]
+
+
+def test_a_setter_that_moves_it_leaves_it_unknown():
+    assert _lines(E341.format(move=".to(device)"), "GL116") == []
