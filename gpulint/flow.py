@@ -4728,12 +4728,6 @@ class Flow:
             # a module holding CPU tensors (on a path through an `if`) called with device inputs
             if dev.is_host or all(v.dev is not None and v.dev.where == "acc" for _, v in tensors):
                 self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)
-                acc_in = next((v.dev for _, v in tensors if v.dev is not None and v.dev.is_acc), None)
-                if acc_in is not None and dev.is_host and not frame.cpu_only:
-                    # the call fails there; the fix moves the module to its inputs, so what
-                    # follows sees the output there, not a cascade of reports (geekTime#1's
-                    # BatchNorm built in forward, E34-2)
-                    dev = acc_in
         elif len(tensors) > 1:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
         if dev is None or dev.where == "either":

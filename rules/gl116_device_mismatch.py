@@ -625,6 +625,8 @@ def _method_param_arguments(m, b) -> list:
 
 def _placed_on_host(m, callee):
     """The call that put the called module on the CPU on purpose (`.to("cpu")`, `.cpu()`), or None."""
+    if isinstance(callee, cst.Attribute) and callee.attr.value in ("forward", "__call__"):
+        callee = callee.value  # `self.forward(x)`: the module is `self`
     if not isinstance(callee, (cst.Name, cst.Attribute)):
         return None
     v = m.value_of(callee)
