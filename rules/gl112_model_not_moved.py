@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
-from gpulint.analysis.mismatch import accelerator_named_cpu
+from gpulint.analysis.mismatch import accelerator_named_cpu, placed_on_host
 from gpulint.flow import CONTAINERS
 from gpulint.rule import Context, Rule
 from gpulint.sites import line_ref
@@ -105,9 +105,7 @@ for x, y in loader:
                 continue  # `self.forward(x.to(self.device))` in a class whose instance the file moves
             if m.value_of(callee).kind == "metric":
                 continue  # GL119's
-            cv0 = m.value_of(callee)
-            if (cv0.kind == "module" and cv0.dev is not None and cv0.dev.is_host and isinstance(cv0.placed, cst.Call)
-                    and isinstance(cv0.placed.func, cst.Attribute) and cv0.placed.func.attr.value in ("to", "cpu")):
+            if placed_on_host(m, callee) is not None:
                 continue  # put on the CPU on purpose (`.to("cpu")`): its input is the wrong one, GL116's
             name = ctx.code(callee)
             if name in reported:

@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
+    placed_on_host,
     file_function_call,
     attribute_root,
     inner_factory,
@@ -101,7 +102,7 @@ noise_scale = betas[t]
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
-                placed = _placed_on_host(m, mm.node.func)
+                placed = placed_on_host(m, mm.node.func)
                 if placed is not None:
                     # `rnn = nn.GRU(...).to("cpu")` on purpose, then an input made on the GPU
                     # (esrnn_torch#14, E34-4): the input is on the wrong device, not the module
@@ -622,18 +623,3 @@ def _method_param_arguments(m, b) -> list:
         out.append(found)
     return out
 
-
-def _placed_on_host(m, callee):
-    """The call that put the called module on the CPU on purpose (`.to("cpu")`, `.cpu()`), or None."""
-    if isinstance(callee, cst.Attribute) and callee.attr.value in ("forward", "__call__"):
-        callee = callee.value  # `self.forward(x)`: the module is `self`
-    if not isinstance(callee, (cst.Name, cst.Attribute)):
-        return None
-    v = m.value_of(callee)
-    placed = v.placed
-    if v.kind != "module" or v.dev is None or not v.dev.is_host or not isinstance(placed, cst.Call):
-        return None
-    f = placed.func
-    if not isinstance(f, cst.Attribute) or f.attr.value not in ("to", "cpu"):
-        return None
-    return placed

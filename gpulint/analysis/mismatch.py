@@ -343,3 +343,20 @@ def file_function_call(m, value) -> bool:
     info = m.classes.get(cls.name.value) if cls is not None else None
     fn = info.methods.get(f.attr.value) if info is not None else None
     return fn is not None and m.class_of(fn) is cls  # defined by the class itself, not a base
+
+
+def placed_on_host(m, callee):
+    """The call that put the called module on the CPU on purpose (`.to("cpu")`, `.cpu()`), or None:
+    its device inputs are the wrong ones (GL116), not the module left unmoved (GL112)."""
+    if isinstance(callee, cst.Attribute) and callee.attr.value in ("forward", "__call__"):
+        callee = callee.value  # `self.forward(x)`: the module is `self`
+    if not isinstance(callee, (cst.Name, cst.Attribute)):
+        return None
+    v = m.value_of(callee)
+    placed = v.placed
+    if v.kind != "module" or v.dev is None or not v.dev.is_host or not isinstance(placed, cst.Call):
+        return None
+    f = placed.func
+    if not isinstance(f, cst.Attribute) or f.attr.value not in ("to", "cpu"):
+        return None
+    return placed
