@@ -51,7 +51,9 @@ class EvalWithoutNoGrad(Rule):
         "evaluation loop calls `{model}` with gradients enabled: autograd records a graph at every "
         "call (memory and time for nothing); run it under `with torch.no_grad():`"
     )
-    fix_safety = "safe"
+    # safe when every model the fix puts under `no_grad` is of a class the file defines or of a
+    # known library; a model of another file may differentiate in its forward (A2)
+    fix_safety = "mixed"
     default = True
     kind = "slow"
     # `model.train(False)` is `model.eval()` (bilinear-cnn's `self._net.train(False)`)
@@ -120,6 +122,13 @@ call of it in the file runs once per item of a loop or comprehension that does n
 either (`[self.validation_step(x, y) for x, y in valid]`). Its fix decorates the function with
 `@torch.no_grad()`.
 
+Each fix is safe when the rule has read the model's class: a class of the file (whose methods it
+checks for `torch.autograd.grad`), a model of torch, torchvision, timm, transformers and the like,
+or a parameter that every call of its function in the file fills with such a model. A model of
+another file, or of a class named by a string (`get_class(conf["model_class"])(conf=...)`), may
+take gradients in its forward (surface normals, forces, saliency): `no_grad` would make it raise, so
+the fix is unsafe there (`--unsafe-fixes`).
+
 Bad:
 
 ```python
@@ -173,11 +182,11 @@ with torch.no_grad():
                      and not _signal_transform(ctx.model, c.func)]  # nor a parameter-free transform
             if any(_model_takes_gradients(ctx.model, c) for c in calls):
                 continue  # its forward differentiates (forces as -dE/dpos): `no_grad` would break it
-            through = {}
+            through, through_models = {}, {}
             if not calls:
                 # the forward in a method of the same class the loop calls (ClusterGCN's
                 # `prediction, target = self.do_prediction(cluster)` after `self.model.eval()`)
-                through = _helper_forwards(facts, node, seen)
+                through = _helper_forwards(facts, node, seen, through_models)
                 calls = list(through)
             if not calls or all(_detached_at_once(ctx.model, c) for c in calls):
                 continue  # outputs detached on the spot: no graph is kept (model assembly, not evaluation)
@@ -197,7 +206,9 @@ with torch.no_grad():
             if alias is not None:
                 edit = wrap_in_with(ctx, node, f"with {alias}.no_grad():")
                 if edit is not None:
-                    fix = ctx.fix(edit, message="Wrap the evaluation loop in `with torch.no_grad():`")
+                    fix = ctx.fix(edit, safe=all(_built_from_seen_class(ctx.model, through_models[c], 0)
+                                                 if c in through else _class_seen(ctx.model, c) for c in calls),
+                                  message="Wrap the evaluation loop in `with torch.no_grad():`")
             for c in _model_calls(facts, node):
                 seen.add(c)
             for c in calls:
@@ -247,6 +258,7 @@ with torch.no_grad():
                     first = fn.decorators[0] if fn.decorators else fn
                     fix = ctx.fix(
                         ctx.insert_before(first, f"@{alias}.no_grad()"),
+                        safe=all(_built_from_seen_class(m, evals[model].func.value, 0) for _, model in calls),
                         message=f"Decorate `{fn.name.value}` with `@torch.no_grad()`",
                     )
                 for c, model in calls:
@@ -298,7 +310,8 @@ with torch.no_grad():
             if alias is not None:
                 edit = wrap_in_with(ctx, stmt, f"with {alias}.no_grad():")
                 if edit is not None:
-                    fix = ctx.fix(edit, message=f"Run `{ctx.code(call.func)}(...)` under `with torch.no_grad():`")
+                    fix = ctx.fix(edit, safe=all(_class_seen(m, c) for c in inner),
+                                  message=f"Run `{ctx.code(call.func)}(...)` under `with torch.no_grad():`")
             seen.update(inner)
             model = ", ".join(sorted(d for d in models if d))
             yield ctx.finding(call, self.shared_message.format(fn=ctx.code(call.func), model=model), fix)
@@ -434,12 +447,15 @@ def _trainer_module_method(m, cls: cst.ClassDef, fn) -> bool:
     return (optimizer or bool(stepped & zeroed)) and backward
 
 
-def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict:
+def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set, models: dict | None = None) -> dict:
     """Calls in the loop of a method of the same class (`self.do_prediction(cluster)`) whose body
     calls the model kept on `self` (`self.model(x)`, or its explicit `self._model.forward(task,
     batch)` as jiant's `SamplingMultiTaskTrainer._forward`) and uses no gradients itself: call ->
-    the model's text."""
+    the model's text. `models`, when given, gets call -> the model expression (the argument, or the
+    method's own model call)."""
     out = {}
+    if models is None:
+        models = {}
     for call in facts.calls_in(loop):
         f = call.func
         if call in seen or facts.grad_mode_at(call) is not None:
@@ -447,7 +463,8 @@ def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict
         if isinstance(f, cst.Name):
             found = _model_argument_forward(facts, call)
             if found is not None:
-                out[call] = found
+                out[call] = dotted(found)
+                models[call] = found
             continue
         if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
             continue
@@ -461,11 +478,12 @@ def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set) -> dict
                 break  # the model's forward differentiates: it needs autograd on
             if inner and _returns_graph(facts.m, fn):
                 out[call] = dotted(_callee(inner[0]))
+                models[call] = _callee(inner[0])
                 break
     return out
 
 
-def _model_argument_forward(facts: TrainingFacts, call: cst.Call) -> str | None:
+def _model_argument_forward(facts: TrainingFacts, call: cst.Call) -> cst.BaseExpression | None:
     """`targets, scores = forward(model, i, test_data)`: a module-level function of the file given
     the model as an argument, whose body calls that parameter (`hidden = model(items, A)`), uses no
     gradients itself and hands the output back undetached (CRIPAC-DIG/SR-GNN's test loop): the
@@ -491,7 +509,7 @@ def _model_argument_forward(facts: TrainingFacts, call: cst.Call) -> str | None:
         inner = [c for c in m.calls_in(fn.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
                  if isinstance(c.func, cst.Name) and c.func.value == name and facts.local_grad_mode(c) is None]
         if inner and not any(_model_takes_gradients(m, c) for c in inner):
-            return dotted(arg)
+            return arg
     return None
 
 
@@ -518,6 +536,63 @@ def _model_takes_gradients(m, call: cst.Call) -> bool:
         bases = [b for b in info.bases if b in m.classes]
         cls = bases[0] if bases else None
     return False
+
+
+# libraries whose models' forwards never call autograd themselves
+_LIBRARY_MODELS = ("torch.", "torchvision.", "torchaudio.", "timm.", "transformers.", "torch_geometric.nn.",
+                   "segmentation_models_pytorch.", "sentence_transformers.")
+
+
+def _class_seen(m, call: cst.Call) -> bool:
+    """The model `call` runs is of a class the analysis sees: a class of this file (which
+    `_model_takes_gradients` has read) or a model of a known library. A model of another file, or
+    of a class named by a string (IDR's `get_class(conf.get_string("train.model_class"))(conf=...)`,
+    whose forward takes normals with `torch.autograd.grad`), may need autograd in its forward:
+    wrapping its loop in `no_grad` is then a guess, and the fix is unsafe (PRECISION26 A2)."""
+    return _built_from_seen_class(m, _callee(call), 0)
+
+
+def _built_from_seen_class(m, expr: cst.BaseExpression | None, depth: int) -> bool:
+    """`expr` is a model built from a class of the file or of a known library: through moves
+    (`Net().to(d)`, `model = model.cuda()`), every binding of a name or `self.attr`, and a
+    parameter's argument at every call of its function the engine resolved."""
+    if expr is None or depth > 4:
+        return False
+    v = m.value_of(expr)
+    if v.cls is not None and v.cls in m.classes:
+        return True
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
+            MOVE_METHODS | CAST_METHODS | {"train", "eval"}):
+        expr = expr.func.value
+    if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Name) and expr.func.value in m.classes:
+            return True
+        return (m.qualname(expr.func) or "").startswith(_LIBRARY_MODELS)
+    if not isinstance(expr, (cst.Name, cst.Attribute)):
+        return False
+    bindings = m.bindings_of(expr)
+    if not bindings:
+        return False
+    text = dotted(expr)
+    for b in bindings:
+        if b.how == "param":
+            fn = m.function_of_param(b)
+            sites = m.resolved_sites(fn) if fn is not None else []
+            if not sites or not all(_built_from_seen_class(m, argument_for(fn, s, b.name), depth + 1)
+                                    for s in sites):
+                return False
+            continue
+        if b.how != "assign" or b.value is None:
+            return False
+        root = b.value
+        while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and root.func.attr.value in (
+                MOVE_METHODS | CAST_METHODS | {"train", "eval"}):
+            root = root.func.value
+        if isinstance(root, (cst.Name, cst.Attribute)) and dotted(root) == text:
+            continue  # `model = model.cuda()`: the same model moved
+        if not _built_from_seen_class(m, b.value, depth + 1):
+            return False
+    return True
 
 
 def _returns_graph(m, fn: cst.FunctionDef) -> bool:
