@@ -716,6 +716,11 @@ def _gpu_int_uncached(m, e, _depth: int) -> int | None:
     return None
 
 
+# availability queries that a test may name without calling them (always true then)
+_AVAILABILITY_FUNCTIONS = frozenset({"torch.cuda.is_available", "torch.backends.mps.is_available",
+                                     "torch.xpu.is_available", "torch.cuda.is_initialized"})
+
+
 def gpu_guard(m, test, _depth: int = 0) -> bool | None:
     """True for a test that holds on a machine with a GPU when the user runs the script there:
     `torch.cuda.is_available()`, a name or attribute bound only to such tests, a flag like
@@ -734,6 +739,10 @@ def gpu_guard(m, test, _depth: int = 0) -> bool | None:
     if t is cst.Call and not test.args:
         q = m.qualname(test.func)
         return True if q in ("torch.cuda.is_available", "torch.cuda.is_initialized") else None
+    if t is cst.Attribute and m.qualname(test) in _AVAILABILITY_FUNCTIONS:
+        # `if torch.cuda.is_available:` (the call forgotten): a function object is always true,
+        # the branch runs on every machine (Comprehensive-Transformer-TTS's coordconv, PRECISION27 A1)
+        return True
     if t is cst.Comparison and len(test.comparisons) == 1:
         # `use_cuda is True`, `args.cuda == True`, `flag is False`
         c = test.comparisons[0]

@@ -951,6 +951,8 @@ class DeviceFlow:
             and self.model.qualname(test.func) in _AVAILABILITY_CALLS
         ):
             return sign
+        if isinstance(test, cst.Attribute) and self.model.qualname(test) in _AVAILABILITY_CALLS:
+            return sign  # `if torch.cuda.is_available:`, the call forgotten: always true (PRECISION27 A1)
         if isinstance(test, cst.Attribute) and _is_self(test.value):
             # the module's own GPU flag (`self.cuda = cuda` from its constructor, bubbliiiing's
             # YOLOLoss: `if self.cuda: y_true = y_true.type_as(x)`): the caller sets it where the
