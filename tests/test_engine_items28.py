@@ -60,3 +60,51 @@ def test_the_called_form_is_silent_too():
 
 def test_a_branch_on_an_unknown_flag_is_still_reported():
     assert _lines(COORDS.format(test="input_tensor.shape[0] > 4"), "GL105", "GL116") == [(9, "GL105")]
+
+
+# PRECISION26 A3 (dataflowr/notebooks, spectral GNN): the model's forward builds its dropout on the
+# spot, `x = nn.Dropout(d)(x)`, from a rate the test loop passes as 0.0. A module made at the call
+# is in training mode whatever its owner's mode: `net.eval()` would change nothing, so the test loop
+# that never calls it is not "evaluation in training mode" (GL404). The mode-sensitivity test read
+# the word `Dropout` anywhere in the class's text.
+DROP = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 2){held}
+
+    def forward(self, x, d):
+        x = F.relu(self.fc1(x))
+        x = {drop}
+        return self.fc2(x)
+
+
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(3):
+    net.train()
+    for _ in range(4):
+        x, y = torch.randn(4, 8), torch.randint(0, 2, (4,))
+        loss = F.cross_entropy(net(x, 0.5), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        for _ in range(2):
+            acc = (net(torch.randn(4, 8), 0.0).argmax(1) == 0).float().mean()
+"""
+
+
+def test_a_dropout_built_at_its_call_does_not_make_the_model_mode_sensitive():
+    assert _lines(DROP.format(held="", drop="nn.Dropout(d)(x)"), "GL404") == []
+
+
+def test_a_dropout_the_model_holds_does():
+    src = DROP.format(held="\n        self.drop = nn.Dropout(0.5)", drop="self.drop(x)")
+    assert [c for _, c in _lines(src, "GL404")] == ["GL404"]

@@ -726,13 +726,24 @@ class TrainingFacts:
             return True
         return False
 
+    def _without_inline_layers(self, node: cst.CSTNode, text: str) -> str:
+        """The class's text without the torch layers it builds and calls on the spot
+        (`x = nn.Dropout(d)(x)` in `forward`, dataflowr's spectral GNN, PRECISION26 A3): a module
+        made at the call is in training mode whatever mode its owner is put in, so `eval()` changes
+        nothing for it."""
+        for n in walk(node):
+            if (isinstance(n, cst.Call) and isinstance(n.func, cst.Call)
+                    and (self.m.qualname(n.func.func) or "").startswith("torch.nn.")):
+                text = text.replace(self.m.module.code_for_node(n.func), "")
+        return text
+
     def _class_sensitive(self, name: str, seen: set[str]) -> bool:
         if name in seen:
             return False
         seen.add(name)
         info = self.m.classes[name]
         text = self.m.module.code_for_node(info.node)
-        if MODE_SENSITIVE.search(text):
+        if MODE_SENSITIVE.search(text) and MODE_SENSITIVE.search(self._without_inline_layers(info.node, text)):
             return True
         for b in info.bases:
             if b in self.m.classes and self._class_sensitive(b, seen):
