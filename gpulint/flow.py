@@ -716,6 +716,8 @@ def _gpu_int_uncached(m, e, _depth: int) -> int | None:
     return None
 
 
+_AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+
 # availability queries that a test may name without calling them (always true then)
 _AVAILABILITY_FUNCTIONS = frozenset({"torch.cuda.is_available", "torch.backends.mps.is_available",
                                      "torch.xpu.is_available", "torch.cuda.is_initialized"})
@@ -1037,6 +1039,7 @@ class Flow:
         self._collect: list | None = None
         self._summary_found: dict = {}
         self._site_found: list = []
+        self._apply_calls: set = set()  # `Fn.apply(...)` calls of the file's autograd Functions
         self._work = 0
         self._budget = WORK_FACTOR * max(len(model.nodes), 1000)
         self.module_frame: _Frame | None = None
@@ -1123,6 +1126,16 @@ class Flow:
         recorded pass reported it or a call of the chain already mismatched."""
         best: dict = {}
         seen = self._mismatch_seen
+        if self._apply_calls:
+            found = []
+            for mm, chain in self._site_found:
+                mm, chain = self._at_apply(mm, chain)
+                if chain:
+                    found.append((mm, chain))
+                elif mm.node not in seen:
+                    seen.add(mm.node)
+                    self.mismatches.append(mm)
+            self._site_found = found
         for mm, chain in self._site_found:
             if mm.node in seen or any(c in seen for c in chain):
                 continue  # reported there, or a call on the way already mismatched (its cause)
@@ -4423,6 +4436,8 @@ class Flow:
             # moved with the base's own `.to()`: it is where it was moved (in place, as a module)
             target = self._move_target(meth, pos, kw, rv)
             return replace(rv, dev=target, placed=e) if target is not None else rv
+        if k == CLASS and meth == "apply" and rv.cls is not None and self.m.class_is(rv.cls, _AUTOGRAD_FUNCTION):
+            return self._autograd_apply(rv.cls, e, pos, kw, frame)
         if k == CLASS:
             # `net_cls.from_config(cfg)` of a class handed on as a value: its classmethods and
             # staticmethods (an instance method called on the class takes its instance first)
@@ -4485,6 +4500,28 @@ class Flow:
         if k == DEVICE:
             return UNKNOWN
         return UNKNOWN
+
+    def _autograd_apply(self, cls: str, e, pos, kw, frame) -> Value:
+        """`MaskedFn.apply(x, self.weight, self.mask)` of a `torch.autograd.Function` of the file:
+        its static `forward(ctx, x, weight, mask)` run on those arguments (the context object is
+        unknown), so the tensors meet in its operations (customized-linear's mask, E36-4)."""
+        found = self.m.method_of_class(cls, "forward")
+        if found is None or not _is_static(found[0]) or any(s for _, _, s in pos):
+            return UNKNOWN
+        fn, owner = found
+        p = fn.params
+        names = [x.name.value for x in (*p.posonly_params, *p.params)]
+        if len(pos) + 1 > len(names):
+            return UNKNOWN
+        self._apply_calls.add(e)
+        args = {names[0]: UNKNOWN}
+        for name, (x, v, _) in zip(names[1:], pos):
+            args[name] = self._device_literal(x, v)
+        for k0, (x, v) in kw.items():
+            if k0 in (_STAR, _DOUBLE_STAR):
+                return UNKNOWN
+            args[k0] = self._device_literal(x, v)
+        return self._summary(fn, owner, args, None, e)
 
     def _made_in_forward(self, origin, cls: str) -> bool:
         """`origin` is a torch factory call (`torch.zeros(...)`) written in the `forward` of the
@@ -5696,6 +5733,33 @@ class Flow:
                     break
             self._ends_plainly[fn] = got
         return got
+
+    def _at_apply(self, mm: Mismatch, chain: tuple):
+        """A mismatch in the static `forward` of an autograd Function of the file between two of
+        its parameters, found with the arguments of `Fn.apply(...)`: the operands are the call's
+        arguments (`MaskedFn.apply(x, self.weight, self.mask)`), so it is reported at that call,
+        between those arguments, where the rules see the module's own state (E36-4)."""
+        site = chain[0] if len(chain) == 1 else None
+        if site is None or site not in self._apply_calls:
+            return mm, chain
+        fn = mm.function
+        if type(fn) is not cst.FunctionDef or type(mm.host) is not cst.Name or type(mm.acc) is not cst.Name:
+            return mm, chain
+        params = [x.name.value for x in (*fn.params.posonly_params, *fn.params.params)][1:]
+        pos = [a.value for a in site.args if a.keyword is None and not a.star]
+        kw = {a.keyword.value: a.value for a in site.args if a.keyword is not None}
+
+        def arg(name):
+            if name in kw:
+                return kw[name]
+            i = params.index(name) if name in params else len(pos)
+            return pos[i] if i < len(pos) else None
+
+        host, acc = arg(mm.host.value), arg(mm.acc.value)
+        if host is None or acc is None:
+            return mm, chain
+        return replace(mm, node=site, op="call", host=host, acc=acc, more_hosts=(),
+                       function=self.m.enclosing(site, cst.FunctionDef)), ()
 
     def _found_under(self, site, found) -> None:
         """The mismatches a summary found, under the call `site` that asked for it: into the

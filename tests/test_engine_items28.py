@@ -108,3 +108,48 @@ def test_a_dropout_built_at_its_call_does_not_make_the_model_mode_sensitive():
 def test_a_dropout_the_model_holds_does():
     src = DROP.format(held="\n        self.drop = nn.Dropout(0.5)", drop="self.drop(x)")
     assert [c for _, c in _lines(src, "GL404")] == ["GL404"]
+
+
+# E36-4 (uchida-takumi/CustomizedLinear#1): the module hands its plain tensor attribute and its
+# weight to the `apply` of an autograd Function of the file; the Function's static forward
+# multiplies them. `apply` was an unknown call, so the tensors never met. It now runs the static
+# `forward(ctx, ...)` on the call's arguments, and a mismatch between two of its parameters is
+# reported at the `apply` call, between the arguments passed for them.
+APPLY = """
+import torch
+import torch.nn as nn
+
+
+class MaskedFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input, weight, mask):
+        return input.mm((weight * mask).t())
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return None, None, None
+
+
+class MaskedLinear(nn.Module):
+    def __init__(self, mask):
+        super().__init__()
+        {store}
+        self.weight = nn.Parameter(torch.randn(mask.shape[1], mask.shape[0]))
+
+    def forward(self, x):
+        return MaskedFn.apply(x, self.weight, self.mask)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = MaskedLinear(torch.ones(4, 2)).to(device)
+print(model(torch.randn(3, 4).to(device)))
+"""
+
+
+def test_a_host_attribute_handed_to_an_autograd_function_is_reported_at_apply():
+    assert _lines(APPLY.format(store="self.mask = mask.float().t()"), "GL106", "GL116") == [(23, "GL116")]
+
+
+def test_a_registered_buffer_handed_to_it_is_not():
+    src = APPLY.format(store='self.register_buffer("mask", mask.float().t())')
+    assert _lines(src, "GL106", "GL116") == []
