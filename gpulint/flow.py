@@ -5787,6 +5787,24 @@ class Flow:
         return (cls is not None and self._class_kind(cls.name.value) == MODULE
                 and self.m.enclosing(fn, cst.FunctionDef) is None and self._forwardish(fn))
 
+    def _part_of_class(self, recv, cls: str) -> bool:
+        """`self.<part>` every binding of which in its class builds an instance of the file's
+        module class `cls` or of a subclass of it (`self.randomizer = NoiseRandomizer()`)."""
+        if not (type(recv) is cst.Attribute and type(recv.value) is cst.Name and recv.value.value == "self"):
+            return False
+        if self._class_kind(cls) != MODULE:
+            return False
+        bindings = self.m.bindings_of(recv)
+        if not bindings:
+            return False
+        for b in bindings:
+            v = b.value
+            if b.how != "assign" or type(v) is not cst.Call or type(v.func) is not cst.Name:
+                return False
+            if v.func.value not in self.m.classes or not self._subclass(v.func.value, cls):
+                return False
+        return True
+
     def _forwardish(self, fn: cst.FunctionDef, _seen=()) -> bool:
         """`forward`, or a helper every call of which (by name, in this file) is made from a
         forward-ish function of the same class: its values computed from the inputs run where the
@@ -5809,10 +5827,21 @@ class Flow:
                 for c in sites:
                     recv = c.func.value
                     caller = self.m.enclosing(c, cst.FunctionDef)
-                    if (type(recv) is not cst.Name or recv.value != "self" or caller is None
-                            or self.m.class_of(caller) is not cls or not self._forwardish(caller, (*_seen, fn))):
+                    owner = self.m.class_of(caller) if caller is not None else None
+                    if owner is None or not self._forwardish(caller, (*_seen, fn)):
                         out = False
                         break
+                    if type(recv) is cst.Name and recv.value == "self":
+                        # the same instance: a method of its class, or of a subclass of the file
+                        # (`Randomizer.forward_in` calling `self._forward_in(...)` that
+                        # `NoiseRandomizer` defines)
+                        if owner is cls or self._subclass(owner.name.value, cls.name.value) \
+                                or self._subclass(cls.name.value, owner.name.value):
+                            continue
+                    elif self._part_of_class(recv, cls.name.value):
+                        continue  # `self.randomizer.forward_in(obs)` in a forward: its submodule (E36-2)
+                    out = False
+                    break
         self._fwd_cache[fn] = out
         return out
 

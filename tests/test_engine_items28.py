@@ -153,3 +153,47 @@ def test_a_host_attribute_handed_to_an_autograd_function_is_reported_at_apply():
 def test_a_registered_buffer_handed_to_it_is_not():
     src = APPLY.format(store='self.register_buffer("mask", mask.float().t())')
     assert _lines(src, "GL106", "GL116") == []
+
+
+# E36-2 (ARISE-Initiative/robomimic#205): a factory in a method of a module class that has no
+# `forward`, reached from another module's forward through `self.randomizer.forward_in(obs)` and
+# then `self._forward_in(inputs)` (defined by a subclass). The method was not "reachable from
+# forward", so GL116 reported the mismatch (no fix) instead of GL105 (with `device=inputs.device`).
+RANDOMIZER = """
+import torch
+import torch.nn as nn
+
+
+class Randomizer(nn.Module):
+    def forward_in(self, inputs):
+        return self._forward_in(inputs)
+
+
+class NoiseRandomizer(Randomizer):
+    def _forward_in(self, inputs):
+        return torch.rand(size=inputs.shape) * 0.1 + inputs
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.randomizer = {part}
+        self.net = nn.Linear(4, 2)
+
+    def forward(self, obs):
+        return self.net(self.randomizer.forward_in(obs))
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Encoder().to(device)
+model(torch.rand(8, 4).to(device)).sum().backward()
+"""
+
+
+def test_a_submodule_method_called_from_forward_is_reachable_from_forward():
+    assert _lines(RANDOMIZER.format(part="NoiseRandomizer()"), "GL105", "GL116") == [(13, "GL105")]
+
+
+def test_a_part_of_unknown_class_is_not():
+    src = RANDOMIZER.format(part="make_randomizer()").replace("import torch\n", "import torch\nfrom x import make_randomizer\n", 1)
+    assert _lines(src, "GL105", "GL116") == []
