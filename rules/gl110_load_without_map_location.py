@@ -47,7 +47,10 @@ in a single-process script (the devices the checkpoint names are there); a name 
 (`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)
 and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`) count as the check,
 and so does its device spelled as a string (`if device == 'cuda':`, Wav2Lip's loader; the `else:` of
-`if device == torch.device("cpu"):`, latent_ode's data sets).
+`if device == torch.device("cpu"):`, latent_ode's data sets). It is also silent, in a single-process
+script, on a load in the body of a `try:` whose handler (bare, `Exception` or `RuntimeError`) loads the
+same path again with `map_location` (GRU4REC-pytorch's `main.py`): where the saved devices are
+missing, the first load raises and the handler maps the tensors.
 
 Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
 scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:
@@ -109,6 +112,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # `EarlyStopping(..., path=P)` saves the best model to P while training: same run
             if _in_availability_branch(m, call) and not _multi_process(m):
                 continue  # `if torch.cuda.is_available(): torch.load(p)`: the CUDA devices are there
+            if _retried_with_map_location(ctx, call) and not _multi_process(m):
+                continue  # `try: torch.load(p)` / `except: torch.load(p, map_location=...)`: the CPU case is handled
             pos = [a for a in call.args if a.keyword is None]
             if any(a.star for a in call.args) or len(pos) != 1:
                 continue  # no path, **kwargs, or map_location given positionally
@@ -734,6 +739,52 @@ def _in_availability_branch(m, load: cst.Call) -> bool:
             sign = _availability_sign(m, anc.test)
             if (sign > 0 and prev is anc.body) or (sign < 0 and prev is anc.orelse):
                 return True
+        prev = anc
+    return False
+
+
+_RETRY_CATCHES = frozenset({"Exception", "BaseException", "RuntimeError"})
+
+
+def _catches_load_error(handler: cst.ExceptHandler) -> bool:
+    """Does the handler catch the RuntimeError a CUDA checkpoint raises on a machine without
+    CUDA (a bare `except:`, `Exception`, `BaseException`, `RuntimeError`, or a tuple with one)?"""
+    t = handler.type
+    if t is None:
+        return True
+    names = t.elements if isinstance(t, cst.Tuple) else [t]
+    for e in names:
+        node = e.value if isinstance(e, cst.Element) else e
+        if isinstance(node, cst.Name) and node.value in _RETRY_CATCHES:
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value in _RETRY_CATCHES:
+            return True
+    return False
+
+
+def _retried_with_map_location(ctx: Context, load: cst.Call) -> bool:
+    """The load sits in the body of a `try:` whose handler loads the same path again with
+    `map_location` (hungthanhpham94/GRU4REC-pytorch main.py: `try: checkpoint = torch.load(p)`
+    `except: checkpoint = torch.load(p, map_location=lambda storage, loc: storage)`). Where the
+    saved devices are missing the first load raises and the handler maps the tensors: the case
+    the rule warns about is handled."""
+    m = ctx.model
+    path = _path_text(ctx, load, 0, "f")
+    if path is None:
+        return False
+    prev = load
+    for anc in m.ancestors(load):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        if isinstance(anc, cst.Try) and prev is anc.body:
+            for handler in anc.handlers:
+                if not _catches_load_error(handler):
+                    continue
+                for other in m.iter_calls("torch.load", "torch.serialization.load"):
+                    if (m.contains(handler.body, other)
+                            and any(a.keyword is not None and a.keyword.value == "map_location" for a in other.args)
+                            and _path_text(ctx, other, 0, "f") == path):
+                        return True
         prev = anc
     return False
 
