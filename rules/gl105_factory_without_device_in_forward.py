@@ -8,6 +8,7 @@ from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
     construction_state,
     inner_factory,
+    joined_forward_factories,
     legacy_host_constructor,
     RANDOM_FACTORIES,
     forward_tensor_parameter,
@@ -128,6 +129,21 @@ class Tagger(nn.Module):
                 yield ctx.finding(call, msg, fix)
         yield from self._engine(ctx, seen)
 
+    def _returned_finding(self, ctx: Context, call: cst.Call, fwd: cst.FunctionDef):
+        """The report at a factory of `forward` whose host tensor forward returned, fixed with
+        forward's tensor input."""
+        m = ctx.model
+        x = forward_tensor_parameter(m, fwd)
+        fix = None
+        if x is not None and call.args and not any(a.star for a in call.args) and not any(
+                a.keyword is not None and a.keyword.value == "device" for a in call.args):
+            random = (m.qualname(call.func) or "").rsplit(".", 1)[-1] in RANDOM_FACTORIES
+            fix = ctx.fix(self._add_device(ctx, call, f"device={x}.device"), safe=not random,
+                          message=f"Pass `device={x}.device`")
+        msg = (self.message.format(name=ctx.code(call.func), x=x) if x is not None else
+               self.message_unnamed.format(name=ctx.code(call.func), what="tensors"))
+        return ctx.finding(call, msg, fix)
+
     def _engine(self, ctx: Context, seen: set):
         """The flow engine's mismatches whose CPU operand a `torch.*` factory of a module's method
         made: shapes the forward-input analysis does not follow (helpers called from `forward`
@@ -139,6 +155,14 @@ class Tagger(nn.Module):
             if mm.op == "module-host":
                 continue
             call = mm.host_value.origin
+            joined = joined_forward_factories(m, mm, call) if not ctc_host_argument(m, mm.node, mm.host) else []
+            if joined:
+                # `return torch.cat([past_error, forecast])` of forward's device-less factories: each one
+                for f in joined:
+                    if f not in seen:
+                        seen.add(f)
+                        yield self._returned_finding(ctx, f, returned_from_forward(m, mm, f))
+                continue
             if (isinstance(call, cst.Call) and not factory_takes_device(m.qualname(call.func))
                     and not legacy_host_constructor(m.qualname(call.func))
                     and (m.qualname(call.func) or "").startswith("torch.")):
@@ -164,16 +188,7 @@ class Tagger(nn.Module):
                 # forward returns the host tensor it made, and its caller meets it (seq2seq decoders'
                 # `outputs = torch.zeros(...)`): reported at the factory, fixed with forward's input
                 seen.add(call)
-                x = forward_tensor_parameter(m, fwd)
-                fix = None
-                if x is not None and call.args and not any(a.star for a in call.args) and not any(
-                        a.keyword is not None and a.keyword.value == "device" for a in call.args):
-                    random = (m.qualname(call.func) or "").rsplit(".", 1)[-1] in RANDOM_FACTORIES
-                    fix = ctx.fix(self._add_device(ctx, call, f"device={x}.device"), safe=not random,
-                                  message=f"Pass `device={x}.device`")
-                msg = (self.message.format(name=ctx.code(call.func), x=x) if x is not None else
-                       self.message_unnamed.format(name=ctx.code(call.func), what="tensors"))
-                yield ctx.finding(call, msg, fix)
+                yield self._returned_finding(ctx, call, fwd)
                 continue
             if cls is None or m.class_of(mm.node) is not cls:
                 continue

@@ -10,6 +10,7 @@ from gpulint.analysis.mismatch import (
     file_function_call,
     attribute_root,
     inner_factory,
+    joined_forward_factories,
     construction_state,
     legacy_host_constructor,
     returned_from_forward,
@@ -398,6 +399,8 @@ noise_scale = betas[t]
             return False
         if returned_from_forward(m, mm, origin) is not None:
             return True  # a host tensor forward made and returned (GL105 at the factory)
+        if joined_forward_factories(m, mm, origin):
+            return True  # `torch.cat([past_error, forecast])` of such tensors (GL105 at each factory)
         cls = _module_class(m, mm.node)
         if cls is None:
             return False

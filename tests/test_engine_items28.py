@@ -197,3 +197,45 @@ def test_a_submodule_method_called_from_forward_is_reachable_from_forward():
 def test_a_part_of_unknown_class_is_not():
     src = RANDOMIZER.format(part="make_randomizer()").replace("import torch\n", "import torch\nfrom x import make_randomizer\n", 1)
     assert _lines(src, "GL105", "GL116") == []
+
+
+# E36-5 (Prosper's HCNN): forward fills device-less `torch.zeros(...)` buffers step by step and
+# returns `torch.cat([...])` of them; the caller splits the output and meets it with device
+# targets. GL116 reported the loss ("made by torch.cat(...)"); the cause is forward's factories,
+# GL105's shape: reported at each factory with `device=Y.device`.
+JOINED = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(2, 2)
+
+    def forward(self, Y):
+        past_error = torch.zeros(Y.shape[0], Y.shape[1], 2)
+        forecast = {second}
+        for t in range(Y.shape[0]):
+            past_error[t] = self.cell(Y[t])
+        return torch.cat([past_error, forecast], dim=0)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Net().to(device)
+Y = torch.randn(3, 4, 2).to(device)
+targets = torch.zeros(3, 4, 2, device=device)
+output = model(Y)
+past, future = torch.split(output, 3)
+loss = nn.functional.mse_loss(past, targets)
+"""
+
+
+def test_a_cat_of_forward_factories_is_reported_at_each_factory():
+    src = JOINED.format(second="torch.zeros(1, Y.shape[1], 2)")
+    assert _lines(src, "GL105", "GL116") == [(12, "GL105"), (13, "GL105")]
+
+
+def test_a_cat_with_a_part_of_unknown_origin_is_left_to_gl116():
+    src = JOINED.format(second="torch.from_numpy(Y.cpu().numpy()[:1])")
+    assert [c for _, c in _lines(src, "GL105", "GL116")] == ["GL116"]

@@ -238,6 +238,53 @@ def returned_from_forward(m, mm, origin):
     return fn
 
 
+_SHAPE_STEPS = frozenset({"split", "chunk", "unbind", "narrow", "flatten", "reshape", "view", "squeeze", "unsqueeze",
+                          "transpose", "permute", "contiguous", "select"})
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+
+
+def joined_forward_factories(m, mm, origin) -> list:
+    """The host operand of `mm` is `torch.cat`/`torch.stack` of tensors that `forward` of a
+    module class made with device-less factories and filled (`past_error = torch.zeros(...)`,
+    `past_error[t] = self.cell(...)`, then `return torch.cat([past_error, forecast])`), met
+    outside that class: those factories, in order (each one's `returned_from_forward` holds);
+    empty when any joined tensor is something else (E36-5, prosper's HCNN)."""
+    for _ in range(6):  # through shape-only steps: `past_errors, forecasts = torch.split(output, n)`
+        if not isinstance(origin, cst.Call):
+            return []
+        f = origin.func
+        if isinstance(f, cst.Attribute) and f.attr.value in _SHAPE_STEPS and not m.qualname(f):
+            src = f.value  # `output.view(...)`, `output.chunk(2)`
+        elif (m.qualname(f) or "").startswith("torch.") and (m.qualname(f) or "")[6:] in _SHAPE_STEPS:
+            first = [a for a in origin.args if a.keyword is None]
+            src = first[0].value if first and not first[0].star else None
+        else:
+            break
+        v = m.value_of(src) if src is not None else None
+        if v is None or v.kind != "tensor" or v.dev is None or not v.dev.is_host or v.origin is None:
+            return []
+        origin = v.origin
+    if not isinstance(origin, cst.Call) or (m.qualname(origin.func) or "") not in _JOINS:
+        return []
+    pos = [a for a in origin.args if a.keyword is None]
+    if not pos or pos[0].star or not isinstance(pos[0].value, (cst.List, cst.Tuple)):
+        return []
+    out = []
+    for el in pos[0].value.elements:
+        if isinstance(el, cst.StarredElement):
+            return []
+        x = el.value
+        f = x
+        if not isinstance(x, cst.Call):
+            v = m.value_of(x)
+            f = v.origin if v.kind == "tensor" and v.dev is not None and v.dev.is_host else None
+        if not isinstance(f, cst.Call) or returned_from_forward(m, mm, f) is None:
+            return []
+        if f not in out:
+            out.append(f)
+    return out
+
+
 def forward_tensor_parameter(m, fn) -> str | None:
     """The first parameter of the module class's `forward` that every call of its instance in
     the file gives a tensor (the device source of a `device=x.device` fix), or None."""
