@@ -401,7 +401,6 @@ def _model_calls(facts: TrainingFacts, node: cst.CSTNode) -> list[cst.Call]:
     return out
 
 
-_GRAD_CONTEXTS = ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")
 _TRAINING_CALLS = frozenset({"backward", "step", "zero_grad", "detach", "detach_", "item", "numpy", "tolist"})
 
 
