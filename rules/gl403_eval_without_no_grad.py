@@ -194,7 +194,7 @@ with torch.no_grad():
                 continue  # `model(data, mode="inference")`: a model of another file that picks its grad mode
             if all(_frozen_before(ctx, c, node) for c in calls):
                 continue  # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph
-            models = {dotted(_callee(c)) for c in calls} if not through else set(through.values())
+            models = {dotted(_callee(c, facts)) for c in calls} if not through else set(through.values())
             if facts.passes_to_unknown(node, models):
                 continue
             if _optimizer_to_unknown(ctx.model, facts, node):
@@ -207,7 +207,7 @@ with torch.no_grad():
                 edit = wrap_in_with(ctx, node, f"with {alias}.no_grad():")
                 if edit is not None:
                     fix = ctx.fix(edit, safe=all(_built_from_seen_class(ctx.model, through_models[c], 0)
-                                                 if c in through else _class_seen(ctx.model, c) for c in calls),
+                                                 if c in through else _class_seen(ctx.model, c, facts) for c in calls),
                                   message="Wrap the evaluation loop in `with torch.no_grad():`")
             for c in _model_calls(facts, node):
                 seen.add(c)
@@ -310,7 +310,7 @@ with torch.no_grad():
             if alias is not None:
                 edit = wrap_in_with(ctx, stmt, f"with {alias}.no_grad():")
                 if edit is not None:
-                    fix = ctx.fix(edit, safe=all(_class_seen(m, c) for c in inner),
+                    fix = ctx.fix(edit, safe=all(_class_seen(m, c, facts) for c in inner),
                                   message=f"Run `{ctx.code(call.func)}(...)` under `with torch.no_grad():`")
             seen.update(inner)
             model = ", ".join(sorted(d for d in models if d))
@@ -409,13 +409,60 @@ def _model_calls(facts: TrainingFacts, node: cst.CSTNode) -> list[cst.Call]:
         if (c not in out and isinstance(f, cst.Attribute) and f.attr.value in ("forward", "__call__")
                 and isinstance(f.value, (cst.Name, cst.Attribute)) and facts.is_model(f.value)):
             out.append(c)
+        elif c not in out and _inference_method_call(facts, c):
+            out.append(c)
     return out
 
 
-def _callee(c: cst.Call) -> cst.BaseExpression:
-    """The model a call runs: `model` for `model(x)` and for `model.forward(x)`."""
+_TRAINING_CALLS = frozenset({"backward", "step", "zero_grad", "detach", "detach_", "item", "numpy", "tolist"})
+
+
+def _inference_method_call(facts: TrainingFacts, call: cst.Call) -> bool:
+    """`self.model.infer(inp)`: a method other than `forward` of a module class of the file, called on
+    a known model, whose body runs the model's own submodules and returns what they computed
+    (SAM-Adapter-PyTorch#89: `SAM.infer` runs the image encoder and the mask decoder). Only an
+    undecorated method without any `with` block, without a backward, step or detach of its own and
+    with a `return` of a value: it records a graph exactly as `model(x)` does."""
+    f = call.func
+    if not (isinstance(f, cst.Attribute) and isinstance(f.value, (cst.Name, cst.Attribute))):
+        return False
+    name = f.attr.value
+    if name.startswith("_") or name in ("forward", "__call__") or not facts.is_model(f.value):
+        return False
+    m = facts.m
+    ctor = m.constructor_of(f.value)
+    cls = ctor.func.value if ctor is not None and isinstance(ctor.func, cst.Name) else m.value_of(f.value).cls
+    if cls is None or not m.class_is(cls, MODULE_BASES):
+        return False
+    found = m.method_of_class(cls, name)
+    if found is None:
+        return False
+    fn = found[0]
+    if fn.decorators:
+        return False
+    runs_submodule = returns = False
+    for node in m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(node, (cst.With, cst.Yield)):
+            return False
+        if isinstance(node, cst.Return) and node.value is not None:
+            returns = True
+        if isinstance(node, cst.Call):
+            g = node.func
+            if isinstance(g, cst.Attribute) and g.attr.value in _TRAINING_CALLS:
+                return False
+            if (isinstance(g, cst.Attribute) and isinstance(g.value, cst.Name) and g.value.value == "self"
+                    and facts.is_model(g)):
+                runs_submodule = True
+    return runs_submodule and returns
+
+
+def _callee(c: cst.Call, facts: TrainingFacts | None = None) -> cst.BaseExpression:
+    """The model a call runs: `model` for `model(x)`, for `model.forward(x)` and (given the facts)
+    for `model.infer(x)` of a module class of the file (`_inference_method_call`)."""
     f = c.func
     if isinstance(f, cst.Attribute) and f.attr.value in ("forward", "__call__"):
+        return f.value
+    if isinstance(f, cst.Attribute) and facts is not None and _inference_method_call(facts, c):
         return f.value
     return f
 
@@ -543,13 +590,13 @@ _LIBRARY_MODELS = ("torch.", "torchvision.", "torchaudio.", "timm.", "transforme
                    "segmentation_models_pytorch.", "sentence_transformers.")
 
 
-def _class_seen(m, call: cst.Call) -> bool:
+def _class_seen(m, call: cst.Call, facts: TrainingFacts | None = None) -> bool:
     """The model `call` runs is of a class the analysis sees: a class of this file (which
     `_model_takes_gradients` has read) or a model of a known library. A model of another file, or
     of a class named by a string (IDR's `get_class(conf.get_string("train.model_class"))(conf=...)`,
     whose forward takes normals with `torch.autograd.grad`), may need autograd in its forward:
     wrapping its loop in `no_grad` is then a guess, and the fix is unsafe (PRECISION26 A2)."""
-    return _built_from_seen_class(m, _callee(call), 0)
+    return _built_from_seen_class(m, _callee(call, facts), 0)
 
 
 def _built_from_seen_class(m, expr: cst.BaseExpression | None, depth: int) -> bool:
