@@ -286,10 +286,22 @@ with torch.no_grad():
                 continue
             if getattr(stmt.body[0], "value", None) is not call or isinstance(stmt.body[0], cst.Return):
                 continue  # `x = f(...)`, `f(...)`, `x += f(...)`: the call is the statement's whole value
-            if facts.grad_mode_at(call) is not None or facts.step_loop_of(call) is not None:
+            if facts.grad_mode_at(call) is not None:
                 continue
             loops = [n for n in walk(fn.body, into_defs=False) if isinstance(n, (cst.For, cst.While))]
-            if facts.mode_before(stmt) != "eval" and not _evals_under(m, facts, fn, _call_env(fn, call), loops):
+            around = facts.step_loop_of(call)
+            if around is not None and not _only_through(around, call):
+                continue
+            if around is not None or not loops:
+                # a per-batch helper (`pass_batch(model, x, optimizer=None)`) called once per item
+                # of the caller's loop after `model.eval()`, its step dead at this call (E39-3)
+                per_item = next((a for a in m.ancestors(stmt) if isinstance(a, (cst.For, cst.While))), None)
+                if per_item is None or m.scope_of(per_item) is not m.scope_of(stmt):
+                    continue
+                if facts.mode_before(stmt) != "eval" and facts.mode_before(per_item) != "eval":
+                    continue
+                loops = [fn.body]
+            elif facts.mode_before(stmt) != "eval" and not _evals_under(m, facts, fn, _call_env(fn, call), loops):
                 continue
             inner = [c for lp in loops for c in facts.model_calls(lp) if c not in seen]
             if not inner or any(facts.grad_mode_at(c) is not None for c in inner):
@@ -753,6 +765,13 @@ def _detached_at_once(m, call: cst.Call) -> bool:
 _GRAD_EFFECTS = frozenset({"grad", "backward", "step"})
 
 
+def _only_through(loop, call: cst.Call) -> bool:
+    """The loop's backward passes and optimizer steps all come through `call` (a helper that
+    does them), none written in the loop itself."""
+    return (not loop.backward and not loop.steps and set(loop.backward_via) <= {call}
+            and set(loop.steps_via) <= {call})
+
+
 def _call_env(fn: cst.FunctionDef, call: cst.Call) -> dict:
     """What each parameter of `fn` holds at `call`: the argument expression, or the parameter's
     default when the call passes none (absent when neither is known)."""
@@ -919,6 +938,10 @@ def _grad_work(m, facts: TrainingFacts, fn: cst.FunctionDef, env: dict, depth: i
         if key is None or key not in env:
             continue
         v = env[key]
+        if isinstance(v, cst.Name) and v.value not in ("None", "True", "False"):
+            ctor = m.constructor_of(v)  # `loss = AVAELoss(beta)` handed on by name (affinity-vae#113)
+            if ctor is not None and isinstance(ctor.func, cst.Name) and ctor.func.value in m.classes:
+                v = ctor
         if isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in m.classes:
             cls = v.func.value
             found = m.method_of_class(cls, "__call__")
@@ -973,10 +996,11 @@ def _result_differentiated(m, facts: TrainingFacts, stmt: cst.SimpleStatementLin
     scope = m.scope_of(stmt)
     body = scope.body if isinstance(scope, cst.FunctionDef) else scope
     for c in m.calls_in(body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        if not m.precedes(stmt, c):
-            continue
+        if not m.precedes(stmt, c) or m.contains(stmt, c):
+            continue  # (the statement's own call: its gradient work is judged by the caller)
         uses = any(isinstance(n, cst.Name) and n.value in targets for a in c.args for n in [a.value, *m.walk(a.value)])
-        if uses and any(facts.effects(g) & {"grad", "backward"} for g in facts.file_functions(c)):
+        if uses and any(facts.effects(g) & {"grad", "backward"} and _grad_work(m, facts, g, _call_env(g, c), 0) is not False
+                        for g in facts.file_functions(c)):
             return True
     return False
 
