@@ -176,7 +176,9 @@ for x, y in loader:
                     continue
                 if all(_built_in_loop(ctx, s.optimizer, fn) for s in steps):
                     continue  # a fresh optimizer every call steps once: a one-step check (trlx's test helper)
-                if branch is None and any(self._conditional(m, s.call, fn) for s in steps):
+                if branch is None and any(self._conditional(m, s.call, fn) for s in steps) and not (
+                        _every_branch_steps(ctx, steps, fn)
+                        and not any(self._accumulation_guard(ctx, s.call, fn) for s in steps)):
                     continue
                 if facts.grad_attributes_in(fn):
                     continue  # gradients handled by hand
@@ -335,6 +337,61 @@ for x, y in loader:
         if not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
         return _zero_grad_above(ctx, body.body[0], opt, "the loop body", _foreign_optimizer(ctx, optimizer))
+
+
+def _every_branch_steps(ctx: Context, steps, fn: cst.FunctionDef) -> bool:
+    """The step function's steps are the branches of one `if`/`elif`/`else` of its body, each
+    branch running its own backward and one step of the same optimizer (my-kaggle-template's
+    `step()`: `if scaler is not None: scaler.scale(loss).backward(); scaler.step(optimizer) ...
+    else: loss.backward(); optimizer.step()`): every call steps once, as an unconditional step
+    would. An `if` without `else`, a branch with no step or two, a step under a further `if`,
+    loop or `try`, or steps of different optimizers: False."""
+    m = ctx.model
+    if len({ctx.code(s.optimizer) for s in steps}) != 1:
+        return False
+    tops = set()
+    for s in steps:
+        top = None
+        for anc in m.ancestors(s.call):
+            if anc is fn:
+                break
+            if isinstance(anc, cst.If):
+                top = anc
+        if top is None:
+            return False
+        tops.add(id(top))
+    if len(tops) != 1:
+        return False
+    for anc in m.ancestors(top):
+        if anc is fn:
+            break
+        if isinstance(anc, (cst.If, cst.Try, cst.While, cst.For, cst.FunctionDef, cst.Lambda)):
+            return False
+    blocks = []
+    node = top
+    while isinstance(node, cst.If):
+        blocks.append(node.body)
+        orelse = node.orelse
+        if orelse is None:
+            return False  # a path that does not step
+        if isinstance(orelse, cst.Else):
+            blocks.append(orelse.body)
+            break
+        node = orelse
+    seen = 0
+    for block in blocks:
+        inside = [s for s in steps if m.contains(block, s.call)]
+        if len(inside) != 1:
+            return False
+        seen += 1
+        for anc in m.ancestors(inside[0].call):
+            if anc is block:
+                break
+            if isinstance(anc, (cst.If, cst.Try, cst.While, cst.For, cst.IfExp, cst.BooleanOperation)):
+                return False
+        if not any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in m.calls_in(block)):
+            return False
+    return seen == len(steps)
 
 
 def _owns_optimizer(m, cls: str, attr: str) -> bool:

@@ -66,8 +66,10 @@ A store by index counts as an append when the container is a list or dict made o
 (`losses = [None] * n`, `history = {}`, `self.losses = [0.0] * n`) and the index is a counter of
 the loop (its `range`/`enumerate` index, or a name it increments: `losses[i] = loss`,
 `history[epoch] = loss`, `self.losses[step] = loss`). A constant key (`stats["loss"] = loss`) or
-the key of an inner loop over names overwrites one slot; tensor and numpy containers are left
-alone. Where the loop backpropagates one element of the container (`losses[k - 1].backward()`,
+the key of an inner loop over names overwrites one slot. A tensor made for the purpose
+(`losses = torch.zeros(n)`, `torch.empty(n)`, `torch.Tensor(n)`) counts too: the store records a
+`CopySlices` node that keeps the stored loss's graph, and the tensor chains every iteration's
+(it gets a `grad_fn`); the fix stores `.detach()`. NumPy containers are left alone. Where the loop backpropagates one element of the container (`losses[k - 1].backward()`,
 then `losses[k] = closure()`: StanfordASL/neural-network-lyapunov#140), that backward is not a
 backward of the container: every stored loss still holds its graph, and the store is reported
 without a fix (`.item()` there would break the next backward; keep the loss the next backward needs
@@ -730,9 +732,14 @@ class _Mentions:
         self.derived: dict[str, set[str]] = {}
         self._differentiating: list | None = None
         at = self.at
+        attrs: set[int] = set()  # the `attr` Names of attributes: `loss` in `self.loss` is not the name `loss`
         for i, n in enumerate(m.nodes):
             t = type(n)
             if t is cst.Name or t is cst.Attribute:
+                if t is cst.Attribute:
+                    attrs.add(id(n.attr))
+                elif id(n) in attrs:
+                    continue
                 d = dotted(n)
                 if d is not None:
                     at.setdefault(d, []).append(i)
@@ -779,7 +786,8 @@ class _Mentions:
         m = self.m
         start = m.order.get(node)
         if start is None or m.nodes[start] is not node:
-            return any(dotted(n) == root for n in walk(node)) or dotted(node) == root
+            attrs = {id(n.attr) for n in walk(node) if isinstance(n, cst.Attribute)}
+            return any(id(n) not in attrs and dotted(n) == root for n in walk(node)) or dotted(node) == root
         found = self.at.get(root)
         if not found:
             return False
@@ -1288,9 +1296,24 @@ def _kept_container(m, expr: cst.BaseExpression, loop: cst.CSTNode) -> bool:
         if b.how != "assign" or m.contains(loop, b.node):
             return False
         v = b.value
-        if not (_plain_container(v) or isinstance(v, (cst.List, cst.Dict, cst.ListComp, cst.DictComp))):
+        if not (_plain_container(v) or isinstance(v, (cst.List, cst.Dict, cst.ListComp, cst.DictComp))
+                or _tensor_container(m, v)):
             return False
     return True
+
+
+_TENSOR_FACTORIES = frozenset({"torch.zeros", "torch.empty", "torch.ones", "torch.full", "torch.Tensor",
+                               "torch.FloatTensor"})
+
+
+def _tensor_container(m, v: cst.BaseExpression | None) -> bool:
+    """`torch.zeros(n)`, `torch.empty(n, device=...)`, `torch.Tensor(n)`, ... without
+    `requires_grad`: a tensor that holds no graph when made. Storing a loss that holds one into
+    it (`losses[i] = loss`) records a `CopySlices` node that keeps that loss's graph, and the
+    tensor then chains every iteration's (PyTorch gives it a `grad_fn` and `requires_grad`)."""
+    if not isinstance(v, cst.Call) or (m.qualname(v.func) or "") not in _TENSOR_FACTORIES:
+        return False
+    return not any(a.star or (a.keyword is not None and a.keyword.value == "requires_grad") for a in v.args)
 
 
 def _cleared_in_loop(m, index, loop: cst.CSTNode, root: str) -> bool:

@@ -39,6 +39,14 @@ argument (`ReduceLROnPlateau.step(val_loss)`, `step(epoch)`) and a guarded step
 with a constant its first value passes (`if epoch > LR_DECAY_START:` with `LR_DECAY_START = -1`):
 then the first step of the run comes before the optimizer's, as if unguarded.
 
+Gradient accumulation: a scheduler stepped on every pass of a loop whose optimizer steps only
+under a guard that is false on the loop's first pass (`if (i + 1) % k == 0: optimizer.step()` then
+`scheduler.step()` outside the `if`) steps the schedule k - 1 times before the first optimizer
+step (PyTorch warns) and then k times per optimizer step. Reported, without a fix, when the guard
+tests the loop's own counter (`for i in range(...)`, `for i, x in enumerate(...)`) and every
+optimizer step of the loop is under such a guard; step the scheduler under the same condition,
+after the optimizer.
+
 With a training engine that runs the optimizer step in its update function (pytorch-ignite's
 `Engine`), a handler registered for `Events.EPOCH_STARTED` or `Events.ITERATION_STARTED` that
 steps a torch scheduler unconditionally runs before the optimizer step of its epoch or iteration;
@@ -74,7 +82,9 @@ for epoch in range(epochs):
 
     def check(self, ctx: Context):
         facts = ctx.model.facts(ScheduleFacts)
-        for early in facts.early_steps():
+        early_steps = facts.early_steps()
+        yield from _micro_steps(ctx, facts, {id(e.step.call) for e in early_steps})
+        for early in early_steps:
             where = "epoch" if _is_epoch(facts, early) else "iteration"
             opt = f"`{early.step.optimizer}.step()`" if early.step.optimizer else "the optimizer step"
             message = self.message.format(s=early.step.text, where=where, o=opt)
@@ -161,6 +171,181 @@ def _moved_lines(ctx: Context, line: cst.SimpleStatementLine):
         if following and not following.strip() and nxt >= 0:
             stop = nxt + 1
     return first, stop, lines
+
+
+def _micro_steps(ctx: Context, facts: ScheduleFacts, reported: set[int]):
+    """A scheduler stepped on every pass of a gradient-accumulation loop whose optimizer steps
+    only every k passes, under a guard false on the loop's first pass (`if (i + 1) % k == 0:`
+    before `scheduler.step()`, OneVision-Encoder#82): the first k - 1 passes step the schedule
+    before any optimizer step (PyTorch warns) and the schedule then runs k times per optimizer
+    step. Only when every optimizer step of that loop is direct and under such a guard on the
+    loop's own counter (`for i in range(...)`, `for i, b in enumerate(...)`, never re-bound in
+    the loop), the scheduler step is unconditional in the loop body, and no `continue`, `break`
+    or `return` comes before it. No fix: whether the schedule is sized in micro-steps is the
+    author's to say."""
+    m = ctx.model
+    for st in facts.scheduler_steps:
+        if id(st.call) in reported:
+            continue
+        loop, events = None, []
+        for info in facts.t.loops_around(st.call):
+            events = facts.events_in(info.node, st.optimizer)
+            if events:
+                loop = info.node
+                break
+        if not isinstance(loop, cst.For) or not events:
+            continue
+        if any(not ev.direct for ev in events) or len({ev.optimizer for ev in events}) != 1:
+            continue
+        counter, first = _counter(facts, loop)
+        if counter is None or _rebound(m, loop, counter):
+            continue
+        if _conditional_in(m, st.call, loop) or _exit_before(m, st.call, loop):
+            continue
+        order = m.order
+        if not any(order.get(ev.node, 0) < order.get(st.call, 0) for ev in events):
+            continue
+        guards = [_first_false_guard(m, ev.node, loop, counter, first) for ev in events]
+        if any(g is None for g in guards):
+            continue
+        opt = events[0].optimizer
+        yield ctx.finding(
+            st.call,
+            f"`{st.text}.step()` runs on every pass of this loop, but `{opt}.step()` only when "
+            f"`{ctx.code(guards[0].test)}` (not on the first pass): the first passes step the schedule before "
+            f"any optimizer step (PyTorch warns) and it then advances once per micro-step instead of once per "
+            f"optimizer step; call `{st.text}.step()` after `{opt}.step()`, under the same condition",
+        )
+
+
+def _counter(facts: ScheduleFacts, loop: cst.For):
+    """(counter name, its first value) of `for i in range(...)` or `for i, x in enumerate(xs[, start])`;
+    (None, None) otherwise or when the first value is not a known int."""
+    target, it = loop.target, loop.iter
+    if isinstance(target, cst.Name):
+        first = facts._first_value(loop)
+        return (target.value, first) if isinstance(first, int) else (None, None)
+    if (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+            and isinstance(target.elements[0].value, cst.Name)
+            and isinstance(it, cst.Call) and (facts.m.qualname(it.func) in ("enumerate", "builtins.enumerate")
+                                               or isinstance(it.func, cst.Name) and it.func.value == "enumerate")):
+        args = it.args
+        if len(args) == 1 and args[0].keyword is None and not args[0].star:
+            return target.elements[0].value.value, 0
+        if len(args) == 2 and not any(a.star for a in args):
+            start = facts._int_constant(args[1].value)
+            if start is not None:
+                return target.elements[0].value.value, start
+    return None, None
+
+
+def _rebound(m, loop: cst.For, counter: str) -> bool:
+    for n in m.walk(loop.body):
+        if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem)):
+            t = n.target if not isinstance(n, cst.WithItem) else (n.asname.name if n.asname else None)
+            if t is not None and any(isinstance(x, cst.Name) and x.value == counter for x in (t, *m.walk(t))):
+                return True
+        if isinstance(n, cst.NamedExpr) and isinstance(n.target, cst.Name) and n.target.value == counter:
+            return True
+        if isinstance(n, (cst.Global, cst.Nonlocal)):
+            return True
+    return False
+
+
+def _conditional_in(m, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    for anc in m.ancestors(node):
+        if anc is loop:
+            return False
+        if isinstance(anc, (cst.If, cst.Try, cst.While, cst.For, cst.IfExp, cst.BooleanOperation) + _DEFS):
+            return True
+    return True
+
+
+def _exit_before(m, node: cst.CSTNode, loop: cst.For) -> bool:
+    """A `continue`/`break`/`return` of the loop's body ahead of `node`: the first passes might
+    not reach the scheduler step."""
+    here = m.order.get(node, 0)
+    for n in m.walk(loop.body, _DEFS):
+        if isinstance(n, (cst.Continue, cst.Break, cst.Return)) and m.order.get(n, 0) < here:
+            return True
+    return False
+
+
+def _first_false_guard(m, node: cst.CSTNode, loop: cst.For, counter: str, first: int):
+    """The `if` between `node` and `loop` that holds `node` in its body and whose test is false on
+    the loop's first pass, or None."""
+    child = node
+    for anc in m.ancestors(node):
+        if anc is loop:
+            return None
+        if isinstance(anc, _DEFS):
+            return None
+        if isinstance(anc, cst.If) and child is anc.body and _false_first(anc.test, counter, first):
+            return anc
+        child = anc
+    return None
+
+
+def _false_first(test: cst.BaseExpression, counter: str, first: int) -> bool:
+    """`(i + c) % k == r` (or `i % k == k - 1`) false when `i` is the first value, for every k >= 2
+    (or the literal k); an `and` with such a side; an `or` of such a side with `i == E` / `i + 1 == E`
+    where E is not a constant (the last batch: only a one-pass loop meets it first)."""
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _false_first(test.left, counter, first), _false_first(test.right, counter, first)
+        if isinstance(test.operator, cst.And):
+            return left or right
+        return (left and (right or _last_pass(test.right, counter))) or (right and _last_pass(test.left, counter))
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return False
+    mod, rhs = test.left, test.comparisons[0].comparator
+    if not (isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo)):
+        return False
+    value = _counter_plus(mod.left, counter)
+    if value is None:
+        return False
+    v = first + value
+    k = mod.right
+    if isinstance(k, cst.Integer):
+        kk = int(k.value, 0)
+        if kk < 2:
+            return False
+        if isinstance(rhs, cst.Integer):
+            return v % kk != int(rhs.value, 0)
+        return False
+    if not isinstance(k, (cst.Name, cst.Attribute)):
+        return False
+    if isinstance(rhs, cst.Integer):
+        return int(rhs.value, 0) == 0 and v == 1  # 1 % k == 1 for every k >= 2
+    if (isinstance(rhs, cst.BinaryOperation) and isinstance(rhs.operator, cst.Subtract)
+            and isinstance(rhs.right, cst.Integer) and rhs.right.value == "1" and dotted(rhs.left) == dotted(k)):
+        return v == 0  # 0 % k == 0 != k - 1 for every k >= 2
+    return False
+
+
+def _counter_plus(expr: cst.BaseExpression, counter: str) -> int | None:
+    """`i` -> 0, `i + c` / `c + i` -> c (c an int literal); None otherwise."""
+    if isinstance(expr, cst.Name) and expr.value == counter:
+        return 0
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        a, b = expr.left, expr.right
+        if isinstance(b, cst.Name) and b.value == counter:
+            a, b = b, a
+        if isinstance(a, cst.Name) and a.value == counter and isinstance(b, cst.Integer):
+            return int(b.value, 0)
+    return None
+
+
+def _last_pass(test: cst.BaseExpression, counter: str) -> bool:
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    if _counter_plus(right, counter) is not None:
+        left, right = right, left
+    if _counter_plus(left, counter) is None:
+        return False
+    return not isinstance(right, (cst.Integer, cst.Float, cst.UnaryOperation))
 
 
 def _is_epoch(facts: ScheduleFacts, early: EarlyStep) -> bool:
