@@ -239,3 +239,41 @@ def test_a_cat_of_forward_factories_is_reported_at_each_factory():
 def test_a_cat_with_a_part_of_unknown_origin_is_left_to_gl116():
     src = JOINED.format(second="torch.from_numpy(Y.cpu().numpy()[:1])")
     assert [c for _, c in _lines(src, "GL105", "GL116")] == ["GL116"]
+
+
+# E36-3 (ray-project/ray#40940, RLlib's ComplexInputNetwork): sub-networks built by a function
+# (RLlib's `ModelCatalog.get_model_v2(...)`; the fixture keeps a file helper in its place) and kept
+# in a plain dict on `self` are not registered. A call of a module-level function of the file
+# every `return` of which builds a module constructs a module, as a file class's call does.
+BUILDER = """
+import torch.nn as nn
+
+
+def fc_net(n):
+    {body}
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.one_hot = {{}}
+        for i in range(2):
+            self.one_hot[i] = fc_net(2)
+
+    def forward(self, x):
+        return self.one_hot[0](x)
+"""
+
+
+def test_a_function_that_builds_a_module_constructs_one():
+    assert _lines(BUILDER.format(body="return nn.Sequential(nn.Linear(n, n), nn.Tanh())"), "GL107") == [(12, "GL107")]
+
+
+def test_through_a_local_name_too():
+    body = "net = nn.Linear(n, n)\n    return net"
+    assert _lines(BUILDER.format(body=body), "GL107") == [(13, "GL107")]
+
+
+def test_a_function_that_may_return_something_else_does_not():
+    body = "if n > 1:\n        return nn.Linear(n, n)\n    return lambda x: x"
+    assert _lines(BUILDER.format(body=body), "GL107") == []

@@ -504,9 +504,42 @@ class ModuleFacts:
             )
         return False
 
-    def constructs_module(self, expr: cst.BaseExpression | None) -> bool:
-        """A call that builds a new module (`nn.Linear(...)`, a file module class, `nn.Sequential(...)`)."""
-        return isinstance(expr, cst.Call) and self.model.kind_of(expr) is Kind.MODULE
+    def constructs_module(self, expr: cst.BaseExpression | None, _depth: int = 0) -> bool:
+        """A call that builds a new module (`nn.Linear(...)`, a file module class, `nn.Sequential(...)`),
+        also through a module-level function of the file every `return` of which builds one
+        (`def fc_net(n): return nn.Sequential(...)`, RLlib's model-catalog shape, E36-3)."""
+        if not isinstance(expr, cst.Call):
+            return False
+        if self.model.kind_of(expr) is Kind.MODULE:
+            return True
+        return _depth < 3 and self._module_builder(expr, _depth)
+
+    def _module_builder(self, call: cst.Call, depth: int) -> bool:
+        m = self.model
+        if not isinstance(call.func, cst.Name):
+            return False
+        defs = [d for d in m.functions.get(call.func.value, ()) if m.class_of(d) is None]
+        if len(defs) != 1 or defs[0].asynchronous is not None:
+            return False
+        fn = defs[0]
+        returns = []
+        for node in _walk(fn.body):
+            if isinstance(node, (cst.Yield, cst.Await)):
+                return False
+            if isinstance(node, cst.Return):
+                returns.append(node.value)
+        if not returns:
+            return False
+        for v in returns:
+            if isinstance(v, cst.Name):
+                bs = [b for b in m.bindings_of(v) if m.enclosing(b.node, cst.FunctionDef) is fn]
+                if not bs or any(b.how != "assign" for b in bs):
+                    return False
+                if not all(self.constructs_module(b.value, depth + 1) for b in bs):
+                    return False
+            elif not self.constructs_module(v, depth + 1):
+                return False
+        return True
 
     def value_kind(self, value: cst.BaseExpression | None) -> str:
         m = self.model
