@@ -45,7 +45,12 @@ SHAPE_KEEPING = frozenset(
     "permute transpose expand expand_as view_as reshape_as repeat flatten contiguous unsqueeze "
     # reorder, accumulate or select along a dimension: still at least one dimension
     "repeat_interleave roll flip fliplr flipud cumsum cumprod argsort tril triu t narrow index_select "
-    "gather masked_select tile".split()
+    "gather masked_select tile "
+    # element-wise: the receiver's shape (E38-4: `mask.logical_not()`)
+    "logical_not bitwise_not sign sgn floor ceil round trunc frac sin cos tan asin acos atan sinh cosh "
+    "reciprocal square exp2 expm1 log1p log2 log10 rsqrt erf erfc isnan isinf isfinite nan_to_num "
+    "masked_fill_ fill_ zero_ clamp_ clamp_min clamp_max sigmoid_ relu_ abs_ neg_ exp_ log_ sqrt_ "
+    "float_power nonzero_static bool_ sin_ cos_ floor_ ceil_ round_ logit".split()
 )
 # torch functions whose result has at least one dimension whatever their operands
 ALWAYS_NONSCALAR = frozenset(

@@ -277,3 +277,26 @@ def test_through_a_local_name_too():
 def test_a_function_that_may_return_something_else_does_not():
     body = "if n > 1:\n        return nn.Linear(n, n)\n    return lambda x: x"
     assert _lines(BUILDER.format(body=body), "GL107") == []
+
+
+# E38-4 (InfiniTensor/llaisys#11): `mask.logical_not()` of a host mask kept the host but lost
+# "not a scalar" (element-wise methods were not listed as shape-keeping), so the mismatch with the
+# device bias was not reported while `mask.clone()` and `~mask` were.
+ELEMENTWISE = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+bias = torch.zeros(4, 4, device=device)
+mask = {mask}
+a = bias.masked_fill(mask.{meth}(), float("-inf"))
+"""
+
+
+def test_an_element_wise_method_keeps_the_receivers_shape():
+    for meth in ("logical_not", "isnan", "floor"):
+        src = ELEMENTWISE.format(mask="torch.ones(4, 4)", meth=meth)
+        assert _lines(src, "GL116") == [(7, "GL116")], meth
+
+
+def test_of_a_zero_dim_host_tensor_it_stays_silent():
+    assert _lines(ELEMENTWISE.format(mask="torch.tensor(1.0)", meth="logical_not"), "GL116") == []
