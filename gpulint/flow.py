@@ -1881,6 +1881,12 @@ class Flow:
         elif t is cst.Subscript:
             base = target.value
             bv = self.eval(base, frame)
+            if bv.kind == TENSOR and v.kind == TENSOR and value_expr is not None:
+                # `dense[keep] = scores` with a tensor index: `index_put_`, which needs the values on
+                # the tensor's device (a slice or an integer index copies across devices) (E38-5)
+                idx = [self.eval(el.slice.value, frame) for el in target.slice if type(el.slice) is cst.Index]
+                if any(iv.kind == TENSOR for iv in idx):
+                    self._check(target, "binary", [(base, bv), (value_expr, v)], frame)
             if bv.kind in (MODULE, None) and v.kind == MODULE:
                 self._part_assigned(target, v, frame, value_expr)  # `model.classifier[6] = nn.Linear(...)`
             elif bv.kind in (MAPPING, TUPLE) and self._container_name(base):

@@ -300,3 +300,26 @@ def test_an_element_wise_method_keeps_the_receivers_shape():
 
 def test_of_a_zero_dim_host_tensor_it_stays_silent():
     assert _lines(ELEMENTWISE.format(mask="torch.tensor(1.0)", meth="logical_not"), "GL116") == []
+
+
+# E38-5 (pykeen/pykeen#936): `dense[keep] = scores` puts device values into a host tensor through a
+# tensor index (`index_put_`, which needs them on the tensor's device); only the next operation on
+# `dense` was reported, past the crash. A slice or an integer index copies across devices: silent.
+INDEX_PUT = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+scores = torch.randn(6, device=device)
+keep = torch.tensor([True, False, True, True, False, True, True, True])
+dense = torch.zeros_like(keep, dtype=scores.dtype)
+dense[{index}] = scores{value}
+"""
+
+
+def test_device_values_put_through_a_tensor_index_into_a_host_tensor():
+    assert _lines(INDEX_PUT.format(index="keep", value=""), "GL116") == [(8, "GL116")]
+
+
+def test_through_a_slice_or_an_integer_index_they_are_copied():
+    assert _lines(INDEX_PUT.format(index="2:8", value=""), "GL116") == []
+    assert _lines(INDEX_PUT.format(index="0", value="[0]"), "GL116") == []
