@@ -4784,7 +4784,10 @@ class Flow:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
         if dev is None or dev.where == "either":
             dev = None
-            if (mv.kind == MODULE and mv.cls is None and not mv.scatters and pos and not pos[0][2]
+            # (or an instance of a class of the file built around modules that are elsewhere, or
+            # that places its tensors itself: `Interface(clip_model, table)`, E38-2)
+            around = mv.cls is not None and mv.placed is not None and mv.placed is mv.origin
+            if (mv.kind == MODULE and (mv.cls is None or around) and not mv.scatters and pos and not pos[0][2]
                     and tensors and tensors[0][0] is pos[0][0]):
                 first = tensors[0][1].dev
                 if first is not None and first.where == "acc" and all(

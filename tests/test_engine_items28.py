@@ -323,3 +323,39 @@ def test_device_values_put_through_a_tensor_index_into_a_host_tensor():
 def test_through_a_slice_or_an_integer_index_they_are_copied():
     assert _lines(INDEX_PUT.format(index="2:8", value=""), "GL116") == []
     assert _lines(INDEX_PUT.format(index="0", value="[0]"), "GL116") == []
+
+
+# E38-2 (BatsResearch/csp#19): a wrapper module built around a module that is on the accelerator
+# (`Interface(clip_model, table)`) has no known device of its own, so its forward was not run for
+# the call `model(pairs)`, and the host table indexed with the device `pairs` went unreported. A
+# module call whose inputs are all on the accelerator runs there: its forward is followed.
+WRAPPER = """
+import torch
+import torch.nn as nn
+
+device = "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+class Interface(nn.Module):
+    def __init__(self, clip_model, soft_embeddings):
+        super().__init__()
+        self.clip_model = clip_model
+        self.soft_embeddings = soft_embeddings
+
+    def forward(self, pair_idx):
+        return self.soft_embeddings[pair_idx[:, 0]]
+
+
+clip_model = nn.Linear(4, 4).to(device)
+model = Interface(clip_model, {table})
+pairs = torch.tensor([[0, 1], [2, 3]]).to(device)
+print(model(pairs))
+"""
+
+
+def test_a_wrapper_around_a_device_module_runs_its_forward_with_device_inputs():
+    assert _lines(WRAPPER.format(table="torch.zeros((5, 4))"), "GL116") == [(15, "GL116")]
+
+
+def test_with_the_table_made_on_the_device_it_is_silent():
+    assert _lines(WRAPPER.format(table="torch.zeros((5, 4), device=device)"), "GL116") == []
