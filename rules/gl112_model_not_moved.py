@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
@@ -93,8 +95,16 @@ for x, y in loader:
                     # every call (each construction once: two `nn.BatchNorm2d(4)(x)` are two layers)
                     reported.add(ctor)
                     yield ctx.finding(mm.node, self._built_in_call_message(ctx, mm, ctor, built))
-                continue  # a module's own part kept out of its registry (a plain list): GL107's shape
-            callee = mm.node.func
+                    continue
+                node = None if built is not None else _method_call_site(m, mm, owner, ctor)
+                if node is None:
+                    continue  # a module's own part kept out of its registry (a plain list): GL107's shape
+                # `out, feat = model.getFeatures(data)`: a method of the model's class that runs its
+                # registered layer on the moved input; the model itself was never moved (E38-3)
+                mm = replace(mm, node=node)
+                callee = node.func.value
+            else:
+                callee = mm.node.func
             if _element_of_self_container(m, mm.node, callee):
                 continue  # a part a module keeps in a container attribute: registered or not, GL107's shape
             if isinstance(callee, cst.Attribute) and callee.attr.value in _MODEL_METHODS:
@@ -616,3 +626,30 @@ def _self_call_message(ctx: Context, m, node, ctor: cst.Call, shown: str) -> str
     move = f"`{inst} = {inst}.to(...)`" if inst else "`.to(...)`"
     return (f"{what} moves the inputs of this call to `{shown}` in its own method, but {built} is never "
             f"moved: its weights stay on the CPU; move it after it is built ({move}, to that device)")
+
+
+def _method_call_site(m, mm, owner: cst.ClassDef, ctor: cst.Call) -> cst.Call | None:
+    """For a layer that `owner.__init__` registers (`self.conv = nn.Conv2d(...)`) met on the host
+    by an accelerator input inside a method of `owner` other than `forward`: the first call of
+    that method the engine resolved whose receiver is a name (or attribute) holding an instance of
+    `owner` on the host (`model.getFeatures(data)`), else None."""
+    fn = m.enclosing(mm.node, cst.FunctionDef)
+    if fn is None or fn.name.value in ("forward", "__call__", "__init__") or m.class_of(fn) is not owner:
+        return None
+    parent = m.parents.get(ctor)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Attribute)
+            and isinstance(parent.targets[0].target.value, cst.Name)
+            and parent.targets[0].target.value.value == "self"):
+        return None  # not a registered layer (`self.x = nn.Conv2d(...)`)
+    init = m.enclosing(ctor, cst.FunctionDef)
+    if init is None or init.name.value != "__init__":
+        return None
+    for site in m.resolved_sites(fn):
+        f = site.func
+        if not (isinstance(f, cst.Attribute) and isinstance(f.value, (cst.Name, cst.Attribute))):
+            continue
+        v = m.value_of(f.value)
+        if v.kind == "module" and v.cls == owner.name.value and v.dev is not None and v.dev.is_host:
+            return site
+    return None

@@ -359,3 +359,42 @@ def test_a_wrapper_around_a_device_module_runs_its_forward_with_device_inputs():
 
 def test_with_the_table_made_on_the_device_it_is_silent():
     assert _lines(WRAPPER.format(table="torch.zeros((5, 4), device=device)"), "GL116") == []
+
+
+# E38-3 (idiap/fullgrad-saliency#5): `model.getFeatures(data)`, a method of the model's class
+# other than forward that runs its registered layer, on a model never moved while `data` is. The
+# engine found the layer on the host meeting the device input inside the method; GL112 took a part
+# met inside its own class for GL107's shape (a part kept out of the registry) and stayed silent.
+# It is reported at the method's call, naming the model.
+FEATURES = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def getFeatures(self, x):
+        feat = self.conv(x)
+        return feat.mean(dim=(2, 3)), feat
+
+
+model = Net(){move}
+data = torch.randn(2, 3, 8, 8).to(device)
+out, feat = model.getFeatures(data)
+"""
+
+
+def test_a_method_of_an_unmoved_model_run_on_moved_data_is_reported_at_its_call():
+    assert _lines(FEATURES.format(move=""), "GL112", "GL116", "GL107") == [(23, "GL112")]
+
+
+def test_with_the_model_moved_it_is_silent():
+    assert _lines(FEATURES.format(move=".to(device)"), "GL112", "GL116", "GL107") == []
