@@ -293,6 +293,7 @@ def _join_attrs(a, b):
 NUMBER = "number"
 # Value.py of a NumPy array (of kind None from a NumPy constructor, HOSTVAL from `.numpy()`)
 NDARRAY = "ndarray"
+DISTRIBUTION = "distribution"  # a torch.distributions object (Value.py of an OBJECT)
 
 
 def number_or_tensor(v: Value) -> bool:
@@ -3796,6 +3797,19 @@ class Flow:
                 # (not an output of a module the file cannot see into: it may return its lengths as
                 # a list, `scores, caps, decode_lengths, sort_ind = decoder(...)`)
                 self._check(e, "cpu-arg", [(e.func, Value(TENSOR, HOST, nonscalar=True)), given], frame)
+        if q.startswith("torch.distributions.") and q.rsplit(".", 1)[-1][:1].isupper() and ".constraints" not in q \
+                and ".transforms" not in q:
+            # `torch.distributions.Normal(mu, std)`: a distribution whose parameters live where its
+            # tensor arguments are; what it draws (`sample()`, `rsample()`) is there (E38-1)
+            devs = [v.dev for _, v, st in pos if not st and v.kind == TENSOR]
+            devs += [v.dev for k0, (_, v) in kw.items() if k0 not in (_STAR, _DOUBLE_STAR) and v.kind == TENSOR]
+            if devs and all(d is not None for d in devs):
+                dev = devs[0]
+                for d in devs[1:]:
+                    dev = join_dev(dev, d)
+                nonscalar = any(v.nonscalar for _, v, st in pos if not st and v.kind == TENSOR)
+                return Value(OBJECT, dev, origin=e, py=DISTRIBUTION, nonscalar=nonscalar)
+            return UNKNOWN
         if q == "types.SimpleNamespace" and not pos and _DOUBLE_STAR not in kw:
             # `SimpleNamespace(loss=loss, logits=logits)`: a record of the fields given
             return Value(OBJECT, None, origin=e, keys=tuple((k0, v0) for k0, (x0, v0) in kw.items() if k0 != _STAR))
@@ -4442,6 +4456,10 @@ class Flow:
             # moved with the base's own `.to()`: it is where it was moved (in place, as a module)
             target = self._move_target(meth, pos, kw, rv)
             return replace(rv, dev=target, placed=e) if target is not None else rv
+        if k == OBJECT and rv.py == DISTRIBUTION:
+            if meth in ("sample", "rsample") and rv.dev is not None and rv.dev.where != "either":
+                return Value(TENSOR, rv.dev, nonscalar=rv.nonscalar or bool(pos) or "sample_shape" in kw, origin=e)
+            return UNKNOWN
         if k == CLASS and meth == "apply" and rv.cls is not None and self.m.class_is(rv.cls, _AUTOGRAD_FUNCTION):
             return self._autograd_apply(rv.cls, e, pos, kw, frame)
         if k == CLASS:

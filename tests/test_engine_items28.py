@@ -398,3 +398,38 @@ def test_a_method_of_an_unmoved_model_run_on_moved_data_is_reported_at_its_call(
 
 def test_with_the_model_moved_it_is_silent():
     assert _lines(FEATURES.format(move=".to(device)"), "GL112", "GL116", "GL107") == []
+
+
+# E38-1 (Novartis/torchsurv#113): event times drawn with
+# `torch.distributions.Exponential(rate).sample()` were of no known kind, so the estimator state
+# kept from a moved batch of them and the host tensors `predict()` concatenates with it were never
+# compared. A distribution's draws are tensors where its parameters are.
+DRAWN = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class KM:
+    def fit(self, time):
+        self.time = time[torch.argsort(time)]
+
+    def predict(self):
+        return torch.cat((torch.ones(1{dev}), self.time))
+
+
+times = torch.distributions.Exponential(torch.ones(64)).sample()
+for step in range(3):
+    tb = times[torch.randint(0, 64, (16,))].to(device)
+    km = KM()
+    km.fit(tb)
+    print(km.predict())
+"""
+
+
+def test_a_distributions_draw_is_a_tensor_where_its_parameters_are():
+    assert _lines(DRAWN.format(dev=""), "GL116") == [(12, "GL116")]
+
+
+def test_made_on_the_estimators_device_it_is_silent():
+    assert _lines(DRAWN.format(dev=", device=self.time.device"), "GL116") == []
