@@ -140,7 +140,8 @@ class Decoder(nn.Module):
             attr = host.attr.value
             if _moves_own_state(ctx, cls, attr):
                 continue
-            if attr in cls.buffers or attr in cls.parameters or attr in cls.submodules:
+            if attr in cls.buffers or attr in cls.submodules or (
+                    attr in cls.parameters and not _parameter_never_made(m, cls, attr)):
                 continue
             assigns = cls.init_assigns.get(attr, [])
             tensors = _live(m, [a for a in assigns if a.kind == "tensor" or host_tensor_from_file_function(m, a.value)])
@@ -344,6 +345,22 @@ def _device_of_host_tensor(m, e) -> bool:
         return False
     v = m.value_of(e.value)
     return v.kind == "tensor" and v.dev is not None and v.dev.where == "host"
+
+
+def _parameter_never_made(m, cls, attr: str) -> bool:
+    """`self.<attr>` becomes an `nn.Parameter` only in assignments the flow engine found never run,
+    while it reached another assignment of it (`self.logvar = torch.zeros(10)`, then `if
+    learn_logvar: self.logvar = nn.Parameter(self.logvar)` in a class every construction of which
+    leaves `learn_logvar` False, latent diffusion's DDPM, G38-1). Not when it is registered any other
+    way (`register_parameter`) or when the engine reached none of them."""
+    assigns = cls.init_assigns.get(attr, [])
+    params = [a for a in assigns if a.kind == "parameter"]
+    if not params or any(a.value is None or m.reached(a.value) for a in params):
+        return False
+    if not any(a.value is not None and m.reached(a.value) for a in assigns if a.kind != "parameter"):
+        return False
+    text = m.module.code_for_node(cls.node)
+    return f'register_parameter("{attr}"' not in text and f"register_parameter('{attr}'" not in text
 
 
 def _live(m, assigns: list[AttrAssign]) -> list[AttrAssign]:
