@@ -300,6 +300,8 @@ with torch.no_grad():
                     continue
                 if facts.mode_before(stmt) != "eval" and facts.mode_before(per_item) != "eval":
                     continue
+                if not _hands_back_graph(m, fn):
+                    continue  # hands back numbers or detached values (an RL agent's `choose_action`): no graph kept
                 loops = [fn.body]
             elif facts.mode_before(stmt) != "eval" and not _evals_under(m, facts, fn, _call_env(fn, call), loops):
                 continue
@@ -652,6 +654,18 @@ def _built_from_seen_class(m, expr: cst.BaseExpression | None, depth: int) -> bo
         if not _built_from_seen_class(m, b.value, depth + 1):
             return False
     return True
+
+
+def _hands_back_graph(m, fn: cst.FunctionDef) -> bool:
+    """A `return` of `fn` hands back a value the flow engine knows holds an autograd graph (a model
+    output, or a tuple with one: affinity-vae's `return x, x_hat, lat_mu, ...`), not only numbers
+    or detached values."""
+    for node in m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(node, cst.Return) and node.value is not None:
+            v = m.value_of(node.value)
+            if v.graph or any(it.graph for it in (v.items or ())):
+                return True
+    return False
 
 
 def _returns_graph(m, fn: cst.FunctionDef) -> bool:

@@ -25,7 +25,7 @@ def pass_batch(model, x, optimizer=None):
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-    return loss.item()
+    return {ret}
 
 
 model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1))
@@ -40,9 +40,9 @@ for epoch in range(2):
 """
 
 
-def _lines(mode: str, call: str) -> list[int]:
+def _lines(mode: str, call: str, ret: str = "loss") -> list[int]:
     rule = Registry.load().by_code("GL403")()
-    src = textwrap.dedent(SRC.format(mode=mode, call=call))
+    src = textwrap.dedent(SRC.format(mode=mode, call=call, ret=ret))
     return [d.line for d in run_text("train.py", src, [rule], Options()).diagnostics]
 
 
@@ -64,3 +64,8 @@ def test_a_loop_not_in_eval_mode_is_not():
 
 def test_a_call_under_no_grad_is_not():
     assert _lines("model.eval()", "with torch.no_grad(): pass_batch(model, torch.randn(8, 4))") == []
+
+
+def test_a_helper_that_hands_back_numbers_is_not():
+    # an RL agent's `choose_action` returning `a.detach().cpu().numpy()`: no graph outlives the call
+    assert _lines("model.eval()", "pass_batch(model, torch.randn(8, 4))", ret="loss.item()") == []
