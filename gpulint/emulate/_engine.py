@@ -96,6 +96,7 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+from torch.overrides import TorchFunctionMode
 
 from gpulint.emulate import _devcheck
 from gpulint.emulate._errors import EmulationUnsupported
@@ -740,6 +741,21 @@ def _func_flags(func: Any) -> tuple[Any, bool, bool, str]:
     return flags
 
 
+class _IntDeviceMode(TorchFunctionMode):
+    """`torch.zeros(n, device=local_rank)`: an integer device is a CUDA ordinal on a GPU machine.
+    C++ resolves it through the current accelerator while parsing the arguments, before the
+    dispatch mode sees the call, and a CPU build has none ("Cannot access accelerator device when
+    none is available"); rewritten here to `torch.device("cuda", n)` (ordinal checked)."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        if kwargs:
+            d = kwargs.get("device")
+            if type(d) is int:
+                kwargs = dict(kwargs)
+                kwargs["device"] = torch.device("cuda", _cuda_index(d))
+        return func(*args, **(kwargs or {}))
+
+
 class _EmulationMode(TorchDispatchMode):
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -1138,6 +1154,8 @@ class EmulatedCuda:
             _install(self)
             self._mode = _EmulationMode(self)
             self._mode.__enter__()
+            self._fmode = _IntDeviceMode()
+            self._fmode.__enter__()
         except BaseException:
             self._uninstall()
             _ACTIVE = None
@@ -1147,6 +1165,9 @@ class EmulatedCuda:
     def __exit__(self, *exc: object) -> None:
         global _ACTIVE
         try:
+            if getattr(self, "_fmode", None) is not None:
+                self._fmode.__exit__(*exc)
+                self._fmode = None
             if self._mode is not None:
                 self._mode.__exit__(*exc)
                 self._mode = None
@@ -2268,7 +2289,7 @@ def _install(emu: EmulatedCuda) -> None:
 
     def bootstrap_inner(thread: threading.Thread) -> None:
         if _ACTIVE is emu:
-            with _EmulationMode(emu):
+            with _EmulationMode(emu), _IntDeviceMode():
                 return orig_bootstrap(thread)
         return orig_bootstrap(thread)
 

@@ -189,6 +189,20 @@ def test_new_tensor_of_a_cpu_tensor_onto_the_device(cuda_env):
     assert torch.zeros(2).new_tensor([1, 2], device="cpu").device.type == "cpu"
 
 
+def test_an_integer_device_argument_is_a_cuda_ordinal(cuda_env):
+    """`torch.zeros(n, device=local_rank)` (an integer device, as DDP scripts write it): a CUDA
+    ordinal on a GPU machine. C++ resolves it through the current accelerator while parsing the
+    arguments, which a CPU build does not have ("Cannot access accelerator device when none is
+    available"); the emulator makes it on that GPU, and an ordinal it does not have fails as CUDA
+    does."""
+    for made in (torch.zeros(3, device=0), torch.randn(2, 2, device=0), torch.arange(4, device=0),
+                 torch.ones(2).new_zeros(3, device=0), torch.full((2,), 1.0, device=0)):
+        assert made.device == CUDA
+    assert (torch.ones(2, device=0) + torch.ones(2, device="cuda")).device == CUDA
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        torch.zeros(3, device=7)
+
+
 def test_to_same_device_returns_self_and_cpu_returns_plain_tensor(cuda_env):
     """x.to("cuda") / x.cuda() on a tensor already on cuda:0 return x itself; .cpu() and
     .to("cpu") return an independent CPU tensor (a torch.Tensor) with the same values."""
