@@ -485,14 +485,19 @@ def _reshaped_deep(meth: str, args, kw, rv) -> bool:
     return rv.deep and meth in kb.SHAPE_KEEPING
 
 
-def _reduced_keeps_a_dim(args, kw) -> bool:
+def _reduced_keeps_a_dim(args, kw, deep: bool = False) -> bool:
     """A reduction over `dim=k` with k >= 1 needed an input of at least k + 1 dimensions, so its
-    result keeps at least k (`t.argmax(dim=1)`); `keepdim=True` keeps them all (at least one)."""
+    result keeps at least k (`t.argmax(dim=1)`); `keepdim=True` keeps them all (at least one); over
+    one dimension of an input of at least two (`deep`), one is left whatever `k` is
+    (`targets.std(0)` of a (64, 3) table, E40-3)."""
     k = kw.get("keepdim")
     if k is not None and type(k[0]) is cst.Name and k[0].value == "True" and ("dim" in kw or args):
         return True
     d = kw.get("dim")
     x = d[0] if d is not None else (args[0][0] if args and not args[0][2] else None)
+    if deep and (type(x) is cst.Integer or (type(x) is cst.UnaryOperation and type(x.operator) is cst.Minus
+                                             and type(x.expression) is cst.Integer)):
+        return True
     return type(x) is cst.Integer and int(x.value, 0) >= 1
 
 
@@ -1138,8 +1143,8 @@ class Flow:
                     self.mismatches.append(mm)
             self._site_found = found
         for mm, chain in self._site_found:
-            if mm.node in seen or any(c in seen for c in chain):
-                continue  # reported there, or a call on the way already mismatched (its cause)
+            if mm.node in seen or any(c in seen for c in chain) or mm.host in seen or mm.acc in seen:
+                continue  # reported there, or a call on the way (or an operand) already mismatched (its cause)
             cur = best.get(mm.node)
             if cur is None or len(chain) < len(cur[1]):
                 best[mm.node] = (mm, chain)
@@ -3144,7 +3149,8 @@ class Flow:
             elif b.dev is not None and b.dev.is_host and not b.nonscalar and not (a.dev is not None and a.dev.is_host):
                 dev = a.dev
             return Value(TENSOR, dev, a.half or b.half, a.nonscalar or b.nonscalar, a.nograd and b.nograd, origin=e,
-                         graph=(a.graph or b.graph) and type(e.operator) in _DIFFERENTIABLE_OPERATORS)
+                         graph=(a.graph or b.graph) and type(e.operator) in _DIFFERENTIABLE_OPERATORS,
+                         deep=(a.deep or b.deep) and type(e.operator) is not cst.MatrixMultiply)
         t = a if ta else b
         other = b if ta else a
         if other.kind in (HOSTVAL, None) or other.kind is None:
@@ -3153,7 +3159,7 @@ class Flow:
                     and not t.nonscalar):
                 dev = None  # `relative_pos + torch.tensor(n)`: the other side (maybe a tensor) decides
             return Value(TENSOR, dev, t.half, t.nonscalar, t.nograd, origin=e,
-                         graph=t.graph and type(e.operator) in _DIFFERENTIABLE_OPERATORS)
+                         graph=t.graph and type(e.operator) in _DIFFERENTIABLE_OPERATORS, deep=t.deep)
         return UNKNOWN
 
     def _e_subscript(self, e: cst.Subscript, frame) -> Value:
@@ -4208,7 +4214,7 @@ class Flow:
         if not nonscalar and q.rsplit(".", 1)[-1] in kb.ALWAYS_NONSCALAR:
             nonscalar = True
         if not nonscalar and q.rsplit(".", 1)[-1] in _REDUCTIONS:
-            nonscalar = _reduced_keeps_a_dim(pos[1:], kw)
+            nonscalar = _reduced_keeps_a_dim(pos[1:], kw, bool(pos) and not pos[0][2] and pos[0][1].deep)
         origin = e
         if ops and not given and dev is not None and dev.is_host:
             # `torch.cat([past_target, past_covariate], dim=2)` of parts of one batch a DataLoader (or
@@ -4319,7 +4325,7 @@ class Flow:
                 nonscalar = (rv.nonscalar and (meth in kb.SHAPE_KEEPING or meth in _ELEMENTWISE or (
                     how == "inplace" and meth not in _RESHAPING_INPLACE))) or meth in ("unsqueeze", "unsqueeze_")
                 if not nonscalar and meth in _REDUCTIONS:
-                    nonscalar = _reduced_keeps_a_dim(pos, kw)
+                    nonscalar = _reduced_keeps_a_dim(pos, kw, rv.deep)
                 if how == "cast":
                     return Value(TENSOR, rv.dev, meth == "half", rv.nonscalar, rv.nograd, origin=rv.origin, placed=rv.placed,
                                  deep=rv.deep, graph=rv.graph and meth in _FLOAT_CASTS)

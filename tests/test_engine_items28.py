@@ -433,3 +433,28 @@ def test_a_distributions_draw_is_a_tensor_where_its_parameters_are():
 
 def test_made_on_the_estimators_device_it_is_silent():
     assert _lines(DRAWN.format(dev=", device=self.time.device"), "GL116") == []
+
+
+# E40-3 (Emmi-AI/noether#156): a normalizer keeps `targets.std(0)` of a (64, 3) host table and
+# scales the device predictions with it. A reduction over one dimension of a tensor of at least
+# two dimensions leaves at least one ("not a scalar", so it cannot ride along as a 0-dim CPU
+# tensor); arithmetic keeps the operands' rank (`50.0 + 10.0 * inputs[:, :3]` is still 2-D).
+REDUCED = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+inputs = torch.randn(64, 5)
+targets = 50.0 + 10.0 * inputs[:, :3]
+std = targets.{reduce}
+out = torch.randn(8, 3, device=device)
+pred = out * std
+"""
+
+
+def test_a_reduction_over_one_dimension_of_a_table_is_not_a_scalar():
+    assert _lines(REDUCED.format(reduce="std(0)"), "GL116") == [(9, "GL116")]
+    assert _lines(REDUCED.format(reduce="mean(dim=-1)"), "GL116") == [(9, "GL116")]
+
+
+def test_a_full_reduction_may_be_a_scalar():
+    assert _lines(REDUCED.format(reduce="std()"), "GL116") == []
