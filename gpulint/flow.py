@@ -3803,6 +3803,19 @@ class Flow:
                 # (not an output of a module the file cannot see into: it may return its lengths as
                 # a list, `scores, caps, decode_lengths, sort_ind = decoder(...)`)
                 self._check(e, "cpu-arg", [(e.func, Value(TENSOR, HOST, nonscalar=True)), given], frame)
+        if q == "torch.distributions.utils.broadcast_all" and pos and not kw and not any(st for _, _, st in pos):
+            # `self.a, self.b = broadcast_all(a, b)`: each argument as a tensor of the common shape,
+            # on the device of the tensor arguments (numbers join them there) (E40-1)
+            ts = [v for _, v, _ in pos if v.kind == TENSOR]
+            if ts and all(v.dev is not None for v in ts) and all(v.kind in (TENSOR, HOSTVAL) for _, v, _ in pos):
+                dev = ts[0].dev
+                for v in ts[1:]:
+                    dev = join_dev(dev, v.dev)
+                wide = any(v.nonscalar for v in ts)
+                items = tuple(replace(v, nonscalar=v.nonscalar or wide) if v.kind == TENSOR
+                              else Value(TENSOR, dev, nonscalar=wide, origin=e) for _, v, _ in pos)
+                return Value(TUPLE, None, items=items)
+            return UNKNOWN
         if q.startswith("torch.distributions.") and q.rsplit(".", 1)[-1][:1].isupper() and ".constraints" not in q \
                 and ".transforms" not in q:
             # `torch.distributions.Normal(mu, std)`: a distribution whose parameters live where its

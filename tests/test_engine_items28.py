@@ -458,3 +458,26 @@ def test_a_reduction_over_one_dimension_of_a_table_is_not_a_scalar():
 
 def test_a_full_reduction_may_be_a_scalar():
     assert _lines(REDUCED.format(reduce="std()"), "GL116") == []
+
+
+# E40-1 (toshas/torch_truncnorm#2): `self.a, self.b = broadcast_all(a, b)` of device bounds, then
+# `value * self._Z` with a host `value` drawn by `torch.empty(...).uniform_()`. The results of
+# `torch.distributions.utils.broadcast_all` were unknown; they are its arguments as tensors on the
+# device of the tensor arguments.
+BROADCAST = """
+import torch
+from torch.distributions.utils import broadcast_all
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+a, b = broadcast_all(torch.zeros(4, device=device), 1.0)
+value = torch.empty(4){move}.uniform_()
+z = value * (b - a)
+"""
+
+
+def test_broadcast_all_keeps_the_device_of_its_tensor_arguments():
+    assert _lines(BROADCAST.format(move=""), "GL116") == [(8, "GL116")]
+
+
+def test_with_the_draw_moved_it_is_silent():
+    assert _lines(BROADCAST.format(move=".to(device)"), "GL116") == []
