@@ -3081,6 +3081,11 @@ class Flow:
         decided = self._const_test(e.test, frame)
         if decided is not None:
             return a if decided else b  # `torch.tensor(ids) if return_tensors == "pt" else ids`
+        decided = self._not_none_test(e.test, frame)
+        if decided is not None:
+            # `context_encoder if context_encoder is not None else (lambda x: x)` where the
+            # construction passes a module (nflows' ConditionalDiagonalNormal, E40-2)
+            return a if decided else b
         if (a.kind == DEVICE and b.kind == DEVICE and a.dev is not None and b.dev is not None
                 and (a.dev.is_acc or b.dev.is_acc)):
             # `torch.device("cuda") if f else torch.device("cpu")`: a device choice, read like

@@ -481,3 +481,38 @@ def test_broadcast_all_keeps_the_device_of_its_tensor_arguments():
 
 def test_with_the_draw_moved_it_is_silent():
     assert _lines(BROADCAST.format(move=".to(device)"), "GL116") == []
+
+
+# E40-2 (bayesiains/nflows#8): `self._encoder = context_encoder if context_encoder is not None
+# else (lambda x: x)`, built with a module: the conditional expression was a join of a module and a
+# function (unknown), so the encoder's output had no device and the host noise added to it went
+# unreported. A conditional expression whose test is `X is not None` of a value that is never None
+# is its first branch.
+IFEXP = """
+import torch
+import torch.nn as nn
+
+
+class CondNormal(nn.Module):
+    def __init__(self, context_encoder=None):
+        super().__init__()
+        self._encoder = context_encoder if context_encoder is not None else (lambda x: x)
+
+    def forward(self, context):
+        means = self._encoder(context)
+        noise = torch.randn(means.shape{dev})
+        return means + noise
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = CondNormal(context_encoder=nn.Linear(3, 2)).to(device)
+print(model(torch.randn(4, 3, device=device)))
+"""
+
+
+def test_a_conditional_expression_on_a_value_never_none_is_its_first_branch():
+    assert [c for _, c in _lines(IFEXP.format(dev=""), "GL105", "GL116")] == ["GL105"]
+
+
+def test_with_the_noise_on_the_means_device_it_is_silent():
+    assert _lines(IFEXP.format(dev=", device=means.device"), "GL105", "GL116") == []
