@@ -38,6 +38,8 @@ FORMAT = 1
 
 # Public modules whose names users import. Order matters: the first module that exposes an
 # object gives its canonical name.
+PRIVATE_BASES = ["torch.optim.lr_scheduler._LRScheduler"]
+
 MODULES = [
     "torch",
     "torch.nn",
@@ -475,6 +477,20 @@ def generate() -> dict:
                     continue
                 canonical_of.setdefault(key, q)
                 functions[q] = info
+
+    # Private base classes that training code subclasses by name all the same (a warm-up schedule
+    # written as `class Warmup(_LRScheduler)`, fixtures41 G41-1): listed like the public ones.
+    for q in PRIVATE_BASES:
+        try:
+            obj = _obj(q)
+        except Exception:  # noqa: BLE001 - gone in this torch
+            continue
+        if isinstance(obj, type) and q not in classes:
+            entry = {"k": class_kind(obj, kind_bases)}
+            tags = class_tags(obj)
+            if tags:
+                entry["t"] = tags
+            classes[q] = entry
 
     # Classes users import from their defining module too (torch.nn.modules.linear.Linear).
     for q, entry in list(classes.items()):

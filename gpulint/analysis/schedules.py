@@ -118,7 +118,12 @@ class ScheduleFacts:
         if ctor is None:
             return None
         q = self.m.qualname(ctor.func)
-        return ctor if q is not None and is_scheduler_qualname(q) else None
+        if q is not None and is_scheduler_qualname(q):
+            return ctor
+        f = ctor.func
+        if isinstance(f, cst.Name) and f.value in self.m.classes and self.m.flow._class_kind(f.value) == "scheduler":
+            return ctor  # a schedule class of the file on a torch base (`class Warmup(_LRScheduler)`, G41-1)
+        return None
 
     def _optimizer_of(self, ctor: cst.Call | None, step: cst.Call) -> str | None:
         """The optimizer text of the constructor, when it means the same in the step's scope."""
