@@ -292,6 +292,8 @@ with torch.no_grad():
             around = facts.step_loop_of(call)
             if around is not None and not _only_through(around, call):
                 continue
+            if call in seen:
+                continue  # reported as the evaluation loop's helper call already
             if around is not None or not loops:
                 # a per-batch helper (`pass_batch(model, x, optimizer=None)`) called once per item
                 # of the caller's loop after `model.eval()`, its step dead at this call (E39-3)
@@ -308,6 +310,8 @@ with torch.no_grad():
             inner = [c for lp in loops for c in facts.model_calls(lp) if c not in seen]
             if not inner or any(facts.grad_mode_at(c) is not None for c in inner):
                 continue
+            if any(_model_takes_gradients(m, c) for c in inner):
+                continue  # its forward differentiates: `no_grad` would break it
             if all(_detached_at_once(m, c) for c in inner):
                 continue
             models = {dotted(c.func) for c in inner}
