@@ -89,7 +89,10 @@ gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 `torch.autograd.grad`, `requires_grad_`, `x.requires_grad = True` or `.grad` in the loop or its
 function; a model of a module class of the file whose own methods call `torch.autograd.grad` or
 `torch.autograd.functional.*`, such as a force field predicting forces as `-dE/dpos` in its forward,
-which needs autograd on; or a method of an object that code the file does not define was given the model, such
+which needs autograd on, also when the model called is one the analysis cannot name (a parameter
+`model_best`, a `torch.load` result) and such a class is in the file; a loop nested in a training
+loop whose outputs reach the loss that loop differentiates, as learnable exemplars run through a
+frozen feature extractor in an inner loop; or a method of an object that code the file does not define was given the model, such
 as an attack `adversary = PGD(model)` whose `adversary.generate(x, y)` runs in the loop, directly
 or through a helper of the file, or an optimizer handed to such code, as Uformer's
 `loss_scaler(loss, optimizer, parameters=...)` with timm's `NativeScaler`, which runs the backward
