@@ -89,7 +89,10 @@ gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 `torch.autograd.grad`, `requires_grad_`, `x.requires_grad = True` or `.grad` in the loop or its
 function; a model of a module class of the file whose own methods call `torch.autograd.grad` or
 `torch.autograd.functional.*`, such as a force field predicting forces as `-dE/dpos` in its forward,
-which needs autograd on; or a method of an object that code the file does not define was given the model, such
+which needs autograd on, also when the model called is one the analysis cannot name (a parameter
+`model_best`, a `torch.load` result) and such a class is in the file; a loop nested in a training
+loop whose outputs reach the loss that loop differentiates, as learnable exemplars run through a
+frozen feature extractor in an inner loop; or a method of an object that code the file does not define was given the model, such
 as an attack `adversary = PGD(model)` whose `adversary.generate(x, y)` runs in the loop, directly
 or through a helper of the file, or an optimizer handed to such code, as Uformer's
 `loss_scaler(loss, optimizer, parameters=...)` with timm's `NativeScaler`, which runs the backward
@@ -172,6 +175,8 @@ with torch.no_grad():
                 continue
             if fn is not None and facts.grad_use_besides_training(fn, node):
                 continue  # gradient-based evaluation (saliency, adversarial), not the training batches
+            if _feeds_enclosing_backward(ctx.model, loop):
+                continue  # its outputs reach the loss the enclosing loop differentiates (mnemonics training)
             if facts.grad_mode_at(node) is not None:
                 continue
             if fn is not None and _dead_at_every_call(ctx.model, facts, node, fn):
@@ -589,6 +594,17 @@ def _model_takes_gradients(m, call: cst.Call) -> bool:
     callee = _callee(call)
     ctor = m.constructor_of(callee)
     cls = ctor.func.value if ctor is not None and isinstance(ctor.func, cst.Name) else m.value_of(callee).cls
+    if cls not in m.classes and isinstance(_chain_root(callee), cst.Name) and any(
+            m.class_is(name, MODULE_BASES) and _class_takes_gradients(m, name) for name in m.classes):
+        # a model whose class the analysis cannot tell (`model_best` a parameter, or loaded with
+        # `torch.load`), in a file whose own module class differentiates in its methods (intro_dgm's
+        # EBM: forward -> Langevin sampling -> `torch.autograd.grad`): it may be that class
+        return True
+    return _class_takes_gradients(m, cls)
+
+
+def _class_takes_gradients(m, cls) -> bool:
+    """A method of the class (or of a base of the file) calls `torch.autograd.grad` & co."""
     seen = set()
     while cls in m.classes and cls not in seen:
         seen.add(cls)
@@ -1099,6 +1115,57 @@ _HELD_OUT = re.compile(
     r"(?:loader|dl|dataloader|data_loader|iter|iterator|batches|gen|generator|ds|data|set|dataset)s?",
     re.IGNORECASE,
 )
+
+
+def _assigned_names(node: cst.CSTNode) -> set[str]:
+    """Names an assignment statement binds (`a = ...`, `a, b = ...`, `a += ...`, `a: T = ...`)."""
+    targets = []
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+        targets = [node.target]
+    out = set()
+    for t in targets:
+        for n in (t, *walk(t)):
+            if isinstance(n, cst.Name):
+                out.add(n.value)
+    return out
+
+
+def _feeds_enclosing_backward(m, info) -> bool:
+    """A loop nested in a loop that runs a backward pass, whose outputs reach the tensor that
+    backward differentiates, later in the same enclosing loop (mnemonics training: the features
+    of each learnable exemplar are computed in an inner `for` under a frozen `model.eval()`, stacked
+    into class means, and the outer loop's `loss.backward()` trains the exemplars through them):
+    `no_grad` around the inner loop would cut that backward. Followed through plain assignments
+    in the enclosing loop, from the inner loop to the receiver of `.backward()`."""
+    inner = info.node
+    tainted = set()
+    for n in walk(inner):
+        tainted |= _assigned_names(n)
+        if (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "extend")
+                and isinstance(n.func.value, cst.Name)):
+            tainted.add(n.func.value.value)
+    if not tainted or inner not in m.order:
+        return False
+    p = info.parent
+    while p is not None:
+        for b in p.backward:
+            if m.contains(inner, b) or not m.precedes(inner, b) or not isinstance(b.func, cst.Attribute):
+                continue
+            names = set(tainted)
+            assigns = sorted((a for a in walk(p.node) if isinstance(a, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+                              and a in m.order and not m.contains(inner, a)
+                              and m.precedes(inner, a) and m.precedes(a, b)), key=m.order.get)
+            for a in assigns:
+                value = a.value
+                if value is not None and any(isinstance(x, cst.Name) and x.value in names for x in (value, *walk(value))):
+                    names |= _assigned_names(a)
+            recv = b.func.value
+            if any(isinstance(x, cst.Name) and x.value in names for x in (recv, *walk(recv))):
+                return True
+        p = p.parent
+    return False
 
 
 def _held_out_loop_in_training(m, facts: TrainingFacts, info) -> bool:
