@@ -59,8 +59,10 @@ The rule fires on each `nn.DataParallel(model)` (any import alias) in a script, 
 the file shows what the model is (what DataParallel wraps is a module by the API's contract: a
 `net = SimpleDLA()` from `from models import *` counts), unless the file already uses
 `torch.distributed` (DataParallel is then a deliberate fallback), is driven by
-Lightning/Accelerate/DeepSpeed/the HF Trainer, wraps the model in a library function that the
-file never calls, or never trains (an evaluation or demo script: no optimizer, no `backward()`,
+Lightning/Accelerate/DeepSpeed/the HF Trainer, wraps the model in a library function or method
+that the file never calls (a method of a top-level class counts as called when the file builds the
+class, for `__init__`, or calls the method by name: pase#30's `nn.ModuleList([nn.DataParallel(m)
+for m in self.minions])` in the constructor of the model it trains), or never trains (an evaluation or demo script: no optimizer, no `backward()`,
 no training call). A wrap that runs only without a GPU (the `else:` of
 `if torch.cuda.is_available():`) is not reported.
 
@@ -165,17 +167,40 @@ def _trains(m) -> bool:
 
 
 def _in_library_function(m, call: cst.Call) -> bool:
-    """Inside a method, or a function that nothing in the file calls (a helper for other modules)."""
+    """Inside a function that nothing in the file calls (a helper for other modules), or inside a
+    method, unless the method is one of a top-level class of the file that the file runs: its
+    `__init__` where the file constructs the class (`Waveminionet(cfg)` of pase#30, whose
+    `__init__` wraps every minion), another method where the file calls it by name."""
     outer = None
+    depth = 0
     for anc in m.ancestors(call):
         if isinstance(anc, cst.ClassDef):
-            return True
+            return depth != 1 or not _method_run_by_file(m, anc, outer)
         if isinstance(anc, cst.FunctionDef):
             outer = anc
+            depth += 1
     if outer is None:
         return False
     name = outer.name.value
     return not any(isinstance(c.func, cst.Name) and c.func.value == name for c in m.calls)
+
+
+def _method_run_by_file(m, cls: cst.ClassDef, fn: cst.FunctionDef | None) -> bool:
+    """`fn` is a method of `cls`, a top-level class of the file (no function around the wrap
+    inside the method), and the file runs it: `__init__` when a call `Cls(...)` outside the class
+    builds an instance, another method when a call `X.fn(...)` outside the method names it."""
+    if fn is None or m.parent(m.parent(fn)) is not cls or not isinstance(m.parent(cls), cst.Module):
+        return False  # (the method's parent is the class body, whose parent is the class)
+    name = fn.name.value
+    for c in m.calls:
+        if m.contains(cls if name == "__init__" else fn, c):
+            continue
+        if name == "__init__":
+            if isinstance(c.func, cst.Name) and c.func.value == cls.name.value:
+                return True
+        elif isinstance(c.func, cst.Attribute) and c.func.attr.value == name:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------
