@@ -90,3 +90,78 @@ opt = torch.optim.SGD(nn.Linear(4, 4).parameters(), lr=0.1)
 opt.zero_grad()
 '''
     assert _gl301(text) == []
+
+
+def test_class_named_for_training_in_an_evaluation_script():
+    # ZJULearning/RMI eval.py: a `Trainer` built only to validate; no backward, no optimizer
+    text = '''import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.DataParallel(nn.Linear(4, 1))
+
+    def validation(self):
+        with torch.no_grad():
+            return self.model(torch.randn(2, 4))
+
+
+trainer = Trainer()
+trainer.validation()
+'''
+    assert _gl301(text) == []
+
+
+def test_class_of_a_trainer_module_never_built_here():
+    # JusperLee/Dual-Path-RNN-Pytorch trainer/trainer_Tasnet.py: `Trainer.run()` calls
+    # `self.train(epoch)`, whose loop wraps the model; nothing in the file builds a Trainer
+    text = '''import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def train(self, epoch):
+        model = nn.DataParallel(self.model)
+        self.optimizer.zero_grad()
+        model(torch.randn(2, 4)).sum().backward()
+        self.optimizer.step()
+
+    def run(self):
+        for epoch in range(2):
+            self.train(epoch)
+'''
+    assert _gl301(text) == []
+
+
+def test_wrapper_only_loaded_into_and_unwrapped():
+    # chingyaoc/DCL linear.py: `Net.__init__` wraps the encoder only to load a checkpoint saved
+    # from a DataParallel model, then keeps `model.module.f`
+    text = '''import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, state):
+        super().__init__()
+        model = nn.Sequential(nn.Linear(4, 4))
+        model = nn.DataParallel(model)
+        model.load_state_dict(state)
+        self.f = model.module[0]
+
+    def forward(self, x):
+        return self.f(x)
+
+
+net = Net({"module.0.weight": torch.zeros(4, 4), "module.0.bias": torch.zeros(4)})
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+opt.zero_grad()
+net(torch.randn(2, 4)).sum().backward()
+opt.step()
+'''
+    assert _gl301(text) == []
+    assert _gl301(text.replace("        self.f = model.module[0]\n", "        self.f = model.module[0]\n        model(torch.randn(2, 4))\n")) == [(9, "GL301")]
