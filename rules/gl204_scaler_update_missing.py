@@ -37,9 +37,11 @@ It also reports an explicit `scaler.unscale_(optimizer)` whose `update()` runs o
 the step, under an `if` the unscale is not under (a step skipped when the clipped gradient norm is
 too large): on that path the optimizer stays unscaled, and the next iteration's `unscale_` raises
 "unscale_() has already been called on this optimizer since the last update()". Call `update()`
-whenever the gradients were unscaled, stepped or not. Not reported when that `if` has an `else`
-(a path that steps the optimizer itself, as a disabled scaler's does) or repeats a test the
-unscale is under.
+whenever the gradients were unscaled, stepped or not. The other branch may be an `else` that only
+logs "Skipping updating the model" (espnet#2362). Not reported when that other branch steps an
+optimizer or the scaler, updates the scaler (a disabled scaler's `else: optimizer.step()`), or
+leaves the loop (`raise`, `return`, `break`), nor when the `if` repeats a test the unscale is
+under.
 
 Bad:
 

@@ -59,8 +59,11 @@ The rule fires on each `nn.DataParallel(model)` (any import alias) in a script, 
 the file shows what the model is (what DataParallel wraps is a module by the API's contract: a
 `net = SimpleDLA()` from `from models import *` counts), unless the file already uses
 `torch.distributed` (DataParallel is then a deliberate fallback), is driven by
-Lightning/Accelerate/DeepSpeed/the HF Trainer, wraps the model in a library function that the
-file never calls, or never trains (an evaluation or demo script: no optimizer, no `backward()`,
+Lightning/Accelerate/DeepSpeed/the HF Trainer, wraps the model in a library function or method
+that the file never calls (a method of a top-level class counts as called when the file builds the
+class, and, for another method than `__init__`, also calls it by name from outside the class:
+pase#30's `nn.ModuleList([nn.DataParallel(m) for m in self.minions])` in the constructor of the
+model it trains), or never trains (an evaluation or demo script: no optimizer, no `backward()`,
 no training call). A wrap that runs only without a GPU (the `else:` of
 `if torch.cuda.is_available():`) is not reported.
 
@@ -136,8 +139,15 @@ dist.destroy_process_group()
         dps = [w for w in facts.wraps_of_module("dp") if not _in_library_function(m, w.call)]
         # a wrapper only saved (`state_dict()`), never run: it drives no GPU (pytorch-semseg)
         dps = [w for w in dps if not facts.only_saved(w)]
+        # a wrapper only loaded into and unwrapped (`model = nn.DataParallel(model)`,
+        # `model.load_state_dict(...)`, `self.f = model.module.f`: chingyaoc/DCL's linear.py)
+        dps = [w for w in dps if not (_in_method(m, w.call) and _only_loaded(m, facts, w))]
         if dps and not _trains(m):
             return  # an evaluation or demo script: no gradients to synchronise, DDP is not the advice
+        if any(_in_method(m, w.call) for w in dps) and not _backpropagates(m):
+            # a wrap made by a class of the file: the class's name (`Trainer(args)`) says nothing of
+            # what the script does (ZJULearning/RMI's eval.py builds a `Trainer` to validate)
+            dps = [w for w in dps if not _in_method(m, w.call)]
         for w in dps:
             if not runs_on_gpu(m, w.call):
                 continue  # `else: model = nn.DataParallel(model)` of `if torch.cuda.is_available():`: no GPU to drive
@@ -164,18 +174,79 @@ def _trains(m) -> bool:
     return False
 
 
+def _in_method(m, call: cst.Call) -> bool:
+    return any(isinstance(anc, cst.ClassDef) for anc in m.ancestors(call))
+
+
+def _only_loaded(m, facts: DistFacts, w: Wrap) -> bool:
+    """The wrapper is never run: every use of the name it is bound to (where this wrap reaches it)
+    is `W.state_dict()`, `W.load_state_dict(...)` or a read of `W.module`. The wrap is there for the
+    checkpoint's `module.` key prefix, not to drive GPUs."""
+    if w.target is None:
+        return False
+    uses = 0
+    for node in m.nodes:
+        if type(node) is not cst.Name or node.value != w.target.value or node is w.target:
+            continue
+        reach = facts.wrapper_reaching(node)
+        if reach is None or reach[0] is not w:
+            continue
+        parent = m.parent(node)
+        if not (isinstance(parent, cst.Attribute) and parent.value is node):
+            return False
+        attr = parent.attr.value
+        if attr in ("state_dict", "load_state_dict"):
+            call = m.parent(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                return False
+        elif attr != "module":
+            return False
+        uses += 1
+    return uses > 0
+
+
+def _backpropagates(m) -> bool:
+    """The file calls `.backward()` or `.zero_grad()`, or builds an optimizer."""
+    for call in m.calls:
+        f = call.func
+        if isinstance(f, cst.Attribute) and f.attr.value in ("backward", "zero_grad"):
+            return True
+        if m.kind_of(call) is Kind.OPTIMIZER:
+            return True
+    return False
+
+
 def _in_library_function(m, call: cst.Call) -> bool:
-    """Inside a method, or a function that nothing in the file calls (a helper for other modules)."""
+    """Inside a function that nothing in the file calls (a helper for other modules), or inside a
+    method, unless the method is one of a top-level class of the file that the file runs: its
+    `__init__` where the file constructs the class (`Waveminionet(cfg)` of pase#30, whose
+    `__init__` wraps every minion), another method where the file calls it by name."""
     outer = None
+    depth = 0
     for anc in m.ancestors(call):
         if isinstance(anc, cst.ClassDef):
-            return True
+            return depth != 1 or not _method_run_by_file(m, anc, outer)
         if isinstance(anc, cst.FunctionDef):
             outer = anc
+            depth += 1
     if outer is None:
         return False
     name = outer.name.value
     return not any(isinstance(c.func, cst.Name) and c.func.value == name for c in m.calls)
+
+
+def _method_run_by_file(m, cls: cst.ClassDef, fn: cst.FunctionDef | None) -> bool:
+    """`fn` is a method of `cls`, a top-level class of the file (no function around the wrap
+    inside the method), and the file runs it: a call `Cls(...)` outside the class builds an
+    instance, and `fn` is `__init__` or a call `X.fn(...)` outside the class names it."""
+    if fn is None or m.parent(m.parent(fn)) is not cls or not isinstance(m.parent(cls), cst.Module):
+        return False  # (the method's parent is the class body, whose parent is the class)
+    name = fn.name.value
+    outside = [c for c in m.calls if not m.contains(cls, c)]
+    if not any(isinstance(c.func, cst.Name) and c.func.value == cls.name.value for c in outside):
+        return False  # never built here: a class for other modules (a `trainer/` package's Trainer)
+    return name == "__init__" or any(
+        isinstance(c.func, cst.Attribute) and c.func.attr.value == name for c in outside)
 
 
 # ---------------------------------------------------------------------------------------------

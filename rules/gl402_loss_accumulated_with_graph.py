@@ -118,6 +118,7 @@ for x, y in loader:
     def check(self, ctx: Context):
         m = ctx.model
         facts: TrainingFacts = m.facts(TrainingFacts)
+        yield from self._step_function_add(ctx, facts)
         for loop in facts.loops:
             if not loop.backward:
                 yield from self._accumulated_step_calls(ctx, facts, loop.node)
@@ -184,8 +185,9 @@ for x, y in loader:
                     continue
                 if all(isinstance(n, cst.Name) and _reached_by_number(m, stmt, n.value) for n in names):
                     continue  # `loss = mlogloss(y, pred)` just above: a Python number reaches it, not the loss
-                meter = isinstance(stmt, cst.Expr) and method_of(stmt.value) is not None and method_of(stmt.value)[1] != "append"
-                acc_root = dotted(acc) if meter else self._root(acc)  # `r.meter.update(loss)`: the meter itself
+                meter = isinstance(stmt, cst.Expr) and method_of(stmt.value) is not None \
+                    and method_of(stmt.value)[1] not in ("append", "add_")
+                acc_root = dotted(acc) if meter else _acc_root(acc)  # `r.meter.update(loss)`: the meter itself
                 if acc_root is None or self._differentiated(ctx, acc_root, loop.node if indexed else None):
                     continue
                 if not meter and _reset_at_optimizer_step(ctx, loop.node, acc_root):
@@ -203,6 +205,8 @@ for x, y in loader:
                     yield ctx.finding(stmt, self.container_message.format(loss=loss))
                     continue
                 method = self._indexed_method(ctx, acc.value, acc_root) if indexed else self._method(ctx, facts, acc, acc_root)
+                if isinstance(stmt, cst.Expr) and method_of(stmt.value)[1] == "add_":
+                    method = "detach"  # an in-place add: the accumulator is a tensor
                 if any(_number_or_graph(m, n) for n in names) and any(
                         self._accumulated_in_inner_step_loop(ctx, facts, loop.node, n) for n in names):
                     continue  # `running_loss` summed in the batch loop: reported there, its cause
@@ -221,6 +225,64 @@ for x, y in loader:
                     self.message.format(loss=loss, method=method),
                     ctx.fix(*edits, message=f"Accumulate `{loss}.{method}()`"),
                 )
+
+    def _step_function_add(self, ctx: Context, facts: TrainingFacts):
+        """`stats.device_stat("average_loss").add_(loss)` in a step function outside any loop of
+        its own, that backpropagates `loss` (NVIDIA DeepLearningExamples#1102: BERT's
+        `take_training_step`), where the receiver belongs to a parameter whose argument, at a call
+        of the function from a loop, is a name bound outside that loop: the object outlives the
+        iterations, so the in-place add chains every step's graph onto it."""
+        m = ctx.model
+        for fns in m.functions.values():
+            for fn in fns:
+                yield from self._step_function_add_in(ctx, facts, fn)
+        for cls in m.classes.values():
+            for fn in cls.methods.values():
+                yield from self._step_function_add_in(ctx, facts, fn)
+
+    def _step_function_add_in(self, ctx: Context, facts: TrainingFacts, fn: cst.FunctionDef):
+        m = ctx.model
+        params = {p.name.value for p in fn.params.params} - {"self", "cls"}
+        candidates = []
+        for n in walk(fn.body, into_defs=False):
+            if not (isinstance(n, cst.Expr) and isinstance(n.value, cst.Call)):
+                continue
+            mo = method_of(n.value)
+            if mo is None or mo[1] != "add_" or facts.enclosing_loop(n) is not None:
+                continue
+            root = _acc_root(mo[0])
+            if root is None or root not in params or not _in_place_receiver(m, mo[0]):
+                continue
+            args = [a for a in n.value.args if a.keyword is None and not a.star]
+            if len(args) != 1 or not all(a.keyword is None or a.keyword.value == "alpha"
+                                         for a in n.value.args if not a.star):
+                continue
+            candidates.append((n, root, args[0].value))
+        if not candidates:
+            return
+        graph_names = self._graph_names(ctx, facts, fn)
+        if not graph_names:
+            return
+        calls = [c for c in m.calls if fn in facts.file_functions(c)]
+        for stmt, root, value in candidates:
+            names = [x for x in self._bare_names(value) if _root_value(x) in graph_names]
+            if not names or facts.grad_mode_at(stmt) in ("off", "dynamic"):
+                continue
+            if all(m.value_of(x).kind in ("tensor", None) and m.value_of(x).nograd for x in names):
+                continue
+            if self._detached_rebinding(ctx, fn, _root_value(names[0])):
+                continue
+            if not any(_kept_across(m, facts, fn, c, root) for c in calls):
+                continue
+            if self._differentiated(ctx, root):
+                continue
+            loss = ctx.code(names[0])
+            yield ctx.finding(
+                stmt,
+                self.message.format(loss=loss, method="detach"),
+                ctx.fix(*[ctx.replace(x, f"{ctx.code(x)}.detach()") for x in names],
+                        message=f"Accumulate `{loss}.detach()`"),
+            )
 
     @staticmethod
     def _calls_backward_function(ctx: Context, facts: TrainingFacts, loop: cst.CSTNode) -> bool:
@@ -493,6 +555,12 @@ for x, y in loader:
                 mo = method_of(n.value)
                 args = [a for a in n.value.args if a.keyword is None and not a.star]
                 if mo is not None and mo[1] == "append" and len(args) == 1:
+                    yield n, mo[0], args[0].value
+                elif mo is not None and mo[1] == "add_" and len(args) == 1 and all(
+                        a.keyword is None or a.keyword.value == "alpha" for a in n.value.args if not a.star) \
+                        and _in_place_receiver(ctx.model, mo[0]):
+                    # `running.add_(loss)`: the in-place form of `running += loss` (NVIDIA
+                    # DeepLearningExamples#1102: `stats.device_stat("average_loss").add_(loss)`)
                     yield n, mo[0], args[0].value
 
     @staticmethod
@@ -1363,3 +1431,43 @@ def _plain_container(v: cst.BaseExpression | None) -> bool:
         return d in _PLAIN_FACTORIES and all(isinstance(a.value, cst.Name) and a.value.value in ("list", "float", "int")
                                              for a in v.args)
     return False
+
+
+def _in_place_receiver(m, recv: cst.BaseExpression) -> bool:
+    """The receiver of an accumulating `recv.add_(v)`: a name or attribute chain (`running`,
+    `self.total`, `meters["loss"]`), or what a method of a class of the file returns for an object
+    named by such a chain (`stats.device_stat("average_loss")`, a tensor kept in the object). A
+    tensor method's result (`x.mul_(d).add_(y)`) is no accumulator kept across iterations."""
+    if isinstance(recv, cst.Call):
+        if not isinstance(recv.func, cst.Attribute):
+            return False
+        meth = recv.func.attr.value
+        if not any(meth in c.methods for c in m.classes.values()):
+            return False
+        recv = recv.func.value
+    while isinstance(recv, (cst.Attribute, cst.Subscript)):
+        recv = recv.value
+    return isinstance(recv, cst.Name)
+
+
+def _kept_across(m, facts, fn: cst.FunctionDef, call: cst.Call, param: str) -> bool:
+    """`call` (of `fn`) runs in a loop of its own function and passes for `param` a name that no
+    statement of that loop binds: the same object at every iteration."""
+    loop = facts.enclosing_loop(call)
+    if loop is None:
+        return False
+    arg = argument_for(fn, call, param)
+    if not isinstance(arg, cst.Name):
+        return False
+    for b in m.bindings_of(arg):
+        if b.node is not None and m.contains(loop, b.node):
+            return False
+    return True
+
+
+def _acc_root(acc: cst.BaseExpression) -> str | None:
+    """The root name of an accumulator; for the receiver of `stats.device_stat("loss").add_(v)`
+    (see _in_place_receiver), the object's (`stats`)."""
+    if isinstance(acc, cst.Call) and isinstance(acc.func, cst.Attribute):
+        acc = acc.func.value
+    return LossAccumulatedWithGraph._root(acc)

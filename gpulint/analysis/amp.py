@@ -1307,12 +1307,15 @@ def _guarded_apart(m, update, step, it) -> bool:
 
 def unscale_left_pending(ctx, facts: AmpFacts, it, unscale) -> cst.If | None:
     """An explicit `S.unscale_(O)` (ScalerCall `unscale`) in the training loop `it` whose every later
-    `S.update()` of the iteration sits under an `if` the unscale is not under, together with every
-    `S.step(...)`: the path that skips them (a step skipped for a too-large gradient norm) leaves the
-    optimizer unscaled, and the next iteration's `unscale_` raises "unscale_() has already been
-    called on this optimizer since the last update()" (LVSM#19). The guarding `if`, or None.
-    Silent when that `if` has an `else` (the other branch may step the optimizer itself, a disabled
-    scaler's path) or repeats a test the unscale is under (the same condition on both)."""
+    `S.update()` of the iteration sits in a branch of an `if` the unscale is not under, together with
+    every `S.step(...)`, where the other branch (or its absence) neither steps nor updates: the path
+    that skips them (a step skipped for a too-large gradient norm, LVSM#19; a branch that only logs
+    "Skipping updating the model", espnet#2362) leaves the optimizer unscaled, and the next
+    iteration's `unscale_` raises "unscale_() has already been called on this optimizer since the
+    last update()". The guarding `if`, or None. An `if` is no guard when its other branch steps an
+    optimizer or the scaler, updates the scaler, or leaves the iteration (`raise`, `return`,
+    `break`; a disabled scaler's `else: optimizer.step()`), or when it repeats a test the unscale is
+    under (the same condition on both); the `if`s around it are tried next."""
     if not _is_loop(it):
         return None
     m = ctx.model
@@ -1320,34 +1323,52 @@ def unscale_left_pending(ctx, facts: AmpFacts, it, unscale) -> cst.If | None:
                if facts.may_follow(unscale.call, u.call)]
     if not updates:
         return None  # no update after it at all: GL204's question about the step
+    tests = {_dotted_text(a.test) or facts.text(a.test) for a in m.ancestors(unscale.call) if isinstance(a, cst.If)}
     guards = []
     for u in updates:
-        g = _guarding_if(m, u.call, unscale.call, it)
-        if g is None or g.orelse is not None:
+        found = _guarding_if(ctx, facts, u.call, unscale, it, tests)
+        if found is None:
             return None
-        guards.append(g)
+        guards.append(found)
     steps = [c for c in facts.scaler_calls_in(it, unscale.scaler, "step") if facts.may_follow(unscale.call, c.call)]
-    if not steps or not all(any(m.contains(g.body, st.call) for g in guards) for st in steps):
+    if not steps or not all(any(m.contains(branch, st.call) for _g, branch in guards) for st in steps):
         return None
-    tests = {_dotted_text(a.test) or facts.text(a.test) for a in m.ancestors(unscale.call) if isinstance(a, cst.If)}
-    if any((_dotted_text(g.test) or facts.text(g.test)) in tests for g in guards):
-        return None
-    return guards[0]
+    return guards[0][0]
 
 
-def _guarding_if(m, update, other, it) -> cst.If | None:
-    """The innermost `if` (inside the iteration) with `update` in a branch that does not hold
-    `other`."""
+def _guarding_if(ctx, facts: AmpFacts, update, unscale, it, tests) -> tuple[cst.If, cst.CSTNode] | None:
+    """The innermost `if` (inside the iteration, not around the unscale) with `update` in one branch
+    and, as its other branch, nothing or a block that neither steps nor updates nor leaves the
+    iteration; with the branch that holds `update`."""
+    m = ctx.model
     child = update
     for anc in m.ancestors(update):
         if anc is it:
             return None
         if isinstance(anc, cst.If) and not m.contains(anc.test, child):
-            branch = anc.body if m.contains(anc.body, child) else anc.orelse
-            if branch is not None and not m.contains(branch, other):
-                return anc
+            in_body = m.contains(anc.body, child)
+            branch = anc.body if in_body else anc.orelse
+            other = anc.orelse if in_body else anc.body
+            if branch is not None and not m.contains(branch, unscale.call) \
+                    and (_dotted_text(anc.test) or facts.text(anc.test)) not in tests \
+                    and (other is None or not _steps_or_leaves(ctx, facts, other, unscale.scaler)):
+                return anc, branch
         child = anc
     return None
+
+
+def _steps_or_leaves(ctx, facts: AmpFacts, block, scaler: str) -> bool:
+    """`block` steps or updates the scaler `scaler`, steps an optimizer (any `X.step(...)`), or
+    holds a `raise`, `return` or `break` (the loop may not reach the next `unscale_`; a `continue`
+    does reach it)."""
+    m = ctx.model
+    for n in m.walk(block):
+        if isinstance(n, (cst.Raise, cst.Return, cst.Break)):
+            return True
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("step", "update") \
+                and (n.func.attr.value == "step" or facts.text(n.func.value) == scaler):
+            return True
+    return False
 
 
 def update_edit(ctx, facts: AmpFacts, it, scaler: str, step_calls):

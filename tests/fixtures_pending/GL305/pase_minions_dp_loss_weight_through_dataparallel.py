@@ -42,8 +42,8 @@ class Waveminionet(nn.Module):
         self.minions = nn.ModuleList([MLPMinion(8, cfg["num_outputs"], cfg["name"], cfg["loss_weight"]) for cfg in minions_cfg])
         self.min2idx = {cfg["name"]: i for i, cfg in enumerate(minions_cfg)}
         if num_devices > 1:
-            self.frontend_dp = nn.DataParallel(self.frontend)
-            self.minions_dp = nn.ModuleList([nn.DataParallel(m) for m in self.minions])
+            self.frontend_dp = nn.DataParallel(self.frontend)  # expect: GL301
+            self.minions_dp = nn.ModuleList([nn.DataParallel(m) for m in self.minions])  # expect: GL301
 
     def train_(self, batches, epoch, lr, device, history):
         feopt = torch.optim.Adam(self.frontend.parameters(), lr=lr)
