@@ -1097,6 +1097,9 @@ def _numeric(m, fn: cst.FunctionDef, e: cst.BaseExpression, depth: int) -> bool:
                 binds.append(n.value)
             elif isinstance(n, (cst.For, cst.CompFor)) and any(
                     isinstance(x, cst.Name) and x.value == e.value for x in walk(n.target)):
+                if _int_loop_target(m, n, e.value):
+                    binds.append(cst.Integer("0"))  # `for cnt, batch in enumerate(loader)`: an int
+                    continue
                 return False
         if any(isinstance(p.name, cst.Name) and p.name.value == e.value
                for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)):
@@ -1104,6 +1107,20 @@ def _numeric(m, fn: cst.FunctionDef, e: cst.BaseExpression, depth: int) -> bool:
         return bool(binds) and all(b is not e and _numeric(m, fn, b, depth + 1) for b in binds)
     return False
 
+
+
+def _int_loop_target(m, loop, name: str) -> bool:
+    """`name` is an int a loop binds: `for i in range(n)`, or the counter of
+    `for cnt, batch in enumerate(loader)` (builtins, not names the file rebinds)."""
+    it = loop.iter
+    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("range", "enumerate")
+            and it.func.value not in m.functions and it.func.value not in m.aliases):
+        return False
+    t = loop.target
+    if it.func.value == "range":
+        return isinstance(t, cst.Name) and t.value == name
+    return (isinstance(t, (cst.Tuple, cst.List)) and t.elements and isinstance(t.elements[0].value, cst.Name)
+            and t.elements[0].value.value == name)
 
 
 def _detached_in_tuple(assign: cst.Assign, name: str) -> bool:
