@@ -4933,6 +4933,12 @@ class Flow:
 
     def _instance(self, name, e, pos, kw, frame) -> Value:
         kind = self._class_kind(name)
+        if kind == MODULE and pos and not pos[0][2] and self._wrapper_subclass(name):
+            # `DataParallelPassthrough(model)`, a class of the file on `nn.DataParallel` (or DDP):
+            # a wrapper like its base (its state_dict keys carry `module.`, it scatters its inputs)
+            inner = pos[0][1]
+            return Value(MODULE, inner.dev if inner.kind == MODULE else None, inner.half, origin=e,
+                         stateful=True, scatters=True, wrap=e)
         if kind in (MODULE, METRIC):
             init = self.m.classes[name].methods.get("__init__")
             if init is not None:
@@ -5503,6 +5509,14 @@ class Flow:
                 if type(n) is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
                     return True
         return False
+
+    def _wrapper_subclass(self, name: str, _seen=()) -> bool:
+        """A class of the file whose bases resolve to torch's DataParallel / DistributedDataParallel."""
+        info = self.m.classes.get(name)
+        if info is None or name in _seen or len(_seen) > 8:
+            return False
+        return any(self._wrapper_subclass(b, (*_seen, name)) if b in self.m.classes else kb.is_wrapper(b)
+                   for b in info.bases)
 
     def _class_kind(self, name: str | None, _seen=()) -> str | None:
         if name is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, engine_wrapper
+from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts, engine_wrapper, forwards_attributes
 from gpulint.flow import runs_on_gpu
 from gpulint.rule import Context, Rule
 
@@ -100,6 +100,8 @@ print(model.module.num_classes)
                 if found is None or _is_store(m, node):
                     continue
                 kind, cls, _definitely = found
+                if forwards_attributes(m, m.value_of(node.value).wrap):
+                    continue  # a wrapper subclass whose `__getattr__` falls back to the wrapped module
                 if kind != "dp" and attr in WRAPPER_ATTRS:
                     continue
                 if _tests_for_wrapper(m, node):
@@ -152,6 +154,10 @@ print(model.module.num_classes)
                 cls = facts.wrapped_class(w)
             if cls is None:
                 continue
+            if forwards_attributes(m, m.value_of(node.value).wrap) or any(
+                    forwards_attributes(m, w.call) for w in facts.wraps if w.target is not None
+                    and w.target.value == node.value.value):
+                continue  # a wrapper subclass whose `__getattr__` falls back to the wrapped module
             if kind != "dp" and attr in WRAPPER_ATTRS:
                 continue
             if cls not in attrs_cache:

@@ -155,6 +155,11 @@ class DistFacts:
         m = model
         for call in m.calls:
             q = m.qualname(call.func)
+            if isinstance(call.func, cst.Name) and call.func.value in m.classes:
+                sub = wrapper_subclass_kind(m, call.func.value)  # `DataParallelPassthrough(model)` (E35-5)
+                if sub is not None:
+                    self.wraps.append(self._wrap(call, sub))
+                    continue
             if q is None:
                 q = self._chosen_sampler_class(call)
                 if q is None:
@@ -980,6 +985,24 @@ def epoch_variable(m: ScriptModel, loop: cst.For) -> str | None:
     return None
 
 
+def wrapper_subclass_kind(m, name: str) -> str | None:
+    """"dp" / "ddp" for a class of the file whose bases resolve to torch's DataParallel /
+    DistributedDataParallel (tomodrgn's `DataParallelPassthrough(torch.nn.DataParallel)`), else None."""
+    if m.class_is(name, DP_CLASSES):
+        return "dp"
+    if m.class_is(name, DDP_CLASSES):
+        return "ddp"
+    return None
+
+
+def forwards_attributes(m, call) -> bool:
+    """`call` builds a wrapper subclass of the file that defines `__getattr__` (its own or a file
+    base's): it falls back to the wrapped module for attributes, so reading them through it works."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in m.classes):
+        return False
+    return m.method_of_class(call.func.value, "__getattr__") is not None
+
+
 def engine_wrapper(m, expr) -> tuple[str, str | None, bool] | None:
     """("dp" | "ddp", the wrapped instance's class of this file or None, wrapped on every path) when
     the flow engine knows `expr` holds, on some path, a DataParallel / DistributedDataParallel
@@ -990,6 +1013,9 @@ def engine_wrapper(m, expr) -> tuple[str, str | None, bool] | None:
     if not isinstance(w, cst.Call):
         return None
     last = (m.qualname(w.func) or "").rsplit(".", 1)[-1]
+    if isinstance(w.func, cst.Name) and w.func.value in m.classes:
+        sub = wrapper_subclass_kind(m, w.func.value)
+        last = {"dp": "DataParallel", "ddp": "DistributedDataParallel"}.get(sub, "")
     if last not in ("DataParallel", "DistributedDataParallel"):
         return None
     inner = m.value_of(w.args[0].value).cls if w.args else None
