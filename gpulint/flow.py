@@ -1143,8 +1143,8 @@ class Flow:
                     self.mismatches.append(mm)
             self._site_found = found
         for mm, chain in self._site_found:
-            if mm.node in seen or any(c in seen for c in chain) or mm.host in seen or mm.acc in seen:
-                continue  # reported there, or a call on the way (or an operand) already mismatched (its cause)
+            if mm.node in seen or any(c in seen for c in chain):
+                continue  # reported there, or a call on the way already mismatched (its cause)
             cur = best.get(mm.node)
             if cur is None or len(chain) < len(cur[1]):
                 best[mm.node] = (mm, chain)
