@@ -1058,12 +1058,19 @@ class ScriptModel:
             if len(bs) != 1 or bs[0].how != "assign" or not isinstance(bs[0].value, cst.Call):
                 return None
             expr = bs[0].value
+        cur = self.unmoved(expr)
+        return cur if isinstance(cur, cst.Call) else None
+
+    @staticmethod
+    def unmoved(expr: cst.BaseExpression) -> cst.BaseExpression:
+        """`X` of `X.to(d).float().eval()`: the receiver under a chain of moves, casts and mode
+        switches (which return the same module or a copy of the same value)."""
         cur = expr
         while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in (
             MOVE_METHODS | CAST_METHODS | {"train", "eval"}
         ):
             cur = cur.func.value
-        return cur if isinstance(cur, cst.Call) else None
+        return cur
 
     def is_stateless_module(self, expr: cst.BaseExpression) -> bool:
         """A loss or activation module (no parameters unless built with weight=...)."""

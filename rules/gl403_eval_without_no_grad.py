@@ -9,7 +9,7 @@ import libcst as cst
 from gpulint.analysis.mismatch import reachable_from_forward
 from gpulint.analysis.paths import is_test_path
 from gpulint.analysis.training import TrainingFacts, argument_for, dotted, method_of, walk
-from gpulint.model import CAST_METHODS, MODULE_BASES, MOVE_METHODS
+from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Kind, Rule, split_lines
 
 
@@ -642,9 +642,7 @@ def _built_from_seen_class(m, expr: cst.BaseExpression | None, depth: int) -> bo
     v = m.value_of(expr)
     if v.cls is not None and v.cls in m.classes:
         return True
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
-            MOVE_METHODS | CAST_METHODS | {"train", "eval"}):
-        expr = expr.func.value
+    expr = m.unmoved(expr)
     if isinstance(expr, cst.Call):
         if isinstance(expr.func, cst.Name) and expr.func.value in m.classes:
             return True
@@ -665,10 +663,7 @@ def _built_from_seen_class(m, expr: cst.BaseExpression | None, depth: int) -> bo
             continue
         if b.how != "assign" or b.value is None:
             return False
-        root = b.value
-        while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and root.func.attr.value in (
-                MOVE_METHODS | CAST_METHODS | {"train", "eval"}):
-            root = root.func.value
+        root = m.unmoved(b.value)
         if isinstance(root, (cst.Name, cst.Attribute)) and dotted(root) == text:
             continue  # `model = model.cuda()`: the same model moved
         if not _built_from_seen_class(m, b.value, depth + 1):
@@ -1280,11 +1275,7 @@ def _signal_transform(m, func) -> bool:
     if not bindings:
         return False
     for b in bindings:
-        cur = b.value if b.how == "assign" else None
-        while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in (
-            MOVE_METHODS | CAST_METHODS | {"train", "eval"}
-        ):
-            cur = cur.func.value
+        cur = m.unmoved(b.value) if b.how == "assign" and b.value is not None else None
         if isinstance(cur, cst.Name) and cur.value == func.value:
             continue  # `resampler = resampler.cuda(device)`: the same transform, moved
         if not (isinstance(cur, cst.Call) and (m.qualname(cur.func) or "").startswith(_TRANSFORM_PREFIXES)):
