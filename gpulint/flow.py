@@ -257,7 +257,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         const=a.const if a.const == b.const else None,
         graph=a.graph and b.graph,
         host_part=a.host_part if a.host_part is b.host_part else None,
-        attrs=_join_attrs(a.attrs, b.attrs),
+        attrs=_join_attrs(a.attrs, b.attrs, a.kind == OBJECT and a.cls is not None and a.cls == b.cls),
     )
 
 
@@ -278,14 +278,59 @@ def _exits_in(fn) -> list:
     return out
 
 
-def _join_attrs(a, b):
+def _put_on_host(v: Value) -> bool:
+    """A value that a `.cpu()` (or `.to("cpu")`) call put on the host."""
+    p = v.placed
+    return (v.dev == HOST and type(p) is cst.Call and type(p.func) is cst.Attribute
+            and p.func.attr.value in ("cpu", "to"))
+
+
+def _join_attrs(a, b, partial: bool = False):
     """Per-instance attributes on both paths (joined where both set one; one set on one path only
-    may or may not be there: dropped, the class's own value is read)."""
-    if not a or not b:
+    may or may not be there: dropped, the class's own value is read). With `partial` (two paths of
+    one instance of a class of the file), one set on one path only is kept under `attr?`: whoever
+    reads it joins it with the class's own value (`if args.parallel: model.parallelize()`)."""
+    if not partial:
+        if not a or not b:
+            return None
+        bd = dict(b)
+        out = tuple((k, join(v, bd[k])) for k, v in a if k in bd)
+        return out or None
+    if not a and not b:
         return None
-    bd = dict(b)
-    out = tuple((k, join(v, bd[k])) for k, v in a if k in bd)
-    return out or None
+    sides = []
+    for side in (a or (), b or ()):
+        d = {}
+        for k, v in side:
+            some = k.endswith("?")
+            d[k[:-1] if some else k] = (v, some)
+        sides.append(d)
+    da, db = sides
+    out = []
+    for k in sorted(set(da) | set(db)):
+        if k in da and k in db:
+            (va, pa), (vb, pb) = da[k], db[k]
+            out.append((k + "?" if pa or pb else k, join(va, vb)))
+        else:
+            out.append((k + "?", (da.get(k) or db.get(k))[0]))
+    return tuple(out) or None
+
+
+def instance_attr(attrs, attr: str):
+    """(value, on every path) of `attr` in an instance's per-instance attributes, or None."""
+    for k0, v0 in attrs or ():
+        if k0 == attr:
+            return v0, True
+        if k0 == attr + "?":
+            return v0, False
+    return None
+
+
+def _set_attrs(attrs, new: dict) -> tuple:
+    """The per-instance attributes with `new` set on every path (sorted by name)."""
+    out = {k: v for k, v in attrs or () if k not in new and not (k.endswith("?") and k[:-1] in new)}
+    out.update(new)
+    return tuple(sorted(out.items(), key=lambda kv: kv[0]))
 
 
 # Value.py of a value of no known kind that is a Python number on some paths and a tensor on the
@@ -1250,7 +1295,13 @@ class Flow:
                                    stateful=sv.stateful)
                     elif sv is not None and sv.kind == OBJECT and sv.cls == cls and type(sv.origin) is cst.Call:
                         # an instance of a class with an imported base: which construction made it
-                        sv = Value(OBJECT, None, cls=cls, origin=sv.origin)
+                        # (and what every call's receiver had set on it, see below)
+                        sv = Value(OBJECT, None, cls=cls, origin=sv.origin, attrs=sv.attrs)
+                    elif sv is not None and sv.kind == OBJECT and sv.cls == cls and sv.attrs:
+                        # every call's receiver is an instance whose attributes an earlier call
+                        # re-bound (`model.parallelize()` wrapping `self.network`, then
+                        # `model.save(...)`, DrQA): the method reads them as those calls left them
+                        sv = Value(OBJECT, None, cls=cls, attrs=sv.attrs)
                     elif sv is None or sv.cls != cls or sv.dev is None:
                         sv = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
                     else:  # every call site's receiver: where the instance is when the method runs
@@ -1442,11 +1493,24 @@ class Flow:
                 total = max(total, 0) + extra
         if callee == fn.name.value and self.m.class_of(fn) is not None:
             for c in self._calls_by_attr.get(callee, ()):
+                if self._imported_receiver(c.func.value):
+                    total -= 1  # `torch.save(...)` is no call of the file's `save` method
+                    continue
                 rv = self._known_receiver(c.func.value)
                 if rv is not None and rv.kind in (OPTIMIZER, SCHEDULER, SCALER, TENSOR, MODULE, LOADER, DATASET):
                     if rv.cls is None:
                         total -= 1
         return total
+
+    def _imported_receiver(self, recv) -> bool:
+        """`torch` in `torch.save(...)`, `np.random` in `np.random.seed(...)`: a receiver that is
+        an imported module (or a name from one), never an instance of a class of this file."""
+        while type(recv) is cst.Attribute:
+            recv = recv.value
+        if type(recv) is not cst.Name:
+            return False
+        return self.m.qualname(recv) is not None and all(
+            b.how == "import" for b in self.m.bindings.get((self.m.module, recv.value), ()))
 
     def _call_sites_of_instance(self, fn: cst.FunctionDef) -> int:
         """Calls of a class's `__call__`: the class is instantiated once in the file, bound to a
@@ -1925,8 +1989,7 @@ class Flow:
         cur = self._lookup(base.value, frame)
         if cur is None or cur.kind != OBJECT or cur.cls is None or cur.cls not in self.m.classes or cur.keys is not None:
             return False
-        key = target.attr.value
-        attrs = tuple((k, x) for k, x in (cur.attrs or ()) if k != key) + ((key, v),)
+        attrs = _set_attrs(cur.attrs, {target.attr.value: v})
         self._bind(base, replace(cur, attrs=attrs), frame, None, rebinding=True)
         if frame.record:
             self.values[target] = v
@@ -2707,9 +2770,12 @@ class Flow:
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         sv = frame.env.get("self")
         if sv is not None and sv.attrs and "self." + attr not in frame.env:
-            for k0, v0 in sv.attrs:
-                if k0 == attr:
-                    return v0  # set on this very instance by code outside the class: as set
+            found = instance_attr(sv.attrs, attr)
+            if found is not None:
+                if found[1]:
+                    return found[0]  # set on this very instance by code outside the class: as set
+                own = self._self_attr_raw(attr, frame, note_miss)
+                return join(found[0], own) if own is not None else UNKNOWN  # on some paths only
         v = self._self_attr_raw(attr, frame, note_miss)
         if (v is not None and v.kind in (MODULE, METRIC) and v.origin is not None and v.dev is not None
                 and not v.dev.is_acc and v.origin in self._moved_origins
@@ -2980,9 +3046,12 @@ class Flow:
         if k == TUPLE and bv.elem is not None and bv.elem.kind == TENSOR and attr in _NAMED_RESULTS:
             return bv.elem  # `x.max(dim=1).values`, `torch.sort(x).indices`
         if k == OBJECT and bv.attrs:
-            for k0, v0 in bv.attrs:
-                if k0 == attr:
-                    return v0  # `inst.model` set on this instance (see _instance_attr_set)
+            found = instance_attr(bv.attrs, attr)
+            if found is not None:
+                if found[1]:
+                    return found[0]  # `inst.model` set on this instance (see _instance_attr_set)
+                own = self.class_attrs.get(bv.cls, {}).get(attr) if bv.cls is not None else None
+                return join(found[0], own) if own is not None else UNKNOWN  # on some paths only
         if bv.cls is not None and k in (MODULE, OBJECT) and bv.cls in self.m.classes:
             found = self.m.method_of_class(bv.cls, attr)
             if found is not None and _is_property(found[0]):
@@ -3181,7 +3250,14 @@ class Flow:
                         self.eval(part, frame)
         k = base.kind
         if k is None and base.dev == HOST:
-            return Value(None, HOST, origin=base.origin)
+            if not (_put_on_host(base) and any(v.kind == TENSOR and v.nonscalar and v.dev is not None
+                                               and v.dev.where == "acc" for _, v in idx_vals)):
+                return Value(None, HOST, origin=base.origin)
+            # `sim = self.encoder.s_sim_mx.cpu()` (of a value the engine cannot name) indexed with a
+            # mask made on the device: only tensors (and structures that index theirs) are put on
+            # the host that way and take a tensor mask; it fails there (ST-SSL#3)
+            base = replace(base, kind=TENSOR)
+            k = TENSOR
         if k == TENSOR:
             # an index of unknown kind moved to a device on purpose (`labels.to(device)`) is a tensor
             tensor_idx = [(x, v if v.kind == TENSOR else replace(v, kind=TENSOR)) for x, v in idx_vals
@@ -4514,10 +4590,7 @@ class Flow:
                 # (`agent.analyze_feedbacks(dones)`, rl-starter-files#41)
                 cur = self._lookup(recv.value, frame)
                 if cur is not None and cur.kind == OBJECT and cur.cls == rv.cls:
-                    attrs = dict(cur.attrs or ())
-                    attrs.update(left)
-                    self._bind(recv, replace(cur, attrs=tuple(sorted(attrs.items(), key=lambda kv: kv[0]))),
-                               frame, None, rebinding=True)
+                    self._bind(recv, replace(cur, attrs=_set_attrs(cur.attrs, dict(left))), frame, None, rebinding=True)
             return out
         if k is None and meth in _TENSOR_ONLY_METHODS and not self.m.qualname(recv):
             # only a tensor has this method (numpy arrays and lists do not): `transform(raw).unsqueeze(0)`

@@ -486,6 +486,17 @@ def _strips_module_prefix(m, key) -> bool:
     return False
 
 
+def _state_dict_name(m, name: cst.Name) -> bool:
+    """A name in a saved dict assigned once from a (copied) `state_dict()` call."""
+    bindings = m.bindings_of(name)
+    if len(bindings) != 1 or bindings[0].how != "assign" or not isinstance(bindings[0].value, cst.Call):
+        return False
+    v = bindings[0].value
+    if m.qualname(v.func) in ("copy.copy", "copy.deepcopy") and len(v.args) == 1:
+        v = v.args[0].value
+    return isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "state_dict"
+
+
 def _state_dict_calls(expr, depth: int = 0, m=None):
     """`W.state_dict()` calls at the top of a torch.save argument or inside dict/list/tuple literals
     (with the model: also in the literal a name saved was assigned once, `ckpt = {...}`, or
@@ -501,11 +512,15 @@ def _state_dict_calls(expr, depth: int = 0, m=None):
             and expr.func.value.value.value == "self"))
     ):
         yield expr
-    elif isinstance(expr, cst.Name) and m is not None and depth == 0:
+    elif isinstance(expr, cst.Name) and m is not None and (depth == 0 or depth <= 2 and _state_dict_name(m, expr)):
         bindings = m.bindings_of(expr)
         if len(bindings) == 1 and bindings[0].how == "assign" and isinstance(
                 bindings[0].value, (cst.Dict, cst.List, cst.Tuple, cst.Call)):
             yield from _state_dict_calls(bindings[0].value, depth + 1, m)
+    elif (isinstance(expr, cst.Call) and m is not None and len(expr.args) == 1
+          and m.qualname(expr.func) in ("copy.copy", "copy.deepcopy")):
+        # `state_dict = copy.copy(self.network.state_dict())`, then popped from (DrQA's save)
+        yield from _state_dict_calls(expr.args[0].value, depth + 1, m)
     elif isinstance(expr, cst.Dict):
         for el in expr.elements:
             if isinstance(el, cst.DictElement):

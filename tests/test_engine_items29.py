@@ -1,0 +1,127 @@
+"""Engine items, twenty-second session (each test checked to fail with its change stashed)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    rules = [Registry.load().by_code(c)() for c in codes]
+    diags = run_text("train.py", textwrap.dedent(src), rules, Options()).diagnostics
+    return sorted((d.line, d.code) for d in diags)
+
+
+# E35-4 (DrQA#144): a plain reader class whose `parallelize()` re-binds `self.network` to a
+# DataParallel wrapper; the script calls it on its instance, then `save()`. The recorded pass of
+# `save()` read the attribute as `__init__` set it. Two causes: every call of a method is its
+# site only when the count of calls named `save` leaves out `torch.save(...)`, and the receiver
+# of those calls (the instance as `parallelize()` left it) was dropped for a bare instance.
+READER = """
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class DocReader(object):
+    def __init__(self):
+        self.network = nn.Linear(4, 2)
+        self.optimizer = torch.optim.SGD(self.network.parameters(), lr=0.1)
+
+    def update(self, x):
+        loss = self.network(x).pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+    def save(self, filename):
+        torch.save({{"state_dict": self.network.state_dict()}}, filename)
+
+    def parallelize(self):
+        self.network = torch.nn.DataParallel(self.network)
+
+
+model = DocReader()
+{before}
+for _ in range(3):
+    model.update(torch.randn(8, 4))
+model.save("/tmp/reader.mdl")
+{after}
+"""
+
+
+def test_a_wrapper_a_method_set_is_what_later_methods_of_that_instance_save():
+    assert _lines(READER.format(before="model.parallelize()", after=""), "GL304") == [(20, "GL304")]
+
+
+def test_a_wrapper_set_on_one_path_is_saved_on_that_path():
+    src = READER.format(before="if len(sys.argv) > 1:\n    model.parallelize()", after="")
+    assert _lines(src, "GL304") == [(20, "GL304")]
+
+
+def test_a_wrapper_set_after_the_save_is_not_saved():
+    assert _lines(READER.format(before="", after="model.parallelize()"), "GL304") == []
+
+
+def test_a_copied_state_dict_in_the_saved_dict_is_followed():
+    src = READER.format(before="model.parallelize()", after="").replace(
+        '        torch.save({"state_dict": self.network.state_dict()}, filename)',
+        '        sd = copy.copy(self.network.state_dict())\n'
+        '        sd.pop("fixed", None)\n'
+        '        torch.save({"state_dict": sd}, filename)').replace("import sys", "import copy\nimport sys")
+    assert _lines(src, "GL304") == [(23, "GL304")]
+
+
+# E36-1 (ST-SSL#3): `self.encoder.s_sim_mx.cpu()`, an attribute of a submodule whose value the
+# engine does not know, handed to a helper that indexes it with a mask made on the device. Only
+# a tensor (or a structure indexing its tensors) is put on the host by `.cpu()` and takes a mask:
+# the index fails ("indices should be either on cpu or on the same device as the indexed tensor").
+SIM = """
+import torch
+import torch.nn as nn
+
+
+def aug(sim_mx, graph):
+    edge_mask = (graph > 0).tril(diagonal=-1){mask_move}
+    return torch.softmax(sim_mx[{index}], dim=0)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Parameter(torch.randn(4, 4))
+        self.s_sim_mx = None
+
+    def forward(self, graph):
+        self.s_sim_mx = self.emb.detach()
+        return graph @ self.emb
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    def forward(self, graph):
+        h = self.encoder(graph)
+        sim = self.encoder.s_sim_mx.cpu()
+        return aug(sim, graph).sum() * h.sum()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Net().to(device)
+graph = torch.ones(4, 4).to(device)
+model(graph).backward()
+"""
+
+
+def test_a_value_put_on_the_host_indexed_with_a_device_mask():
+    assert _lines(SIM.format(mask_move="", index="edge_mask"), "GL116") == [(8, "GL116")]
+
+
+def test_a_value_put_on_the_host_indexed_with_a_host_mask_or_a_number():
+    assert _lines(SIM.format(mask_move=".cpu()", index="edge_mask"), "GL116") == []
+    assert _lines(SIM.format(mask_move="", index="0"), "GL116") == []
