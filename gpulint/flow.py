@@ -1995,6 +1995,18 @@ class Flow:
             self.values[target] = v
         return True
 
+    def _held_instance_set(self, recv: cst.Attribute, v: Value, frame: _Frame) -> None:
+        """`holder.attr` (a plain instance of the file) is `v` from here on: `self.attr` in a method
+        of the holder's class, else the attribute of the instance the name `holder` holds."""
+        base = recv.value
+        if base.value == "self" and frame.cls is not None:
+            frame.env["self." + recv.attr.value] = v
+            return
+        cur = self._lookup(base.value, frame)
+        if cur is not None and cur.kind == OBJECT and cur.cls in self.m.classes and cur.keys is None:
+            self._bind(base, replace(cur, attrs=_set_attrs(cur.attrs, {recv.attr.value: v})), frame, None,
+                       rebinding=True)
+
     def _part_assigned(self, target, v: Value, frame: _Frame, value_expr) -> None:
         """`model.fc = nn.Linear(n, k)` (`model.roi_heads.box_predictor = FastRCNNPredictor(...)`)
         after `model` was moved to an accelerator: the new layer is built on the host and the
@@ -3272,7 +3284,9 @@ class Flow:
             adds_dim = any(_is_none(x) for x, _ in idx_vals)  # `t[None, :]`: at least one dimension
             # `target[i]` of a tensor of two or more dimensions keeps one
             keeps = base.deep and len(e.slice) == 1 and len(idx_vals) == 1
-            return Value(TENSOR, base.dev, base.half, adds_dim or keeps or (base.nonscalar and only_slices), base.nograd,
+            # a slice keeps its dimension (`hidden[:, agent_num, :]`): a tensor with one still has one
+            sliced = len(idx_vals) < len(e.slice)
+            return Value(TENSOR, base.dev, base.half, adds_dim or keeps or (base.nonscalar and sliced), base.nograd,
                          origin=base.origin, deep=base.deep and only_slices, graph=base.graph)
         if k == BATCH:
             if base.keys is not None and len(idx_vals) == 1 and len(e.slice) == 1:
@@ -4572,8 +4586,11 @@ class Flow:
         if rv.cls is not None:
             own = (type(recv) is cst.Name and recv.value == "self" and frame.cls is not None
                    and rv is frame.env.get("self") and k in (OBJECT, MODULE))
-            if (k != OBJECT and not own) or type(recv) is not cst.Name or rv.cls not in self.m.classes \
-                    or rv.keys is not None:
+            # `agents.policy.init_hidden(1)`: a method of a plain instance held in another's attribute
+            held = (k == OBJECT and type(recv) is cst.Attribute and type(recv.value) is cst.Name
+                    and rv.cls in self.m.classes and rv.keys is None)
+            if not held and ((k != OBJECT and not own) or type(recv) is not cst.Name or rv.cls not in self.m.classes
+                             or rv.keys is not None):
                 return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
             self._last_exit_self = None
             out = self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
@@ -4584,6 +4601,11 @@ class Flow:
                 for a, v in left:
                     frame.env["self." + a] = v
                     frame.assigned_self.add(a)
+            elif left and held:
+                # `agents.policy.init_hidden(1)` re-bound the policy's `eval_hidden` (a host tensor):
+                # the holder's attribute is that instance as the call left it, what the holder's next
+                # method call reads through `self.policy` (MARL#2)
+                self._held_instance_set(recv, replace(rv, attrs=_set_attrs(rv.attrs, dict(left))), frame)
             elif left:
                 # `agent.get_actions(obs)` set `self.memories` (the model's output, on the
                 # device): this instance's attribute from here on, what its next method call reads

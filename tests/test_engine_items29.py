@@ -125,3 +125,56 @@ def test_a_value_put_on_the_host_indexed_with_a_device_mask():
 def test_a_value_put_on_the_host_indexed_with_a_host_mask_or_a_number():
     assert _lines(SIM.format(mask_move=".cpu()", index="edge_mask"), "GL116") == []
     assert _lines(SIM.format(mask_move="", index="0"), "GL116") == []
+
+
+# E34-1 (MARL#2): `agents.policy.init_hidden(1)` re-binds the policy's hidden state (a host
+# tensor) before `agents.choose_action(...)` slices it (`[:, agent_num, :]`, which keeps a
+# dimension) and feeds it to the policy's network on the device. The class's other methods
+# leave the attribute on the device, so only the instance as that call left it tells.
+POLICY = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Policy:
+    def __init__(self):
+        self.net = nn.GRUCell(4, 4).to(device)
+        self.hidden = None
+
+    def init_hidden(self, n):
+        self.hidden = torch.zeros((n, 2, 4)){move}
+
+    def learn(self, x):
+        self.hidden = self.hidden.to(device)
+        self.hidden[:, 0, :] = self.net(x.to(device), self.hidden[:, 0, :])
+
+
+class Agents:
+    def __init__(self):
+        self.policy = Policy()
+
+    def choose_action(self, x, agent_num):
+        h = self.policy.hidden[:, agent_num, :]
+        x = x.to(device)
+        return self.policy.net(x, h)
+
+
+def episode(agents):
+    agents.policy.init_hidden(1)
+    for i in range(2):
+        agents.choose_action(torch.randn(1, 4), i)
+
+
+agents = Agents()
+episode(agents)
+"""
+
+
+def test_a_method_of_an_instance_held_in_an_attribute_sets_what_the_holder_reads():
+    assert _lines(POLICY.format(move=""), "GL116") == [(28, "GL116")]
+
+
+def test_a_hidden_state_the_method_moves_is_not_reported():
+    assert _lines(POLICY.format(move=".to(device)"), "GL116") == []
