@@ -5212,17 +5212,32 @@ class Flow:
             p = fn.params
             params = [x.name.value for x in (*p.posonly_params, *p.params)]
             if params:
+                roots = {params[0]} | self._parts_loop_names(fn, params[0])
                 for call in self.m.calls_in(fn):
                     f = call.func
                     if type(f) is cst.Attribute and f.attr.value == "half" and not call.args:
                         root = f.value
                         while type(root) is cst.Attribute:
                             root = root.value
-                        if type(root) is cst.Name and root.value == params[0]:
+                        if type(root) is cst.Name and root.value in roots:
                             found = True
                             break
         self._half_cache[key] = found
         return found
+
+    def _parts_loop_names(self, fn, owner: str) -> set:
+        """Names a `for` loop of `fn` binds to the parameters or submodules of `owner` (`for p in
+        l.parameters(): p.data = p.data.half()`, E35-3)."""
+        out = set()
+        for node in self.m.walk(fn.body):
+            if type(node) is not cst.For or type(node.target) is not cst.Name:
+                continue
+            it = node.iter
+            if (type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute
+                    and it.func.attr.value in ("parameters", "modules", "children")
+                    and type(it.func.value) is cst.Name and it.func.value.value == owner):
+                out.add(node.target.value)
+        return out
 
     def _class_moves_itself(self, name: str, construction: cst.Call | None = None) -> bool:
         """A module class of the file whose `__init__` moves itself or one of its attributes to a

@@ -178,3 +178,48 @@ def test_a_method_of_an_instance_held_in_an_attribute_sets_what_the_holder_reads
 
 def test_a_hidden_state_the_method_moves_is_not_reported():
     assert _lines(POLICY.format(move=".to(device)"), "GL116") == []
+
+
+# E35-3 (TRELLIS#162's `convert_module_to_f16`): the parameters of a layer cast one by one
+# through `.data` convert the layer to float16 like `l.half()`.
+F16 = """
+import torch
+import torch.nn as nn
+
+
+def convert_module_to_f16(l):
+    if isinstance(l, nn.Linear):
+        for p in l.parameters():
+            p.data = p.data.{cast}()
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(8, 8) for _ in range(2)])
+        self.blocks.apply(convert_module_to_f16)
+
+    def forward(self, x):
+        h = x.half()
+        for block in self.blocks:
+            h = block(h)
+        return h.float()
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = Encoder().to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+for _ in range(3):
+    loss = model(torch.randn(4, 8, device=device)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_parameters_cast_one_by_one_convert_the_layer():
+    assert _lines(F16.format(cast="half"), "GL206") == [(16, "GL206")]
+
+
+def test_parameters_cast_to_float_do_not():
+    assert _lines(F16.format(cast="float"), "GL206") == []
