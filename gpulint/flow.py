@@ -145,6 +145,9 @@ class Value:
     # OBJECT: attributes code outside the class's methods set on this instance (`inst.model =
     # CNN(...)` in a `load` classmethod, `trainer.model = net`): ((name, value), ...), read first
     attrs: tuple | None = None
+    # OBJECT of no one class: the classes of the file it is an instance of on some path (`for loss
+    # in [GeneratorLoss(), DiscriminatorLoss()]`), sorted; a method call runs each class's method
+    alts: tuple | None = None
 
     def __eq__(self, o):
         return (
@@ -170,6 +173,7 @@ class Value:
             and self.host_part is o.host_part
             and self.graph == o.graph
             and self.attrs == o.attrs
+            and self.alts == o.alts
         )
 
     def __hash__(self):
@@ -258,7 +262,20 @@ def join(a: Value | None, b: Value | None) -> Value:
         graph=a.graph and b.graph,
         host_part=a.host_part if a.host_part is b.host_part else None,
         attrs=_join_attrs(a.attrs, b.attrs, a.kind == OBJECT and a.cls is not None and a.cls == b.cls),
+        alts=_join_alts(a, b),
     )
+
+
+def _join_alts(a: Value, b: Value):
+    """The classes an OBJECT joined from instances of different classes of the file is one of."""
+    if a.kind != OBJECT or a.cls == b.cls and a.alts == b.alts:
+        return a.alts if a.cls == b.cls else None
+    ca = a.alts or ((a.cls,) if a.cls is not None else None)
+    cb = b.alts or ((b.cls,) if b.cls is not None else None)
+    if ca is None or cb is None:
+        return None
+    out = tuple(sorted(set(ca) | set(cb)))
+    return out if len(out) <= 4 else None
 
 
 def _exits_in(fn) -> list:
@@ -1492,10 +1509,19 @@ class Flow:
             if extra:
                 total = max(total, 0) + extra
         if callee == fn.name.value and self.m.class_of(fn) is not None:
+            own_sites = self.site_values.get(fn) or {}
+            others = None
             for c in self._calls_by_attr.get(callee, ()):
                 if self._imported_receiver(c.func.value):
                     total -= 1  # `torch.save(...)` is no call of the file's `save` method
                     continue
+                if c not in own_sites:
+                    if others is None:
+                        others = [f for f in self.m.functions.get(callee, ()) if f is not fn
+                                  and self.m.class_of(f) is not None and self.site_values.get(f)]
+                    if any(c in self.site_values[f] for f in others):
+                        total -= 1  # a call of another class's method of that name (its receiver known)
+                        continue
                 rv = self._known_receiver(c.func.value)
                 if rv is not None and rv.kind in (OPTIMIZER, SCHEDULER, SCALER, TENSOR, MODULE, LOADER, DATASET):
                     if rv.cls is None:
@@ -2195,11 +2221,16 @@ class Flow:
         guard = self.gpu_guard(stmt.test)
         before = frame.env
         frame.env = dict(before)
+        narrowed = self._class_narrowing(stmt.test, frame)
+        if narrowed is not None:
+            frame.env[narrowed[0]] = narrowed[1]
         frame.cpu_only += guard is False
         live_then = self._block(stmt.body.body, frame)
         frame.cpu_only -= guard is False
         then_env = frame.env
         frame.env = dict(before)
+        if narrowed is not None:
+            frame.env[narrowed[0]] = narrowed[2]
         live_else = True
         frame.cpu_only += guard is True
         if isinstance(stmt.orelse, cst.If):
@@ -2267,6 +2298,31 @@ class Flow:
         if v.kind != HOSTVAL or v.truth is None:
             return None
         return v.truth != neg
+
+    def _class_narrowing(self, test, frame: _Frame):
+        """`isinstance(loss, GeneratorLoss)` of a name holding an instance of one of several classes
+        of the file: (name, its value where the test holds, where it fails), or None."""
+        if (type(test) is not cst.Call or type(test.func) is not cst.Name or test.func.value != "isinstance"
+                or len(test.args) != 2 or type(test.args[0].value) is not cst.Name):
+            return None
+        name = test.args[0].value.value
+        v = frame.env.get(name)
+        if v is None or v.kind != OBJECT or not v.alts:
+            return None
+        t = test.args[1].value
+        elts = [el.value for el in t.elements] if type(t) is cst.Tuple else [t]
+        if not all(type(el) is cst.Name and el.value in self.m.classes for el in elts):
+            return None
+        hit = [c for c in v.alts if any(self._subclass(c, el.value) for el in elts)]
+        miss = [c for c in v.alts if c not in hit]
+
+        def one_of(classes):
+            if not classes:
+                return v
+            if len(classes) == 1:
+                return Value(OBJECT, None, cls=classes[0], origin=v.origin)
+            return replace(v, alts=tuple(classes))
+        return name, one_of(hit), one_of(miss)
 
     def _type_test(self, test, frame: _Frame) -> bool | None:
         """Whether `isinstance(x, float)` / `isinstance(x, (int, float))` / `torch.is_tensor(x)` /
@@ -4583,6 +4639,17 @@ class Flow:
             if found is None or not (_is_classmethod(found[0]) or _is_static(found[0])):
                 return UNKNOWN
             return self._call_method(rv.cls, meth, rv, e, pos, kw, frame)
+        if k == OBJECT and rv.cls is None and rv.alts:
+            # `loss.train_ops(generator)` with `loss` one of several classes of the file: each one's
+            # method runs with these arguments (torchgan's loss list, E41-1)
+            found = [self.m.method_of_class(c, meth) for c in rv.alts]
+            if all(f is not None for f in found):
+                out = None
+                for c in rv.alts:
+                    r = self._call_method(c, meth, Value(OBJECT, None, cls=c, origin=rv.origin), e, pos, kw, frame)
+                    out = join(out, r)
+                return out
+            return UNKNOWN
         if rv.cls is not None:
             own = (type(recv) is cst.Name and recv.value == "self" and frame.cls is not None
                    and rv is frame.env.get("self") and k in (OBJECT, MODULE))

@@ -223,3 +223,50 @@ def test_parameters_cast_one_by_one_convert_the_layer():
 
 def test_parameters_cast_to_float_do_not():
     assert _lines(F16.format(cast="float"), "GL206") == []
+
+
+# E41-1 (torchgan#46's loss list): a method called on the loop variable over instances of two
+# classes of the file runs each class's method with the call's arguments (and an `isinstance`
+# test picks one class per branch), so a DataParallel wrapper passed along is followed in.
+LOSSES = """
+import torch
+import torch.nn as nn
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoding_dims = 8
+        self.fc = nn.Linear(8, 1)
+
+    def forward(self, z):
+        return self.fc(z)
+
+
+class GeneratorLoss:
+    def train_ops(self, generator):
+        return generator(torch.randn(4, generator.encoding_dims)).mean()
+
+
+class DiscriminatorLoss:
+    def train_ops(self, generator, scale):
+        return -generator(torch.randn(4, generator.encoding_dims)).mean() * scale
+
+
+generator = Generator()
+{wrap}
+for loss in [GeneratorLoss(), DiscriminatorLoss()]:
+    if isinstance(loss, GeneratorLoss):
+        loss.train_ops(generator).backward()
+    else:
+        loss.train_ops(generator, 2.0).backward()
+"""
+
+
+def test_a_method_of_one_of_several_classes_runs_each():
+    src = LOSSES.format(wrap="if torch.cuda.device_count() > 1:\n    generator = nn.DataParallel(generator)")
+    assert _lines(src, "GL305") == [(18, "GL305"), (23, "GL305")]
+
+
+def test_no_wrapper_no_report():
+    assert _lines(LOSSES.format(wrap=""), "GL305") == []
