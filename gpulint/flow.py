@@ -4369,6 +4369,11 @@ class Flow:
                     # `torch.tensor(x)` of a parameter of unknown kind (maybe a tensor, which keeps
                     # its device: transformers' d_fine `torch.tensor(spatial_shapes)`): not a host factory
                     dev = pos[0][1].dev
+                elif (q.rsplit(".", 1)[-1] in ("tensor", "as_tensor") and pos and not pos[0][2]
+                        and pos[0][1].kind == TENSOR):
+                    # `torch.tensor(x)` of a tensor copies it where it is (PRECISION30 A3: a
+                    # dataset's `torch.tensor(x).float()` of inputs moved to the device)
+                    dev = pos[0][1].dev
             else:
                 dev = None
         half = any(v.half for _, v in ops)
@@ -5128,6 +5133,12 @@ class Flow:
             return Value(kind, dev if given else (None if frame.devctx else HOST), half_at is not None, origin=e,
                          cls=name, placed=e if given else None, stateful=stateful, half_at=half_at)
         if kind is not None:
+            if kind == DATASET:
+                init = self.m.classes[name].methods.get("__init__")
+                if init is not None:
+                    # what the constructions pass (`MyDataset(X, Y)` of tensors moved to the device),
+                    # read in the class's recorded pass and where its samples are asked for
+                    self._call_function(init, name, e, pos, kw, frame, Value(kind, None, cls=name), summary=False)
             return Value(kind, None, origin=e, cls=name)
         found = self.m.method_of_class(name, "__init__")  # its own, or one inherited from a file base
         if found is not None:

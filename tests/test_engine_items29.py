@@ -270,3 +270,48 @@ def test_a_method_of_one_of_several_classes_runs_each():
 
 def test_no_wrapper_no_report():
     assert _lines(LOSSES.format(wrap=""), "GL305") == []
+
+
+# PRECISION30 A3 (Modern-Computer-Vision-with-PyTorch, Chapter02): a Dataset of the file given
+# tensors already moved to the device keeps them there (`torch.tensor(x)` of a tensor copies it
+# where it is), so the default collation's batches are on the device: no GL101. The same dataset
+# given host tensors still is.
+DS = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+X = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
+Y = torch.tensor([[3.0], [7.0], [11.0], [15.0]])
+device = "cuda" if torch.cuda.is_available() else "cpu"
+{moves}
+
+
+class MyDataset(Dataset):
+    def __init__(self, x, y):
+        self.x = torch.tensor(x).float()
+        self.y = torch.tensor(y).float()
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, ix):
+        return self.x[ix], self.y[ix]
+
+
+dl = DataLoader(MyDataset(X, Y), batch_size=2, shuffle=True)
+mynet = nn.Linear(2, 1).to(device)
+opt = torch.optim.SGD(mynet.parameters(), lr=0.001)
+for x, y in dl:
+    opt.zero_grad()
+    nn.functional.mse_loss(mynet(x), y).backward()
+    opt.step()
+"""
+
+
+def test_a_dataset_of_device_tensors_gives_device_batches():
+    assert _lines(DS.format(moves="X = X.to(device)\nY = Y.to(device)"), "GL101") == []
+
+
+def test_a_dataset_of_host_tensors_gives_host_batches():
+    assert _lines(DS.format(moves=""), "GL101") == [(29, "GL101")]
