@@ -3535,6 +3535,15 @@ class Flow:
             pos, kw = self._args(e, frame)
             if meth in ("add_module", "register_module") and len(pos) >= 2 and pos[1][1].origin is not None:
                 self._registered.add(pos[1][1].origin)
+            part = pos[1][1] if meth in ("add_module", "register_module") and len(pos) >= 2 else (
+                pos[0][1] if meth in ("append", "extend", "insert") and pos and rv.kind == MODULE else None)
+            if (part is not None and rv.kind == MODULE and rv.dev is not None and rv.dev.is_host
+                    and type(recv) is cst.Name and recv.value != "self" and part.kind in (MODULE, TUPLE)
+                    and not (part.dev is not None and part.dev.is_host)):
+                # `model.add_module(name, layer)` of a layer of a CNN moved to the device (the style
+                # transfer tutorial's assembly loop): the container's parts are not all on the host
+                # (PRECISION30 A5)
+                self._bind(recv, replace(rv, dev=None), frame, None, rebinding=True)
             if (meth in ("register_buffer", "register_parameter") and len(pos) >= 2 and type(recv) is cst.Name
                     and recv.value == "self" and frame.cls is not None and type(pos[0][0]) is cst.SimpleString
                     and pos[1][1].kind in (TENSOR, None) and not (type(pos[1][0]) is cst.Name and pos[1][0].value == "None")):

@@ -297,6 +297,11 @@ def _from_caller_not_host(m, a: AttrAssign) -> bool:
     only when a construction of the class in this file passes a tensor the engine knows is on
     the host; silent when no call site is found or none is known to be on the host."""
     value = a.value
+    d = m.device_of(value)
+    if d is not None and d.where == "acc" and _from_parameter(m, a):
+        # `self.target = target.detach()` (the style-transfer losses) of a tensor every
+        # construction passes from the device: the caller put it there (PRECISION30 A5)
+        return True
     if not isinstance(value, cst.Name):
         return False
     bindings = m.bindings_of(value)
@@ -327,6 +332,16 @@ def _from_caller_not_host(m, a: AttrAssign) -> bool:
         if d is not None and d.is_host:
             return False  # a host tensor passed in: the attribute stays on the host
     return True
+
+
+def _from_parameter(m, a: AttrAssign) -> bool:
+    """The assigned value reads a parameter of the method that assigns it (`target.detach()`)."""
+    for node in m.walk(a.value):
+        if isinstance(node, cst.Name):
+            bindings = m.bindings_of(node)
+            if bindings and all(b.how == "param" and m.function_of_param(b) is a.method for b in bindings):
+                return True
+    return False
 
 
 def _converted_parameter(m, value) -> bool:

@@ -784,11 +784,59 @@ def _frozen_before(ctx: Context, call: cst.Call, loop: cst.CSTNode) -> bool:
 
 
 def _detached_at_once(m, call: cst.Call) -> bool:
-    """`model(x).detach()` (or `.detach().cpu()...`): the result keeps no graph."""
+    """`model(x).detach()` (or `.detach().cpu()...`): the result keeps no graph. Also `target =
+    model(x)` handed only to classes or functions of the file that detach it at once
+    (`ContentLoss(target)` with `self.target = target.detach()`, the style-transfer tutorial's
+    model assembly loop)."""
     parent = m.parent(call)
     if isinstance(parent, cst.Attribute) and parent.attr.value in ("detach", "detach_"):
         return isinstance(m.parent(parent), cst.Call)
-    return False
+    return _detached_by_consumers(m, call)
+
+
+def _detached_by_consumers(m, call: cst.Call) -> bool:
+    stmt = m.parent(call)
+    if not (isinstance(stmt, cst.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0].target, cst.Name)):
+        return False
+    name = stmt.targets[0].target.value
+    scope = m.enclosing(call, cst.FunctionDef) or m.module
+    reads = []
+    for n in m.walk(scope):
+        if (isinstance(n, cst.Name) and n.value == name and n is not stmt.targets[0].target
+                and not (isinstance(m.parent(n), cst.Attribute) and m.parent(n).attr is n)):
+            if any(b.value is call for b in m.bindings_of(n)):
+                reads.append(n)
+    if not reads:
+        return False
+    for n in reads:
+        arg = m.parent(n)
+        use = m.parent(arg) if isinstance(arg, cst.Arg) and arg.value is n and not arg.star else None
+        if not isinstance(use, cst.Call) or not isinstance(use.func, cst.Name):
+            return False
+        if use.func.value in m.classes:
+            found = m.method_of_class(use.func.value, "__init__")
+            callee, skip = (found[0], 1) if found is not None else (None, 0)
+        else:
+            callee, skip = m.module_function(use.func.value), 0
+        if callee is None:
+            return False
+        params = [x.name.value for x in (*callee.params.posonly_params, *callee.params.params)][skip:]
+        if arg.keyword is not None:
+            param = arg.keyword.value
+        else:
+            i = [a for a in use.args if a.keyword is None].index(arg)
+            if i >= len(params):
+                return False
+            param = params[i]
+        uses = [x for x in m.walk(callee.body) if isinstance(x, cst.Name) and x.value == param
+                and not (isinstance(m.parent(x), cst.Attribute) and m.parent(x).attr is x)]
+        if not uses or not all(
+                isinstance(m.parent(x), cst.Attribute) and m.parent(x).value is x
+                and m.parent(x).attr.value in ("detach", "detach_") and isinstance(m.parent(m.parent(x)), cst.Call)
+                for x in uses):
+            return False
+    return True
 
 
 _GRAD_EFFECTS = frozenset({"grad", "backward", "step"})

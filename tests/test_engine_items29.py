@@ -315,3 +315,63 @@ def test_a_dataset_of_device_tensors_gives_device_batches():
 
 def test_a_dataset_of_host_tensors_gives_host_batches():
     assert _lines(DS.format(moves=""), "GL101") == [(29, "GL101")]
+
+
+# PRECISION30 A5 (DL-Demos' style transfer, the PyTorch tutorial's shape): a Sequential started
+# on the host and assembled with `add_module` from the children of a CNN moved to the device is
+# not "never moved" (GL112); a loss module storing `target.detach()` of a tensor every
+# construction passes from the device holds no host tensor (GL106); and the assembly loop whose
+# outputs only reach constructors that detach them is no evaluation loop (GL403).
+STYLE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+img = torch.rand(1, 3, 8, 8).to(device)
+
+
+class ContentLoss(nn.Module):
+    def __init__(self, target):
+        super().__init__()
+        self.target = target{detach}
+
+    def forward(self, input):
+        self.loss = F.mse_loss(input, self.target)
+        return input
+
+
+def build(img):
+    model = nn.Sequential(nn.Identity())
+    cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU()){move}.eval()
+    losses = []
+    for i, layer in enumerate(cnn.children()):
+        model.add_module(f"l{{i}}", layer)
+        target = model(img)
+        loss = ContentLoss(target)
+        model.add_module(f"loss{{i}}", loss)
+        losses.append(loss)
+    return model, losses
+
+
+model, losses = build(img)
+x = torch.randn(1, 3, 8, 8, device=device, requires_grad=True)
+opt = torch.optim.Adam([x], lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    model(x)
+    sum(ls.loss for ls in losses).backward()
+    opt.step()
+"""
+
+
+def test_a_container_assembled_from_moved_layers_is_not_reported():
+    assert _lines(STYLE.format(detach=".detach()", move=".to(device)"), "GL112", "GL106", "GL403") == []
+
+
+def test_a_container_assembled_from_host_layers_is_reported():
+    assert (38, "GL112") in _lines(STYLE.format(detach=".detach()", move=""), "GL112")
+
+
+def test_an_output_kept_with_its_graph_is_an_evaluation():
+    assert _lines(STYLE.format(detach="", move=".to(device)"), "GL403") == [(26, "GL403")]
