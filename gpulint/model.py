@@ -609,9 +609,23 @@ class ScriptModel:
         if self.star_import:
             # `torch` (or `nn`, `F`) that only a star import brings (`from modeling.deeplab import *`
             # in pytorch-deeplab-xception's train.py): the usual module, when the file binds none
+            added = False
             for local, full in _STAR_CONVENTIONS:
                 if local not in self.aliases and not self.bindings.get((module, local)):
                     self.aliases[local] = full
+                    added = True
+            if added:
+                # class bases named through those (`class RCNN(nn.Module)`) were read before the
+                # names were known (PRECISION30 A4)
+                for info in self.classes.values():
+                    bases = []
+                    for arg in info.node.bases:
+                        q = self.qualname(arg.value)
+                        if q is None and isinstance(arg.value, cst.Name):
+                            q = arg.value.value
+                        if q:
+                            bases.append(q)
+                    info.bases[:] = bases
         # import aliases that a function re-binds as a local (`import json as net` and `def
         # val(net, ...)`: `net` there is the parameter): name -> those function scopes
         for (scope, name), bs in self.bindings.items():

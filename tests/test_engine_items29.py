@@ -375,3 +375,37 @@ def test_a_container_assembled_from_host_layers_is_reported():
 
 def test_an_output_kept_with_its_graph_is_an_evaluation():
     assert _lines(STYLE.format(detach="", move=".to(device)"), "GL403") == [(26, "GL403")]
+
+
+# PRECISION30 A4 (Modern-Computer-Vision-with-PyTorch's RCNN): `torch` and `nn` come only from a
+# star import; the class bases (`RCNN(nn.Module)`) were read before the star import's usual names
+# were known, so the class was no module and `RCNN().to(device)` moved nothing: GL112 at its heads.
+STAR = """
+from torch_snippets import *
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+backbone = nn.Sequential(nn.Linear(8, 8))
+backbone.eval().to(device)
+
+
+class RCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = backbone
+        self.cls_score = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.cls_score(self.backbone(x))
+
+
+rcnn = RCNN(){move}
+out = rcnn(torch.randn(2, 8).to(device))
+"""
+
+
+def test_a_module_class_on_star_imported_nn_moves_its_parts():
+    assert _lines(STAR.format(move=".to(device)"), "GL112", "GL116") == []
+
+
+def test_a_module_class_on_star_imported_nn_never_moved_is_reported():
+    assert _lines(STAR.format(move=""), "GL112", "GL116") != []
