@@ -409,3 +409,39 @@ def test_a_module_class_on_star_imported_nn_moves_its_parts():
 
 def test_a_module_class_on_star_imported_nn_never_moved_is_reported():
     assert _lines(STAR.format(move=""), "GL112", "GL116") != []
+
+
+# PRECISION29 A1 (pytorch-pose's convert_checkpoint.py): a DataParallel wrapper that is only
+# loaded into, counted and saved is never run: no GPU is driven (GL301 silent). Called once, it is.
+CONVERT = """
+import sys
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def main(path, out):
+    model = nn.Linear(4, 2)
+    model = torch.nn.DataParallel(model).to(device)
+    optimizer = torch.optim.RMSprop(model.parameters(), lr=1e-3)
+    checkpoint = torch.load(path, map_location=device)
+    model.load_state_dict(checkpoint["state_dict"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    print(sum(p.numel() for p in model.parameters()))
+    {run}
+    clean = {{k[7:]: v for k, v in checkpoint["state_dict"].items()}}
+    torch.save(clean, out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
+"""
+
+
+def test_a_wrapper_only_loaded_and_counted_drives_no_gpu():
+    assert _lines(CONVERT.format(run="pass"), "GL301") == []
+
+
+def test_a_wrapper_run_once_does():
+    assert _lines(CONVERT.format(run="model(torch.randn(2, 4, device=device))"), "GL301") == [(11, "GL301")]

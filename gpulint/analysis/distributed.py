@@ -129,6 +129,9 @@ class LoaderLoop:
         return self.via if self.via is not None else self.loop
 
 
+_PASSIVE_USES = frozenset({"state_dict", "load_state_dict", "parameters", "named_parameters"})
+
+
 @dataclass
 class DistFacts:
     model: ScriptModel
@@ -326,9 +329,12 @@ class DistFacts:
 
     def only_saved(self, w: Wrap) -> bool:
         """The wrapper is never run: every use of the name it is bound to is the receiver of a
-        `.state_dict()` call. The wrap is there for its `module.` key prefix (pytorch-semseg's
-        weight-conversion demos: `psp = DataParallel(psp)  # append module.`, then
-        `torch.save({"model_state": psp.state_dict()}, ...)`), not to drive GPUs."""
+        `.state_dict()` or `.load_state_dict(...)` call (at least one), of `.parameters()` /
+        `.named_parameters()`, or printed. The wrap is there for its `module.` key prefix
+        (pytorch-semseg's weight-conversion demos: `psp = DataParallel(psp)  # append module.`, then
+        `torch.save({"model_state": psp.state_dict()}, ...)`; pytorch-pose's convert_checkpoint.py
+        loads a wrapped checkpoint, counts the parameters and saves it unprefixed), not to drive
+        GPUs."""
         if w.target is None:
             return False
         m = self.model
@@ -341,10 +347,14 @@ class DistFacts:
                 continue
             parent = m.parent(node)
             call = m.parent(parent) if isinstance(parent, cst.Attribute) else None
-            if not (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "state_dict"
+            if isinstance(parent, cst.Arg) and isinstance(m.parent(parent), cst.Call) and isinstance(
+                    m.parent(parent).func, cst.Name) and m.parent(parent).func.value == "print":
+                continue  # `print(model)`
+            if not (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PASSIVE_USES
                     and isinstance(call, cst.Call) and call.func is parent):
                 return False
-            uses += 1
+            if parent.attr.value in ("state_dict", "load_state_dict"):
+                uses += 1
         return uses > 0
 
     def wrapper_reaching(self, use: cst.BaseExpression, _depth: int = 0) -> tuple[Wrap, bool] | None:
