@@ -168,11 +168,30 @@ def _trains(m) -> bool:
         f = call.func
         name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else ""
         low = name.lower()
+        if "train" in low and isinstance(f, cst.Name) and _instance_of_class(m, f):
+            continue  # `cityscapes_trainIds2labelIds(label)`: a transform object, not a training call (PRECISION31 A2)
         if low in ("backward", "zero_grad", "fit") or "train" in low:
             return True
         if m.kind_of(call) is Kind.OPTIMIZER:
             return True
     return False
+
+
+def _instance_of_class(m, name: cst.Name) -> bool:
+    """Every binding of `name` assigns an object built by a class (`Compose([...])`: the callee's
+    last name is capitalised): calling it runs that object (a transform), not a training function,
+    whatever its name says (erfnet's `cityscapes_trainIds2labelIds = Compose([...])`)."""
+    bindings = m.bindings_of(name)
+    if not bindings:
+        return False
+    for b in bindings:
+        if b.how != "assign" or not isinstance(b.value, cst.Call):
+            return False
+        fn = b.value.func
+        last = fn.value if isinstance(fn, cst.Name) else fn.attr.value if isinstance(fn, cst.Attribute) else ""
+        if not last[:1].isupper():
+            return False
+    return True
 
 
 def _in_method(m, call: cst.Call) -> bool:
