@@ -140,8 +140,9 @@ dist.destroy_process_group()
         # a wrapper only saved (`state_dict()`), never run: it drives no GPU (pytorch-semseg)
         dps = [w for w in dps if not facts.only_saved(w)]
         # a wrapper only loaded into and unwrapped (`model = nn.DataParallel(model)`,
-        # `model.load_state_dict(...)`, `self.f = model.module.f`: chingyaoc/DCL's linear.py)
-        dps = [w for w in dps if not (_in_method(m, w.call) and _only_loaded(m, facts, w))]
+        # `model.load_state_dict(...)`, `self.f = model.module.f`: chingyaoc/DCL's linear.py; in a
+        # function, `next(enc.children()).features`: erfnet's pretrained encoder, PRECISION31 A1)
+        dps = [w for w in dps if not _only_loaded(m, facts, w)]
         if dps and not _trains(m):
             return  # an evaluation or demo script: no gradients to synchronise, DDP is not the advice
         if any(_in_method(m, w.call) for w in dps) and not _backpropagates(m):
@@ -167,11 +168,30 @@ def _trains(m) -> bool:
         f = call.func
         name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else ""
         low = name.lower()
+        if "train" in low and isinstance(f, cst.Name) and _instance_of_class(m, f):
+            continue  # `cityscapes_trainIds2labelIds(label)`: a transform object, not a training call (PRECISION31 A2)
         if low in ("backward", "zero_grad", "fit") or "train" in low:
             return True
         if m.kind_of(call) is Kind.OPTIMIZER:
             return True
     return False
+
+
+def _instance_of_class(m, name: cst.Name) -> bool:
+    """Every binding of `name` assigns an object built by a class (`Compose([...])`: the callee's
+    last name is capitalised): calling it runs that object (a transform), not a training function,
+    whatever its name says (erfnet's `cityscapes_trainIds2labelIds = Compose([...])`)."""
+    bindings = m.bindings_of(name)
+    if not bindings:
+        return False
+    for b in bindings:
+        if b.how != "assign" or not isinstance(b.value, cst.Call):
+            return False
+        fn = b.value.func
+        last = fn.value if isinstance(fn, cst.Name) else fn.attr.value if isinstance(fn, cst.Attribute) else ""
+        if not last[:1].isupper():
+            return False
+    return True
 
 
 def _in_method(m, call: cst.Call) -> bool:
@@ -180,8 +200,8 @@ def _in_method(m, call: cst.Call) -> bool:
 
 def _only_loaded(m, facts: DistFacts, w: Wrap) -> bool:
     """The wrapper is never run: every use of the name it is bound to (where this wrap reaches it)
-    is `W.state_dict()`, `W.load_state_dict(...)` or a read of `W.module`. The wrap is there for the
-    checkpoint's `module.` key prefix, not to drive GPUs."""
+    is `W.state_dict()`, `W.load_state_dict(...)`, a read of `W.module` or `next(W.children())` (the
+    wrapped module). The wrap is there for the checkpoint's `module.` key prefix, not to drive GPUs."""
     if w.target is None:
         return False
     uses = 0
@@ -192,17 +212,29 @@ def _only_loaded(m, facts: DistFacts, w: Wrap) -> bool:
         if reach is None or reach[0] is not w:
             continue
         parent = m.parent(node)
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            continue  # `enc = next(enc.children())`: the name is rebound, the wrapper not read
         if not (isinstance(parent, cst.Attribute) and parent.value is node):
             return False
         attr = parent.attr.value
-        if attr in ("state_dict", "load_state_dict"):
+        if attr in ("state_dict", "load_state_dict", "children"):
             call = m.parent(parent)
             if not (isinstance(call, cst.Call) and call.func is parent):
+                return False
+            if attr == "children" and not _first_child(m, call):
                 return False
         elif attr != "module":
             return False
         uses += 1
     return uses > 0
+
+
+def _first_child(m, call: cst.Call) -> bool:
+    """`call` (`W.children()`) is the only argument of `next(...)`: the module the wrapper holds."""
+    arg = m.parent(call)
+    outer = m.parent(arg) if isinstance(arg, cst.Arg) else None
+    return (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value == "next"
+            and len(outer.args) == 1)
 
 
 def _backpropagates(m) -> bool:
