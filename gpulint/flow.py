@@ -3452,7 +3452,7 @@ class Flow:
                 return HOST
             if t is cst.Attribute and expr.attr.value == "device" and text.split(".", 1)[0] not in _CONFIG_ROOTS:
                 return None  # `x.device` of a value the engine cannot place: wherever x is, not a configured GPU
-            if t is cst.Name and self._device_of_operand(expr):
+            if t is cst.Name and (self._device_of_operand(expr) or self._picked_by_tensor(expr)):
                 return None  # `d = get_device(wav)`: wherever that tensor is, not a configured GPU
             if any(h in last for h in _DEVICE_NAME_HINTS) or last in ("gpu_id",):
                 return Dev("acc", text, expr)
@@ -3475,6 +3475,24 @@ class Flow:
         # found): the configured accelerator, as for `"cuda" if ... else "cpu"`
         return Dev("acc", keys.pop() if len(keys) == 1 and len(bs) == 1 else "", name)
 
+    def _picked_by_tensor(self, name: cst.Name) -> bool:
+        """`curr_dev = torch.device(f"cuda:{n}") if n >= 0 else torch.device("cpu")` with `n =
+        scores.get_device()` (or a test on `x.is_cuda`): the device of that tensor, which may be the
+        host (pytorch_neural_crf, PRECISION31 A3)."""
+        for b in self.m.bindings_of(name):
+            if b.how != "assign" or type(b.value) is not cst.IfExp:
+                continue
+            for n in self.m.walk(b.value.test):
+                if type(n) is cst.Attribute and n.attr.value in ("is_cuda", "get_device"):
+                    return True
+                if type(n) is cst.Name and n is not name:
+                    for b2 in self.m.bindings_of(n):
+                        v = b2.value if b2.how == "assign" else None
+                        if (type(v) is cst.Call and type(v.func) is cst.Attribute
+                                and v.func.attr.value == "get_device" and not v.args):
+                            return True
+        return False
+
     def _device_of_operand(self, name: cst.Name) -> bool:
         """`name` is bound (somewhere in its scope) to a call of code the engine cannot follow
         that is given a tensor or a module (`input_device = get_device(wav)`): a device taken
@@ -3486,6 +3504,15 @@ class Flow:
         func = e.func
         tf = type(func)
         q = self.m.qualname(func)
+        if (tf is cst.Name and q is None and func.value not in self.m.classes and self.m.module_function(func.value) is None
+                and self.cuda_tensor_type(func)):
+            # `input_tensor_type(data)` with `input_tensor_type = torch.cuda.FloatTensor if
+            # torch.cuda.is_available() else torch.FloatTensor`: made on the accelerator (E42-6)
+            pos, kw = self._args(e, frame)
+            inner = pos[0][1] if pos else None
+            if inner is not None and inner.kind == TENSOR:
+                return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)
+            return Value(TENSOR, Dev("acc", "cuda"), nonscalar=bool(pos), origin=e, placed=e)
         if tf is cst.Attribute and q is None:
             recv = func.value
             meth = func.attr.value
@@ -4867,6 +4894,10 @@ class Flow:
                 x.evaluated_value if type(x) is cst.SimpleString else None)
             if isinstance(q, str) and q in kb.LEGACY_TENSOR_TYPES:
                 return Dev("acc", "cuda", x) if q.startswith("torch.cuda.") else HOST
+            if type(x) is cst.Name and q is None and self.cuda_tensor_type(x):
+                # `Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor`
+                # (the legacy availability choice): the accelerator on a run that has one (E42-6)
+                return Dev("acc", "cuda")
             if (type(x) is cst.Call and type(x.func) is cst.Attribute and x.func.attr.value == "type"
                     and not x.args):
                 tv = self.values.get(x.func.value)
@@ -5619,14 +5650,42 @@ class Flow:
             fi = kb.function(q)
             if fi is None or fi.returns != "tensor" or not q.startswith("torch."):
                 continue
-            parent = m.parent(c)
-            outer = m.parent(parent) if type(parent) is cst.Attribute else None
-            # made with `device=`, or moved right away (`.to(d)`, `.cuda()`): the model's moves
-            mv = m.move_of_call(c) or (m.move_of_call(outer) if type(outer) is cst.Call and outer.func is parent else None)
-            if mv is None or mv.to_cpu:
+            # made with `device=`, or moved right away (`.to(d)`, `.cuda()`, `.type(torch.cuda.
+            # FloatTensor)`, after other tensor methods: `.reshape(...).type(device_type)`, STDC's
+            # kernels, PRECISION31 A5): the model's moves
+            mv = m.move_of_call(c)
+            typed = False
+            node = c
+            for _ in range(6):
+                if mv is not None:
+                    break
+                parent = m.parent(node)
+                outer = m.parent(parent) if type(parent) is cst.Attribute and parent.value is node else None
+                if type(outer) is not cst.Call or outer.func is not parent:
+                    break
+                mv = m.move_of_call(outer)
+                if mv is None and parent.attr.value == "type" and outer.args and self.cuda_tensor_type(outer.args[0].value):
+                    typed = True
+                    break
+                node = outer
+            if not typed and (mv is None or mv.to_cpu):
                 return False  # a tensor made on the host
             placed = True
         return placed
+
+    def cuda_tensor_type(self, x, depth: int = 0) -> bool:
+        """`torch.cuda.FloatTensor`, or a name bound to it (or to `torch.cuda.FloatTensor if
+        torch.cuda.is_available() else torch.FloatTensor`): a tensor type on the GPU where one is."""
+        q = self.m.qualname(x) or ""
+        if q.startswith("torch.cuda.") and q.endswith("Tensor"):
+            return True
+        if type(x) is cst.IfExp:
+            return self.cuda_tensor_type(x.body, depth + 1) or self.cuda_tensor_type(x.orelse, depth + 1)
+        if type(x) is cst.Name and depth < 3:
+            bs = self.m.bindings_of(x)
+            return bool(bs) and all(b.how == "assign" and b.value is not None
+                                    and self.cuda_tensor_type(b.value, depth + 1) for b in bs)
+        return False
 
     def _given_stateful_parts(self, init: cst.FunctionDef, pos, kw) -> bool:
         """`SSD(base_net, head)` whose `__init__` stores a parameter on `self` (`self.base_net =

@@ -1093,7 +1093,9 @@ class ScriptModel:
         if q is None or not q.startswith("torch.nn."):
             return False
         last = q.rsplit(".", 1)[-1]
-        if last.endswith("Loss"):
+        from gpulint import kb
+
+        if last.endswith("Loss") or "loss" in kb.class_tags(q):  # (`NLLLoss2d`, PRECISION31 A4)
             return not any(a.keyword is not None and a.keyword.value in ("weight", "pos_weight") for a in ctor.args)
         return last in STATELESS_MODULES
 

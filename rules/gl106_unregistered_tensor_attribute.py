@@ -185,6 +185,9 @@ class Decoder(nn.Module):
                 return True
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _PLACING_METHODS:
                 return True
+            if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "type"
+                    and node.args and ctx.model.flow.cuda_tensor_type(node.args[0].value)):
+                return True  # `.type(torch.cuda.FloatTensor)` (STDC's kernels, PRECISION31 A5)
         return False
 
     def _maybe_scalar(self, ctx: Context, cls: ModuleClass, value) -> bool:

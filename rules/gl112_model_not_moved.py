@@ -21,8 +21,8 @@ class ModelNotMoved(Rule):
     fix_safety = "unsafe"
     default = True
     kind = "crash"
-    prefilter = r"DataLoader|\.to\(|\.cuda\("
-    ast_prefilter = r"DataLoader|^\.(?:to|cuda)\($"
+    prefilter = r"DataLoader|\.to\(|\.cuda\(|cuda\.[A-Za-z]*Tensor"
+    ast_prefilter = r"DataLoader|^\.(?:to|cuda)\($|^\.[A-Za-z]*Tensor$"
     explanation = '''
 Moving every batch to the GPU is half the job: a model built on the CPU and never moved has its
 weights on the CPU, and the first forward pass fails with `RuntimeError: Expected all tensors to

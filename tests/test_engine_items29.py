@@ -445,3 +445,107 @@ def test_a_wrapper_only_loaded_and_counted_drives_no_gpu():
 
 def test_a_wrapper_run_once_does():
     assert _lines(CONVERT.format(run="model(torch.randn(2, 4, device=device))"), "GL301") == [(11, "GL301")]
+
+
+# PRECISION31 A3 (pytorch_neural_crf): a device picked by `x.get_device() >= 0` is x's device,
+# which may be the host, not a configured accelerator.
+def test_a_device_picked_by_a_tensors_get_device_is_that_tensors():
+    src = """
+    import torch
+    scores = torch.randn(2, 5, 3)
+    lens = torch.tensor([5, 3])
+    dev_num = scores.get_device()
+    curr_dev = torch.device(f"cuda:{dev_num}") if dev_num >= 0 else torch.device("cpu")
+    mask = torch.ones_like(lens, dtype=torch.int64, device=curr_dev)
+    idx = torch.where(lens - 1 > 0, lens - 1, mask)
+    """
+    assert _lines(src, "GL116") == []
+    configured = src.replace("dev_num >= 0", "torch.cuda.is_available()")
+    assert _lines(configured, "GL116") == [(8, "GL116")]
+
+
+# PRECISION31 A4 (erfnet): a file criterion holding `nn.NLLLoss2d(weight)` (a loss by its torch
+# base, not by its name) is GL108's business, not a never-moved model's (GL112).
+CRIT = """
+import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class CrossEntropyLoss2d(nn.Module):
+    def __init__(self, weight):
+        super().__init__()
+        self.loss = nn.{loss}(weight)
+
+    def forward(self, outputs, targets):
+        return self.loss(torch.log_softmax(outputs, dim=1), targets)
+
+
+model = nn.Conv2d(3, 4, 1).to(device)
+criterion = CrossEntropyLoss2d(torch.ones(4).to(device))
+images = torch.randn(2, 3, 8, 8).to(device)
+labels = torch.randint(0, 4, (2, 8, 8)).to(device)
+loss = criterion(model(images), labels)
+"""
+
+
+def test_a_criterion_holding_nllloss2d_is_a_loss():
+    assert _lines(CRIT.format(loss="NLLLoss2d"), "GL112") == []
+    assert _lines(CRIT.format(loss="Conv2d"), "GL112") != []  # a layer with weights: still a model
+
+
+# PRECISION31 A5 (STDC-Seg's DetailAggregateLoss): a module whose tensors are all made on the GPU
+# in `__init__` with `.type(<cuda tensor type>)` needs no move of its own (GL112), nor are those
+# tensors left on the CPU by a move (GL106).
+DETAIL = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+device_type = {tt}
+
+
+class DetailAggregateLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernel = torch.tensor([1.0, -1.0, 1.0, -1.0], dtype=torch.float32).reshape(1, 1, 2, 2).type(device_type)
+        self.fuse = nn.Parameter(torch.ones(1, 1, 1, 1).type(device_type))
+
+    def forward(self, logits, masks):
+        t = F.conv2d(masks.unsqueeze(1), self.kernel, padding=1)
+        return F.binary_cross_entropy_with_logits(logits, (F.conv2d(t, self.fuse)[..., :4, :4] > 0).float())
+
+
+masks = (torch.rand(2, 4, 4) > 0.5).float().cuda()
+crit = DetailAggregateLoss()
+loss = crit(torch.rand(2, 1, 4, 4).cuda(), masks)
+"""
+
+
+def test_a_module_made_on_the_gpu_in_init_is_not_never_moved():
+    src = DETAIL.format(tt="torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor")
+    assert _lines(src, "GL112", "GL106") == []
+
+
+def test_a_module_made_on_the_host_in_init_is():
+    assert _lines(DETAIL.format(tt="torch.FloatTensor"), "GL112") != []
+
+
+# E42-6 (speech-emotion-recognition#12): batches made by the legacy availability choice of tensor
+# type are on the accelerator, so a model never moved that receives them is GL112.
+def test_batches_of_the_legacy_cuda_tensor_type_are_on_the_gpu():
+    src = """
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+    input_tensor_type = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+    model = nn.Linear(8, 4)
+    data = np.random.randn(32, 8).astype(np.float32)
+    for i in range(4):
+        batch = input_tensor_type(data[i * 8:(i + 1) * 8])
+        out = model(batch)
+    """
+    assert _lines(src, "GL112") == [(11, "GL112")]
+    assert _lines(src.replace("model = nn.Linear(8, 4)", "model = nn.Linear(8, 4).cuda()"), "GL112") == []
