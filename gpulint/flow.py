@@ -3428,6 +3428,16 @@ class Flow:
             return Dev("acc", s, expr) if head in ("cuda", "mps", "xpu", "hpu", "npu", "xla") else None
         if t is cst.Integer:
             return Dev("acc", "cuda:" + expr.value, expr)
+        if t is cst.Call and type(expr.func) is cst.Name and not expr.args:
+            fn = self._function_named(expr.func.value)
+            if fn is not None:
+                # `.to(get_device())` of a file function every `return` of which gives a device
+                # string, one of them an accelerator (`return "cuda"` under an availability test):
+                # the configured accelerator, as `"cuda" if ... else "cpu"` is (E42-7)
+                devs = [self._device_value(r.value, None) if r.value is not None else None for r in _exits_in(fn)]
+                if devs and all(d is not None for d in devs) and any(d.is_acc for d in devs):
+                    return Dev("acc", "", expr)
+                return None
         if t is cst.IfExp:
             a, b = self._device_value(expr.body, None), self._device_value(expr.orelse, None)
             if a is not None and a.is_acc:
@@ -5023,6 +5033,10 @@ class Flow:
                 # a loss without tensors of its own (`nn.MSELoss().to(d)`) runs where its inputs are:
                 # they meet each other (a CPU target made in a helper beside device predictions)
                 self._check(e, "call", tensors, frame)
+            elif not mv.stateful and mv.cls is None and self._tensorless_torch_module(mv):
+                # `nn.CrossEntropyLoss().to(device)` met with an input of unknown place: where the
+                # loss was moved says nothing (it holds no tensor), its inputs decide
+                pass
             else:
                 self._check(e, "module-call", [(callee or e.func, Value(TENSOR, dev))] + tensors, frame)
         elif dev is not None and (dev.is_host or dev == BRANCH_HOST) and mv.stateful and tensors:
@@ -5672,6 +5686,23 @@ class Flow:
                 return False  # a tensor made on the host
             placed = True
         return placed
+
+    def _tensorless_torch_module(self, mv: Value) -> bool:
+        """A torch loss or activation built without a weight (`nn.CrossEntropyLoss()`, `nn.ReLU()`):
+        nothing of its own to be on a device."""
+        o = mv.origin
+        while type(o) is cst.Call and type(o.func) is cst.Attribute and o.func.attr.value in ("to", "cuda", "cpu"):
+            o = o.func.value
+        if type(o) is not cst.Call:
+            return False
+        q = self.m.qualname(o.func) or ""
+        if not q.startswith("torch.nn.") or any(a.keyword is None or a.keyword.value in ("weight", "pos_weight")
+                                                 for a in o.args):
+            return False
+        from gpulint.model import STATELESS_MODULES
+
+        last = q.rsplit(".", 1)[-1]
+        return "loss" in kb.class_tags(q) or last in STATELESS_MODULES
 
     def cuda_tensor_type(self, x, depth: int = 0) -> bool:
         """`torch.cuda.FloatTensor`, or a name bound to it (or to `torch.cuda.FloatTensor if

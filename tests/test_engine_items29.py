@@ -549,3 +549,36 @@ def test_batches_of_the_legacy_cuda_tensor_type_are_on_the_gpu():
     """
     assert _lines(src, "GL112") == [(11, "GL112")]
     assert _lines(src.replace("model = nn.Linear(8, 4)", "model = nn.Linear(8, 4).cuda()"), "GL112") == []
+
+
+# E42-7 (speech-emotion-recognition's utils.get_device()): `.to(get_device())` of a file
+# function returning "cuda" under an availability test and "cpu" otherwise moves to the
+# accelerator; a loss built without weights and moved there holds nothing that an input of
+# unknown place could meet (no GL116 "`criterion` is on the accelerator").
+GETDEV = """
+import torch
+import torch.nn as nn
+
+
+def get_device():
+    if torch.cuda.is_available():
+        return "cuda"
+    else:
+        return "cpu"
+
+
+def batches(labels):
+    for i in range(4):
+        yield torch.randn(8, 4).to(get_device()), labels[i]
+
+
+model = nn.Linear(4, 2)
+criterion = nn.CrossEntropyLoss().to(get_device())
+for x, y in batches(LABELS):
+    pred = model(x)
+    loss = criterion(pred, y)
+"""
+
+
+def test_a_move_to_a_device_helper_is_a_move_to_the_accelerator():
+    assert _lines(GETDEV, "GL112", "GL116") == [(21, "GL112")]
