@@ -2301,7 +2301,21 @@ class Flow:
 
     def _class_narrowing(self, test, frame: _Frame):
         """`isinstance(loss, GeneratorLoss)` of a name holding an instance of one of several classes
-        of the file: (name, its value where the test holds, where it fails), or None."""
+        of the file: (name, its value where the test holds, where it fails), or None. Also
+        `isinstance(s, torch.Tensor)` / `torch.is_tensor(s)` of a name of unknown kind: a tensor
+        where the test holds (E42-5)."""
+        if (type(test) is cst.Call and len(test.args) in (1, 2) and type(test.args[0].value) is cst.Name
+                and not any(a.keyword or a.star for a in test.args)):
+            q = self.m.qualname(test.func)
+            tensor_test = (q == "torch.is_tensor" and len(test.args) == 1) or (
+                type(test.func) is cst.Name and test.func.value == "isinstance" and "isinstance" not in self.m.aliases
+                and len(test.args) == 2 and self.m.qualname(test.args[1].value) == "torch.Tensor")
+            if tensor_test:
+                name = test.args[0].value.value
+                v = frame.env.get(name)
+                if v is not None and v.kind is None and not v.py:
+                    return name, replace(v, kind=TENSOR), v
+                return None
         if (type(test) is not cst.Call or type(test.func) is not cst.Name or test.func.value != "isinstance"
                 or len(test.args) != 2 or type(test.args[0].value) is not cst.Name):
             return None

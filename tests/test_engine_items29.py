@@ -582,3 +582,28 @@ for x, y in batches(LABELS):
 
 def test_a_move_to_a_device_helper_is_a_move_to_the_accelerator():
     assert _lines(GETDEV, "GL112", "GL116") == [(21, "GL112")]
+
+
+# E42-5 (DecisionTransformerInterpretability#5): in the branch `isinstance(s, torch.Tensor)`
+# guards, `s` is a tensor, so its discarded `.to()` is GL104; a numpy branch is not.
+def test_an_isinstance_tensor_test_makes_a_tensor():
+    src = """
+    import numpy as np
+    import torch
+
+
+    def as_float_tensor(s, device):
+        if {test}:
+            s.to(dtype=torch.float32, device=device)
+        else:
+            s = torch.from_numpy(s).to(dtype=torch.float32, device=device)
+        return s
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    a = as_float_tensor(torch.randn(3), device)
+    b = as_float_tensor(np.ones(3), device)
+    """
+    assert _lines(src.format(test="isinstance(s, torch.Tensor)"), "GL104") == [(8, "GL104")]
+    assert _lines(src.format(test="torch.is_tensor(s)"), "GL104") == [(8, "GL104")]
+    assert _lines(src.format(test="isinstance(s, np.ndarray)"), "GL104") == []
