@@ -64,6 +64,9 @@ class Dev:
     where: str
     key: str = ""
     expr: Optional[cst.BaseExpression] = None
+    # the expression the device had where it came from, before a `self.<attr>` holding it renamed
+    # it (`self.device` set from the script's `device`): for fixes written outside that class
+    outer: Optional[cst.BaseExpression] = None
 
     def __eq__(self, other):
         return isinstance(other, Dev) and self.where == other.where and self.key == other.key
@@ -3427,7 +3430,8 @@ class Flow:
         `x.device`, a tensor for `.to(other)`)."""
         if v is not None and v.kind in (DEVICE, TENSOR) and v.dev is not None:
             if v.kind == DEVICE and v.dev.where == "acc" and type(expr) in (cst.Name, cst.Attribute):
-                return Dev("acc", v.dev.key, expr)  # keep the expression the user wrote (`self.device`)
+                # keep the expression the user wrote (`self.device`), and the one it came from
+                return Dev("acc", v.dev.key, expr, v.dev.outer or (v.dev.expr if v.dev.expr is not expr else None))
             return v.dev
         if v is not None and v.kind == DTYPE:
             return None

@@ -135,7 +135,15 @@ criterion = nn.CrossEntropyLoss(weight=class_weights).to(device)
             fixed = f"{loss_code}(...).to({expr if expr is not None else '<the model device>'})"
             fix = None
             in_module = owner is not None and m.class_is(owner.name.value, MODULE_BASES)
-            if expr is not None and not in_module and m.facts(DeviceFacts).visible_at(d.expr, ctor):
+            outer = _named(m, getattr(d, "outer", None) if d is not None else None)
+            if (expr is not None and not in_module and outer is not None
+                    and not m.facts(DeviceFacts).visible_at(d.expr, ctor) and m.facts(DeviceFacts).visible_at(outer, ctor)):
+                # `self.device` inside the trainer class, set from the script's `device`: that name
+                # where the loss is built
+                expr = ctx.code(outer)
+                device, fixed = f"`{expr}`", f"{loss_code}(...).to({expr})"
+                fix = ctx.fix(ctx.insert_text(ctx.span(ctor)[1], f".to({expr})"), message=f"Move the loss: `.to({expr})`")
+            elif expr is not None and not in_module and m.facts(DeviceFacts).visible_at(d.expr, ctor):
                 # the device the engine found the model on (a trainer's `self.device` resolved to
                 # the script's `device`), written where the loss is built; not inside an
                 # nn.Module (a loss kept in a plain list there wants nn.ModuleList, GL107)
@@ -316,3 +324,16 @@ def _literal(e: cst.BaseExpression) -> bool:
     if isinstance(e, (cst.List, cst.Tuple)):
         return all(_literal(el.value) for el in e.elements)
     return False
+
+
+def _named(m, expr):
+    """A device expression as a name: itself when it is one, else the module-level name assigned
+    exactly that expression (`device = torch.device(...)`), else None."""
+    if expr is None or isinstance(expr, (cst.Name, cst.Attribute)):
+        return expr
+    for (scope, _name), bindings in m.bindings.items():
+        if scope is m.module:
+            for b in bindings:
+                if b.how == "assign" and b.value is expr and isinstance(b.node, cst.Name):
+                    return b.node
+    return None
