@@ -5061,6 +5061,10 @@ class Flow:
             # a module holding CPU tensors (on a path through an `if`) called with device inputs
             if dev.is_host or all(v.dev is not None and v.dev.where == "acc" for _, v in tensors):
                 self._check(e, "module-host", [(e.func, Value(TENSOR, HOST, nonscalar=True, origin=mv.origin))] + tensors, frame)
+                if dev.is_host and any(v.dev is not None and v.dev.is_acc for _, v in tensors):
+                    # the call fails there (reported once): where its output would be is not a
+                    # second finding's premise (the next layer fed "a CPU output", E34-2)
+                    dev = EITHER
         elif len(tensors) > 1:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
         if dev is None or dev.where == "either":

@@ -607,3 +607,34 @@ def test_an_isinstance_tensor_test_makes_a_tensor():
     assert _lines(src.format(test="isinstance(s, torch.Tensor)"), "GL104") == [(8, "GL104")]
     assert _lines(src.format(test="torch.is_tensor(s)"), "GL104") == [(8, "GL104")]
     assert _lines(src.format(test="isinstance(s, np.ndarray)"), "GL104") == []
+
+
+# E34-2 (geekTime-semantic-segmentation#1): a BatchNorm built inside forward fails on the moved
+# input (GL112 at each); what it would have output is no "CPU tensor" for the next layer (no GL116
+# downstream of the first failure).
+def test_no_second_finding_downstream_of_a_failed_call():
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.features = c
+            self.conv1 = nn.Conv2d(c, c, 3, padding=1)
+            self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+
+        def forward(self, input):
+            x = self.conv1(input)
+            x = nn.BatchNorm2d(num_features=self.features)(x)
+            x = nn.ReLU(inplace=True)(x)
+            x = self.conv2(x)
+            return x
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Block(4).to(device)
+    out = model(torch.randn(2, 4, 8, 8).to(device))
+    """
+    assert _lines(src, "GL112", "GL116") == [(15, "GL112")]
