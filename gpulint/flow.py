@@ -3990,6 +3990,9 @@ class Flow:
             el = self._element(vals[1])
             out = self._call_function(vals[0].fn, None, e, [(pos[1][0], el, "")], {}, frame, None)
             return Value(ITER, None, elem=out) if out.kind is not None else UNKNOWN
+        if name == "dict" and not pos and kw and _DOUBLE_STAR not in kw and _STAR not in kw:
+            # `dict(real_img=x)` handed to a method: its keys as a display gives them (E42-4)
+            return _mapping(tuple((k, v) for k, (_x, v) in kw.items() if isinstance(k, str)), None, origin=e)
         if name in ("list", "tuple", "sorted", "reversed") and vals:
             el = self._element(vals[0])
             return Value(TUPLE, None, elem=el) if el.kind is not None else UNKNOWN

@@ -638,3 +638,37 @@ def test_no_second_finding_downstream_of_a_failed_call():
     out = model(torch.randn(2, 4, 8, 8).to(device))
     """
     assert _lines(src, "GL112", "GL116") == [(15, "GL112")]
+
+
+# E42-4 (mmgeneration#476): a tensor handed to a method inside `dict(real_img=x)` keeps its
+# device when the method reads `data["real_img"]`.
+def test_a_dict_call_keeps_its_keywords_values():
+    src = """
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    def var_to_tensor(var, index):
+        return torch.from_numpy(var)[index].float()
+
+
+    class Diffusion(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(8, 8)
+            self.sqrt_alphas_bar = np.sqrt(np.cumprod(1.0 - np.linspace(1e-4, 0.05, 50)))
+
+        def reconstruction_step(self, data, timesteps):
+            x = data["real_img"]
+            timesteps = timesteps.to(x.device)
+            return x * var_to_tensor(self.sqrt_alphas_bar, timesteps)[:, None]
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Diffusion().to(device)
+    x = torch.randn(4, 8).to(device)
+    out = model.reconstruction_step({arg}, torch.randint(0, 50, (4,)))
+    """
+    assert _lines(src.format(arg="dict(real_img=x)"), "GL116") == [(8, "GL116")]
+    assert _lines(src.format(arg="dict(real_img=x.cpu())"), "GL116") == []
