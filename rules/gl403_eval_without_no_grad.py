@@ -101,8 +101,10 @@ site of the function, `stack.enter_context(torch.no_grad())`, or a project's own
 like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on Lightning / HF
 Trainer scripts, whose frameworks do this, on a loop whose body ends with an unconditional `break`
 (it runs once: one sample batch taken from a loader to plot, not an evaluation loop), on a model
-frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_grad = False` for
-each of its parameters: nothing asks for a gradient, autograd records nothing), on a model called
+frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_grad = False`,
+`p.requires_grad_(False)` or `p.detach_()` for each of its parameters; a global model frozen at
+module level counts for a module-level function called only after the freeze: nothing asks for a
+gradient, autograd records nothing), on a model called
 with a string naming an inference mode (`model(data, mode='inference')`: SPADE-style models run
 that branch of their `forward` under `no_grad` themselves), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
