@@ -101,8 +101,10 @@ site of the function, `stack.enter_context(torch.no_grad())`, or a project's own
 like `inference_mode`/`no_grad`, such as yolov5's `@smart_inference_mode()`), on Lightning / HF
 Trainer scripts, whose frameworks do this, on a loop whose body ends with an unconditional `break`
 (it runs once: one sample batch taken from a loader to plot, not an evaluation loop), on a model
-frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_grad = False` for
-each of its parameters: nothing asks for a gradient, autograd records nothing), on a model called
+frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_grad = False`,
+`p.requires_grad_(False)` or `p.detach_()` for each of its parameters; a global model frozen at
+module level counts for a module-level function called only after the freeze: nothing asks for a
+gradient, autograd records nothing), on a model called
 with a string naming an inference mode (`model(data, mode='inference')`: SPADE-style models run
 that branch of their `forward` under `no_grad` themselves), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
@@ -319,6 +321,8 @@ with torch.no_grad():
                 continue  # its forward differentiates: `no_grad` would break it
             if all(_detached_at_once(m, c) for c in inner):
                 continue
+            if all(any(m.contains(lp, c) and _frozen_before(ctx, c, lp) for lp in loops) for c in inner):
+                continue  # its model's parameters were frozen: autograd records nothing
             models = {dotted(c.func) for c in inner}
             if any(facts.passes_to_unknown(lp, models) for lp in loops):
                 continue
@@ -740,19 +744,35 @@ def _frozen_before(ctx: Context, call: cst.Call, loop: cst.CSTNode) -> bool:
     """The model `call` calls had its parameters frozen before the loop, in the loop's function
     (or at module level): its last `requires_grad_(...)` there says False
     (`sampler.eval().requires_grad_(False).to(device)`, `net = Net().requires_grad_(False)`), or a
-    loop over its `.parameters()` sets `p.requires_grad = False`. With no parameter asking for a
-    gradient (and inputs from a loader), autograd records nothing: `no_grad` would change nothing."""
+    loop over its `.parameters()` sets `p.requires_grad = False` (or calls `p.requires_grad_(False)`
+    or `p.detach_()`). With no parameter asking for a gradient (and inputs from a loader), autograd
+    records nothing: `no_grad` would change nothing. A global model frozen at module level counts
+    for a module-level function whose every call comes after the freeze (a mean teacher frozen in
+    the `__main__` block, evaluated by `def test(loader)`)."""
     m = ctx.model
     name = ctx.code(call.func)
     if not isinstance(call.func, (cst.Name, cst.Attribute)):
         return False
     scope = m.scope_of(loop)
+    last = _last_freeze(ctx, name, scope, loop)
+    if last is not None:
+        return last[1]
+    return _frozen_globally(ctx, call, name, scope)
+
+
+def _last_freeze(ctx: Context, name: str, scope: cst.CSTNode, before: cst.CSTNode | None):
+    """(position, frozen?) of the last `requires_grad_(...)` on `name` or loop over its
+    `.parameters()` that sets `requires_grad`, in `scope` (not nested deeper) and before `before`
+    (anywhere in `scope` when None); None when there is none."""
+    m = ctx.model
     last = None  # (position, frozen?)
     for c in m.calls_in(scope) if scope is not m.module else m.calls:
         f = c.func
-        if not (isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_") or not m.precedes(c, loop):
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_"):
             continue
-        if m.contains(loop, c) or m.scope_of(c) is not scope:
+        if before is not None and (not m.precedes(c, before) or m.contains(before, c)):
+            continue
+        if m.scope_of(c) is not scope:
             continue
         root = _chain_root(f.value)
         target = None
@@ -767,20 +787,55 @@ def _frozen_before(ctx: Context, call: cst.Call, loop: cst.CSTNode) -> bool:
         frozen = isinstance(arg, cst.Name) and arg.value == "False"
         last = (m.order[c], frozen)
     for n in m.nodes:
-        if not isinstance(n, cst.For) or not m.precedes(n, loop) or m.scope_of(n) is not scope:
+        if not isinstance(n, cst.For) or m.scope_of(n) is not scope:
+            continue
+        if before is not None and not m.precedes(n, before):
             continue
         it = n.iter
         if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters"
                 and ctx.code(it.func.value) == name and isinstance(n.target, cst.Name)):
             continue
         for s in m.walk(n.body):
+            frozen = None
             if (isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Attribute)
                     and s.targets[0].target.attr.value == "requires_grad"
                     and ctx.code(s.targets[0].target.value) == n.target.value):
                 frozen = isinstance(s.value, cst.Name) and s.value.value == "False"
-                if last is None or m.order[n] > last[0]:
-                    last = (m.order[n], frozen)
-    return last is not None and last[1]
+            elif (isinstance(s, cst.Call) and isinstance(s.func, cst.Attribute)
+                  and ctx.code(s.func.value) == n.target.value and isinstance(m.parent(s), cst.Expr)):
+                if s.func.attr.value == "detach_" and not s.args:
+                    frozen = True  # `p.detach_()` on a leaf parameter turns its `requires_grad` off
+                elif s.func.attr.value == "requires_grad_":
+                    arg = s.args[0].value if s.args else None
+                    frozen = isinstance(arg, cst.Name) and arg.value == "False"
+            if frozen is not None and (last is None or m.order[n] > last[0]):
+                last = (m.order[n], frozen)
+    return last
+
+
+def _frozen_globally(ctx: Context, call: cst.Call, name: str, scope: cst.CSTNode) -> bool:
+    """`teacher_model(data)` in `def test(loader)`, a module-level function that does not bind
+    `teacher_model`; the module freezes the model after its last module-level assignment, and
+    every call of `test` is a module-level statement after that freeze (InfoGraph's mean teacher:
+    `for param in teacher_model.parameters(): param.detach_()` in the `__main__` block)."""
+    m = ctx.model
+    if not isinstance(call.func, cst.Name) or not isinstance(scope, cst.FunctionDef):
+        return False
+    if m.scope_of(scope) is not m.module or m.class_of(scope) is not None:
+        return False
+    if m.bindings.get((scope, name)):
+        return False  # a local (or a parameter) of the function
+    bound = m.bindings.get((m.module, name), [])
+    last = _last_freeze(ctx, name, m.module, None)
+    if not bound or last is None or not last[1]:
+        return False
+    if any(m.order.get(b.node, -1) > last[0] for b in bound):
+        return False  # the model was built again after the freeze
+    callers = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == scope.name.value]
+    refs = [n for n in m.nodes if isinstance(n, cst.Name) and n.value == scope.name.value and n is not scope.name]
+    if not callers or len(refs) != len(callers):
+        return False  # never called, or handed on as a value (a callback): cannot tell when it runs
+    return all(m.scope_of(c) is m.module and m.order[c] > last[0] for c in callers)
 
 
 def _detached_at_once(m, call: cst.Call) -> bool:
