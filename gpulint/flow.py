@@ -4496,7 +4496,12 @@ class Flow:
         if type(x) is not cst.Call:
             return False
         q = self.m.qualname(x.func) or ""
-        return q in _NUMPY_ARRAY_MAKERS or (q.startswith("numpy.random.") and bool(x.args))
+        if q.startswith("numpy.random."):
+            # `np.random.normal(scale=0.2)` draws one number (PRECISION32 A1): only a size makes an array
+            pos = [a for a in x.args if a.keyword is None and not a.star]
+            kw = {a.keyword.value: a for a in x.args if a.keyword is not None}
+            return any(a.star for a in x.args) or _np_random_array(q.rsplit(".", 1)[-1], pos, kw)
+        return q in _NUMPY_ARRAY_MAKERS
 
     def _nonscalar_factory(self, q, pos, kw) -> bool:
         last = q.rsplit(".", 1)[-1]

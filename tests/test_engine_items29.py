@@ -672,3 +672,50 @@ def test_a_dict_call_keeps_its_keywords_values():
     """
     assert _lines(src.format(arg="dict(real_img=x)"), "GL116") == [(8, "GL116")]
     assert _lines(src.format(arg="dict(real_img=x.cpu())"), "GL116") == []
+
+
+# PRECISION32 A1 (Actor-Critic-Methods-Paper-To-Code's TD3): `torch.tensor(np.random.normal(
+# scale=0.2))` holds one number (0-dim), which may meet device tensors; with a size it is an array.
+def test_a_tensor_of_one_random_number_is_zero_dim():
+    src = """
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    actor = nn.Linear(4, 2).to(device)
+    state = torch.randn(8, 4, device=device)
+    actions = actor(state) + torch.clamp(torch.tensor(np.random.normal({args})), -0.5, 0.5)
+    """
+    assert _lines(src.format(args="scale=0.2"), "GL116") == []
+    assert _lines(src.format(args="scale=0.2, size=(8, 2)"), "GL116") == [(9, "GL116")]
+
+
+# PRECISION32 A2 (segan_pytorch's SincConv): `cuda = x.is_cuda`, then `if cuda:` moving the
+# filters, is the same device test as `if x.is_cuda:`.
+def test_an_is_cuda_flag_in_a_local_is_a_device_test():
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    class Filt(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(4))
+
+        def forward(self, x):
+            cuda = {flag}
+            filters = torch.zeros(4)
+            if cuda:
+                filters = filters.to("cuda")
+            filters = filters + self.w
+            return x * filters
+
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = Filt().to(device)
+    print(model(torch.randn(2, 4).to(device)).sum())
+    """
+    assert _lines(src.format(flag="x.is_cuda"), "GL105") == []
+    assert _lines(src.format(flag="x.sum() > 0"), "GL105") == [(13, "GL105")]

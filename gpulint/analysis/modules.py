@@ -967,10 +967,18 @@ class DeviceFlow:
                                     and self._cuda_tensor_type(b.value, depth + 1) for b in bs)
         return False
 
-    def _device_guard(self, test: cst.BaseExpression) -> bool:
-        return any(
-            isinstance(n, cst.Attribute) and n.attr.value in ("device", "is_cuda") for n in _walk(test)
-        )
+    def _device_guard(self, test: cst.BaseExpression, depth: int = 0) -> bool:
+        """A test on where a tensor is (`x.is_cuda`, `x.device.type == "cuda"`), also through a
+        local bound only to one (`cuda = x.is_cuda; ...; if cuda:`, segan's SincConv, PRECISION32 A2)."""
+        for n in _walk(test):
+            if isinstance(n, cst.Attribute) and n.attr.value in ("device", "is_cuda"):
+                return True
+            if isinstance(n, cst.Name) and depth < 2:
+                bs = self.model.bindings_of(n)
+                if bs and all(b.how == "assign" and isinstance(b.value, cst.BaseExpression) for b in bs) and all(
+                        self._device_guard(b.value, depth + 1) for b in bs):
+                    return True
+        return False
 
     def _availability_test(self, test: cst.BaseExpression) -> int:
         """1 when `test` is an accelerator availability check (`torch.cuda.is_available()`), -1 when
