@@ -2876,6 +2876,12 @@ class Flow:
                 return replace(v, dev=sv.dev)  # the instance is known moved: so are its submodules
             if sv is not None and sv.dev is not None and sv.dev.is_host and sv.cls == frame.cls and v.dev.is_host:
                 return v  # an instance never moved (every call's receiver): its submodules stay where made
+            if (sv is not None and sv.dev is not None and sv.dev.is_host and sv.cls == frame.cls and v.dev == MODEL_DEV
+                    and sv.kind == MODULE and type(sv.origin) is cst.Call):
+                # a container of its own parts (`nn.Sequential(self.featurizer, self.classifier)`,
+                # "wherever the module is") of an instance every call's receiver shows never moved:
+                # the host (TSD#6, F22-2)
+                return replace(v, dev=HOST)
             if (sv is not None and sv.kind == OBJECT and sv.cls == frame.cls and type(sv.origin) is cst.Call
                     and v.dev.is_host and self._places_nothing):
                 # an instance of a class with an imported base, built by this file, which places

@@ -361,6 +361,15 @@ def _built_from_parts(m, ctor: cst.Call) -> bool:
 def _fresh_parts(m, parts) -> bool:
     """A list the engine knows holds only modules still on the host (`layers = []` filled with
     `layers.append(nn.Conv2d(...))`, VGG's make_layers): nothing moved them one by one."""
+    if (isinstance(parts, cst.Attribute) and isinstance(parts.value, cst.Name) and parts.value.value == "self"):
+        # `nn.Sequential(self.featurizer, self.classifier)` of layers the constructor built on the
+        # spot (`self.featurizer = nn.Linear(...)`) and never moves itself (TSD#6's ERM, F22-2)
+        bs = m.bindings_of(parts)
+        return bool(bs) and all(
+            b.how == "assign" and isinstance(b.value, cst.Call) and (m.qualname(b.value.func) or "").startswith("torch.nn.")
+            and m.enclosing(b.node, cst.FunctionDef) is m.enclosing(parts, cst.FunctionDef) for b in bs) and not any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value in ("to", "cuda") and m.bindings_of(c.func.value) is bs
+            for c in m.calls_in(m.enclosing(parts, cst.FunctionDef)) if isinstance(c.func.value, cst.Attribute))
     v = m.value_of(parts)
     if v.kind != "tuple":
         return False

@@ -719,3 +719,34 @@ def test_an_is_cuda_flag_in_a_local_is_a_device_test():
     """
     assert _lines(src.format(flag="x.is_cuda"), "GL105") == []
     assert _lines(src.format(flag="x.sum() > 0"), "GL105") == [(13, "GL105")]
+
+
+# F22-2 (TSD#6's ERM, minimal): a module class whose method moves its input and runs a container
+# of its own freshly built layers, on an instance never moved: GL112 at the method's call.
+ERM = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class ERM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.featurizer = nn.Linear(4, 4)
+        self.classifier = nn.Linear(4, 2)
+        self.network = nn.Sequential(self.featurizer, self.classifier)
+
+    def update(self, x):
+        x = x.to(device)
+        return self.network(x)
+
+
+algorithm = ERM(){move}
+print(algorithm.update(torch.randn(2, 4)))
+"""
+
+
+def test_a_never_moved_instance_runs_its_own_container_on_the_host():
+    assert _lines(ERM.format(move=""), "GL112", "GL116") == [(21, "GL112")]
+    assert _lines(ERM.format(move=".to(device)"), "GL112", "GL116") == []
