@@ -2270,6 +2270,15 @@ class Flow:
         if type(test) is not cst.Comparison or len(test.comparisons) != 1:
             return None
         op = type(test.comparisons[0].operator)
+        if op in (cst.In, cst.NotIn):
+            # `target in ["bin_class", "class"]` of a string every call passes (Deeprank-GNN's
+            # `self.task`, E32-3b): whether it is one of those literals
+            a = self.eval(test.left, frame)
+            b = self.eval(test.comparisons[0].comparator, frame)
+            if a.const is None or b.kind != TUPLE or not b.items or any(x.const is None for x in b.items):
+                return None
+            found = any(x.const == a.const for x in b.items)
+            return found if op is cst.In else not found
         if op not in (cst.Equal, cst.NotEqual):
             return None
         a = self.eval(test.left, frame)
@@ -2745,6 +2754,10 @@ class Flow:
                     return Value(TENSOR, a.dev, nonscalar=a.nonscalar, nograd=True, origin=a.origin)
                 if b.kind == TENSOR and a.kind in (HOSTVAL, None):
                     return Value(TENSOR, b.dev, nonscalar=b.nonscalar, nograd=True, origin=b.origin)
+            if len(vals) == 2 and vals[0].const is not None and (vals[1].const is not None or vals[1].kind == TUPLE):
+                decided = self._const_test(e, frame)
+                if decided is not None:
+                    return TRUE_VALUE if decided else FALSE_VALUE  # `self.flag = target in [...]`
             if all(v.kind == HOSTVAL for v in vals):
                 return Value(HOSTVAL, HOST, py="bool")  # `x > 0` of plain numbers
             return UNKNOWN

@@ -750,3 +750,33 @@ print(algorithm.update(torch.randn(2, 4)))
 def test_a_never_moved_instance_runs_its_own_container_on_the_host():
     assert _lines(ERM.format(move=""), "GL112", "GL116") == [(21, "GL112")]
     assert _lines(ERM.format(move=".to(device)"), "GL112", "GL116") == []
+
+
+# E32-3b (Deeprank-GNN#70): `self.task = "class" if target in [...] else "reg"` of the string the
+# only construction passes decides the branch `if self.task == "class":` takes.
+def test_a_membership_test_of_constants_is_decided():
+    src = """
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+    class Trainer:
+        def __init__(self, target):
+            self.task = "class" if target in ["bin_class", "class"] else "reg"
+            self.model = nn.Linear(4, 2).to(device)
+
+        def step(self, x, y):
+            pred = self.model(x.to(device))
+            if self.task == "class":
+                y = y.long()
+            else:
+                y = y.to(device)
+            return nn.functional.mse_loss(pred, y)
+
+
+    Trainer({target}).step(torch.randn(3, 4), torch.randn(3, 2))
+    """
+    assert _lines(src.format(target='"class"'), "GL116") == [(19, "GL116")]
+    assert _lines(src.format(target='"reg"'), "GL116") == []
