@@ -780,3 +780,29 @@ def test_a_membership_test_of_constants_is_decided():
     """
     assert _lines(src.format(target='"class"'), "GL116") == [(19, "GL116")]
     assert _lines(src.format(target='"reg"'), "GL116") == []
+
+
+# E42-1 (pytorch-AGNN#5): `Variable(torch.zeros(1), requires_grad=False)` is the tensor itself, a
+# plain attribute left on the CPU by the module's move (GL106), like `torch.zeros(1)`.
+def test_a_variable_attribute_is_a_plain_tensor():
+    src = """
+    import torch
+    import torch.nn as nn
+    from torch.autograd import Variable
+
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.beta = {value}
+
+        def forward(self, x):
+            return self.beta * x
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Layer().to(device)
+    out = model(torch.randn(4, 2).to(device))
+    """
+    assert _lines(src.format(value="Variable(torch.zeros(1), requires_grad=False)"), "GL106") == [(10, "GL106")]
+    assert _lines(src.format(value="nn.Parameter(torch.zeros(1), requires_grad=False)"), "GL106") == []
