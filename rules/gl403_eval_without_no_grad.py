@@ -197,7 +197,7 @@ with torch.no_grad():
                 calls = list(through)
             if not calls or all(_detached_at_once(ctx.model, c) for c in calls):
                 continue  # outputs detached on the spot: no graph is kept (model assembly, not evaluation)
-            if all(_inference_mode_argument(ctx.model, c) for c in calls):
+            if all(_inference_mode_argument(ctx.model, c) or _forward_picks_no_grad(ctx.model, c) for c in calls):
                 continue  # `model(data, mode="inference")`: a model of another file that picks its grad mode
             if all(_frozen_before(ctx, c, node) for c in calls):
                 continue  # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph
@@ -702,6 +702,33 @@ def _returns_graph(m, fn: cst.FunctionDef) -> bool:
 
 
 _INFERENCE_MODES = frozenset({"inference", "infer", "test", "eval", "evaluate", "predict", "sample"})
+
+
+_NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
+
+
+def _forward_picks_no_grad(m, call: cst.Call) -> bool:
+    """The model's class (of this file) has a `forward` that returns, on some path, what a method
+    decorated with `@torch.no_grad()` / `@torch.inference_mode()` gives (YOLO-Family's
+    `if not self.trainable: return self.inference_single_image(x)`, PRECISION31 A6): the model
+    picks its grad mode itself."""
+    cls = m.value_of(call.func).cls
+    found = m.method_of_class(cls, "forward") if cls in m.classes else None
+    if found is None:
+        return False
+    fn, owner = found
+    for ret in m.walk(fn.body):
+        if not isinstance(ret, cst.Return):
+            continue
+        node = ret.value
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+            meth = m.method_of_class(cls, node.func.attr.value)
+            if meth is not None and any(
+                    m.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in _NO_GRAD_CONTEXTS
+                    for d in meth[0].decorators):
+                return True
+    return False
 
 
 def _inference_mode_argument(m, call: cst.Call) -> bool:

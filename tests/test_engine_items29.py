@@ -806,3 +806,52 @@ def test_a_variable_attribute_is_a_plain_tensor():
     """
     assert _lines(src.format(value="Variable(torch.zeros(1), requires_grad=False)"), "GL106") == [(10, "GL106")]
     assert _lines(src.format(value="nn.Parameter(torch.zeros(1), requires_grad=False)"), "GL106") == []
+
+
+# PRECISION31 A6 (YOLO-Family's evaluator, one file): the model's forward returns what a
+# `@torch.no_grad()` method gives when it is not trainable: it picks its grad mode itself (GL403
+# silent); without the decorator the evaluation loop records a graph (reported).
+YOLO = """
+import torch
+import torch.nn as nn
+
+
+class YOLO(nn.Module):
+    def __init__(self, trainable=False):
+        super().__init__()
+        self.trainable = trainable
+        self.pred = nn.Conv2d(3, 2, 1)
+
+    {decorator}
+    def inference_single_image(self, x):
+        return self.pred(x).sigmoid()
+
+    def forward(self, x):
+        if not self.trainable:
+            return self.inference_single_image(x)
+        return self.pred(x)
+
+
+class Evaluator:
+    def evaluate(self, net):
+        net.eval()
+        outs = []
+        for i in range(4):
+            outs.append(net(torch.randn(1, 3, 8, 8)))
+        return outs
+
+
+model = YOLO(trainable=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    model(torch.randn(2, 3, 8, 8)).mean().backward()
+    opt.step()
+    model.trainable = False
+    Evaluator().evaluate(model)
+"""
+
+
+def test_a_forward_returning_a_no_grad_method_picks_its_grad_mode():
+    assert _lines(YOLO.format(decorator="@torch.no_grad()"), "GL403") == []
+    assert _lines(YOLO.format(decorator=""), "GL403") != []
