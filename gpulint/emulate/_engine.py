@@ -21,7 +21,9 @@ and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Pyt
    ``torch.Tensor`` (or of ``nn.Parameter``) that overrides ``device``, ``is_cuda``, ``get_device``,
    ``to``/``cuda``/``cpu``, ``numpy``, ``type``, ``new_tensor`` and pickling. PyTorch preserves a
    tensor's Python object while C++ holds the tensor (e.g. saved for backward), so the tag survives.
-   ``__torch_function__`` is disabled on these classes so results are not re-wrapped.
+   ``__torch_function__`` is disabled on these classes so results are not re-wrapped. Their
+   metaclass makes them compare equal to the class they stand for (``type(x) == torch.Tensor``,
+   ``type(x) == type(y)`` across devices) and print as it; ``type(x) is torch.Tensor`` stays false.
 2. **A ``TorchDispatchMode``** sees every ATen operator call below autograd, forward and backward.
    It reads the devices of the operands from their tags, raises the error real CUDA raises when
    devices mix (messages in ``_devcheck.py``), rewrites ``device=cuda`` arguments of factories and
@@ -57,7 +59,10 @@ and the CPU device-guard all see ``cpu``) and puts the CUDA identity in the *Pyt
 The dispatch mode is thread-local, so Python threads started while emulating (DataLoader's pin
 thread, prefetchers) enter it too; work on threads started earlier, or on C++ threads, is not
 checked. ``nn.DataParallel`` works: CUDA's scatter/gather/broadcast are replaced by copies and the
-replicas run one after another. RNNs check hidden state and weights against the input's device in
+replicas run one after another. The zeros the autograd engine materializes for an unused output
+of a custom ``autograd.Function`` (DataParallel's Broadcast of a head whose output is dropped) are
+built from C++ options, so they are given the output's device recorded at forward (``reduce_add``
+requires them on GPUs). RNNs check hidden state and weights against the input's device in
 C++ composite code the mode cannot see, so ``torch._VF.lstm/gru/rnn_*`` are wrapped to do it.
 
 What it cannot emulate
@@ -74,7 +79,12 @@ What it cannot emulate
 * numerics: cuDNN/cuBLAS algorithms, TF32 and CUDA RNG streams differ from the CPU kernels that
   actually run (results are real but not bit-identical to a GPU); CUDA autocast's op lists are
   applied through ``AutocastCPU`` kernels (``_autocast.py``);
-* speed and the caching allocator's fragmentation (memory is counted per live storage).
+* speed and the caching allocator's fragmentation (memory is counted per live storage);
+* the identity of a CUDA tensor's class: it is a per-device subclass, so ``type(x) is torch.Tensor``
+  is false and a dict or set keyed by ``torch.Tensor`` does not find ``type(x)`` (``==``,
+  ``isinstance`` and ``issubclass`` behave as on a GPU). Making the class ``torch.Tensor`` itself
+  would leave the device nowhere to live (C++ sees a CPU tensor), and giving the variants the
+  hash of ``torch.Tensor`` would make every table keyed by class confuse a CPU tensor with a CUDA one.
 
 When a script reaches one of the refused features, :class:`EmulationUnsupported` is raised and
 ``gpulint run`` prints ``gpulint run: <feature> cannot be emulated: <why>`` and exits with 3.
@@ -135,6 +145,51 @@ _BASE_OF: dict[type, type] = {}  # variant class -> the class it stands for (Ten
 _VARIANTS: dict[tuple[type, int], type] = {}
 
 
+_METAS: dict[type, type] = {}
+
+
+def _variant_meta(meta: type) -> type:
+    """The metaclass of the variants of classes whose metaclass is ``meta`` (``_TensorMeta``,
+    ``_ParameterMeta``, a script's own): a variant compares equal to the class it stands for.
+
+    On a GPU ``type(x) == torch.Tensor`` holds for a CUDA tensor, and scripts test it (collate
+    functions: ``if type(x) == torch.Tensor: x = x.to(device)``); the variant is a subclass, so it
+    says so through its metaclass, and prints as the class it stands for. Its hash stays its own
+    (the emulator's tables keyed by class must tell a variant from its base): a dict or set keyed
+    by ``torch.Tensor`` does not find ``type(x)``, and ``type(x) is torch.Tensor`` stays false.
+    """
+    found = _METAS.get(meta)
+    if found is not None:
+        return found
+    parent_eq = meta.__eq__
+
+    def __eq__(cls: type, other: object) -> Any:
+        if other is cls:
+            return True
+        base = cls.__dict__.get("_gl_base")
+        # the class itself, or its variant for another device (type(x) == type(x.to("cuda:1")))
+        if base is not None and isinstance(other, type) and (other is base or other.__dict__.get("_gl_base") is base):
+            return True
+        return parent_eq(cls, other)
+
+    def __ne__(cls: type, other: object) -> Any:
+        eq = __eq__(cls, other)
+        return eq if eq is NotImplemented else not eq
+
+    def __repr__(cls: type) -> str:
+        base = cls.__dict__.get("_gl_base")
+        return repr(base) if base is not None else type.__repr__(cls)
+
+    found = type(meta)(
+        meta.__name__,
+        (meta,),
+        {"__eq__": __eq__, "__ne__": __ne__, "__hash__": meta.__hash__, "__repr__": __repr__,
+         "__module__": __name__, "__qualname__": meta.__qualname__},
+    )
+    _METAS[meta] = found
+    return found
+
+
 def _variant(base: type, index: int) -> type:
     key = (base, index)
     cls = _VARIANTS.get(key)
@@ -155,8 +210,9 @@ def _variant(base: type, index: int) -> type:
         ns[name] = value
     ns["_gl_index"] = index
     ns["_gl_device"] = torch.device("cuda", index)
+    ns["_gl_base"] = base
     ns["__qualname__"] = base.__name__
-    cls = type(base)(base.__name__, (base,), ns)
+    cls = _variant_meta(type(base))(base.__name__, (base,), ns)
     _VARIANTS[key] = cls
     _INDEX_OF[cls] = index
     _BASE_OF[cls] = base
@@ -195,7 +251,7 @@ def _keeps_subclass(method: Callable[..., Any], base: type) -> Callable[..., Any
 WILD = -3  # a CPU tensor made by PyTorch's C++ internals (device from options): adopts a device
 
 
-class _WildTensor(torch.Tensor):
+class _WildTensor(torch.Tensor, metaclass=_variant_meta(torch._C._TensorMeta)):  # type: ignore[misc]
     """A buffer that C++ composite code created with ``tensor.options()``-style ``device=cpu``.
 
     The emulator cannot know which tensor those options came from, so the buffer (and views of it)
@@ -208,6 +264,7 @@ class _WildTensor(torch.Tensor):
 
     __slots__ = ()
     __torch_function__ = torch._C._disabled_torch_function_impl
+    _gl_base = torch.Tensor
 
 
 def _adopted(t: torch.Tensor) -> int | None:
@@ -2279,10 +2336,59 @@ def _install(emu: EmulatedCuda) -> None:
 
         p(functions_mod.Scatter, "forward", staticmethod(scatter_forward))
     p(cuda.nccl, "is_available", lambda tensors=None: False)
-    for modname in ("torch.nn.parallel.parallel_apply", "torch.nn.parallel.data_parallel"):
+    # the package re-exports it too (`from torch.nn.parallel import parallel_apply`, as custom
+    # DataParallel wrappers and scripts that replicate by hand do)
+    for modname in ("torch.nn.parallel.parallel_apply", "torch.nn.parallel.data_parallel", "torch.nn.parallel"):
         mod = sys.modules.get(modname)
         if mod is not None:
             p(mod, "parallel_apply", parallel_apply)
+
+    # Custom autograd.Function: the gradient of an output the loss does not reach is materialized
+    # by the autograd engine as zeros built from the output's options, which C++ sees as CPU
+    # options, so it reaches the mode as a wild buffer. On a GPU it is a zeros tensor on the
+    # output's device: DataParallel's Broadcast/Gather backward (reduce_add) and any backward that
+    # reads ``grad.device`` depend on it. Record the outputs' devices at forward; give the zeros
+    # those devices when the node's backward is called.
+    fn_cls = torch.autograd.function.Function
+    bw_cls = torch.autograd.function.BackwardCFunction
+    orig_fn_apply = fn_cls.__dict__["apply"].__func__
+    orig_bw_apply = bw_cls.__dict__["apply"]
+    orig_bw_boxed = bw_cls.__dict__["apply_boxed"]
+
+    def fn_apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        out = orig_fn_apply(cls, *args, **kwargs)
+        outs = out if type(out) is tuple else (out,)
+        node = None
+        for o in outs:
+            if isinstance(o, _Tensor):
+                node = o.grad_fn
+                if node is not None:
+                    break
+        if node is not None and isinstance(node, bw_cls):
+            node._gl_out_devices = tuple(code_of(o) if isinstance(o, _Tensor) else None for o in outs)
+        return out
+
+    def _place_materialized(node: Any, grads: Any) -> None:
+        codes = node.__dict__.get("_gl_out_devices")
+        if codes is None:
+            return
+        for g, code in zip(grads, codes):
+            if type(g) is _WildTensor and code is not None and code >= CPU and _adopted(g) is None:
+                emu._adopt(g, code)
+
+    def bw_apply(self: Any, *args: Any) -> Any:
+        _place_materialized(self, args)
+        return orig_bw_apply(self, *args)
+
+    def bw_apply_boxed(self: Any, *args: Any) -> Any:
+        if args and type(args[0]) is list:
+            _place_materialized(self, args[0])
+        return orig_bw_boxed(self, *args)
+
+    functools.update_wrapper(fn_apply, orig_fn_apply)
+    p(fn_cls, "apply", classmethod(fn_apply))
+    p(bw_cls, "apply", functools.update_wrapper(bw_apply, orig_bw_apply))
+    p(bw_cls, "apply_boxed", functools.update_wrapper(bw_apply_boxed, orig_bw_boxed))
 
     # Threads started while emulating run under the emulation too (the dispatch mode is per thread).
     orig_bootstrap = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
