@@ -1103,6 +1103,7 @@ class Flow:
         self._last_exit_globals = None
         self._name_calls = None
         self._last_exit_self = None
+        self._device_fns: set = set()  # functions whose returned device is being read (_device_value)
         self._ends_plainly: dict = {}
         self._name_index: dict | None = None  # identifier -> its Name nodes (built on first use)
         self._attr_index: dict | None = None  # attribute name -> its Attribute nodes
@@ -3467,11 +3468,15 @@ class Flow:
             return Dev("acc", "cuda:" + expr.value, expr)
         if t is cst.Call and type(expr.func) is cst.Name and not expr.args:
             fn = self._function_named(expr.func.value)
-            if fn is not None:
+            if fn is not None and fn not in self._device_fns:
                 # `.to(get_device())` of a file function every `return` of which gives a device
                 # string, one of them an accelerator (`return "cuda"` under an availability test):
                 # the configured accelerator, as `"cuda" if ... else "cpu"` is (E42-7)
-                devs = [self._device_value(r.value, None) if r.value is not None else None for r in _exits_in(fn)]
+                self._device_fns.add(fn)  # (a function returning another's call: no endless recursion)
+                try:
+                    devs = [self._device_value(r.value, None) if r.value is not None else None for r in _exits_in(fn)]
+                finally:
+                    self._device_fns.discard(fn)
                 if devs and all(d is not None for d in devs) and any(d.is_acc for d in devs):
                     return Dev("acc", "", expr)
                 return None
