@@ -213,6 +213,10 @@ def join(a: Value | None, b: Value | None) -> Value:
         if b.items == () and a.items is None and a.elem is not None:
             return a
     if a.kind == FUNC == b.kind and type(a.fn) is _TorchFn and type(b.fn) is _TorchFn:
+        if a.fn.q.startswith("torch.cuda.") != b.fn.q.startswith("torch.cuda."):
+            # `torch.cuda.FloatTensor if use_gpu else torch.FloatTensor`: the configured accelerator,
+            # as `"cuda" if ... else "cpu"` is
+            return a if a.fn.q.startswith("torch.cuda.") else b
         return a  # `torch.randn if normal else torch.rand`: either makes its tensor on the host
     if a.kind != b.kind or a.fn is not b.fn:
         if _number_or_tensor(a) and _number_or_tensor(b) and (a.kind != HOSTVAL or b.kind != HOSTVAL):
@@ -296,6 +300,13 @@ def _exits_in(fn) -> list:
             continue
         stack.extend(n.children)
     return out
+
+
+def _size_of_tensor(x) -> bool:
+    """`t.size()` / `t.shape`: a shape read from a value."""
+    if type(x) is cst.Call and type(x.func) is cst.Attribute and x.func.attr.value == "size" and not x.args:
+        return True
+    return type(x) is cst.Attribute and x.attr.value == "shape"
 
 
 def _put_on_host(v: Value) -> bool:
@@ -1487,6 +1498,10 @@ class Flow:
             # `transforms=[aggregate]`: a list of the file's functions (AgML-CY-Bench#236)
             return Value(TUPLE, None, items=tuple(Value(FUNC, None, fn=self._function_named(el.value.value))
                                                   for el in d.elements), origin=d)
+        if t is cst.Attribute:
+            q = self.m.qualname(d)
+            if q in kb.LEGACY_TENSOR_TYPES or q == "torch.Tensor":
+                return Value(FUNC, None, fn=_TorchFn.of(q))  # `tensor=torch.FloatTensor` (pix2pix's GANLoss)
         return None
 
     def _forward_site(self, fn: cst.FunctionDef, name: str) -> Value | None:
@@ -3125,8 +3140,10 @@ class Flow:
             if kb.is_dtype(q):
                 return Value(DTYPE, HOST, half=q in ("torch.float16", "torch.half"))
             fi = kb.function(q) if q.startswith("torch.") else None
-            if fi is not None and fi.creates:
-                return Value(FUNC, None, fn=_TorchFn.of(q))  # a factory named as a value
+            if (fi is not None and fi.creates) or q in kb.LEGACY_TENSOR_TYPES or q == "torch.Tensor":
+                # a factory named as a value; also a legacy tensor type (`tensor=torch.FloatTensor`,
+                # pix2pix's GANLoss builds its targets with `self.Tensor(input.size())`)
+                return Value(FUNC, None, fn=_TorchFn.of(q))
             return UNKNOWN
         bv = self.eval(base, frame)
         k = bv.kind
@@ -4258,6 +4275,10 @@ class Flow:
             # `torch.FloatTensor(n, k)`: sizes, so at least one dimension per size (a legacy
             # constructor never makes a 0-dim tensor from sizes or data)
             sizes = len(pos) >= 2 and all(not s and v.kind in (HOSTVAL, None) for _, v, s in pos)
+            if len(pos) == 1 and not pos[0][2] and _size_of_tensor(pos[0][0]):
+                # `self.Tensor(input.size())` (pix2pix's GANLoss targets): the shape of a tensor the
+                # code sizes a target for, a prediction map with dimensions
+                listed = True
             return Value(TENSOR, dev if given else (HOST if not (self.set_default_device or frame.devctx) else None),
                          nonscalar=listed or sizes, deep=sizes, origin=e)
         if kind == LOADER:
@@ -5067,6 +5088,7 @@ class Flow:
             part, ctor = mv.host_part
             self._check(e, "module-part", [(part, Value(TENSOR, HOST, nonscalar=True, origin=ctor)),
                                            (callee or e.func, Value(TENSOR, dev, nonscalar=True))], frame)
+        failed = False
         if mv.scatters:
             pass  # DataParallel / DistributedDataParallel move (scatter) their inputs themselves
         elif dev is not None and tensors and (dev.where == "acc" or (
@@ -5096,10 +5118,12 @@ class Flow:
                 if dev.is_host and any(v.dev is not None and v.dev.is_acc for _, v in tensors):
                     # the call fails there (reported once): where its output would be is not a
                     # second finding's premise (the next layer fed "a CPU output", E34-2)
-                    dev = EITHER
+                    failed = True
         elif len(tensors) > 1:
             self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
-        if dev is None or dev.where == "either":
+        if failed:
+            dev = None
+        elif dev is None or dev.where == "either":
             dev = None
             # (or an instance of a class of the file built around modules that are elsewhere, or
             # that places its tensors itself: `Interface(clip_model, table)`, E38-2)

@@ -855,3 +855,42 @@ for _ in range(3):
 def test_a_forward_returning_a_no_grad_method_picks_its_grad_mode():
     assert _lines(YOLO.format(decorator="@torch.no_grad()"), "GL403") == []
     assert _lines(YOLO.format(decorator=""), "GL403") != []
+
+
+# pix2pix-style GANLoss: `tensor=torch.FloatTensor` as a constructor default, `self.Tensor =
+# tensor`, targets built with `self.Tensor(input.size()).fill_(...)`: a host target beside a
+# prediction on the device when the script leaves the default (GL116 at the loss); silent when it
+# passes the availability choice of tensor type.
+GAN = """
+import torch
+import torch.nn as nn
+
+
+class GANLoss(nn.Module):
+    def __init__(self, use_lsgan=True, tensor=torch.FloatTensor):
+        super().__init__()
+        self.real_label_var = None
+        self.Tensor = tensor
+        self.loss = nn.MSELoss() if use_lsgan else nn.BCELoss()
+
+    def get_target_tensor(self, input, target_is_real):
+        if self.real_label_var is None or self.real_label_var.numel() != input.numel():
+            self.real_label_var = self.Tensor(input.size()).fill_(1.0)
+        return self.real_label_var
+
+    def __call__(self, input, target_is_real):
+        target_tensor = self.get_target_tensor(input, target_is_real)
+        return self.loss(input, target_tensor)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+D = nn.Linear(4, 1).to(device)
+criterionGAN = GANLoss({args})
+loss = criterionGAN(D(torch.randn(8, 4).to(device)), True)
+"""
+
+
+def test_a_legacy_tensor_type_default_makes_host_targets():
+    assert _lines(GAN.format(args="use_lsgan=True"), "GL116") == [(20, "GL116")]
+    chosen = "tensor=torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor"
+    assert _lines(GAN.format(args=chosen), "GL116") == []

@@ -150,8 +150,10 @@ def test_modules_of_a_plain_list_moved_by_a_loop():
     moved = "        if cuda is True:\n            for conv in self.convs:\n                conv = conv.cuda()"
     assert findings(_CONVS.format(move=moved), ("GL116",)) == []
     assert findings(_CONVS.format(move=moved.replace("conv = conv.cuda()", "conv.cuda()")), ("GL116",)) == []
-    # never moved: the list is not registered, `model.cuda()` leaves the convs on the host
-    assert findings(_CONVS.format(move=""), ("GL116",)) != []
+    # never moved: the list is not registered, `model.cuda()` leaves the convs on the host; the
+    # run fails at the first conv, which GL107 reports (the twenty-second session's E34-2: the
+    # failed call's output is no "CPU tensor" for a second GL116 at the LSTM downstream)
+    assert findings(_CONVS.format(move=""), ("GL116", "GL107")) == [("GL107", 9)]
 
 
 
