@@ -1121,7 +1121,11 @@ class Flow:
         self._last_init_self: Value | None = None
         self._collect: list | None = None
         self._summary_found: dict = {}
+        self._summary_args: dict = {}  # summary keys -> the arguments the summary was run with
         self._site_found: list = []
+        # per-site mismatches at an operation already reported through another call, with another
+        # host operand (see _site_mismatches)
+        self.site_alternatives: list = []
         self._apply_calls: set = set()  # `Fn.apply(...)` calls of the file's autograd Functions
         self._work = 0
         self._budget = WORK_FACTOR * max(len(model.nodes), 1000)
@@ -1219,17 +1223,31 @@ class Flow:
                     seen.add(mm.node)
                     self.mismatches.append(mm)
             self._site_found = found
+        others: dict = {}  # node -> the other host origins met there through other calls
         for mm, chain in self._site_found:
             if mm.node in seen or any(c in seen for c in chain):
                 continue  # reported there, or a call on the way already mismatched (its cause)
             cur = best.get(mm.node)
             if cur is None or len(chain) < len(cur[1]):
+                if cur is not None:
+                    others.setdefault(mm.node, []).append(cur)
                 best[mm.node] = (mm, chain)
+            else:
+                others.setdefault(mm.node, []).append((mm, chain))
         for node in [n for n, (mm, chain) in best.items() if any(c in best for c in chain)]:
             del best[node]  # inside a call that is itself a per-site mismatch: that one is the cause
         for node, (mm, chain) in best.items():
             seen.add(node)
             self.mismatches.append(replace(mm, site=chain[0]))
+            # the same operation failing through another call with another host operand (the
+            # GAN helper `adversarial_loss(y_hat, y)` given labels made in two steps): not a second
+            # report there, but the factory that made it is a finding of its own (GL105)
+            origins = {mm.host_value.origin}
+            for mm2, chain2 in others.get(node, ()):
+                o = mm2.host_value.origin
+                if o is not None and o not in origins:
+                    origins.add(o)
+                    self.site_alternatives.append(replace(mm2, site=chain2[0]))
         # a function every call of which already mismatched (`model.forward(batch.src, ...)` with a
         # host tensor) fails inside on what those calls passed: one report, at the calls
         at = {mm.node for mm in self.mismatches}
@@ -4993,8 +5011,8 @@ class Flow:
                 return rv.dev  # `.to(seq.dtype)`: a cast, not a move
             if type(x) is cst.Name and "dtype" in x.value.lower() and v.kind in (None, DTYPE):
                 return rv.dev  # `.to(dtype)` of a parameter so named (torchvision's anchor utils): a cast
-            if v.kind == TENSOR:
-                return v.dev
+            if v.kind == TENSOR or (meth == "type_as" and v.kind == BATCH):
+                return v.dev  # (`z.type_as(x)` of a Lightning step's batch: where the batch is)
             d = self._device_value(x, v)
             if d is None and v.kind not in (DEVICE, None):
                 return rv.dev if v.kind == DTYPE else None
@@ -6082,7 +6100,7 @@ class Flow:
             return UNKNOWN
         if found is not None:
             if site is not None:
-                self._found_under(site, self._summary_found.get(key))
+                self._found_under(site, self._with_origins(self._summary_found.get(key), self._summary_args.get(key), args))
             if fn.name.value == "__init__":
                 self._last_init_self = self._init_self.get(key)
             else:
@@ -6091,6 +6109,7 @@ class Flow:
             return found
         self._in_summary.append(fn)
         self._summary_keys.append(key)
+        self._summary_args[key] = args
         outer = self._collect
         mine = self._collect = []
         try:
@@ -6190,6 +6209,28 @@ class Flow:
             return mm, chain
         return replace(mm, node=site, op="call", host=host, acc=acc, more_hosts=(),
                        function=self.m.enclosing(site, cst.FunctionDef)), ()
+
+    @staticmethod
+    def _with_origins(found, before: dict | None, now: dict):
+        """A summary's mismatches reused for a call whose arguments are equal in value but made
+        elsewhere (`adversarial_loss(y_hat, valid)` and `adversarial_loss(y_hat, fake)`): the host
+        operand that was an argument's value is this call's argument (its origin, for GL105)."""
+        if not found or not before:
+            return found
+        moved = {}
+        for k, v in before.items():
+            w = now.get(k)
+            if w is not None and v.origin is not None and w.origin is not None and w.origin is not v.origin:
+                moved[id(v.origin)] = w.origin
+        if not moved:
+            return found
+        out = []
+        for mm, chain in found:
+            o = mm.host_value.origin
+            if o is not None and id(o) in moved:
+                mm = replace(mm, host_value=replace(mm.host_value, origin=moved[id(o)]))
+            out.append((mm, chain))
+        return out
 
     def _found_under(self, site, found) -> None:
         """The mismatches a summary found, under the call `site` that asked for it: into the

@@ -757,6 +757,11 @@ class ScriptModel:
         """Operations whose tensor operands live on different devices (`gpulint.flow.Mismatch`)."""
         return self.flow.mismatches
 
+    def site_alternatives(self):
+        """Per-call mismatches at an operation `mismatches()` already has through another call,
+        with another host operand (a helper given host labels made in two places)."""
+        return self.flow.site_alternatives
+
     def gpu_mismatches(self):
         """Operations whose tensor operands are on two GPUs the code names by different indices
         (`host` is one operand, `acc` the other; for a module call, `acc` is the module)."""

@@ -23,6 +23,7 @@ from gpulint.analysis.mismatch import (
 )
 from gpulint.analysis.modules import ModuleFacts
 from gpulint.analysis.paths import is_test_path
+from gpulint.flow import _LIGHTNING_BASES
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 
@@ -40,8 +41,10 @@ class FactoryWithoutDeviceInForward(Rule):
     fix_partial = True
     default = True
     kind = "crash"
-    prefilter = r"def forward\b"
-    ast_prefilter = (r"^base (?:Module|Sequential|ModuleList|ModuleDict|LightningModule)$", r"^def forward$")
+    # (a LightningModule's steps run on the module's device too, with or without a `forward`)
+    prefilter = r"def (?:forward|training_step|validation_step|test_step|predict_step)\b"
+    ast_prefilter = (r"^base (?:Module|Sequential|ModuleList|ModuleDict|LightningModule)$",
+                     r"^def (?:forward|training_step|validation_step|test_step|predict_step)$")
     explanation = '''
 Inside an `nn.Module`'s `forward` (and the methods it calls), `torch.zeros(...)`, `torch.arange(...)`,
 `torch.ones(...)`, `torch.tensor([...])`, `torch.randn(...)`, `torch.FloatTensor(...)`... without
@@ -149,7 +152,7 @@ class Tagger(nn.Module):
         made: shapes the forward-input analysis does not follow (helpers called from `forward`
         through values, index operations, values kept on `self`)."""
         m = ctx.model
-        for mm in _each_host(m.mismatches()):
+        for mm in _each_host([*m.mismatches(), *m.site_alternatives()]):
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
@@ -221,6 +224,14 @@ class Tagger(nn.Module):
             acc = param or representative(m, mm.acc)
             if m.value_of(acc).kind == "module":
                 acc = mm.node  # `self.lstm(x, (h0, c0))`: a module has no `.device` to name
+            if (param is None and m.class_is(name, _LIGHTNING_BASES) and not (
+                    isinstance(acc, cst.Name) and m.enclosing(acc, cst.FunctionDef) is made_in)):
+                # a LightningModule step whose factory meets the device in a helper method (the
+                # GAN template's `self.adversarial_loss(y_hat, valid)`): the module's own device
+                edit = self._add_device(ctx, call, "device=self.device")
+                fix = ctx.fix(edit, safe=not _random(m, call), message="Pass `device=self.device`")
+                yield ctx.finding(call, self.message.format(name=ctx.code(call.func), x="self"), fix)
+                continue
             if param is not None:
                 # bound when the function starts: the fix holds wherever the factory meets the device
                 made = device_edit(ctx, call, param.value)
@@ -298,3 +309,10 @@ def _each_host(mismatches):
         yield mm
         for x, v in mm.more_hosts:
             yield dataclasses.replace(mm, host=x, host_value=v, more_hosts=())
+
+
+def _random(m, call: cst.Call) -> bool:
+    """A random factory: `device=` draws other numbers than the CPU generator did."""
+    from gpulint.analysis.mismatch import RANDOM_FACTORIES
+
+    return (m.qualname(call.func) or "").rsplit(".", 1)[-1] in RANDOM_FACTORIES

@@ -894,3 +894,51 @@ def test_a_legacy_tensor_type_default_makes_host_targets():
     assert _lines(GAN.format(args="use_lsgan=True"), "GL116") == [(20, "GL116")]
     chosen = "tensor=torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor"
     assert _lines(GAN.format(args=chosen), "GL116") == []
+
+
+# lightning-bolts#30 (BasicGAN): labels made without a device in a LightningModule's steps meet
+# the discriminator's outputs in the module's `adversarial_loss(y_hat, y)` helper. GL105 reads a
+# LightningModule without `forward` too, reports each step's factory (the helper's one operation
+# fails through two calls), and fixes them with `device=self.device` (the helper's parameter is
+# not visible in the step).
+PLGAN = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import pytorch_lightning as pl
+
+
+class GAN(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.generator = nn.Linear(8, 4)
+        self.discriminator = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())
+
+    def adversarial_loss(self, y_hat, y):
+        return F.binary_cross_entropy(y_hat, y)
+
+    def generator_step(self, x):
+        valid = torch.ones(x.size(0), 1){dev}
+        return self.adversarial_loss(self.discriminator(x), valid)
+
+    def discriminator_step(self, x):
+        fake = torch.zeros(x.size(0), 1){dev}
+        return self.adversarial_loss(self.discriminator(x), fake)
+
+    def training_step(self, batch, batch_idx, optimizer_idx):
+        if optimizer_idx == 0:
+            return self.generator_step(batch)
+        return self.discriminator_step(batch)
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters())
+"""
+
+
+def test_a_lightning_step_factory_meeting_a_helper_is_reported_each():
+    src = PLGAN.format(dev="")
+    assert _lines(src, "GL105") == [(18, "GL105"), (22, "GL105")]
+    rules = [Registry.load().by_code("GL105")()]
+    diags = run_text("train.py", textwrap.dedent(src), rules, Options()).diagnostics
+    assert all("device=self.device" in d.message and d.fix is not None for d in diags)
+    assert _lines(PLGAN.format(dev=".type_as(x)"), "GL105") == []
