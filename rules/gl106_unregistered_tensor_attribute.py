@@ -219,7 +219,9 @@ class Decoder(nn.Module):
                 return None
             if m.order.get(other.node, -1) <= m.order.get(node, 0):
                 return None
-            if any(_dominates(m, r.node, other.node) for r in registering):
+            if any(_dominates(m, r.node, other.node) for r in registering) or _reads_itself(other.value, attr):
+                # (or it reads the attribute first, `self.fb = self.fb.to(self.device)` under its own
+                # `if`: it runs only once an earlier assignment, which registers it, has run)
                 if other.kind != "tensor" and not _engine_host_tensor(m, other.value):
                     return None  # (`self.tem = self.tem.permute(2, 0, 1)` after `self.tem = self.one_hot(...)`)
                 continue
@@ -258,6 +260,25 @@ class Decoder(nn.Module):
         edits = [ctx.replace(r.node, f'self.register_buffer("{attr}", {ctx.code(r.node.value)}, persistent=False)')
                  for r in registering]
         return ctx.fix(*edits, message=f"Register `{attr}` as a non-persistent buffer")
+
+
+def _reads_itself(value: cst.BaseExpression | None, attr: str) -> bool:
+    """Evaluating `value` reads `self.<attr>` before anything else can happen: `self.fb`,
+    `self.fb.to(d)`, `self.fb[0]`, `self.fb * 2` (the attribute at the root of the left-most
+    chain)."""
+    cur = value
+    while cur is not None:
+        if self_attr(cur) == attr:
+            return True
+        if isinstance(cur, cst.Call):
+            cur = cur.func.value if isinstance(cur.func, cst.Attribute) else None
+        elif isinstance(cur, (cst.Attribute, cst.Subscript)):
+            cur = cur.value
+        elif isinstance(cur, cst.BinaryOperation):
+            cur = cur.left
+        else:
+            return False
+    return False
 
 
 def _dominates(m, first: cst.CSTNode, later: cst.CSTNode) -> bool:

@@ -55,6 +55,13 @@ ONE_LINE_IF = HEAD + '''        if isinstance(mask, list): self.mask = torch.ten
         self.mask = torch.ones(4) if not isinstance(mask, list) else self.mask
 ''' + TAIL
 
+# the second `if` reads the attribute first: it runs only after the first one (auraloss's STFT loss)
+READS_ITSELF = HEAD + '''        if not scale:
+            self.mask = torch.ones(4)
+        if scale is not None and mask is not None:
+            self.mask = self.mask.float()
+''' + TAIL
+
 NONE_BRANCH = HEAD + '''        if scale:
             self.mask = torch.ones(4)
         else:
@@ -97,6 +104,13 @@ def test_a_later_assignment_after_the_registering_one_stays_an_assignment():
     assert "            self.mask = self.mask * 2\n" in fixed
     assert _buffers_of(fixed, torch.ones(4), True) == {"mask"}
     assert _fixed(fixed) == fixed
+
+
+def test_a_later_assignment_that_reads_the_attribute_stays_an_assignment():
+    fixed = _fixed(READS_ITSELF)
+    assert fixed.count('self.register_buffer("mask"') == 1
+    assert "            self.mask = self.mask.float()\n" in fixed
+    assert _buffers_of(fixed, torch.ones(4)) == {"mask"}
 
 
 def test_a_one_line_if_does_not_dominate_what_follows():
