@@ -54,6 +54,10 @@ support`) and no construction of the class in the file passes one known to be on
 
 The fix registers it as a non-persistent buffer, which moves with the module and leaves the
 `state_dict` keys unchanged: `self.register_buffer("mask", torch.tril(...), persistent=False)`.
+When the attribute is assigned on several branches (`if isinstance(mask, torch.Tensor): ...
+else: ...`), each assignment that can run first registers it; one that always runs after a
+registering one (`self.mask = self.mask.float()`) stays an assignment to the buffer. No fix when
+such a branch assigns something other than a tensor (None, a Parameter).
 
 The rule is silent in test files (`test_*.py`, `*_test.py`, files under `tests/`/`testing/`): a
 test suite's modules run where its tests put them, and a mismatch fails the test that runs it.

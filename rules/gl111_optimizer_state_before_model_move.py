@@ -33,6 +33,12 @@ groups of them, also inside a function of the file that returns it: `make_optimi
 every move of that model to a device comes after the optimizer's `load_state_dict` in the same
 function (a move made by a function of the file the model is handed to counts at that call).
 
+A class that restores its optimizer while it is built (`__init__`, or a method it calls such as
+`self._setup_optim(state_dict)`) and moves its model only in a later method (`def cuda(self):
+self.network.cuda()`) is reported too, when the optimizer's parameters trace to that model
+(`self.network.parameters()`, a local holding them, the parameter groups a `self._get_param_groups()`
+returns) and the model is not moved while the instance is built.
+
 The rule is silent when, after the load, the code moves the optimizer's state itself (a loop over
 `optimizer.state.values()` that assigns `v.to(device)` / `v.cuda()`, written inline or in a
 function of the file called with the optimizer): the usual workaround; and when the file binds the
