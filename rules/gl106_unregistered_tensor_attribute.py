@@ -54,6 +54,10 @@ support`) and no construction of the class in the file passes one known to be on
 
 The fix registers it as a non-persistent buffer, which moves with the module and leaves the
 `state_dict` keys unchanged: `self.register_buffer("mask", torch.tril(...), persistent=False)`.
+When the attribute is assigned on several branches (`if isinstance(mask, torch.Tensor): ...
+else: ...`), each assignment that can run first registers it; one that always runs after a
+registering one (`self.mask = self.mask.float()`) stays an assignment to the buffer. No fix when
+such a branch assigns something other than a tensor (None, a Parameter).
 
 The rule is silent in test files (`test_*.py`, `*_test.py`, files under `tests/`/`testing/`): a
 test suite's modules run where its tests put them, and a mismatch fails the test that runs it.
@@ -210,32 +214,49 @@ class Decoder(nn.Module):
     def _fix(self, ctx: Context, cls: ModuleClass, attr: str, assigns: list[AttrAssign]):
         if not assigns or assigns[0].kind == "none":
             return None
+        m = ctx.model
         a = assigns[0]
         node = a.node
+        # the assignments that register the buffer: the first, and every other one that can run
+        # without an earlier one having run (`if isinstance(mask, torch.Tensor): self.mask = ...`
+        # `else: self.mask = torch.tensor(mask)`: each branch registers it); those that always run
+        # after a registering one assign the registered buffer (`self.fb = self.fb.to(self.device)`)
+        registering = [a]
         for other in assigns[1:]:
-            # later tensor assignments in the same method (`self.fb = self.fb.to(self.device)`)
-            # assign the registered buffer
             if other.method is not a.method or not isinstance(other.node, cst.Assign):
                 return None
-            if other.kind != "tensor" and not _engine_host_tensor(ctx.model, other.value):
-                return None  # (`self.tem = self.tem.permute(2, 0, 1)` after `self.tem = self.one_hot(...)`)
-            if ctx.model.order.get(other.node, -1) <= ctx.model.order.get(node, 0):
+            if m.order.get(other.node, -1) <= m.order.get(node, 0):
                 return None
-        if not isinstance(node, cst.Assign) or len(node.targets) != 1 or node.targets[0].target is not a.target:
-            return None
+            if any(_dominates(m, r.node, other.node) for r in registering) or _reads_itself(other.value, attr):
+                # (or it reads the attribute first, `self.fb = self.fb.to(self.device)` under its own
+                # `if`: it runs only once an earlier assignment, which registers it, has run)
+                if other.kind != "tensor" and not _engine_host_tensor(m, other.value):
+                    return None  # (`self.tem = self.tem.permute(2, 0, 1)` after `self.tem = self.one_hot(...)`)
+                continue
+            # another branch: it must register a tensor too (a Parameter, a module, None there: no fix)
+            if not (other.kind == "tensor" or other.kind == "other" and m.value_of(other.value).kind == "tensor"):
+                return None
+            if _converted_parameter(m, other.value):
+                return None
+            registering.append(other)
+        for r in registering:
+            if not isinstance(r.node, cst.Assign) or len(r.node.targets) != 1 or r.node.targets[0].target is not r.target:
+                return None
         # register_buffer needs Module.__init__ to have run
-        init, at = a.method, node
+        init, ats = a.method, [r.node for r in registering]
         if a.method.name.value != "__init__":
             # assigned in a helper that `__init__` calls (`self._build_mask(n)`): the call must
             # come after `super().__init__()`
             init = cls.init
-            at = _helper_call(ctx.model, init, a.method.name.value) if init is not None else None
+            at = _helper_call(m, init, a.method.name.value) if init is not None else None
             if at is None:
                 return None
-        start = super_init_index(ctx.model, init)
-        here = top_statement_index(ctx.model, init, at)
-        if start is None or here is None or here <= start:
-            return None
+            ats = [at]
+        start = super_init_index(m, init)
+        for at in ats:
+            here = top_statement_index(m, init, at)
+            if start is None or here is None or here <= start:
+                return None
         # other assignments of the attribute (outside __init__) must keep it a tensor (or None)
         facts = cls._facts
         for name, fn in cls.methods.items():
@@ -244,8 +265,53 @@ class Decoder(nn.Module):
             for other in _assignments(ctx.model, fn, attr):
                 if other is None or not _keeps_buffer(ctx.model, facts, other):
                     return None
-        text = f'self.register_buffer("{attr}", {ctx.code(node.value)}, persistent=False)'
-        return ctx.fix(ctx.replace(node, text), message=f"Register `{attr}` as a non-persistent buffer")
+        edits = [ctx.replace(r.node, f'self.register_buffer("{attr}", {ctx.code(r.node.value)}, persistent=False)')
+                 for r in registering]
+        return ctx.fix(*edits, message=f"Register `{attr}` as a non-persistent buffer")
+
+
+def _reads_itself(value: cst.BaseExpression | None, attr: str) -> bool:
+    """Evaluating `value` reads `self.<attr>` before anything else can happen: `self.fb`,
+    `self.fb.to(d)`, `self.fb[0]`, `self.fb * 2` (the attribute at the root of the left-most
+    chain)."""
+    cur = value
+    while cur is not None:
+        if self_attr(cur) == attr:
+            return True
+        if isinstance(cur, cst.Call):
+            cur = cur.func.value if isinstance(cur.func, cst.Attribute) else None
+        elif isinstance(cur, (cst.Attribute, cst.Subscript)):
+            cur = cur.value
+        elif isinstance(cur, cst.BinaryOperation):
+            cur = cur.left
+        else:
+            return False
+    return False
+
+
+def _dominates(m, first: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """`later` runs only after `first` has run: it lies in a statement that follows `first`'s
+    statement in `first`'s own block (the same block, or nested in a later statement of it),
+    with no function definition in between."""
+    stmt = m.parent(first)
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False  # (`if c: self.m = t` on one line: its statement is the `if`)
+    block = m.parent(stmt)
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)):
+        return False
+    index = next((i for i, s in enumerate(body) if s is stmt), None)
+    if index is None:
+        return False
+    cur = later
+    while cur is not None and cur is not block:
+        parent = m.parent(cur)
+        if parent is block:
+            return any(s is cur for s in body[index + 1:])
+        if isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
+        cur = parent
+    return False
 
 
 def _engine_host_tensor(m, value) -> bool:

@@ -33,6 +33,12 @@ groups of them, also inside a function of the file that returns it: `make_optimi
 every move of that model to a device comes after the optimizer's `load_state_dict` in the same
 function (a move made by a function of the file the model is handed to counts at that call).
 
+A class that restores its optimizer while it is built (`__init__`, or a method it calls such as
+`self._setup_optim(state_dict)`) and moves its model only in a later method (`def cuda(self):
+self.network.cuda()`) is reported too, when the optimizer's parameters trace to that model
+(`self.network.parameters()`, a local holding them, the parameter groups a `self._get_param_groups()`
+returns) and the model is not moved while the instance is built.
+
 The rule is silent when, after the load, the code moves the optimizer's state itself (a loop over
 `optimizer.state.values()` that assigns `v.to(device)` / `v.cuda()`, written inline or in a
 function of the file called with the optimizer): the usual workaround; and when the file binds the
@@ -282,22 +288,112 @@ def _init_param_bound(m, init: cst.FunctionDef, attr: str) -> str | None:
     return found
 
 
-def _built_from_attribute(m, init: cst.FunctionDef, attr: str) -> str | None:
-    """`self.<attr> = torch.optim.X(self.<model>.parameters(), ...)` as the only binding of the
-    attribute in `__init__`: that model attribute."""
+def _built_from_attribute(m, cls: cst.ClassDef, building: set, attr: str) -> str | None:
+    """`self.<attr> = torch.optim.X(<params>, ...)` as the only binding of the attribute in the
+    methods that build the instance (`__init__` and those it calls: mt-dnn's `_setup_optim`),
+    with <params> traced to `.parameters()` / `.named_parameters()` of one model attribute
+    (`self.<model>.parameters()` inline, or through a local, a parameter of the method that every
+    call passes such a value, a `self.<method>()` result: `self._get_param_groups()`). That
+    model attribute, or None (no such binding, or the parameters cannot be traced to one model)."""
     found = None
-    for node in m.walk(init.body):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and self_attr(node.targets[0].target) == attr:
-            if found is not None or not isinstance(node.value, cst.Call):
+    for fn in building:
+        for node in m.walk(fn.body):
+            if not (isinstance(node, cst.Assign) and any(self_attr(t.target) == attr for t in node.targets)):
+                continue
+            if found is not None or len(node.targets) != 1 or not isinstance(node.value, cst.Call):
                 return None
             if not (m.qualname(node.value.func) or "").startswith("torch.optim."):
                 return None
-            roots = {self_attr(c.func.value) for c in [node.value, *m.calls_in(node.value)]
-                     if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters")}
-            if len(roots) != 1 or None in roots:
+            params = _params_argument(node.value)
+            if params is None:
                 return None
-            found = roots.pop()
+            roots = _param_roots(m, cls, building, fn, params, 0)
+            if roots is None or len(roots) != 1:
+                return None
+            found = next(iter(roots))
     return found
+
+
+def _params_argument(ctor: cst.Call) -> cst.BaseExpression | None:
+    """The optimizer constructor's first argument (`params`)."""
+    for i, a in enumerate(ctor.args):
+        if a.star:
+            return None
+        if (a.keyword is None and i == 0) or (a.keyword is not None and a.keyword.value == "params"):
+            return a.value
+    return None
+
+
+def _param_roots(m, cls: cst.ClassDef, building: set, fn: cst.FunctionDef, expr: cst.BaseExpression,
+                 depth: int) -> set | None:
+    """The model attributes whose `.parameters()` / `.named_parameters()` `expr` (evaluated in
+    `fn`) is built from: the calls inside it; else, for a name, what each of its bindings in `fn`
+    gives (a local: its assigned values; a parameter: the arguments of every `self.<fn>(...)`
+    call in the building methods); for `self.<method>()`, what every `return` of that method
+    gives. None when some part cannot be traced (a parameter call on something that is not a
+    `self` attribute, a name bound otherwise, no call site, too deep)."""
+    if depth > 4:
+        return None
+    calls = [c for c in (expr, *m.calls_in(expr)) if isinstance(c, cst.Call)
+             and isinstance(c.func, cst.Attribute) and c.func.attr.value in ("parameters", "named_parameters")]
+    if calls:
+        roots = {self_attr(c.func.value) for c in calls}
+        return None if None in roots else roots
+    if isinstance(expr, cst.Name):
+        bindings = m.bindings.get((fn, expr.value))
+        if not bindings:
+            return None
+        out: set = set()
+        for b in bindings:
+            if b.how == "assign" and b.value is not None:
+                got = _param_roots(m, cls, building, fn, b.value, depth + 1)
+            elif b.how == "param" and fn.name.value != "__init__":
+                got = _roots_from_callers(m, cls, building, fn, expr.value, depth + 1)
+            else:
+                got = None
+            if got is None:
+                return None
+            out |= got
+        return out
+    if isinstance(expr, cst.Call) and not expr.args:
+        name = self_attr(expr.func)
+        meth = next((f for f in cls.body.body if isinstance(f, cst.FunctionDef) and f.name.value == name), None)
+        if name is None or meth is None:
+            return None
+        returns = [r for r in m.walk(meth.body, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) if isinstance(r, cst.Return)]
+        if not returns or any(r.value is None for r in returns):
+            return None
+        out = set()
+        for r in returns:
+            got = _param_roots(m, cls, building, meth, r.value, depth + 1)
+            if got is None:
+                return None
+            out |= got
+        return out
+    return None
+
+
+def _roots_from_callers(m, cls: cst.ClassDef, building: set, fn: cst.FunctionDef, param: str,
+                        depth: int) -> set | None:
+    """The roots of the arguments every `self.<fn>(...)` call of the building methods passes for
+    `param`; None when there is no such call, one passes nothing for it, or one is made elsewhere."""
+    out: set = set()
+    sites = 0
+    for c in m.calls:
+        if self_attr(c.func) != fn.name.value or m.class_of(c) is not cls:
+            continue
+        caller = m.enclosing(c, cst.FunctionDef)
+        if caller not in building:
+            return None  # also called later, with other parameters: not this construction's
+        arg = argument_for(fn, c, param)
+        if arg is None:
+            return None
+        got = _param_roots(m, cls, building, caller, arg, depth + 1)
+        if got is None:
+            return None
+        out |= got
+        sites += 1
+    return out if sites else None
 
 
 def _trainer_restore(m, facts, load: cst.Call, opt: cst.Attribute) -> str | None:
@@ -324,7 +420,7 @@ def _trainer_restore(m, facts, load: cst.Call, opt: cst.Attribute) -> str | None
     model_attr = None
     if opt_param is None:
         # `self.optimizer = torch.optim.Adam(self.model.parameters())` built by the constructor
-        model_attr = _built_from_attribute(m, init, opt.attr.value)
+        model_attr = _built_from_attribute(m, cls, building, opt.attr.value)
         if model_attr is None:
             return None
         p = _init_param_bound(m, init, model_attr)

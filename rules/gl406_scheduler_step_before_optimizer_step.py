@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.schedules import EarlyStep, ScheduleFacts
-from gpulint.model import dotted
+from gpulint.analysis.schedules import EarlyStep, ScheduleFacts, SchedulerStep
+from gpulint.model import Kind, dotted
 from gpulint.rule import Context, Rule
 
 _DEFS = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
@@ -38,6 +38,13 @@ argument (`ReduceLROnPlateau.step(val_loss)`, `step(epoch)`) and a guarded step
 (`if epoch > 0: scheduler.step()`) are not reported, unless the guard compares the loop's counter
 with a constant its first value passes (`if epoch > LR_DECAY_START:` with `LR_DECAY_START = -1`):
 then the first step of the run comes before the optimizer's, as if unguarded.
+
+The deprecated explicit epoch, `scheduler.step(epoch)` with `epoch` the counter of the loop around
+it, is reported (without a fix) when that counter's first value is past 0 (`for epoch in range(1,
+N):`) and the step comes before the loop's first optimizer step: the schedule jumps to its value
+for epoch 1 before anything trained with the value for epoch 0, and PyTorch warns. From 0
+(`range(N)`) the first value is used and the rule is silent; so it is when the file steps the
+optimizer once before the loop (a deliberate zero-gradient `optimizer.step()`).
 
 Gradient accumulation: a scheduler stepped on every pass of a loop whose optimizer steps only
 under a guard that is false on the loop's first pass (`if (i + 1) % k == 0: optimizer.step()` then
@@ -92,6 +99,7 @@ for epoch in range(epochs):
                 yield self._handler_finding(ctx, early)
                 continue
             yield ctx.finding(early.step.call, message, self._fix(ctx, facts, early))
+        yield from _counter_steps(ctx, facts)
 
     def _handler_finding(self, ctx: Context, early: EarlyStep):
         """A training engine's handler of `Events.EPOCH_STARTED` (`ITERATION_STARTED`) that steps
@@ -216,6 +224,86 @@ def _micro_steps(ctx: Context, facts: ScheduleFacts, reported: set[int]):
             f"any optimizer step (PyTorch warns) and it then advances once per micro-step instead of once per "
             f"optimizer step; call `{st.text}.step()` after `{opt}.step()`, under the same condition",
         )
+
+
+def _counter_steps(ctx: Context, facts: ScheduleFacts):
+    """`scheduler.step(epoch)` with `epoch` the counter of the loop around it, whose first value
+    is past the scheduler's initial epoch 0 (`for epoch in range(1, 20):`), reached before the
+    first optimizer step of that loop's pass (pytorch-gradual-warmup-lr#8): the explicit epoch
+    sets the schedule to epoch 1's value before anything was trained with epoch 0's, so the first
+    value is skipped, and PyTorch warns as for `step()`. Silent when the counter starts at 0 (or
+    its start is unknown), when the argument is anything but the counter, for a scheduler whose
+    class the file does not show to be a torch one, and for ReduceLROnPlateau (`step(metric)`).
+    No fix: where the explicit-epoch step belongs depends on what the author meant by the epoch."""
+    m = ctx.model
+    for call, recv, _meth in m.method_calls("step"):
+        if len(call.args) != 1:
+            continue
+        arg = call.args[0]
+        if arg.star or (arg.keyword is not None and arg.keyword.value != "epoch"):
+            continue
+        if not isinstance(arg.value, cst.Name):
+            continue
+        kind = facts.t.kind_of(recv)
+        if kind is Kind.UNKNOWN and m.value_of(recv).kind == "scheduler":
+            kind = Kind.SCHEDULER
+        if kind is not Kind.SCHEDULER:
+            continue
+        ctor = facts._constructor(recv)
+        if ctor is None or (m.qualname(ctor.func) or "").rsplit(".", 1)[-1] == "ReduceLROnPlateau":
+            continue
+        loop = _counter_loop(m, call, arg.value.value)
+        if loop is None:
+            continue
+        counter, first = _counter(facts, loop)
+        if counter != arg.value.value or first is None or first <= 0 or _rebound(m, loop, counter):
+            continue
+        st = SchedulerStep(call, recv, facts._text(recv), ctor, facts._optimizer_of(ctor, call))
+        if _stepped_before(m, facts, loop, st.optimizer):
+            continue  # `optim.zero_grad(); optim.step()` before the loop (the workaround of #8's README)
+        found = facts._early_at(st, call, st.optimizer, 0)
+        if found is None:
+            continue
+        iteration = found[0]
+        if not (iteration is loop or m.contains(loop, iteration)):
+            continue
+        opt = f"`{st.optimizer}.step()`" if st.optimizer else "the optimizer step"
+        where = "epoch" if _is_epoch(facts, EarlyStep(st, iteration, None, call)) else "iteration"
+        yield ctx.finding(
+            call,
+            f"`{st.text}.step({counter})` runs before the optimizer step of its {where}, and `{counter}` starts "
+            f"at {first}: the schedule jumps to its value for {counter} {first} before any step used the first "
+            f"value (PyTorch warns); call `{st.text}.step()` after {opt}",
+        )
+
+
+def _stepped_before(m, facts: ScheduleFacts, loop: cst.For, optimizer: str | None) -> bool:
+    """A direct step of the optimizer (any optimizer when unknown) in the loop's own scope, ahead
+    of the loop and outside it: the schedule's first value was used by that step (a deliberate
+    zero-gradient `optim.step()` so that the warm-up starts at epoch 1 without PyTorch's warning,
+    pytorch-gradual-warmup-lr's README after #8)."""
+    scope = m.scope_of(loop)
+    for ev in facts.optimizer_steps:
+        if not ev.direct or (optimizer is not None and ev.optimizer != optimizer):
+            continue
+        if m.scope_of(ev.node) is scope and m.precedes(ev.node, loop) and not m.contains(loop, ev.node):
+            return True
+    return False
+
+
+def _counter_loop(m, node: cst.CSTNode, name: str) -> cst.For | None:
+    """The innermost `for` of `node`'s function whose target binds `name` (alone or first of a
+    pair), or None."""
+    for anc in m.ancestors(node):
+        if isinstance(anc, _DEFS):
+            return None
+        if isinstance(anc, cst.For):
+            t = anc.target
+            if isinstance(t, (cst.Tuple, cst.List)) and t.elements:
+                t = t.elements[0].value
+            if isinstance(t, cst.Name) and t.value == name:
+                return anc
+    return None
 
 
 def _counter(facts: ScheduleFacts, loop: cst.For):
