@@ -149,7 +149,7 @@ class Decoder(nn.Module):
                 continue
             assigns = cls.init_assigns.get(attr, [])
             tensors = _live(m, [a for a in assigns if a.kind == "tensor" or host_tensor_from_file_function(m, a.value)
-                                or _engine_host_tensor(m, a.value)])
+                                or _variable_host_tensor(m, a.value)])
             if not tensors or any(self._placed(ctx, a.value) for a in tensors):
                 continue
             if any(_from_caller_not_host(m, a) for a in tensors):
@@ -404,13 +404,12 @@ def _from_caller_not_host(m, a: AttrAssign) -> bool:
     return True
 
 
-def _engine_host_tensor(m, value) -> bool:
-    """A value the flow engine knows is a host tensor (`Variable(torch.zeros(1), requires_grad=
-    False)`, the pre-0.4 wrapper that is the tensor itself today: pytorch-AGNN, E42-1)."""
+def _variable_host_tensor(m, value) -> bool:
+    """`Variable(torch.zeros(1), requires_grad=False)`, the pre-0.4 wrapper that is the tensor
+    itself today, that the flow engine knows is on the host (pytorch-AGNN, E42-1)."""
     if not isinstance(value, cst.Call) or m.qualname(value.func) not in ("torch.autograd.Variable",):
         return False
-    v = m.value_of(value)
-    return v.kind == "tensor" and v.dev is not None and v.dev.is_host
+    return _engine_host_tensor(m, value)
 
 
 def _from_parameter(m, a: AttrAssign) -> bool:
