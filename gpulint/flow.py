@@ -4324,6 +4324,10 @@ class Flow:
             if q.rsplit(".", 1)[-1] == "TensorDataset" and any(v.kind is None for _, v, s in pos if not s):
                 # tensors the engine cannot place (`x, y = helper(x, y)`): not known to be on the host
                 return Value(DATASET, EITHER, origin=e)
+            if self._moving_transform(e):
+                # `MNIST(..., transform=transforms.Compose([..., transforms.Lambda(lambda x:
+                # x.to(device))]))` (Modern-CV's autoencoder notebooks): its samples are moved
+                return Value(DATASET, None, origin=e)
             return Value(DATASET, HOST if kb.dataset_on_host(q) else None, origin=e)
         if kind == OPTIMIZER and pos and pos[0][1].kind == PARAMS:
             # over the parameters of a module: float16 ones have float16 gradients; state made at
@@ -5799,6 +5803,21 @@ class Flow:
 
         last = q.rsplit(".", 1)[-1]
         return "loss" in kb.class_tags(q) or last in STATELESS_MODULES
+
+    def _moving_transform(self, e: cst.Call) -> bool:
+        """A dataset built with a `transform=` (or `target_transform=`) whose expression, or the
+        expression a name given there is bound to, moves to a device (`.to(...)`, `.cuda()`)."""
+        for a in e.args:
+            if a.keyword is None or a.keyword.value not in ("transform", "target_transform", "transforms"):
+                continue
+            exprs = [a.value]
+            if type(a.value) is cst.Name:
+                exprs = [b.value for b in self.m.bindings_of(a.value) if b.how == "assign" and b.value is not None]
+            for x in exprs:
+                for c in self.m.calls_in(x):
+                    if type(c.func) is cst.Attribute and c.func.attr.value in ("to", "cuda"):
+                        return True
+        return False
 
     def cuda_tensor_type(self, x, depth: int = 0) -> bool:
         """`torch.cuda.FloatTensor`, or a name bound to it (or to `torch.cuda.FloatTensor if

@@ -942,3 +942,26 @@ def test_a_lightning_step_factory_meeting_a_helper_is_reported_each():
     diags = run_text("train.py", textwrap.dedent(src), rules, Options()).diagnostics
     assert all("device=self.device" in d.message and d.fix is not None for d in diags)
     assert _lines(PLGAN.format(dev=".type_as(x)"), "GL105") == []
+
+
+# Modern-CV's autoencoder notebooks (found by this session's corpus comparison): a dataset built
+# with a transform that moves each sample (`transforms.Lambda(lambda x: x.to(device))`) gives
+# samples of unknown place; with a transform that does not move, they are on the host.
+MNISTDS = """
+import torch
+import torch.nn as nn
+from torchvision import transforms
+from torchvision.datasets import MNIST
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+tf = transforms.Compose([transforms.ToTensor(){move}])
+val_ds = MNIST("/tmp/mnist", transform=tf, train=False, download=True)
+model = nn.Conv2d(1, 4, 3).to(device)
+im, _ = val_ds[0]
+out = model(im[None])
+"""
+
+
+def test_a_dataset_transform_that_moves_its_samples():
+    assert _lines(MNISTDS.format(move=", transforms.Lambda(lambda x: x.to(device))"), "GL116") == []
+    assert _lines(MNISTDS.format(move=""), "GL116") == [(12, "GL116")]
