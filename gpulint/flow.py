@@ -435,7 +435,7 @@ def _quantized(kw) -> bool:
     return False
 
 
-def _param_name(fn: cst.FunctionDef, i: int, arg: cst.Arg) -> str | None:
+def param_name(fn: cst.FunctionDef, i: int, arg: cst.Arg) -> str | None:
     """The parameter of `fn` that the call's argument `arg` (the i-th) binds; None for one past
     its positional parameters (`*args`)."""
     if arg.keyword is not None:
@@ -3790,7 +3790,7 @@ class Flow:
         an item stored (`p[k] = ...`, `p[k] += ...`), a mutating method called on it, or the
         parameter handed on to another call (of unknown code, or of a function or method of the
         file that may change it: `batch = self.to_device(batch)` returning a new dict does not)."""
-        name = _param_name(fn, i, arg)
+        name = param_name(fn, i, arg)
         if name is None:
             return True
         key = (fn, name, "items")
@@ -3893,7 +3893,7 @@ class Flow:
         registers it as a submodule that moves with the instance."""
         if self._class_kind(cls) != MODULE:
             return False
-        name = _param_name(init, i, arg)
+        name = param_name(init, i, arg)
         if name is None:
             return False
         for node in self.m.walk(init.body):
@@ -3914,7 +3914,7 @@ class Flow:
         move it later (`self.model = model`, `self.net = DataParallel(model)`, `self.head =
         model.fc`)? False only when every use of the parameter is a copy (`deepcopy(model)`) or
         reads its parameters or state (`model.parameters()`, `model.state_dict()`)."""
-        name = _param_name(fn, i, arg)
+        name = param_name(fn, i, arg)
         if name is None:
             return True
         key = (fn, name, "stores")
@@ -3953,7 +3953,7 @@ class Flow:
         `DataParallel(self.model)`, `trainer.model.cuda()`): the module stays where it was."""
         if self._class_kind(cls) in (MODULE, METRIC) or self._unresolved_bases(cls):
             return False
-        name = _param_name(fn, i, arg)
+        name = param_name(fn, i, arg)
         if name is None:
             return False
         m = self.m
@@ -4007,7 +4007,7 @@ class Flow:
     def _may_move_param(self, fn: cst.FunctionDef, i: int, arg: cst.Arg) -> bool:
         """Could the file's function `fn` move (in place) the module passed as this argument? Only
         a call of a moving method on that parameter, or passing it on to other code, can."""
-        name = _param_name(fn, i, arg)
+        name = param_name(fn, i, arg)
         if name is None:
             return True
         key = (fn, name)
@@ -5788,21 +5788,12 @@ class Flow:
         return placed
 
     def _tensorless_torch_module(self, mv: Value) -> bool:
-        """A torch loss or activation built without a weight (`nn.CrossEntropyLoss()`, `nn.ReLU()`):
-        nothing of its own to be on a device."""
-        o = mv.origin
-        while type(o) is cst.Call and type(o.func) is cst.Attribute and o.func.attr.value in ("to", "cuda", "cpu"):
-            o = o.func.value
-        if type(o) is not cst.Call:
-            return False
-        q = self.m.qualname(o.func) or ""
-        if not q.startswith("torch.nn.") or any(a.keyword is None or a.keyword.value in ("weight", "pos_weight")
-                                                 for a in o.args):
-            return False
-        from gpulint.model import STATELESS_MODULES
-
-        last = q.rsplit(".", 1)[-1]
-        return "loss" in kb.class_tags(q) or last in STATELESS_MODULES
+        """A torch loss or activation built without a weight and without positional arguments
+        (`nn.CrossEntropyLoss()`, `nn.ReLU()`): nothing of its own to be on a device."""
+        ctor = self.m.constructor_of(mv.origin) if type(mv.origin) is cst.Call else None
+        return (ctor is not None and all(a.keyword is not None for a in ctor.args)
+                and not any(a.keyword.value in ("weight", "pos_weight") for a in ctor.args)
+                and self.m.is_stateless_module(ctor))
 
     def _moving_transform(self, e: cst.Call) -> bool:
         """A dataset built with a `transform=` (or `target_transform=`) whose expression, or the
@@ -5819,19 +5810,10 @@ class Flow:
                         return True
         return False
 
-    def cuda_tensor_type(self, x, depth: int = 0) -> bool:
-        """`torch.cuda.FloatTensor`, or a name bound to it (or to `torch.cuda.FloatTensor if
-        torch.cuda.is_available() else torch.FloatTensor`): a tensor type on the GPU where one is."""
-        q = self.m.qualname(x) or ""
-        if q.startswith("torch.cuda.") and q.endswith("Tensor"):
-            return True
-        if type(x) is cst.IfExp:
-            return self.cuda_tensor_type(x.body, depth + 1) or self.cuda_tensor_type(x.orelse, depth + 1)
-        if type(x) is cst.Name and depth < 3:
-            bs = self.m.bindings_of(x)
-            return bool(bs) and all(b.how == "assign" and b.value is not None
-                                    and self.cuda_tensor_type(b.value, depth + 1) for b in bs)
-        return False
+    def cuda_tensor_type(self, x) -> bool:
+        """A legacy CUDA tensor type, or a name bound to one or to a choice with one on either branch
+        (`torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor`)."""
+        return self.m.cuda_tensor_type(x)
 
     def _given_stateful_parts(self, init: cst.FunctionDef, pos, kw) -> bool:
         """`SSD(base_net, head)` whose `__init__` stores a parameter on `self` (`self.base_net =

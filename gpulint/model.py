@@ -1091,6 +1091,27 @@ class ScriptModel:
             cur = cur.func.value
         return cur
 
+    def cuda_tensor_type(self, e: cst.BaseExpression, choice_test=None, depth: int = 0) -> bool:
+        """`torch.cuda.FloatTensor` (any legacy CUDA tensor type), or a name bound only to one, or a
+        choice `A if test else B` with `A` one: `choice_test(test)` must hold of the test where given
+        (`x.is_cuda`, an availability test); without it either branch being one suffices."""
+        if depth > 3:
+            return False
+        from gpulint.flowkb import LEGACY_TENSOR_TYPES
+
+        q = self.qualname(e) or ""
+        if q.startswith("torch.cuda.") and q in LEGACY_TENSOR_TYPES:
+            return True
+        if isinstance(e, cst.IfExp):
+            if choice_test is not None:
+                return self.cuda_tensor_type(e.body, choice_test, depth + 1) and choice_test(e.test)
+            return self.cuda_tensor_type(e.body, None, depth + 1) or self.cuda_tensor_type(e.orelse, None, depth + 1)
+        if isinstance(e, cst.Name):
+            bs = self.bindings_of(e)
+            return bool(bs) and all(b.how == "assign" and isinstance(b.value, cst.BaseExpression)
+                                    and self.cuda_tensor_type(b.value, choice_test, depth + 1) for b in bs)
+        return False
+
     def is_stateless_module(self, expr: cst.BaseExpression) -> bool:
         """A loss or activation module (no parameters unless built with weight=...)."""
         ctor = self.constructor_of(expr)

@@ -10,7 +10,7 @@ from gpulint.analysis.mismatch import (
     inner_factory,
     joined_forward_factories,
     legacy_host_constructor,
-    RANDOM_FACTORIES,
+    random_factory,
     forward_tensor_parameter,
     returned_from_forward,
     reachable_from_forward,
@@ -140,7 +140,7 @@ class Tagger(nn.Module):
         fix = None
         if x is not None and call.args and not any(a.star for a in call.args) and not any(
                 a.keyword is not None and a.keyword.value == "device" for a in call.args):
-            random = (m.qualname(call.func) or "").rsplit(".", 1)[-1] in RANDOM_FACTORIES
+            random = random_factory(m, call)
             fix = ctx.fix(self._add_device(ctx, call, f"device={x}.device"), safe=not random,
                           message=f"Pass `device={x}.device`")
         msg = (self.message.format(name=ctx.code(call.func), x=x) if x is not None else
@@ -229,7 +229,7 @@ class Tagger(nn.Module):
                 # a LightningModule step whose factory meets the device in a helper method (the
                 # GAN template's `self.adversarial_loss(y_hat, valid)`): the module's own device
                 edit = self._add_device(ctx, call, "device=self.device")
-                fix = ctx.fix(edit, safe=not _random(m, call), message="Pass `device=self.device`")
+                fix = ctx.fix(edit, safe=not random_factory(m, call), message="Pass `device=self.device`")
                 yield ctx.finding(call, self.message.format(name=ctx.code(call.func), x="self"), fix)
                 continue
             if param is not None:
@@ -309,10 +309,3 @@ def _each_host(mismatches):
         yield mm
         for x, v in mm.more_hosts:
             yield dataclasses.replace(mm, host=x, host_value=v, more_hosts=())
-
-
-def _random(m, call: cst.Call) -> bool:
-    """A random factory: `device=` draws other numbers than the CPU generator did."""
-    from gpulint.analysis.mismatch import RANDOM_FACTORIES
-
-    return (m.qualname(call.func) or "").rsplit(".", 1)[-1] in RANDOM_FACTORIES

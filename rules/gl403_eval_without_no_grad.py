@@ -9,6 +9,7 @@ import libcst as cst
 from gpulint.analysis.mismatch import reachable_from_forward
 from gpulint.analysis.paths import is_test_path
 from gpulint.analysis.training import TrainingFacts, argument_for, dotted, method_of, walk
+from gpulint.flow import param_name
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Kind, Rule, split_lines
 
@@ -903,14 +904,10 @@ def _detached_by_consumers(m, call: cst.Call) -> bool:
             callee, skip = m.module_function(use.func.value), 0
         if callee is None:
             return False
-        params = [x.name.value for x in (*callee.params.posonly_params, *callee.params.params)][skip:]
-        if arg.keyword is not None:
-            param = arg.keyword.value
-        else:
-            i = [a for a in use.args if a.keyword is None].index(arg)
-            if i >= len(params):
-                return False
-            param = params[i]
+        i = [a for a in use.args if a.keyword is None].index(arg) if arg.keyword is None else 0
+        param = param_name(callee, i + skip, arg)
+        if param is None:
+            return False
         uses = [x for x in m.walk(callee.body) if isinstance(x, cst.Name) and x.value == param
                 and not (isinstance(m.parent(x), cst.Attribute) and m.parent(x).attr is x)]
         if not uses or not all(

@@ -138,6 +138,12 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
     return made
 
 
+def random_factory(model, call: cst.Call) -> bool:
+    """`torch.randn(...)` and the other random factories: with `device=` they draw other numbers
+    than the CPU generator did, so a fix that adds one is not safe."""
+    return (model.qualname(call.func) or "").rsplit(".", 1)[-1] in RANDOM_FACTORIES
+
+
 def device_edit(ctx, call: cst.Call, name: str):
     """`device=<name>.device` written into a `torch.*` factory call (`.to(<name>.device)` after a
     legacy constructor, which takes no device=), `name` bound where the factory runs. Returns
@@ -147,7 +153,7 @@ def device_edit(ctx, call: cst.Call, name: str):
         return None
     if q.rsplit(".", 1)[-1] in NO_DEVICE_ARG:
         return None  # `torch.from_numpy(a)` takes no device=: the copy has to be made with .to()
-    random = q.rsplit(".", 1)[-1] in RANDOM_FACTORIES
+    random = random_factory(ctx.model, call)
     if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
         return None
     if any(a.star for a in call.args) or not call.args:

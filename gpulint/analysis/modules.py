@@ -31,7 +31,6 @@ import libcst as cst
 
 from gpulint.model import children as _children
 
-from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.model import ClassInfo, Kind, ScriptModel
 from gpulint.analysis.training import keyword as _keyword
 
@@ -950,22 +949,11 @@ class DeviceFlow:
             for k, v in o.items():
                 env[k] = env.get(k, EMPTY) | v
 
-    def _cuda_tensor_type(self, e: cst.BaseExpression, depth: int = 0) -> bool:
-        """`torch.cuda.FloatTensor` (any CUDA tensor type), or a name bound only to one, or to a
-        choice between one and a CPU type made on a device test (`if x.is_cuda`)."""
-        if depth > 3:
-            return False
-        q = self.model.qualname(e) or ""
-        if q.startswith("torch.cuda.") and q in LEGACY_TENSOR_TYPES:
-            return True
-        if isinstance(e, cst.IfExp):
-            return (self._cuda_tensor_type(e.body, depth + 1)
-                    and (self._device_guard(e.test) or self._availability_test(e.test) > 0))
-        if isinstance(e, cst.Name):
-            bs = self.model.bindings_of(e)
-            return bool(bs) and all(b.how == "assign" and isinstance(b.value, cst.BaseExpression)
-                                    and self._cuda_tensor_type(b.value, depth + 1) for b in bs)
-        return False
+    def _cuda_tensor_type(self, e: cst.BaseExpression) -> bool:
+        """A legacy CUDA tensor type, a name bound only to one, or a choice between one and a CPU
+        type made on a device test (`if x.is_cuda`) or an availability test."""
+        return self.model.cuda_tensor_type(
+            e, lambda t: self._device_guard(t) or self._availability_test(t) > 0)
 
     def _device_guard(self, test: cst.BaseExpression, depth: int = 0) -> bool:
         """A test on where a tensor is (`x.is_cuda`, `x.device.type == "cuda"`), also through a
