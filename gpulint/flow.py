@@ -195,6 +195,7 @@ NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (usin
 
 _DEVICE_TEXT = re.compile(r"\s*(cuda|cpu|mps|xpu|meta|hpu|npu|xla|gpu|tpu|ipu|mtia|privateuseone)(:\d+)?\s*$", re.I)
 _LEAVES = "leaves"  # `_if`: the branch its test decides always leaves the block
+_NON_CUDA_ACCELERATORS = ("mps", "xpu", "xla", "hpu", "npu")
 
 
 def join(a: Value | None, b: Value | None) -> Value:
@@ -755,6 +756,75 @@ def _int_literal(e) -> int | None:
     return None
 
 
+def _gpu_device_type(m, e, _depth: int) -> str | None:
+    """The device type ("cuda", "cpu", ...) an expression names on a machine with a GPU: a device
+    literal, `"cuda" if <GPU test> else "cpu"`, `torch.device(...)`, `str(...)` or `.type` of one, or
+    a name every assignment (or every call's argument, for a parameter) of which names the same type;
+    None otherwise."""
+    if _depth > 6:
+        return None
+    t = type(e)
+    if t is cst.SimpleString:
+        text = string_value(e)
+        found = _DEVICE_TEXT.match(text) if text is not None else None
+        return found.group(1).lower() if found else None
+    if t is cst.IfExp:
+        g = gpu_guard(m, e.test, _depth + 1)
+        return None if g is None else _gpu_device_type(m, e.body if g else e.orelse, _depth + 1)
+    if t is cst.Call and len(e.args) == 1 and e.args[0].keyword is None and not e.args[0].star:
+        q = m.qualname(e.func)
+        if q == "torch.device" or (type(e.func) is cst.Name and e.func.value == "str" and not m.bindings_of(e.func)):
+            return _gpu_device_type(m, e.args[0].value, _depth + 1)
+        return None
+    if t is cst.Attribute and e.attr.value == "type":
+        return _gpu_device_type(m, e.value, _depth + 1)
+    if t is cst.Name:
+        bindings = m.bindings_of(e)
+        if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
+            values = [b.value for b in bindings]
+        elif len(bindings) == 1 and bindings[0].how == "param":
+            values = m.param_arguments(bindings[0])
+        else:
+            return None
+        types = {_gpu_device_type(m, v, _depth + 1) for v in values}
+        return next(iter(types)) if len(types) == 1 else None
+    return None
+
+
+def _device_type_test(m, test, _depth: int) -> bool | None:
+    """`"cuda" in device`, `device.type == "cuda"`, `device != "cpu"`, `device.startswith("cuda")`
+    of a device the script chooses on the machine it runs on: whether the test holds on a GPU run
+    (E42-9)."""
+    if type(test) is cst.Call and type(test.func) is cst.Attribute and test.func.attr.value == "startswith" \
+            and len(test.args) == 1 and test.args[0].keyword is None:
+        prefix = string_value(test.args[0].value)
+        kind = _gpu_device_type(m, test.func.value, _depth + 1)
+        if prefix is None or kind is None or prefix.rstrip(":") not in ("cuda", "cpu", "mps", "xpu"):
+            return None
+        return kind == prefix.rstrip(":")
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    c = test.comparisons[0]
+    op = type(c.operator)
+    if op in (cst.In, cst.NotIn):
+        lit = string_value(test.left)
+        if lit not in ("cuda", "cpu", "mps", "xpu"):
+            return None
+        kind = _gpu_device_type(m, c.comparator, _depth + 1)
+        return None if kind is None else (kind == lit) is (op is cst.In)
+    if op not in (cst.Equal, cst.NotEqual):
+        return None
+    for side, lit_side in ((test.left, c.comparator), (c.comparator, test.left)):
+        lit = string_value(lit_side)
+        if lit in ("cuda", "cpu", "mps", "xpu") and not (type(side) is cst.SimpleString):
+            exact = not (type(side) is cst.Attribute and side.attr.value == "type")
+            kind = _gpu_device_type(m, side, _depth + 1)
+            if kind is None or (exact and lit != "cpu" and kind == lit):
+                return None  # `device == "cuda"` of "cuda:0": not decided by the type alone
+            return (kind == lit) is (op is cst.Equal)
+    return None
+
+
 def _gpu_int(m, e, _depth: int) -> int | None:
     """The integer an expression holds on a machine with a GPU: a literal, `0 if <GPU test> else
     -1`, or a name every assignment of which gives the same such number; None otherwise. Memoised
@@ -823,6 +893,8 @@ def gpu_guard(m, test, _depth: int = 0) -> bool | None:
     if t is cst.Call and not test.args:
         q = m.qualname(test.func)
         return True if q in ("torch.cuda.is_available", "torch.cuda.is_initialized") else None
+    if t is cst.Call:
+        return _device_type_test(m, test, _depth + 1)
     if t is cst.Attribute and m.qualname(test) in _AVAILABILITY_FUNCTIONS:
         # `if torch.cuda.is_available:` (the call forgotten): a function object is always true,
         # the branch runs on every machine (Comprehensive-Transformer-TTS's coordconv, PRECISION27 A1)
@@ -838,6 +910,9 @@ def gpu_guard(m, test, _depth: int = 0) -> bool | None:
                 return None
             same = (c.comparator.value == "True") == (op in (cst.Is, cst.Equal))
             return inner if same else not inner
+        typed = _device_type_test(m, test, _depth + 1)
+        if typed is not None:
+            return typed
         # `cuda_device >= 0` with `cuda_device = 0 if torch.cuda.is_available() else -1` (AllenNLP's
         # convention): the device index a GPU machine gets, compared with a number
         left, right = _gpu_int(m, test.left, _depth + 1), _int_literal(c.comparator)
@@ -2336,7 +2411,9 @@ class Flow:
         root, depth = test, 0
         while type(root) is cst.Attribute and depth < 3:
             root, depth = root.value, depth + 1
-        if type(root) is not cst.Name or (depth > 1 and root.value != "self"):
+        if type(test) is cst.Attribute and test.attr.value == "is_cuda":
+            pass  # `next(module.parameters()).is_cuda`: the tensor's place, where the engine knows it
+        elif type(root) is not cst.Name or (depth > 1 and root.value != "self"):
             return None  # a name, `x.flag`, or `self.part.flag` (`self.acmodel.recurrent`, a property)
         if type(test) is cst.Name and test.value in ("True", "False"):
             return None  # `while True`-like literals: left to the statement's own handling
@@ -3254,6 +3331,11 @@ class Flow:
             if how == "same":
                 return Value(TENSOR, bv.dev, bv.half, bv.nonscalar, bv.nograd or attr == "data", origin=bv.origin,
                              graph=bv.graph and attr != "data")
+            if attr == "is_cuda" and bv.dev is not None and (bv.dev.is_host or (
+                    bv.dev.where == "acc" and not bv.dev.key.startswith(_NON_CUDA_ACCELERATORS))):
+                # whether the tensor is on a CUDA device, where the engine knows it (a helper's
+                # `if next(module.parameters()).is_cuda:` given a moved module, E42-3)
+                return TRUE_VALUE if bv.dev.where == "acc" else FALSE_VALUE
             if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad"):
                 return Value(HOSTVAL, HOST)
             if bv.nograd and how is None:
@@ -4512,7 +4594,8 @@ class Flow:
                 dev = None
         half = any(v.half for _, v in ops)
         nonscalar = (creates or given) and self._nonscalar_factory(q, pos, kw)
-        if not nonscalar and ops and info.shape_same:
+        if not nonscalar and ops and (info.shape_same or (
+                "reduction" in kw and string_value(kw["reduction"][0]) == "none")):
             nonscalar = any(v.nonscalar for _, v in ops)
         if not nonscalar and q.rsplit(".", 1)[-1] in kb.ALWAYS_NONSCALAR:
             nonscalar = True
@@ -4611,6 +4694,11 @@ class Flow:
         if rv.py == NP_RNG and k is None:
             return Value(None, HOST, origin=e, py=NDARRAY if _np_random_array(meth, pos, kw) else None)
         if k == TENSOR:
+            if (meth == "get_device" and not pos and not kw and rv.dev is not None and rv.dev.where == "acc"
+                    and not rv.dev.key.startswith(_NON_CUDA_ACCELERATORS)):
+                # the index of the CUDA device the tensor is on: a device for `.to()` (a helper's
+                # `return next(module.parameters()).get_device()`, E42-3)
+                return Value(DEVICE, rv.dev, origin=e, py="int")
             how = kb.tensor_method(meth)
             if how is None:
                 return UNKNOWN
@@ -5180,7 +5268,19 @@ class Flow:
             (mv.stateful and not self._freezes) or any(v.graph for _, v in tensors))
         if opaque:
             self._opaque_outputs.add(e)
-        return Value(TENSOR, dev, mv.half if (dev is not None or tensors) else False, origin=e, graph=graph)
+        # a torch layer (not a loss) keeps its input's rank: `nn.Linear(4, 8)(x)` of a batch is a batch
+        nonscalar = bool(pos and not pos[0][2] and pos[0][1].kind == TENSOR and pos[0][1].nonscalar
+                         and self._rank_keeping_layer(mv))
+        return Value(TENSOR, dev, mv.half if (dev is not None or tensors) else False, nonscalar, origin=e, graph=graph)
+
+    def _rank_keeping_layer(self, mv: Value) -> bool:
+        """A torch.nn layer with parameters that is not a loss (`nn.Linear`, `nn.Conv2d`,
+        `nn.Embedding`): its output has at least the rank of its input."""
+        if mv.cls is not None or not mv.stateful or type(mv.origin) is not cst.Call:
+            return False
+        ctor = self.m.constructor_of(mv.origin)
+        q = (self.m.qualname(ctor.func) or "") if ctor is not None else ""
+        return q.startswith("torch.nn.") and "loss" not in kb.class_tags(q) and not q.endswith("Loss")
 
     def _lengths_arg(self, x, v: Value, kw) -> bool:
         """A host tensor handed to a module as its lengths (`cap_len`, `lengths=...`)."""
@@ -6379,6 +6479,22 @@ class Flow:
         self._mismatch_seen.add(node)
         self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])))
 
+    def _plain_host_move(self, call) -> bool:
+        """`x.cpu()` or `x.to("cpu")` run on every path of its function (no `if`, conditional
+        expression or `except` around it): a host copy whatever the device is, not a CPU-only
+        branch's choice (E42-8)."""
+        if not (type(call) is cst.Call and type(call.func) is cst.Attribute
+                and call.func.attr.value in ("cpu", "to")):
+            return False
+        node = call
+        while True:
+            parent = self.m.parent(node)
+            if parent is None or type(parent) in (cst.FunctionDef, cst.Module, cst.ClassDef, cst.Lambda):
+                return True
+            if type(parent) in (cst.If, cst.IfExp, cst.ExceptHandler, cst.Else, cst.While, cst.BooleanOperation):
+                return False
+            node = parent
+
     def _placed_operands(self, op: str, operands, frame: _Frame, strict: bool = False):
         """The operands known to be on the host (that count at this operation), and the first one
         known to be on an accelerator (or None)."""
@@ -6393,7 +6509,8 @@ class Flow:
             if d is None or v.kind != TENSOR:
                 continue
             if d.is_host and (v.nonscalar or strict or (op == "index" and v is operands[0][1])):
-                if v.placed is not None and op in ("call", "binary") and not _like_device(v.placed):
+                if (v.placed is not None and op in ("call", "binary") and not _like_device(v.placed)
+                        and not self._plain_host_move(v.placed)):
                     continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard
                 # (fed to a module on the accelerator it fails whatever the intent)
                 hosts.append((x, v))

@@ -130,6 +130,20 @@ def dataset_on_host(q: str) -> bool:
     return q.startswith(("torch.utils.data.", "torchvision."))
 
 
+# functions whose result may have no dimension whatever their operands' shapes: reductions (a
+# dimension argument may keep one: the engine reads it), and losses (a 0-dim mean unless
+# `reduction="none"`, which the engine reads too)
+_SCALAR_RESULTS = frozenset(
+    "sum mean max min norm prod std var dot vdot trace dist logsumexp argmax argmin amax amin all any "
+    "median nanmedian nansum nanmean count_nonzero cross_entropy kl_div binary_cross_entropy "
+    "binary_cross_entropy_with_logits".split()
+)
+
+
+def _scalar_result(last: str) -> bool:
+    return last in _SCALAR_RESULTS or last.endswith("_loss")
+
+
 @lru_cache(maxsize=4096)
 def function(q: str) -> Func | None:
     info = _kb.function(q)
@@ -146,8 +160,7 @@ def function(q: str) -> Func | None:
     tp = info.tensor_params
     if last in ("tensor", "as_tensor", "from_numpy", "asarray"):
         tp = ("data",)
-    return Func(returns, tp, creates, last not in ("sum", "mean", "max", "min", "norm", "prod", "std", "var"),
-                info.random)
+    return Func(returns, tp, creates, not _scalar_result(last), info.random)
 
 
 def tensor_method(name: str) -> str | None:

@@ -147,7 +147,8 @@ noise_scale = betas[t]
             placed = mm.host_value.placed
             source = batch_source(m, origin)
             if isinstance(placed, cst.Call) and placed is not origin:
-                where = f"moved there by `{ctx.code(placed.func)}(...)` on {_line(ctx, mm.node, placed)}"
+                args = "(...)" if placed.args else "()"
+                where = f"moved there by `{ctx.code(placed.func)}{args}` on {_line(ctx, mm.node, placed)}"
             elif source is not None:
                 where = f"a batch from {source} on {_line(ctx, mm.node, origin)}, never moved"
             else:
