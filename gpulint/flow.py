@@ -196,6 +196,18 @@ NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (usin
 _DEVICE_TEXT = re.compile(r"\s*(cuda|cpu|mps|xpu|meta|hpu|npu|xla|gpu|tpu|ipu|mtia|privateuseone)(:\d+)?\s*$", re.I)
 _LEAVES = "leaves"  # `_if`: the branch its test decides always leaves the block
 _NON_CUDA_ACCELERATORS = ("mps", "xpu", "xla", "hpu", "npu")
+# functions taking a dimension between their tensor operands: each position's parameter (None: a
+# dimension), so `torch.gather(w, 1, order)` meets `w` with `order`
+_DIM_BEFORE_INDEX = {
+    "torch.gather": ("self", None, "index"),
+    "torch.index_select": ("self", None, "index"),
+    "torch.scatter": ("self", None, "index", "src"),
+    "torch.scatter_add": ("self", None, "index", "src"),
+    "torch.scatter_reduce": ("self", None, "index", "src"),
+    "torch.index_add": ("self", None, "index", "source"),
+    "torch.index_copy": ("self", None, "index", "source"),
+    "torch.index_fill": ("self", None, "index", "value"),
+}
 
 
 def join(a: Value | None, b: Value | None) -> Value:
@@ -1152,6 +1164,7 @@ class Flow:
         self._class_reads: dict[tuple[str, str], Value] = {}
         self.site_values: dict[cst.FunctionDef, dict[cst.Call, list]] = {}
         self._site_count: dict[str, int] = {}
+        self._heirs_cache: dict = {}
         self._calls_by_attr: dict[str, list] = {}
         self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
         self._stateful_cache: dict[str, bool] = {}
@@ -1492,6 +1505,15 @@ class Flow:
         if callee == "__init__":
             cls = self.m.class_of(fn)
             callee = cls.name.value if cls is not None else callee
+            heirs = self._inheriting(cls.name.value, "__init__") if cls is not None else ()
+            if heirs and sites:
+                # `Sub(transform="stft")` of a subclass without an `__init__` of its own runs this
+                # one: its constructions are this method's calls too (spectral-optimal-transport's
+                # `Wasserstein1DLoss` on `_BaseSOTLoss`)
+                counts = [self._site_count.get(callee, 0)] + [self._site_total(fn, c) for c in heirs]
+                if all(n >= 0 for n in counts) and len(sites) == sum(counts):
+                    return self._joined_sites(fn, name, sites)
+                return None
         if not sites or len(sites) != self._site_total(fn, callee):
             if callee != "__call__" and self._never_passed(fn, callee, name):
                 # not every call is recorded yet (a construction inside a method summarised
@@ -1499,6 +1521,18 @@ class Flow:
                 return self._constant_default(fn, name)
             return None
         return self._joined_sites(fn, name, sites)
+
+    def _inheriting(self, cls: str, method: str) -> tuple:
+        """The file's subclasses of `cls` (at any depth) that run its `method` (they define none
+        on the way down): their instances call it."""
+        key = (cls, method)
+        got = self._heirs_cache.get(key)
+        if got is None:
+            own = self.m.method_of_class(cls, method)
+            got = tuple(sorted(name for name in self.m.classes if name != cls and self._subclass(name, cls)
+                               and own is not None and self.m.method_of_class(name, method) == own))
+            self._heirs_cache[key] = got
+        return got
 
     def _never_passed(self, fn: cst.FunctionDef, callee: str, name: str) -> bool:
         """No call in the file whose callee is named `callee` (`ACModel(...)`, `x.ACModel(...)`)
@@ -1665,6 +1699,11 @@ class Flow:
         if cls is None:
             return -1
         cname = cls.name.value
+        if self._site_count.get(cname, 0) == 0:
+            # a base class built only through one subclass that inherits this method (`Sub(...)`)
+            made = [c for c in self._inheriting(cname, fn.name.value) if self._site_count.get(c, 0)]
+            if len(made) == 1:
+                cname = made[0]
         if self._site_count.get(cname, 0) != 1:
             return -1
         for c in m.calls:
@@ -4498,6 +4537,8 @@ class Flow:
         ops = []
         q_last = q.rsplit(".", 1)[-1]
         names = info.tensor_params or ()
+        if q in _DIM_BEFORE_INDEX:
+            names = _DIM_BEFORE_INDEX[q]  # (the knowledge base lists tensor parameters only)
         star = "*args" in names
         for i, (x, v, s) in enumerate(pos):
             if s:
@@ -4553,6 +4594,8 @@ class Flow:
                     ret = "tensor"
             else:
                 ret = "tensor" if len(pos) + len(kw) > 1 else "other"
+        elif ret == "mixed" and q == "torch.sort":
+            ret = "tensors"  # (values, indices) on the input's device, whatever the overload
         elif ret == "mixed" and q in ("torch.eq", "torch.ne") and pos and not pos[0][2] and pos[0][1].kind == TENSOR:
             # `torch.ne(y[:, None], labels[None, :])`: an overload for Python numbers returns a
             # bool, the one taking a tensor a tensor (MIL-Lab#4's smooth top-k SVM)
@@ -5361,11 +5404,12 @@ class Flow:
             return Value(MODULE, inner.dev if inner.kind == MODULE else None, inner.half, origin=e,
                          stateful=True, scatters=True, wrap=e)
         if kind in (MODULE, METRIC):
-            init = self.m.classes[name].methods.get("__init__")
+            found = self.m.method_of_class(name, "__init__")  # its own, or one inherited from a file base
+            init = found[0] if found is not None else None
             if init is not None:
                 # its `__init__`'s parameters are what the constructions pass (`PCB_test(model)`),
                 # read in the class's recorded pass; no summary is run here
-                self._call_function(init, name, e, pos, kw, frame, Value(kind, None, cls=name), summary=False)
+                self._call_function(init, found[1], e, pos, kw, frame, Value(kind, None, cls=name), summary=False)
             dev, given = self._placement(e, kw)
             if not given and (self._class_made_placed(name) or self._class_moves_itself(name, e)):
                 dev, given = None, True  # its tensors are made or moved on a device in __init__: where is not known

@@ -194,3 +194,71 @@ def test_get_device_of_a_host_tensor_is_not_a_device():
     y = torch.randn(4, 3).to(rank) + torch.randn(4, 3).to(device)
     """
     assert _lines(src, "GL116") == []
+
+
+# spectral-optimal-transport#3's wasserstein_1d: `torch.sort` returns (values, indices) on its
+# input's device (the knowledge base had it as "mixed"), and `torch.gather(w, 1, order)` meets `w`
+# with `order` (the knowledge base lists tensor parameters only, so the positional `1` was taken
+# for the index and `order` was no operand).
+SORT_GATHER = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+w = torch.rand(4, 8)
+pos = torch.rand(4, 8).to(device)
+vals, order = torch.sort(pos, 1)
+picked = torch.gather(w, 1, order)
+chosen = torch.index_select(w, 0, order[:, 0])
+kept = torch.gather(w.to(device), 1, order)
+"""
+
+
+def test_sorted_indices_gather_a_host_table():
+    assert _lines(SORT_GATHER, "GL116") == [(8, "GL116"), (9, "GL116")]
+
+
+# spectral-optimal-transport#3 (E42-8's fixture): `Sub(transform="stft")` of a subclass without
+# an `__init__` runs its base's, whose `device="cpu"` default is stored on `self`; forward moves
+# its input there while the registered buffer follows `.to(device)`. The base's constructor and
+# forward took no values from a subclass's constructions and calls.
+INHERITED_INIT = """
+import torch
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def __init__(self, transform="stft", device="cpu"):
+        super().__init__()
+        self.device = device
+        self.register_buffer("pos", torch.linspace(0, 1, 8))
+
+    def forward(self, x):
+        x = x.to(self.device)
+        return x * self.pos
+
+
+class Sub(Base):
+    def extra(self):
+        return 1
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+loss_fn = Sub(transform="stft").to(device)
+out = loss_fn(torch.randn(4, 8).to(device))
+"""
+
+
+def test_a_subclass_construction_runs_the_inherited_init():
+    assert _lines(INHERITED_INIT, "GL116") == [(14, "GL116")]
+
+
+def test_a_subclass_given_the_device_is_silent():
+    src = INHERITED_INIT.replace('Sub(transform="stft")', 'Sub(transform="stft", device=device)')
+    assert _lines(src, "GL116") == []
+
+
+def test_a_base_also_built_with_another_device_is_not_joined_blindly():
+    # a second construction (of the base itself) passes the accelerator: the stored device is
+    # "cpu" or the accelerator, not known, so nothing is reported
+    src = INHERITED_INIT + "other = Base(device=device)\nother(torch.randn(4, 8).to(device))\n"
+    assert _lines(src, "GL116") == []
