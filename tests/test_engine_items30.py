@@ -262,3 +262,75 @@ def test_a_base_also_built_with_another_device_is_not_joined_blindly():
     # "cpu" or the accelerator, not known, so nothing is reported
     src = INHERITED_INIT + "other = Base(device=device)\nother(torch.randn(4, 8).to(device))\n"
     assert _lines(src, "GL116") == []
+
+
+# E45-1 (ParlAI#2042's TorchAgent): `update_params()` steps `self.scheduler` before
+# `self.optimizer`, called once per loop iteration through `train_step()`. Only a loop directly
+# around the call was taken as the per-step loop.
+AGENT = """
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self):
+        self.model = nn.Linear(4, 2)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, 1)
+
+    def update_params(self):
+        self.scheduler.step()
+        self.optimizer.step()
+
+    def train_step(self, x):
+        self.optimizer.zero_grad()
+        self.model(x).sum().backward()
+        self.update_params()
+
+
+agent = Agent()
+for _ in range(3):
+    agent.train_step(torch.randn(8, 4))
+"""
+
+
+def test_a_scheduler_stepped_first_in_a_method_a_loop_reaches_through_another():
+    assert _lines(AGENT, "GL406") == [(13, "GL406")]
+
+
+def test_an_optimizer_step_in_the_caller_first_is_silent():
+    src = AGENT.replace("        self.update_params()", "        self.optimizer.step()\n        self.update_params()")
+    assert _lines(src, "GL406") == []
+
+
+# E45-2 (pytorch-lightning#224's trainer): the loader a helper builds around a DistributedSampler is
+# kept on `self` and iterated in the method's epoch loop; only names were read as holding it.
+SELF_LOADER = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+def make_loader():
+    ds = TensorDataset(torch.randn(64, 4))
+    sampler = DistributedSampler(ds, num_replicas=1, rank=0)
+    return DataLoader(ds, batch_size=8, sampler=sampler)
+
+
+class Trainer:
+    def fit(self):
+        self.loader = make_loader()
+        for epoch in range(3):
+            for (x,) in self.loader:
+                pass
+
+
+Trainer().fit()
+"""
+
+
+def test_a_loader_kept_on_self_is_the_epoch_loops_loader():
+    assert _lines(SELF_LOADER, "GL302") == [(9, "GL302")]
+    src = SELF_LOADER.replace("        for epoch in range(3):\n", "        for epoch in range(3):\n"
+                              "            self.loader.sampler.set_epoch(epoch)\n")
+    assert _lines(src, "GL302") == []

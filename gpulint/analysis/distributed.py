@@ -617,8 +617,9 @@ class DistFacts:
         return out
 
     def _holds_loader(self, src: cst.BaseExpression, lo: LoaderInfo) -> bool:
-        """A plain name whose value (per the flow engine) is the loader `lo` builds."""
-        if not isinstance(src, cst.Name):
+        """A plain name or an attribute (`self.loader = make_loader()`, E45-2) whose value (per the
+        flow engine) is the loader `lo` builds."""
+        if not isinstance(src, (cst.Name, cst.Attribute)):
             return False
         v = self.model.value_of(src)
         return v.kind == "loader" and v.origin is lo.call

@@ -242,7 +242,7 @@ class ScheduleFacts:
             events = self.events_in(scope, optimizer)
             if events:
                 # a per-epoch / per-step function: its body is the iteration when a loop calls it
-                if self._called_in_loop(scope):
+                if self._called_in_loop(scope, optimizer):
                     return self._judge(scope.body, point, events)
                 return None
             if depth >= _MAX_DEPTH:
@@ -255,8 +255,19 @@ class ScheduleFacts:
                     return found[0], None, point
         return None
 
-    def _called_in_loop(self, fn: cst.FunctionDef) -> bool:
-        return any(self.t.loops_around(site) for site in self.t.call_sites(fn))
+    def _called_in_loop(self, fn: cst.FunctionDef, optimizer: str | None = None, depth: int = 0) -> bool:
+        """A loop calls `fn`, directly or through a function of the file whose only optimizer
+        event is that call (`train_step()` -> `self.update_params()`, ParlAI's TorchAgent, E45-1):
+        each of the loop's iterations runs `fn`'s body once."""
+        for site in self.t.call_sites(fn):
+            if self.t.loops_around(site):
+                return True
+            caller = self.m.enclosing(site, cst.FunctionDef)
+            if (depth < 1 and caller is not None and caller is not fn
+                    and all(ev.node is site for ev in self.events_in(caller, optimizer))
+                    and self._called_in_loop(caller, optimizer, depth + 1)):
+                return True
+        return False
 
     def _before(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         return self.order.get(a, 0) < self.order.get(b, 0)
