@@ -2355,6 +2355,8 @@ class Flow:
             decided = self._type_test(stmt.test, frame)
         if decided is None:
             decided = self._const_test(stmt.test, frame)
+        if decided is None:
+            decided = self._callable_test(stmt.test, frame)
         if decided is not None:
             # `if self.device is not None:` with `self.device = 'cpu'` from every construction: only
             # one branch runs
@@ -2439,6 +2441,33 @@ class Flow:
         else:
             return None
         return same if op is cst.Equal else not same
+
+    def _callable_test(self, test, frame: _Frame) -> bool | None:
+        """`callable(timesteps)` (or its `not`) of a value whose kind the engine knows on every
+        path: an instance of a file class with a `__call__`, a module or a function is callable; a
+        tensor, a number, a string is not (MMGeneration's `reconstruction_step(data, timesteps=
+        self.sampler)`, E42-3's fixture); None otherwise."""
+        neg = False
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, neg = test.expression, True
+        if not (type(test) is cst.Call and type(test.func) is cst.Name and test.func.value == "callable"
+                and "callable" not in self.m.aliases and not self.m.bindings_of(test.func)
+                and len(test.args) == 1 and test.args[0].keyword is None and not test.args[0].star):
+            return None
+        v = self.eval(test.args[0].value, frame)
+        if v.nullable:
+            return None
+        if v.kind == OBJECT and v.cls is not None and v.cls in self.m.classes:
+            found = self.m.method_of_class(v.cls, "__call__") is not None
+            if not found and any(b not in self.m.classes for b in self.m.classes[v.cls].bases):
+                return None  # an imported base may define `__call__`
+        elif v.kind in (MODULE, FUNC):
+            found = True
+        elif v.kind == TENSOR or (v.kind == HOSTVAL and v.py in ("int", "float", "str", "bool")):
+            found = False
+        else:
+            return None
+        return found != neg
 
     def _flag_test(self, test, frame: _Frame) -> bool | None:
         """`if per_comp:` / `if not per_comp:` where the name (or `self` attribute) is the literal

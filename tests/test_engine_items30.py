@@ -334,3 +334,38 @@ def test_a_loader_kept_on_self_is_the_epoch_loops_loader():
     src = SELF_LOADER.replace("        for epoch in range(3):\n", "        for epoch in range(3):\n"
                               "            self.loader.sampler.set_epoch(epoch)\n")
     assert _lines(src, "GL302") == []
+
+
+# MMGeneration#476 (E42-3's fixture): `reconstruction_step(data, timesteps=self.sampler)` with
+# `if callable(timesteps): timesteps = timesteps(num_batches)`: the test of a file class instance
+# with a `__call__` is decided, so the timesteps are the sampler's tensor, not unknown.
+CALLABLE = """
+import torch
+
+
+class Sampler:
+    def __init__(self, n):
+        self.n = n
+
+    def __call__(self, b):
+        return torch.randint(0, self.n, (b,))
+
+
+def step(timesteps, b, table):
+    if callable(timesteps):
+        timesteps = timesteps(b)
+    return table[timesteps.to(device)]
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+out = step(Sampler(10), 4, torch.rand(10))
+"""
+
+
+def test_callable_of_a_file_class_instance_is_decided():
+    assert _lines(CALLABLE, "GL116") == [(16, "GL116")]
+
+
+def test_callable_of_an_unknown_value_is_not_decided():
+    src = CALLABLE.replace("out = step(Sampler(10), 4, torch.rand(10))", "out = step(make_sampler(), 4, torch.rand(10))")
+    assert _lines(src, "GL116") == []
