@@ -49,7 +49,8 @@ instance (`policy.sample(state)` after `policy.to(device)`); not when the attrib
 a Python number, a 0-dim scalar tensor, is reassigned in forward, is only used in `__init__`, as
 an index or for its shape, is moved with `.to(x.device)` where it is used, or is moved by the
 class's own `_apply`/`to`/`cuda` override (a `to` override that moves other attributes by hand does
-not move this one); nor when it is a tensor the caller hands to `__init__` (`self.support =
+not move this one), or is read only on the CPU branch of a device test (`if x.is_cuda:` using a
+`.cuda()` copy, `else: out = (x - self.mean) / self.std`); nor when it is a tensor the caller hands to `__init__` (`self.support =
 support`) and no construction of the class in the file passes one known to be on the host.
 
 The fix registers it as a non-persistent buffer, which moves with the module and leaves the
@@ -109,6 +110,8 @@ class Decoder(nn.Module):
                     continue  # GL117's shape: a buffer would stop training it
                 if _read_as_scalars(ctx.model, cls.node, attr, tensors):
                     continue  # a flat table read only as `self.sigmas[0]`: 0-dim tensors meet the device
+                if _read_off_device_only(ctx.model, cls.node, attr):
+                    continue  # read only where the input is on the host (`else:` of `if x.is_cuda:`)
                 first = tensors[0]
                 if first.node in seen:
                     continue
@@ -156,6 +159,8 @@ class Decoder(nn.Module):
                 continue  # the caller chose where it lives
             if any(_converted_parameter(m, a.value) for a in tensors):
                 continue  # GL117's shape: a buffer would stop training it
+            if _read_off_device_only(m, cls.node, attr):
+                continue  # read only where the input is on the host (`else:` of `if x.is_cuda:`)
             first = tensors[0]
             if first.node in seen:
                 continue
@@ -626,3 +631,57 @@ def _read_as_scalars(m, classdef, attr: str, tensors) -> bool:
         reads += 1
     return reads > 0
 
+
+def _is_cuda_test(test: cst.BaseExpression) -> int:
+    """1 for `<tensor>.is_cuda`, -1 for `not <tensor>.is_cuda`, 0 otherwise."""
+    sign = 1
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        sign, test = -sign, test.expression
+    if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda" and not (
+            isinstance(test.value, cst.Name) and test.value.value == "self"):
+        return sign
+    return 0
+
+
+def _on_host_branch(m, node, fn) -> bool:
+    """`node` runs only where a tensor tested in an enclosing `if` of `fn` is on the host: in the
+    `else:` (or an `elif`) of `if x.is_cuda:`, or in the body of `if not x.is_cuda:`."""
+    child, parent = node, m.parent(node)
+    while parent is not None and parent is not fn:
+        if isinstance(parent, cst.If):
+            sign = _is_cuda_test(parent.test)
+            if (sign == 1 and child is parent.orelse) or (sign == -1 and child is parent.body):
+                return True
+        child, parent = parent, m.parent(parent)
+    return False
+
+
+def _read_off_device_only(m, classdef, attr: str) -> bool:
+    """Every read of `self.<attr>` in the class's methods (its `__init__` aside) either copies it
+    (`self.mean.cuda()`, `self.mean.to(...)`) or sits where the input is known to be on the host,
+    on the CPU branch of a device test (`if x.is_cuda: <use a cached .cuda() copy> else:
+    out = (x - self.mean) / self.sigma`, the Normalization module of
+    imrahulr/adversarial_robustness_pytorch, PRECISION34): the plain tensor never meets a device
+    tensor. At least one read on such a branch."""
+    if classdef is None:
+        return False
+    host_reads = 0
+    for node in m.walk(classdef):
+        if not (isinstance(node, cst.Attribute) and node.attr.value == attr and isinstance(node.value, cst.Name)
+                and node.value.value == "self"):
+            continue
+        fn = m.enclosing(node, cst.FunctionDef)
+        if fn is None:
+            return False
+        if fn.name.value == "__init__":
+            continue
+        parent = m.parent(node)
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Assign) and node in [t.target for t in parent.targets]):
+            return False  # reassigned outside `__init__`: not followed here
+        if (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PLACING_METHODS
+                and isinstance(m.parent(parent), cst.Call) and m.parent(parent).func is parent):
+            continue  # `self.mean.cuda()`: a copy on the device, the attribute itself stays put
+        if not _on_host_branch(m, node, fn):
+            return False
+        host_reads += 1
+    return host_reads > 0
