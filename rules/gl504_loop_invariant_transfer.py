@@ -323,7 +323,7 @@ def _lazy_guard(m, call, loop) -> bool:
 
 # collectives of torch.distributed that write their tensor argument in place
 _INPLACE_COLLECTIVES = frozenset(
-    f"torch.distributed.{n}" for n in "all_reduce reduce broadcast recv irecv all_reduce_coalesced".split()
+    f"torch.distributed.{n}" for n in ("all_reduce", "reduce", "broadcast", "recv", "irecv", "all_reduce_coalesced")
 )
 
 
