@@ -430,9 +430,33 @@ def _cli_bound_param(m, node) -> bool:
         if (m.qualname(dec) or "").startswith("argbind."):
             return True
     for c in m.calls:
-        if m.qualname(c.func) in _FUNCTION_CLI and c.args and isinstance(c.args[0].value, cst.Name) \
-                and c.args[0].value.value == fn.name.value:
-            return True
+        if m.qualname(c.func) in _FUNCTION_CLI and c.args and isinstance(c.args[0].value, cst.Name):
+            if c.args[0].value.value == fn.name.value:
+                return True
+            if fn in m.module.body and _dispatches_by_name(m, c.args[0].value.value):
+                return True
+    return False
+
+
+def _dispatches_by_name(m, name: str) -> bool:
+    """`def main(task, **kwargs): globals()[task](**kwargs)` handed to `fire.Fire(main)` (tatsu-lab's
+    weight_diff.py, copied by nlpxucan/WizardLM src/weight_diff_wizard.py: `python weight_diff.py
+    make_diff ... --device cpu`): the command line names a module-level function of the file and
+    fills its parameters with its own flags."""
+    for st in m.module.body:
+        if not (isinstance(st, cst.FunctionDef) and st.name.value == name):
+            continue
+        kw = st.params.star_kwarg
+        if not isinstance(kw, cst.Param):
+            return False
+        for n in m.walk(st.body):
+            if not (isinstance(n, cst.Call) and isinstance(n.func, cst.Subscript)):
+                continue
+            g = n.func.value
+            if not (isinstance(g, cst.Call) and isinstance(g.func, cst.Name) and g.func.value == "globals"):
+                continue
+            if any(a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kw.name.value for a in n.args):
+                return True
     return False
 
 
@@ -791,7 +815,8 @@ configuration (nanoGPT's `exec(open('configurator.py').read())` lets `--device=c
 from the configuration (`device = torch.device(raw_config['device'])`: the literal is its default), on
 a `device` field of a `@dataclass` the command line fills (`@pyrallis.wrap()`, `tyro.cli`,
 `HfArgumentParser`: `--device cpu` chooses) or a `device` parameter of a function bound to the command
-line (`@argbind.bind(...)`, `tyro.cli(main)`, `fire.Fire(main)`), on
+line (`@argbind.bind(...)`, `tyro.cli(main)`, `fire.Fire(main)`, or any module-level function when
+`fire.Fire(main)` dispatches by name, `def main(task, **kwargs): globals()[task](**kwargs)`), on
 a CUDA device that is one branch of a conditional expression whose other branch is the CPU
 (`torch.device('cuda') if args.ctx == 'gpu' else 'cpu'`: chosen at run time), on
 `"cuda"` used as an autocast/GradScaler device *type*, on `torch.device("cuda")` compared with a

@@ -43,7 +43,11 @@ function that could change it, and the device expression does not change either.
 The same holds for a constant built in the loop from literals and moved there
 (`torch.Tensor([[0.1, 0.1, 0.2, 0.2]]).cuda()`, `torch.tensor(0).float().cuda()` in a per-image
 loss): the data is read on the host and copied on every iteration of the innermost loop, also with
-`device=` on the constructor. Build it once above the loop (no fix is offered for these).
+`device=` on the constructor. Build it once above the loop (no fix is offered for these). A constant
+the same loop then changes in place is not reported: a fresh accumulator (`loss =
+torch.FloatTensor([0]).cuda()` then `loss += ...`) or the buffer of an in-place collective (`size =
+torch.LongTensor([0]).cuda()` then `dist.all_reduce(size)`) must start from its value on every
+iteration, and built once it would carry the last iteration's value into the next.
 
 The fix (unsafe: it changes when the copy is made, and the hoisted name then exists before the
 loop) moves a `y = x.to(device)` statement above the loop.
@@ -126,6 +130,8 @@ for x, y in loader:
             return None  # only the innermost loop: the copy is paid on every step
         if facts.is_conditional_in(call, loop) and _lazy_guard(m, call, loop):
             return None
+        if _fresh_buffer(m, call, loop):
+            return None  # a fresh zero the iteration writes into: it cannot be built once
         start, end = ctx.span(call)
         move = ctx.source[ctx.span(recv)[1]:end].lstrip()
         return ctx.finding(call, self.constant_message.format(expr=ctx.code(recv), move=move))
@@ -312,4 +318,49 @@ def _lazy_guard(m, call, loop) -> bool:
                 return True
             if isinstance(t, cst.UnaryOperation) and isinstance(t.operator, cst.Not):
                 return True
+    return False
+
+
+# collectives of torch.distributed that write their tensor argument in place
+_INPLACE_COLLECTIVES = frozenset(
+    f"torch.distributed.{n}" for n in ("all_reduce", "reduce", "broadcast", "recv", "irecv", "all_reduce_coalesced")
+)
+
+
+def _fresh_buffer(m, call, loop) -> bool:
+    """`name = <constant>.cuda()` whose name the same loop then changes in place: a per-iteration
+    accumulator (`loss = torch.FloatTensor([0]).cuda()`, then `loss += F.cross_entropy(...)`,
+    hendrycks/ss-ood label_corruption/train_ss.py) or the buffer of an in-place collective
+    (`size1 = torch.LongTensor([0]).cuda()`, then `dist.all_reduce(size1)`, WXinlong/DenseCL
+    openselfsup/models/memories/odc_memory.py). Built once above the loop it would carry the last
+    iteration's value into the next one; the fresh constant is the point."""
+    stmt = m.statement_of(call)
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return False
+    a = stmt.body[0]
+    if not (isinstance(a, cst.Assign) and a.value is call and len(a.targets) == 1
+            and isinstance(a.targets[0].target, cst.Name)):
+        return False
+    name = a.targets[0].target.value
+    for n in walk(loop):
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and n.target.value == name:
+            return True
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Subscript) and \
+                isinstance(n.target.value, cst.Name) and n.target.value.value == name:
+            return True
+        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Subscript) and \
+                isinstance(n.target.value, cst.Name) and n.target.value.value == name:
+            return True
+        if not isinstance(n, cst.Call):
+            continue
+        f = n.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == name and \
+                f.attr.value.endswith("_") and not f.attr.value.startswith("_"):
+            return True  # `name.add_(...)`, `name.zero_()`
+        if (m.qualname(f) or "") in _INPLACE_COLLECTIVES and n.args and not n.args[0].star and \
+                isinstance(n.args[0].value, cst.Name) and n.args[0].value.value == name:
+            return True
+        if any(x.keyword is not None and x.keyword.value == "out" and isinstance(x.value, cst.Name)
+               and x.value.value == name for x in n.args):
+            return True
     return False
