@@ -121,7 +121,10 @@ STATELESS_MODULES = frozenset(
     "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d "
     "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d Upsample PixelShuffle "
     "PixelUnshuffle ZeroPad2d ConstantPad1d ConstantPad2d ReflectionPad2d ReplicationPad2d CosineSimilarity "
-    "PairwiseDistance".split()
+    "PairwiseDistance ZeroPad1d ZeroPad3d ConstantPad3d ReflectionPad1d ReflectionPad3d ReplicationPad1d "
+    "ReplicationPad3d CircularPad1d CircularPad2d CircularPad3d UpsamplingNearest2d UpsamplingBilinear2d "
+    "Fold Unfold MaxUnpool1d MaxUnpool2d MaxUnpool3d LPPool1d LPPool2d LocalResponseNorm Softmax2d Softmin "
+    "LogSigmoid CELU GLU Threshold Tanhshrink Softshrink Hardshrink FeatureAlphaDropout ChannelShuffle".split()
 )
 
 FRAMEWORK_MODULES = {

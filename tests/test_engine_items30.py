@@ -369,3 +369,41 @@ def test_callable_of_a_file_class_instance_is_decided():
 def test_callable_of_an_unknown_value_is_not_decided():
     src = CALLABLE.replace("out = step(Sampler(10), 4, torch.rand(10))", "out = step(make_sampler(), 4, torch.rand(10))")
     assert _lines(src, "GL116") == []
+
+
+def test_an_existence_guard_around_the_scheduler_step_passes():
+    # ParlAI's TorchAgent: `if self.scheduler is not None: self.scheduler.step()` runs whenever
+    # there is a scheduler to step
+    src = AGENT.replace("        self.scheduler.step()\n", "        if self.scheduler is not None:\n"
+                        "            self.scheduler.step()\n")
+    assert _lines(src, "GL406") == [(14, "GL406")]
+    other = AGENT.replace("        self.scheduler.step()\n", "        if self.warmup:\n"
+                          "            self.scheduler.step()\n")
+    assert _lines(other, "GL406") == []
+
+
+# PRECISION35 P35-A1 (kinetics_i3d_pytorch): parameter-less padding layers kept in a plain list
+# (`nn.ConstantPad3d`, one per input-depth remainder) lose nothing: not GL107.
+PADS = """
+import torch
+import torch.nn as nn
+
+
+class Unit3d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pads = [nn.ConstantPad3d((0, 0, 0, 0, 0, k), 0) for k in (1, 2)]
+        self.conv = nn.Conv3d(2, 4, 3)
+
+    def forward(self, x):
+        return self.conv(self.pads[x.shape[2] % 2](x))
+
+
+model = Unit3d()
+out = model(torch.randn(1, 2, 5, 6, 6))
+"""
+
+
+def test_padding_layers_in_a_plain_list_are_not_unregistered_state():
+    assert _lines(PADS, "GL107") == []
+    assert _lines(PADS.replace("nn.ConstantPad3d((0, 0, 0, 0, 0, k), 0)", "nn.Conv3d(2, 2, 1)"), "GL107") == [(9, "GL107")]

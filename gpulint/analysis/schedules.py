@@ -311,17 +311,19 @@ class ScheduleFacts:
         value passes (`if epoch > LR_DECAY_START:` with `LR_DECAY_START = -1`, or with the range's
         own start). Then the guarded scheduler step runs before any optimizer step of the run,
         as an unguarded one would. Anything else that makes `point` conditional: False."""
-        if not isinstance(iteration, cst.For) or not isinstance(iteration.target, cst.Name):
-            return False
-        counter = iteration.target.value
-        first = self._first_value(iteration)
+        counted = isinstance(iteration, cst.For) and isinstance(iteration.target, cst.Name)
+        counter = iteration.target.value if counted else None
+        first = self._first_value(iteration) if counted else None
         child = point
         seen = False
         for anc in self.m.ancestors(point):
             if anc is iteration:
                 return seen
             if isinstance(anc, cst.If):
-                if child is not anc.body or not self._passes(anc.test, counter, first):
+                if child is not anc.body:
+                    return False
+                if not self._exists_test(anc.test, point) and not (
+                        counted and self._passes(anc.test, counter, first)):
                     return False
                 seen = True
             elif isinstance(anc, (cst.Else, cst.ExceptHandler, cst.Finally, cst.IfExp, cst.BooleanOperation,
@@ -329,6 +331,20 @@ class ScheduleFacts:
                 return False
             child = anc
         return False
+
+    def _exists_test(self, test: cst.BaseExpression, point: cst.CSTNode) -> bool:
+        """`if self.scheduler is not None:` (or `if self.scheduler:`) around `self.scheduler.step()`:
+        the step runs whenever there is a scheduler to step (ParlAI's TorchAgent, E45-1)."""
+        if not (isinstance(point, cst.Call) and isinstance(point.func, cst.Attribute)):
+            return False
+        recv = dotted(point.func.value)
+        if recv is None:
+            return False
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            c = test.comparisons[0]
+            return (isinstance(c.operator, cst.IsNot) and isinstance(c.comparator, cst.Name)
+                    and c.comparator.value == "None" and dotted(test.left) == recv)
+        return isinstance(test, (cst.Name, cst.Attribute)) and dotted(test) == recv
 
     def _first_value(self, loop: cst.For) -> int | str | None:
         """The first value of `for x in range(...)` when the file gives it, or the first element of
