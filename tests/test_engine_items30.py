@@ -407,3 +407,34 @@ out = model(torch.randn(1, 2, 5, 6, 6))
 def test_padding_layers_in_a_plain_list_are_not_unregistered_state():
     assert _lines(PADS, "GL107") == []
     assert _lines(PADS.replace("nn.ConstantPad3d((0, 0, 0, 0, 0, k), 0)", "nn.Conv3d(2, 2, 1)"), "GL107") == [(9, "GL107")]
+
+
+# PRECISION34 P34-A1 (vnn's VNMaxPool): `torch.meshgrid([torch.arange(j) ...]) + (idx,)` is a
+# tuple concatenation used as an index; the host aranges never meet the device `idx`.
+MESHGRID = """
+import torch
+import torch.nn as nn
+
+
+class MaxPool(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.lin = nn.Linear(c, c)
+
+    def forward(self, x):
+        idx = self.lin(x.transpose(1, -1)).transpose(1, -1).argmax(dim=-1)
+        grid = torch.meshgrid([torch.arange(j) for j in x.size()[:-1]], indexing="ij") + (idx,)
+        return x[grid]
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = MaxPool(4).to(device)
+out = model(torch.randn(2, 4, 5).to(device))
+"""
+
+
+def test_a_tuple_concatenation_of_host_aranges_and_device_indices_is_no_meeting():
+    assert _lines(MESHGRID, "GL105", "GL116") == []
+    # an arange added to the device indices does meet them
+    met = MESHGRID.replace("        return x[grid]\n", "        return x[grid] + (torch.arange(x.size(1)) + idx)[..., None]\n")
+    assert _lines(met, "GL105") == [(14, "GL105")]

@@ -1189,6 +1189,11 @@ class DeviceFlow:
             return self._call(e, env)
         if isinstance(e, cst.BinaryOperation):
             left, right = self._expr(e.left, env), self._expr(e.right, env)
+            if isinstance(e.operator, cst.Add) and (isinstance(e.left, (cst.Tuple, cst.List))
+                                                    or isinstance(e.right, (cst.Tuple, cst.List))):
+                # `torch.meshgrid(...) + (idx,)`: sequences concatenated, their tensors do not meet
+                # (vnn's index tuple, PRECISION34 P34-A1)
+                return (left | right) - {"M"}
             return self._meet(left, right)
         if isinstance(e, cst.Comparison):
             groups = [self._expr(e.left, env)]
