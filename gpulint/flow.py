@@ -4431,7 +4431,15 @@ class Flow:
             if q.rsplit(".", 1)[-1] in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
                 # a module's parameter or buffer lives wherever its module is moved: not known here
                 self._param_made.add(e)
-                return Value(TENSOR, None, nonscalar=inner.nonscalar if inner is not None else False,
+                dev = None
+                parent = self.m.parent(e)
+                if (inner is not None and inner.kind == TENSOR and type(parent) is cst.Assign
+                        and all(type(t.target) is cst.Name for t in parent.targets)
+                        and self.m.enclosing(e, cst.ClassDef) is None):
+                    # `w = nn.Parameter(torch.zeros(3).to(device))` in a script or a plain function
+                    # (no module holds it): the tensor it wraps, where that is (SimplePIM, E44-3)
+                    dev = inner.dev
+                return Value(TENSOR, dev, nonscalar=inner.nonscalar if inner is not None else False,
                              deep=inner.deep if inner is not None else False, origin=e)
             if inner is not None and inner.kind == TENSOR:
                 return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)

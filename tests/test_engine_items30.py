@@ -438,3 +438,38 @@ def test_a_tuple_concatenation_of_host_aranges_and_device_indices_is_no_meeting(
     # an arange added to the device indices does meet them
     met = MESHGRID.replace("        return x[grid]\n", "        return x[grid] + (torch.arange(x.size(1)) + idx)[..., None]\n")
     assert _lines(met, "GL105") == [(14, "GL105")]
+
+
+# E44-3 (SimplePIM#2): a Parameter no module holds (`w = nn.Parameter(x.to(device))` in a
+# function or a script) is where the tensor it wraps is; one assigned in a module class follows
+# the module, as before.
+PARAMETER = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def fit(x):
+    w = torch.nn.Parameter(torch.zeros(3).to(device))
+    return (x @ w).sum(), w.detach().numpy()
+
+
+class Lin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        w = nn.Parameter(torch.zeros(3))
+        self.w = w
+
+    def forward(self, x):
+        return x @ self.w
+
+
+model = Lin().to(device)
+out = model(torch.randn(2, 3).to(device))
+print(fit(torch.randn(2, 3).to(device)))
+"""
+
+
+def test_a_parameter_no_module_holds_is_where_its_tensor_is():
+    assert _lines(PARAMETER, "GL109", "GL116", "GL106") == [(10, "GL109")]
