@@ -5476,8 +5476,11 @@ class Flow:
                     self._call_function(init, name, e, pos, kw, frame, Value(kind, None, cls=name), summary=False)
             return Value(kind, None, origin=e, cls=name)
         found = self.m.method_of_class(name, "__init__")  # its own, or one inherited from a file base
+        left = None
         if found is not None:
+            self._last_exit_self = None
             self._call_function(found[0], found[1], e, pos, kw, frame, Value(OBJECT, None, cls=name))
+            left = self._last_exit_self
         fields = self._record_fields(name) if found is None else None
         if fields is not None:
             # a dataclass (or NamedTuple) of the file: what each field was given
@@ -5490,6 +5493,10 @@ class Flow:
                 if k0 in fields:
                     keys[k0] = v
             return Value(OBJECT, None, cls=name, origin=e, keys=tuple((f, keys[f]) for f in fields if f in keys))
+        if left:
+            # what this construction's `__init__` stored (`Frame(None, self.lin(x))`: its
+            # `translations` is that output, on the device), read back through the instance (E44-5)
+            return Value(OBJECT, None, cls=name, origin=e, attrs=_set_attrs(None, dict(left)))
         return Value(OBJECT, None, cls=name, origin=e)
 
     def _record_fields(self, name: str) -> list[str] | None:
@@ -6285,8 +6292,7 @@ class Flow:
                 self._found_under(site, self._with_origins(self._summary_found.get(key), self._summary_args.get(key), args))
             if fn.name.value == "__init__":
                 self._last_init_self = self._init_self.get(key)
-            else:
-                self._last_exit_self = self._exit_self.get(key)
+            self._last_exit_self = self._exit_self.get(key)
             self._last_exit_globals = self._exit_globals.get(key)
             return found
         self._in_summary.append(fn)
@@ -6328,6 +6334,10 @@ class Flow:
                     self._store_attrs(frame, selfv.cls)
             if fn.name.value == "__init__":
                 self._init_self[key] = self._last_init_self = frame.env.get("self")
+                if selfv is not None and selfv.kind == OBJECT and frame.assigned_self and args:
+                    # what a plain class's constructor stored from this construction's arguments
+                    self._exit_self[key] = self._last_exit_self = tuple(sorted(
+                        (a, frame.env.get("self." + a, UNKNOWN)) for a in frame.assigned_self))
             elif (selfv is not None and selfv.kind in (OBJECT, MODULE) and frame.assigned_self
                     and frame.yields is None and self._falls_off_the_end(fn)):
                 self._exit_self[key] = tuple(sorted(

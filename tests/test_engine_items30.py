@@ -473,3 +473,44 @@ print(fit(torch.randn(2, 3).to(device)))
 
 def test_a_parameter_no_module_holds_is_where_its_tensor_is():
     assert _lines(PARAMETER, "GL109", "GL116", "GL106") == [(10, "GL109")]
+
+
+# E44-5 (nanofold#4's Frame): a plain class's construction keeps what its `__init__` stored from
+# the arguments (`Frame(None, self.lin(x))`: `translations` on the device), read back in a static
+# method that combines it with another construction's host `rotations`.
+FRAMES = """
+import torch
+import torch.nn as nn
+
+
+class Frame:
+    def __init__(self, rotations, translations):
+        self.rotations = rotations
+        self.translations = translations
+
+    @staticmethod
+    def compose(a, b):
+        return a.rotations @ b.translations.unsqueeze(-1)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        frames = Frame(torch.eye(3), torch.zeros(3))
+        update = Frame(None, self.lin(x))
+        return Frame.compose(frames, update)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Model().to(device)
+out = model(torch.randn(2, 3, device=device))
+"""
+
+
+def test_a_plain_construction_keeps_what_its_init_stored():
+    assert _lines(FRAMES, "GL105", "GL116") == [(22, "GL105")]
+    fixed = FRAMES.replace("Frame(torch.eye(3), torch.zeros(3))", "Frame(torch.eye(3, device=x.device), torch.zeros(3))")
+    assert _lines(fixed, "GL105", "GL116") == []
