@@ -3553,7 +3553,11 @@ class Flow:
             tensor_idx = [(x, v if v.kind == TENSOR else replace(v, kind=TENSOR)) for x, v in idx_vals
                           if v.kind == TENSOR or (_moved_unknown(v) and v.dev.where == "acc")]
             if tensor_idx:
-                self._check(e, "index", [(e.value, base)] + tensor_idx, frame)
+                # an element picked by integers (`ranks[r, q]`) may be 0-dim, which PyTorch reads as
+                # a plain integer wherever it is (Landmark2019's hard-negative mining): no meeting
+                checked = [(x, v) for x, v in tensor_idx if not self._int_selected(x, frame)]
+                if checked:
+                    self._check(e, "index", [(e.value, base)] + checked, frame)
                 nonscalar = any(v.nonscalar for _, v in tensor_idx)
                 dev = base.dev
                 if dev is not None and dev.is_host and any(v.dev is None or not v.dev.is_host for _, v in tensor_idx):
@@ -6569,6 +6573,25 @@ class Flow:
             return  # device tensor indexed with host indices: allowed
         self._mismatch_seen.add(node)
         self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])))
+
+    def _int_selected(self, x, frame) -> bool:
+        """`ranks[r, q]` or `ranks[r][q]`: an element of a tensor picked by two integers or more,
+        maybe 0-dim (one integer picks a row of the batch the code iterates: still checked)."""
+        if type(x) is not cst.Subscript:
+            return False
+        elements = list(x.slice)
+        if len(elements) == 1:
+            if not (type(x.value) is cst.Subscript and len(x.value.slice) == 1):
+                return False  # one integer (`topk_index[i]` of a batch of rows): a row, as the code reads it
+            elements += list(x.value.slice)
+        for el in elements:
+            s = el.slice
+            if type(s) is not cst.Index:
+                return False
+            v = self.eval(s.value, frame)
+            if not (v.kind == HOSTVAL and v.py in ("int", None)):
+                return False  # (a number the code counts with: `r += 1` keeps no Python type)
+        return True
 
     def _plain_host_move(self, call) -> bool:
         """`x.cpu()` or `x.to("cpu")` run on every path of its function (no `if`, conditional

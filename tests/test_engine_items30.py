@@ -514,3 +514,26 @@ def test_a_plain_construction_keeps_what_its_init_stored():
     assert _lines(FRAMES, "GL105", "GL116") == [(22, "GL105")]
     fixed = FRAMES.replace("Frame(torch.eye(3), torch.zeros(3))", "Frame(torch.eye(3, device=x.device), torch.zeros(3))")
     assert _lines(fixed, "GL105", "GL116") == []
+
+
+# Found by the corpus comparison (Landmark2019's cirtorch TuplesDataset, once `torch.sort` returned
+# tensors): `idxs2images[ranks[r, q]]`, a host tensor indexed with one element of device ranks.
+# PyTorch reads a 0-dim integer index as its value, so it runs; one integer into a batch of rows
+# (`top_index[topk_index[i]]`, EMNet#1) still is a device index of a host table.
+RANK_ELEMENT = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+scores = torch.randn(5, 3).to(device)
+scores, ranks = torch.sort(scores, dim=0, descending=True)
+pool = torch.randperm(10)[:5]
+r, q = 0, 1
+a = pool[ranks[r, q]]
+b = pool[ranks[r][q]]
+c = pool[ranks[:, q]]
+d = pool[ranks[r]]
+"""
+
+
+def test_an_element_picked_by_integers_indexes_a_host_table():
+    assert _lines(RANK_ELEMENT, "GL116") == [(11, "GL116"), (12, "GL116")]
