@@ -4439,9 +4439,12 @@ class Flow:
                 parent = self.m.parent(e)
                 if (inner is not None and inner.kind == TENSOR and type(parent) is cst.Assign
                         and all(type(t.target) is cst.Name for t in parent.targets)
-                        and self.m.enclosing(e, cst.ClassDef) is None):
-                    # `w = nn.Parameter(torch.zeros(3).to(device))` in a script or a plain function
-                    # (no module holds it): the tensor it wraps, where that is (SimplePIM, E44-3)
+                        and self.m.enclosing(e, cst.ClassDef) is None
+                        and inner.dev is not None and inner.dev.where == "acc"):
+                    # `w = nn.Parameter(torch.zeros(3).to(device))` in a script or a plain function:
+                    # the accelerator tensor it wraps, where a module holding it later would be
+                    # moved too (SimplePIM, E44-3); one wrapping a host tensor may be returned to a
+                    # module's constructor and moved with it (transformers' `_alloc_expert_proj`)
                     dev = inner.dev
                 return Value(TENSOR, dev, nonscalar=inner.nonscalar if inner is not None else False,
                              deep=inner.deep if inner is not None else False, origin=e)
@@ -5353,8 +5356,11 @@ class Flow:
         if opaque:
             self._opaque_outputs.add(e)
         # a torch layer (not a loss) keeps its input's rank: `nn.Linear(4, 8)(x)` of a batch is a batch
+        # (said of outputs off the host only: a layer the engine places on the host while the module
+        # holding it is moved later, transformers' `self.ln_post` in a helper method, is no
+        # premise for a host operand)
         nonscalar = bool(pos and not pos[0][2] and pos[0][1].kind == TENSOR and pos[0][1].nonscalar
-                         and self._rank_keeping_layer(mv))
+                         and not (dev is not None and dev.is_host) and self._rank_keeping_layer(mv))
         return Value(TENSOR, dev, mv.half if (dev is not None or tensors) else False, nonscalar, origin=e, graph=graph)
 
     def _rank_keeping_layer(self, mv: Value) -> bool:
@@ -5497,11 +5503,21 @@ class Flow:
                 if k0 in fields:
                     keys[k0] = v
             return Value(OBJECT, None, cls=name, origin=e, keys=tuple((f, keys[f]) for f in fields if f in keys))
-        if left:
+        if left and self._plain_class(name):
             # what this construction's `__init__` stored (`Frame(None, self.lin(x))`: its
-            # `translations` is that output, on the device), read back through the instance (E44-5)
+            # `translations` is that output, on the device), read back through the instance (E44-5);
+            # a class on an imported base may be a module moved later (transformers' models on
+            # `PreTrainedModel`): not read per construction
             return Value(OBJECT, None, cls=name, origin=e, attrs=_set_attrs(None, dict(left)))
         return Value(OBJECT, None, cls=name, origin=e)
+
+    def _plain_class(self, name: str, depth: int = 0) -> bool:
+        """A class of the file whose bases are all classes of the file of the same kind (or none,
+        or `object`): nothing imported that might make it a module."""
+        info = self.m.classes.get(name)
+        if info is None or depth > 8:
+            return False
+        return all(b == "object" or (b in self.m.classes and self._plain_class(b, depth + 1)) for b in info.bases)
 
     def _record_fields(self, name: str) -> list[str] | None:
         """The fields, in order, of a class of the file that is a `@dataclass` or a `NamedTuple`
