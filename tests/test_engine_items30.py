@@ -537,3 +537,10 @@ d = pool[ranks[r]]
 
 def test_an_element_picked_by_integers_indexes_a_host_table():
     assert _lines(RANK_ELEMENT, "GL116") == [(11, "GL116"), (12, "GL116")]
+
+
+def test_a_construction_of_a_class_on_an_imported_base_keeps_no_attributes():
+    # found on transformers (`OwlViTModel(config)` on `PreTrainedModel`): a class on an imported
+    # base may be a module, its parts moved with it later; its construction is not read per call
+    src = "from somewhere import Base\n" + FRAMES.replace("class Frame:", "class Frame(Base):")
+    assert _lines(src, "GL105", "GL116") == []
