@@ -53,7 +53,12 @@ net = nn.DataParallel(net)`, `if torch.cuda.device_count() > 1:`; not a command-
 `if args.distributed:`, which a resume repeats) and the file saves and loads through that maybe-wrapped name only:
 then the keys depend on the path that ran, a checkpoint written on a GPU machine does not load on
 a CPU one (and the other way round), and the unsafe fix saves and loads
-`getattr(W, "module", W)` on both sides. The (unsafe: the keys of
+`getattr(W, "module", W)` on both sides. A wrap decided by the launch (`if world_size > 1:` with
+torchrun's `WORLD_SIZE`, `if dist.get_world_size() > 1:`, `if dist.is_initialized():`) counts the
+same way when every load of that round trip drops the `module.` prefix (ai2cm/ace#120): the restore
+expects plain keys, which a restart with more than one process loads into the wrapper and fails;
+a load that takes the keys as saved (also as a first try before stripping) stays silent. The load
+may go through an attribute (`trainer.model.load_state_dict(...)` in a restore helper). The (unsafe: the keys of
 the saved file change) fix saves `getattr(W, "module", W).state_dict()`, which also works when
 the wrapping is conditional.
 

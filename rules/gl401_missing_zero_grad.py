@@ -49,6 +49,13 @@ of the training function, when the file's callers pass an object of a class from
 the file cannot see (a project's own wrapper with `step()` only) or of a class of the file without
 `zero_grad`, gets the finding without a fix.
 
+A clear that can never run does not count: when every `zero_grad()` of the file sits under a
+condition `i % k == r` (alone or in an `and`) with `r` not 0 and `k` known to be 1 (a literal, a name
+assigned only 1, or a config field every definition of which in the file is 1, such as
+`SimpleNamespace(iteration_per_update=1)` or `add_argument("--iteration_per_update", default=1)`),
+the steps next to it are reported without a fix: `x % 1` is always 0, so nothing is ever cleared
+(simple-nmt#22; its hotfix adds `or k == 1`). With `k` unknown, or any other clear, it stays silent.
+
 Bad:
 
 ```python

@@ -82,7 +82,11 @@ too: the model's output and what differentiable operations make of it (`preds.ap
 `log_pred.append(F.sigmoid(outputs))`, `running_dice += dice(torch.sigmoid(out), y)` with a
 `dice` of the file). `argmax`, comparisons, integer casts, `.detach()`, `.data`, values detached on
 one branch only, and module outputs in a file that freezes parameters somewhere
-(`requires_grad = False`) count as holding none. A value that is a Python number on some paths and
+(`requires_grad = False`) count as holding none. So do the
+statements of a loop inside a step loop that neither backpropagates nor steps (`for t in
+range(t_max): loss_sum += loss; loss_p_sum += loss_p`, then `loss_sum.backward()` once per update:
+qbx2/PAAC.pytorch#1), unless the update loop assigns the accumulator again before that inner loop
+(`values = []` per update). A value that is a Python number on some paths and
 a tensor holding a graph on the others counts too (`adv_loss = 0.0`, then `adv_loss =
 criterion(d(fake), ones)` once the discriminator starts: rishikksh20/VocGAN#24).
 
