@@ -115,3 +115,14 @@ def test_remainder_zero_clear_stays_silent():
     # `% k == 0` holds every time when k is 1: the usual accumulation loop
     assert _lines(REPRO.replace("if iteration % iteration_per_update == 1:",
                                 "if (iteration - 1) % iteration_per_update == 0:")) == []
+
+
+def test_one_finding_per_step_with_an_optimizer_never_cleared():
+    # a second optimizer with no clear at all: reported as before, once; the dead clear's optimizer too
+    src = REPRO.replace("opt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+                        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nhead = nn.Linear(1, 1)\n"
+                        "opt2 = torch.optim.SGD(head.parameters(), lr=0.1)\n").replace(
+        "    model(torch.randn(8, 4))", "    head(model(torch.randn(8, 4)))").replace(
+        "        opt.step()\n", "        opt.step()\n        opt2.step()\n")
+    lines = _lines(src)
+    assert len(lines) == len(set(lines)) and ("GL401", 15) in lines
