@@ -667,7 +667,6 @@ def _cleared_through_others(ctx: Context, optimizer, loop) -> bool:
     return all(ctx.code(x) in cleared for x in mods)
 
 
-
 def _dead_guard(ctx: Context, node: cst.CSTNode):
     """(test, divisor, where) for the innermost `if` around `node` (in its function) whose test
     never holds, `node` in its body: `a % k == r` (alone, or a conjunct of an `and`) with r an

@@ -196,8 +196,8 @@ for x, y in loader:
                 acc_root = dotted(acc) if meter else _acc_root(acc)  # `r.meter.update(loss)`: the meter itself
                 if acc_root is None or self._differentiated(ctx, acc_root, loop.node if indexed else None):
                     continue
-                if inner and _bound_in_body_before(m, loop.node, stmt, acc_root):
-                    continue  # `values = []` in each iteration, filled by the loop inside it: one iteration's
+                if inner and held and _bound_in_body_before(m, loop, stmt, acc_root):
+                    continue  # `values = []` per update, filled by the rollout loop before the backward
                 if not meter and _reset_at_optimizer_step(ctx, loop.node, acc_root):
                     continue  # reset with every optimizer step: it holds one accumulation window
                 if not meter and _reset_per_iteration(m, loop.node, stmt, acc_root):
@@ -1196,9 +1196,18 @@ def _plain_inner_loop(m, facts: TrainingFacts, loop, stmt: cst.CSTNode) -> bool:
     return False
 
 
-def _bound_in_body_before(m, loop: cst.CSTNode, stmt: cst.CSTNode, acc: str) -> bool:
-    """`acc` is assigned (any value; a name of a tuple target counts) in `loop`'s own body (not in a
-    loop inside it) before `stmt`: each iteration starts it anew (`values, log_a = [], []`)."""
+def _bound_in_body_before(m, info, stmt: cst.CSTNode, acc: str) -> bool:
+    """`acc` is assigned (any value; a name of a tuple target counts) in the loop's own body (not in
+    a loop inside it) before `stmt`, and the loop inside it that grows `acc` runs before the loop's
+    own backward: each update starts it anew and fills it for that update (spikingjelly's A2C
+    rollout: `values = []`, then `for _ in range(num_steps): values.append(value)`, then the loss and
+    `loss.backward()`). A sum grown after the backward (a test loop in the epoch loop, `test_loss =
+    0.0` per epoch) holds graphs no backward frees: not this case."""
+    loop = info.node
+    inner = next((a for a in m.ancestors(stmt) if isinstance(a, (cst.For, cst.While))
+                  and _innermost_loop(m, a) is loop), None)
+    if inner is None or not any(_innermost_loop(m, b) is loop and m.precedes(inner, b) for b in info.backward):
+        return False
     for n in walk(loop, into_defs=False):
         if not isinstance(n, (cst.Assign, cst.AnnAssign)) or _innermost_loop(m, n) is not loop:
             continue

@@ -99,3 +99,25 @@ for epoch in range(3):
 print(float(val_total))
 '''
     assert _lines(src) == []
+
+
+def test_test_loop_after_the_backward_reset_per_epoch_is_reported():
+    # a reset per outer iteration does not help a loop grown after the backward: nothing frees those
+    # graphs (the same verdict test_gl402_per_iteration_heads gives a backpropagated name)
+    src = '''
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    test_loss = 0.0
+    for step in range(2):
+        test_loss += model(torch.randn(8, 4)).pow(2).mean()
+    print(float(test_loss))
+'''
+    assert _lines(src) == [("GL402", 14)]
