@@ -86,7 +86,8 @@ one branch only, and module outputs in a file that freezes parameters somewhere
 statements of a loop inside a step loop that neither backpropagates nor steps (`for t in
 range(t_max): loss_sum += loss; loss_p_sum += loss_p`, then `loss_sum.backward()` once per update:
 qbx2/PAAC.pytorch#1), unless the update loop assigns the accumulator again before that inner loop
-(`values = []` per update). A value that is a Python number on some paths and
+and the inner loop runs before the update's backward (`values = []` per update, filled by the
+rollout the update's loss is built from). A value that is a Python number on some paths and
 a tensor holding a graph on the others counts too (`adv_loss = 0.0`, then `adv_loss =
 criterion(d(fake), ones)` once the discriminator starts: rishikksh20/VocGAN#24).
 
