@@ -26,7 +26,7 @@ class WrappedModelStateDict(Rule):
     conditional_message = (
         "`{name}` is a `{wrapper}` wrapper on some paths only ({line}): the checkpoint saved here has "
         "`module.` keys where the wrap ran and plain keys where it did not, so a checkpoint written on one "
-        "path fails to load ({loads}) on the other (a GPU checkpoint on a CPU machine); save and load "
+        "path fails to load ({loads}) on the other ({example}); save and load "
         '`getattr({name}, "module", {name})`'
     )
     fix_safety = "unsafe"
@@ -53,7 +53,12 @@ net = nn.DataParallel(net)`, `if torch.cuda.device_count() > 1:`; not a command-
 `if args.distributed:`, which a resume repeats) and the file saves and loads through that maybe-wrapped name only:
 then the keys depend on the path that ran, a checkpoint written on a GPU machine does not load on
 a CPU one (and the other way round), and the unsafe fix saves and loads
-`getattr(W, "module", W)` on both sides. The (unsafe: the keys of
+`getattr(W, "module", W)` on both sides. A wrap decided by the launch (`if world_size > 1:` with
+torchrun's `WORLD_SIZE`, `if dist.get_world_size() > 1:`, `if dist.is_initialized():`) counts the
+same way when every load of that round trip drops the `module.` prefix (ai2cm/ace#120): the restore
+expects plain keys, which a restart with more than one process loads into the wrapper and fails;
+a load that takes the keys as saved (also as a first try before stripping) stays silent. The load
+may go through an attribute (`trainer.model.load_state_dict(...)` in a restore helper). The (unsafe: the keys of
 the saved file change) fix saves `getattr(W, "module", W).state_dict()`, which also works when
 the wrapping is conditional.
 
@@ -132,9 +137,11 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
             if _engine_wrapper(m, recv) is None and not (isinstance(recv, cst.Name) and facts.wrapper_reaching(recv)):
                 continue
             reach = facts.wrapper_reaching(recv) if isinstance(recv, cst.Name) else None
+            if reach is None and isinstance(recv, cst.Attribute):
+                reach = _engine_reach(m, facts, recv)  # `trainer.model`, `self.model`: the engine's wrap
             if reach is None or reach[1] or _wrapper_checked(m, recv):
                 return  # a load into a wrapper the file always has (or one only the engine sees)
-            loads.append((recv, reach[0]))
+            loads.append((recv, reach[0], _call))
         if not loads:
             return
         for call, obj in _save_sites(m):
@@ -153,12 +160,20 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
             if not found:
                 continue
             wraps = {id(w.call) for _, w in found}
-            same = [(r, w) for r, w in loads if id(w.call) in wraps]
+            same = [(r, w) for r, w, _c in loads if id(w.call) in wraps]
             if not same or len(same) != len(loads):
                 continue  # loads into another wrap: not this checkpoint's round trip
             recv, w = found[0]
+            example = "a GPU checkpoint on a CPU machine"
             if not _machine_dependent_wrap(m, w.call):
-                continue  # wrapped by a command-line choice (`if args.distributed:`): resumed the same way
+                example = "a restart with more than one process cannot load the keys stripped of `module.`"
+            if not _machine_dependent_wrap(m, w.call) and not (
+                    _machine_dependent_wrap(m, w.call, _LAUNCH)
+                    and all(_strips_loaded_keys(m, c) for _r, _w, c in loads)):
+                # wrapped by a command-line choice (`if args.distributed:`): resumed the same way; a
+                # wrap decided by the process count (`if world_size > 1:`) only when every load drops
+                # the `module.` prefix (it expects plain keys, and the wrapped restart gets them)
+                continue
             name = ctx.code(recv)
             wrapper = "DataParallel" if w.kind == "dp" else "DistributedDataParallel"
             line = line_ref(ctx, w.call)
@@ -166,7 +181,8 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
             edits = [ctx.replace(r, f'getattr({ctx.code(r)}, "module", {ctx.code(r)})') for r, _ in found + same]
             yield ctx.finding(
                 call,
-                self.conditional_message.format(name=name, wrapper=wrapper, line=line, loads=load_lines),
+                self.conditional_message.format(name=name, wrapper=wrapper, line=line, loads=load_lines,
+                                                example=example),
                 ctx.fix(*edits, message="Save and load the unwrapped model's state_dict"),
             )
 
@@ -188,13 +204,17 @@ def _engine_reach(m, facts: DistFacts, recv):
 
 
 _MACHINE = re.compile(r"is_available|device_count|[\"']cuda[\"']")
+# the launch: how many processes torchrun started (ai2cm/ace#120: `if params.world_size > 1:` with
+# `world_size = int(os.environ["WORLD_SIZE"])`), or whether a process group exists
+_LAUNCH = re.compile(r"(?i)world_size|get_world_size|is_initialized")
 
 
-def _machine_dependent_wrap(m, wrap: cst.Call) -> bool:
+def _machine_dependent_wrap(m, wrap: cst.Call, pattern: re.Pattern = _MACHINE) -> bool:
     """The wrap runs or not depending on the machine: an `if`/`elif` around it (in its scope) tests
     CUDA availability or the number of GPUs (`if device == "cuda":`, `if torch.cuda.device_count() >
     1:`), directly or through a name bound once to such a test (`device = "cuda" if
-    torch.cuda.is_available() else "cpu"`, `n_gpu = torch.cuda.device_count()`)."""
+    torch.cuda.is_available() else "cpu"`, `n_gpu = torch.cuda.device_count()`). With `_LAUNCH`:
+    the test reads the process count instead (`if world_size > 1:`, `if dist.is_initialized():`)."""
     scope = m.scope_of(wrap)
     for anc in m.ancestors(wrap):
         if anc is scope:
@@ -207,13 +227,13 @@ def _machine_dependent_wrap(m, wrap: cst.Call) -> bool:
             tests.append(p.test)  # `elif`: the earlier tests decide too
             anc, p = p, m.parent(p)
         for t in tests:
-            if _MACHINE.search(m.module.code_for_node(t)):
+            if pattern.search(m.module.code_for_node(t)):
                 return True
             for n in [t, *m.walk(t)]:
                 if isinstance(n, cst.Name):
                     bs = m.bindings_of(n)
                     if (len(bs) == 1 and bs[0].value is not None
-                            and _MACHINE.search(m.module.code_for_node(bs[0].value))):
+                            and pattern.search(m.module.code_for_node(bs[0].value))):
                         return True
     return False
 
@@ -374,19 +394,24 @@ def _prefix_stripped_loads(m) -> set[str]:
     the `module.` keys are the checkpoint format the file itself reads back."""
     out = set()
     for call, recv, _meth in m.method_calls("load_state_dict"):
-        if not isinstance(recv, cst.Name) or not call.args:
-            continue
-        arg = call.args[0].value
-        values = [arg]
-        if isinstance(arg, cst.Name):
-            values = [b.value for b in m.bindings_of(arg) if b.how == "assign"]
-        if (
-            any(isinstance(v, cst.DictComp) and _strips_module_prefix(m, v.key) for v in values)
-            or (isinstance(arg, cst.Name) and _loop_filled_stripped(m, arg))
-            or any(_helper_strips(m, v) for v in values)
-        ):
+        if isinstance(recv, cst.Name) and _strips_loaded_keys(m, call):
             out.add(recv.value)
     return out
+
+
+def _strips_loaded_keys(m, call: cst.Call) -> bool:
+    """`X.load_state_dict(D)` where D's keys drop the `module.` prefix (see `_prefix_stripped_loads`)."""
+    if not call.args:
+        return False
+    arg = call.args[0].value
+    values = [arg]
+    if isinstance(arg, cst.Name):
+        values = [b.value for b in m.bindings_of(arg) if b.how == "assign"]
+    return (
+        any(isinstance(v, cst.DictComp) and _strips_module_prefix(m, v.key) for v in values)
+        or (isinstance(arg, cst.Name) and _loop_filled_stripped(m, arg))
+        or any(_helper_strips(m, v) for v in values)
+    )
 
 
 def _helper_strips(m, value) -> bool:

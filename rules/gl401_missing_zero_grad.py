@@ -49,6 +49,13 @@ of the training function, when the file's callers pass an object of a class from
 the file cannot see (a project's own wrapper with `step()` only) or of a class of the file without
 `zero_grad`, gets the finding without a fix.
 
+A clear that can never run does not count: when every `zero_grad()` of the file sits under a
+condition `i % k == r` (alone or in an `and`) with `r` not 0 and `k` known to be 1 (a literal, a name
+assigned only 1, or a config field every definition of which in the file is 1, such as
+`SimpleNamespace(iteration_per_update=1)` or `add_argument("--iteration_per_update", default=1)`),
+the steps next to it are reported without a fix: `x % 1` is always 0, so nothing is ever cleared
+(simple-nmt#22; its hotfix adds `or k == 1`). With `k` unknown, or any other clear, it stays silent.
+
 Bad:
 
 ```python
@@ -107,6 +114,62 @@ for x, y in loader:
 
         yield from self._step_functions(ctx, facts)
         yield from self._split_steps(ctx, facts)
+        yield from self._dead_clears(ctx, facts)
+
+    def _dead_clears(self, ctx: Context, facts: TrainingFacts):
+        """Every gradient clear of the file sits under a condition that never holds (simple-nmt#22:
+        `if engine.state.iteration % engine.config.iteration_per_update == 1: optimizer.zero_grad()`
+        with `iteration_per_update` 1: `x % 1` is always 0), so the steps of the functions (or the
+        module) that hold those clears, next to their backward, accumulate every gradient. Reported
+        at the step, without a fix (the hotfix adds `or k == 1`; another shape may suit the code).
+        Silent when any clear can run (`.grad` written or zeroed, a `zero_grad` not called or under a
+        condition that may hold), when the divisor is not known to be a constant, or when the step
+        never runs either."""
+        m = ctx.model
+        refs = [n for n in m.nodes if isinstance(n, cst.Attribute) and n.attr.value == "zero_grad"]
+        if not refs or facts.grad_attributes_in(m.module):
+            return
+        dead = {}
+        for ref in refs:
+            call = m.parent(ref)
+            if not (isinstance(call, cst.Call) and call.func is ref):
+                return  # `zero_grad` handed on (a hook, a callback): it may run
+            guard = _dead_guard(ctx, call)
+            if guard is None:
+                return
+            dead[call] = guard
+        scopes = {}
+        for call, guard in dead.items():
+            scopes.setdefault(m.enclosing(call, cst.FunctionDef) or m.module, (call, guard))
+        cleared = {ctx.code(c.func.value) for c in dead}  # type: ignore[union-attr]
+        reported = set()
+        for scope, (clear, (test, divisor, where)) in scopes.items():
+            if isinstance(scope, cst.FunctionDef):
+                steps = list(facts.steps_of_function(scope))
+            else:
+                steps = []
+            for loop in facts.loops:
+                if loop.is_step_loop and (m.enclosing(loop.node, cst.FunctionDef) or m.module) is scope:
+                    steps.extend(loop.steps)
+            for st in steps:
+                if st.closure or st.call in reported or _dead_guard(ctx, st.call) is not None:
+                    continue
+                if ctx.code(st.optimizer) not in cleared:
+                    continue  # an optimizer the file never clears at all: the other findings' business
+                if (m.enclosing(st.call, cst.FunctionDef) or m.module) is not scope:
+                    continue
+                if any(m.exclusive(c, st.call) for c in dead):
+                    continue  # `if i % k == 1: zero_grad() else: step()`: the branch findings' shape
+                reported.add(st.call)
+                opt = ctx.code(st.optimizer)
+                yield ctx.finding(
+                    st.call,
+                    f"gradients are never cleared: the only `zero_grad()` ({line_ref(ctx, clear)}) runs when "
+                    f"`{ctx.code(test)}`, which never holds because `{ctx.code(divisor)}` is 1 ({where}) and "
+                    f"`x % 1` is always 0; every step adds this batch's gradients to all previous ones; clear "
+                    f"them also when `{ctx.code(divisor)} == 1` (or call `{opt}.zero_grad(set_to_none=True)` "
+                    f"after each step)",
+                )
 
     def _split_steps(self, ctx: Context, facts: TrainingFacts):
         """A loop whose iteration runs backward in one function of the file and the optimizer
@@ -603,3 +666,96 @@ def _cleared_through_others(ctx: Context, optimizer, loop) -> bool:
             cleared.update(ctx.code(x) for x in dev.optimizer_models(recv))
     return all(ctx.code(x) in cleared for x in mods)
 
+
+def _dead_guard(ctx: Context, node: cst.CSTNode):
+    """(test, divisor, where) for the innermost `if` around `node` (in its function) whose test
+    never holds, `node` in its body: `a % k == r` (alone, or a conjunct of an `and`) with r an
+    integer literal other than 0 and k known to be 1 (`_constant_one`); None when every test
+    around `node` may hold."""
+    m = ctx.model
+    prev = node
+    for anc in m.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(anc, cst.If) and prev is anc.body:
+            found = _never_holds(ctx, anc.test)
+            if found is not None:
+                return (anc.test, *found)
+        prev = anc
+    return None
+
+
+def _never_holds(ctx: Context, test: cst.BaseExpression):
+    if isinstance(test, cst.BooleanOperation):
+        if isinstance(test.operator, cst.And):
+            return _never_holds(ctx, test.left) or _never_holds(ctx, test.right)
+        return None
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return None
+    left, right = test.left, test.comparisons[0].comparator
+    if isinstance(left, cst.Integer):
+        left, right = right, left
+    if not (isinstance(right, cst.Integer) and isinstance(left, cst.BinaryOperation)
+            and isinstance(left.operator, cst.Modulo)):
+        return None
+    if int(right.value, 0) == 0:
+        return None
+    where = _constant_one(ctx, left.right)
+    return (left.right, where) if where is not None else None
+
+
+def _constant_one(ctx: Context, expr: cst.BaseExpression) -> str | None:
+    """Where the file makes `expr` the integer 1 on every path, or None: the literal; a name every
+    binding of which assigns the literal 1; an attribute `cfg.k` whose field `k` every definition
+    in the file sets to the literal 1 (`SimpleNamespace(k=1)`, `cfg.k = 1`, `{"k": 1}`,
+    `add_argument("--k", default=1)`, at least one of them) and whose name is written as a string
+    nowhere else (a config read from a file, `getattr(cfg, "k", 4)`)."""
+    m = ctx.model
+
+    def one(v) -> bool:
+        return isinstance(v, cst.Integer) and v.value == "1"
+
+    if one(expr):
+        return "the literal"
+    if isinstance(expr, cst.Name):
+        bs = m.bindings_of(expr)
+        if bs and all(b.how == "assign" and one(b.value) for b in bs):
+            return line_ref(ctx, bs[0].node)
+        return None
+    if not isinstance(expr, cst.Attribute):
+        return None
+    field = expr.attr.value
+    defs, strings = [], 0
+    for n in m.nodes:
+        if isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == field:
+            defs.append((n, n.value))
+        elif isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+            for t in targets:
+                for x in [t, *m.walk(t)]:
+                    if isinstance(x, cst.Attribute) and x.attr.value == field and (
+                            x is t or isinstance(m.parent(x), (cst.Element, cst.StarredElement))):
+                        # `cfg.k = 1`; unpacked or augmented: not known
+                        defs.append((n, n.value if x is t and not isinstance(n, cst.AugAssign) else None))
+        elif isinstance(n, cst.SimpleString):
+            text = n.evaluated_value
+            if not isinstance(text, str) or text.lstrip("-").replace("-", "_") != field:
+                continue
+            parent = m.parent(n)
+            if isinstance(parent, cst.DictElement) and parent.key is n:
+                defs.append((n, parent.value))
+                continue
+            arg = parent if isinstance(parent, cst.Arg) else None
+            call = m.parent(arg) if arg is not None else None
+            if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value == "add_argument" and text.startswith("--")):
+                default = next((a.value for a in call.args if a.keyword and a.keyword.value == "default"), None)
+                if any(a.keyword and a.keyword.value == "dest" for a in call.args):
+                    return None
+                defs.append((call, default))
+                continue
+            strings += 1
+    if strings or not defs or not all(one(v) for _, v in defs):
+        return None
+    return line_ref(ctx, defs[0][0])

@@ -82,7 +82,12 @@ too: the model's output and what differentiable operations make of it (`preds.ap
 `log_pred.append(F.sigmoid(outputs))`, `running_dice += dice(torch.sigmoid(out), y)` with a
 `dice` of the file). `argmax`, comparisons, integer casts, `.detach()`, `.data`, values detached on
 one branch only, and module outputs in a file that freezes parameters somewhere
-(`requires_grad = False`) count as holding none. A value that is a Python number on some paths and
+(`requires_grad = False`) count as holding none. So do the
+statements of a loop inside a step loop that neither backpropagates nor steps (`for t in
+range(t_max): loss_sum += loss; loss_p_sum += loss_p`, then `loss_sum.backward()` once per update:
+qbx2/PAAC.pytorch#1), unless the update loop assigns the accumulator again before that inner loop
+and the inner loop runs before the update's backward (`values = []` per update, filled by the
+rollout the update's loss is built from). A value that is a Python number on some paths and
 a tensor holding a graph on the others counts too (`adv_loss = 0.0`, then `adv_loss =
 criterion(d(fake), ones)` once the discriminator starts: rishikksh20/VocGAN#24).
 
@@ -157,7 +162,9 @@ for x, y in loader:
                     continue
                 names = [n for n in self._bare_names(value) if _root_value(n) in graph_names]
                 held = False
-                if not names and trains and facts.enclosing_loop(stmt) is loop.node:
+                inner = (not indexed and facts.enclosing_loop(stmt) is not loop.node
+                         and _plain_inner_loop(m, facts, loop, stmt))
+                if not names and trains and (facts.enclosing_loop(stmt) is loop.node or inner):
                     # not the loss, but a tensor the engine knows holds a graph on every path (the
                     # model's output, a metric computed from it with gradients: `preds.append(out)`,
                     # `running_dice += dice(torch.sigmoid(out), y)`) kept across the training steps
@@ -190,6 +197,8 @@ for x, y in loader:
                 acc_root = dotted(acc) if meter else _acc_root(acc)  # `r.meter.update(loss)`: the meter itself
                 if acc_root is None or self._differentiated(ctx, acc_root, loop.node if indexed else None):
                     continue
+                if inner and held and _bound_in_body_before(m, loop, stmt, acc_root):
+                    continue  # `values = []` per update, filled by the rollout loop before the backward
                 if not meter and _reset_at_optimizer_step(ctx, loop.node, acc_root):
                     continue  # reset with every optimizer step: it holds one accumulation window
                 if not meter and _reset_per_iteration(m, loop.node, stmt, acc_root):
@@ -1170,6 +1179,46 @@ def _items_backpropagated(m, index, root: str) -> bool:
             parts += [a.value for a in call.args]
             if any(index.mentions(p, t) for p in parts for t in targets):
                 return True
+    return False
+
+
+def _plain_inner_loop(m, facts: TrainingFacts, loop, stmt: cst.CSTNode) -> bool:
+    """`stmt` sits in loops inside `loop` that neither backpropagate nor step, and `loop` is a step
+    loop with a backward of its own (PAAC's `Master.train()`: the update loop runs `loss_sum.backward()`
+    after `for t in reversed(range(t_max)):` summed `loss_sum += loss` and the printed
+    `loss_p_sum += loss_p`): what those loops accumulate lives across the training steps."""
+    if not loop.is_step_loop or not any(_innermost_loop(m, b) is loop.node for b in loop.backward):
+        return False
+    for info in facts.loops_around(stmt):
+        if info.node is loop.node:
+            return True
+        if info.backward or info.backward_via or info.steps or info.steps_via:
+            return False
+    return False
+
+
+def _bound_in_body_before(m, info, stmt: cst.CSTNode, acc: str) -> bool:
+    """`acc` is assigned (any value; a name of a tuple target counts) in the loop's own body (not in
+    a loop inside it) before `stmt`, and the loop inside it that grows `acc` runs before the loop's
+    own backward: each update starts it anew and fills it for that update (spikingjelly's A2C
+    rollout: `values = []`, then `for _ in range(num_steps): values.append(value)`, then the loss and
+    `loss.backward()`). A sum grown after the backward (a test loop in the epoch loop, `test_loss =
+    0.0` per epoch) holds graphs no backward frees: not this case."""
+    loop = info.node
+    inner = next((a for a in m.ancestors(stmt) if isinstance(a, (cst.For, cst.While))
+                  and _innermost_loop(m, a) is loop), None)
+    if inner is None or not any(_innermost_loop(m, b) is loop and m.precedes(inner, b) for b in info.backward):
+        return False
+    for n in walk(loop, into_defs=False):
+        if not isinstance(n, (cst.Assign, cst.AnnAssign)) or _innermost_loop(m, n) is not loop:
+            continue
+        if not m.precedes(n, stmt):
+            continue
+        targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+        for t in targets:
+            for x in (t, *walk(t)):
+                if dotted(x) == acc and (x is t or isinstance(m.parent(x), (cst.Element, cst.StarredElement))):
+                    return True
     return False
 
 
