@@ -3472,6 +3472,8 @@ class Flow:
             return Value(HOSTVAL, HOST, py=v.py)  # `-0.5`
         if v.kind == TENSOR and v.graph and type(e.operator) is not cst.Minus:
             return replace(v, graph=False)  # `~mask`: no gradient flows
+        if number_or_tensor(v) and type(e.operator) in (cst.Minus, cst.Plus):
+            return v  # `-negated_sum` of a sum started at 0 (a number, then a tensor): the same (G43-3b)
         return v if v.kind == TENSOR else UNKNOWN
 
     def _e_tuple(self, e, frame) -> Value:

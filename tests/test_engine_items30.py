@@ -544,3 +544,30 @@ def test_a_construction_of_a_class_on_an_imported_base_keeps_no_attributes():
     # base may be a module, its parts moved with it later; its construction is not read per call
     src = "from somewhere import Base\n" + FRAMES.replace("class Frame:", "class Frame(Base):")
     assert _lines(src, "GL105", "GL116") == []
+
+
+# G43-3b (rules43, PAAC#1's entropy): `-negated_sum / 8` of a sum started at 0 (a number on one
+# path, a tensor with a graph on the others) keeps the operand's graph through the unary minus.
+NEGATED = """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+entropy_sum = 0
+for n in range(20):
+    negated_sum = 0
+    for t in range(3):
+        negated_sum += model(torch.randn(8, 4)).mean()
+    entropy = -negated_sum / 8
+    entropy_sum += entropy
+    loss = model(torch.randn(8, 4)).pow(2).mean() - 0.01 * entropy
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_negated_number_or_tensor_keeps_its_graph():
+    assert _lines(NEGATED, "GL402") == [(14, "GL402")]
+    assert _lines(NEGATED.replace("entropy_sum += entropy", "entropy_sum += float(entropy)"), "GL402") == []
