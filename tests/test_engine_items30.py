@@ -571,3 +571,31 @@ for n in range(20):
 def test_a_negated_number_or_tensor_keeps_its_graph():
     assert _lines(NEGATED, "GL402") == [(13, "GL402")]
     assert _lines(NEGATED.replace("entropy_sum += entropy", "entropy_sum += float(entropy)"), "GL402") == []
+
+
+# E45-3 (ignite#750's checkpoint handler, the one-line shape): a class of the file named like a
+# checkpoint loader, given the wrapper, is no "resume helper of another file" that may load the
+# checkpoint back into the wrapper: its own code is here.
+HANDLER = """
+import torch
+import torch.nn as nn
+
+
+class Checkpoint:
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self):
+        torch.save(self.model.state_dict(), "ckpt.pt")
+
+
+Checkpoint(nn.DataParallel(nn.Linear(4, 2)))()
+"""
+
+
+def test_a_file_class_named_like_a_loader_is_no_resume_helper():
+    assert _lines(HANDLER, "GL304") == [(11, "GL304")]
+    loads = HANDLER.replace('        torch.save(self.model.state_dict(), "ckpt.pt")\n',
+                            '        torch.save(self.model.state_dict(), "ckpt.pt")\n'
+                            '        self.model.load_state_dict(torch.load("ckpt.pt"))\n')
+    assert _lines(loads, "GL304") == []
