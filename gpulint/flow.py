@@ -5509,9 +5509,44 @@ class Flow:
             # what this construction's `__init__` stored (`Frame(None, self.lin(x))`: its
             # `translations` is that output, on the device), read back through the instance (E44-5);
             # a class on an imported base may be a module moved later (transformers' models on
-            # `PreTrainedModel`): not read per construction
-            return Value(OBJECT, None, cls=name, origin=e, attrs=_set_attrs(None, dict(left)))
+            # `PreTrainedModel`): not read per construction. Tensors only (a module stored there
+            # may be moved in place later, `net.to(device)` after `Runner(net)`), and only those no
+            # other method of the class sets (`Moved.to()` re-binding `self.src`)
+            kept = {a: v for a, v in left if v.kind == TENSOR and not self._set_outside_init(name, a)}
+            if kept:
+                return Value(OBJECT, None, cls=name, origin=e, attrs=_set_attrs(None, kept))
         return Value(OBJECT, None, cls=name, origin=e)
+
+    def _set_outside_init(self, cls: str, attr: str) -> bool:
+        """A method of the class (or of a file base) other than `__init__` assigns `self.<attr>`."""
+        key = ("set-outside-init", cls, attr)
+        got = self._heirs_cache.get(key)
+        if got is not None:
+            return got
+        got = False
+        seen, todo = set(), [cls]
+        while todo and not got:
+            c = todo.pop()
+            info = self.m.classes.get(c)
+            if info is None or c in seen:
+                continue
+            seen.add(c)
+            todo.extend(b for b in info.bases if b in self.m.classes)
+            for mname, fn in info.methods.items():
+                if mname == "__init__":
+                    continue
+                for n in self.m.walk(fn):
+                    t = type(n)
+                    targets = ([tg.target for tg in n.targets] if t is cst.Assign
+                               else [n.target] if t in (cst.AugAssign, cst.AnnAssign) else ())
+                    if any(type(tg) is cst.Attribute and tg.attr.value == attr and type(tg.value) is cst.Name
+                           and tg.value.value == "self" for tg in targets):
+                        got = True
+                        break
+                if got:
+                    break
+        self._heirs_cache[key] = got
+        return got
 
     def _plain_class(self, name: str, depth: int = 0) -> bool:
         """A class of the file whose bases are all classes of the file of the same kind (or none,

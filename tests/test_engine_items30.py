@@ -599,3 +599,12 @@ def test_a_file_class_named_like_a_loader_is_no_resume_helper():
                             '        torch.save(self.model.state_dict(), "ckpt.pt")\n'
                             '        self.model.load_state_dict(torch.load("ckpt.pt"))\n')
     assert _lines(loads, "GL304") == []
+
+
+def test_per_construction_attributes_are_tensors_no_other_method_sets():
+    # a module stored by the constructor may be moved in place later (`net.to(device)` after
+    # `Runner(net)`); an attribute another method re-binds is not the constructor's
+    moved_later = FRAMES.replace("        return Frame.compose(frames, update)\n",
+                                 "        update.refresh()\n        return Frame.compose(frames, update)\n").replace(
+        "    @staticmethod\n", "    def refresh(self):\n        self.translations = self.translations.cpu()\n\n    @staticmethod\n")
+    assert _lines(moved_later, "GL105") == []
