@@ -1030,4 +1030,8 @@ def engine_wrapper(m, expr) -> tuple[str, str | None, bool] | None:
     if last not in ("DataParallel", "DistributedDataParallel"):
         return None
     inner = m.value_of(w.args[0].value).cls if w.args else None
-    return ("dp" if last == "DataParallel" else "ddp"), (inner if inner in m.classes else None), v.scatters
+    # a wrap under a test (`if device.type == "cuda":`, which the engine takes on a GPU run) is not
+    # made on a CPU run: "every path" is every GPU path only
+    conditional = any(isinstance(a, (cst.If, cst.IfExp)) for a in m.ancestors(w))
+    return ("dp" if last == "DataParallel" else "ddp"), (inner if inner in m.classes else None), \
+        v.scatters and not conditional
