@@ -1358,6 +1358,13 @@ class DeviceFlow:
                 # torch.cuda.FloatTensor if xin.is_cuda else torch.FloatTensor` (DeNA's YOLOv3 layer):
                 # on a GPU run the result is on the device
                 return frozenset({D})
+            if (meth == "type" and len(call.args) == 1 and call.args[0].keyword is None
+                    and not call.args[0].star
+                    and isinstance(call.args[0].value, (cst.Call, cst.FormattedString, cst.BinaryOperation))):
+                # `self.k.type("torch{}.FloatTensor".format(self.cuda))`: a type name made at run time
+                # names a device the analysis cannot read, so where the result is stays unknown
+                # (pixel2style2pixel's BicubicDownSample, P33-A2)
+                return EMPTY
             if meth in NON_TENSOR_METHODS:
                 return EMPTY
             if meth in MEET_METHODS:
