@@ -768,6 +768,20 @@ def _int_literal(e) -> int | None:
     return None
 
 
+def _bound_values(m, name: cst.Name) -> list | None:
+    """What a name holds: the values of its assignments when every binding is one, or what every
+    call of its function passes when it is a parameter; None otherwise."""
+    bindings = m.bindings_of(name)
+    if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
+        return [b.value for b in bindings]
+    if len(bindings) == 1 and bindings[0].how == "param":
+        return m.param_arguments(bindings[0])
+    return None
+
+
+_DEVICE_TYPE_LITERALS = ("cuda", "cpu", "mps", "xpu")
+
+
 def _gpu_device_type(m, e, _depth: int) -> str | None:
     """The device type ("cuda", "cpu", ...) an expression names on a machine with a GPU: a device
     literal, `"cuda" if <GPU test> else "cpu"`, `torch.device(...)`, `str(...)` or `.type` of one, or
@@ -791,16 +805,22 @@ def _gpu_device_type(m, e, _depth: int) -> str | None:
     if t is cst.Attribute and e.attr.value == "type":
         return _gpu_device_type(m, e.value, _depth + 1)
     if t is cst.Name:
-        bindings = m.bindings_of(e)
-        if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
-            values = [b.value for b in bindings]
-        elif len(bindings) == 1 and bindings[0].how == "param":
-            values = m.param_arguments(bindings[0])
-        else:
+        values = _bound_values(m, e)
+        if values is None:
             return None
         types = {_gpu_device_type(m, v, _depth + 1) for v in values}
         return next(iter(types)) if len(types) == 1 else None
     return None
+
+
+def _takes_no_device(fn: cst.FunctionDef) -> bool:
+    """A function with no `device`/`device_map` parameter and no `**kwargs`: a `**mapping`
+    argument cannot hand it a device."""
+    ps = fn.params
+    if type(ps.star_kwarg) is cst.Param:
+        return False
+    return not any(p.name.value in ("device", "device_map")
+                   for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params))
 
 
 def _device_type_test(m, test, _depth: int) -> bool | None:
@@ -811,7 +831,7 @@ def _device_type_test(m, test, _depth: int) -> bool | None:
             and len(test.args) == 1 and test.args[0].keyword is None:
         prefix = string_value(test.args[0].value)
         kind = _gpu_device_type(m, test.func.value, _depth + 1)
-        if prefix is None or kind is None or prefix.rstrip(":") not in ("cuda", "cpu", "mps", "xpu"):
+        if prefix is None or kind is None or prefix.rstrip(":") not in _DEVICE_TYPE_LITERALS:
             return None
         return kind == prefix.rstrip(":")
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
@@ -820,7 +840,7 @@ def _device_type_test(m, test, _depth: int) -> bool | None:
     op = type(c.operator)
     if op in (cst.In, cst.NotIn):
         lit = string_value(test.left)
-        if lit not in ("cuda", "cpu", "mps", "xpu"):
+        if lit not in _DEVICE_TYPE_LITERALS:
             return None
         kind = _gpu_device_type(m, c.comparator, _depth + 1)
         return None if kind is None else (kind == lit) is (op is cst.In)
@@ -828,7 +848,7 @@ def _device_type_test(m, test, _depth: int) -> bool | None:
         return None
     for side, lit_side in ((test.left, c.comparator), (c.comparator, test.left)):
         lit = string_value(lit_side)
-        if lit in ("cuda", "cpu", "mps", "xpu") and not (type(side) is cst.SimpleString):
+        if lit in _DEVICE_TYPE_LITERALS and type(side) is not cst.SimpleString:
             exact = not (type(side) is cst.Attribute and side.attr.value == "type")
             kind = _gpu_device_type(m, side, _depth + 1)
             if kind is None or (exact and lit != "cpu" and kind == lit):
@@ -863,12 +883,8 @@ def _gpu_int_uncached(m, e, _depth: int) -> int | None:
             return None
         return _gpu_int(m, e.body if g else e.orelse, _depth + 1)
     if type(e) is cst.Name:
-        bindings = m.bindings_of(e)
-        if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
-            values = [b.value for b in bindings]
-        elif len(bindings) == 1 and bindings[0].how == "param":
-            values = m.param_arguments(bindings[0])  # what every call of the function passes
-        else:
+        values = _bound_values(m, e)
+        if values is None:
             return None
         out = None
         for v in values:
@@ -935,19 +951,11 @@ def gpu_guard(m, test, _depth: int = 0) -> bool | None:
             return compare.get(op)
         return None
     if t is cst.Name:
-        bindings = m.bindings_of(test)
-        if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
-            gs = {gpu_guard(m, b.value, _depth + 1) for b in bindings}
-            if len(gs) == 1 and None not in gs:
-                return next(iter(gs))
-        elif len(bindings) == 1 and bindings[0].how == "param":
-            # `def cuda(x, cuda_available): if cuda_available: ...` where every call of the file's
-            # function passes such a test (`cuda(x, torch.cuda.is_available())`, a name bound to it)
-            args = m.param_arguments(bindings[0])
-            gs = {gpu_guard(m, a, _depth + 1) for a in args}
-            if len(gs) == 1 and None not in gs:
-                return next(iter(gs))
-        return None
+        # a name bound only to such tests, or a parameter every call of the file's function gives
+        # one (`def cuda(x, cuda_available): if cuda_available: ...`, `cuda(x, torch.cuda.is_available())`)
+        values = _bound_values(m, test)
+        gs = {gpu_guard(m, v, _depth + 1) for v in values} if values is not None else set()
+        return next(iter(gs)) if len(gs) == 1 and None not in gs else None
     if t is cst.Attribute and type(test.value) is cst.Name and test.value.value not in m.aliases:
         return _flag_guards(m).get(test.attr.value)
     return None
@@ -1165,6 +1173,7 @@ class Flow:
         self.site_values: dict[cst.FunctionDef, dict[cst.Call, list]] = {}
         self._site_count: dict[str, int] = {}
         self._heirs_cache: dict = {}
+        self._outside_init_cache: dict[str, frozenset] = {}
         self._calls_by_attr: dict[str, list] = {}
         self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
         self._stateful_cache: dict[str, bool] = {}
@@ -5460,6 +5469,10 @@ class Flow:
                 # read in the class's recorded pass; no summary is run here
                 self._call_function(init, found[1], e, pos, kw, frame, Value(kind, None, cls=name), summary=False)
             dev, given = self._placement(e, kw)
+            if given and dev is None and "device" not in kw and init is not None and _takes_no_device(init):
+                # `MLPNetwork(**qnet["kwargs"])` of a file class whose `__init__` takes no `device`
+                # and no `**kwargs`: the splat cannot place it (RLHive's registry helper, E44-6)
+                given = False
             if not given and (self._class_made_placed(name) or self._class_moves_itself(name, e)):
                 dev, given = None, True  # its tensors are made or moved on a device in __init__: where is not known
                 if init is not None and self._init_moves_self(init):
@@ -5505,27 +5518,28 @@ class Flow:
                 if k0 in fields:
                     keys[k0] = v
             return Value(OBJECT, None, cls=name, origin=e, keys=tuple((f, keys[f]) for f in fields if f in keys))
-        if left and self._plain_class(name):
+        if left and not self._unresolved_bases(name):
             # what this construction's `__init__` stored (`Frame(None, self.lin(x))`: its
             # `translations` is that output, on the device), read back through the instance (E44-5);
             # a class on an imported base may be a module moved later (transformers' models on
             # `PreTrainedModel`): not read per construction. Tensors only (a module stored there
             # may be moved in place later, `net.to(device)` after `Runner(net)`), and only those no
             # other method of the class sets (`Moved.to()` re-binding `self.src`)
-            kept = {a: v for a, v in left if v.kind == TENSOR and not self._set_outside_init(name, a)}
+            others = self._set_outside_init(name)
+            kept = {a: v for a, v in left if v.kind == TENSOR and a not in others}
             if kept:
                 return Value(OBJECT, None, cls=name, origin=e, attrs=_set_attrs(None, kept))
         return Value(OBJECT, None, cls=name, origin=e)
 
-    def _set_outside_init(self, cls: str, attr: str) -> bool:
-        """A method of the class (or of a file base) other than `__init__` assigns `self.<attr>`."""
-        key = ("set-outside-init", cls, attr)
-        got = self._heirs_cache.get(key)
+    def _set_outside_init(self, cls: str) -> frozenset:
+        """The attributes a method of the class (or of a file base) other than `__init__` assigns
+        on `self`; one walk per class."""
+        got = self._outside_init_cache.get(cls)
         if got is not None:
             return got
-        got = False
+        out = set()
         seen, todo = set(), [cls]
-        while todo and not got:
+        while todo:
             c = todo.pop()
             info = self.m.classes.get(c)
             if info is None or c in seen:
@@ -5539,22 +5553,10 @@ class Flow:
                     t = type(n)
                     targets = ([tg.target for tg in n.targets] if t is cst.Assign
                                else [n.target] if t in (cst.AugAssign, cst.AnnAssign) else ())
-                    if any(type(tg) is cst.Attribute and tg.attr.value == attr and type(tg.value) is cst.Name
-                           and tg.value.value == "self" for tg in targets):
-                        got = True
-                        break
-                if got:
-                    break
-        self._heirs_cache[key] = got
+                    out.update(tg.attr.value for tg in targets if type(tg) is cst.Attribute
+                               and type(tg.value) is cst.Name and tg.value.value == "self")
+        got = self._outside_init_cache[cls] = frozenset(out)
         return got
-
-    def _plain_class(self, name: str, depth: int = 0) -> bool:
-        """A class of the file whose bases are all classes of the file of the same kind (or none,
-        or `object`): nothing imported that might make it a module."""
-        info = self.m.classes.get(name)
-        if info is None or depth > 8:
-            return False
-        return all(b == "object" or (b in self.m.classes and self._plain_class(b, depth + 1)) for b in info.bases)
 
     def _record_fields(self, name: str) -> list[str] | None:
         """The fields, in order, of a class of the file that is a `@dataclass` or a `NamedTuple`
@@ -6653,14 +6655,12 @@ class Flow:
         if not (type(call) is cst.Call and type(call.func) is cst.Attribute
                 and call.func.attr.value in ("cpu", "to")):
             return False
-        node = call
-        while True:
-            parent = self.m.parent(node)
-            if parent is None or type(parent) in (cst.FunctionDef, cst.Module, cst.ClassDef, cst.Lambda):
+        for anc in self.m.ancestors(call):
+            if type(anc) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
                 return True
-            if type(parent) in (cst.If, cst.IfExp, cst.ExceptHandler, cst.Else, cst.While, cst.BooleanOperation):
+            if type(anc) in (cst.If, cst.IfExp, cst.ExceptHandler, cst.Else, cst.While, cst.BooleanOperation):
                 return False
-            node = parent
+        return True
 
     def _placed_operands(self, op: str, operands, frame: _Frame, strict: bool = False):
         """The operands known to be on the host (that count at this operation), and the first one
