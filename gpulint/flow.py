@@ -1174,6 +1174,10 @@ class Flow:
         self._site_count: dict[str, int] = {}
         self._heirs_cache: dict = {}
         self._outside_init_cache: dict[str, frozenset] = {}
+        # `register_buffer(name, t)` / `nn.Parameter(t)` made in an `__init__` from a host tensor: read
+        # back in that `__init__` (before any move), the tensor is still on the host (E44-1a)
+        self._made_on_host: set = set()
+        self._init_move_cache: dict = {}
         self._calls_by_attr: dict[str, list] = {}
         self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
         self._stateful_cache: dict[str, bool] = {}
@@ -3093,6 +3097,11 @@ class Flow:
                 and (self._class_kind(frame.cls) in (MODULE, METRIC) or self._unresolved_bases(frame.cls))):
             # a registered parameter or buffer (`nn.Parameter(...)`, `register_buffer(...)`) moves
             # with its module: read in a method, it lives wherever the module is
+            if (v.origin in self._made_on_host and "self." + attr in frame.env and type(frame.fn) is cst.FunctionDef
+                    and frame.fn.name.value == "__init__" and not self._init_moves_anything(frame.fn)):
+                # read in the `__init__` that made it, which moves nothing: still where it was made
+                # (DiGress's `self.alphas_bar = ...(self.betas)` of a schedule's own buffer, E44-1a)
+                return replace(v, dev=HOST)
             sv = frame.env.get("self")
             if sv is not None and sv.dev is not None and sv.dev.where == "acc" and not sv.scatters:
                 return replace(v, dev=sv.dev)
@@ -3831,6 +3840,8 @@ class Flow:
                 if isinstance(name, str) and name.isidentifier():
                     self._param_made.add(e)
                     tv = pos[1][1]
+                    if tv.kind == TENSOR and tv.dev is not None and tv.dev.is_host and not frame.devctx:
+                        self._made_on_host.add(e)
                     frame.env["self." + name] = Value(TENSOR, None, nonscalar=tv.nonscalar, deep=tv.deep, origin=e)
                     frame.assigned_self.add(name)
             if meth == "add_graph":  # SummaryWriter.add_graph(model, input_to_model): runs the model
@@ -4446,6 +4457,9 @@ class Flow:
             if q.rsplit(".", 1)[-1] in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
                 # a module's parameter or buffer lives wherever its module is moved: not known here
                 self._param_made.add(e)
+                if (inner is not None and inner.kind == TENSOR and inner.dev is not None and inner.dev.is_host
+                        and not frame.devctx):
+                    self._made_on_host.add(e)
                 dev = None
                 parent = self.m.parent(e)
                 if (inner is not None and inner.kind == TENSOR and type(parent) is cst.Assign
@@ -5783,6 +5797,16 @@ class Flow:
             out = out and in_init
         self._fwd_cache[key] = out
         return out
+
+    def _init_moves_anything(self, init: cst.FunctionDef) -> bool:
+        """`__init__` has a `.to(...)`, `.cuda(...)` or `.apply(...)` call anywhere (on `self` or a part)."""
+        got = self._init_move_cache.get(init)
+        if got is None:
+            got = any(type(n) is cst.Call and type(n.func) is cst.Attribute
+                      and n.func.attr.value in ("to", "cuda", "to_empty", "apply", "_apply", "xpu", "mps")
+                      for n in self.m.walk(init))
+            self._init_move_cache[init] = got
+        return got
 
     def _init_moves_self(self, init: cst.FunctionDef) -> bool:
         """`__init__`'s body has a statement of its own (not under an `if`, a loop or a `try`)

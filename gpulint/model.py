@@ -1449,6 +1449,9 @@ class ScriptModel:
                 return Kind.DEVICE
             if tail in ("nn.Parameter", "nn.parameter.Parameter"):
                 return Kind.TENSOR
+            fn = flowkb.function(q)
+            if fn is not None and fn.returns == "tensor":
+                return Kind.TENSOR  # the knowledge base's tensor-returning functions (`torch.cumprod`, E44-1b)
         if q in WRAPPER_CLASSES:
             args = [a for a in call.args if a.keyword is None or a.keyword.value == "module"]
             if args:

@@ -525,6 +525,11 @@ def _state_dict_name(m, name: cst.Name) -> bool:
     return isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "state_dict"
 
 
+def _string_key(sub: cst.Subscript) -> bool:
+    return (len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index)
+            and isinstance(sub.slice[0].slice.value, cst.SimpleString))
+
+
 def _state_dict_calls(expr, depth: int = 0, m=None):
     """`W.state_dict()` calls at the top of a torch.save argument or inside dict/list/tuple literals
     (with the model: also in the literal a name saved was assigned once, `ckpt = {...}`, or
@@ -537,7 +542,10 @@ def _state_dict_calls(expr, depth: int = 0, m=None):
         and expr.func.attr.value == "state_dict"
         and (isinstance(expr.func.value, cst.Name) or (
             isinstance(expr.func.value, cst.Attribute) and isinstance(expr.func.value.value, cst.Name)
-            and expr.func.value.value.value == "self"))
+            and expr.func.value.value.value == "self") or (
+            # `to_save["model"].state_dict()`: an entry of a mapping the engine knows
+            isinstance(expr.func.value, cst.Subscript) and isinstance(expr.func.value.value, cst.Name)
+            and _string_key(expr.func.value)))
     ):
         yield expr
     elif isinstance(expr, cst.Name) and m is not None and (depth == 0 or depth <= 2 and _state_dict_name(m, expr)):
@@ -556,6 +564,11 @@ def _state_dict_calls(expr, depth: int = 0, m=None):
     elif isinstance(expr, (cst.List, cst.Tuple)):
         for el in expr.elements:
             yield from _state_dict_calls(el.value, depth + 1, m)
+    elif isinstance(expr, cst.DictComp):
+        # `{name: obj.state_dict() for name, obj in self.to_save.items()}` (ignite#750's handler)
+        yield from _state_dict_calls(expr.value, depth + 1, m)
+    elif isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        yield from _state_dict_calls(expr.elt, depth + 1, m)
     elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":
         for a in expr.args:
             if a.keyword is not None:

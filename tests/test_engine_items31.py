@@ -94,3 +94,134 @@ def test_a_mapping_splat_cannot_place_a_class_that_takes_no_device():
 def test_a_mapping_splat_may_place_a_class_that_takes_a_device_or_kwargs():
     assert _lines(SPLAT_BUILT.replace("{extra}", ", device=None"), "GL112") == []
     assert _lines(SPLAT_BUILT.replace("{extra}", ", **kwargs"), "GL112") == []
+
+
+# E45-3 (ignite#750's checkpoint handler): the wrapper is one entry of a mapping handed to an
+# object, and the save writes `{name: obj.state_dict() for name, obj in self.to_save.items()}`.
+# The engine knows the mapping's entries; a loop variable over `.items()`/`.values()` holds the
+# wrapper on one iteration, and an entry read with its key holds it always.
+ENTRIES = """
+import torch
+import torch.nn as nn
+
+
+class Checkpoint:
+    def __init__(self, to_save):
+        self.to_save = to_save
+
+    def __call__(self):
+        torch.save({name: obj.state_dict() for name, obj in self.to_save.items()}, "ckpt.pt")
+
+
+model = nn.DataParallel(nn.Linear(4, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+Checkpoint({"model": model, "optimizer": opt})()
+to_save = {"model": model, "optimizer": opt}
+torch.save({"model": to_save["model"].state_dict()}, "a.pt")
+torch.save([o.state_dict() for o in to_save.values()], "b.pt")
+for name, obj in to_save.items():
+    torch.save(obj.state_dict(), name + ".pt")
+"""
+
+ENTRIES_UNWRAPPED = """
+import torch
+import torch.nn as nn
+
+model = nn.DataParallel(nn.Linear(4, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+plain = {"model": model.module, "optimizer": opt}
+torch.save({k: o.state_dict() for k, o in plain.items()}, "c.pt")
+to_save = {"model": model, "optimizer": opt}
+torch.save({k: (o.module if isinstance(o, nn.DataParallel) else o).state_dict() for k, o in to_save.items()}, "d.pt")
+torch.save({k: v for k, v in to_save.items() if k != "model"}, "e.pt")
+for name, obj in to_save.items():
+    obj = getattr(obj, "module", obj)
+    torch.save(obj.state_dict(), name + ".pt")
+"""
+
+
+def test_a_wrapper_among_a_mappings_entries_is_saved_with_module_keys():
+    assert _lines(ENTRIES, "GL304") == [(11, "GL304"), (18, "GL304"), (19, "GL304"), (21, "GL304")]
+
+
+def test_unwrapped_or_checked_entries_stay_silent():
+    assert _lines(ENTRIES_UNWRAPPED, "GL304") == []
+
+
+# E44-1b (DiGress's noise schedule): `torch.cumprod(...)` is a tensor. The script model's kinds
+# came from a hand list of torch functions that lacked it; they now also take the knowledge base's
+# tensor-returning functions.
+CUMPROD = """
+import torch
+import torch.nn as nn
+
+
+class Diffusion(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+        self.alphas_bar = torch.{fn}(torch.linspace(0.01, 0.2, 4), dim=0)
+
+    def forward(self, x, t):
+        return self.net(x) * self.alphas_bar[t]
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Diffusion().to(device)
+model(torch.randn(8, 4).to(device), torch.randint(0, 4, (8, 1), device=device))
+"""
+
+
+def test_a_tensor_function_of_the_knowledge_base_makes_a_tensor_attribute():
+    assert _lines(CUMPROD.replace("{fn}", "cumprod"), "GL106") == [(10, "GL106")]
+    assert _lines(CUMPROD.replace("{fn}", "logcumsumexp"), "GL106") == [(10, "GL106")]
+
+
+# E44-1a (DiGress's schedule submodule): a plain attribute computed in `__init__` from the
+# module's own buffer (`self.alphas_bar = torch.exp(torch.log(1 - self.betas))`) is a host
+# snapshot: the engine read a registered buffer as "wherever the module is" even in the `__init__`
+# that made it, so the attribute followed the later move.
+SNAPSHOT = """
+import torch
+import torch.nn as nn
+
+
+class Schedule(nn.Module):
+    def __init__(self, T):
+        super().__init__()
+        self.register_buffer("betas", torch.linspace(0.01, 0.2, T + 1))
+        self.alphas_bar = {derived}
+
+    def get_alpha_bar(self, t_int):
+        return self.alphas_bar[t_int.long()]
+
+
+class Diffusion(nn.Module):
+    def __init__(self, T=10):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+        self.noise_schedule = Schedule(T)
+
+    def forward(self, x):
+        t_int = torch.randint(1, 11, (x.size(0), 1), device=x.device)
+        return self.net(x * self.noise_schedule.get_alpha_bar(t_int)).mean()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Diffusion().to(device)
+model(torch.randn(8, 4).to(device))
+"""
+
+
+def test_a_value_derived_from_an_own_buffer_in_init_is_a_host_snapshot():
+    assert _lines(SNAPSHOT.replace("{derived}", "torch.exp(torch.log(1 - self.betas))"), "GL106") == [(10, "GL106")]
+
+
+def test_a_buffer_read_in_init_after_a_move_or_registered_again_stays_silent():
+    moved = SNAPSHOT.replace("{derived}", "torch.exp(torch.log(1 - self.betas))").replace(
+        '        self.register_buffer("betas", torch.linspace(0.01, 0.2, T + 1))\n',
+        '        self.register_buffer("betas", torch.linspace(0.01, 0.2, T + 1))\n        self.to("cuda")\n')
+    assert _lines(moved, "GL106") == []
+    registered = SNAPSHOT.replace("        self.alphas_bar = {derived}",
+                                  '        self.register_buffer("alphas_bar", torch.exp(torch.log(1 - self.betas)))')
+    assert _lines(registered, "GL106") == []

@@ -1021,8 +1021,12 @@ def engine_wrapper(m, expr) -> tuple[str, str | None, bool] | None:
     by helpers, which the binding-based `wrapper_reaching` does not follow."""
     v = m.value_of(expr)
     w = v.wrap if v.kind == "module" else None
+    every = True
     if not isinstance(w, cst.Call):
-        return None
+        entry = _mapping_entry(m, expr)
+        if entry is None:
+            return None
+        v, w, every = entry, entry.wrap, False  # one entry of the mapping: on some iterations only
     last = (m.qualname(w.func) or "").rsplit(".", 1)[-1]
     if isinstance(w.func, cst.Name) and w.func.value in m.classes:
         sub = wrapper_subclass_kind(m, w.func.value)
@@ -1034,4 +1038,51 @@ def engine_wrapper(m, expr) -> tuple[str, str | None, bool] | None:
     # made on a CPU run: "every path" is every GPU path only
     conditional = any(isinstance(a, (cst.If, cst.IfExp)) for a in m.ancestors(w))
     return ("dp" if last == "DataParallel" else "ddp"), (inner if inner in m.classes else None), \
-        v.scatters and not conditional
+        every and v.scatters and not conditional
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _mapping_entry(m, expr):
+    """The wrapper value among the entries a loop variable takes: `obj` of `{name: obj.state_dict()
+    for name, obj in self.to_save.items()}` (or `for obj in to_save.values()`) where the engine knows
+    the mapping's entries and one of them is a DataParallel/DDP wrapper (ignite#750's checkpoint
+    handler, E45-3). None otherwise."""
+    if not isinstance(expr, cst.Name):
+        return None
+    for anc in m.ancestors(expr):
+        if isinstance(anc, _COMPREHENSIONS):
+            fors, comp = [], anc.for_in
+            while comp is not None:
+                fors.append((comp.target, comp.iter))
+                comp = comp.inner_for_in
+        elif isinstance(anc, cst.For):
+            if not all(b.how == "for" and b.node is not None and m.contains(anc.target, b.node)
+                       for b in m.bindings_of(expr)):
+                continue  # the name is bound elsewhere too: not only the loop's entries
+            fors = [(anc.target, anc.iter)]
+        else:
+            continue
+        for target, it in fors:
+            if not (isinstance(it, cst.Call) and not it.args and isinstance(it.func, cst.Attribute)):
+                continue
+            meth = it.func.attr.value
+            if meth == "items":
+                hit = (isinstance(target, cst.Tuple) and len(target.elements) == 2
+                       and isinstance(target.elements[1].value, cst.Name)
+                       and target.elements[1].value.value == expr.value)
+            elif meth == "values":
+                hit = isinstance(target, cst.Name) and target.value == expr.value
+            else:
+                hit = False
+            if not hit:
+                continue
+            mv = m.value_of(it.func.value)
+            if mv.kind != "mapping" or not mv.keys:
+                return None
+            for _k, ev in mv.keys:
+                if ev.kind == "module" and isinstance(ev.wrap, cst.Call):
+                    return ev
+            return None
+    return None
