@@ -107,7 +107,11 @@ frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_gra
 module level counts for a module-level function called only after the freeze: nothing asks for a
 gradient, autograd records nothing), on a model called
 with a string naming an inference mode (`model(data, mode='inference')`: SPADE-style models run
-that branch of their `forward` under `no_grad` themselves), and in test
+that branch of their `forward` under `no_grad` themselves), on a module-level helper named like
+an inference function that the file never names, whose model is a parameter, put in eval mode
+nowhere in it, and whose return is the output of a model call made after the loop
+(influenza_transformer's autoregressive `run_encoder_decoder_inference(model, src, ...)`: its
+callers are in other files and choose the grad mode, training included), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
 worth reading about.
 
