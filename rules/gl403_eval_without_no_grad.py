@@ -107,7 +107,11 @@ frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_gra
 module level counts for a module-level function called only after the freeze: nothing asks for a
 gradient, autograd records nothing), on a model called
 with a string naming an inference mode (`model(data, mode='inference')`: SPADE-style models run
-that branch of their `forward` under `no_grad` themselves), and in test
+that branch of their `forward` under `no_grad` themselves), on a module-level helper named like
+an inference function that the file never names, whose model is a parameter, put in eval mode
+nowhere in it, and whose return is the output of a model call made after the loop
+(influenza_transformer's autoregressive `run_encoder_decoder_inference(model, src, ...)`: its
+callers are in other files and choose the grad mode, training included), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
 worth reading about.
 
@@ -178,6 +182,8 @@ with torch.no_grad():
                 continue
             if fn is not None and facts.grad_use_besides_training(fn, node):
                 continue  # gradient-based evaluation (saliency, adversarial), not the training batches
+            if eval_fn and _helper_for_other_files(ctx.model, facts, node, fn):
+                continue  # `def run_inference(model, src)` returning the model's output: its caller picks the grad mode
             if _feeds_enclosing_backward(ctx.model, loop):
                 continue  # its outputs reach the loss the enclosing loop differentiates (mnemonics training)
             if facts.grad_mode_at(node) is not None:
@@ -674,6 +680,69 @@ def _built_from_seen_class(m, expr: cst.BaseExpression | None, depth: int) -> bo
         if not _built_from_seen_class(m, b.value, depth + 1):
             return False
     return True
+
+
+def _helper_for_other_files(m, facts: TrainingFacts, loop: cst.CSTNode, fn: cst.FunctionDef) -> bool:
+    """`fn` is a module-level helper that evaluation reaches by its name only (influenza_transformer's
+    `run_encoder_decoder_inference(model, src, ...)`, whose docstring leaves `no_grad` to the caller
+    because training calls it too): no model is put in eval mode before the loop or in `fn`, the
+    model the loop calls is a parameter of `fn`, `fn` hands back as it is the output of a call of
+    that model made after the loop (the loop only builds the decoder input), and nothing in the file
+    names `fn` (its callers are in other files, out of reach: their grad mode
+    cannot be read). A helper the file calls is judged at its calls (`grad_mode_at`)."""
+    if fn not in m.module.body:
+        return False  # a method, or a function nested in another: judged as before
+    if facts.mode_before(loop) == "eval" or _evals_in_body(m, loop):
+        return False
+    for c in facts.calls_in(fn.body, False):
+        mo = method_of(c)
+        if mo is not None and mo[1] in ("eval", "train") and facts.is_model(mo[0]):
+            return False  # `model.eval()` in the helper: an evaluation function whatever its callers
+    params = {p.name.value for p in fn.params.params}
+    params |= {p.name.value for p in fn.params.kwonly_params}
+    called = facts.model_calls(loop)
+    if not called or not all(isinstance(c.func, cst.Name) and c.func.value in params for c in called):
+        return False
+    if not _returns_model_output(m, fn, {c.func.value for c in called}, loop):
+        return False
+    name = fn.name.value
+    for node in m.walk(m.module, ()):
+        if isinstance(node, cst.Name) and node.value == name and node is not fn.name:
+            return False
+        if isinstance(node, cst.Attribute) and node.attr.value == name:
+            return False
+    return True
+
+
+def _returns_model_output(m, fn: cst.FunctionDef, models: set, loop: cst.CSTNode) -> bool:
+    """A `return` of `fn` gives back, as it is, the output of a call of one of `models` (parameters of
+    `fn`) made outside `loop`: `return model(src, tgt)`, or `out = model(src, tgt)` ... `return out`
+    where every binding of `out` in `fn` is such a call. (A loop that collects or keeps its own
+    outputs for the return, `for x in loader: out = model(x)` ... `return out`, does not count.)"""
+    def model_call(e) -> bool:
+        return (isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in models
+                and not m.contains(loop, e))
+
+    bound: dict[str, bool] = {}
+    for node in m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        targets = ()
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, (cst.For, cst.WithItem)):
+            targets = [getattr(node, "target", None) or getattr(getattr(node, "asname", None), "name", None)]
+        for t in targets:
+            for n in ([t, *m.walk(t, ())] if t is not None else ()):
+                if isinstance(n, cst.Name):
+                    ok = isinstance(node, cst.Assign) and t is n and model_call(node.value)
+                    bound[n.value] = bound.get(n.value, True) and ok
+    for node in m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(node, cst.Return) and node.value is not None:
+            v = node.value
+            if model_call(v) or (isinstance(v, cst.Name) and bound.get(v.value, False)):
+                return True
+    return False
 
 
 def _hands_back_graph(m, fn: cst.FunctionDef) -> bool:
