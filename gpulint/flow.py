@@ -5085,7 +5085,11 @@ class Flow:
         q = self.m.qualname(origin.func)
         if q is None or not q.startswith("torch.") or kb.function(q) is None:
             return False
-        fn = self.m.enclosing(origin, cst.FunctionDef)
+        return self._in_forward_of(origin, cls)
+
+    def _in_forward_of(self, node, cls: str) -> bool:
+        """`node` is written in the `forward` of the file's class `cls` (or of a class it inherits from)."""
+        fn = self.m.enclosing(node, cst.FunctionDef)
         owner = self.m.class_of(fn) if fn is not None else None
         return (fn is not None and fn.name.value == "forward" and owner is not None
                 and (owner.name.value == cls or self._subclass(cls, owner.name.value)))
@@ -5372,6 +5376,13 @@ class Flow:
                     and dev.where == "acc" and self._made_in_forward(ret.origin, mv.cls)):
                 # forward returns a tensor it made on the host (`outputs = torch.zeros(...)` filled
                 # step by step, without `device=`): the module's output is there, not on its device
+                return ret
+            if (ret.kind == TENSOR and ret.dev is not None and ret.dev.is_host and type(ret.placed) is cst.Call
+                    and dev.where in ("acc", "model") and self._plain_host_move(ret.placed)
+                    and self._in_forward_of(ret.placed, mv.cls)):
+                # forward ends by copying its output to the host on every path (`.to(device=self.device)`
+                # of a plain `self.device = torch.device("cpu")`, spd_learn's wavelet layer, E46-3):
+                # the module's output is on the host wherever its weights are
                 return ret
         # a module with parameters called with gradients on gives an output that holds its graph
         # (unless the file freezes parameters somewhere: a frozen feature extractor's does not);

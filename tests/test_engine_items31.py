@@ -225,3 +225,48 @@ def test_a_buffer_read_in_init_after_a_move_or_registered_again_stays_silent():
     registered = SNAPSHOT.replace("        self.alphas_bar = {derived}",
                                   '        self.register_buffer("alphas_bar", torch.exp(torch.log(1 - self.betas)))')
     assert _lines(registered, "GL106") == []
+
+
+# E46-3 (spd_learn's wavelet layer): a submodule whose `forward` copies its output to a plain
+# `self.device = torch.device("cpu")` on every path hands the parent a host tensor; the engine took
+# any file module's output to be where the module is.
+HOST_OUTPUT = """
+import torch
+import torch.nn as nn
+
+
+class Feature(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.device = torch.device("cpu")
+        self.scale = nn.Parameter(torch.ones(4))
+
+    def forward(self, X):
+        out = X * self.scale
+        {ret}
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.feature = Feature()
+        self.proj = nn.Linear(4, 2)
+
+    def forward(self, X):
+        return self.proj(self.feature(X))
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Net().to(device)
+model(torch.randn(8, 4, device=device)).sum().backward()
+"""
+
+
+def test_a_submodule_output_copied_to_the_host_on_every_path_is_on_the_host():
+    assert _lines(HOST_OUTPUT.replace("{ret}", "return out.to(device=self.device)"), "GL116") == [(24, "GL116")]
+    assert _lines(HOST_OUTPUT.replace("{ret}", "return out.cpu()"), "GL116") == [(24, "GL116")]
+
+
+def test_a_submodule_output_copied_to_the_host_on_some_paths_or_to_its_input_stays_silent():
+    assert _lines(HOST_OUTPUT.replace("{ret}", "return out.cpu() if not out.requires_grad else out"), "GL116") == []
+    assert _lines(HOST_OUTPUT.replace("{ret}", "return out.to(X.device)"), "GL116") == []
