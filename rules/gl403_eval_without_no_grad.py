@@ -200,7 +200,7 @@ with torch.no_grad():
                 continue  # outputs detached on the spot: no graph is kept (model assembly, not evaluation)
             if all(_inference_mode_argument(ctx.model, c) or _forward_picks_no_grad(ctx.model, c) for c in calls):
                 continue  # `model(data, mode="inference")`: a model of another file that picks its grad mode
-            if all(_frozen_before(ctx, c, node) for c in calls):
+            if all(_frozen_before(ctx, c, node) or _frozen_attribute(ctx, c) for c in calls):
                 continue  # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph
             models = {dotted(_callee(c, facts)) for c in calls} if not through else set(through.values())
             if facts.passes_to_unknown(node, models):
@@ -864,6 +864,201 @@ def _frozen_globally(ctx: Context, call: cst.Call, name: str, scope: cst.CSTNode
     if not callers or len(refs) != len(callers):
         return False  # never called, or handed on as a value (a callback): cannot tell when it runs
     return all(m.scope_of(c) is m.module and m.order[c] > last[0] for c in callers)
+
+
+_FREEZE_KEEPS = frozenset({"eval", "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train"})
+
+
+def _frozen_attribute(ctx: Context, call: cst.Call) -> bool:
+    """`self.model_old(x)` where every value the file stores in `.model_old` is None or frozen at
+    once, in the statements right after it in its block: `self.model_old = deepcopy(self.model)`,
+    `self.model_old.eval()`, then `freeze_model(self.model_old)` (a module-level function of the
+    file whose body sets `requires_grad = False` on each parameter of its argument), a loop over
+    `self.model_old.parameters()` doing so, or `self.model_old.requires_grad_(False)`; and nothing
+    in the file unfreezes it or hands it elsewhere (joansj/hat's LwF `Appr`, PRECISION34 P34-A2).
+    The freeze may sit in another method than the loop (`train()` builds the old model, `eval()`
+    runs it): no value of the attribute ever asks for a gradient, so autograd records nothing."""
+    m = ctx.model
+    callee = _callee(call)
+    if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value == "self"):
+        return False
+    attr = callee.attr.value
+    text = "self." + attr
+    stores = 0
+    for n in m.nodes:
+        if isinstance(n, (cst.AugAssign, cst.AnnAssign)) and isinstance(n.target, cst.Attribute) \
+                and n.target.attr.value == attr:
+            return False
+        if not isinstance(n, cst.Assign):
+            continue
+        for t in n.targets:
+            for target, value in _attr_stores(t.target, n.value, attr):
+                if dotted(target) != text or m.class_of(n) is None or value is None:
+                    return False  # stored from outside a class, or unpacked from a value not shown
+                stores += 1
+                if not (_is_none(value) or _freezes_expr(value) or _frozen_after(ctx, n, text)):
+                    return False
+    if not stores:
+        return False
+    # nothing unfreezes it, and it is handed to no call (an optimizer, an unknown helper) other
+    # than a freeze helper
+    for c in m.calls:
+        f = c.func
+        if (isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_"
+                and dotted(_chain_root(f.value)) == text and not _false_arg(c)):
+            return False
+        for a in c.args:
+            v = a.value
+            root = _chain_root(v)
+            if (dotted(root) == text or dotted(v) == text) and _freeze_helper_param(m, c) is None:
+                return False
+    for n in m.nodes:
+        if (isinstance(n, cst.For) and isinstance(n.iter, cst.Call) and dotted(_chain_root(n.iter)) == text
+                and _params_loop_freezes(n) is not True and _params_loop_sets(n)):
+            return False  # `for p in self.model_old.parameters(): p.requires_grad = True`
+    return True
+
+
+def _attr_stores(target, value, attr: str):
+    """(target, value) pairs of an assignment's `X.<attr>` targets: `self.a = v`, and
+    `self.a, self.b = v1, v2` matched by position (value None when it cannot be matched)."""
+    if isinstance(target, cst.Attribute):
+        if target.attr.value == attr:
+            yield target, value
+        return
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elems = [e.value for e in target.elements]
+        values = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else None
+        if values is not None and (len(values) != len(elems)
+                                   or any(isinstance(e, cst.StarredElement) for e in value.elements)):
+            values = None
+        for i, e in enumerate(elems):
+            yield from _attr_stores(e, values[i] if values is not None else None, attr)
+
+
+def _false_arg(c: cst.Call) -> bool:
+    arg = c.args[0].value if c.args else None
+    return isinstance(arg, cst.Name) and arg.value == "False"
+
+
+def _freezes_expr(expr, text: str | None = None) -> bool:
+    """`X.requires_grad_(False)` (also as a link of a chain: `X.eval().requires_grad_(False).to(d)`),
+    with X's code `text` when given."""
+    cur = expr
+    while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute):
+        if cur.func.attr.value == "requires_grad_":  # the outermost one decides
+            return _false_arg(cur) and (text is None or dotted(_chain_root(cur.func.value)) == text)
+        cur = cur.func.value
+    return False
+
+
+def _params_loop_sets(loop: cst.For) -> bool:
+    """The loop over `X.parameters()` sets `requires_grad` of its item somewhere in its body."""
+    for s in walk(loop.body):
+        if (isinstance(s, cst.Assign) and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+                                               for t in s.targets)):
+            return True
+        if isinstance(s, cst.Call) and isinstance(s.func, cst.Attribute) and s.func.attr.value == "requires_grad_":
+            return True
+    return False
+
+
+def _params_loop_freezes(loop: cst.CSTNode, text: str | None = None) -> bool | None:
+    """`for p in X.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`, `p.detach_()`)
+    as a statement of the loop's own body (not under an `if`), and nothing in it that sets the flag
+    otherwise: True; None when `loop` is no such loop over X's (code `text`) parameters."""
+    if not (isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Attribute)
+            and loop.iter.func.attr.value == "parameters" and not loop.iter.args and isinstance(loop.target, cst.Name)
+            and isinstance(loop.body, cst.IndentedBlock) and loop.orelse is None):
+        return None
+    if text is not None and dotted(loop.iter.func.value) != text:
+        return None
+    p = loop.target.value
+    frozen = False
+    for st in loop.body.body:
+        if not isinstance(st, cst.SimpleStatementLine):
+            continue
+        for small in st.body:
+            if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Attribute)
+                    and small.targets[0].target.attr.value == "requires_grad"
+                    and dotted(small.targets[0].target.value) == p):
+                frozen = isinstance(small.value, cst.Name) and small.value.value == "False"
+            elif (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                  and isinstance(small.value.func, cst.Attribute) and dotted(small.value.func.value) == p):
+                meth = small.value.func.attr.value
+                if meth == "detach_" and not small.value.args:
+                    frozen = True
+                elif meth == "requires_grad_":
+                    frozen = _false_arg(small.value)
+    return frozen and not any(isinstance(s, (cst.If, cst.Try, cst.While, cst.For)) for s in walk(loop.body))
+
+
+def _freeze_helper_param(m, c: cst.Call) -> str | None:
+    """`freeze_model(X)`: a module-level function of the file with one parameter that its body
+    freezes unconditionally (a top-level loop over `param.parameters()` setting `requires_grad =
+    False`, or `param.requires_grad_(False)` as a statement) and uses for nothing else: the
+    parameter's name, else None."""
+    if not isinstance(c.func, cst.Name) or len(c.args) != 1 or c.args[0].keyword is not None or c.args[0].star:
+        return None
+    fn = m.module_function(c.func.value)
+    if fn is None or fn.decorators or not isinstance(fn.body, cst.IndentedBlock):
+        return None
+    params = fn.params
+    if params.posonly_params or params.kwonly_params or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) \
+            or params.star_kwarg is not None or len(params.params) != 1:
+        return None
+    name = params.params[0].name.value
+    frozen = False
+    for st in fn.body.body:
+        if isinstance(st, cst.For):
+            if _params_loop_freezes(st, name):
+                frozen = True
+                continue
+            return None
+        if not isinstance(st, cst.SimpleStatementLine):
+            return None
+        for small in st.body:
+            if isinstance(small, cst.Return) and small.value is None:
+                continue
+            if isinstance(small, cst.Expr) and _freezes_expr(small.value, name):
+                frozen = True
+                continue
+            return None
+    return name if frozen else None
+
+
+def _frozen_after(ctx: Context, assign: cst.Assign, text: str) -> bool:
+    """The statements right after `assign` in its block freeze `text` before anything but
+    calls on `text` itself (`.eval()`, `.to(d)`) runs: `self.model_old.eval()` then
+    `freeze_model(self.model_old)`, or a loop over its `.parameters()`."""
+    m = ctx.model
+    stmt = m.statement_of(assign)
+    block = m.parent(stmt)
+    body = getattr(block, "body", None)
+    at = next((i for i, s in enumerate(body) if s is stmt), None) if isinstance(body, (list, tuple)) else None
+    if at is None:
+        return False
+    for st in body[at + 1:]:
+        if isinstance(st, cst.For):
+            return bool(_params_loop_freezes(st, text))
+        if not isinstance(st, cst.SimpleStatementLine) or len(st.body) != 1 or not isinstance(st.body[0], cst.Expr):
+            return False
+        v = st.body[0].value
+        if _freezes_expr(v, text):
+            return True
+        if isinstance(v, cst.Call) and _freeze_helper_param(m, v) is not None and dotted(v.args[0].value) == text:
+            return True
+        # `self.model_old.eval()`, `self.model_old.to(device)`: calls on the attribute only
+        cur = v
+        while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute):
+            if cur.func.attr.value not in _FREEZE_KEEPS or any(
+                    isinstance(x, cst.Call) for a in cur.args for x in (a.value, *walk(a.value))):
+                return False
+            cur = cur.func.value
+        if cur is v or dotted(cur) != text:
+            return False
+    return False
 
 
 def _detached_at_once(m, call: cst.Call) -> bool:
