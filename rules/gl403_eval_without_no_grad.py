@@ -69,6 +69,11 @@ class EvalWithoutNoGrad(Rule):
         "`{fn}` runs `{model}` in eval mode once per batch with gradients enabled: autograd records "
         "a graph at every call (memory and time for nothing); decorate it with `@torch.no_grad()`"
     )
+    hook_message = (
+        "`{fn}` runs `{model}` in eval mode once per batch of `{template}`'s loop with gradients enabled: "
+        "autograd records a graph at every call (memory and time for nothing); decorate it with "
+        "`@torch.no_grad()`"
+    )
     shared_message = (
         "`{fn}(...)` runs `{model}` in eval mode with gradients enabled, and with these arguments it does "
         "no gradient work: autograd records a graph at every batch for nothing; call it under "
@@ -229,6 +234,7 @@ with torch.no_grad():
                 yield ctx.finding(c, self.message.format(model=ctx.code(c.func)), fix)
         yield from self._batch_functions(ctx, facts, seen)
         yield from self._shared_function_calls(ctx, facts, seen)
+        yield from self._template_hooks(ctx, facts, seen)
 
     def _batch_functions(self, ctx: Context, facts: TrainingFacts, seen: set):
         """A per-batch evaluation function: named like `validation_step`/`evaluate_batch`, it puts
@@ -344,6 +350,89 @@ with torch.no_grad():
             model = ", ".join(sorted(d for d in models if d))
             yield ctx.finding(call, self.shared_message.format(fn=ctx.code(call.func), model=model), fix)
 
+    def _template_hooks(self, ctx: Context, facts: TrainingFacts, seen: set):
+        """A hook of a template method (tests/fixtures_pending/README.md G45-1,
+        amjltc295/pytorch-golden-template#66): a base class's method loops over batches and calls
+        `self.<hook>(batch)`, which a subclass overrides with a method that runs `self.<model>(x)`;
+        for that subclass, a setup hook called before the loop puts models in eval mode and the
+        template method, with the subclass's hooks, does no gradient work. Resolved per subclass
+        (the Trainer's hook of the same name backpropagates). Reported at the hook's model call,
+        with the fix `@torch.no_grad()` on the hook."""
+        m = ctx.model
+        for info in facts.loops:
+            loop = info.node
+            fn = facts.function_of(loop)
+            base = m.class_of(loop)
+            if fn is None or base is None or m.classes.get(base.name.value) is None:
+                continue
+            bname = base.name.value
+            if m.classes[bname].methods.get(fn.name.value) is not fn or m.class_is(bname, MODULE_BASES):
+                continue
+            hooks = [c for c in facts.calls_in(loop, into_defs=False)
+                     if _self_method_name(c) is not None and facts.enclosing_loop(c) is loop]
+            if not hooks:
+                continue
+            for sub in _subclasses(m, bname):
+                found = m.method_of_class(sub, fn.name.value)
+                if found is None or found[0] is not fn:
+                    continue  # the subclass has its own template method
+                for hook in hooks:
+                    name = _self_method_name(hook)
+                    own = m.method_of_class(sub, name)
+                    inherited = m.method_of_class(bname, name)
+                    if own is None or (inherited is not None and own[0] is inherited[0]):
+                        continue  # not overridden below the base
+                    hs = own[0]
+                    yield from self._hook_calls(ctx, facts, seen, loop, fn, sub, hook, hs)
+
+    def _hook_calls(self, ctx, facts, seen, loop, fn, sub, hook, hs):
+        m = ctx.model
+        if m.class_is(sub, MODULE_BASES) or hs.decorators:
+            return
+        if any(isinstance(n, (cst.For, cst.While)) for n in walk(hs.body, into_defs=False)):
+            return  # a loop of its own: judged as a loop
+        if _template_grad_work(m, facts, fn, sub) or facts.grad_use(hs.body):
+            return
+        if not _returns_graph(m, hs):
+            return  # hands back numbers or detached values: as for a helper of the loop's own class
+        if _template_mode_before(m, facts, loop, fn, sub) != "eval":
+            return
+        if facts.grad_mode_at(loop) is not None or facts.grad_mode_at(hook) is not None:
+            return
+        name = hs.name.value
+        # the hook runs only from this template method (not also from a training step of the subclass)
+        if not all(m.contains(fn, c) for c in m.calls
+                   if isinstance(c.func, cst.Attribute) and c.func.attr.value == name):
+            return
+        calls = [c for c in _model_calls(facts, hs.body)
+                 if c not in seen and isinstance(_callee(c), cst.Attribute) and isinstance(_callee(c).value, cst.Name)
+                 and _callee(c).value.value == "self" and facts.local_grad_mode(c) is None
+                 and not _loss_module(m, c.func) and not _signal_transform(m, c.func)]
+        if not calls or all(_detached_at_once(m, c) for c in calls):
+            return
+        if any(_model_takes_gradients(m, c) for c in calls):
+            return
+        if all(_inference_mode_argument(m, c) or _forward_picks_no_grad(m, c) for c in calls):
+            return
+        if all(_frozen_attribute(ctx, c) for c in calls):
+            return
+        models = {dotted(_callee(c, facts)) for c in calls}
+        if facts.passes_to_unknown(hs.body, models) or facts.passes_to_unknown(loop, models):
+            return
+        if _optimizer_to_unknown(m, facts, hs.body) or _model_held_by_unknown(m, facts, hs.body, 2, set()):
+            return
+        fix = None
+        alias = torch_alias(ctx)
+        if alias is not None:
+            fix = ctx.fix(ctx.insert_before(hs, f"@{alias}.no_grad()"),
+                          safe=all(_class_seen(m, c, facts) or _inherited_attr_seen(m, sub, _callee(c, facts))
+                                   for c in calls),
+                          message=f"Decorate `{sub}.{name}` with `@torch.no_grad()`")
+        for c in calls:
+            seen.add(c)
+            yield ctx.finding(c, self.hook_message.format(fn=f"{sub}.{name}", model=dotted(_callee(c, facts)),
+                                                           template=fn.name.value), fix)
+
     @staticmethod
     def _model_calls(facts: TrainingFacts, fn: cst.FunctionDef, evals: dict) -> list[tuple[cst.Call, str]]:
         """Calls in `fn` of a model it put in eval mode before, with the model's text: `model(x)`
@@ -389,6 +478,120 @@ with torch.no_grad():
             if facts.grad_use(around):
                 return False
         return True
+
+
+
+def _inherited_attr_seen(m, sub: str, expr: cst.BaseExpression) -> bool:
+    """`self.model` in a method of `sub` that a base class of the file binds (`self.model = model`
+    in the base's `__init__`): every binding, in the first class of `sub`'s chain of first bases
+    that has one, is a model built from a class of the file or of a known library
+    (`_built_from_seen_class`)."""
+    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        return False
+    cur, seen = sub, set()
+    while cur in m.classes and cur not in seen:
+        seen.add(cur)
+        info = m.classes[cur]
+        found = m.bindings.get((info.node, "self." + expr.attr.value))
+        if found:
+            return all(b.how == "assign" and b.value is not None and _built_from_seen_class(m, b.value, 1)
+                       for b in found)
+        bases = [b for b in info.bases if b in m.classes]
+        cur = bases[0] if bases else None
+    return False
+
+_TEMPLATE_GRAD = frozenset({"grad", "backward", "step", "zero_grad"})
+
+
+def _self_method_name(c: cst.Call) -> str | None:
+    """`name` of a `self.name(...)` call."""
+    f = c.func
+    if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+        return f.attr.value
+    return None
+
+
+def _subclasses(m, base: str) -> list[str]:
+    """The file's classes whose chain of first bases of the file (the one `method_of_class`
+    follows) reaches `base`."""
+    out = []
+    for name in m.classes:
+        cur, seen = name, set()
+        while cur is not None and cur not in seen:
+            seen.add(cur)
+            bases = [b for b in m.classes[cur].bases if b in m.classes]
+            cur = bases[0] if bases else None
+            if cur == base:
+                out.append(name)
+                break
+    return out
+
+
+def _resolved_for(m, facts: TrainingFacts, c: cst.Call, sub: str) -> list[cst.FunctionDef]:
+    """The file functions a call in a base class's method runs for an instance of `sub`:
+    `self.name(...)` through `sub`'s methods, anything else as `file_functions` resolves it."""
+    name = _self_method_name(c)
+    if name is not None:
+        found = m.method_of_class(sub, name)
+        return [found[0]] if found is not None else []
+    return facts.file_functions(c)
+
+
+def _template_grad_work(m, facts: TrainingFacts, fn: cst.FunctionDef, sub: str) -> bool:
+    """The base class's method `fn`, run by an instance of `sub` (its `self.<hook>` calls
+    resolved through `sub`), may do gradient work: a backward, an optimizer step or clear, a
+    gradient read."""
+    if facts._direct_effects(fn.body) & _TEMPLATE_GRAD:
+        return True
+    for c in facts.calls_in(fn.body, into_defs=False):
+        if any(facts.effects(g) & _TEMPLATE_GRAD for g in _resolved_for(m, facts, c, sub)):
+            return True
+    return False
+
+
+def _mode_for(m, facts: TrainingFacts, node: cst.CSTNode, sub: str) -> str | None:
+    """The train/eval mode a statement of a base class's method leaves models in for an instance
+    of `sub` ("eval", "train", "mixed" or None), its `self.<hook>()` calls resolved through `sub`."""
+    modes: set[str] = set()
+    for c in facts.calls_in(node, into_defs=False):
+        mo = method_of(c)
+        if mo is not None and mo[1] == "eval" and not c.args and m.qualname(mo[0]) is None:
+            modes.add("eval")
+        elif mo is not None and mo[1] == "train" and m.qualname(mo[0]) is None:
+            modes.add(facts._train_call_mode(c) or "unknown")
+        for g in _resolved_for(m, facts, c, sub):
+            eff = facts.effects(g)
+            modes |= eff & {"eval", "train"}
+            if "unknown-mode" in eff:
+                modes.add("unknown")
+    if not modes:
+        return None
+    return next(iter(modes)) if len(modes) == 1 and "unknown" not in modes else "mixed"
+
+
+def _template_mode_before(m, facts: TrainingFacts, loop: cst.CSTNode, fn: cst.FunctionDef, sub: str) -> str | None:
+    """The mode models are in when `loop` (in the base class's method `fn`) starts, for an
+    instance of `sub`: the nearest statement before it in `fn` that sets one (`self._setup_model()`
+    resolving to `sub`'s `self.model.eval()`). None when nothing in `fn` says, or when the loop
+    itself or a loop around it switches modes."""
+    if _mode_for(m, facts, loop, sub) not in (None, "eval"):
+        return None
+    cur = loop
+    while cur is not fn:
+        parent = m.parent(cur)
+        if parent is None:
+            return None
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            body = list(parent.body)
+            at = next((i for i, s in enumerate(body) if s is cur), None)
+            for st in reversed(body[:at] if at is not None else []):
+                mode = _mode_for(m, facts, st, sub)
+                if mode is not None:
+                    return mode
+        elif isinstance(parent, (cst.For, cst.While)) and _mode_for(m, facts, parent, sub) is not None:
+            return None  # the loop around sets modes: what runs before the next iteration decides
+        cur = parent
+    return None
 
 
 _TEST_MODULES = ("pytest", "unittest", "absl.testing", "torch.testing", "hypothesis")
