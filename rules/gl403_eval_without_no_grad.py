@@ -109,8 +109,10 @@ Trainer scripts, whose frameworks do this, on a loop whose body ends with an unc
 (it runs once: one sample batch taken from a loader to plot, not an evaluation loop), on a model
 frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_grad = False`,
 `p.requires_grad_(False)` or `p.detach_()` for each of its parameters; a global model frozen at
-module level counts for a module-level function called only after the freeze: nothing asks for a
-gradient, autograd records nothing), on a model called
+module level counts for a module-level function called only after the freeze; so does a model
+kept on `self` whose every stored value is frozen right after it is stored, in any method, also
+through a helper of the file such as `freeze_model(self.model_old)`, and never unfrozen or handed
+to other code: nothing asks for a gradient, autograd records nothing), on a model called
 with a string naming an inference mode (`model(data, mode='inference')`: SPADE-style models run
 that branch of their `forward` under `no_grad` themselves), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
@@ -132,6 +134,13 @@ class that calls the same `self.<model>`), with no loop and no gradient work of 
 call of it in the file runs once per item of a loop or comprehension that does no gradient work
 either (`[self.validation_step(x, y) for x, y in valid]`). Its fix decorates the function with
 `@torch.no_grad()`.
+
+So is the hook of a template method: a base class's method loops over the batches and calls
+`self._step(batch)`, which a subclass overrides with a model call, when for that subclass a
+statement before the loop puts the model in eval mode (its own `self._setup_model()` hook, or
+`self.model.eval()`) and the loop, with that subclass's hooks, does no gradient work. Each subclass
+is judged apart: a `Trainer` whose `_step` backpropagates is not an evaluation. Reported at the
+hook's model call, with the fix `@torch.no_grad()` on the hook.
 
 Each fix is safe when the rule has read the model's class: a class of the file (whose methods it
 checks for `torch.autograd.grad`), a model of torch, torchvision, timm, transformers and the like,
