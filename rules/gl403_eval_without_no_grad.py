@@ -214,8 +214,12 @@ with torch.no_grad():
                 continue  # outputs detached on the spot: no graph is kept (model assembly, not evaluation)
             if all(_inference_mode_argument(ctx.model, c) or _forward_picks_no_grad(ctx.model, c) for c in calls):
                 continue  # `model(data, mode="inference")`: a model of another file that picks its grad mode
-            if all(_frozen_before(ctx, c, node) or _frozen_attribute(ctx, c) for c in calls):
-                continue  # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph
+            # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph; the
+            # loop is reported at its other model calls (joansj/hat's lwf.py: the frozen old model
+            # beside the current one)
+            reported = [c for c in calls if not (_frozen_before(ctx, c, node) or _frozen_attribute(ctx, c))]
+            if not reported:
+                continue
             models = {dotted(_callee(c, facts)) for c in calls} if not through else set(through.values())
             if facts.passes_to_unknown(node, models):
                 continue
@@ -233,8 +237,8 @@ with torch.no_grad():
                                   message="Wrap the evaluation loop in `with torch.no_grad():`")
             for c in _model_calls(facts, node):
                 seen.add(c)
-            for c in calls:
-                seen.add(c)
+            seen.update(calls)
+            for c in reported:
                 if c in through:
                     msg = self.message.format(model=through[c]).replace(
                         "with gradients enabled", f"(in `{ctx.code(c.func)}`) with gradients enabled", 1)
@@ -1122,7 +1126,7 @@ def _frozen_attribute(ctx: Context, call: cst.Call) -> bool:
         for a in c.args:
             v = a.value
             root = _chain_root(v)
-            if (dotted(root) == text or dotted(v) == text) and _freeze_helper_param(m, c) is None:
+            if (dotted(root) == text or dotted(v) == text) and not _freeze_call(m, c):
                 return False
     for n in m.nodes:
         if (isinstance(n, cst.For) and isinstance(n.iter, cst.Call) and dotted(_chain_root(n.iter)) == text
@@ -1206,6 +1210,30 @@ def _params_loop_freezes(loop: cst.CSTNode, text: str | None = None) -> bool | N
     return frozen and not any(isinstance(s, (cst.If, cst.Try, cst.While, cst.For)) for s in walk(loop.body))
 
 
+# helpers of another file that freeze every parameter of their one argument, by name (joansj/hat's
+# `utils.freeze_model(model)`: `for param in model.parameters(): param.requires_grad = False`);
+# not `freeze_bn` (normalisation statistics), `freeze_stages`/`freeze_layers` (a part)
+_FREEZE_HELPERS = frozenset({"freeze_model", "freeze_module", "freeze_net", "freeze_network", "freeze_params",
+                             "freeze_parameters", "freeze_all"})
+
+
+def _freeze_call(m, c: cst.Call) -> bool:
+    """`freeze_model(X)` with X its only argument: a module-level function of the file that
+    freezes its parameter (`_freeze_helper_param`), or a function of another file (imported, not
+    defined here) named as one that freezes all parameters (`utils.freeze_model(X)`)."""
+    if len(c.args) != 1 or c.args[0].keyword is not None or c.args[0].star:
+        return False
+    if _freeze_helper_param(m, c) is not None:
+        return True
+    f = c.func
+    name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
+    if name not in _FREEZE_HELPERS or name in m.functions:
+        return False  # a function of the file is read, not guessed by its name
+    if isinstance(f, cst.Attribute) and not (isinstance(f.value, cst.Name) and f.value.value in m.aliases):
+        return False  # `utils.freeze_model`: a module the file imports (not a method of an object)
+    return isinstance(f, cst.Attribute) or m.qualname(f) is not None
+
+
 def _freeze_helper_param(m, c: cst.Call) -> str | None:
     """`freeze_model(X)`: a module-level function of the file with one parameter that its body
     freezes unconditionally (a top-level loop over `param.parameters()` setting `requires_grad =
@@ -1259,7 +1287,7 @@ def _frozen_after(ctx: Context, assign: cst.Assign, text: str) -> bool:
         v = st.body[0].value
         if _freezes_expr(v, text):
             return True
-        if isinstance(v, cst.Call) and _freeze_helper_param(m, v) is not None and dotted(v.args[0].value) == text:
+        if isinstance(v, cst.Call) and _freeze_call(m, v) and dotted(v.args[0].value) == text:
             return True
         # `self.model_old.eval()`, `self.model_old.to(device)`: calls on the attribute only
         cur = v

@@ -109,3 +109,71 @@ def test_stored_unfrozen_elsewhere_stays_reported():
 def test_handed_to_an_optimizer_stays_reported():
     extra = "    def tune(self):\n        return torch.optim.SGD(self.model_old.parameters(), lr=0.1)\n"
     assert _lines("freeze_model(self.model_old)", extra=extra) == ["loop"]
+
+
+def _imported(freeze: str, imports: str):
+    text = textwrap.dedent(SRC).format(freeze=" " * 8 + freeze, helper=HELPER, init="", extra="")
+    text = text.replace("def freeze_model(model):\n" + HELPER + "\n", imports + "\n")
+    assert "def freeze_model" not in text
+    lines = sorted(d.line for d in check(text, ["GL403"]) if d.code == "GL403")
+    loop_line = next(i for i, ln in enumerate(text.splitlines(), 1) if "total += self.model_old(x)" in ln)
+    return ["loop" if ln == loop_line else ln for ln in lines]
+
+
+def test_freeze_helper_of_another_module_by_its_name():
+    # joansj/hat: `import utils` ... `utils.freeze_model(self.model_old)` (utils.py sets
+    # `requires_grad = False` on every parameter)
+    assert _imported("utils.freeze_model(self.model_old)", "import utils") == []
+    assert _imported("freeze_model(self.model_old)", "from utils import freeze_model") == []
+
+
+def test_other_imported_freeze_names_stay_reported():
+    # `freeze_bn` freezes normalisation statistics, not the parameters
+    assert _imported("utils.freeze_bn(self.model_old)", "import utils") == ["loop"]
+    # a method of an object, not a helper of a module
+    assert _imported("self.freeze_model(self.model_old)", "import utils") == ["loop"]
+    # a part of the model only
+    assert _imported("utils.freeze_model(self.model_old, 2)", "import utils") == ["loop"]
+
+
+MIXED = """
+import copy
+import torch
+import torch.nn as nn
+
+
+def freeze_model(model):
+    for p in model.parameters():
+        p.requires_grad = False
+
+
+class Appr:
+    def __init__(self, model):
+        self.model, self.model_old = model, None
+
+    def train(self):
+        self.model_old = copy.deepcopy(self.model)
+        self.model_old.eval()
+        freeze_model(self.model_old)
+
+    def eval(self, batches):
+        self.model.eval()
+        total = 0.0
+        for x in batches:
+            old = self.model_old(x)
+            total += (self.model(x) - old).sum().item()
+        return total
+
+
+appr = Appr(nn.Linear(4, 1))
+appr.train()
+print(appr.eval([torch.randn(2, 4)]))
+"""
+
+
+def test_loop_reported_at_the_unfrozen_model_only():
+    # lwf.py's `eval()`: the old model is frozen, the current one is not; the loop is reported at
+    # the current model's call (before: at both)
+    found = [(d.line, d.message) for d in check(MIXED, ["GL403"]) if d.code == "GL403"]
+    line = next(i for i, ln in enumerate(MIXED.splitlines(), 1) if "total += (self.model(x)" in ln)
+    assert len(found) == 1 and found[0][0] == line and "`self.model`" in found[0][1]
