@@ -109,10 +109,8 @@ Trainer scripts, whose frameworks do this, on a loop whose body ends with an unc
 (it runs once: one sample batch taken from a loader to plot, not an evaluation loop), on a model
 frozen before the loop (`model.eval().requires_grad_(False)`, or `p.requires_grad = False`,
 `p.requires_grad_(False)` or `p.detach_()` for each of its parameters; a global model frozen at
-module level counts for a module-level function called only after the freeze; so does a model
-kept on `self` whose every stored value is frozen right after it is stored, in any method, also
-through a helper of the file such as `freeze_model(self.model_old)`, and never unfrozen or handed
-to other code: nothing asks for a gradient, autograd records nothing), on a model called
+module level counts for a module-level function called only after the freeze: nothing asks for a
+gradient, autograd records nothing), on a model called
 with a string naming an inference mode (`model(data, mode='inference')`: SPADE-style models run
 that branch of their `forward` under `no_grad` themselves), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
@@ -120,7 +118,13 @@ worth reading about.
 
 A loop is reported at its model calls, not at its loss modules (`criterion(out, y)`), also when a
 loss reaches the function as a parameter that every call site fills with one (LSTNet's
-`evaluate(..., evaluateL2, evaluateL1, ...)`). The fix wraps the loop in `with torch.no_grad():`.
+`evaluate(..., evaluateL2, evaluateL1, ...)`), nor at a frozen model's calls (they record nothing)
+when it runs beside one that is not. A model kept on `self` counts as frozen when every value
+stored in it is frozen right after it is stored, in any method: `self.model_old =
+deepcopy(self.model)` then `freeze_model(self.model_old)` (a function of the file that freezes its
+argument's parameters, or one of another module named `freeze_model`, `freeze_module`,
+`freeze_params`...), a loop over its `.parameters()` or `.requires_grad_(False)`, and nothing
+unfreezes it or hands it to other code. The fix wraps the loop in `with torch.no_grad():`.
 
 A function shared by training and evaluation is reported at its evaluation call: called after
 `model.eval()`, outside `no_grad`, with arguments that switch off every backward pass and
