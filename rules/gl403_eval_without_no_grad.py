@@ -69,6 +69,11 @@ class EvalWithoutNoGrad(Rule):
         "`{fn}` runs `{model}` in eval mode once per batch with gradients enabled: autograd records "
         "a graph at every call (memory and time for nothing); decorate it with `@torch.no_grad()`"
     )
+    hook_message = (
+        "`{fn}` runs `{model}` in eval mode once per batch of `{template}`'s loop with gradients enabled: "
+        "autograd records a graph at every call (memory and time for nothing); decorate it with "
+        "`@torch.no_grad()`"
+    )
     shared_message = (
         "`{fn}(...)` runs `{model}` in eval mode with gradients enabled, and with these arguments it does "
         "no gradient work: autograd records a graph at every batch for nothing; call it under "
@@ -117,7 +122,13 @@ worth reading about.
 
 A loop is reported at its model calls, not at its loss modules (`criterion(out, y)`), also when a
 loss reaches the function as a parameter that every call site fills with one (LSTNet's
-`evaluate(..., evaluateL2, evaluateL1, ...)`). The fix wraps the loop in `with torch.no_grad():`.
+`evaluate(..., evaluateL2, evaluateL1, ...)`), nor at a frozen model's calls (they record nothing)
+when it runs beside one that is not. A model kept on `self` counts as frozen when every value
+stored in it is frozen right after it is stored, in any method: `self.model_old =
+deepcopy(self.model)` then `freeze_model(self.model_old)` (a function of the file that freezes its
+argument's parameters, or one of another module named `freeze_model`, `freeze_module`,
+`freeze_params`...), a loop over its `.parameters()` or `.requires_grad_(False)`, and nothing
+unfreezes it or hands it to other code. The fix wraps the loop in `with torch.no_grad():`.
 
 A function shared by training and evaluation is reported at its evaluation call: called after
 `model.eval()`, outside `no_grad`, with arguments that switch off every backward pass and
@@ -131,6 +142,13 @@ class that calls the same `self.<model>`), with no loop and no gradient work of 
 call of it in the file runs once per item of a loop or comprehension that does no gradient work
 either (`[self.validation_step(x, y) for x, y in valid]`). Its fix decorates the function with
 `@torch.no_grad()`.
+
+So is the hook of a template method: a base class's method loops over the batches and calls
+`self._step(batch)`, which a subclass overrides with a model call, when for that subclass a
+statement before the loop puts the model in eval mode (its own `self._setup_model()` hook, or
+`self.model.eval()`) and the loop, with that subclass's hooks, does no gradient work. Each subclass
+is judged apart: a `Trainer` whose `_step` backpropagates is not an evaluation. Reported at the
+hook's model call, with the fix `@torch.no_grad()` on the hook.
 
 Each fix is safe when the rule has read the model's class: a class of the file (whose methods it
 checks for `torch.autograd.grad`), a model of torch, torchvision, timm, transformers and the like,
@@ -206,8 +224,12 @@ with torch.no_grad():
                 continue  # outputs detached on the spot: no graph is kept (model assembly, not evaluation)
             if all(_inference_mode_argument(ctx.model, c) or _forward_picks_no_grad(ctx.model, c) for c in calls):
                 continue  # `model(data, mode="inference")`: a model of another file that picks its grad mode
-            if all(_frozen_before(ctx, c, node) for c in calls):
-                continue  # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph
+            # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph; the
+            # loop is reported at its other model calls (joansj/hat's lwf.py: the frozen old model
+            # beside the current one)
+            reported = [c for c in calls if not (_frozen_before(ctx, c, node) or _frozen_attribute(ctx, c))]
+            if not reported:
+                continue
             models = {dotted(_callee(c, facts)) for c in calls} if not through else set(through.values())
             if facts.passes_to_unknown(node, models):
                 continue
@@ -225,8 +247,8 @@ with torch.no_grad():
                                   message="Wrap the evaluation loop in `with torch.no_grad():`")
             for c in _model_calls(facts, node):
                 seen.add(c)
-            for c in calls:
-                seen.add(c)
+            seen.update(calls)
+            for c in reported:
                 if c in through:
                     msg = self.message.format(model=through[c]).replace(
                         "with gradients enabled", f"(in `{ctx.code(c.func)}`) with gradients enabled", 1)
@@ -235,6 +257,7 @@ with torch.no_grad():
                 yield ctx.finding(c, self.message.format(model=ctx.code(c.func)), fix)
         yield from self._batch_functions(ctx, facts, seen)
         yield from self._shared_function_calls(ctx, facts, seen)
+        yield from self._template_hooks(ctx, facts, seen)
 
     def _batch_functions(self, ctx: Context, facts: TrainingFacts, seen: set):
         """A per-batch evaluation function: named like `validation_step`/`evaluate_batch`, it puts
@@ -350,6 +373,89 @@ with torch.no_grad():
             model = ", ".join(sorted(d for d in models if d))
             yield ctx.finding(call, self.shared_message.format(fn=ctx.code(call.func), model=model), fix)
 
+    def _template_hooks(self, ctx: Context, facts: TrainingFacts, seen: set):
+        """A hook of a template method (tests/fixtures_pending/README.md G45-1,
+        amjltc295/pytorch-golden-template#66): a base class's method loops over batches and calls
+        `self.<hook>(batch)`, which a subclass overrides with a method that runs `self.<model>(x)`;
+        for that subclass, a setup hook called before the loop puts models in eval mode and the
+        template method, with the subclass's hooks, does no gradient work. Resolved per subclass
+        (the Trainer's hook of the same name backpropagates). Reported at the hook's model call,
+        with the fix `@torch.no_grad()` on the hook."""
+        m = ctx.model
+        for info in facts.loops:
+            loop = info.node
+            fn = facts.function_of(loop)
+            base = m.class_of(loop)
+            if fn is None or base is None or m.classes.get(base.name.value) is None:
+                continue
+            bname = base.name.value
+            if m.classes[bname].methods.get(fn.name.value) is not fn or m.class_is(bname, MODULE_BASES):
+                continue
+            hooks = [c for c in facts.calls_in(loop, into_defs=False)
+                     if _self_method_name(c) is not None and facts.enclosing_loop(c) is loop]
+            if not hooks:
+                continue
+            for sub in _subclasses(m, bname):
+                found = m.method_of_class(sub, fn.name.value)
+                if found is None or found[0] is not fn:
+                    continue  # the subclass has its own template method
+                for hook in hooks:
+                    name = _self_method_name(hook)
+                    own = m.method_of_class(sub, name)
+                    inherited = m.method_of_class(bname, name)
+                    if own is None or (inherited is not None and own[0] is inherited[0]):
+                        continue  # not overridden below the base
+                    hs = own[0]
+                    yield from self._hook_calls(ctx, facts, seen, loop, fn, sub, hook, hs)
+
+    def _hook_calls(self, ctx, facts, seen, loop, fn, sub, hook, hs):
+        m = ctx.model
+        if m.class_is(sub, MODULE_BASES) or hs.decorators:
+            return
+        if any(isinstance(n, (cst.For, cst.While)) for n in walk(hs.body, into_defs=False)):
+            return  # a loop of its own: judged as a loop
+        if _template_grad_work(m, facts, fn, sub) or facts.grad_use(hs.body):
+            return
+        if not _returns_graph(m, hs):
+            return  # hands back numbers or detached values: as for a helper of the loop's own class
+        if _template_mode_before(m, facts, loop, fn, sub) != "eval":
+            return
+        if facts.grad_mode_at(loop) is not None or facts.grad_mode_at(hook) is not None:
+            return
+        name = hs.name.value
+        # the hook runs only from this template method (not also from a training step of the subclass)
+        if not all(m.contains(fn, c) for c in m.calls
+                   if isinstance(c.func, cst.Attribute) and c.func.attr.value == name):
+            return
+        calls = [c for c in _model_calls(facts, hs.body)
+                 if c not in seen and isinstance(_callee(c), cst.Attribute) and isinstance(_callee(c).value, cst.Name)
+                 and _callee(c).value.value == "self" and facts.local_grad_mode(c) is None
+                 and not _loss_module(m, c.func) and not _signal_transform(m, c.func)]
+        if not calls or all(_detached_at_once(m, c) for c in calls):
+            return
+        if any(_model_takes_gradients(m, c) for c in calls):
+            return
+        if all(_inference_mode_argument(m, c) or _forward_picks_no_grad(m, c) for c in calls):
+            return
+        if all(_frozen_attribute(ctx, c) for c in calls):
+            return
+        models = {dotted(_callee(c, facts)) for c in calls}
+        if facts.passes_to_unknown(hs.body, models) or facts.passes_to_unknown(loop, models):
+            return
+        if _optimizer_to_unknown(m, facts, hs.body) or _model_held_by_unknown(m, facts, hs.body, 2, set()):
+            return
+        fix = None
+        alias = torch_alias(ctx)
+        if alias is not None:
+            fix = ctx.fix(ctx.insert_before(hs, f"@{alias}.no_grad()"),
+                          safe=all(_class_seen(m, c, facts) or _inherited_attr_seen(m, sub, _callee(c, facts))
+                                   for c in calls),
+                          message=f"Decorate `{sub}.{name}` with `@torch.no_grad()`")
+        for c in calls:
+            seen.add(c)
+            yield ctx.finding(c, self.hook_message.format(fn=f"{sub}.{name}", model=dotted(_callee(c, facts)),
+                                                           template=fn.name.value), fix)
+
     @staticmethod
     def _model_calls(facts: TrainingFacts, fn: cst.FunctionDef, evals: dict) -> list[tuple[cst.Call, str]]:
         """Calls in `fn` of a model it put in eval mode before, with the model's text: `model(x)`
@@ -395,6 +501,120 @@ with torch.no_grad():
             if facts.grad_use(around):
                 return False
         return True
+
+
+
+def _inherited_attr_seen(m, sub: str, expr: cst.BaseExpression) -> bool:
+    """`self.model` in a method of `sub` that a base class of the file binds (`self.model = model`
+    in the base's `__init__`): every binding, in the first class of `sub`'s chain of first bases
+    that has one, is a model built from a class of the file or of a known library
+    (`_built_from_seen_class`)."""
+    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        return False
+    cur, seen = sub, set()
+    while cur in m.classes and cur not in seen:
+        seen.add(cur)
+        info = m.classes[cur]
+        found = m.bindings.get((info.node, "self." + expr.attr.value))
+        if found:
+            return all(b.how == "assign" and b.value is not None and _built_from_seen_class(m, b.value, 1)
+                       for b in found)
+        bases = [b for b in info.bases if b in m.classes]
+        cur = bases[0] if bases else None
+    return False
+
+_TEMPLATE_GRAD = frozenset({"grad", "backward", "step", "zero_grad"})
+
+
+def _self_method_name(c: cst.Call) -> str | None:
+    """`name` of a `self.name(...)` call."""
+    f = c.func
+    if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+        return f.attr.value
+    return None
+
+
+def _subclasses(m, base: str) -> list[str]:
+    """The file's classes whose chain of first bases of the file (the one `method_of_class`
+    follows) reaches `base`."""
+    out = []
+    for name in m.classes:
+        cur, seen = name, set()
+        while cur is not None and cur not in seen:
+            seen.add(cur)
+            bases = [b for b in m.classes[cur].bases if b in m.classes]
+            cur = bases[0] if bases else None
+            if cur == base:
+                out.append(name)
+                break
+    return out
+
+
+def _resolved_for(m, facts: TrainingFacts, c: cst.Call, sub: str) -> list[cst.FunctionDef]:
+    """The file functions a call in a base class's method runs for an instance of `sub`:
+    `self.name(...)` through `sub`'s methods, anything else as `file_functions` resolves it."""
+    name = _self_method_name(c)
+    if name is not None:
+        found = m.method_of_class(sub, name)
+        return [found[0]] if found is not None else []
+    return facts.file_functions(c)
+
+
+def _template_grad_work(m, facts: TrainingFacts, fn: cst.FunctionDef, sub: str) -> bool:
+    """The base class's method `fn`, run by an instance of `sub` (its `self.<hook>` calls
+    resolved through `sub`), may do gradient work: a backward, an optimizer step or clear, a
+    gradient read."""
+    if facts._direct_effects(fn.body) & _TEMPLATE_GRAD:
+        return True
+    for c in facts.calls_in(fn.body, into_defs=False):
+        if any(facts.effects(g) & _TEMPLATE_GRAD for g in _resolved_for(m, facts, c, sub)):
+            return True
+    return False
+
+
+def _mode_for(m, facts: TrainingFacts, node: cst.CSTNode, sub: str) -> str | None:
+    """The train/eval mode a statement of a base class's method leaves models in for an instance
+    of `sub` ("eval", "train", "mixed" or None), its `self.<hook>()` calls resolved through `sub`."""
+    modes: set[str] = set()
+    for c in facts.calls_in(node, into_defs=False):
+        mo = method_of(c)
+        if mo is not None and mo[1] == "eval" and not c.args and m.qualname(mo[0]) is None:
+            modes.add("eval")
+        elif mo is not None and mo[1] == "train" and m.qualname(mo[0]) is None:
+            modes.add(facts._train_call_mode(c) or "unknown")
+        for g in _resolved_for(m, facts, c, sub):
+            eff = facts.effects(g)
+            modes |= eff & {"eval", "train"}
+            if "unknown-mode" in eff:
+                modes.add("unknown")
+    if not modes:
+        return None
+    return next(iter(modes)) if len(modes) == 1 and "unknown" not in modes else "mixed"
+
+
+def _template_mode_before(m, facts: TrainingFacts, loop: cst.CSTNode, fn: cst.FunctionDef, sub: str) -> str | None:
+    """The mode models are in when `loop` (in the base class's method `fn`) starts, for an
+    instance of `sub`: the nearest statement before it in `fn` that sets one (`self._setup_model()`
+    resolving to `sub`'s `self.model.eval()`). None when nothing in `fn` says, or when the loop
+    itself or a loop around it switches modes."""
+    if _mode_for(m, facts, loop, sub) not in (None, "eval"):
+        return None
+    cur = loop
+    while cur is not fn:
+        parent = m.parent(cur)
+        if parent is None:
+            return None
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            body = list(parent.body)
+            at = next((i for i, s in enumerate(body) if s is cur), None)
+            for st in reversed(body[:at] if at is not None else []):
+                mode = _mode_for(m, facts, st, sub)
+                if mode is not None:
+                    return mode
+        elif isinstance(parent, (cst.For, cst.While)) and _mode_for(m, facts, parent, sub) is not None:
+            return None  # the loop around sets modes: what runs before the next iteration decides
+        cur = parent
+    return None
 
 
 _TEST_MODULES = ("pytest", "unittest", "absl.testing", "torch.testing", "hypothesis")
@@ -933,6 +1153,225 @@ def _frozen_globally(ctx: Context, call: cst.Call, name: str, scope: cst.CSTNode
     if not callers or len(refs) != len(callers):
         return False  # never called, or handed on as a value (a callback): cannot tell when it runs
     return all(m.scope_of(c) is m.module and m.order[c] > last[0] for c in callers)
+
+
+_FREEZE_KEEPS = frozenset({"eval", "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train"})
+
+
+def _frozen_attribute(ctx: Context, call: cst.Call) -> bool:
+    """`self.model_old(x)` where every value the file stores in `.model_old` is None or frozen at
+    once, in the statements right after it in its block: `self.model_old = deepcopy(self.model)`,
+    `self.model_old.eval()`, then `freeze_model(self.model_old)` (a module-level function of the
+    file whose body sets `requires_grad = False` on each parameter of its argument), a loop over
+    `self.model_old.parameters()` doing so, or `self.model_old.requires_grad_(False)`; and nothing
+    in the file unfreezes it or hands it elsewhere (joansj/hat's LwF `Appr`, PRECISION34 P34-A2).
+    The freeze may sit in another method than the loop (`train()` builds the old model, `eval()`
+    runs it): no value of the attribute ever asks for a gradient, so autograd records nothing."""
+    m = ctx.model
+    callee = _callee(call)
+    if not (isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) and callee.value.value == "self"):
+        return False
+    attr = callee.attr.value
+    text = "self." + attr
+    stores = 0
+    for n in m.nodes:
+        if isinstance(n, (cst.AugAssign, cst.AnnAssign)) and isinstance(n.target, cst.Attribute) \
+                and n.target.attr.value == attr:
+            return False
+        if not isinstance(n, cst.Assign):
+            continue
+        for t in n.targets:
+            for target, value in _attr_stores(t.target, n.value, attr):
+                if dotted(target) != text or m.class_of(n) is None or value is None:
+                    return False  # stored from outside a class, or unpacked from a value not shown
+                stores += 1
+                if not (_is_none(value) or _freezes_expr(value) or _frozen_after(ctx, n, text)):
+                    return False
+    if not stores:
+        return False
+    # nothing unfreezes it, and it is handed to no call (an optimizer, an unknown helper) other
+    # than a freeze helper
+    for c in m.calls:
+        f = c.func
+        if (isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_"
+                and dotted(_chain_root(f.value)) == text and not _false_arg(c)):
+            return False
+        for a in c.args:
+            v = a.value
+            root = _chain_root(v)
+            if (dotted(root) == text or dotted(v) == text) and not _freeze_call(m, c):
+                return False
+    for n in m.nodes:
+        if (isinstance(n, cst.For) and isinstance(n.iter, cst.Call) and dotted(_chain_root(n.iter)) == text
+                and _params_loop_freezes(n) is not True and _params_loop_sets(n)):
+            return False  # `for p in self.model_old.parameters(): p.requires_grad = True`
+    return True
+
+
+def _attr_stores(target, value, attr: str):
+    """(target, value) pairs of an assignment's `X.<attr>` targets: `self.a = v`, and
+    `self.a, self.b = v1, v2` matched by position (value None when it cannot be matched)."""
+    if isinstance(target, cst.Attribute):
+        if target.attr.value == attr:
+            yield target, value
+        return
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elems = [e.value for e in target.elements]
+        values = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else None
+        if values is not None and (len(values) != len(elems)
+                                   or any(isinstance(e, cst.StarredElement) for e in value.elements)):
+            values = None
+        for i, e in enumerate(elems):
+            yield from _attr_stores(e, values[i] if values is not None else None, attr)
+
+
+def _false_arg(c: cst.Call) -> bool:
+    arg = c.args[0].value if c.args else None
+    return isinstance(arg, cst.Name) and arg.value == "False"
+
+
+def _freezes_expr(expr, text: str | None = None) -> bool:
+    """`X.requires_grad_(False)` (also as a link of a chain: `X.eval().requires_grad_(False).to(d)`),
+    with X's code `text` when given."""
+    cur = expr
+    while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute):
+        if cur.func.attr.value == "requires_grad_":  # the outermost one decides
+            return _false_arg(cur) and (text is None or dotted(_chain_root(cur.func.value)) == text)
+        cur = cur.func.value
+    return False
+
+
+def _params_loop_sets(loop: cst.For) -> bool:
+    """The loop over `X.parameters()` sets `requires_grad` of its item somewhere in its body."""
+    for s in walk(loop.body):
+        if (isinstance(s, cst.Assign) and any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+                                               for t in s.targets)):
+            return True
+        if isinstance(s, cst.Call) and isinstance(s.func, cst.Attribute) and s.func.attr.value == "requires_grad_":
+            return True
+    return False
+
+
+def _params_loop_freezes(loop: cst.CSTNode, text: str | None = None) -> bool | None:
+    """`for p in X.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`, `p.detach_()`)
+    as a statement of the loop's own body (not under an `if`), and nothing in it that sets the flag
+    otherwise: True; None when `loop` is no such loop over X's (code `text`) parameters."""
+    if not (isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Attribute)
+            and loop.iter.func.attr.value == "parameters" and not loop.iter.args and isinstance(loop.target, cst.Name)
+            and isinstance(loop.body, cst.IndentedBlock) and loop.orelse is None):
+        return None
+    if text is not None and dotted(loop.iter.func.value) != text:
+        return None
+    p = loop.target.value
+    frozen = False
+    for st in loop.body.body:
+        if not isinstance(st, cst.SimpleStatementLine):
+            continue
+        for small in st.body:
+            if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Attribute)
+                    and small.targets[0].target.attr.value == "requires_grad"
+                    and dotted(small.targets[0].target.value) == p):
+                frozen = isinstance(small.value, cst.Name) and small.value.value == "False"
+            elif (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                  and isinstance(small.value.func, cst.Attribute) and dotted(small.value.func.value) == p):
+                meth = small.value.func.attr.value
+                if meth == "detach_" and not small.value.args:
+                    frozen = True
+                elif meth == "requires_grad_":
+                    frozen = _false_arg(small.value)
+    return frozen and not any(isinstance(s, (cst.If, cst.Try, cst.While, cst.For)) for s in walk(loop.body))
+
+
+# helpers of another file that freeze every parameter of their one argument, by name (joansj/hat's
+# `utils.freeze_model(model)`: `for param in model.parameters(): param.requires_grad = False`);
+# not `freeze_bn` (normalisation statistics), `freeze_stages`/`freeze_layers` (a part)
+_FREEZE_HELPERS = frozenset({"freeze_model", "freeze_module", "freeze_net", "freeze_network", "freeze_params",
+                             "freeze_parameters", "freeze_all"})
+
+
+def _freeze_call(m, c: cst.Call) -> bool:
+    """`freeze_model(X)` with X its only argument: a module-level function of the file that
+    freezes its parameter (`_freeze_helper_param`), or a function of another file (imported, not
+    defined here) named as one that freezes all parameters (`utils.freeze_model(X)`)."""
+    if len(c.args) != 1 or c.args[0].keyword is not None or c.args[0].star:
+        return False
+    if _freeze_helper_param(m, c) is not None:
+        return True
+    f = c.func
+    name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
+    if name not in _FREEZE_HELPERS or name in m.functions:
+        return False  # a function of the file is read, not guessed by its name
+    if isinstance(f, cst.Attribute) and not (isinstance(f.value, cst.Name) and f.value.value in m.aliases):
+        return False  # `utils.freeze_model`: a module the file imports (not a method of an object)
+    return isinstance(f, cst.Attribute) or m.qualname(f) is not None
+
+
+def _freeze_helper_param(m, c: cst.Call) -> str | None:
+    """`freeze_model(X)`: a module-level function of the file with one parameter that its body
+    freezes unconditionally (a top-level loop over `param.parameters()` setting `requires_grad =
+    False`, or `param.requires_grad_(False)` as a statement) and uses for nothing else: the
+    parameter's name, else None."""
+    if not isinstance(c.func, cst.Name) or len(c.args) != 1 or c.args[0].keyword is not None or c.args[0].star:
+        return None
+    fn = m.module_function(c.func.value)
+    if fn is None or fn.decorators or not isinstance(fn.body, cst.IndentedBlock):
+        return None
+    params = fn.params
+    if params.posonly_params or params.kwonly_params or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) \
+            or params.star_kwarg is not None or len(params.params) != 1:
+        return None
+    name = params.params[0].name.value
+    frozen = False
+    for st in fn.body.body:
+        if isinstance(st, cst.For):
+            if _params_loop_freezes(st, name):
+                frozen = True
+                continue
+            return None
+        if not isinstance(st, cst.SimpleStatementLine):
+            return None
+        for small in st.body:
+            if isinstance(small, cst.Return) and small.value is None:
+                continue
+            if isinstance(small, cst.Expr) and _freezes_expr(small.value, name):
+                frozen = True
+                continue
+            return None
+    return name if frozen else None
+
+
+def _frozen_after(ctx: Context, assign: cst.Assign, text: str) -> bool:
+    """The statements right after `assign` in its block freeze `text` before anything but
+    calls on `text` itself (`.eval()`, `.to(d)`) runs: `self.model_old.eval()` then
+    `freeze_model(self.model_old)`, or a loop over its `.parameters()`."""
+    m = ctx.model
+    stmt = m.statement_of(assign)
+    block = m.parent(stmt)
+    body = getattr(block, "body", None)
+    at = next((i for i, s in enumerate(body) if s is stmt), None) if isinstance(body, (list, tuple)) else None
+    if at is None:
+        return False
+    for st in body[at + 1:]:
+        if isinstance(st, cst.For):
+            return bool(_params_loop_freezes(st, text))
+        if not isinstance(st, cst.SimpleStatementLine) or len(st.body) != 1 or not isinstance(st.body[0], cst.Expr):
+            return False
+        v = st.body[0].value
+        if _freezes_expr(v, text):
+            return True
+        if isinstance(v, cst.Call) and _freeze_call(m, v) and dotted(v.args[0].value) == text:
+            return True
+        # `self.model_old.eval()`, `self.model_old.to(device)`: calls on the attribute only
+        cur = v
+        while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute):
+            if cur.func.attr.value not in _FREEZE_KEEPS or any(
+                    isinstance(x, cst.Call) for a in cur.args for x in (a.value, *walk(a.value))):
+                return False
+            cur = cur.func.value
+        if cur is v or dotted(cur) != text:
+            return False
+    return False
 
 
 def _detached_at_once(m, call: cst.Call) -> bool:
