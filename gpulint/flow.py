@@ -1177,6 +1177,7 @@ class Flow:
         # `register_buffer(name, t)` / `nn.Parameter(t)` made in an `__init__` from a host tensor: read
         # back in that `__init__` (before any move), the tensor is still on the host (E44-1a)
         self._made_on_host: set = set()
+        self._setter_runs: set = set()  # (class, method) run for a placeholder attribute (E46-4)
         self._init_move_cache: dict = {}
         self._calls_by_attr: dict[str, list] = {}
         self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
@@ -3244,6 +3245,8 @@ class Flow:
                 return sub[attr]
         attrs = self.class_attrs.get(frame.cls)
         if attrs is not None and attr in attrs:
+            if attrs[attr].kind == "none" and self._run_other_setters(frame.cls, attr):
+                attrs = self.class_attrs[frame.cls]
             self._class_reads.setdefault((frame.cls, attr, frame.fn.name.value), attrs[attr])
             return attrs[attr]
         info = self.m.classes.get(frame.cls)
@@ -3281,6 +3284,35 @@ class Flow:
         # the getter's summary for this receiver; not recorded as a call site (`e` is no call: the
         # rules read call sites' arguments, and the getter takes none)
         return self._summary(fn, owner, {}, selfv, None)
+
+    def _run_other_setters(self, cls: str, attr: str) -> bool:
+        """`self.<attr> = None` so far (a placeholder `__init__` sets) while other methods of the
+        class set it too (`fit()` storing `self._classes = torch.tensor(...)`, captum's TCAV
+        classifier, E46-4): run those methods once, as `_ensure_init` runs `__init__`, so that what
+        they store joins the placeholder. True when one ran."""
+        info = self.m.classes.get(cls)
+        if info is None:
+            return False
+        known = self._attr_setters.get((cls, attr), {})
+        ran = False
+        for b in self.m.bindings.get((info.node, "self." + attr), ()):
+            fn = self.m.enclosing(b.node, cst.FunctionDef)
+            if fn is None or fn.name.value in known or fn.name.value == "__init__" or fn in self._in_summary:
+                continue
+            if info.methods.get(fn.name.value) is not fn or (cls, fn) in self._setter_runs:
+                continue
+            self._setter_runs.add((cls, fn))
+            frame = _Frame(fn, cls, self.module_frame, False)
+            self._params_of(fn, cls, None, frame)
+            frame.env["self"] = Value(self._class_kind(cls) or OBJECT, None, cls=cls)
+            self._in_summary.append(fn)
+            try:
+                self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
+            finally:
+                self._in_summary.pop()
+            self._store_attrs(frame, cls)
+            ran = True
+        return ran
 
     def _ensure_init(self, cls: str) -> bool:
         """Before the class is recorded, a method summarised from module-level code reads the

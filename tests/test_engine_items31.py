@@ -270,3 +270,47 @@ def test_a_submodule_output_copied_to_the_host_on_every_path_is_on_the_host():
 def test_a_submodule_output_copied_to_the_host_on_some_paths_or_to_its_input_stays_silent():
     assert _lines(HOST_OUTPUT.replace("{ret}", "return out.cpu() if not out.requires_grad else out"), "GL116") == []
     assert _lines(HOST_OUTPUT.replace("{ret}", "return out.to(X.device)"), "GL116") == []
+
+
+# E46-4 (captum's TCAV classifier): `self._classes = None` in `__init__` is a placeholder that
+# `fit()` fills with a host table; read through `lm.classes()` at module level the engine saw
+# only `__init__`'s None (so the table was "None", not a host tensor, and nothing was reported).
+PLACEHOLDER = """
+import torch
+import torch.nn as nn
+
+
+class LinearModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 2)
+        self._classes = None
+
+    def fit(self, y):
+        self._classes = {table}
+
+    def forward(self, x):
+        return self.linear(x)
+
+    def classes(self):
+        return self._classes
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+lm = LinearModel().to(device)
+lm.fit(torch.tensor([0, 1, 1, 0]))
+predict = lm(torch.randn(8, 4, device=device))
+predict = lm.classes()[torch.argmax(predict, dim=1)]
+"""
+
+
+def test_a_placeholder_attribute_joins_what_other_methods_store():
+    assert _lines(PLACEHOLDER.replace("{table}", "torch.tensor([0, 1])"), "GL116") == [(26, "GL116")]
+
+
+def test_a_placeholder_filled_on_the_device_or_with_an_unknown_value_stays_silent():
+    on_device = PLACEHOLDER.replace("lm.fit(torch.tensor([0, 1, 1, 0]))",
+                                    "lm.fit(torch.tensor([0, 1, 1, 0], device=device))")
+    assert _lines(on_device.replace("{table}", "torch.tensor([0, 1], device=y.device)"), "GL116") == []
+    assert _lines(on_device.replace("{table}", "torch.unique(y)"), "GL116") == []
+    assert _lines(PLACEHOLDER.replace("{table}", "y.new_tensor([0, 1]).to(device)"), "GL116") == []
