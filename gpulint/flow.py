@@ -3620,8 +3620,10 @@ class Flow:
             keeps = base.deep and len(e.slice) == 1 and len(idx_vals) == 1
             # a slice keeps its dimension (`hidden[:, agent_num, :]`): a tensor with one still has one
             sliced = len(idx_vals) < len(e.slice)
+            # (a view of the same tensor: placed where the tensor was, `source[0:5]` of a `.cuda()`
+            # batch, E46-1)
             return Value(TENSOR, base.dev, base.half, adds_dim or keeps or (base.nonscalar and sliced), base.nograd,
-                         origin=base.origin, deep=base.deep and only_slices, graph=base.graph)
+                         origin=base.origin, deep=base.deep and only_slices, graph=base.graph, placed=base.placed)
         if k == BATCH:
             if base.keys is not None and len(idx_vals) == 1 and len(e.slice) == 1:
                 key = _const_key(idx_vals[0][0])

@@ -314,3 +314,31 @@ def test_a_placeholder_filled_on_the_device_or_with_an_unknown_value_stays_silen
     assert _lines(on_device.replace("{table}", "torch.tensor([0, 1], device=y.device)"), "GL116") == []
     assert _lines(on_device.replace("{table}", "torch.unique(y)"), "GL116") == []
     assert _lines(PLACEHOLDER.replace("{table}", "y.new_tensor([0, 1]).to(device)"), "GL116") == []
+
+
+# E46-1 (federated_adaptation's TextHelper): a slice of a `.cuda()` batch (`source[0:5]`) is a view
+# placed where the batch was placed; the engine dropped the placement at the subscript, so GL102's
+# meeting with the run-time-placed model was lost.
+SLICED = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def batchify(data, bsz):
+    return data.view(bsz, -1).t().contiguous().{move}
+
+
+model = nn.Embedding(40, 8)
+model.to(device)
+train_data = [batchify(torch.arange(40), 4) for _ in range(3)]
+for source in train_data:
+    data = source[0:5]
+    model(data).sum().backward()
+"""
+
+
+def test_a_slice_keeps_the_placement_of_its_tensor():
+    assert _lines(SLICED.replace("{move}", "cuda()"), "GL102") == [(9, "GL102")]
+    assert _lines(SLICED.replace("{move}", "to(device)"), "GL102") == []
