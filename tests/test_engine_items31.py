@@ -342,3 +342,39 @@ for source in train_data:
 def test_a_slice_keeps_the_placement_of_its_tensor():
     assert _lines(SLICED.replace("{move}", "cuda()"), "GL102") == [(9, "GL102")]
     assert _lines(SLICED.replace("{move}", "to(device)"), "GL102") == []
+
+
+# E46-2 (transformers#4240's Trainer.train, reduced): the optimizer is built from
+# `self.model.parameters()` of a model handed to the constructor, restored, then `self.model` is
+# moved. GL111 did not tie the optimizer to `self.model`: the script model's kinds do not know a
+# constructor argument is a module; the engine does.
+TRAINER_RESTORE = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def train(self, state):
+        optimizer = torch.optim.AdamW(self.model.parameters(), lr=1e-2)
+        {first}
+        {second}
+        self.model(torch.randn(4, 6, device=device)).sum().backward()
+        optimizer.step()
+
+
+src = nn.Linear(6, 1)
+opt0 = torch.optim.AdamW(src.parameters())
+state = opt0.state_dict()
+Trainer(nn.Linear(6, 1)).train(state)
+"""
+
+
+def test_an_optimizer_of_a_self_model_restored_before_its_move():
+    load, move = "optimizer.load_state_dict(state)", "self.model.to(device)"
+    assert _lines(TRAINER_RESTORE.replace("{first}", load).replace("{second}", move), "GL111") == [(14, "GL111")]
+    assert _lines(TRAINER_RESTORE.replace("{first}", move).replace("{second}", load), "GL111") == []

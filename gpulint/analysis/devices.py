@@ -436,7 +436,9 @@ class DeviceFacts:
                         isinstance(root.value, cst.Name) and root.value.value == "self"
                     ):
                         root = root.value
-                    if isinstance(root, (cst.Name, cst.Attribute)) and m.kind_of(root) is Kind.MODULE:
+                    if isinstance(root, (cst.Name, cst.Attribute)) and (
+                            m.kind_of(root) is Kind.MODULE or m.value_of(root).kind == "module"):
+                        # (`self.model` a constructor argument: the engine knows it is a module, E46-2)
                         if not any(m.module.code_for_node(root) == m.module.code_for_node(x) for x in found):
                             found.append(root)
 
