@@ -195,6 +195,8 @@ for x, y in loader:
                 meter = isinstance(stmt, cst.Expr) and method_of(stmt.value) is not None \
                     and method_of(stmt.value)[1] not in ("append", "add_")
                 acc_root = dotted(acc) if meter else _acc_root(acc)  # `r.meter.update(loss)`: the meter itself
+                if meter and acc_root is None and isinstance(acc, cst.Subscript):
+                    acc_root = dotted(acc.value)  # `stats["loss"].update(loss, n)`: a meter read from a dict (E47-3)
                 if acc_root is None or self._differentiated(ctx, acc_root, loop.node if indexed else None):
                     continue
                 if inner and held and _bound_in_body_before(m, loop, stmt, acc_root):

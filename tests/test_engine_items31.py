@@ -378,3 +378,39 @@ def test_an_optimizer_of_a_self_model_restored_before_its_move():
     load, move = "optimizer.load_state_dict(state)", "self.model.to(device)"
     assert _lines(TRAINER_RESTORE.replace("{first}", load).replace("{second}", move), "GL111") == [(14, "GL111")]
     assert _lines(TRAINER_RESTORE.replace("{first}", move).replace("{second}", load), "GL111") == []
+
+
+# E47-3 (pytracking's LTR trainer, reduced): a graph-carrying loss added into an `AverageMeter` of
+# the file read from a dict (`stats["loss"].update(loss, 8)`); the engine resolves the meter, the
+# rule dropped the update because the receiver has no dotted name.
+METER_IN_DICT = """
+import torch
+import torch.nn as nn
+
+
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+stats = {"loss": AverageMeter()}
+for _ in range(3):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    stats["loss"].update({arg}, 8)
+print(stats["loss"].sum)
+"""
+
+
+def test_a_meter_read_from_a_dict_accumulates_the_graph():
+    assert _lines(METER_IN_DICT.replace("{arg}", "loss"), "GL402") == [(24, "GL402")]
+    assert _lines(METER_IN_DICT.replace("{arg}", "loss.item()"), "GL402") == []
