@@ -576,7 +576,34 @@ def _fallback_choice(m, node, depth: int = 0) -> bool:
     if isinstance(node, cst.Name):
         bindings = m.bindings_of(node)
         return bool(bindings) and all(_fallback_binding(m, b, depth) for b in bindings)
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        bindings = _self_attr_bindings(m, node)
+        return bool(bindings) and all(_fallback_binding(m, b, depth) for b in bindings)
     return False
+
+
+def _self_attr_bindings(m, node) -> list:
+    """Every binding of `self.<attr>` (`node`) in the file's classes the instance may belong to: the
+    enclosing class, its bases of the file and the file's classes derived from it
+    (federated_adaptation's `Helper.__init__` sets `self.device = torch.device("cuda" if
+    torch.cuda.is_available() else "cpu")`, its subclass `TextHelper` moves `self.model` to it).
+    Empty (cannot tell) when the class name is defined twice in the file."""
+    cls = m.class_of(node)
+    if cls is None:
+        return []
+    info = m.classes.get(cls.name.value)
+    if info is None or info.node is not cls:
+        return []
+    family, todo = set(), [cls.name.value]
+    while todo:  # the class and its bases of the file
+        name = todo.pop()
+        if name in family or name not in m.classes:
+            continue
+        family.add(name)
+        todo.extend(m.classes[name].bases)
+    family |= {n for n in m.classes if m.class_is(n, frozenset({cls.name.value}))}
+    key = "self." + node.attr.value
+    return [b for n in sorted(family) for b in m.bindings.get((m.classes[n].node, key), [])]
 
 
 def _fallback_binding(m, b, depth: int) -> bool:
@@ -845,7 +872,11 @@ So is a hard-coded `.cuda()` in such a file (or in one whose only CUDA "flag" ch
 CUDA and a CPU device, `t.device('cuda') if opt.use_gpu else t.device('cpu')`) when its tensor
 meets, in a model call, a torch call or an arithmetic operation, a tensor or module the file places
 on that run-time device: `model(src, src_mask.cuda())` after `model.to(device)` (pytorch-book's
-poetry generator). The CPU run the fallback is for fails there. It is reported once per file, with
+poetry generator). The device may be an attribute, `self.model.to(self.device)`, when every binding
+of `self.device` in the class, its bases of the file and its subclasses of the file is such a choice
+(federated_adaptation's `Helper.__init__` chooses it, a subclass moves its models there and a
+staticmethod `batchify` returns `data.cuda()`); no fix is offered then. The CPU run the fallback
+is for fails there. It is reported once per file, with
 the lines of the other such sites; the fix (unsafe) writes `.to(device)` with the run-time device's
 name where that name is visible. It stays silent where the `.cuda()` runs only under a test about
 devices (`if use_cuda:`, `x.cuda() if use_cuda else x`, `if torch.cuda.is_available():`) or after an
