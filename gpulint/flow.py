@@ -1177,7 +1177,8 @@ class Flow:
         # `register_buffer(name, t)` / `nn.Parameter(t)` made in an `__init__` from a host tensor: read
         # back in that `__init__` (before any move), the tensor is still on the host (E44-1a)
         self._made_on_host: set = set()
-        self._setter_runs: set = set()  # (class, method) run for a placeholder attribute (E46-4)
+        self._setter_runs: set = set()
+        self._branchy_cache: dict = {}  # (class, method) run for a placeholder attribute (E46-4)
         self._init_move_cache: dict = {}
         self._calls_by_attr: dict[str, list] = {}
         self._attr_setters: dict[tuple[str, str], dict[str, Value]] = {}
@@ -5528,7 +5529,9 @@ class Flow:
                 # read in the class's recorded pass; no summary is run here
                 self._call_function(init, found[1], e, pos, kw, frame, Value(kind, None, cls=name), summary=False)
             dev, given = self._placement(e, kw)
-            if given and dev is None and "device" not in kw and init is not None and _takes_no_device(init):
+            splat = kw.get(_DOUBLE_STAR, (None, UNKNOWN))[1]
+            if (given and dev is None and "device" not in kw and init is not None and _takes_no_device(init)
+                    and not (splat.kind == MAPPING and splat.keys is not None)):
                 # `MLPNetwork(**qnet["kwargs"])` of a file class whose `__init__` takes no `device`
                 # and no `**kwargs`: the splat cannot place it (RLHive's registry helper, E44-6)
                 given = False
@@ -5549,8 +5552,22 @@ class Flow:
             if half_at is not None and init is not None and self._off_in_construction(half_at, init, e, pos, kw):
                 half_at = None  # `if use_fp16: self.blocks.half()` built with `use_fp16=False` (TripoSF)
             stateful = self._class_stateful(name) or (init is not None and self._given_stateful_parts(init, pos, kw))
+            attrs = None
+            if kind == MODULE and init is not None and (pos or kw) and self._param_or_plain_attrs(name, init):
+                # an attribute `__init__` makes a Parameter on one branch and a plain tensor on the
+                # other, the branch chosen by the construction's arguments (`Layer(requires_grad=False)`
+                # beside `Layer()`, E42-2): what this construction leaves there, per instance
+                self._last_exit_self = None
+                self._call_function(init, found[1], e, pos, kw, frame, Value(kind, None, cls=name))
+                left = self._last_exit_self or ()
+                others = self._set_outside_init(name)
+                kept = {a: v for a, v in left if v.kind == TENSOR and v.dev is not None and v.dev.is_host
+                        and v.origin not in self._param_made and a not in others
+                        and not self._moved_by_override(name, a)}
+                if kept:
+                    attrs = _set_attrs(None, kept)
             return Value(kind, dev if given else (None if frame.devctx else HOST), half_at is not None, origin=e,
-                         cls=name, placed=e if given else None, stateful=stateful, half_at=half_at)
+                         cls=name, placed=e if given else None, stateful=stateful, half_at=half_at, attrs=attrs)
         if kind is not None:
             if kind == DATASET:
                 init = self.m.classes[name].methods.get("__init__")
@@ -5662,6 +5679,24 @@ class Flow:
 
     def _method_halves(self, cls: str, meth: str) -> bool:
         return self._method_half_call(cls, meth) is not None
+
+    def _param_or_plain_attrs(self, cls: str, init: cst.FunctionDef) -> bool:
+        """The class's `__init__` assigns some `self.<attr>` an `nn.Parameter(...)` in one statement
+        and something else in another (on another branch); once per class."""
+        got = self._branchy_cache.get(cls)
+        if got is None:
+            kinds: dict = {}
+            for n in self.m.walk(init):
+                if type(n) is not cst.Assign or len(n.targets) != 1:
+                    continue
+                t = n.targets[0].target
+                if not (type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value == "self"):
+                    continue
+                v = n.value
+                param = type(v) is cst.Call and (self.m.qualname(v.func) or "").rsplit(".", 1)[-1] == "Parameter"
+                kinds.setdefault(t.attr.value, set()).add(param)
+            got = self._branchy_cache[cls] = any(len(k) == 2 for k in kinds.values())
+        return got
 
     def _init_half_call(self, cls: str):
         """The call in the class's own `__init__` that casts the module or a module attribute to
@@ -6462,7 +6497,7 @@ class Flow:
                     self._store_attrs(frame, selfv.cls)
             if fn.name.value == "__init__":
                 self._init_self[key] = self._last_init_self = frame.env.get("self")
-                if selfv is not None and selfv.kind == OBJECT and frame.assigned_self and args:
+                if selfv is not None and selfv.kind in (OBJECT, MODULE) and frame.assigned_self and args:
                     # what a plain class's constructor stored from this construction's arguments
                     self._exit_self[key] = self._last_exit_self = tuple(sorted(
                         (a, frame.env.get("self." + a, UNKNOWN)) for a in frame.assigned_self))

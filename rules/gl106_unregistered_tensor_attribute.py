@@ -148,7 +148,8 @@ class Decoder(nn.Module):
             if _moves_own_state(ctx, cls, attr):
                 continue
             if attr in cls.buffers or attr in cls.submodules or (
-                    attr in cls.parameters and not _parameter_never_made(m, cls, attr)):
+                    attr in cls.parameters and not _parameter_never_made(m, cls, attr)
+                    and not _plain_assignment_met(m, cls, attr, mm)):
                 continue
             assigns = cls.init_assigns.get(attr, [])
             tensors = _live(m, [a for a in assigns if a.kind == "tensor" or host_tensor_from_file_function(m, a.value)
@@ -219,6 +220,8 @@ class Decoder(nn.Module):
     def _fix(self, ctx: Context, cls: ModuleClass, attr: str, assigns: list[AttrAssign]):
         if not assigns or assigns[0].kind == "none":
             return None
+        if any(x.kind == "parameter" for x in assigns):
+            return None  # a Parameter on another branch (E42-2): registering it as a buffer would stop training it
         m = ctx.model
         a = assigns[0]
         node = a.node
@@ -459,6 +462,18 @@ def _parameter_never_made(m, cls, attr: str) -> bool:
         return False
     text = m.module.code_for_node(cls.node)
     return f'register_parameter("{attr}"' not in text and f"register_parameter('{attr}'" not in text
+
+
+def _plain_assignment_met(m, cls, attr: str, mm) -> bool:
+    """The engine's CPU operand is the value of an assignment of `self.<attr>` that is not a
+    Parameter: a class whose `__init__` makes it a Parameter on one branch and a plain tensor on the
+    other, met with the plain one for the construction that takes that branch (`Layer(requires_grad=
+    False)` beside `Layer()`, E42-2)."""
+    origin = mm.host_value.origin
+    if origin is None:
+        return False
+    return any(a.kind != "parameter" and a.value is not None and (a.value is origin or m.contains(a.value, origin))
+               for a in cls.init_assigns.get(attr, []))
 
 
 def _live(m, assigns: list[AttrAssign]) -> list[AttrAssign]:

@@ -414,3 +414,54 @@ print(stats["loss"].sum)
 def test_a_meter_read_from_a_dict_accumulates_the_graph():
     assert _lines(METER_IN_DICT.replace("{arg}", "loss"), "GL402") == [(24, "GL402")]
     assert _lines(METER_IN_DICT.replace("{arg}", "loss.item()"), "GL402") == []
+
+
+# E42-2 (pytorch-AGNN#5, reduced): `__init__` makes `self.beta` a Parameter on one branch and a plain
+# tensor on the other; the file builds the class both ways. The instances' values were joined, so
+# the plain one was never seen meeting the device. The engine now keeps, per construction, the
+# plain host tensors such an `__init__` leaves, and GL106 reports the plain assignment (without a
+# fix: the buffer fix would turn the other branch's Parameter into a buffer).
+BRANCHY = """
+import torch
+import torch.nn as nn
+from torch.nn.parameter import Parameter
+
+
+class Layer(nn.Module):
+    def __init__(self, requires_grad=True):
+        super().__init__()
+        if requires_grad:
+            self.beta = Parameter(torch.Tensor(1).uniform_(0, 1))
+        else:
+            self.beta = torch.zeros(1)
+
+    def forward(self, x):
+        return self.beta * x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = Layer({first})
+        self.l2 = Layer()
+
+    def forward(self, x):
+        return self.l2(self.l1(x))
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Net().to(device)
+out = model(torch.randn(4, 2).to(device))
+"""
+
+
+def test_a_plain_branch_of_a_parameter_attribute_is_reported_per_construction():
+    rules = [Registry.load().by_code("GL106")()]
+    diags = run_text("train.py", textwrap.dedent(BRANCHY.replace("{first}", "requires_grad=False")),
+                     rules, Options()).diagnostics
+    assert [(d.line, d.code) for d in diags] == [(13, "GL106")]
+    assert all(d.fix is None for d in diags)
+
+
+def test_every_construction_taking_the_parameter_branch_stays_silent():
+    assert _lines(BRANCHY.replace("{first}", "requires_grad=True"), "GL106", "GL116") == []
