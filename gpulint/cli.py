@@ -227,6 +227,14 @@ def _lint(
             groups: dict[int, tuple] = {}
             for c in candidates:
                 groups.setdefault(id(c.settings), (c.settings, []))[1].append(c)
+            if candidates:
+                from gpulint.project import cuda_default_setter
+
+                # a launcher of the run that may set a CUDA default tensor type: every file's
+                # factories may build there (a byte search, nothing parsed or run)
+                setter = cuda_default_setter(c.path for c in candidates)
+                for s, _ in groups.values():
+                    s.cuda_default_from = setter
             if show_settings:
                 first = candidates[0].settings if candidates else resolver.for_path(paths[0])
                 doc = first.describe()

@@ -76,10 +76,14 @@ class RuleSettings:
     """
 
     torch_version: tuple[int, int] | None = None
+    # a file of this run that may set a CUDA default tensor type or device (gpulint.project): the
+    # factories of every file may then build their tensors there
+    cuda_default_from: str | None = None
 
     @classmethod
     def of(cls, settings: "Settings") -> "RuleSettings":
-        return cls(torch_version=settings.torch_version_tuple())
+        return cls(torch_version=settings.torch_version_tuple(),
+                   cuda_default_from=getattr(settings, "cuda_default_from", None))
 
 
 class ConfigError(Exception):
@@ -107,6 +111,9 @@ class Settings:
     # torch requirement; None when unknown. Fixes read it as ctx.settings.torch_version.
     torch_version: str | None = None
     torch_version_source: str | None = None  # where it came from (for --show-settings)
+    # set by the command line for one run: a checked file that may set a CUDA default tensor type
+    # (gpulint.project.cuda_default_setter); part of the cache key
+    cuda_default_from: str | None = None
     ignored_rule_dirs: list[str] = field(default_factory=list)  # rule-dirs this config may not load
 
     @property

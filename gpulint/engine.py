@@ -1239,6 +1239,8 @@ def analyse(path: str, text: str, rules: Sequence[Rule], settings=None, checked:
         except TabsExpanded as exc:
             original, text, module = text, exc.text, exc.module
     model = ScriptModel(module, text)
+    if getattr(settings, "cuda_default_from", None):
+        model.project_default_device = True  # another file of the run may set a CUDA default tensor type
     ctx = Context(path, text, module, model)
     if settings is not None:
         ctx.settings = settings

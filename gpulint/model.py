@@ -576,6 +576,8 @@ class ScriptModel:
     def __init__(self, module: cst.Module, source: str | None = None) -> None:
         self.module = module
         self.source = source if source is not None else module.code
+        # another file of the same run may set a CUDA default tensor type (gpulint.project)
+        self.project_default_device = False
         self.aliases: dict[str, str] = {}
         self.imported_modules: set[str] = set()
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}

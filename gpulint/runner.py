@@ -441,6 +441,7 @@ def fingerprint(settings: Settings, codes: Sequence[str], registry: Registry) ->
     h.update(json.dumps(sorted(codes)).encode())
     h.update(json.dumps(sorted(settings.per_file_ignores.items())).encode())
     h.update(repr(getattr(settings, "torch_version", None)).encode())  # fixes depend on it
+    h.update(repr(getattr(settings, "cuda_default_from", None) is not None).encode())  # so do findings
     for rule in registry.rules:  # rule sources: editing a rule invalidates the cache
         mod = sys.modules.get(rule.__module__)
         f = getattr(mod, "__file__", None)

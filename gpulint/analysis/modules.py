@@ -334,7 +334,7 @@ class ModuleFacts:
 
     def __init__(self, model: ScriptModel) -> None:
         self.model = model
-        self.default_device_set = any(
+        self.default_device_set = getattr(model, "project_default_device", False) or any(
             model.qualname(c.func) in ("torch.set_default_device", "torch.set_default_tensor_type")
             for c in model.calls
         )

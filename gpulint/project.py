@@ -1,0 +1,43 @@
+"""Facts about the set of files one run checks, read from their text before any file is analysed.
+
+Only a byte search: nothing is parsed, imported or run. Today one fact: a file of the run sets a
+default tensor type or device that may be CUDA (`torch.set_default_tensor_type(
+'torch.cuda.FloatTensor')` in a project's launcher, `torch.set_default_device(device)`), which
+makes the factories of every other module of the project build tensors there (ALAE's `launcher.run`,
+NeuS, aster: PRECISION26 A1, P33-A1). The engine already honours such a call within one file.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CALL = re.compile(rb"set_default_(?:tensor_type|device)\s*\(\s*([^)\n]*)")
+# an argument that names the host whatever runs it: a CPU tensor type or the "cpu" device, written out
+_HOST_ARG = re.compile(
+    rb"""^(?:["']?(?:torch\.)?(?:float|double|half|bfloat16|long|int|short|byte|char|bool)tensor["']?"""
+    rb"""|["']cpu["']|torch\.device\(\s*["']cpu["']\s*\))\s*$"""
+)
+_MAX_BYTES = 8 * 1024 * 1024
+
+
+def cuda_default_setter(paths) -> str | None:
+    """The first of `paths` whose code calls `set_default_tensor_type`/`set_default_device` with an
+    argument that may name CUDA (anything but a written-out CPU type or device), outside comments;
+    None when none does. Unreadable files are skipped (their own check reports them)."""
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read(_MAX_BYTES)
+        except (OSError, ValueError):
+            continue
+        if b"set_default_" not in raw:
+            continue
+        for found in _CALL.finditer(raw):
+            start = raw.rfind(b"\n", 0, found.start()) + 1
+            if b"#" in raw[start:found.start()]:
+                continue  # commented out
+            arg = found.group(1).strip().rstrip(b",").strip().lower()
+            if _HOST_ARG.match(arg):
+                continue
+            return str(path)
+    return None
