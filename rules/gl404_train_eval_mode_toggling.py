@@ -92,10 +92,11 @@ the file cannot see into), stays silent where a helper the file does not define 
 (it may switch modes itself), on training mode chosen on purpose (`model.train()` or a helper of the
 file such as `enable_dropout(model)` right before the evaluation loop or the `with` block that holds
 it: updating batch-norm statistics, Monte Carlo dropout; Monte-Carlo dropout sampling a batch several
-times; forward passes whose output is discarded to refresh batch-norm statistics; a model put in
-eval mode before training, also inside the epoch loop when `model.eval()` is followed at once, with
-nothing that uses the model in between, by the loop that trains it: SSKD trains a head on its
-frozen teacher so), and on Lightning / HF Trainer scripts.
+times; forward passes whose output is discarded (a statement of its own, or `_ = model(x)`) to
+refresh batch-norm statistics; a model put in eval mode before training, also inside the epoch
+loop when `model.eval()` is followed at once, with nothing that uses the model in between, by the
+loop that trains it: SSKD trains a head on its frozen teacher so), and on Lightning / HF Trainer
+scripts.
 
 The fix inserts `model.train()` before the training loop, or `model.eval()` before the
 evaluation loop and `model.train()` after it. A loop known as an evaluation only because it runs
@@ -846,8 +847,17 @@ def _runs_self(fn: cst.FunctionDef) -> bool:
 
 
 def _output_discarded(m, call: cst.Call) -> bool:
-    """`model(x)` is a statement of its own: its output is not used."""
-    return isinstance(m.parent(call), cst.Expr)
+    """`model(x)` is a statement of its own, or is assigned to the throwaway name `_` (`_ = model(x)`,
+    DFQ's `estimate_stats` refreshing statistics in training mode): its output is not used."""
+    parent = m.parent(call)
+    if isinstance(parent, cst.Expr):
+        return True
+    return (
+        isinstance(parent, cst.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0].target, cst.Name)
+        and parent.targets[0].target.value == "_"
+    )
 
 
 # a loader named for evaluation: `valid_loader`, `val_dl`, `testloader`, `test_data`
