@@ -5495,6 +5495,11 @@ class Flow:
 
     def _host_use(self, n: cst.Name) -> bool:
         parent = self.m.parents.get(n)
+        if type(parent) is cst.Subscript and parent.value is n and all(
+                type(el.slice) is cst.Index and _int_literal(el.slice.value) is not None for el in parent.slice):
+            # `dataset_labels[0].item()`: an element picked by a number, read as one (BERT4doc's
+            # multitask head choice, P37-A1)
+            return self._host_use(parent)
         if type(parent) is cst.Attribute and parent.value is n:
             call = self.m.parents.get(parent)
             # (`self.fc(x.to(self.device))`: moved where it is used)

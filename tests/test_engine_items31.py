@@ -465,3 +465,46 @@ def test_a_plain_branch_of_a_parameter_attribute_is_reported_per_construction():
 
 def test_every_construction_taking_the_parameter_branch_stays_silent():
     assert _lines(BRANCHY.replace("{first}", "requires_grad=True"), "GL106", "GL116") == []
+
+
+# P37-A1 (BERT4doc's multitask heads): a forward that reads a parameter only as
+# `dataset_labels[0].item()` may be handed it on the host; `_host_use` knew `.item()` of the
+# parameter itself, not of an element picked by a written-out number.
+HEAD_CHOICE = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class MultiHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 8)
+        self.head_1 = nn.Linear(8, 2)
+        self.head_2 = nn.Linear(8, 3)
+
+    def forward(self, x, dataset_labels):
+        h = self.body(x)
+        if {use} == 1:
+            return self.head_1(h)
+        return self.head_2(h)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = MultiHead().to(device)
+data = TensorDataset(torch.randn(8, 4), torch.ones(8, dtype=torch.long))
+for x, dataset_label_id in DataLoader(data, batch_size=4):
+    x = x.to(device)
+    with torch.no_grad():
+        logits = model(x, dataset_label_id)
+print(logits.shape)
+"""
+
+
+def test_a_parameter_read_only_as_an_element_number_may_stay_on_the_host():
+    assert _lines(HEAD_CHOICE.replace("{use}", "dataset_labels[0].item()"), "GL101") == []
+    assert _lines(HEAD_CHOICE.replace("{use}", "dataset_labels[-1].item()"), "GL101") == []
+
+
+def test_a_parameter_that_meets_the_device_is_still_reported():
+    assert _lines(HEAD_CHOICE.replace("{use}", "(h.sum(1) * dataset_labels)[0].item()"), "GL101") == [(27, "GL101")]
