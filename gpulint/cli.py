@@ -228,13 +228,28 @@ def _lint(
             for c in candidates:
                 groups.setdefault(id(c.settings), (c.settings, []))[1].append(c)
             if candidates:
-                from gpulint.project import cuda_default_setter
+                from gpulint.project import cuda_default_projects, project_root
 
-                # a launcher of the run that may set a CUDA default tensor type: every file's
-                # factories may build there (a byte search, nothing parsed or run)
-                setter = cuda_default_setter(c.path for c in candidates)
-                for s, _ in groups.values():
-                    s.cuda_default_from = setter
+                # a launcher of the project that may set a CUDA default tensor type: the factories
+                # of every file of that project may build there (a byte search, nothing parsed or
+                # run); its files get a copy of their settings that says so
+                setters = cuda_default_projects(c.path for c in candidates)
+                if setters:
+                    import dataclasses
+
+                    roots: dict = {}
+                    copies: dict = {}
+                    regrouped: dict[int, tuple] = {}
+                    for c in candidates:
+                        s = c.settings
+                        setter = setters.get(project_root(c.path, roots))
+                        if setter is not None and s is not None:
+                            key = (id(s), setter)
+                            if key not in copies:
+                                copies[key] = dataclasses.replace(s, cuda_default_from=setter)
+                            s = copies[key]
+                        regrouped.setdefault(id(s), (s, []))[1].append(c)
+                    groups = regrouped
             if show_settings:
                 first = candidates[0].settings if candidates else resolver.for_path(paths[0])
                 doc = first.describe()

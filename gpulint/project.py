@@ -9,6 +9,7 @@ NeuS, aster: PRECISION26 A1, P33-A1). The engine already honours such a call wit
 
 from __future__ import annotations
 
+import os
 import re
 
 _CALL = re.compile(rb"set_default_(?:tensor_type|device)\s*\(\s*([^)\n]*)")
@@ -41,3 +42,49 @@ def cuda_default_setter(paths) -> str | None:
                 continue
             return str(path)
     return None
+
+
+# files and folders that mark the root of a project (a repository, a package, a script folder)
+_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "environment.yml",
+            "README.md", "README.rst", "README.txt", "README")
+
+
+def project_root(path: str, cache: dict | None = None) -> str:
+    """The nearest folder above `path` (a file) that holds a project marker (`.git`,
+    `pyproject.toml`, `setup.py`, a README, ...); the file's own folder when none does."""
+    cache = {} if cache is None else cache
+    start = os.path.dirname(os.path.abspath(path))
+    d, seen = start, []
+    while True:
+        if d in cache:
+            found = cache[d]
+            break
+        seen.append(d)
+        try:
+            names = set(os.listdir(d))
+        except OSError:
+            names = set()
+        if any(m in names for m in _MARKERS):
+            found = d
+            break
+        up = os.path.dirname(d)
+        if up == d:
+            found = start
+            break
+        d = up
+    for x in seen:
+        cache[x] = found
+    return found
+
+
+def cuda_default_projects(paths) -> dict[str, str]:
+    """{project root: a file of that project, among `paths`, that may set a CUDA default tensor
+    type}: the fact holds for the files of the same project only (a folder of unrelated
+    repositories checked in one run keeps them apart)."""
+    cache: dict = {}
+    out: dict[str, str] = {}
+    for path in paths:
+        path = str(path)
+        if cuda_default_setter([path]) is not None:
+            out.setdefault(project_root(path, cache), path)
+    return out

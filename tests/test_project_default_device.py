@@ -101,3 +101,14 @@ def test_the_byte_search(tmp_path):
     for name, expected in {"a.py": True, "b.py": True, "c.py": False, "d.py": False, "e.ipynb": True, "f.py": False}.items():
         assert (cuda_default_setter([tmp_path / name]) is not None) is expected, name
     assert cuda_default_setter([tmp_path / "missing.py", tmp_path / "a.py"]) == str(tmp_path / "a.py")
+
+
+def test_the_fact_holds_within_one_project_only(tmp_path):
+    # a folder of two unrelated repositories checked in one run: only ALAE's launcher's project
+    call = 'torch.set_default_tensor_type("torch.cuda.FloatTensor")'
+    write(tmp_path, {
+        "alae/README.md": "ALAE\n", "alae/net.py": NET, "alae/train.py": LAUNCHER.replace("{call}", call),
+        "other/README.md": "other\n", "other/net.py": NET,
+    })
+    found = [(p.replace("\\\\", "/"), line, code) for p, line, _, code in problems(gl(["check", "--no-cache", "."], tmp_path).output)]
+    assert found == [("other/net.py", 12, "GL105")]
