@@ -27,7 +27,7 @@ from typing import Optional
 import libcst as cst
 
 from gpulint import flowkb as kb
-from gpulint.model import dotted, literal_bool, string_value
+from gpulint.model import STATELESS_MODULES, dotted, literal_bool, string_value
 
 LOOP_ROUNDS = 3  # rounds of a loop body before its entry values are given up on (fixed point)
 MAX_DEPTH = 4  # nested summaries
@@ -811,6 +811,18 @@ def _gpu_device_type(m, e, _depth: int) -> str | None:
         types = {_gpu_device_type(m, v, _depth + 1) for v in values}
         return next(iter(types)) if len(types) == 1 else None
     return None
+
+
+def _device_keyword(call: cst.Call) -> bool:
+    """`device=<an expression>` among the call's arguments, other than `None` or a written-out
+    `"cpu"`."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "device":
+            v = a.value
+            if type(v) is cst.Name and v.value == "None":
+                return False
+            return string_value(v) not in ("cpu",)
+    return False
 
 
 def _takes_no_device(fn: cst.FunctionDef) -> bool:
@@ -6113,9 +6125,13 @@ class Flow:
                 continue
             ck = kb.class_kind(q)
             if ck in (MODULE, METRIC) and q.rsplit(".", 1)[-1] not in ("Parameter", "ParameterList", "ParameterDict"):
-                if moved_at_once(c):
+                if moved_at_once(c) or _device_keyword(c):
+                    # (or built there: `nn.Linear(8, h, device=device)` of the constructor's
+                    # `device` parameter, CLEAN's LayerNormNet, E48-1)
                     placed = True
                     continue
+                if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in STATELESS_MODULES:
+                    continue  # `nn.Dropout(p)`: holds no tensor, wherever it is
                 return False  # a torch layer: a submodule on the host
             fi = kb.function(q)
             if fi is None or fi.returns != "tensor" or not q.startswith("torch."):

@@ -508,3 +508,39 @@ def test_a_parameter_read_only_as_an_element_number_may_stay_on_the_host():
 
 def test_a_parameter_that_meets_the_device_is_still_reported():
     assert _lines(HEAD_CHOICE.replace("{use}", "(h.sum(1) * dataset_labels)[0].item()"), "GL101") == [(27, "GL101")]
+
+
+# E48-1 (CLEAN's LayerNormNet): every layer `__init__` builds takes `device=` from the constructor's
+# `device` parameter (passed by position), and a parameterless `nn.Dropout` sits beside them: the
+# instance is where its argument says, not on the host. GL112 reported `model(x)`.
+BUILT_THERE = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class LayerNormNet(nn.Module):
+    def __init__(self, hidden_dim, out_dim, device, dtype):
+        super().__init__()
+        self.fc1 = nn.Linear(8, hidden_dim, dtype=dtype, device={dev})
+        self.drop = nn.Dropout(0.1)
+        self.fc2 = nn.Linear(hidden_dim, out_dim, dtype=dtype, device={dev})
+
+    def forward(self, x):
+        return self.fc2(self.drop(torch.relu(self.fc1(x))))
+
+
+model = LayerNormNet(16, 4, device, torch.float32)
+x = torch.randn(5, 8).to(device)
+model(x).sum().backward()
+"""
+
+
+def test_layers_built_with_the_constructors_device_place_the_instance():
+    assert _lines(BUILT_THERE.replace("{dev}", "device"), "GL112") == []
+
+
+def test_layers_built_on_the_cpu_leave_the_instance_there():
+    assert _lines(BUILT_THERE.replace("{dev}", '"cpu"'), "GL112") == [(21, "GL112")]
+    assert _lines(BUILT_THERE.replace("{dev}", "None"), "GL112") == [(21, "GL112")]
