@@ -51,30 +51,25 @@ _MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt
 
 def project_root(path: str, cache: dict | None = None) -> str:
     """The nearest folder above `path` (a file) that holds a project marker (`.git`,
-    `pyproject.toml`, `setup.py`, a README, ...); the file's own folder when none does."""
+    `pyproject.toml`, `setup.py`, a README, ...); the file's own folder when none does.
+    `cache` keeps, per folder, whether it holds a marker."""
     cache = {} if cache is None else cache
     start = os.path.dirname(os.path.abspath(path))
-    d, seen = start, []
+    d = start
     while True:
-        if d in cache:
-            found = cache[d]
-            break
-        seen.append(d)
-        try:
-            names = set(os.listdir(d))
-        except OSError:
-            names = set()
-        if any(m in names for m in _MARKERS):
-            found = d
-            break
+        marked = cache.get(d)
+        if marked is None:
+            try:
+                names = set(os.listdir(d))
+            except OSError:
+                names = set()
+            marked = cache[d] = any(m in names for m in _MARKERS)
+        if marked:
+            return d
         up = os.path.dirname(d)
         if up == d:
-            found = start
-            break
+            return start
         d = up
-    for x in seen:
-        cache[x] = found
-    return found
 
 
 def cuda_default_projects(paths) -> dict[str, str]:

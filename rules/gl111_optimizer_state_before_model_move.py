@@ -8,6 +8,7 @@ from gpulint.analysis.devices import DeviceFacts
 from gpulint.analysis.modules import self_attr
 from gpulint.analysis.training import argument_for
 from gpulint.rule import Context, Kind, Rule
+from gpulint.sites import line_ref
 
 
 class OptimizerStateBeforeModelMove(Rule):
@@ -79,6 +80,12 @@ optimizer.load_state_dict(ckpt["optimizer"])
                 if found is not None:
                     msg = self.message.format(opt=ctx.code(recv), model=found)
                     yield ctx.finding(call, msg + " (the instance restores it while it is built; the model is moved in a later method)")
+                    continue
+                later = _restored_before_moving_method(m, facts, call, recv)
+                if later is not None:
+                    model, mover, site = later
+                    msg = self.message.format(opt=ctx.code(recv), model=model)
+                    yield ctx.finding(call, msg + f" (`{mover}()` moves it, called after this method on {line_ref(ctx, site)})")
                     continue
             if m.kind_of(recv) is not Kind.OPTIMIZER and m.value_of(recv).kind != "optimizer":
                 continue  # (the engine knows an optimizer a function of the file returns)
@@ -471,6 +478,86 @@ def _trainer_restore(m, facts, load: cst.Call, opt: cst.Attribute) -> str | None
     if _state_moved_after(m, opt, load):
         return None
     return "self." + model_attr
+
+
+def _restored_before_moving_method(m, facts, load: cst.Call, opt: cst.Attribute):
+    """InnerEye#198's `ModelAndInfo`: methods of a class build `self.<opt>` from
+    `self.<model>.parameters()` and restore its state; another method moves `self.<model>`
+    (`self.model = self.model.cuda()`, also through `self.to_cuda()`); and every caller that runs
+    both on one instance (`info.try_create_optimizer_and_load_from_checkpoint()`, then
+    `info.adjust_model_for_gpus()`) runs the restoring one first, with no move of the model while
+    the instance is built. (model text, moving method's name, the later call), or None."""
+    cls = m.class_of(load)
+    fn = m.enclosing(load, cst.FunctionDef)
+    if cls is None or fn is None or m.class_of(fn) is not cls:
+        return None
+    building = _construction_methods(m, cls)
+    if fn in building:
+        return None
+    methods = {f.name.value: f for f in cls.body.body if isinstance(f, cst.FunctionDef)}
+    # the optimizer: one binding in the class's methods, from one model attribute's parameters
+    model_attr = _built_from_attribute(m, cls, set(methods.values()) - building, opt.attr.value)
+    if model_attr is None or _built_from_attribute(m, cls, building, opt.attr.value) is not None:
+        return None
+    # the methods that move the model (none of them a building one or the restoring one)
+    movers = set()
+    for call, recv, _meth in m.method_calls("to", "cuda"):
+        if self_attr(recv) != model_attr or m.class_of(call) is not cls:
+            continue
+        owner = m.enclosing(call, cst.FunctionDef)
+        mv = m.move_of_call(call)
+        if owner is None or mv is None or mv.to_cpu or facts.device_is_cpu(mv.device):
+            continue
+        if owner is fn or owner in building or owner.name.value not in methods:
+            return None
+        movers.add(owner.name.value)
+    if not movers:
+        return None
+
+    def reaching(names: set) -> set:
+        # the methods that run one of `names` through `self.<name>(...)` calls, and those themselves
+        out, todo = set(names), list(names)
+        while todo:
+            target = todo.pop()
+            for name, f in methods.items():
+                if name in out:
+                    continue
+                if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == target
+                       and isinstance(c.func.value, cst.Name) and c.func.value.value == "self"
+                       for c in m.calls_in(f)):
+                    out.add(name)
+                    todo.append(name)
+        return out
+
+    loading = reaching({fn.name.value})
+    moving = reaching(movers)
+    if loading & moving or loading & {f.name.value for f in building}:
+        return None
+
+    def outside_calls(names: set) -> list:
+        return [c for c in m.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value in names
+                and isinstance(c.func.value, cst.Name) and c.func.value.value != "self"
+                and m.class_of(c) is not cls]
+
+    load_sites = [c for c in outside_calls(loading) if _instance_of(m, c.func.value, cls)]
+    move_sites = [c for c in outside_calls(moving) if _instance_of(m, c.func.value, cls)]
+    if not load_sites or not move_sites:
+        return None
+    later = None
+    for site in load_sites:
+        scope = m.enclosing(site, cst.FunctionDef)
+        same = [mv for mv in move_sites if mv.func.value.value == site.func.value.value
+                and m.enclosing(mv, cst.FunctionDef) is scope]
+        if not same or any(m.precedes(mv, site) or m.exclusive(site, mv) for mv in same):
+            return None  # moved first, in another caller, or on another branch
+        later = later or min(same, key=lambda c: m.order[c])
+    return "self." + model_attr, later.func.attr.value, later
+
+
+def _instance_of(m, recv: cst.Name, cls: cst.ClassDef) -> bool:
+    """The engine knows `recv` holds an instance of the file's class `cls`."""
+    v = m.value_of(recv)
+    return v.cls == cls.name.value
 
 
 def _after_rebinding(m, facts, model: cst.BaseExpression, moves: list) -> list:

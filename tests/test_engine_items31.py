@@ -544,3 +544,50 @@ def test_layers_built_with_the_constructors_device_place_the_instance():
 def test_layers_built_on_the_cpu_leave_the_instance_there():
     assert _lines(BUILT_THERE.replace("{dev}", '"cpu"'), "GL112") == [(21, "GL112")]
     assert _lines(BUILT_THERE.replace("{dev}", "None"), "GL112") == [(21, "GL112")]
+
+
+# E46-5 (InnerEye#198's ModelAndInfo): one method of a holder class builds the optimizer from
+# `self.model.parameters()` and restores it, another moves `self.model`; the caller runs them in
+# that order on one instance. GL111 covered a restore while the instance is built only.
+HOLDER = """
+import torch
+import torch.nn as nn
+
+
+class ModelAndInfo:
+    def __init__(self):
+        self.model = nn.Linear(6, 1)
+        self.optimizer = None
+
+    def to_cuda(self):
+        self.model = self.model.cuda()
+
+    def adjust_model_for_gpus(self):
+        if torch.cuda.is_available():
+            self.to_cuda()
+
+    def create_optimizer_and_load(self, state):
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.optimizer.load_state_dict(state)
+
+
+opt0 = torch.optim.Adam(nn.Linear(6, 1).parameters())
+info = ModelAndInfo()
+{first}
+{second}
+info.model(torch.randn(2, 6, device=next(info.model.parameters()).device)).sum().backward()
+info.optimizer.step()
+"""
+
+
+def test_a_restoring_method_called_before_the_moving_one():
+    load, move = "info.create_optimizer_and_load(opt0.state_dict())", "info.adjust_model_for_gpus()"
+    assert _lines(HOLDER.replace("{first}", load).replace("{second}", move), "GL111") == [(20, "GL111")]
+
+
+def test_the_moving_method_called_first_or_alone_stays_silent():
+    load, move = "info.create_optimizer_and_load(opt0.state_dict())", "info.adjust_model_for_gpus()"
+    assert _lines(HOLDER.replace("{first}", move).replace("{second}", load), "GL111") == []
+    assert _lines(HOLDER.replace("{first}", load).replace("{second}", "pass"), "GL111") == []
+    other = HOLDER.replace("{first}", load).replace("{second}", "ModelAndInfo().adjust_model_for_gpus()")
+    assert _lines(other, "GL111") == []

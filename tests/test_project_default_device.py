@@ -112,3 +112,12 @@ def test_the_fact_holds_within_one_project_only(tmp_path):
     })
     found = [(p.replace("\\\\", "/"), line, code) for p, line, _, code in problems(gl(["check", "--no-cache", "."], tmp_path).output)]
     assert found == [("other/net.py", 12, "GL105")]
+
+
+def test_folders_without_markers_are_their_own_projects(tmp_path):
+    # no README, no setup.py: each repository folder stands alone, whichever is walked first
+    call = 'torch.set_default_tensor_type("torch.cuda.FloatTensor")'
+    write(tmp_path, {"a_other/net.py": NET, "b_alae/net.py": NET, "b_alae/train.py": LAUNCHER.replace("{call}", call),
+                     "c_other/net.py": NET})
+    found = sorted((p.replace("\\\\", "/"), code) for p, line, _, code in problems(gl(["check", "--no-cache", "."], tmp_path).output))
+    assert found == [("a_other/net.py", "GL105"), ("c_other/net.py", "GL105")]
