@@ -565,21 +565,197 @@ def _fallback_choice(m, node, depth: int = 0) -> bool:
     branches are `'cuda'` and `'cpu'` (or `torch.device` of them), also inside `torch.device(...)`
     (`torch.device("cuda" if torch.cuda.is_available() else "cpu")`, `t.device('cuda') if
     opt.use_gpu else t.device('cpu')`), or a name every binding of which is one."""
-    if depth > 2:
-        return False
     if isinstance(node, cst.Call) and m.qualname(node.func) == "torch.device" and len(node.args) == 1 \
             and node.args[0].keyword is None:
         return _fallback_choice(m, node.args[0].value, depth + 1)
     if isinstance(node, cst.IfExp):
         pair = {_device_literal(m, node.body), _device_literal(m, node.orelse)}
         return "cpu" in pair and bool(pair & {"cuda", "cuda:0"})
+    if depth > 3:
+        return False  # (names, attributes and subscripts followed this far; the literals above end it)
     if isinstance(node, cst.Name):
         bindings = m.bindings_of(node)
-        return bool(bindings) and all(_fallback_binding(m, b, depth) for b in bindings)
+        return bool(bindings) and (all(_fallback_binding(m, b, depth) for b in bindings)
+                                   or _branch_choice(m, bindings))
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         bindings = _self_attr_bindings(m, node)
-        return bool(bindings) and all(_fallback_binding(m, b, depth) for b in bindings)
+        return bool(bindings) and (all(_fallback_binding(m, b, depth) for b in bindings)
+                                   or _branch_choice(m, bindings))
+    if isinstance(node, cst.Subscript):
+        # `configs["device"]` of a dict literal whose "device" is the choice (ResidualMaskingNetwork's
+        # trainer: `torch.device(self._configs["device"])`, the config made by the driver)
+        entries = _dict_entries(m, node, 0)
+        return bool(entries) and all(_fallback_choice(m, e, depth + 1) for e in entries)
     return False
+
+
+def _branch_choice(m, bindings) -> bool:
+    """Every binding is a CUDA or a CPU device literal (`torch.device("cuda")`, `"cpu"`), there is
+    one of each, and each CUDA binding is an alternative to a CPU one: the other branch of the same
+    `if`/`else` (`if torch.cuda.is_available(): device = torch.device("cuda")` `else: device =
+    torch.device("cpu")`, SWAG's run_swag.py), or the later of the two sits under an `if` the earlier
+    is not in (`device = "cpu"` then `if torch.cuda.is_available(): device = "cuda"`). The statement
+    form of the one-line conditional choice."""
+    cuda, cpu = [], []
+    for b in bindings:
+        if b.how != "assign" or b.value is None:
+            return False
+        lit = _device_literal(m, b.value)
+        if lit is None:
+            return False
+        (cpu if lit == "cpu" else cuda).append(b.node)
+    return bool(cuda and cpu) and all(any(_alternatives(m, c, p) for p in cpu) for c in cuda)
+
+
+def _alternatives(m, a, b) -> bool:
+    """`a` and `b` (two assignment targets) are not both bound on one run: they sit in the two
+    branches of one `if`/`else`, or the later lies under an `if` (in its body or `else`) that does
+    not contain the earlier."""
+    if m.exclusive(a, b):
+        return True
+    first, later = (a, b) if m.precedes(a, b) else (b, a)
+    child = later
+    for anc in m.ancestors(later):
+        if m.contains(anc, first):
+            return False
+        if isinstance(anc, cst.If) and child is not anc.test:
+            return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        child = anc
+    return False
+
+
+def _dict_entries(m, node, depth: int) -> list:
+    """The values the key of `node` (`X["device"]`, a string key) has in the dict literals `X` can
+    be: `X` a dict literal, a name or `self.<attr>` every binding of which is one of those, or a
+    parameter every call of the file passes one (`__init__` through its class's constructions).
+    Empty when any of them cannot be told."""
+    sl = node.slice
+    if not (len(sl) == 1 and isinstance(sl[0].slice, cst.Index) and isinstance(sl[0].slice.value, cst.SimpleString)):
+        return []
+    key = sl[0].slice.value.evaluated_value
+    out = []
+    for d in _dict_literals(m, node.value, depth):
+        if d is None:
+            return []
+        found = [e.value for e in d.elements if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                 and e.key.evaluated_value == key]
+        if len(found) != 1 or any(not isinstance(e, (cst.DictElement)) for e in d.elements):
+            return []  # the key missing, twice, or a `**other` spread in
+        out.append(found[0])
+    return out
+
+
+def _dict_literals(m, node, depth: int) -> list:
+    """The dict literals `node` can be (see `_dict_entries`); a None among them when one cannot
+    be told."""
+    if depth > 3:
+        return [None]
+    if isinstance(node, cst.Dict):
+        return [node]
+    if isinstance(node, cst.Name):
+        bindings = m.bindings_of(node)
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        bindings = _self_attr_bindings(m, node)
+    else:
+        return [None]
+    if not bindings or _dict_mutated(m, node, bindings):
+        return [None]
+    out = []
+    for b in bindings:
+        if b.how == "assign" and b.value is not None:
+            out.extend(_dict_literals(m, b.value, depth + 1))
+        elif b.how == "param":
+            args = m.param_arguments(b) or _init_arguments(m, b)
+            if not args:
+                return [None]
+            for a in args:
+                out.extend(_dict_literals(m, a, depth + 1))
+        else:
+            return [None]
+    return out
+
+
+_DICT_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
+
+
+def _dict_mutated(m, node, bindings) -> bool:
+    """Some read of the name (or `self.<attr>`) `node` with these bindings changes the dict in place:
+    `X["device"] = ...`, `del X[...]`, `X |= ...`, `X.update(...)` (a config filled from a file)."""
+    ids = {id(b.node) for b in bindings}
+    is_self = isinstance(node, cst.Attribute)
+    for n in m.nodes:
+        if is_self:
+            if not (isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"
+                    and n.attr.value == node.attr.value):
+                continue
+        elif not (isinstance(n, cst.Name) and n.value == node.value):
+            continue
+        elif any(id(b.node) not in ids for b in m.bindings_of(n)) or not m.bindings_of(n):
+            continue
+        parent = m.parent(n)
+        if isinstance(parent, cst.Attribute) and parent.value is n and parent.attr.value in _DICT_MUTATORS:
+            return True
+        if isinstance(parent, cst.AugAssign) and parent.target is n:
+            return True
+        if isinstance(parent, cst.Subscript) and parent.value is n:
+            holder = m.parent(parent)
+            if isinstance(holder, (cst.AssignTarget, cst.Del)) or (
+                    isinstance(holder, cst.AugAssign) and holder.target is parent):
+                return True
+    return False
+
+
+def _init_arguments(m, b) -> list:
+    """The arguments the file's constructions `Cls(...)` pass for parameter `b` of `Cls.__init__`.
+    Empty (cannot tell) when the class is not constructed by name, its name is read anywhere else
+    (handed on, subclassed), or a call cannot be matched (`*args`, `**kwargs`)."""
+    fn = m.function_of_param(b)
+    cls = m.class_of(fn) if fn is not None else None
+    if cls is None or fn.name.value != "__init__" or m.enclosing(fn, cst.FunctionDef) is not None:
+        return []
+    name = cls.name.value
+    info = m.classes.get(name)
+    if info is None or info.node is not cls or any(name in c.bases for c in m.classes.values()):
+        return []
+    sites = []
+    for n in m.nodes:
+        if isinstance(n, cst.Name) and n.value == name and n is not cls.name:
+            parent = m.parent(n)
+            if isinstance(parent, cst.Attribute) and parent.attr is n:
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is n):
+                return []
+            sites.append(parent)
+    if not sites:
+        return []
+    params = fn.params
+    if params.star_kwarg is not None or isinstance(params.star_arg, cst.Param):
+        return []
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]
+    param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                  if p.name.value == b.name), None)
+    if param is None:
+        return []
+    out = []
+    for call in sites:
+        found, pos = None, 0
+        for arg in call.args:
+            if arg.star:
+                return []
+            if arg.keyword is None:
+                if pos < len(positional) and positional[pos] == b.name:
+                    found = arg.value
+                pos += 1
+            elif arg.keyword.value == b.name:
+                found = arg.value
+        if found is None:
+            found = param.default
+        if found is None:
+            return []
+        out.append(found)
+    return out
 
 
 def _self_attr_bindings(m, node) -> list:
@@ -660,7 +836,7 @@ def _device_test(text: str) -> bool:
     )
 
 
-def _guarded(ctx: Context, node, depth: int = 0) -> bool:
+def _guarded(ctx: Context, node, depth: int = 0, chain: tuple = ()) -> bool:
     """`node` runs only under a test about devices (an `if`/`while`/conditional expression/`and`/`or`
     whose test names CUDA, a GPU, the CPU, a device or availability), inside a `try` that has an
     `except` (the handler may be the fallback), or in a function of the file some call of which is
@@ -692,8 +868,17 @@ def _guarded(ctx: Context, node, depth: int = 0) -> bool:
                 name = anc.name.value
                 sites = [c for c in m.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == name
                          and not m.contains(anc, c)]
-                return not sites or any(_guarded(ctx, c, depth + 1) for c in sites)
-            return any(_guarded(ctx, c, depth + 1) for c in m.call_sites(anc))
+                outside = [c for c in sites if not any(m.contains(f, c) for f in chain)]
+                if sites and not outside:
+                    return True  # only called back from the functions on the way here: cannot tell
+                # a call from a function already on the way here (`_train` calls `self._model.train()`,
+                # `train` calls `self._train()`) is a cycle of the name search, not a way in
+                return not outside or any(_guarded(ctx, c, depth + 1, (*chain, anc)) for c in outside)
+            sites = m.call_sites(anc)
+            outside = [c for c in sites if not any(m.contains(f, c) for f in chain)]
+            if sites and not outside:
+                return True
+            return any(_guarded(ctx, c, depth + 1, (*chain, anc)) for c in outside)
         child = anc
     return False
 
@@ -986,7 +1171,8 @@ x = torch.randn(8, 3, device=device)
             ok = all(b.how == "assign" and m.precedes(b.node, site) for b in local)
             return name if ok else None
         glob = m.bindings.get((m.module, name))
-        if glob and all(b.how == "assign" and b.value is not None and _fallback_choice(m, b.value) for b in glob):
+        if glob and (all(b.how == "assign" and b.value is not None and _fallback_choice(m, b.value) for b in glob)
+                     or _branch_choice(m, glob)):
             return name
         return None
 
