@@ -1057,9 +1057,13 @@ So is a hard-coded `.cuda()` in such a file (or in one whose only CUDA "flag" ch
 CUDA and a CPU device, `t.device('cuda') if opt.use_gpu else t.device('cpu')`) when its tensor
 meets, in a model call, a torch call or an arithmetic operation, a tensor or module the file places
 on that run-time device: `model(src, src_mask.cuda())` after `model.to(device)` (pytorch-book's
-poetry generator). The device may be an attribute, `self.model.to(self.device)`, when every binding
-of `self.device` in the class, its bases of the file and its subclasses of the file is such a choice
-(federated_adaptation's `Helper.__init__` chooses it, a subclass moves its models there and a
+poetry generator). The choice may also be an `if`/`else` statement (`if torch.cuda.is_available():
+device = torch.device("cuda")` `else: device = torch.device("cpu")`, or a CPU default that an `if`
+sets to CUDA), or the entry of a dict literal the file builds (`torch.device(configs["device"])` with
+`configs = {"device": "cuda:0" if torch.cuda.is_available() else "cpu"}` handed to the class), unless
+the dict is changed in place (`configs.update(...)`). The device may be an attribute,
+`self.model.to(self.device)`, when every binding of `self.device` in the class, its bases of the
+file and its subclasses of the file is such a choice (federated_adaptation's `Helper.__init__` chooses it, a subclass moves its models there and a
 staticmethod `batchify` returns `data.cuda()`); no fix is offered then. The CPU run the fallback
 is for fails there. It is reported once per file, with
 the lines of the other such sites; the fix (unsafe) writes `.to(device)` with the run-time device's

@@ -38,8 +38,11 @@ batch in the training loop (`x = x.to(device, non_blocking=True)`). There is no 
 where the move belongs depends on the loop.
 
 The rule fires when the loader has `num_workers` > 0 (without a spawn/forkserver
-`multiprocessing_context`) or `pin_memory=True`, and the Dataset class or collate function of the
-file creates a tensor with a CUDA device or moves one to a device that can be CUDA.
+`multiprocessing_context`, and in a file that does not set a spawn/forkserver start method with
+`torch.multiprocessing.set_start_method`) or `pin_memory=True`, and the Dataset class or collate
+function of the file creates a tensor with a CUDA device or moves one to a device that can be CUDA,
+or the loader reads a `TensorDataset` holding a tensor the analysis places on the GPU
+(`TensorDataset(features.to(device), labels.to(device))`: the workers index GPU tensors).
 
 Bad:
 
