@@ -687,12 +687,12 @@ def _dict_mutated(m, node, bindings) -> bool:
     is_self = isinstance(node, cst.Attribute)
     for n in m.nodes:
         if is_self:
-            if not (isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"
-                    and n.attr.value == node.attr.value):
-                continue
-        elif not (isinstance(n, cst.Name) and n.value == node.value):
-            continue
-        elif any(id(b.node) not in ids for b in m.bindings_of(n)) or not m.bindings_of(n):
+            same = (isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"
+                    and n.attr.value == node.attr.value)
+        else:
+            same = (isinstance(n, cst.Name) and n.value == node.value and bool(m.bindings_of(n))
+                    and all(id(b.node) in ids for b in m.bindings_of(n)))
+        if not same:
             continue
         parent = m.parent(n)
         if isinstance(parent, cst.Attribute) and parent.value is n and parent.attr.value in _DICT_MUTATORS:
@@ -836,11 +836,19 @@ def _device_test(text: str) -> bool:
     )
 
 
-def _guarded(ctx: Context, node, depth: int = 0, chain: tuple = ()) -> bool:
+def _guarded(ctx: Context, node, depth: int = 0) -> bool:
     """`node` runs only under a test about devices (an `if`/`while`/conditional expression/`and`/`or`
     whose test names CUDA, a GPU, the CPU, a device or availability), inside a `try` that has an
     `except` (the handler may be the fallback), or in a function of the file some call of which is
     so guarded (or a method, whose callers the file does not tell)."""
+    return _guard_state(ctx, node, depth, ()) is not False
+
+
+def _guard_state(ctx: Context, node, depth: int, chain: tuple) -> bool | None:
+    """`_guarded`'s answer; None when every way to `node` found leads back into `chain`, the
+    functions already on the way here (`_train` calls `self._model.train()`, a call the name search
+    takes for the trainer's own `train`, which calls `self._train()`): a cycle of the search, no way
+    in. Such a branch does not decide; where no branch does, the caller reads it as guarded."""
     m = ctx.model
     if depth > 3:
         return True
@@ -868,17 +876,19 @@ def _guarded(ctx: Context, node, depth: int = 0, chain: tuple = ()) -> bool:
                 name = anc.name.value
                 sites = [c for c in m.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == name
                          and not m.contains(anc, c)]
-                outside = [c for c in sites if not any(m.contains(f, c) for f in chain)]
-                if sites and not outside:
-                    return True  # only called back from the functions on the way here: cannot tell
-                # a call from a function already on the way here (`_train` calls `self._model.train()`,
-                # `train` calls `self._train()`) is a cycle of the name search, not a way in
-                return not outside or any(_guarded(ctx, c, depth + 1, (*chain, anc)) for c in outside)
-            sites = m.call_sites(anc)
+                if not sites:
+                    return True
+            else:
+                sites = m.call_sites(anc)
+                if not sites:
+                    return False
             outside = [c for c in sites if not any(m.contains(f, c) for f in chain)]
-            if sites and not outside:
+            if not outside:
+                return None
+            states = [_guard_state(ctx, c, depth + 1, (*chain, anc)) for c in outside]
+            if any(st is True for st in states):
                 return True
-            return any(_guarded(ctx, c, depth + 1, (*chain, anc)) for c in outside)
+            return False if any(st is False for st in states) else None
         child = anc
     return False
 

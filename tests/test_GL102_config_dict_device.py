@@ -94,3 +94,18 @@ def test_class_handed_on_is_not_followed():
 def test_guarded_call_of_the_epoch_method_is_silent():
     body = TRAINER.replace("            self._train()", "            if torch.cuda.is_available():\n                self._train()")
     assert gl102(body=body) == []
+
+
+def test_a_second_epoch_method_is_reached_past_the_train_name_cycle():
+    # `_val` is called from `train`; the name search for `train` also finds `self._model.train()` in
+    # `_train`, which leads back to `train`: a cycle, no guard (the base read it as one, depth-capped)
+    body = TRAINER.replace("images = images.cuda(non_blocking=True)", "images = images.to(self._device)").replace(
+        "    def train(self):",
+        "    def _val(self):\n"
+        "        self._model.eval()\n"
+        "        for images in [torch.randn(8, 4) for _ in range(2)]:\n"
+        "            images = images.cuda(non_blocking=True)\n"
+        "            print(self._model(images).sum().item())\n\n"
+        "    def train(self):").replace("            self._train()", "            self._train()\n            self._val()")
+    text = src(body=body)
+    assert gl102(body=body) == [next(i for i, ln in enumerate(text.splitlines(), 1) if ".cuda(" in ln)]
