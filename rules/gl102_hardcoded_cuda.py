@@ -565,21 +565,197 @@ def _fallback_choice(m, node, depth: int = 0) -> bool:
     branches are `'cuda'` and `'cpu'` (or `torch.device` of them), also inside `torch.device(...)`
     (`torch.device("cuda" if torch.cuda.is_available() else "cpu")`, `t.device('cuda') if
     opt.use_gpu else t.device('cpu')`), or a name every binding of which is one."""
-    if depth > 2:
-        return False
     if isinstance(node, cst.Call) and m.qualname(node.func) == "torch.device" and len(node.args) == 1 \
             and node.args[0].keyword is None:
         return _fallback_choice(m, node.args[0].value, depth + 1)
     if isinstance(node, cst.IfExp):
         pair = {_device_literal(m, node.body), _device_literal(m, node.orelse)}
         return "cpu" in pair and bool(pair & {"cuda", "cuda:0"})
+    if depth > 3:
+        return False  # (names, attributes and subscripts followed this far; the literals above end it)
     if isinstance(node, cst.Name):
         bindings = m.bindings_of(node)
-        return bool(bindings) and all(_fallback_binding(m, b, depth) for b in bindings)
+        return bool(bindings) and (all(_fallback_binding(m, b, depth) for b in bindings)
+                                   or _branch_choice(m, bindings))
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         bindings = _self_attr_bindings(m, node)
-        return bool(bindings) and all(_fallback_binding(m, b, depth) for b in bindings)
+        return bool(bindings) and (all(_fallback_binding(m, b, depth) for b in bindings)
+                                   or _branch_choice(m, bindings))
+    if isinstance(node, cst.Subscript):
+        # `configs["device"]` of a dict literal whose "device" is the choice (ResidualMaskingNetwork's
+        # trainer: `torch.device(self._configs["device"])`, the config made by the driver)
+        entries = _dict_entries(m, node, 0)
+        return bool(entries) and all(_fallback_choice(m, e, depth + 1) for e in entries)
     return False
+
+
+def _branch_choice(m, bindings) -> bool:
+    """Every binding is a CUDA or a CPU device literal (`torch.device("cuda")`, `"cpu"`), there is
+    one of each, and each CUDA binding is an alternative to a CPU one: the other branch of the same
+    `if`/`else` (`if torch.cuda.is_available(): device = torch.device("cuda")` `else: device =
+    torch.device("cpu")`, SWAG's run_swag.py), or the later of the two sits under an `if` the earlier
+    is not in (`device = "cpu"` then `if torch.cuda.is_available(): device = "cuda"`). The statement
+    form of the one-line conditional choice."""
+    cuda, cpu = [], []
+    for b in bindings:
+        if b.how != "assign" or b.value is None:
+            return False
+        lit = _device_literal(m, b.value)
+        if lit is None:
+            return False
+        (cpu if lit == "cpu" else cuda).append(b.node)
+    return bool(cuda and cpu) and all(any(_alternatives(m, c, p) for p in cpu) for c in cuda)
+
+
+def _alternatives(m, a, b) -> bool:
+    """`a` and `b` (two assignment targets) are not both bound on one run: they sit in the two
+    branches of one `if`/`else`, or the later lies under an `if` (in its body or `else`) that does
+    not contain the earlier."""
+    if m.exclusive(a, b):
+        return True
+    first, later = (a, b) if m.precedes(a, b) else (b, a)
+    child = later
+    for anc in m.ancestors(later):
+        if m.contains(anc, first):
+            return False
+        if isinstance(anc, cst.If) and child is not anc.test:
+            return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        child = anc
+    return False
+
+
+def _dict_entries(m, node, depth: int) -> list:
+    """The values the key of `node` (`X["device"]`, a string key) has in the dict literals `X` can
+    be: `X` a dict literal, a name or `self.<attr>` every binding of which is one of those, or a
+    parameter every call of the file passes one (`__init__` through its class's constructions).
+    Empty when any of them cannot be told."""
+    sl = node.slice
+    if not (len(sl) == 1 and isinstance(sl[0].slice, cst.Index) and isinstance(sl[0].slice.value, cst.SimpleString)):
+        return []
+    key = sl[0].slice.value.evaluated_value
+    out = []
+    for d in _dict_literals(m, node.value, depth):
+        if d is None:
+            return []
+        found = [e.value for e in d.elements if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                 and e.key.evaluated_value == key]
+        if len(found) != 1 or any(not isinstance(e, (cst.DictElement)) for e in d.elements):
+            return []  # the key missing, twice, or a `**other` spread in
+        out.append(found[0])
+    return out
+
+
+def _dict_literals(m, node, depth: int) -> list:
+    """The dict literals `node` can be (see `_dict_entries`); a None among them when one cannot
+    be told."""
+    if depth > 3:
+        return [None]
+    if isinstance(node, cst.Dict):
+        return [node]
+    if isinstance(node, cst.Name):
+        bindings = m.bindings_of(node)
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        bindings = _self_attr_bindings(m, node)
+    else:
+        return [None]
+    if not bindings or _dict_mutated(m, node, bindings):
+        return [None]
+    out = []
+    for b in bindings:
+        if b.how == "assign" and b.value is not None:
+            out.extend(_dict_literals(m, b.value, depth + 1))
+        elif b.how == "param":
+            args = m.param_arguments(b) or _init_arguments(m, b)
+            if not args:
+                return [None]
+            for a in args:
+                out.extend(_dict_literals(m, a, depth + 1))
+        else:
+            return [None]
+    return out
+
+
+_DICT_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
+
+
+def _dict_mutated(m, node, bindings) -> bool:
+    """Some read of the name (or `self.<attr>`) `node` with these bindings changes the dict in place:
+    `X["device"] = ...`, `del X[...]`, `X |= ...`, `X.update(...)` (a config filled from a file)."""
+    ids = {id(b.node) for b in bindings}
+    is_self = isinstance(node, cst.Attribute)
+    for n in m.nodes:
+        if is_self:
+            same = (isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"
+                    and n.attr.value == node.attr.value)
+        else:
+            same = (isinstance(n, cst.Name) and n.value == node.value and bool(m.bindings_of(n))
+                    and all(id(b.node) in ids for b in m.bindings_of(n)))
+        if not same:
+            continue
+        parent = m.parent(n)
+        if isinstance(parent, cst.Attribute) and parent.value is n and parent.attr.value in _DICT_MUTATORS:
+            return True
+        if isinstance(parent, cst.AugAssign) and parent.target is n:
+            return True
+        if isinstance(parent, cst.Subscript) and parent.value is n:
+            holder = m.parent(parent)
+            if isinstance(holder, (cst.AssignTarget, cst.Del)) or (
+                    isinstance(holder, cst.AugAssign) and holder.target is parent):
+                return True
+    return False
+
+
+def _init_arguments(m, b) -> list:
+    """The arguments the file's constructions `Cls(...)` pass for parameter `b` of `Cls.__init__`.
+    Empty (cannot tell) when the class is not constructed by name, its name is read anywhere else
+    (handed on, subclassed), or a call cannot be matched (`*args`, `**kwargs`)."""
+    fn = m.function_of_param(b)
+    cls = m.class_of(fn) if fn is not None else None
+    if cls is None or fn.name.value != "__init__" or m.enclosing(fn, cst.FunctionDef) is not None:
+        return []
+    name = cls.name.value
+    info = m.classes.get(name)
+    if info is None or info.node is not cls or any(name in c.bases for c in m.classes.values()):
+        return []
+    sites = []
+    for n in m.nodes:
+        if isinstance(n, cst.Name) and n.value == name and n is not cls.name:
+            parent = m.parent(n)
+            if isinstance(parent, cst.Attribute) and parent.attr is n:
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is n):
+                return []
+            sites.append(parent)
+    if not sites:
+        return []
+    params = fn.params
+    if params.star_kwarg is not None or isinstance(params.star_arg, cst.Param):
+        return []
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]
+    param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                  if p.name.value == b.name), None)
+    if param is None:
+        return []
+    out = []
+    for call in sites:
+        found, pos = None, 0
+        for arg in call.args:
+            if arg.star:
+                return []
+            if arg.keyword is None:
+                if pos < len(positional) and positional[pos] == b.name:
+                    found = arg.value
+                pos += 1
+            elif arg.keyword.value == b.name:
+                found = arg.value
+        if found is None:
+            found = param.default
+        if found is None:
+            return []
+        out.append(found)
+    return out
 
 
 def _self_attr_bindings(m, node) -> list:
@@ -665,6 +841,14 @@ def _guarded(ctx: Context, node, depth: int = 0) -> bool:
     whose test names CUDA, a GPU, the CPU, a device or availability), inside a `try` that has an
     `except` (the handler may be the fallback), or in a function of the file some call of which is
     so guarded (or a method, whose callers the file does not tell)."""
+    return _guard_state(ctx, node, depth, ()) is not False
+
+
+def _guard_state(ctx: Context, node, depth: int, chain: tuple) -> bool | None:
+    """`_guarded`'s answer; None when every way to `node` found leads back into `chain`, the
+    functions already on the way here (`_train` calls `self._model.train()`, a call the name search
+    takes for the trainer's own `train`, which calls `self._train()`): a cycle of the search, no way
+    in. Such a branch does not decide; where no branch does, the caller reads it as guarded."""
     m = ctx.model
     if depth > 3:
         return True
@@ -692,8 +876,19 @@ def _guarded(ctx: Context, node, depth: int = 0) -> bool:
                 name = anc.name.value
                 sites = [c for c in m.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == name
                          and not m.contains(anc, c)]
-                return not sites or any(_guarded(ctx, c, depth + 1) for c in sites)
-            return any(_guarded(ctx, c, depth + 1) for c in m.call_sites(anc))
+                if not sites:
+                    return True
+            else:
+                sites = m.call_sites(anc)
+                if not sites:
+                    return False
+            outside = [c for c in sites if not any(m.contains(f, c) for f in chain)]
+            if not outside:
+                return None
+            states = [_guard_state(ctx, c, depth + 1, (*chain, anc)) for c in outside]
+            if any(st is True for st in states):
+                return True
+            return False if any(st is False for st in states) else None
         child = anc
     return False
 
@@ -872,9 +1067,13 @@ So is a hard-coded `.cuda()` in such a file (or in one whose only CUDA "flag" ch
 CUDA and a CPU device, `t.device('cuda') if opt.use_gpu else t.device('cpu')`) when its tensor
 meets, in a model call, a torch call or an arithmetic operation, a tensor or module the file places
 on that run-time device: `model(src, src_mask.cuda())` after `model.to(device)` (pytorch-book's
-poetry generator). The device may be an attribute, `self.model.to(self.device)`, when every binding
-of `self.device` in the class, its bases of the file and its subclasses of the file is such a choice
-(federated_adaptation's `Helper.__init__` chooses it, a subclass moves its models there and a
+poetry generator). The choice may also be an `if`/`else` statement (`if torch.cuda.is_available():
+device = torch.device("cuda")` `else: device = torch.device("cpu")`, or a CPU default that an `if`
+sets to CUDA), or the entry of a dict literal the file builds (`torch.device(configs["device"])` with
+`configs = {"device": "cuda:0" if torch.cuda.is_available() else "cpu"}` handed to the class), unless
+the dict is changed in place (`configs.update(...)`). The device may be an attribute,
+`self.model.to(self.device)`, when every binding of `self.device` in the class, its bases of the
+file and its subclasses of the file is such a choice (federated_adaptation's `Helper.__init__` chooses it, a subclass moves its models there and a
 staticmethod `batchify` returns `data.cuda()`); no fix is offered then. The CPU run the fallback
 is for fails there. It is reported once per file, with
 the lines of the other such sites; the fix (unsafe) writes `.to(device)` with the run-time device's
@@ -986,7 +1185,8 @@ x = torch.randn(8, 3, device=device)
             ok = all(b.how == "assign" and m.precedes(b.node, site) for b in local)
             return name if ok else None
         glob = m.bindings.get((m.module, name))
-        if glob and all(b.how == "assign" and b.value is not None and _fallback_choice(m, b.value) for b in glob):
+        if glob and (all(b.how == "assign" and b.value is not None and _fallback_choice(m, b.value) for b in glob)
+                     or _branch_choice(m, glob)):
             return name
         return None
 

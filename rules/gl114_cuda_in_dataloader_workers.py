@@ -10,6 +10,7 @@ from gpulint.rule import Context, Rule
 from gpulint.sites import line_ref
 
 _SPAWN = ("spawn", "forkserver")
+_TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 
 
 class CudaInDataloaderWorkers(Rule):
@@ -37,8 +38,11 @@ batch in the training loop (`x = x.to(device, non_blocking=True)`). There is no 
 where the move belongs depends on the loop.
 
 The rule fires when the loader has `num_workers` > 0 (without a spawn/forkserver
-`multiprocessing_context`) or `pin_memory=True`, and the Dataset class or collate function of the
-file creates a tensor with a CUDA device or moves one to a device that can be CUDA.
+`multiprocessing_context`, and in a file that does not set a spawn/forkserver start method with
+`torch.multiprocessing.set_start_method`) or `pin_memory=True`, and the Dataset class or collate
+function of the file creates a tensor with a CUDA device or moves one to a device that can be CUDA,
+or the loader reads a `TensorDataset` holding a tensor the analysis places on the GPU
+(`TensorDataset(features.to(device), labels.to(device))`: the workers index GPU tensors).
 
 Bad:
 
@@ -89,6 +93,14 @@ for x, y in loader:
             collate = self._collate(ctx, loader)
             if collate is not None:
                 targets.append(collate)
+            held = self._tensor_dataset_on_gpu(ctx, loader)
+            if held is not None and held[0] not in reported:
+                made, tensor = held
+                reported.add(made)
+                yield ctx.finding(made, (
+                    f"`TensorDataset` holds `{ctx.code(tensor)}`, a tensor on the GPU, but the DataLoader ({line}) "
+                    f"uses {why}: {'the workers index it in forked processes, where CUDA cannot be used' if 'worker' in why else 'a batch on the GPU cannot be pinned'}; "
+                    "keep the dataset's tensors on the CPU and move each batch in the training loop"))
             for body, where in targets:
                 for call, what in self._cuda_sites(ctx, facts, body):
                     if call in reported:
@@ -116,6 +128,8 @@ for x, y in loader:
             forked = False
         if context is not None and not isinstance(context, cst.SimpleString):
             forked = False  # a context object: cannot tell
+        if forked and context is None and _spawn_start_method(m):
+            forked = False  # `torch.multiprocessing.set_start_method("spawn")`: the workers are not forked
         if forked and pinned:
             return "worker processes and `pin_memory=True`"
         if forked:
@@ -146,6 +160,35 @@ for x, y in loader:
             if m.class_is(name, DATASET_BASES) or "__getitem__" in info.methods:
                 return name, ds
         return None, None
+
+    @staticmethod
+    def _tensor_dataset_on_gpu(ctx: Context, loader: cst.Call):
+        """(the `TensorDataset(...)` call, its first tensor argument on the GPU) when the loader reads
+        a `torch.utils.data.TensorDataset` made (in place or through a name bound once) of tensors the
+        engine places on an accelerator on every path (pytorch/pytorch#4377: CUDA features and labels,
+        `num_workers=2`). None when no argument is known to be there."""
+        m = ctx.model
+        ds = None
+        pos = [a for a in loader.args if a.keyword is None]
+        if pos and not pos[0].star:
+            ds = pos[0].value
+        for a in loader.args:
+            if a.keyword is not None and a.keyword.value == "dataset":
+                ds = a.value
+        if isinstance(ds, cst.Name):
+            bs = m.bindings_of(ds)
+            if len(bs) != 1 or bs[0].how != "assign":
+                return None
+            ds = bs[0].value
+        if not (isinstance(ds, cst.Call) and m.qualname(ds.func) in _TENSOR_DATASETS):
+            return None
+        for a in ds.args:
+            if a.star or a.keyword is not None:
+                continue
+            dev = m.device_of(a.value)
+            if dev is not None and dev.where == "acc" and m.value_of(a.value).kind == "tensor":
+                return ds, a.value
+        return None
 
     @staticmethod
     def _collate(ctx: Context, loader: cst.Call):
@@ -188,6 +231,18 @@ for x, y in loader:
                 label = f"`.to({ctx.code(mv.device)})`" if mv.method == "to" else f"`device={ctx.code(mv.device)}`"
                 out.append((call, label))
         return out
+
+
+def _spawn_start_method(m) -> bool:
+    """The file sets a spawn/forkserver start method (`torch.multiprocessing.set_start_method("spawn")`,
+    the maintainers' answer in pytorch/pytorch#20260): its DataLoader workers start fresh."""
+    for call in m.calls:
+        q = m.qualname(call.func) or ""
+        if q.endswith("set_start_method") and ("multiprocessing" in q or q == "set_start_method"):
+            first = call.args[0].value if call.args and call.args[0].keyword is None else None
+            if isinstance(first, cst.SimpleString) and first.evaluated_value in _SPAWN:
+                return True
+    return False
 
 
 def _positive(m, e: cst.BaseExpression, depth: int = 0) -> bool:
