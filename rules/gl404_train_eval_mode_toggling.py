@@ -91,8 +91,8 @@ The rule only looks at models whose behaviour depends on the mode (dropout, batc
 the file cannot see into), stays silent where a helper the file does not define gets the model
 (it may switch modes itself), on training mode chosen on purpose (`model.train()` or a helper of the
 file such as `enable_dropout(model)` right before the evaluation loop or the `with` block that holds
-it, also out through a loop that only repeats the pass (`for i in range(n_drop):`, no backward, step
-or mode switch in it): updating batch-norm statistics, Monte Carlo dropout; Monte-Carlo dropout
+it, also out through a loop that only repeats the pass and gathers its outputs (`for i in
+range(n_drop):` around `probs[idxs] += p`; no backward, step or mode switch in it): updating batch-norm statistics, Monte Carlo dropout; Monte-Carlo dropout
 sampling a batch several times; forward passes whose output is discarded (a statement of its own, or `_ = model(x)`) to
 refresh batch-norm statistics; a model put in eval mode before training, also inside the epoch
 loop when `model.eval()` is followed at once, with nothing that uses the model in between, by the
@@ -722,15 +722,47 @@ def _eval_right_before_training(ctx: Context, facts, loop, name: str) -> bool:
 
 
 def _sampling_loop(m, loop, name: str) -> bool:
-    """A loop around an evaluation pass that only repeats it: no backward or optimizer step, no
-    `.train()`/`.eval()` call, and the model handed to no call as an argument."""
+    """A loop around an evaluation pass that only repeats it to sample: no backward or optimizer
+    step, no `.train()`/`.eval()` call, the model handed to no call as an argument, and the
+    outputs gathered across the repeats (`probs[idxs] += p`, or stored by the repeat's index,
+    `probs[i][idxs] = p`), as Monte-Carlo dropout does. An epoch loop that prints or keeps each
+    pass's output on its own is not such a loop."""
     for c in m.calls_in(loop):
         mo = method_of(c)
         if mo and mo[1] in ("backward", "step", "train", "eval"):
             return False
         if any(dotted(a.value) == name for a in c.args):
             return False
-    return True
+    index = loop.target.value if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) else None
+    found = []
+
+    class _Gather(cst.CSTVisitor):
+        def visit_AugAssign(self, node):
+            if isinstance(node.target, cst.Subscript) and isinstance(node.operator, cst.AddAssign):
+                found.append(node)
+
+        def visit_Assign(self, node):
+            if index is None:
+                return
+            for t in node.targets:
+                if isinstance(t.target, cst.Subscript) and any(
+                    isinstance(n, cst.Name) and n.value == index for n in _names_in(t.target)
+                ):
+                    found.append(node)
+
+    loop.body.visit(_Gather())
+    return bool(found)
+
+
+def _names_in(node) -> list:
+    out = []
+
+    class _N(cst.CSTVisitor):
+        def visit_Name(self, n):
+            out.append(n)
+
+    node.visit(_N())
+    return out
 
 
 def _mentions(m, node, name: str) -> bool:
