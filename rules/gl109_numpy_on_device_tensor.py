@@ -34,7 +34,7 @@ Where the expression is already detached only `.cpu()` is added.
 NumPy functions given device tensors (`np.sum(t)`, `np.array(outputs)`), scikit-learn's metrics
 (`accuracy_score(labels, preds)`, `roc_curve(labels, scores)`) and pandas' `DataFrame`/`Series`,
 which all call `np.asarray` on their inputs, fail the same way; scikit-learn is left alone where the file turns on its array-API
-dispatch.
+dispatch, and `np.shape(t)` / `np.ndim(t)` (they read `t.shape` / `t.ndim` and convert nothing).
 
 The rule fires only where the tensor is known to be on a device: the output of a module that
 was moved to a non-CPU device (and never moved back), a loss or `torch`/`F` function of such a
@@ -111,6 +111,8 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                     continue
             elif not (q.startswith("numpy.") or q == "numpy" or q in _PANDAS_CONVERTING):
                 continue  # (pandas' constructors convert with `np.asarray` too)
+            elif q in _READS_ATTRIBUTE:
+                continue  # `np.shape(t)` returns `t.shape` without converting (JordanAsh/badge's `gram_red`)
             for a in call.args:
                 if a.keyword is not None or a.star:
                     continue
@@ -145,6 +147,9 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
 
 
 _PANDAS_CONVERTING = frozenset({"pandas.DataFrame", "pandas.Series"})
+# NumPy functions that read the attribute of the same name first and convert only objects without
+# it: a tensor (any device) answers them itself
+_READS_ATTRIBUTE = frozenset({"numpy.shape", "numpy.ndim"})
 
 
 def _appended_row_item(m, name: cst.Name):

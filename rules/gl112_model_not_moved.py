@@ -9,6 +9,7 @@ import libcst as cst
 from gpulint.analysis.devices import DeviceFacts
 from gpulint.analysis.mismatch import accelerator_named_cpu, placed_on_host
 from gpulint.flow import CONTAINERS
+from gpulint.project import _HOST_ARG
 from gpulint.rule import Context, Rule
 from gpulint.sites import line_ref
 
@@ -35,6 +36,8 @@ The rule is silent when the model is built with `device=`/`device_map=`, moved a
 in place: `model.to(device)`), handed to a function that might move it, or not built in this file;
 nor when the inputs go to the device of an object of an imported class built with the model
 (`sbs = StepByStep(model, ...)`, then `x.to(sbs.device)`): that trainer placed the model.
+Silent too when the file (or another file of its project) sets a default tensor type or device that
+may be CUDA (`torch.set_default_tensor_type(torch.cuda.FloatTensor)`): the layers are built there.
 Loss modules and other parameter-free layers are never reported: they work on any device; nor
 are instances of the file's own module classes that hold no parameter, buffer or stateful layer.
 
@@ -66,6 +69,8 @@ for x, y in loader:
         m = ctx.model
         if m.frameworks:
             return
+        if _cuda_default_set(m):
+            return  # layers built after `set_default_tensor_type(torch.cuda.FloatTensor)` are on the GPU
         reported = set()
         for mm in m.mismatches():
             if accelerator_named_cpu(m, mm):
@@ -415,6 +420,24 @@ def _device_of_model_holder(m, device: cst.BaseExpression, callee: cst.BaseExpre
             if not any(not a.star and m.module.code_for_node(a.value) == model_text for a in made.args):
                 return False
     return True
+
+
+def _cuda_default_set(m) -> bool:
+    """The file (or, through the run's project facts, another file of its project) sets a default
+    tensor type or device that may be CUDA: every layer the file builds is placed there, moved or
+    not (Xingyu-Lin/mbpo_pytorch model.py, PRECISION38). A written-out CPU type or `"cpu"` does not
+    count."""
+    if getattr(m, "project_default_device", False):
+        return True
+    for c in m.calls:
+        if m.qualname(c.func) not in ("torch.set_default_tensor_type", "torch.set_default_device"):
+            continue
+        if not c.args:
+            continue
+        arg = m.module.code_for_node(c.args[0].value).strip().lower().encode()
+        if not _HOST_ARG.match(arg):
+            return True
+    return False
 
 
 def _self_call_of_moved_class(m, node, callee) -> bool:

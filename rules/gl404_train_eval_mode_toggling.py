@@ -91,8 +91,9 @@ The rule only looks at models whose behaviour depends on the mode (dropout, batc
 the file cannot see into), stays silent where a helper the file does not define gets the model
 (it may switch modes itself), on training mode chosen on purpose (`model.train()` or a helper of the
 file such as `enable_dropout(model)` right before the evaluation loop or the `with` block that holds
-it: updating batch-norm statistics, Monte Carlo dropout; Monte-Carlo dropout sampling a batch several
-times; forward passes whose output is discarded (a statement of its own, or `_ = model(x)`) to
+it, also out through a loop that only repeats the pass and gathers its outputs (`for i in
+range(n_drop):` around `probs[idxs] += p`; no backward, step or mode switch in it): updating batch-norm statistics, Monte Carlo dropout; Monte-Carlo dropout
+sampling a batch several times; forward passes whose output is discarded (a statement of its own, or `_ = model(x)`) to
 refresh batch-norm statistics; a model put in eval mode before training, also inside the epoch
 loop when `model.eval()` is followed at once, with nothing that uses the model in between, by the
 loop that trains it: SSKD trains a head on its frozen teacher so), and on Lightning / HF Trainer
@@ -572,7 +573,16 @@ for epoch in range(epochs):
                     ):
                         return True
             owner = m.parent(block)
-            if not isinstance(block, cst.IndentedBlock) or not isinstance(owner, cst.With):
+            if not isinstance(block, cst.IndentedBlock):
+                return False
+            if isinstance(owner, (cst.For, cst.While)) and owner.body is block:
+                # Monte-Carlo dropout repeats the pass: `clf.train()`, then `for i in range(n_drop):
+                # with torch.no_grad(): for x, y in loader: ...` (ej0cl6/deep-active-learning,
+                # JordanAsh/badge). Out through such a loop only when it trains nothing (no
+                # backward or step), switches no mode and hands the model to no function.
+                if not _sampling_loop(m, owner, name):
+                    return False
+            elif not isinstance(owner, cst.With):
                 return False
             stmt = owner
 
@@ -709,6 +719,50 @@ def _eval_right_before_training(ctx: Context, facts, loop, name: str) -> bool:
                 if not isinstance(nxt, cst.SimpleStatementLine) or _mentions(m, nxt, name):
                     break
     return False
+
+
+def _sampling_loop(m, loop, name: str) -> bool:
+    """A loop around an evaluation pass that only repeats it to sample: no backward or optimizer
+    step, no `.train()`/`.eval()` call, the model handed to no call as an argument, and the
+    outputs gathered across the repeats (`probs[idxs] += p`, or stored by the repeat's index,
+    `probs[i][idxs] = p`), as Monte-Carlo dropout does. An epoch loop that prints or keeps each
+    pass's output on its own is not such a loop."""
+    for c in m.calls_in(loop):
+        mo = method_of(c)
+        if mo and mo[1] in ("backward", "step", "train", "eval"):
+            return False
+        if any(dotted(a.value) == name for a in c.args):
+            return False
+    index = loop.target.value if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) else None
+    found = []
+
+    class _Gather(cst.CSTVisitor):
+        def visit_AugAssign(self, node):
+            if isinstance(node.target, cst.Subscript) and isinstance(node.operator, cst.AddAssign):
+                found.append(node)
+
+        def visit_Assign(self, node):
+            if index is None:
+                return
+            for t in node.targets:
+                if isinstance(t.target, cst.Subscript) and any(
+                    isinstance(n, cst.Name) and n.value == index for n in _names_in(t.target)
+                ):
+                    found.append(node)
+
+    loop.body.visit(_Gather())
+    return bool(found)
+
+
+def _names_in(node) -> list:
+    out = []
+
+    class _N(cst.CSTVisitor):
+        def visit_Name(self, n):
+            out.append(n)
+
+    node.visit(_N())
+    return out
 
 
 def _mentions(m, node, name: str) -> bool:
