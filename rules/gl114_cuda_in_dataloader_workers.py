@@ -90,6 +90,10 @@ for x, y in loader:
                     if tcls != cls:
                         call_fn = m.classes[tcls].methods["__call__"]
                         targets.append((call_fn, f"`{tcls}.__call__` (a transform of `{cls}`)"))
+                for fn in _functions_called_in(m, [f for f, _ in targets]):
+                    # `self.transform(x)` in `__getitem__` of a function of the file handed to the
+                    # constructor (pytorch#20260's GPU transform, E48-2): the engine resolved the call
+                    targets.append((fn, f"`{fn.name.value}` (called from `{cls}`)"))
             collate = self._collate(ctx, loader)
             if collate is not None:
                 targets.append(collate)
@@ -294,4 +298,26 @@ def _callable_classes(m, roots: list[cst.CSTNode], depth: int = 3) -> list[str]:
                 for b in m.bindings_of(sub):
                     if b.how == "assign" and b.value is not None:
                         todo.append((b.value, d + 1))
+    return found
+
+
+def _functions_called_in(m, bodies: list, depth: int = 2) -> list:
+    """Module-level functions of the file that the flow engine resolved a call to inside one of
+    `bodies` (the Dataset's methods, its transforms), and those they call in turn, `depth` levels
+    down. A function a worker runs is worker code too."""
+    inside = list(bodies)
+    found: list = []
+    for _ in range(depth):
+        new = []
+        for name, defs in m.functions.items():
+            for fn in defs:
+                if fn in found or fn in inside or m.enclosing(fn, cst.ClassDef) is not None:
+                    continue
+                sites = m.resolved_sites(fn) or m.call_sites(fn)
+                if any(any(a is b for b in inside for a in m.ancestors(site)) for site in sites):
+                    new.append(fn)
+        if not new:
+            break
+        found.extend(new)
+        inside.extend(new)
     return found

@@ -591,3 +591,47 @@ def test_the_moving_method_called_first_or_alone_stays_silent():
     assert _lines(HOLDER.replace("{first}", load).replace("{second}", "pass"), "GL111") == []
     other = HOLDER.replace("{first}", load).replace("{second}", "ModelAndInfo().adjust_model_for_gpus()")
     assert _lines(other, "GL111") == []
+
+
+# E48-2 (pytorch#20260): a GPU transform function of the file handed to the Dataset's constructor
+# and called through `self.transform(x)` in `__getitem__`: worker code GL114 did not follow (the
+# engine resolves the call; the rule read only the Dataset's own methods and transform classes).
+TRANSFORM_FN = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def gpu_denoise(t):
+    return (t.to(device) * 2).cpu()
+
+
+class Images(Dataset):
+    def __init__(self, transform=None):
+        self.data = torch.randn(8, 4)
+        self.transform = transform
+
+    def __getitem__(self, i):
+        x = self.data[i]
+        if self.transform is not None:
+            x = self.transform(x)
+        return x
+
+    def __len__(self):
+        return 8
+
+
+loader = DataLoader(Images(transform={given}), batch_size=4, num_workers={workers})
+for x in loader:
+    print(gpu_denoise(x).sum())
+"""
+
+
+def test_a_transform_function_called_in_getitem_runs_in_the_workers():
+    assert _lines(TRANSFORM_FN.replace("{given}", "gpu_denoise").replace("{workers}", "2"), "GL114") == [(9, "GL114")]
+
+
+def test_no_workers_or_no_transform_stays_silent():
+    assert _lines(TRANSFORM_FN.replace("{given}", "gpu_denoise").replace("{workers}", "0"), "GL114") == []
+    assert _lines(TRANSFORM_FN.replace("{given}", "None").replace("{workers}", "2"), "GL114") == []
