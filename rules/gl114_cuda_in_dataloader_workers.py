@@ -26,8 +26,9 @@ class CudaInDataloaderWorkers(Rule):
     explanation = '''
 DataLoader workers are separate processes, forked from the training process on Linux. CUDA
 cannot be used in a forked child once the parent has initialised it, so a Dataset whose
-`__getitem__` (or whose tensors built in `__init__`) or a `collate_fn` that calls `.cuda()` /
-`.to("cuda")` fails in every worker: `RuntimeError: Caught RuntimeError in DataLoader worker
+`__getitem__` (or whose tensors built in `__init__`, or a transform or function of the file it
+calls, such as one handed to its constructor and called as `self.transform(x)`) or a
+`collate_fn` that calls `.cuda()` / `.to("cuda")` fails in every worker: `RuntimeError: Caught RuntimeError in DataLoader worker
 process 0 ... Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing,
 you must use the 'spawn' start method`. With `pin_memory=True` the loader pins each batch, and
 a batch already on the GPU cannot be pinned: `RuntimeError: cannot pin 'torch.cuda.FloatTensor'
