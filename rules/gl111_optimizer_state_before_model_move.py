@@ -38,7 +38,10 @@ A class that restores its optimizer while it is built (`__init__`, or a method i
 `self._setup_optim(state_dict)`) and moves its model only in a later method (`def cuda(self):
 self.network.cuda()`) is reported too, when the optimizer's parameters trace to that model
 (`self.network.parameters()`, a local holding them, the parameter groups a `self._get_param_groups()`
-returns) and the model is not moved while the instance is built.
+returns) and the model is not moved while the instance is built. So is a class whose methods
+build and restore the optimizer in one method (or methods it calls) and move the model in another,
+when every caller that runs both on one instance runs the restoring one first
+(`info.create_optimizer_and_load(state)`, then `info.adjust_model_for_gpus()`).
 
 The rule is silent when, after the load, the code moves the optimizer's state itself (a loop over
 `optimizer.state.values()` that assigns `v.to(device)` / `v.cuda()`, written inline or in a
