@@ -813,6 +813,17 @@ def _gpu_device_type(m, e, _depth: int) -> str | None:
     return None
 
 
+def _main_test(test) -> bool:
+    """`__name__ == "__main__"` (either way round)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    if type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(type(a) is cst.Name and a.value == "__name__" and string_value(b) == "__main__"
+               for a, b in (sides, sides[::-1]))
+
+
 def _device_keyword(call: cst.Call) -> bool:
     """`device=<an expression>` among the call's arguments, other than `None` or a written-out
     `"cpu"`."""
@@ -2376,6 +2387,10 @@ class Flow:
                 self._block(stmt.orelse.body.body, frame)
             return
         decided = self._not_none_test(stmt.test, frame)
+        if decided is None and frame is self.module_frame and _main_test(stmt.test):
+            # `if __name__ == "__main__":` of the script being run: its body runs, and the names it
+            # binds are the module's globals the functions read (E49-2)
+            decided = True
         if decided is None:
             decided = self._flag_test(stmt.test, frame)
         if decided is None:
@@ -3553,6 +3568,11 @@ class Flow:
         b = self.eval(e.right, frame)
         ta, tb = a.kind == TENSOR, b.kind == TENSOR
         if not (ta or tb):
+            if (type(e.operator) is cst.Add and a.kind == TUPLE and b.kind == TUPLE and a.items is not None
+                    and b.items is not None):
+                # `losses + [sum(losses)]`: a list of both lists' elements, in order (faster-rcnn's
+                # trainer, E49-1)
+                return Value(TUPLE, None, items=a.items + b.items)
             if type(e.operator) is cst.Multiply and {a.kind, b.kind} == {TUPLE, HOSTVAL}:
                 # `[False] * n`: a list of the same (plain) values (rl-starter-files' `dones`);
                 # `(shift_x, shift_y) * k`: of the same tensors (torchvision's default boxes)
@@ -4282,6 +4302,15 @@ class Flow:
                     "min", "max", "sum", "format", "repr", "hasattr", "getattr"):
             if name in ("min", "max", "sum", "abs") and any(v.kind == TENSOR for v in vals):
                 return UNKNOWN
+            if name == "sum" and len(pos) == 1 and not pos[0][2] and vals[0].kind in (TUPLE, ITER):
+                el = self._element(vals[0])
+                if el.kind == TENSOR:
+                    # `sum(losses)` of a list of tensors: a tensor, holding their graphs (E49-1)
+                    items = vals[0].items or (el,)
+                    graph = any(it.kind == TENSOR and it.graph for it in items) or el.graph
+                    return Value(TENSOR, el.dev, el.half, el.nonscalar, el.nograd, origin=e, graph=graph)
+                if el.kind is None:
+                    return UNKNOWN  # (what it adds up is not known: maybe tensors)
             if name == "getattr":
                 return self._registered_alias(e, pos, frame)
             return Value(HOSTVAL, HOST, py=_BUILTIN_TYPES.get(name))
@@ -5431,6 +5460,15 @@ class Flow:
                 # of a plain `self.device = torch.device("cpu")`, spd_learn's wavelet layer, E46-3):
                 # the module's output is on the host wherever its weights are
                 return ret
+        elif mv.cls is not None and mv.kind == MODULE and not mv.scatters and not failed:
+            # a class of the file placed nowhere known: the shape of what its forward returns still
+            # is (`rpn_out, roi_out = self.faster_rcnn(x)`, faster-rcnn-pytorch#27), its tensors'
+            # devices are not
+            entry = "__call__" if self.m.method_of_class(mv.cls, "__call__") is not None else "forward"
+            ret = self._call_method(mv.cls, entry, mv, e, pos, kw, frame, summary_only=True)
+            if ret.kind == TUPLE and ret.items is not None and len(ret.items) > 1:
+                return Value(TUPLE, None, items=tuple(replace(it, dev=None) if it.kind == TENSOR else UNKNOWN
+                                                      for it in ret.items), origin=ret.origin)
         # a module with parameters called with gradients on gives an output that holds its graph
         # (unless the file freezes parameters somewhere: a frozen feature extractor's does not);
         # a loss without parameters passes on the graph of its inputs

@@ -635,3 +635,109 @@ def test_a_transform_function_called_in_getitem_runs_in_the_workers():
 def test_no_workers_or_no_transform_stays_silent():
     assert _lines(TRANSFORM_FN.replace("{given}", "gpu_denoise").replace("{workers}", "0"), "GL114") == []
     assert _lines(TRANSFORM_FN.replace("{given}", "None").replace("{workers}", "2"), "GL114") == []
+
+
+# E49-2 (faster-rcnn-pytorch#27, reduced): the trainer is bound under `if __name__ == "__main__":`
+# and read as a global by `fit()`. The engine joined the block's bindings with "not run", so the
+# global was unknown there; the block runs when the script does.
+MAIN_GLOBAL = """
+import torch
+import torch.nn as nn
+
+
+class Trainer(nn.Module):
+    def __init__(self, net, optimizer):
+        super().__init__()
+        self.net = net
+        self.optimizer = optimizer
+
+    def train_step(self, x):
+        self.optimizer.zero_grad()
+        a = self.net(x).pow(2).mean()
+        b = self.net(x).abs().mean()
+        (a + b).backward()
+        self.optimizer.step()
+        return [a, b, a + b]
+
+
+def fit(data):
+    total_loss = 0
+    for x in data:
+        a, b, total = train_util.train_step(x)
+        total_loss += {acc}
+    return total_loss
+
+
+if {test}:
+    net = nn.Linear(4, 2)
+    train_util = Trainer(net, torch.optim.SGD(net.parameters(), lr=0.1))
+    print(fit([torch.randn(8, 4) for _ in range(3)]))
+"""
+
+
+def test_globals_bound_in_the_main_block_are_read_by_functions():
+    src = MAIN_GLOBAL.replace("{test}", '__name__ == "__main__"')
+    assert _lines(src.replace("{acc}", "total"), "GL402") == [(25, "GL402")]
+    assert _lines(src.replace("{acc}", "total.item()"), "GL402") == []
+    assert _lines(MAIN_GLOBAL.replace("{test}", "'__main__' == __name__").replace("{acc}", "total"), "GL402") == [(25, "GL402")]
+
+
+def test_another_module_level_test_is_not_decided():
+    assert _lines(MAIN_GLOBAL.replace("{test}", "len(__name__) > 3").replace("{acc}", "total"), "GL402") == []
+
+
+# E49-1 (faster-rcnn-pytorch#27's trainer): `losses + [sum(losses)]` is a list of both lists'
+# elements, `sum()` of a list of tensors is a tensor holding their graphs, and a module class of the
+# file placed nowhere known still returns the tuple its forward builds (`rpn_out, roi_out =
+# self.faster_rcnn(x)`).
+CONCAT = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 2)
+        self.b = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.a(x), self.b(x)
+
+
+class Trainer(nn.Module):
+    def __init__(self, net, optimizer):
+        super().__init__()
+        self.net = net
+        self.optimizer = optimizer
+
+    def forward(self, x):
+        out_a, out_b = self.net(x)
+        losses = [out_a.pow(2).mean(), out_b.abs().mean()]
+        losses = losses + [{last}]
+        return losses
+
+    def train_step(self, x):
+        self.optimizer.zero_grad()
+        losses = self.forward(x)
+        losses[-1].backward()
+        self.optimizer.step()
+        return losses
+
+
+net = Net()
+train_util = Trainer(net, torch.optim.SGD(net.parameters(), lr=0.1))
+total_loss = 0
+for x in [torch.randn(8, 4) for _ in range(3)]:
+    a, b, total = train_util.train_step(x)
+    total_loss += total
+"""
+
+
+def test_a_concatenated_list_of_losses_keeps_its_graphs():
+    assert _lines(CONCAT.replace("{last}", "sum(losses)"), "GL402") == [(41, "GL402")]
+
+
+def test_a_number_appended_by_concatenation_holds_no_graph():
+    assert _lines(CONCAT.replace("{last}", "sum(l.item() for l in losses)"), "GL402") == []
+    assert _lines(CONCAT.replace("{last}", "0.0"), "GL402") == []
