@@ -5464,8 +5464,13 @@ class Flow:
             # a class of the file placed nowhere known: the shape of what its forward returns still
             # is (`rpn_out, roi_out = self.faster_rcnn(x)`, faster-rcnn-pytorch#27), its tensors'
             # devices are not
+            # (a quiet run: what it meets is not reported, the call is no call site, as before)
             entry = "__call__" if self.m.method_of_class(mv.cls, "__call__") is not None else "forward"
-            ret = self._call_method(mv.cls, entry, mv, e, pos, kw, frame, summary_only=True)
+            quiet, frame.quiet = frame.quiet, True
+            try:
+                ret = self._call_method(mv.cls, entry, mv, e, pos, kw, frame, summary_only=True)
+            finally:
+                frame.quiet = quiet
             if ret.kind == TUPLE and ret.items is not None and len(ret.items) > 1:
                 return Value(TUPLE, None, items=tuple(replace(it, dev=None) if it.kind == TENSOR else UNKNOWN
                                                       for it in ret.items), origin=ret.origin)
