@@ -1451,9 +1451,12 @@ class ScriptModel:
                 return Kind.DEVICE
             if tail in ("nn.Parameter", "nn.parameter.Parameter"):
                 return Kind.TENSOR
-            fn = flowkb.function(q)
+            fn = flowkb.function(q) if not (tail.startswith("nn.init.") or tail.endswith("_")) else None
             if fn is not None and fn.returns == "tensor":
-                return Kind.TENSOR  # the knowledge base's tensor-returning functions (`torch.cumprod`, E44-1b)
+                # the knowledge base's tensor-returning functions (`torch.cumprod`, E44-1b); not the
+                # in-place ones, which hand back their argument (`nn.init.uniform_(nn.Parameter(...))`
+                # is the Parameter: MS-G3D's `self.A_res`)
+                return Kind.TENSOR
         if q in WRAPPER_CLASSES:
             args = [a for a in call.args if a.keyword is None or a.keyword.value == "module"]
             if args:

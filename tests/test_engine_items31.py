@@ -741,3 +741,31 @@ def test_a_concatenated_list_of_losses_keeps_its_graphs():
 def test_a_number_appended_by_concatenation_holds_no_graph():
     assert _lines(CONCAT.replace("{last}", "sum(l.item() for l in losses)"), "GL402") == []
     assert _lines(CONCAT.replace("{last}", "0.0"), "GL402") == []
+
+
+# Found on corpus23 (kenziyuliu/MS-G3D model/ms_gcn.py) once the knowledge base's tensor functions
+# gave kinds: `nn.init.uniform_(nn.Parameter(...))` hands back the Parameter, a registered one.
+INIT_PARAMETER = """
+import torch
+import torch.nn as nn
+
+
+class GraphConv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.A = torch.ones(4, 4)
+        self.A_res = nn.init.uniform_(nn.Parameter(torch.Tensor(4, 4)), -1e-6, 1e-6)
+
+    def forward(self, x):
+        A = self.A.to(x.device) + self.A_res
+        return x @ A
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = GraphConv().to(device)
+model(torch.randn(2, 4, device=device))
+"""
+
+
+def test_an_in_place_init_of_a_parameter_is_the_parameter():
+    assert _lines(INIT_PARAMETER, "GL106") == []
