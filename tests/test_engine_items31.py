@@ -769,3 +769,12 @@ model(torch.randn(2, 4, device=device))
 
 def test_an_in_place_init_of_a_parameter_is_the_parameter():
     assert _lines(INIT_PARAMETER, "GL106") == []
+
+
+def test_a_model_from_an_imported_builder_is_not_tied_by_the_engine():
+    # corpus26 justchenhao/BIT_CD models/trainer.py: `self.net_G = define_G(args, gpu_ids)` from
+    # another file, which moves it to the GPU before the optimizer is built from it
+    src = TRAINER_RESTORE.replace("import torch.nn as nn", "import torch.nn as nn\nfrom networks import define_G").replace(
+        "Trainer(nn.Linear(6, 1)).train(state)", "Trainer(define_G(gpu_ids=[0])).train(state)")
+    load, move = "optimizer.load_state_dict(state)", "self.model.to(device)"
+    assert _lines(src.replace("{first}", load).replace("{second}", move), "GL111") == []

@@ -437,8 +437,10 @@ class DeviceFacts:
                     ):
                         root = root.value
                     if isinstance(root, (cst.Name, cst.Attribute)) and (
-                            m.kind_of(root) is Kind.MODULE or m.value_of(root).kind == "module"):
-                        # (`self.model` a constructor argument: the engine knows it is a module, E46-2)
+                            m.kind_of(root) is Kind.MODULE or _host_module(m, root)):
+                        # (`self.model` a constructor argument: the engine knows it is a module on
+                        # the host there, E46-2; not one an imported builder returned, which may
+                        # have placed it: BIT_CD's `define_G(args, gpu_ids)`)
                         if not any(m.module.code_for_node(root) == m.module.code_for_node(x) for x in found):
                             found.append(root)
 
@@ -730,3 +732,13 @@ def runs_on_cpu_only(m, source: str, path: str, scripts: bool = True) -> bool:
     if not (str(path).endswith(".ipynb") or (scripts and m.is_script)):
         return False
     return not uses_accelerator(m, source)
+
+
+def _host_module(m, expr) -> bool:
+    """The flow engine knows `expr` holds a module built by a torch class or a class of the file
+    (not one an imported builder returned, which may have placed it), not known on an accelerator."""
+    v = m.value_of(expr)
+    if v.kind != "module" or (v.dev is not None and v.dev.is_acc) or not isinstance(v.origin, cst.Call):
+        return False
+    f = v.origin.func
+    return (m.qualname(f) or "").startswith("torch.nn.") or (isinstance(f, cst.Name) and f.value in m.classes)
