@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 _CALL = re.compile(rb"set_default_(?:tensor_type|device)\s*\(\s*([^)\n]*)")
 # an argument that names the host whatever runs it: a CPU tensor type or the "cpu" device, written out
@@ -21,15 +22,32 @@ _HOST_ARG = re.compile(
 _MAX_BYTES = 8 * 1024 * 1024
 
 
+def _read_regular(path) -> bytes | None:
+    """The first bytes of a regular file; None for anything else (a FIFO, a device, a folder: never
+    waited on, since the file is opened without blocking and checked before it is read) or when it
+    cannot be read. Its own check reports such a file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(_MAX_BYTES)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
 def cuda_default_setter(paths) -> str | None:
     """The first of `paths` whose code calls `set_default_tensor_type`/`set_default_device` with an
     argument that may name CUDA (anything but a written-out CPU type or device), outside comments;
     None when none does. Unreadable files are skipped (their own check reports them)."""
     for path in paths:
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read(_MAX_BYTES)
-        except (OSError, ValueError):
+        raw = _read_regular(path)
+        if raw is None:
             continue
         if b"set_default_" not in raw:
             continue

@@ -121,3 +121,13 @@ def test_folders_without_markers_are_their_own_projects(tmp_path):
                      "c_other/net.py": NET})
     found = sorted((p.replace("\\\\", "/"), code) for p, line, _, code in problems(gl(["check", "--no-cache", "."], tmp_path).output))
     assert found == [("a_other/net.py", "GL105"), ("c_other/net.py", "GL105")]
+
+
+def test_the_byte_search_never_waits_on_a_fifo(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    write(tmp_path, {"a.py": "torch.set_default_device(device)\n"})
+    # nothing writes to the FIFO: opening it for reading would block; it is skipped
+    assert cuda_default_setter([fifo, tmp_path / "a.py"]) == str(tmp_path / "a.py")
