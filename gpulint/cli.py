@@ -233,11 +233,11 @@ def _lint(
                 # a launcher of the project that may set a CUDA default tensor type: the factories
                 # of every file of that project may build there (a byte search, nothing parsed or
                 # run); its files get a copy of their settings that says so
-                setters = cuda_default_projects(c.path for c in candidates)
+                roots: dict = {}
+                setters = cuda_default_projects((c.path for c in candidates), roots)
                 if setters:
                     import dataclasses
 
-                    roots: dict = {}
                     copies: dict = {}
                     regrouped: dict[int, tuple] = {}
                     for c in candidates:

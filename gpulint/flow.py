@@ -1270,10 +1270,7 @@ class Flow:
         self._freezes = bool(_FREEZES.search(model.source)) if hasattr(model, "source") else True
         # no move, no device argument, no device object, no launcher: nothing is put on an accelerator
         self._places_nothing = not _PLACES.search(model.source) if hasattr(model, "source") else False
-        self.set_default_device = getattr(model, "project_default_device", False) or any(
-            model.qualname(c.func) in ("torch.set_default_device", "torch.set_default_tensor_type")
-            for c in model.calls
-        )
+        self.set_default_device = model.cuda_default_set()
         self._dispatch = {
             cst.Name: self._e_name,
             cst.Attribute: self._e_attribute,

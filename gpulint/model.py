@@ -578,6 +578,7 @@ class ScriptModel:
         self.source = source if source is not None else module.code
         # another file of the same run may set a CUDA default tensor type (gpulint.project)
         self.project_default_device = False
+        self._cuda_default: bool | None = None
         self.aliases: dict[str, str] = {}
         self.imported_modules: set[str] = set()
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
@@ -782,6 +783,29 @@ class ScriptModel:
         return found
 
     # names ------------------------------------------------------------------------------------
+    def cuda_default_set(self) -> bool:
+        """The file, or through the run's project facts another file of its project, sets a default
+        tensor type or device that may be CUDA (`torch.set_default_tensor_type(
+        'torch.cuda.FloatTensor')`, `torch.set_default_device(device)`): tensors and layers built
+        without a device may then be on the accelerator. A written-out CPU type or `"cpu"` does
+        not count. The one answer the flow engine, the module facts and the rules share."""
+        if self._cuda_default is None:
+            from gpulint.project import names_host
+
+            found = self.project_default_device
+            if not found:
+                for c in self.calls:
+                    if self.qualname(c.func) not in ("torch.set_default_tensor_type", "torch.set_default_device"):
+                        continue
+                    if not c.args or c.args[0].keyword is not None and c.args[0].keyword.value not in (
+                            "t", "device"):
+                        continue
+                    if not names_host(self.module.code_for_node(c.args[0].value)):
+                        found = True
+                        break
+            self._cuda_default = found
+        return self._cuda_default
+
     def qualname(self, expr: cst.CSTNode | None) -> str | None:
         """`nn.DataParallel` -> `torch.nn.DataParallel` through the file's imports."""
         if isinstance(expr, cst.Name):

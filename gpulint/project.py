@@ -41,6 +41,14 @@ def _read_regular(path) -> bytes | None:
         os.close(fd)
 
 
+def names_host(arg: bytes | str) -> bool:
+    """`arg`, the source text of the argument of a `set_default_tensor_type`/`set_default_device`
+    call, names the host whatever runs it: a written-out CPU tensor type or the "cpu" device."""
+    if isinstance(arg, str):
+        arg = arg.encode("utf-8", "replace")
+    return bool(_HOST_ARG.match(arg.strip().rstrip(b",").strip().lower()))
+
+
 def cuda_default_setter(paths) -> str | None:
     """The first of `paths` whose code calls `set_default_tensor_type`/`set_default_device` with an
     argument that may name CUDA (anything but a written-out CPU type or device), outside comments;
@@ -55,8 +63,7 @@ def cuda_default_setter(paths) -> str | None:
             start = raw.rfind(b"\n", 0, found.start()) + 1
             if b"#" in raw[start:found.start()]:
                 continue  # commented out
-            arg = found.group(1).strip().rstrip(b",").strip().lower()
-            if _HOST_ARG.match(arg):
+            if names_host(found.group(1)):
                 continue
             return str(path)
     return None
@@ -90,11 +97,12 @@ def project_root(path: str, cache: dict | None = None) -> str:
         d = up
 
 
-def cuda_default_projects(paths) -> dict[str, str]:
+def cuda_default_projects(paths, cache: dict | None = None) -> dict[str, str]:
     """{project root: a file of that project, among `paths`, that may set a CUDA default tensor
     type}: the fact holds for the files of the same project only (a folder of unrelated
-    repositories checked in one run keeps them apart)."""
-    cache: dict = {}
+    repositories checked in one run keeps them apart). `cache` is `project_root`'s, which the
+    caller may reuse to find the roots of the other files."""
+    cache = {} if cache is None else cache
     out: dict[str, str] = {}
     for path in paths:
         path = str(path)

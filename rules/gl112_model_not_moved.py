@@ -9,7 +9,6 @@ import libcst as cst
 from gpulint.analysis.devices import DeviceFacts
 from gpulint.analysis.mismatch import accelerator_named_cpu, placed_on_host
 from gpulint.flow import CONTAINERS
-from gpulint.project import _HOST_ARG
 from gpulint.rule import Context, Rule
 from gpulint.sites import line_ref
 
@@ -69,7 +68,7 @@ for x, y in loader:
         m = ctx.model
         if m.frameworks:
             return
-        if _cuda_default_set(m):
+        if m.cuda_default_set():
             return  # layers built after `set_default_tensor_type(torch.cuda.FloatTensor)` are on the GPU
         reported = set()
         for mm in m.mismatches():
@@ -420,24 +419,6 @@ def _device_of_model_holder(m, device: cst.BaseExpression, callee: cst.BaseExpre
             if not any(not a.star and m.module.code_for_node(a.value) == model_text for a in made.args):
                 return False
     return True
-
-
-def _cuda_default_set(m) -> bool:
-    """The file (or, through the run's project facts, another file of its project) sets a default
-    tensor type or device that may be CUDA: every layer the file builds is placed there, moved or
-    not (Xingyu-Lin/mbpo_pytorch model.py, PRECISION38). A written-out CPU type or `"cpu"` does not
-    count."""
-    if getattr(m, "project_default_device", False):
-        return True
-    for c in m.calls:
-        if m.qualname(c.func) not in ("torch.set_default_tensor_type", "torch.set_default_device"):
-            continue
-        if not c.args:
-            continue
-        arg = m.module.code_for_node(c.args[0].value).strip().lower().encode()
-        if not _HOST_ARG.match(arg):
-            return True
-    return False
 
 
 def _self_call_of_moved_class(m, node, callee) -> bool:

@@ -334,10 +334,7 @@ class ModuleFacts:
 
     def __init__(self, model: ScriptModel) -> None:
         self.model = model
-        self.default_device_set = getattr(model, "project_default_device", False) or any(
-            model.qualname(c.func) in ("torch.set_default_device", "torch.set_default_tensor_type")
-            for c in model.calls
-        )
+        self.default_device_set = model.cuda_default_set()
         self.classes: list[ModuleClass] = []
         self.by_name: dict[str, ModuleClass] = {}
         for info in model.module_classes():
