@@ -1,0 +1,55 @@
+"""Engine items, twenty-fifth session (each test checked to fail with its change stashed)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    rules = [Registry.load().by_code(c)() for c in codes]
+    diags = run_text("train.py", textwrap.dedent(src), rules, Options()).diagnostics
+    return sorted((d.line, d.code) for d in diags)
+
+
+# One answer for "a default tensor type that may be CUDA is set" (ScriptModel.cuda_default_set):
+# a written-out CPU type leaves factories on the host, as GL112 already read it.
+DEFAULT_TYPE = """
+import torch
+import torch.nn as nn
+
+torch.set_default_tensor_type({arg})
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        noise = torch.randn(x.shape[0], 4)
+        return self.fc(x + noise)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Net().to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    x = torch.randn(8, 4, device=device)
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_written_out_cpu_default_type_leaves_factories_on_the_host():
+    assert _lines(DEFAULT_TYPE.format(arg="torch.DoubleTensor"), "GL105") == [(14, "GL105")]
+    assert _lines(DEFAULT_TYPE.format(arg="'torch.FloatTensor'"), "GL105") == [(14, "GL105")]
+
+
+def test_a_cuda_default_type_may_place_factories():
+    assert _lines(DEFAULT_TYPE.format(arg="torch.cuda.FloatTensor"), "GL105") == []
+    assert _lines(DEFAULT_TYPE.format(arg="dtype_name"), "GL105") == []
