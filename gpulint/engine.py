@@ -288,7 +288,8 @@ def ast_facts(tree, text: str) -> str:
     - `loop` when the file has a `for`/`while` loop or a comprehension
     - `script` when the file runs something at import (what ScriptModel.is_script says: a
       top-level loop or `with`, an `if` whose lines mention `__name__` and `__main__`, or a
-      top-level call of a function the file defines)
+      top-level call of a function the file defines, or of a method of an instance of a class
+      the file defines)
     Comments and docstrings never give a fact.
     """
     facts: set[str] = set()
@@ -316,6 +317,12 @@ def _is_script(tree, text: str, functions: set[str]) -> bool:
             f = stmt.value.func
             if isinstance(f, ast.Name) and f.id in functions:
                 return True
+        # a method call at top level whose name the file defines (`trainer.train()`, `x =
+        # Trainer(cfg).fit()`): a superset of ScriptModel.is_script's method clause
+        value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr in functions and isinstance(value.func.value, (ast.Name, ast.Call))):
+            return True
     return False
 
 

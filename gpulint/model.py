@@ -1520,6 +1520,8 @@ class ScriptModel:
         """The file runs something: a `__main__` guard, top-level loops or `with` blocks, or a
         top-level call of one of its own functions. A module of imports, definitions, constants and
         registrations is a library (even one whose methods call `.backward()`, like a trainer's)."""
+        made: set[str] = set()  # top-level names bound to an instance of a class of the file
+        made_cls: dict[str, str] = {}
         for stmt in self.module.body:
             if isinstance(stmt, (cst.For, cst.While, cst.With)):
                 return True
@@ -1538,7 +1540,32 @@ class ScriptModel:
                         and small.value.func.value in self.functions
                     ):
                         return True
+                    # `trainer = Trainer(...)` then `acc = trainer.train()` (or `Trainer(...).train()`):
+                    # a method of a class of the file, run at import (M46-1, a FER2013 trainer)
+                    value = small.value if isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign)) else None
+                    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                        recv, meth = value.func.value, value.func.attr.value
+                        if isinstance(recv, cst.Name) and recv.value in made and self._defines(made_cls[recv.value], meth):
+                            return True
+                        if (isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name)
+                                and recv.func.value in self.classes and self._defines(recv.func.value, meth)):
+                            return True
+                    if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
+                            and isinstance(small.value.func, cst.Name) and small.value.func.value in self.classes):
+                        for t in small.targets:
+                            if isinstance(t.target, cst.Name):
+                                made.add(t.target.value)
+                                made_cls[t.target.value] = small.value.func.value
         return False
+
+    def _defines(self, cls: str, method: str, depth: int = 0) -> bool:
+        """The file's class `cls`, or one of its bases defined in the file, defines `method`."""
+        info = self.classes.get(cls)
+        if info is None or depth > 8:
+            return False
+        if method in info.methods:
+            return True
+        return any(self._defines(b, method, depth + 1) for b in info.bases if b in self.classes)
 
     @property
     def frameworks(self) -> frozenset[str]:
