@@ -1690,6 +1690,9 @@ class Flow:
             if extra:
                 total = max(total, 0) + extra
         if callee == fn.name.value and self.m.class_of(fn) is not None:
+            if total > 0:
+                # a bare `get_action(state, net)` calls a function, never the method (E50-4)
+                total -= self._name_site_count.get(callee, 0)
             own_sites = self.site_values.get(fn) or {}
             others = None
             for c in self._calls_by_attr.get(callee, ()):

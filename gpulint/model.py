@@ -1185,7 +1185,12 @@ class ScriptModel:
         """The file's one function of this name that is not a method (None when there are several
         or none)."""
         defs = self.functions.get(name)
-        if not defs or len(defs) != 1 or self.class_of(defs[0]) is not None:
+        if not defs:
+            return None
+        # a method of the same name is no rival: a bare name never calls it (E50-4, a DQN's
+        # module-level `get_action(state, net)` beside `QNet.get_action`)
+        defs = [d for d in defs if self.class_of(d) is None] if len(defs) > 1 else defs
+        if len(defs) != 1 or self.class_of(defs[0]) is not None:
             return None
         return defs[0]
 

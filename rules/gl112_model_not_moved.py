@@ -370,7 +370,7 @@ def _fresh_parts(m, parts) -> bool:
         # spot (`self.featurizer = nn.Linear(...)`) and never moves itself (TSD#6's ERM, F22-2)
         bs = m.bindings_of(parts)
         return bool(bs) and all(
-            b.how == "assign" and isinstance(b.value, cst.Call) and (m.qualname(b.value.func) or "").startswith("torch.nn.")
+            b.how == "assign" and isinstance(b.value, cst.Call) and _host_module_made(m, b.value)
             and m.enclosing(b.node, cst.FunctionDef) is m.enclosing(parts, cst.FunctionDef) for b in bs) and not any(
             isinstance(c.func, cst.Attribute) and c.func.attr.value in ("to", "cuda") and m.bindings_of(c.func.value) is bs
             for c in m.calls_in(m.enclosing(parts, cst.FunctionDef)) if isinstance(c.func.value, cst.Attribute))
@@ -379,6 +379,16 @@ def _fresh_parts(m, parts) -> bool:
         return False
     items = list(v.items) if v.items is not None else ([v.elem] if v.elem is not None else [])
     return bool(items) and all(it.kind == "module" and it.dev is not None and it.dev.is_host for it in items)
+
+
+def _host_module_made(m, call: cst.Call) -> bool:
+    """`call` builds a module on the host: a `torch.nn` constructor, or (the engine's value) a
+    helper or class of the file whose module stays on the host (`self.featurizer = get_fea(args)`,
+    `self.classifier = feat_classifier(n)` in TSD's ERM)."""
+    if (m.qualname(call.func) or "").startswith("torch.nn."):
+        return True
+    v = m.value_of(call)
+    return v.kind == "module" and v.dev is not None and v.dev.is_host
 
 
 def _device_of_model_holder(m, device: cst.BaseExpression, callee: cst.BaseExpression) -> bool:
@@ -658,9 +668,25 @@ def _method_call_site(m, mm, owner: cst.ClassDef, ctor: cst.Call) -> cst.Call | 
     init = m.enclosing(ctor, cst.FunctionDef)
     if init is None or init.name.value != "__init__":
         return None
+    return _named_instance_site(m, fn, owner, 0)
+
+
+def _named_instance_site(m, fn: cst.FunctionDef, owner: cst.ClassDef, depth: int) -> cst.Call | None:
+    """The first resolved call of method `fn` of `owner` whose receiver is a name or attribute
+    holding an instance of `owner` on the host; through `self.<method>(...)` calls of other
+    methods of the class, up to three (`algorithm.update(batches)` -> `self.predict(x)` ->
+    `self.network(x)`, TSD's ERM, F22-2)."""
     for site in m.resolved_sites(fn):
         f = site.func
         if not (isinstance(f, cst.Attribute) and isinstance(f.value, (cst.Name, cst.Attribute))):
+            continue
+        if isinstance(f.value, cst.Name) and f.value.value == "self":
+            caller = m.enclosing(site, cst.FunctionDef)
+            if (depth < 3 and caller is not None and caller is not fn and m.class_of(caller) is owner
+                    and caller.name.value not in ("forward", "__call__", "__init__")):
+                found = _named_instance_site(m, caller, owner, depth + 1)
+                if found is not None:
+                    return found
             continue
         v = m.value_of(f.value)
         if v.kind == "module" and v.cls == owner.name.value and v.dev is not None and v.dev.is_host:

@@ -106,3 +106,101 @@ def test_an_instance_alone_or_a_method_the_file_does_not_define_is_no_script():
         src = textwrap.dedent(TRAINER_DRIVER.replace("{driver}", driver))
         assert not ScriptModel(cst.parse_module(src), src).is_script, driver
         assert _lines(TRAINER_DRIVER.replace("{driver}", driver), "GL102") == [], driver
+
+
+# F22-2 (TSD#6's ERM): a module class that moves its inputs in its own method and runs its
+# registered container, built from parts made by a helper and a class of the file, through
+# `self.predict(x)`; the only instance is never moved. Reported where the instance is called.
+ERM = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def get_fea():
+    return nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class ERM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.featurizer = get_fea()
+        self.classifier = Head()
+        self.network = nn.Sequential(self.featurizer, self.classifier)
+
+    def update(self, batches):
+        x = torch.cat([b.to(device) for b in batches])
+        return self.predict(x).sum()
+
+    def predict(self, x):
+        return self.network(x)
+
+
+algorithm = ERM(){move}
+for _ in range(3):
+    algorithm.update([torch.randn(2, 4)])
+"""
+
+
+def test_an_unmoved_module_running_its_parts_through_its_own_methods():
+    assert _lines(ERM.replace("{move}", ""), "GL112") == [(38, "GL112")]
+
+
+def test_a_moved_module_running_its_parts_through_its_own_methods_is_silent():
+    assert _lines(ERM.replace("{move}", ".to(device)"), "GL112") == []
+
+
+# E50-4 (Reinforcement-Learning-Pytorch-Cartpole#1): a module-level function named like a method
+# of a class of the file. A bare-name call never calls the method, so the method's one call site
+# (`target_net.get_action(state)`) still gives its arguments.
+SAME_NAME = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def get_action(self, input):
+        qvalue = self.forward(input)
+        _, action = torch.max(qvalue, 1)
+        return action.numpy()[0]
+
+
+def {name}(state, target_net, epsilon):
+    return target_net.get_action(state)
+
+
+def main():
+    target_net = QNet()
+    target_net.to(device)
+    state = torch.randn(1, 4).to(device)
+    for step in range(3):
+        with torch.no_grad():
+            a = {name}(state, target_net, 0.5)
+
+
+main()
+"""
+
+
+def test_a_function_named_like_a_method_does_not_hide_the_methods_call_site():
+    assert _lines(SAME_NAME.replace("{name}", "choose"), "GL109") == [(19, "GL109")]
+    assert _lines(SAME_NAME.replace("{name}", "get_action"), "GL109") == [(19, "GL109")]
