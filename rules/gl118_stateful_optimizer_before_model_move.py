@@ -140,7 +140,7 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
                 continue  # the same function: the statement-order check above
             fn = m.scope_of(call)
             used = None
-            for c in m.calls_in(fn) if fn is not None else ():
+            for c in self._step_calls(m, fn) if fn is not None else ():
                 mv = m.value_of(c.func)
                 if mv.kind == "module" and mv.origin is ov.source and mv.dev is not None and mv.dev.where == "acc":
                     used = (c, mv)
@@ -156,6 +156,23 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
                 self.message.format(opt=ctx.code(ctor.func), model=ctx.code(ov.placed) if ov.placed is not None
                                     else "the model", device=device, line=line_ref(ctx, placed)),
             )
+
+    @staticmethod
+    def _step_calls(m, fn) -> list:
+        """The calls of the function that steps the optimizer, then those of the file's functions
+        and methods it calls (one level, as the engine resolved them): a trainer's `train` that
+        gets its loss from `self._batch_loss(batch)`, the method that calls the model
+        (AllenNLP's Trainer, allennlp#205)."""
+        own = m.calls_in(fn)
+        mine = set(own)
+        out = list(own)
+        for defs in m.functions.values():
+            for f in defs:
+                if f is fn or m.scope_of(f) is fn:
+                    continue
+                if any(s in mine for s in m.resolved_sites(f)):
+                    out.extend(m.calls_in(f))
+        return out
 
     @staticmethod
     def _device_text(ctx, mv: cst.Call) -> str:
