@@ -204,3 +204,36 @@ main()
 def test_a_function_named_like_a_method_does_not_hide_the_methods_call_site():
     assert _lines(SAME_NAME.replace("{name}", "choose"), "GL109") == [(19, "GL109")]
     assert _lines(SAME_NAME.replace("{name}", "get_action"), "GL109") == [(19, "GL109")]
+
+
+# P39-A1 (FMLP-Rec's models.py): a host mask moved with `.cuda()` under an options flag named for
+# the GPU (`self.args.cuda_condition`, set from `torch.cuda.is_available() and not args.no_cuda`)
+# before it meets the input: GL105 stays silent, as for `if self.args.use_gpu:`.
+MASK = """
+import torch
+import torch.nn as nn
+
+
+class Rec(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.args = args
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, input_ids):
+        mask = torch.triu(torch.ones(1, 4, 4), diagonal=1)
+        if {test}:
+            mask = mask.cuda()
+        return self.fc(input_ids.float() * mask)
+"""
+
+
+def test_a_host_tensor_moved_under_a_gpu_named_options_flag_is_not_reported():
+    for test in ("self.args.cuda_condition", "self.args.use_gpu",
+                 "torch.cuda.is_available() and not self.args.no_cuda"):
+        assert _lines(MASK.replace("{test}", test), "GL105") == [], test
+
+
+def test_a_host_tensor_moved_under_a_cpu_or_other_flag_is_still_reported():
+    for test in ("self.args.no_cuda", "self.args.verbose", "self.args.cuda_condition and self.args.verbose"):
+        assert _lines(MASK.replace("{test}", test), "GL105") == [(13, "GL105")], test

@@ -329,6 +329,18 @@ class ModuleClass:
         return names
 
 
+_FLAG_GPU_WORDS = frozenset({"cuda", "gpu", "gpus"})
+_FLAG_NOT_WORDS = frozenset({"no", "not", "non", "disable", "disabled", "cpu", "without", "skip", "off"})
+
+
+def _gpu_word_flag(name: str) -> bool:
+    """An options attribute whose name says the run uses the GPU (`cuda_condition`, `is_cuda`,
+    `on_gpu`, `train_on_gpu`): a word for CUDA or a GPU and none that negates it or names the CPU.
+    Read only where it can make a rule silent (a tensor moved under it)."""
+    words = name.lower().split("_")
+    return bool(_FLAG_GPU_WORDS & set(words)) and not (_FLAG_NOT_WORDS & set(words))
+
+
 class ModuleFacts:
     """Facts about every nn.Module subclass defined in the file."""
 
@@ -985,7 +997,7 @@ class DeviceFlow:
             # model runs on the GPU; without it everything is on the host
             from gpulint.flow import _CPU_FLAGS, _GPU_FLAGS
 
-            if test.attr.value in _GPU_FLAGS:
+            if test.attr.value in _GPU_FLAGS or _gpu_word_flag(test.attr.value):
                 return sign
             if test.attr.value in _CPU_FLAGS:
                 return -sign
@@ -995,10 +1007,16 @@ class DeviceFlow:
             # same option moves the model (PRECISION18 A1, GraphCL's pytorch_structure2vec code)
             from gpulint.flow import _CPU_FLAGS, _GPU_FLAGS
 
-            if test.attr.value in _GPU_FLAGS:
+            if test.attr.value in _GPU_FLAGS or _gpu_word_flag(test.attr.value):
                 return sign
             if test.attr.value in _CPU_FLAGS:
                 return -sign
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            # `torch.cuda.is_available() and not args.no_cuda` (FMLP-Rec's `cuda_condition`): true
+            # only where each part says the run has the GPU
+            if self._availability_test(test.left) == 1 and self._availability_test(test.right) == 1:
+                return sign
+            return 0
         if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
                 and isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual))):
             # `if cmd_args.ctx == 'gpu':` (`!=` negates): an option compared with a GPU word; never
@@ -1023,7 +1041,7 @@ class DeviceFlow:
             name = test.value.lower()
             bindings = self.model.bindings_of(test)
             if bindings and all(b.how == "assign" and self.model.scope_of(b.node) is self.model.module for b in bindings):
-                if name in _GPU_FLAGS:
+                if name in _GPU_FLAGS or _gpu_word_flag(name):
                     return sign
                 if name in _CPU_FLAGS:
                     return -sign
