@@ -1759,6 +1759,11 @@ class Flow:
                 else:
                     break
             parent = m.parents.get(top)
+            if type(parent) is cst.Arg:
+                # `Predictor(net, Gen())`: handed to a class of the file whose constructor keeps it
+                # as `self.gen`; that attribute's calls are the sites (gluonts' forecast generator)
+                held = self._held_by_constructor(parent)
+                return self._site_count.get(held, 0) if held is not None else -1
             if type(parent) is not cst.Assign or len(parent.targets) != 1:
                 return -1
             t = parent.targets[0].target
@@ -1772,6 +1777,42 @@ class Flow:
                 return -1
             return self._site_count.get(name, 0)
         return -1
+
+    def _held_by_constructor(self, arg: cst.Arg) -> str | None:
+        """The attribute a file class's `__init__` stores `arg` in, when `arg` is an argument of
+        that class's construction and its parameter is stored once, as is, in a statement of the
+        constructor's own body (`self.gen = gen`); None otherwise."""
+        m = self.m
+        call = m.parents.get(arg)
+        if type(call) is not cst.Call or type(call.func) is not cst.Name or call.func.value not in m.classes:
+            return None
+        found = m.method_of_class(call.func.value, "__init__")
+        if found is None or arg.star:
+            return None
+        init = found[0]
+        params = [x.name.value for x in (*init.params.posonly_params, *init.params.params)][1:]
+        if arg.keyword is not None:
+            pname = arg.keyword.value
+        else:
+            i = [a for a in call.args if a.keyword is None].index(arg)
+            if any(a.star for a in call.args[:i]) or i >= len(params):
+                return None
+            pname = params[i]
+        held = None
+        for n in m.nodes[m.order[init]:m.end[init]]:
+            if type(n) is cst.Name and n.value == pname:
+                up = m.parents.get(n)
+                if type(up) is cst.Param or (type(up) is cst.Attribute and up.attr is n):
+                    continue  # the parameter itself; `self.gen`'s name
+                if (type(up) is cst.Assign and up.value is n and len(up.targets) == 1
+                        and type(up.targets[0].target) is cst.Attribute
+                        and type(up.targets[0].target.value) is cst.Name
+                        and up.targets[0].target.value.value == "self" and held is None
+                        and m.enclosing(up, cst.FunctionDef) is init):
+                    held = up.targets[0].target.attr.value
+                    continue
+                return None  # read in another way too: where it goes is not only the attribute
+        return held
 
     def _known_receiver(self, recv) -> Value | None:
         v = self.values.get(recv)

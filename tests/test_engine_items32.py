@@ -237,3 +237,47 @@ def test_a_host_tensor_moved_under_a_gpu_named_options_flag_is_not_reported():
 def test_a_host_tensor_moved_under_a_cpu_or_other_flag_is_still_reported():
     for test in ("self.args.no_cuda", "self.args.verbose", "self.args.cuda_condition and self.args.verbose"):
         assert _lines(MASK.replace("{test}", test), "GL105") == [(13, "GL105")], test
+
+
+# E50-1 (gluonts#1230's forecast generator): an instance handed to the constructor of a class of
+# the file, which keeps it as `self.gen`; its `__call__`'s sites are that attribute's calls, so
+# the helper it calls sees the moved network and its device outputs.
+GENERATOR = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = nn.Linear(4, 2).to(device)
+
+
+def p2n(prediction_net, inputs):
+    return prediction_net(*inputs).numpy()
+
+
+class Gen:
+    def __call__(self, batches, prediction_net):
+        return [p2n(prediction_net, [b]) for b in batches]
+
+
+class Predictor:
+    def __init__(self, prediction_net, gen):
+        self.prediction_net = prediction_net
+        self.gen = gen{extra}
+
+    def predict(self, batches):
+        with torch.no_grad():
+            return self.gen(batches, self.prediction_net)
+
+
+outs = Predictor(net, Gen()).predict([torch.randn(3, 4).to(device)])
+"""
+
+
+def test_an_instance_kept_by_a_constructor_is_called_through_its_attribute():
+    assert _lines(GENERATOR.replace("{extra}", ""), "GL109") == [(10, "GL109")]
+
+
+def test_an_instance_the_constructor_also_hands_elsewhere_has_unknown_sites():
+    # `register(gen)`: the instance may be called where the file does not show
+    src = GENERATOR.replace("{extra}", "\n        register(gen)")
+    assert _lines(src, "GL109") == []
