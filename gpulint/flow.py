@@ -210,6 +210,13 @@ _DIM_BEFORE_INDEX = {
 }
 
 
+def _list_repeat(x) -> bool:
+    """`[[1.0, 0.0]] * 3` / `3 * [0]`: a list display repeated, a list with elements."""
+    if type(x) is not cst.BinaryOperation or type(x.operator) is not cst.Multiply:
+        return False
+    return any(type(s) is cst.List and len(s.elements) > 0 for s in (x.left, x.right))
+
+
 def join(a: Value | None, b: Value | None) -> Value:
     if a is None:
         return b if b is not None else UNKNOWN
@@ -4596,7 +4603,9 @@ class Flow:
             if q.startswith("torch.cuda.") and q in kb.LEGACY_TENSOR_TYPES:
                 dev, given = Dev("acc", "cuda"), True
             listed = bool(pos) and ((type(pos[0][0]) in (cst.List, cst.Tuple) and len(pos[0][0].elements) > 0)
-                                    or _sliced(pos[0][0]))
+                                    or _sliced(pos[0][0]) or _list_repeat(pos[0][0])
+                                    # `torch.Tensor(rows)` of a list or tuple built elsewhere (E50-3)
+                                    or (not pos[0][2] and pos[0][1].kind == TUPLE and pos[0][1].items != ()))
             # `torch.FloatTensor(n, k)`: sizes, so at least one dimension per size (a legacy
             # constructor never makes a 0-dim tensor from sizes or data)
             sizes = len(pos) >= 2 and all(not s and v.kind in (HOSTVAL, None) for _, v, s in pos)
@@ -4889,7 +4898,8 @@ class Flow:
         if last in ("tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"):
             # a list display, or a list or tuple built elsewhere, or an array a NumPy constructor
             # makes (`torch.tensor(np.eye(k))`): at least one dimension
-            return bool(pos) and (type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp) or _sliced(pos[0][0]) or (
+            return bool(pos) and (type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp) or _sliced(pos[0][0])
+                                  or _list_repeat(pos[0][0]) or (
                 not pos[0][2] and pos[0][1].kind == TUPLE) or self._numpy_array_call(pos[0][0]))
         if last in ("arange", "linspace", "logspace", "randperm", "eye", "hann_window", "hamming_window",
                     "blackman_window", "bartlett_window", "kaiser_window"):

@@ -281,3 +281,29 @@ def test_an_instance_the_constructor_also_hands_elsewhere_has_unknown_sites():
     # `register(gen)`: the instance may be called where the file does not show
     src = GENERATOR.replace("{extra}", "\n        register(gen)")
     assert _lines(src, "GL109") == []
+
+
+# E50-3 (Reinforcement-Learning-Pytorch-Cartpole#1): a tensor made from a list or tuple built
+# elsewhere, or from a repeated list display, has a dimension, so meeting device tensors on the
+# host is a mismatch (a 0-dim host tensor would not be).
+RANK = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = nn.Linear(4, 2).to(device)
+pred = net(torch.randn(3, 4).to(device))
+rows = [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]
+a = {make}
+out = pred * a
+"""
+
+
+def test_a_tensor_made_from_a_list_value_has_a_dimension():
+    for make in ("torch.Tensor(rows)", "torch.tensor([[1.0, 0.0]] * 3)", "torch.FloatTensor(tuple(rows[0]))"):
+        assert _lines(RANK.replace("{make}", make), "GL116") == [(10, "GL116")], make
+
+
+def test_a_tensor_made_from_a_number_or_an_empty_list_may_have_none():
+    for make in ("torch.tensor(rows[0][0])", "torch.tensor(len(rows))", "torch.Tensor([])"):
+        assert _lines(RANK.replace("{make}", make), "GL116") == [], make
