@@ -1306,7 +1306,7 @@ def _file_names(m, node: cst.CSTNode | None, depth: int = 0) -> set[str]:
         if isinstance(n, cst.SimpleString):
             try:
                 text = n.evaluated_value
-            except Exception:
+            except (ValueError, SyntaxError):
                 text = None
             if isinstance(text, bytes):
                 text = None
