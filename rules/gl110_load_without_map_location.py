@@ -127,6 +127,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # `torch.load(".../training_args.bin")`: the run's pickled options, no tensors
             if _data_cache(ctx, saves, call, scope):
                 continue  # a preprocessing cache this code writes itself, not a checkpoint
+            if _file_written_with_host_values(ctx, saves, call):
+                continue  # `torch.save(pred.cpu(), '.../best_pred_run{}.pt')` wrote it: host tensors only
             if self._feeds_state_dicts_only(ctx, facts, call):
                 text, safe = '"cpu"', True
             elif _moved_later(m, call):
@@ -1285,3 +1287,56 @@ def _moved_later(m, call: cst.Call) -> bool:
         if isinstance(recv, cst.Name) and recv.value == name and m.scope_of(c) is scope and m.precedes(call, c):
             return True
     return False
+
+
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-+ #0-9.]*[sdifr]")
+_FILE_NAME = re.compile(r"[A-Za-z_][^/\\]*\.[A-Za-z0-9]+$")
+
+
+def _file_names(m, node: cst.CSTNode | None, depth: int = 0) -> set[str]:
+    """The file names (last path segment, placeholders written `{}`) that the string literals of a
+    path expression spell: `'./{}/best_pred_run{}.pt'.format(d, n)` and
+    `os.path.join(kd_dir, 'best_pred_run{}.pt'.format(n))` both give `best_pred_run{}.pt`. A name
+    is followed to the values it is assigned (one level)."""
+    out: set[str] = set()
+    if node is None or depth > 1:
+        return out
+    for n in (node, *m.walk(node)):
+        text = None
+        if isinstance(n, cst.SimpleString):
+            try:
+                text = n.evaluated_value
+            except (ValueError, SyntaxError):
+                text = None
+            if isinstance(text, bytes):
+                text = None
+        elif isinstance(n, cst.FormattedString):
+            text = "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in n.parts)
+        elif isinstance(n, cst.Name) and depth == 0:
+            for b in m.bindings_of(n):
+                if b.how == "assign" and b.value is not None:
+                    out |= _file_names(m, b.value, depth + 1)
+        if text:
+            last = _PLACEHOLDER.sub("{}", text).replace("\\", "/").rsplit("/", 1)[-1]
+            if _FILE_NAME.match(last):
+                out.add(last)
+    return out
+
+
+def _file_written_with_host_values(ctx: Context, saves: list[cst.Call], load: cst.Call) -> bool:
+    """The load reads a file whose name (`best_pred_run{}.pt`) a save of the file writes with host
+    values only (`torch.save(pred.cpu(), fname)`, deep_gcns_torch's ogbn-arxiv DGL example keeping
+    teacher predictions for distillation, PRECISION40), and no save of a device value in the file
+    writes that name: what is loaded holds host tensors, `map_location` changes nothing."""
+    m = ctx.model
+    names = _file_names(m, _path_node(ctx, load, 0, "f"))
+    if not names:
+        return False
+    host = False
+    for save in saves:
+        if not names & _file_names(m, _path_node(ctx, save, 1, "f")):
+            continue
+        if not _saves_host_values(m, save):
+            return False
+        host = True
+    return host

@@ -90,6 +90,8 @@ for x, y in loader:
                 continue  # no weight, no buffer: it runs on the device of its input
             if isinstance(ctor, cst.Call) and _parameter_free_file_module(m, ctor):
                 continue  # a class of the file with nothing for `.to()` to move
+            if isinstance(ctor, cst.Call) and _sequential_of_opaque_modules(m, ctor, q):
+                continue  # `nn.Sequential(ImportedLayer(...))`: as silent as the bare imported instance
             owner = m.class_of(ctor) if ctor is not None else None
             if owner is not None and m.class_of(mm.node) is owner and (
                     m.flow._class_kind(owner.name.value) == "module" or _module_mixin(m, owner)):
@@ -480,6 +482,35 @@ def _parameter_free_layer(m, ctor: cst.Call, q: str | None) -> bool:
     if not q or not q.startswith("torch.nn.") or q.count(".") != 2:
         return False
     return m.is_stateless_module(ctor) or q.rsplit(".", 1)[-1] in _PARAMETER_FREE
+
+
+def _sequential_of_opaque_modules(m, ctor: cst.Call, q: str | None) -> bool:
+    """`nn.Sequential(ColorJitterLayer(...))` with `ColorJitterLayer` imported from another file
+    (MishaLaskin/rad data_augs.py, PRECISION40): the analysis cannot tell whether an instance of an
+    imported class holds weights, and the rule is silent when such an instance is called bare with
+    inputs on the accelerator; a Sequential around it adds no weight of its own. Silent when every
+    element is built in the call from an imported class the analysis does not know as a module, or
+    is a parameter-free torch.nn layer (or parameter-free class of the file), and one at least is
+    imported. A torch.nn layer with weights, a known model (torchvision's), a name or a `*list`
+    keeps the report."""
+    if q != "torch.nn.Sequential" or not ctor.args:
+        return False
+    opaque = False
+    for a in ctor.args:
+        v = a.value
+        if a.star or a.keyword is not None or not isinstance(v, cst.Call):
+            return False
+        vq = m.qualname(v.func)
+        if vq and vq.startswith("torch.nn.") and vq.count(".") == 2 and _parameter_free_layer(m, v, vq):
+            continue
+        if isinstance(v.func, cst.Name) and v.func.value in m.classes:
+            if _parameter_free_file_module(m, v):
+                continue
+            return False
+        if not vq or vq.startswith("torch.") or vq in m.classes or m.value_of(v).kind is not None:
+            return False  # not an import, or one the analysis knows (a torch layer, a zoo model)
+        opaque = True
+    return opaque
 
 
 def _file_wrapper_of_moved_module(m, ctor: cst.Call) -> bool:
