@@ -138,7 +138,14 @@ def _device_guarded_only(m, call: cst.Call, loop: cst.CSTNode) -> bool:
     return False
 
 
-def _cuda_test(m, test: cst.BaseExpression) -> bool:
+def _cuda_test(m, test: cst.BaseExpression, _depth: int = 0) -> bool:
+    if isinstance(test, (cst.Name, cst.Attribute)) and _depth == 0:
+        # a flag that only records a device test: `use_cuda = torch.cuda.is_available()` (apex#316's
+        # ImageNet example under a CPU guard), every binding of it such an assignment
+        binds = m.bindings_of(test)
+        return bool(binds) and all(
+            b.how == "assign" and b.value is not None and _cuda_test(m, b.value, _depth + 1) for b in binds
+        )
     if isinstance(test, cst.Call):
         return m.qualname(test.func) == "torch.cuda.is_available" and not test.args
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
