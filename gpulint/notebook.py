@@ -34,7 +34,11 @@ _MAGIC_START = re.compile(r"^(?P<indent>[ \t]*)(?P<rest>(?:%|!|\?).*)$")
 _HELP_END = re.compile(r"^(?P<indent>[ \t]*)(?P<rest>[\w.*\[\]()'\"]+\?{1,2})[ \t]*$")
 # automagic (on by default): a line starting with the name of a package-manager line magic runs it
 # (`pip install diffusers`); never Python (two names in a row)
-_AUTOMAGIC = re.compile(r"^(?P<indent>[ \t]*)(?P<rest>(?:pip|conda|mamba)[ \t]+\w.*)$")
+_AUTOMAGIC = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<rest>(?:(?:pip|conda|mamba)[ \t]+\w"
+    # IPython's automagic `cd some/dir` (`%cd`), never a Python expression (`cd is None`, `cd in x`)
+    r"|cd[ \t]+(?!(?:is|in|and|or|if|else|not|for)\b)[\w./~\-]).*)$"
+)
 _ASSIGN_MAGIC = re.compile(r"^(?P<lhs>[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*)(?P<rest>(?:%|!)\S.*)$")
 
 

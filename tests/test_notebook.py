@@ -365,3 +365,15 @@ def test_cell_with_a_less_indented_line_is_not_dedented():
     assert notebook.dedent(" a = 1\nb = 2\n") == (" a = 1\nb = 2\n", "")
     assert notebook.dedent("\n a = 1\n") == ("\n a = 1\n", "")  # IPython looks at the first line only
     assert notebook.dedent("  if x:\n      y = 1\n\n  z = 2\n") == ("if x:\n    y = 1\n\nz = 2\n", "  ")
+
+
+def test_automagic_cd_line_is_masked_and_python_named_cd_is_not():
+    """graph-neural-pde's notebook (PRECISION40 P40-A2): a cell starts with `cd workspace/src/`,
+    IPython's automagic `%cd`; a variable named `cd` in an expression stays Python."""
+    import ast
+
+    src = "cd workspace/graph-neural-pde/src/\nimport torch\ncd = 3\ncd is None\nprint(cd in [3])\n"
+    masked, restore = notebook.mask(src)
+    ast.parse(masked)
+    assert [orig for _, orig in restore] == ["cd workspace/graph-neural-pde/src/"]
+    assert masked.splitlines()[2:4] == ["cd = 3", "cd is None"]
