@@ -3248,10 +3248,21 @@ class Flow:
         own = recv.value if type(recv) is cst.Name else (
             "self." + recv.attr.value if type(recv) is cst.Attribute and type(recv.value) is cst.Name
             and recv.value.value == "self" else None)
+        def stale(val):
+            return (val.kind in (MODULE, METRIC) and val.origin is origin and val.dev is not None
+                    and val.dev.is_host != moved_off)
+
         for k, val in list(frame.env.items()):
-            if (k != own and val.kind in (MODULE, METRIC) and val.origin is origin and val.dev is not None
-                    and val.dev.is_host != moved_off):
+            if k != own and stale(val):
                 frame.env[k] = replace(val, dev=None)
+            elif k != own and val.kind == TUPLE and (
+                    any(stale(x) for x in val.items or ()) or (val.elem is not None and stale(val.elem))):
+                # `for c in criterions: c.to(device)`: the list's element is that module, moved now
+                # (mrs's loss list, E52-3)
+                frame.env[k] = replace(
+                    val, items=tuple(replace(x, dev=None) if stale(x) else x for x in val.items)
+                    if val.items is not None else None,
+                    elem=replace(val.elem, dev=None) if val.elem is not None and stale(val.elem) else val.elem)
         sv = frame.env.get("self")
         for cls in {frame.cls, sv.cls if sv is not None else None} - {None}:
             for attr, val in self.class_attrs.get(cls, {}).items():

@@ -307,3 +307,64 @@ def test_a_tensor_made_from_a_list_value_has_a_dimension():
 def test_a_tensor_made_from_a_number_or_an_empty_list_may_have_none():
     for make in ("torch.tensor(rows[0][0])", "torch.tensor(len(rows))", "torch.Tensor([])"):
         assert _lines(RANK.replace("{make}", make), "GL116") == [], make
+
+
+# E52-3 (mrs's loss list): modules kept in a list a helper returns, moved one by one in place
+# (`for c in criterions: c.to(device)`), are no longer known to be on the host where the list is
+# handed on: GL112 stays silent. Without the loop the list's module is still reported.
+LOSS_LIST = """
+import torch
+import torch.nn as nn
+
+
+class LossClass(nn.Module):
+    pass
+
+
+class Xent(LossClass):
+    def __init__(self):
+        super().__init__()
+        self.criterion = nn.CrossEntropyLoss(torch.tensor([1.0, 2.0]))
+
+    def forward(self, pred, lbl):
+        return self.criterion(pred, lbl)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def step(self, batches, device, criterions):
+        for x, y in batches:
+            x, y = x.to(device), y.to(device)
+            pred = self.fc(x)
+            for c in criterions:
+                loss = c(pred, y)
+                loss.backward()
+
+
+def create_loss():
+    return [Xent()]
+
+
+def train(device):
+    model = Net()
+    criterions = create_loss()
+    model.to(device)
+    for c in criterions:
+        c.to(device)
+    model.step([(torch.randn(8, 4), torch.randint(0, 2, (8,)))], device, criterions)
+
+
+train(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+"""
+
+
+def test_list_elements_moved_in_place_in_a_loop_are_not_on_the_host():
+    assert _lines(LOSS_LIST, "GL112") == []
+
+
+def test_list_elements_never_moved_are_on_the_host():
+    src = LOSS_LIST.replace("    for c in criterions:\n        c.to(device)\n", "")
+    assert _lines(src, "GL112") == [(29, "GL112")]
