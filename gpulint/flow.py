@@ -263,6 +263,13 @@ def join(a: Value | None, b: Value | None) -> Value:
         bk = dict(b.keys)
         if all(k in bk for k, _ in a.keys):
             keys = tuple((k, join(v, bk[k])) for k, v in a.keys)
+    if keys is None and a.kind == MAPPING and a.keys is not None and b.keys is not None:
+        # a dict that gains keys on some paths (`state = {}`, then `state["y_pred"] = model(x)` in
+        # the loop): a key read back exists only on the paths that set it, so it has their value
+        bk = dict(b.keys)
+        ak = dict(a.keys)
+        keys = tuple((k, join(v, bk[k]) if k in bk else v) for k, v in a.keys) + tuple(
+            (k, v) for k, v in b.keys if k not in ak)
     return Value(
         a.kind,
         join_dev(a.dev, b.dev),
@@ -3010,6 +3017,13 @@ class Flow:
                 return Value(MAPPING, None, elem=out, keys=tuple(keys) if keys else None)
             if keys:  # `{"output": model(x), "n": 3}`: per key, though the values differ in kind
                 return Value(MAPPING, None, keys=tuple(keys))
+            parent = self.m.parents.get(e)
+            if (not e.elements and type(parent) is cst.Assign and parent.value is e and len(parent.targets) == 1
+                    and type(parent.targets[0].target) is cst.Name):
+                # `state = {}`: a dict with no key yet, which `state["y_pred"] = model(x)` fills
+                # one known key at a time (torchbearer's state dict, E52-5). Not a `{}` nested in
+                # another display (`{"kwargs": {}}`): its keys may be set through the outer one
+                return Value(MAPPING, None, keys=(), origin=e)
             return UNKNOWN
         if t is cst.Comparison:
             vals = [self.eval(e.left, frame)] + [self.eval(c.comparator, frame) for c in e.comparisons]

@@ -368,3 +368,49 @@ def test_list_elements_moved_in_place_in_a_loop_are_not_on_the_host():
 def test_list_elements_never_moved_are_on_the_host():
     src = LOSS_LIST.replace("    for c in criterions:\n        c.to(device)\n", "")
     assert _lines(src, "GL112") == [(29, "GL112")]
+
+
+# E52-5 (torchbearer#506): a model output kept in a state dict (`state = {}`, then
+# `state["y_pred"] = model(x)` in the loop) is read back with its graph; the dict gains keys on
+# some paths, and a key read back has the value of the paths that set it.
+STATE_DICT = """
+import torch
+import torch.nn as nn
+
+
+class Mean:
+    def __init__(self):
+        self._sum = 0.0
+
+    def process(self, data):
+        self._sum += data.sum()
+
+
+class MSE:
+    def process(self, y_pred, y_true):
+        return torch.pow(y_pred - y_true, 2)
+
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+mse, agg = MSE(), Mean()
+state = {}
+for x, y in [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]:
+    state["y_pred"] = model(x)
+    state["y_true"] = y
+    loss = nn.functional.mse_loss(state["y_pred"], y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    agg.process(mse.process(state["y_pred"], y))
+"""
+
+
+def test_a_graph_stored_in_a_state_dict_by_key_is_read_back():
+    assert _lines(STATE_DICT, "GL402") == [(30, "GL402")]
+
+
+def test_a_dict_nested_in_a_display_is_not_known_empty():
+    # `{"kwargs": {}}`: its inner dict may gain keys through the outer one (`cfg["kwargs"]["device"]`)
+    src = STATE_DICT.replace('state = {}', 'cfg = {"kwargs": {}}\nstate = cfg["kwargs"]')
+    assert _lines(src, "GL402") == []
