@@ -190,7 +190,8 @@ def _dp_in_distributed_branch(ctx: Context, m, facts: DistFacts):
     same tests (CDial-GPT#20: `if args.distributed: ... dist.init_process_group(...)`, then `if
     args.distributed: model = DataParallel(model, device_ids=[args.local_rank], ...)`), in a file
     with no DistributedDataParallel wrap: the process is one rank of a distributed run whose model
-    is never synchronised. Reported without a fix (the maintainers' fix is the DDP class; its
+    is never synchronised. The shared test must be there (a distributed branch); unguarded, the
+    rule keeps its silence on scripts that join a group. Reported without a fix (the maintainers' fix is the DDP class; its
     `device_ids` depend on the devices the file picks)."""
     for w in facts.wraps_of_module("dp"):
         scope = m.scope_of(w.call)
@@ -198,8 +199,8 @@ def _dp_in_distributed_branch(ctx: Context, m, facts: DistFacts):
         if not inits or _in_library_function(m, w.call):
             continue
         tests = _guarding_tests(m, w.call, scope)
-        if "<other>" in tests:
-            continue
+        if not tests or "<other>" in tests:
+            continue  # unguarded: a script may join a group for its collectives alone (test_dist_analysis)
         init = next((c for c in inits if _guarding_tests(m, c, scope) == tests), None)
         if init is None:
             continue

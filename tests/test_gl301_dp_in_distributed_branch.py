@@ -2,8 +2,9 @@
 process group, in the same function after `init_process_group` and under the same tests (`if
 args.distributed:`), is one rank of a distributed run whose model is never synchronised: reported
 without a fix. Hard negatives: the DataParallel of the non-distributed branch (`else:`), a wrap
-under a different test than the init's, and a file that also wraps in DistributedDataParallel stay
-silent."""
+under a different test than the init's, an unguarded init and wrap (a script may join a process
+group for its collectives alone: test_dist_analysis keeps that silent), and a file that also wraps
+in DistributedDataParallel stay silent."""
 
 from __future__ import annotations
 
@@ -45,6 +46,8 @@ ELSE_BRANCH = """if args.distributed:
 OTHER_TEST = """if torch.cuda.device_count() > 1:
         model = DataParallel(model)"""
 
+UNGUARDED = """model = DataParallel(model)"""
+
 WITH_DDP = """if args.distributed:
         model = nn.parallel.DistributedDataParallel(model)
     if args.distributed:
@@ -67,6 +70,12 @@ def test_dataparallel_of_the_else_branch_is_silent():
 
 def test_dataparallel_under_another_test_is_silent():
     assert _lines(SRC.replace("WRAP", OTHER_TEST)) == []
+
+
+def test_unguarded_init_and_wrap_stay_silent():
+    text = SRC.replace("    if args.distributed:\n        dist.init_process_group", "    dist.init_process_group")
+    assert "    dist.init_process_group" in text
+    assert _lines(text.replace("WRAP", UNGUARDED)) == []
 
 
 def test_file_with_a_ddp_wrap_is_silent():
