@@ -411,7 +411,9 @@ def _is_store(m, node: cst.Attribute) -> bool:
 
 
 def _class_attrs(m, name: str, seen: frozenset = frozenset()) -> set[str]:
-    """Attributes a class of the file defines: methods, `self.x = ...` in its methods, class-level
+    """Attributes a class of the file defines: methods, `self.x = ...` in its methods, buffers and
+    parameters registered by name in its methods (`self.register_buffer("queue", ...)`, the
+    momentum queue multihop_dense_retrieval's loss reads through DataParallel), class-level
     assignments, and those of its file-defined bases."""
     info = m.classes.get(name)
     if info is None or name in seen:
@@ -420,6 +422,10 @@ def _class_attrs(m, name: str, seen: frozenset = frozenset()) -> set[str]:
     for (scope, key), _bindings in m.bindings.items():
         if scope is info.node and key.startswith("self."):
             out.add(key[len("self."):])
+    for call, recv, _meth in m.method_calls("register_buffer", "register_parameter"):
+        if (isinstance(recv, cst.Name) and recv.value == "self" and m.class_of(call) is info.node
+                and call.args and isinstance(call.args[0].value, cst.SimpleString)):
+            out.add(call.args[0].value.evaluated_value)
     body = info.node.body
     if isinstance(body, cst.IndentedBlock):
         for stmt in body.body:
