@@ -134,6 +134,8 @@ dist.destroy_process_group()
         if m.frameworks & DIST_FRAMEWORKS:
             return
         facts: DistFacts = m.facts(DistFacts)
+        if facts.init_calls and not any(w.kind != "dp" for w in facts.wraps):
+            yield from _dp_in_distributed_branch(ctx, m, facts)
         if facts.init_calls or any(w.kind != "dp" for w in facts.wraps):
             return  # a DDP script whose DataParallel branch is a deliberate single-process fallback
         dps = [w for w in facts.wraps_of_module("dp") if not _in_library_function(m, w.call)]
@@ -158,6 +160,51 @@ dist.destroy_process_group()
                 yield ctx.finding(w.call, f"{BASE_MESSAGE}; no automatic fix: {exc}")
                 continue
             yield ctx.finding(w.call, f"{BASE_MESSAGE} (the unsafe fix converts this script to DDP under torchrun)", fix)
+
+
+DISTRIBUTED_DP_MESSAGE = (
+    "`nn.DataParallel` in a process that joined a process group (`init_process_group` on line {line}, "
+    "under the same test) drives only this rank's devices and never all-reduces gradients: every rank "
+    "trains its own copy of the model; wrap it in `DistributedDataParallel` instead"
+)
+
+
+def _guarding_tests(m, node, scope) -> frozenset[str]:
+    """The source text of the test of every `if` whose body holds `node`, up to `scope`."""
+    code = m.module.code_for_node
+    tests, child = set(), node
+    for anc in m.ancestors(node):
+        if anc is scope:
+            break
+        if isinstance(anc, cst.If) and child is anc.body:
+            tests.add(code(anc.test).strip())
+        if isinstance(anc, (cst.Else, cst.For, cst.While, cst.Try, cst.With)) or (
+                isinstance(anc, cst.If) and child is not anc.body):
+            return frozenset({"<other>"})  # an `else:`, a loop or a handler: not the plain guard
+        child = anc
+    return frozenset(tests)
+
+
+def _dp_in_distributed_branch(ctx: Context, m, facts: DistFacts):
+    """A DataParallel wrap made in the same function as `init_process_group`, after it and under the
+    same tests (CDial-GPT#20: `if args.distributed: ... dist.init_process_group(...)`, then `if
+    args.distributed: model = DataParallel(model, device_ids=[args.local_rank], ...)`), in a file
+    with no DistributedDataParallel wrap: the process is one rank of a distributed run whose model
+    is never synchronised. The shared test must be there (a distributed branch); unguarded, the
+    rule keeps its silence on scripts that join a group. Reported without a fix (the maintainers' fix is the DDP class; its
+    `device_ids` depend on the devices the file picks)."""
+    for w in facts.wraps_of_module("dp"):
+        scope = m.scope_of(w.call)
+        inits = [c for c in facts.init_calls if m.scope_of(c) is scope and m.precedes(c, w.call)]
+        if not inits or _in_library_function(m, w.call):
+            continue
+        tests = _guarding_tests(m, w.call, scope)
+        if not tests or "<other>" in tests:
+            continue  # unguarded: a script may join a group for its collectives alone (test_dist_analysis)
+        init = next((c for c in inits if _guarding_tests(m, c, scope) == tests), None)
+        if init is None:
+            continue
+        yield ctx.finding(w.call, DISTRIBUTED_DP_MESSAGE.format(line=ctx.line_of(init)))
 
 
 def _trains(m) -> bool:

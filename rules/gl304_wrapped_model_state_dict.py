@@ -525,6 +525,27 @@ def _state_dict_name(m, name: cst.Name) -> bool:
     return isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "state_dict"
 
 
+def _definitely_reaching(m, use: cst.Name, bindings) -> list:
+    """[the binding of `use` that reaches it on every path] when the name has several bindings:
+    the latest binding before `use` in the same function whose enclosing blocks (up to the
+    function) all contain `use` as well (StyleGAN2_PyTorch's train.py: `state = torch.load(...)`
+    under the resume `if`, then `state = {"G": G.state_dict(), ...}; torch.save(state, ...)` in the
+    epoch loop). [] otherwise."""
+    scope = m.scope_of(use)
+    before = [b for b in bindings if m.scope_of(b.node) is scope and m.precedes(b.node, use)
+              and not m.contains(b.node, use)]
+    if not before:
+        return []
+    last = max(before, key=lambda b: m.order[b.node])
+    for anc in m.ancestors(last.node):
+        if anc is scope:
+            break
+        if isinstance(anc, (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.ExceptHandler, cst.Finally,
+                            cst.With, cst.IndentedBlock)) and not m.contains(anc, use):
+            return []
+    return [last]
+
+
 def _string_key(sub: cst.Subscript) -> bool:
     return (len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index)
             and isinstance(sub.slice[0].slice.value, cst.SimpleString))
@@ -550,6 +571,8 @@ def _state_dict_calls(expr, depth: int = 0, m=None):
         yield expr
     elif isinstance(expr, cst.Name) and m is not None and (depth == 0 or depth <= 2 and _state_dict_name(m, expr)):
         bindings = m.bindings_of(expr)
+        if len(bindings) > 1 and depth == 0:
+            bindings = _definitely_reaching(m, expr, bindings)
         if len(bindings) == 1 and bindings[0].how == "assign" and isinstance(
                 bindings[0].value, (cst.Dict, cst.List, cst.Tuple, cst.Call)):
             yield from _state_dict_calls(bindings[0].value, depth + 1, m)

@@ -123,7 +123,7 @@ print(model.module.num_classes)
                 continue
             if _is_store(m, node):
                 continue
-            if any(b.how == "param" for b in m.bindings_of(node.value)):
+            if any(b.how == "param" for b in m.bindings_of(node.value)) and not _closure_read(m, node.value):
                 # a function's parameter: the engine knows what its call sites pass
                 found = engine_wrapper(m, node.value)
                 if found is None or found[1] is None or _tests_for_wrapper(m, node):
@@ -150,8 +150,10 @@ print(model.module.num_classes)
                 w, definitely = reach
                 if not definitely and _unwrapped_branch(m, w.call, node):
                     continue  # `if T: wrap` ... `if T: W.module.attr else: W.attr`
+                if not definitely and _closure_unwrapped_branch(m, facts, node):
+                    continue  # a closure's `if A or B: W.module.attr else: W.attr`, wraps under `if A:`, `if B:`
                 kind = w.kind
-                cls = facts.wrapped_class(w)
+                cls = facts.wrapped_class(w) or _unpacked_inner_class(m, facts, w)
             if cls is None:
                 continue
             if forwards_attributes(m, m.value_of(node.value).wrap) or any(
@@ -172,6 +174,141 @@ print(model.module.num_classes)
                 self.message.format(name=name, attr=attr, wrapper=wrapper),
                 ctx.fix(ctx.replace(node, new), message=f"Read `{attr}` from the wrapped model"),
             )
+
+
+def _closure_read(m, use: cst.Name) -> bool:
+    """`use` reads a name of an enclosing function from a nested function (a DataLoader
+    `collate_fn` closure over `model`, awesome-align#10): the closure runs when it is called, after
+    the enclosing function may have rebound the name to a wrapper, so the name's latest binding
+    reaches it, not what the enclosing function's caller passed."""
+    bindings = m.bindings_of(use)
+    use_scope = m.scope_of(use)
+    if not bindings or not isinstance(use_scope, cst.FunctionDef):
+        return False
+    scopes = {m.scope_of(b.node) for b in bindings}
+    return len(scopes) == 1 and use_scope not in scopes and m.contains(next(iter(scopes)), use_scope)
+
+
+def _closure_unwrapped_branch(m, facts: DistFacts, read: cst.Attribute) -> bool:
+    """A closure read (`_closure_read`) in the `else:` of an `if` whose test is an `or` of tests
+    (awesome-align#10's fix: `if args.n_gpu > 1 or args.local_rank != -1: model.module.attr else:
+    model.attr`) such that every wrap of the name in the enclosing function sits in the body of an
+    `if` with one of those tests (`if args.n_gpu > 1: model = DataParallel(model)`, `if
+    args.local_rank != -1: model = DistributedDataParallel(...)`). The tests must be pure (no call
+    but pure queries) and nothing they read may be assigned in the enclosing function: the read then
+    runs only where no wrap was made."""
+    use = read.value
+    if not isinstance(use, cst.Name) or not _closure_read(m, use):
+        return False
+    closure = m.scope_of(use)
+    outer = m.scope_of(m.bindings_of(use)[0].node)
+    code = m.module.code_for_node
+    wraps = [w for w in facts.wraps if isinstance(w.target, cst.Name) and w.target.value == use.value
+             and m.scope_of(w.call) is outer]
+    if not wraps:
+        return False
+    wrap_tests = []
+    for w in wraps:
+        tests, child = set(), w.call
+        for anc in m.ancestors(w.call):
+            if anc is outer:
+                break
+            if isinstance(anc, cst.If) and child is anc.body:
+                tests.add(code(anc.test).strip())
+            child = anc
+        if not tests:
+            return False  # a wrap made on every path
+        wrap_tests.append(tests)
+    child = read
+    for anc in m.ancestors(read):
+        if anc is closure:
+            return False
+        if isinstance(anc, cst.If) and isinstance(anc.orelse, cst.Else) and child is anc.orelse:
+            disjuncts, stack = [], [anc.test]
+            while stack:
+                t = stack.pop()
+                if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, cst.Or) and not t.lpar:
+                    stack.extend((t.left, t.right))
+                else:
+                    disjuncts.append(t)
+            texts = {code(t).strip() for t in disjuncts}
+            if all(tests & texts for tests in wrap_tests) and _pure_unassigned(m, anc.test, outer):
+                return True
+        child = anc
+    return False
+
+
+def _pure_unassigned(m, test: cst.BaseExpression, outer: cst.CSTNode) -> bool:
+    """`test` calls nothing but pure queries, and no name or attribute it reads is assigned in the
+    function `outer` (nested functions included)."""
+    code = m.module.code_for_node
+    read: set[str] = set()
+    for n in (test, *m.walk(test)):
+        if isinstance(n, cst.Call):
+            if m.qualname(n.func) not in _PURE_QUERIES:
+                return False
+        elif isinstance(n, (cst.Name, cst.Attribute)):
+            read.add(code(n).strip())
+        elif isinstance(n, (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda, cst.Subscript)):
+            return False
+    for n in m.walk(outer):
+        if isinstance(n, (cst.Global, cst.Nonlocal, cst.Del)):
+            return False
+        targets = []
+        if isinstance(n, cst.AssignTarget):
+            targets = [n.target]
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+            targets = [n.target]
+        elif isinstance(n, (cst.For, cst.CompFor)):
+            targets = [n.target]
+        for t in targets:
+            for x in (t, *m.walk(t)):
+                if isinstance(x, (cst.Name, cst.Attribute)) and code(x).strip() in read:
+                    return False
+    return True
+
+
+def _unpacked_inner_class(m, facts: DistFacts, w) -> str | None:
+    """The file class a wrapper wraps when the wrapped name was bound by tuple unpacking
+    (`netG, netD_im, netD_st = self.load_network_stageI()`, VLCStoryGan#12) or is a parameter
+    (`def train(args, train_dataset, model)` wrapped twice, awesome-align#10), where the engine's
+    value of the name at the wrap joins the instance with another wrapper (last iteration's, or
+    the DataParallel wrap before a DistributedDataParallel one) and keeps no class. Every binding
+    of the name that is not a wrap must give the same class: an unpacked target by the engine's
+    value at it, a parameter by the argument of every call site, an assigned one by its
+    expression."""
+    inner = w.inner
+    if not isinstance(inner, cst.Name):
+        return None
+    found: set[str] = set()
+    unpacked = False
+    for b in m.bindings_of(inner):
+        if facts.wrap_binding(b) is not None:
+            continue
+        if b.how == "unpack":
+            v = m.value_of(b.node)
+            if v.kind != "module" or v.cls not in m.classes:
+                return None
+            found.add(v.cls)
+            unpacked = True
+        elif b.how == "param":
+            args = m.param_arguments(b)  # every call site's argument (none when one cannot be matched)
+            if not args:
+                return None
+            for a in args:
+                v = m.value_of(a)
+                if v.kind != "module" or v.cls not in m.classes:
+                    return None
+                found.add(v.cls)
+            unpacked = True
+        elif b.how == "assign" and b.value is not None:
+            c = facts.class_of_module_expr(b.value)
+            if c is None:
+                return None
+            found.add(c)
+        else:
+            return None
+    return found.pop() if unpacked and len(found) == 1 else None
 
 
 def _engine_wrapper_class(m, recv):
@@ -274,7 +411,9 @@ def _is_store(m, node: cst.Attribute) -> bool:
 
 
 def _class_attrs(m, name: str, seen: frozenset = frozenset()) -> set[str]:
-    """Attributes a class of the file defines: methods, `self.x = ...` in its methods, class-level
+    """Attributes a class of the file defines: methods, `self.x = ...` in its methods, buffers and
+    parameters registered by name in its methods (`self.register_buffer("queue", ...)`, the
+    momentum queue multihop_dense_retrieval's loss reads through DataParallel), class-level
     assignments, and those of its file-defined bases."""
     info = m.classes.get(name)
     if info is None or name in seen:
@@ -283,6 +422,10 @@ def _class_attrs(m, name: str, seen: frozenset = frozenset()) -> set[str]:
     for (scope, key), _bindings in m.bindings.items():
         if scope is info.node and key.startswith("self."):
             out.add(key[len("self."):])
+    for call, recv, _meth in m.method_calls("register_buffer", "register_parameter"):
+        if (isinstance(recv, cst.Name) and recv.value == "self" and m.class_of(call) is info.node
+                and call.args and isinstance(call.args[0].value, cst.SimpleString)):
+            out.add(call.args[0].value.evaluated_value)
     body = info.node.body
     if isinstance(body, cst.IndentedBlock):
         for stmt in body.body:
