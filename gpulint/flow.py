@@ -789,7 +789,7 @@ def _bound_values(m, name: cst.Name) -> list | None:
     if bindings and all(b.how == "assign" and b.value is not None for b in bindings):
         return [b.value for b in bindings]
     if len(bindings) == 1 and bindings[0].how == "param":
-        return m.param_arguments(bindings[0])
+        return m.param_arguments(bindings[0], constructors=True)
     return None
 
 
@@ -902,7 +902,7 @@ def _gpu_int(m, e, _depth: int) -> int | None:
     n = _int_literal(e)
     if n is not None:
         return n
-    if type(e) not in (cst.IfExp, cst.Name) or _depth > 6:
+    if type(e) not in (cst.IfExp, cst.Name, cst.Attribute) or _depth > 6:
         return None
     memo = m.__dict__.setdefault("_gl_gpu_int", {})
     if e in memo:
@@ -919,10 +919,22 @@ def _gpu_int_uncached(m, e, _depth: int) -> int | None:
         if g is None:
             return None
         return _gpu_int(m, e.body if g else e.orelse, _depth + 1)
-    if type(e) is cst.Name:
+    if type(e) is cst.Attribute:
+        # `self._cuda_device` of a class whose every assignment of it gives the same number on a
+        # GPU machine (AllenNLP's trainer: `self._cuda_device = cuda_device`, the driver passing
+        # `0 if torch.cuda.is_available() else -1`, E50-5)
+        cls = m.class_of(e) if type(e.value) is cst.Name and e.value.value == "self" else None
+        if cls is None:
+            return None
+        bindings = m.bindings.get((cls, "self." + e.attr.value), [])
+        if not bindings or not all(b.how == "assign" and b.value is not None for b in bindings):
+            return None
+        values = [b.value for b in bindings]
+    elif type(e) is cst.Name:
         values = _bound_values(m, e)
         if values is None:
             return None
+    if type(e) in (cst.Name, cst.Attribute):
         out = None
         for v in values:
             n = _gpu_int(m, v, _depth + 1)

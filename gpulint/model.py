@@ -904,17 +904,38 @@ class ScriptModel:
             cache[fn] = [c for c in self.calls if isinstance(c.func, cst.Name) and c.func.value == name]
         return cache[fn]
 
-    def param_arguments(self, b: Binding) -> list[cst.BaseExpression]:
+    def construction_sites(self, cls: cst.ClassDef) -> list[cst.Call]:
+        """The calls `Cls(...)` that build the file's class `cls`, when they are all its uses: its
+        name defined once, never written except as the called name of those calls, and no class
+        of the file derived from it (whose constructor would call this one with its own
+        arguments); empty otherwise."""
+        name = cls.name.value
+        info = self.classes.get(name)
+        if info is None or info.node is not cls or any(name in c.bases for c in self.classes.values()):
+            return []
+        cache = self._call_sites
+        if cls not in cache:
+            calls = [c for c in self.calls if isinstance(c.func, cst.Name) and c.func.value == name]
+            uses = sum(1 for n in self.nodes if type(n) is cst.Name and n.value == name)
+            cache[cls] = calls if uses == len(calls) + 1 else []  # (+1: the class statement's own name)
+        return cache[cls]
+
+    def param_arguments(self, b: Binding, constructors: bool = False) -> list[cst.BaseExpression]:
         """The argument expressions passed for parameter `b` at the function's call sites in this
-        file (empty when any call site cannot be matched: *args, **kwargs)."""
+        file (empty when any call site cannot be matched: *args, **kwargs). With `constructors`,
+        a parameter of a class's `__init__` gets the arguments of the class's constructions."""
         fn = self.function_of_param(b)
         if fn is None:
             return []
-        sites = self.call_sites(fn)
-        if not sites:
-            return []
         params = fn.params
         positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        if constructors and fn.name.value == "__init__" and self.class_of(fn) is not None:
+            sites = self.construction_sites(self.class_of(fn))
+            positional = positional[1:]  # `self`
+        else:
+            sites = self.call_sites(fn)
+        if not sites:
+            return []
         out = []
         for call in sites:
             found = None

@@ -414,3 +414,44 @@ def test_a_dict_nested_in_a_display_is_not_known_empty():
     # `{"kwargs": {}}`: its inner dict may gain keys through the outer one (`cfg["kwargs"]["device"]`)
     src = STATE_DICT.replace('state = {}', 'cfg = {"kwargs": {}}\nstate = cfg["kwargs"]')
     assert _lines(src, "GL402") == []
+
+
+# E50-5 (allennlp#205): a trainer that moves the model only `if self._cuda_device >= 0:`, the
+# attribute set from a constructor parameter every construction passes as `0 if
+# torch.cuda.is_available() else -1`: the move runs on a GPU machine, so an optimizer built before
+# it is GL118's.
+CUDA_INDEX = """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, model, optimizer, cuda_device=-1):
+        self._model = model
+        self._optimizer = optimizer
+        self._cuda_device = cuda_device
+        if self._cuda_device >= 0:
+            self._model = self._model.cuda(self._cuda_device)
+
+    def train(self, x):
+        if self._cuda_device >= 0:
+            x = x.cuda(self._cuda_device)
+        self._optimizer.zero_grad()
+        self._model(x).sum().backward()
+        self._optimizer.step()
+
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.Adagrad(model.parameters(), lr=0.1)
+trainer = Trainer(model, optimizer, cuda_device=0 if torch.cuda.is_available() else -1)
+trainer.train(torch.randn(8, 4))
+"""
+
+
+def test_a_gpu_index_attribute_from_the_constructor_decides_the_guarded_move():
+    assert _lines(CUDA_INDEX, "GL118") == [(23, "GL118")]
+
+
+def test_a_gpu_index_attribute_of_unknown_value_decides_nothing():
+    src = CUDA_INDEX.replace("cuda_device=0 if torch.cuda.is_available() else -1", "cuda_device=args_gpu")
+    assert _lines(src, "GL118") == []
