@@ -266,6 +266,8 @@ class Ensemble(nn.Module):
                 continue
             if isinstance(parent, cst.Subscript) and isinstance(ctx.model.parent(parent), cst.AssignTarget):
                 continue
+            if _len_of(ctx, parent):
+                continue  # `nn.Linear(len(self.convs), n)`: counting the entries registers none of them
             return True
         return False
 
@@ -313,6 +315,23 @@ class _Inert:
 
 
 INERT = _Inert()
+
+
+def _len_of(ctx: Context, arg) -> bool:
+    """`arg` is the one argument of a call to the builtin `len` (not shadowed in the file)."""
+    if not isinstance(arg, cst.Arg) or arg.keyword is not None or arg.star:
+        return False
+    call = ctx.model.parent(arg)
+    if not (isinstance(call, cst.Call) and len(call.args) == 1 and isinstance(call.func, cst.Name)):
+        return False
+    if call.func.value != "len":
+        return False
+    return not any(
+        isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n.name.value == "len"
+        or isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name) and n.target.value == "len"
+        or isinstance(n, cst.ImportAlias) and (n.evaluated_alias or n.evaluated_name) == "len"
+        for n in ctx.model.walk(ctx.model.module)
+    )
 
 
 def _any_stateful(flags) -> bool:
