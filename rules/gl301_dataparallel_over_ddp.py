@@ -702,7 +702,8 @@ class _Converter:
         if loop in self.facts.iter_pass_loops:
             raise Refuse("the loader's iterator is re-created inside a loop (`iter(loader)`), with no epoch loop")
         if not isinstance(loop, cst.For):
-            raise Refuse("the loader is cycled by a generator (`while True:`), with no epoch loop")
+            raise Refuse("the loader's passes are repeated by a `while` loop (a generator's `while True:` or a "
+                         "`while epoch < n:`), with no epoch variable for `set_epoch`")
         if self.m.enclosing(loop, cst.FunctionDef) is not self.scope_fn or not self.inside(loop, self.block_owner()):
             raise Refuse("the epoch loop is not in the block that wraps the model")
         epoch = epoch_variable(self.m, loop)

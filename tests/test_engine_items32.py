@@ -455,3 +455,35 @@ def test_a_gpu_index_attribute_from_the_constructor_decides_the_guarded_move():
 def test_a_gpu_index_attribute_of_unknown_value_decides_nothing():
     src = CUDA_INDEX.replace("cuda_device=0 if torch.cuda.is_available() else -1", "cuda_device=args_gpu")
     assert _lines(src, "GL118") == []
+
+
+# E51-3a (WatChMaL): a `while epoch < n:` loop around the pass over a distributed loader is an
+# epoch loop: GL302 reports the sampler without `set_epoch` (no fix: no epoch variable).
+WHILE_EPOCHS = """
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+dist.init_process_group("gloo")
+dataset = TensorDataset(torch.randn(64, 4))
+sampler = DistributedSampler(dataset)
+loader = DataLoader(dataset, sampler=sampler, batch_size=8)
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+epoch = 0
+while epoch < 3:{set_epoch}
+    for (x,) in loader:
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+    epoch += 1
+"""
+
+
+def test_a_while_epoch_loop_repeats_the_distributed_pass():
+    assert _lines(WHILE_EPOCHS.replace("{set_epoch}", ""), "GL302") == [(9, "GL302")]
+
+
+def test_a_while_epoch_loop_that_sets_the_epoch_is_silent():
+    assert _lines(WHILE_EPOCHS.replace("{set_epoch}", "\n    sampler.set_epoch(epoch)"), "GL302") == []

@@ -740,6 +740,15 @@ class DistFacts:
                 return anc
         return None
 
+    def _enclosing_while(self, node: cst.CSTNode) -> cst.While | None:
+        """The nearest `while` around node within its function."""
+        for anc in self.model.ancestors(node):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return None
+            if isinstance(anc, cst.While):
+                return anc
+        return None
+
     def epoch_loops(self, lo: LoaderInfo, through_calls: bool = False) -> list[cst.For]:
         """The loops around each pass over the loader (the epoch loops), without duplicates.
         `through_calls`: a pass in a function or method of the file with no loop around it in that
@@ -760,6 +769,11 @@ class DistFacts:
                 outer = self.enclosing_loop(ll.loop)
             if outer is None:
                 outer = self._endless_generator_loop(ll.loop)
+            if outer is None:
+                # `epoch = 0; while epoch < epochs: for x in loader: ...; epoch += 1` (WatChMaL's
+                # `while floor(epoch) < epochs:`, E51-3a): a `while` repeating the pass is an epoch
+                # loop too (no epoch variable: rules offer no fix there)
+                outer = self._enclosing_while(ll.anchor)
             if outer is None and through_calls:
                 for caller_loop in self._loops_around_calls(ll.anchor, lo):
                     if all(caller_loop is not o for o in out):
