@@ -134,6 +134,18 @@ argument's parameters, or one of another module named `freeze_model`, `freeze_mo
 `freeze_params`...), a loop over its `.parameters()` or `.requires_grad_(False)`, and nothing
 unfreezes it or hands it to other code. The fix wraps the loop in `with torch.no_grad():`.
 
+A shared phase loop is an evaluation in its evaluation phases: `for phase in ("train", "val"):`
+(a list, `["train", "valid"] + ...`, the keys of a dict of loaders, `.items()`) whose body
+backpropagates and steps only under `if phase == "train":` (also `is_train = phase == "train"`)
+and calls the model outside that test. Unless the forward runs under `torch.set_grad_enabled(phase
+== "train")` (or any grad context around it that depends on the phase, or a `no_grad` under a phase
+test), the 'val' batches record a graph for nothing. It is reported at the shared model call, never
+with a `no_grad` wrap, which would stop the 'train' phase learning: the fix puts the statement that
+holds the shared forward under `with torch.set_grad_enabled(phase == "train"):`, offered only when
+the loop names one training phase and one statement holds the shared forwards. Gradients used in
+the evaluation phase (a backward in every phase, a `.grad` read, code the file does not define
+handed the model there) keep it silent.
+
 A function shared by training and evaluation is reported at its evaluation call: called after
 `model.eval()`, outside `no_grad`, with arguments that switch off every backward pass and
 optimizer step in it (`run_epoch(valid_data, model, optimizer=None)` where the function steps only

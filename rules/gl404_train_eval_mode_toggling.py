@@ -87,6 +87,16 @@ or a function of the file handed the model that runs such a method or `model.eva
 `lc_loss` calling `get_blob_dict(model, batch)`). The fix inserts `model.train()` right after the
 call. This is per model: a distillation teacher put in eval mode by a helper does not count.
 
+A shared phase loop counts too: `for phase in ("train", "val"):` (a list, `["train", "valid"] +
+...`, the keys of a dict of loaders, `.items()`) whose body backpropagates and steps only under
+`if phase == "train":` while the model is called in every phase. When no mode switch depends on
+the phase (`if phase == "train": model.train() else: model.eval()`, `model.train(phase ==
+"train")`), the 'val' phase runs in training mode; it is reported at the loop over the phase's
+batches, without a fix (the message suggests `model.train(phase == "train")` at the top of the phase
+loop: a model whose forward returns something else in eval mode, as torchvision's detection models
+do, needs a look first). A phase loop put in eval mode before it, one that backpropagates in every
+phase, or one with phase names other than train/val/valid/validation/eval/test/dev is left alone.
+
 The rule only looks at models whose behaviour depends on the mode (dropout, batch norm, or a model
 the file cannot see into), stays silent where a helper the file does not define gets the model
 (it may switch modes itself), on training mode chosen on purpose (`model.train()` or a helper of the
