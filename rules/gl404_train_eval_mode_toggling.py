@@ -175,6 +175,8 @@ for epoch in range(epochs):
                 name = dotted(c.func)
                 if name is None or not facts.mode_sensitive(c.func):
                     continue
+                if _losses_in_training_mode(m, c):
+                    continue  # a detection model's losses exist only in training mode: kept so on purpose
                 shared.append(c)
                 if name not in names:
                     names.append(name)
@@ -1440,3 +1442,27 @@ def _trains_only_in_train_phase(m, loop: _PhaseLoop, info) -> bool:
         if at is None or not at or not at <= loop.train:
             return False
     return True
+
+
+_DETECTION = re.compile(r"^torchvision\.models\.detection\.|(?:rcnn|retinanet|fcos|ssd\d*|ssdlite\w*|yolo\w*)$", re.IGNORECASE)
+
+
+def _losses_in_training_mode(m, call: cst.Call) -> bool:
+    """`loss_dict = model(images, targets)` of a model that returns its losses only in training
+    mode (torchvision's detection models, whose eval mode returns detections): a phase loop that
+    runs its 'val' phase in training mode gets the validation losses so, on purpose. Known by the
+    model's constructor, or by the output being read as a mapping (`.values()`, `.items()`)."""
+    ctor = m.constructor_of(call.func)
+    q = (m.qualname(ctor.func) or dotted(ctor.func) or "") if ctor is not None else ""
+    if q and _DETECTION.search(q):
+        return True
+    parent = m.parent(call)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        return False
+    out = parent.targets[0].target.value
+    scope = m.scope_of(call)
+    for n in m.walk(scope):
+        if (isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == out
+                and n.attr.value in ("values", "items", "keys")):
+            return True
+    return False

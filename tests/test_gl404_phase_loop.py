@@ -135,3 +135,28 @@ def test_tutorial_shape_is_silent():
                     optimizer.step()
     """
     assert _gl404(_src(body)) == []
+
+
+def test_detection_losses_read_in_the_val_phase_are_silent():
+    # torchvision's detection models return their losses only in training mode: a phase loop that
+    # wants the 'val' losses keeps training mode on purpose (its batch norms are frozen)
+    head = HEAD.replace(
+        "nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.Linear(4, 1))",
+        "torchvision.models.detection.fasterrcnn_resnet50_fpn(weights=None, num_classes=3)",
+    ).replace("import torch\n", "import torch\nimport torchvision\n", 1)
+    body = """
+    for phase in ["train", "val"]:
+        for images, targets in loaders[phase]:
+            loss_dict = model(images, targets)
+            losses = sum(loss for loss in loss_dict.values())
+            if phase == "train":
+                optimizer.zero_grad()
+                losses.backward()
+                optimizer.step()
+    """
+    assert _gl404(_src(body, head)) == []
+    # the same loop over a model of another file, its output read as a mapping of losses
+    head = HEAD.replace("nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.Linear(4, 1))", "Detector()")
+    head = head.replace("import torch\n", "import torch\nfrom detector import Detector\n", 1) + "model.eval()\nmodel.train()\n"
+    assert _gl404(_src(body, head)) == []
+    assert len(_gl404(_src(body.replace("loss_dict.values()", "[loss_dict]"), head))) == 1
