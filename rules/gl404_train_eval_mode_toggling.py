@@ -219,6 +219,11 @@ for epoch in range(epochs):
             for fn in facts.file_functions(c):
                 if facts.effects(fn) & {"train", "eval", "unknown-mode"}:
                     return False
+            for a in c.args:
+                # `model.apply(set_bn_eval)`: a function of the file that switches modes, handed on
+                if isinstance(a.value, cst.Name) and any(
+                        facts.effects(fn) & {"train", "eval", "unknown-mode"} for fn in m.functions.get(a.value.value, ())):
+                    return False
         return True
 
     # a loop-free `with torch.no_grad():` evaluation right after the training batches ------------

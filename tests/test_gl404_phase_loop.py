@@ -160,3 +160,10 @@ def test_detection_losses_read_in_the_val_phase_are_silent():
     head = head.replace("import torch\n", "import torch\nfrom detector import Detector\n", 1) + "model.eval()\nmodel.train()\n"
     assert _gl404(_src(body, head)) == []
     assert len(_gl404(_src(body.replace("loss_dict.values()", "[loss_dict]"), head))) == 1
+
+
+def test_mode_switch_handed_to_apply_is_silent():
+    head = HEAD + "\n\ndef set_bn_eval(m):\n    if isinstance(m, nn.BatchNorm1d):\n        m.eval()\n\n\nmodel.train()\n"
+    body = BUGGY.replace("    for x in loaders[phase]:", '    if phase != "train":\n        model.apply(set_bn_eval)\n    for x in loaders[phase]:', 1)
+    assert _gl404(_src(body, head)) == []
+    assert len(_gl404(_src(BUGGY, head))) == 1  # the same loop without the `apply`: reported
