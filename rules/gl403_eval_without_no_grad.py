@@ -329,7 +329,7 @@ with torch.no_grad():
             seen.update(calls)
             evals = "/".join(repr(p) for p in sorted(loop.evals))
             grad = (f"`with torch.set_grad_enabled({loop.var} == {loop.literal.value}):`" if loop.literal is not None
-                    else f"`torch.set_grad_enabled(...)` true only in the training phase")
+                    else "`torch.set_grad_enabled(...)` true only in the training phase")
             for c in reported:
                 yield ctx.finding(
                     c,
@@ -2135,7 +2135,7 @@ def _stored_into(m, name: cst.Name, keys: list | None = None) -> bool:
     for n in m.walk(scope):
         if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name) and n.value.value == name.value:
             parent = m.parent(n)
-            if isinstance(parent, (cst.AssignTarget, cst.AugAssign)) or (isinstance(parent, cst.Del)):
+            if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.Del)):
                 sl = n.slice[0].slice if len(n.slice) == 1 else None
                 key = sl.value if isinstance(sl, cst.Index) else None
                 if not (isinstance(key, cst.SimpleString) and key.evaluated_value in known):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from fixture_support import check, fix
 
 HEAD = """
