@@ -2329,6 +2329,36 @@ class Flow:
                 if part == text or part.startswith((text + ".", text + "[")):
                     frame.env[key] = replace(val, host_part=None)
 
+    def _loop_keys(self, target: cst.Subscript, idx, frame: _Frame) -> tuple | None:
+        """The constant string keys a `for` loop's variable `idx` takes, when `target` (`d[idx]`)
+        is in that loop's body: `for k in ("train", "val")`, `for k, v in {"train": ...}.items()`,
+        `for k in d` / `d.keys()` of a dict whose keys are known; None otherwise."""
+        if type(idx) is not cst.Name:
+            return None
+        loop = self.m.enclosing(target, cst.For)
+        if loop is None or self.m.enclosing(loop, cst.FunctionDef) is not self.m.enclosing(target, cst.FunctionDef):
+            return None
+        tgt = loop.target
+        it = loop.iter
+        items = type(it) is cst.Call and type(it.func) is cst.Attribute and it.func.attr.value == "items" and not it.args
+        if type(tgt) in (cst.Tuple, cst.List):
+            if not items or len(tgt.elements) != 2:
+                return None
+            tgt = tgt.elements[0].value
+        elif items:
+            return None
+        if type(tgt) is not cst.Name or tgt.value != idx.value:
+            return None
+        if type(it) is cst.Call and type(it.func) is cst.Attribute and it.func.attr.value in ("keys", "items") and not it.args:
+            it = it.func.value
+        if type(it) in (cst.Tuple, cst.List):
+            keys = tuple(_const_key(el.value) for el in it.elements if type(el) is cst.Element)
+            return keys if keys and len(keys) == len(it.elements) and None not in keys else None
+        v = self.values.get(it)
+        if v is not None and v.kind == MAPPING and v.keys:
+            return tuple(k for k, _ in v.keys)
+        return None
+
     def _key_loop(self, target: cst.Subscript, base):
         """The `for` loop over `base`'s keys (`for k in batch`, `batch.keys()`, `for k, v in
         batch.items()`) whose key variable indexes `target`, or None."""
@@ -2370,10 +2400,17 @@ class Flow:
         idx = target.slice[0].slice.value if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) else None
         if bv.kind == MAPPING:
             key = _const_key(idx) if idx is not None else None
+            looped = self._loop_keys(target, idx, frame) if key is None and bv.keys is not None else None
             if key is not None and bv.keys is not None:
                 keys = tuple((k0, v if k0 == key else v0) for k0, v0 in bv.keys)
                 if all(k0 != key for k0, _ in bv.keys):
                     keys = keys + ((key, v),)
+                new = _mapping(keys, None, bv.origin)
+            elif looped:
+                # `for name, n in {"train": 64, "validation": 16}.items(): loaders[name] =
+                # DataLoader(...)`: each key the loop walks gets this value (WatChMaL, E51-3b)
+                keys = tuple((k0, v if k0 in looped else v0) for k0, v0 in bv.keys) + tuple(
+                    (k, v) for k in looped if all(k != k0 for k0, _ in bv.keys))
                 new = _mapping(keys, None, bv.origin)
             else:
                 elem = join(bv.elem, v) if bv.elem is not None else None

@@ -487,3 +487,36 @@ def test_a_while_epoch_loop_repeats_the_distributed_pass():
 
 def test_a_while_epoch_loop_that_sets_the_epoch_is_silent():
     assert _lines(WHILE_EPOCHS.replace("{set_epoch}", "\n    sampler.set_epoch(epoch)"), "GL302") == []
+
+
+# E51-3b (WatChMaL): loaders kept in a dict filled in a loop over another dict's keys
+# (`loaders[name] = DataLoader(...)`): `loaders["train"]` is that loader.
+LOADER_DICT = """
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+dist.init_process_group("gloo")
+loaders = {}
+for name, n in {iterated}:
+    dataset = TensorDataset(torch.randn(n, 4))
+    loaders[name] = DataLoader(dataset, sampler=DistributedSampler(dataset), batch_size=8)
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    for (x,) in loaders["train"]:
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+"""
+
+
+def test_a_dict_filled_in_a_loop_over_known_keys_holds_each_value():
+    src = LOADER_DICT.replace("{iterated}", '{"train": 64, "validation": 16}.items()')
+    assert _lines(src, "GL302") == [(11, "GL302")]
+
+
+def test_a_dict_filled_in_a_loop_over_unknown_keys_stays_unknown():
+    src = LOADER_DICT.replace("{iterated}", "sizes.items()")
+    assert _lines(src, "GL302") == []
