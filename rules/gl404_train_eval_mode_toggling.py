@@ -424,6 +424,8 @@ for epoch in range(epochs):
                 if not self._trained_in(facts, loop, name) and not (
                         through and self._trained_through_calls(ctx, facts, loop, name)):
                     continue
+                if _steps_only_other_models(ctx, loop, model):
+                    continue  # scored inside another model's training loop (AutoGAN's controller, P40-A1)
                 if facts.passes_to_unknown(loop.node, {name}):
                     continue
                 if _eval_right_before_training(ctx, facts, loop, name):
@@ -774,6 +776,38 @@ def _train_anchor(ctx: Context, facts, body: cst.IndentedBlock, name: str, site)
     if not at_train or min(at_train) <= at_eval:
         return None
     return stmts[min(at_train)]
+
+
+def _steps_only_other_models(ctx: Context, loop, model) -> bool:
+    """Every optimizer step in `loop` (`opt.step()`, `scaler.step(opt)`) is of an optimizer the
+    engine knows to be built over another module's parameters than `model`'s: the loop trains
+    those modules, and `model` (a generator scored for the controller's reward in AutoGAN's
+    `train_controller`) only runs in it. False when a step's optimizer or the model's origin is
+    not known, or the loop steps nothing."""
+    m = ctx.model
+    mv = m.value_of(model)
+    if mv.kind != "module" or not isinstance(mv.origin, cst.Call) or m.enclosing(mv.origin, cst.ClassDef) is not None:
+        return False  # (a part built inside a module class may be trained through its owner's optimizer)
+    steps = 0
+    for c in m.calls_in(loop.node):
+        f = c.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "step"):
+            continue
+        recv = f.value
+        rv = m.value_of(recv)
+        if rv.kind == "scaler" and c.args and not c.args[0].star:
+            rv = m.value_of(c.args[0].value)  # `scaler.step(optimizer)`
+        elif rv.kind in ("scheduler",):
+            continue  # an LR schedule's step trains nothing
+        if rv.kind != "optimizer" or rv.source is None:
+            return False
+        if rv.source is mv.origin:
+            return False
+        if isinstance(rv.source, cst.Call) and any(
+                not a.star and m.value_of(a.value).origin is mv.origin for a in rv.source.args):
+            return False  # `SGD(Wrapper(gen_net, controller).parameters())`: the model is a part of it
+        steps += 1
+    return steps > 0
 
 
 def _eval_right_before_training(ctx: Context, facts, loop, name: str) -> bool:
