@@ -520,3 +520,40 @@ def test_a_dict_filled_in_a_loop_over_known_keys_holds_each_value():
 def test_a_dict_filled_in_a_loop_over_unknown_keys_stays_unknown():
     src = LOADER_DICT.replace("{iterated}", "sizes.items()")
     assert _lines(src, "GL302") == []
+
+
+# E52-1 (mrs's `set_train_params`): an optimizer built from a method of the model's class that
+# returns parameter groups of `self.encoder.parameters()`, ... is tied to the model: GL111 reports
+# its state restored before the model is moved.
+PARAM_GROUPS = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 8)
+        self.decoder = nn.Linear(8, 2)
+
+    def set_train_params(self, lrs):
+        return [{"params": self.encoder.parameters(), "lr": lrs[0]},
+                {"params": self.decoder.parameters(), "lr": lrs[1]}]
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Net()
+optm = torch.optim.Adam(model.set_train_params((1e-3, 1e-2)))
+ckpt = torch.load("/tmp/ckpt.pt", map_location="cpu")
+optm.load_state_dict(ckpt["opt_dict"])
+model.to(device)
+"""
+
+
+def test_param_groups_from_a_method_of_the_model_tie_the_optimizer_to_it():
+    assert _lines(PARAM_GROUPS, "GL111") == [(21, "GL111")]
+
+
+def test_a_method_returning_no_parameters_of_its_own_ties_nothing():
+    src = PARAM_GROUPS.replace("self.encoder.parameters()", "[]").replace("self.decoder.parameters()", "[]")
+    assert _lines(src, "GL111") == []

@@ -420,6 +420,30 @@ class DeviceFacts:
                             found = found or mv
         return found
 
+    def _method_of_own_params(self, recv: cst.BaseExpression, meth: str) -> bool:
+        """`recv` is an instance of a module class of the file whose method `meth` returns the
+        instance's own parameters (a `return` holding `self.parameters()` or
+        `self.<part>.parameters()`)."""
+        m = self.m
+        v = m.value_of(recv)
+        if v.kind != "module" or v.cls is None or v.cls not in m.classes or meth in ("parameters", "named_parameters"):
+            return False
+        found = m.method_of_class(v.cls, meth)
+        if found is None:
+            return False
+        for c in m.calls_in(found[0]):
+            f = c.func
+            if not (isinstance(f, cst.Attribute) and f.attr.value in ("parameters", "named_parameters")):
+                continue
+            root = f.value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if not (isinstance(root, cst.Name) and root.value == "self"):
+                continue
+            if any(isinstance(a, cst.Return) for a in m.ancestors(c)):
+                return True
+        return False
+
     def _param_roots(self, node: cst.CSTNode, found: list, depth: int) -> None:
         m = self.m
         if depth > 2:
@@ -443,6 +467,12 @@ class DeviceFacts:
                         # have placed it: BIT_CD's `define_G(args, gpu_ids)`)
                         if not any(m.module.code_for_node(root) == m.module.code_for_node(x) for x in found):
                             found.append(root)
+                elif (isinstance(f, cst.Attribute) and isinstance(f.value, (cst.Name, cst.Attribute))
+                      and facts._method_of_own_params(f.value, f.attr.value)):
+                    # `Adam(model.set_train_params(lrs))`: a method of the model's class returning
+                    # parameter groups of `self.encoder.parameters()`, ... (mrs, E52-1)
+                    if not any(m.module.code_for_node(f.value) == m.module.code_for_node(x) for x in found):
+                        found.append(f.value)
 
             def visit_Name(self, name: cst.Name) -> None:
                 if name is node:
