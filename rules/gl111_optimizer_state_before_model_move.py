@@ -90,6 +90,12 @@ optimizer.load_state_dict(ckpt["optimizer"])
                     msg = self.message.format(opt=ctx.code(recv), model=model)
                     yield ctx.finding(call, msg + f" (`{mover}()` moves it, called after this method on {line_ref(ctx, site)})")
                     continue
+            helper = _helper_load(m, facts, call, recv)
+            if helper is not None:
+                model, site = helper
+                msg = self.message.format(opt=ctx.code(recv), model=model)
+                yield ctx.finding(call, msg + f" (this function is called on {line_ref(ctx, site)}, before the move)")
+                continue
             if m.kind_of(recv) is not Kind.OPTIMIZER and m.value_of(recv).kind != "optimizer":
                 continue  # (the engine knows an optimizer a function of the file returns)
             if _bound_only_after(m, recv, call):
@@ -579,3 +585,37 @@ def _after_rebinding(m, facts, model: cst.BaseExpression, moves: list) -> list:
     if stmt is None or last.value is None or model.value in _names_read(last.value):
         return moves  # `model = nn.DataParallel(model)`: the same (moved) parameters under a new name
     return [mv for mv in moves if not facts.runs_before(mv.call, stmt, a_always=False)]
+
+
+def _helper_load(m, facts, call: cst.Call, recv) -> tuple[str, cst.Call] | None:
+    """`optm.load_state_dict(...)` in a module-level function of the file whose parameter `optm`
+    every call site gives a name of an optimizer over a model that the caller moves only after
+    that call (mrs's `load_epoch(path, model, optm)` then `model.to(device)`, E52-2): (the
+    model's text, the first such call site); None otherwise."""
+    if not isinstance(recv, cst.Name):
+        return None
+    bindings = m.bindings_of(recv)
+    if len(bindings) != 1 or bindings[0].how != "param":
+        return None
+    fn = m.enclosing(call, cst.FunctionDef)
+    if fn is None or m.class_of(fn) is not None or m.enclosing(fn, cst.FunctionDef) is not None:
+        return None
+    sites = m.call_sites(fn)
+    args = m.param_arguments(bindings[0])
+    if not sites or len(args) != len(sites):
+        return None
+    for site, arg in zip(sites, args):
+        if not isinstance(arg, cst.Name) or m.value_of(arg).kind != "optimizer":
+            return None
+        if _bound_only_after(m, arg, site):
+            return None
+        for model in facts.optimizer_models(arg):
+            moves = _after_rebinding(m, facts, model, list(m.moves_of(model))) + facts.callee_moves(model)
+            if not moves or any(mv.to_cpu or facts.device_is_cpu(mv.device) for mv in moves):
+                continue
+            if any(not facts.runs_before(site, mv.call, a_always=False) for mv in moves):
+                continue
+            if _state_moved_after(m, recv, call):
+                return None
+            return m.module.code_for_node(model), site
+    return None

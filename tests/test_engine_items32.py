@@ -557,3 +557,35 @@ def test_param_groups_from_a_method_of_the_model_tie_the_optimizer_to_it():
 def test_a_method_returning_no_parameters_of_its_own_ties_nothing():
     src = PARAM_GROUPS.replace("self.encoder.parameters()", "[]").replace("self.decoder.parameters()", "[]")
     assert _lines(src, "GL111") == []
+
+
+# E52-2 (mrs's `load_epoch`): the optimizer's state restored in a module-level helper that every
+# call gives the optimizer, called before the caller moves the model.
+HELPER_LOAD = """
+import torch
+import torch.nn as nn
+
+
+def load_epoch(path, model, optm):
+    checkpoint = torch.load(path, map_location="cpu")
+    model.load_state_dict(checkpoint["state_dict"])
+    optm.load_state_dict(checkpoint["opt_dict"])
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2)
+optm = torch.optim.Adam(model.parameters(), lr=1e-2)
+load_epoch("/tmp/ckpt.pt", model, optm)
+model.to(device)
+"""
+
+
+def test_a_state_restored_in_a_helper_called_before_the_move():
+    assert _lines(HELPER_LOAD, "GL111") == [(9, "GL111")]
+
+
+def test_a_state_restored_in_a_helper_called_after_the_move_is_silent():
+    src = HELPER_LOAD.replace('load_epoch("/tmp/ckpt.pt", model, optm)\nmodel.to(device)',
+                              'model.to(device)\nload_epoch("/tmp/ckpt.pt", model, optm)')
+    assert "model.to(device)\nload_epoch" in src
+    assert _lines(src, "GL111") == []
