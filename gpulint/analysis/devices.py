@@ -468,11 +468,11 @@ class DeviceFacts:
                         if not any(m.module.code_for_node(root) == m.module.code_for_node(x) for x in found):
                             found.append(root)
                 elif (isinstance(f, cst.Attribute) and isinstance(f.value, (cst.Name, cst.Attribute))
-                      and facts._method_of_own_params(f.value, f.attr.value)):
+                      and facts._method_of_own_params(f.value, f.attr.value)
+                      and not any(m.module.code_for_node(f.value) == m.module.code_for_node(x) for x in found)):
                     # `Adam(model.set_train_params(lrs))`: a method of the model's class returning
                     # parameter groups of `self.encoder.parameters()`, ... (mrs, E52-1)
-                    if not any(m.module.code_for_node(f.value) == m.module.code_for_node(x) for x in found):
-                        found.append(f.value)
+                    found.append(f.value)
 
             def visit_Name(self, name: cst.Name) -> None:
                 if name is node:
