@@ -163,7 +163,7 @@ dist.destroy_process_group()
 
 
 DISTRIBUTED_DP_MESSAGE = (
-    "`nn.DataParallel` in a process that joined a process group (`init_process_group` on line {line}, "
+    "`nn.DataParallel` in a process that joined a process group (`init_process_group` on {where}, "
     "under the same test) drives only this rank's devices and never all-reduces gradients: every rank "
     "trains its own copy of the model; wrap it in `DistributedDataParallel` instead"
 )
@@ -204,7 +204,7 @@ def _dp_in_distributed_branch(ctx: Context, m, facts: DistFacts):
         init = next((c for c in inits if _guarding_tests(m, c, scope) == tests), None)
         if init is None:
             continue
-        yield ctx.finding(w.call, DISTRIBUTED_DP_MESSAGE.format(line=ctx.line_of(init)))
+        yield ctx.finding(w.call, DISTRIBUTED_DP_MESSAGE.format(where=line_ref(ctx, init)))
 
 
 def _trains(m) -> bool:
