@@ -210,6 +210,13 @@ _DIM_BEFORE_INDEX = {
 }
 
 
+def _grown_from_empty(v: Value) -> bool:
+    """A dict that began as `d = {}` and got its keys by `d[k] = v`: the keys it reads back are
+    known, but not that it has no other (an alias may have set more: `cfg = d; cfg["device"] =
+    ...`), so no conclusion rests on a key being absent."""
+    return type(v.origin) is cst.Dict and not v.origin.elements
+
+
 def _list_repeat(x) -> bool:
     """`[[1.0, 0.0]] * 3` / `3 * [0]`: a list display repeated, a list with elements."""
     if type(x) is not cst.BinaryOperation or type(x.operator) is not cst.Multiply:
@@ -4610,7 +4617,7 @@ class Flow:
         a device (`**dd` with `dd = dict(device=device, ...)`, timm's convention): unknown."""
         if "device" not in kw and any(a.star == "**" for a in e.args):
             dv = kw.get(_DOUBLE_STAR, (None, UNKNOWN))[1]
-            if not (dv.kind == MAPPING and dv.keys is not None
+            if not (dv.kind == MAPPING and dv.keys is not None and not _grown_from_empty(dv)
                     and not any(k0 in ("device", "device_map") for k0, _ in dv.keys)):
                 return None, True
             # (`Net(**model_configs["vits"])` of dict displays without a device key: no placement)
@@ -6487,7 +6494,7 @@ class Flow:
                 # other may come from the mapping (not its default), unless the mapping is known
                 # to hold only some keywords (`**kwargs` that every call of the caller leaves empty)
                 dv = kw.get(_DOUBLE_STAR, (None, UNKNOWN))[1]
-                if dv.kind == MAPPING and dv.keys is not None:
+                if dv.kind == MAPPING and dv.keys is not None and not _grown_from_empty(dv):
                     for k0, v0 in dv.keys:
                         if isinstance(k0, str) and k0 not in args:
                             args[k0] = v0

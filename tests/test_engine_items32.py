@@ -589,3 +589,40 @@ def test_a_state_restored_in_a_helper_called_after_the_move_is_silent():
                               'model.to(device)\nload_epoch("/tmp/ckpt.pt", model, optm)')
     assert "model.to(device)\nload_epoch" in src
     assert _lines(src, "GL111") == []
+
+
+# A dict grown from `{}` by key stores knows the keys it reads back, not that it has no other:
+# `cfg = kwargs; cfg["device"] = device` sets one through an alias, so `Net(**kwargs)` may be
+# placed (a guard for E52-5: silent on 3b203c8, where `{}` was unknown, and now).
+ALIAS_GROWN = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        if "device" in kw:
+            self.to(kw["device"])
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+kwargs = {}
+cfg = kwargs
+cfg["device"] = device
+model = Net(**kwargs)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    loss = model(torch.randn(8, 4).to(device)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_splat_of_a_dict_grown_from_empty_may_place_the_module():
+    assert _lines(ALIAS_GROWN, "GL112") == []
