@@ -1248,6 +1248,64 @@ def loader_source(model: ScriptModel, source: cst.BaseExpression | None, _depth:
     return None
 
 
+_COMPREHENSIONS = (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)
+
+
+def batch_loader_call(m: ScriptModel, recv: cst.BaseExpression | None) -> cst.Call | None:
+    """The DataLoader call a moved value comes from (`loader_call_of`), also when the value is the
+    variable of a comprehension over a batch: `{k: v.to(d) for k, v in batch.items()}`,
+    `[t.to(d) for t in batch]` with `batch` a loop variable over a loader. None when it cannot
+    tell."""
+    loader = loader_call_of(m, recv)
+    if loader is not None or not isinstance(recv, cst.Name):
+        return loader
+    for anc in m.ancestors(recv):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if not isinstance(anc, _COMPREHENSIONS):
+            continue
+        comp = anc.for_in
+        while comp is not None:
+            if recv.value in _target_names(comp.target):
+                return _iterated_batch_loader(m, comp.iter, anc)
+            comp = comp.inner_for_in
+    return None
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: set[str] = set()
+        for el in target.elements:
+            names |= _target_names(el.value)
+        return names
+    return set()
+
+
+def _iterated_batch_loader(m: ScriptModel, it: cst.BaseExpression, comp: cst.CSTNode) -> cst.Call | None:
+    """`batch.items()` / `batch.values()` / `batch` iterated by a comprehension: the loader `batch`
+    is a loop variable of, when exactly one binding of `batch` outside the comprehension's own
+    statement reaches it (`batch = {k: v.to(d) for k, v in batch.items()}` rebinds the name with
+    the comprehension itself) and that binding is a `for` over a loader."""
+    if (
+        isinstance(it, cst.Call)
+        and isinstance(it.func, cst.Attribute)
+        and it.func.attr.value in ("items", "values")
+        and not it.args
+    ):
+        it = it.func.value
+    if not isinstance(it, (cst.Name, cst.Attribute)):
+        return None
+    stmt = m.statement_of(comp)
+    reaching = [b for b in m.bindings_of(it) if stmt is None or not m.contains(stmt, b.node)]
+    if len(reaching) != 1 or reaching[0].how != "for":
+        return loader_call_of(m, it)
+    source, _ = m.unwrap_iterable(reaching[0].value, reaching[0].index)
+    return loader_source(m, source)
+
+
+
 def forwarded_keywords(model: ScriptModel, call: cst.Call) -> set[str] | None:
     """The keyword names that reach `call` through its `*args` / `**kwargs`, when each star argument
     is the enclosing (module-level) function's own star parameter and every call of that function in
