@@ -627,7 +627,34 @@ def _leaf_dev(v: Value, depth: int = 0) -> Dev | None:
         return out
     if v.kind in (TUPLE, MAPPING) and v.elem is not None:
         return _leaf_dev(v.elem, depth + 1)
+    if v.kind == OBJECT and v.cls is not None and v.attrs:
+        # an instance of a class of the file (a graph sample: `Graph(x, edge_index, y)`): its
+        # attributes, tensors or plain numbers, all known
+        out = None
+        for i, (_, it) in enumerate(v.attrs):
+            d = _leaf_dev(it, depth + 1) if it.kind in (TENSOR, TUPLE, MAPPING) else (HOST if it.kind == HOSTVAL else None)
+            if d is None:
+                return None
+            out = d if i == 0 else join_dev(out, d)
+        return out
     return None
+
+
+def _from_loader(v: Value, loader: cst.Call, depth: int = 0) -> Value:
+    """What a loader's `collate_fn` returns, with the tensors in it (in a tuple, a dict display, the
+    attributes of an instance of a file class) made by the loader call: they are its batches."""
+    if v.kind == TENSOR:
+        return replace(v, origin=loader)
+    if depth > 3:
+        return v
+    if v.kind == TUPLE and (v.items or v.elem is not None):
+        return replace(v, items=tuple(_from_loader(x, loader, depth + 1) for x in v.items) if v.items else v.items,
+                       elem=_from_loader(v.elem, loader, depth + 1) if v.elem is not None else None)
+    if v.kind == MAPPING and v.keys:
+        return replace(v, keys=tuple((k, _from_loader(x, loader, depth + 1)) for k, x in v.keys))
+    if v.kind == OBJECT and v.attrs:
+        return replace(v, attrs=tuple((k, _from_loader(x, loader, depth + 1)) for k, x in v.attrs))
+    return v
 
 
 def _elem_of(v: Value) -> Value | None:
@@ -4705,10 +4732,14 @@ class Flow:
                 # the loader calls the collate function with a list of the dataset's samples
                 dev = self._dataset_device(ds, e, frame, ds_expr)
                 sample = Value(TUPLE, None, elem=Value(TENSOR, dev)) if dev is not None else UNKNOWN
+                if ds.kind == TUPLE and dev is not None and _elem_of(ds) is not None:
+                    sample = _elem_of(ds)  # a list of samples: the samples themselves (graph objects)
                 made = self._call_function(collate.fn, None, e, [(e, Value(TUPLE, None, elem=sample), "")], {},
                                            frame, None)
-                if made.kind in (TENSOR, TUPLE) and "pin_memory_device" not in kw:
-                    return Value(LOADER, None, elem=made, origin=e)  # its batches: what it returns
+                if (made.kind in (TENSOR, TUPLE) or (made.kind == OBJECT and made.cls is not None)) and "pin_memory_device" not in kw:
+                    # its batches: what it returns (a tensor, a tuple, an instance of a batch class of
+                    # the file), whose tensors are the loader's batch tensors (E50-6)
+                    return Value(LOADER, None, elem=_from_loader(made, e), origin=e)
             dev = None if places else self._dataset_device(ds, e, frame, ds_expr)
             return Value(LOADER, None, elem=Value(BATCH, dev, origin=e), origin=e)
         if kind == DATASET:
@@ -4765,6 +4796,9 @@ class Flow:
                     "__call__" in info.methods and self._class_moves_tensors(name) for name, info in self.m.classes.items()):
                 return None  # the class, or a transform class of the file its samples may pass through, moves them
             return HOST
+        if ds.kind == TUPLE and (ds.elem is not None or ds.items):
+            # a list of samples (`[(torch.randn(4), torch.tensor(1)) for _ in range(8)]`)
+            return _leaf_dev(ds)
         if ds.kind is None and ds.dev is None and expr is not None and self._made_here(expr):
             return HOST
         return None

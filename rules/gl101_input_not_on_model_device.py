@@ -64,6 +64,7 @@ for x, y in loader:
         if m.frameworks & {"lightning", "accelerate", "hf-trainer", "deepspeed"}:
             return
         found = []  # (call, root name, host operand, source, mismatch)
+        keyed = []  # (key, found's tuple) before the first use of each key is chosen
         seen = set()
         inside = set()  # id(call) of mismatches found with a call's arguments but reported in the callee
         for mm in m.mismatches():
@@ -90,6 +91,9 @@ for x, y in loader:
             if mm.op == "module-call" and mm.site is None and _forward_moves_argument(m, mm):
                 continue  # the model's forward moves this input itself on the path that needs it
             root = _root_name(host)
+            if (root is None and isinstance(host, cst.Attribute) and isinstance(host.value, cst.Name)
+                    and m.value_of(host.value).kind == "object"):
+                root = host.value  # `data.y` of a batch object (what a `collate_fn` made): the batch is `data`
             if root is None:
                 # `target.view_as(pred)`, `y.flatten()`: the batch name under methods that keep its device
                 base = name_under(host)
@@ -100,15 +104,18 @@ for x, y in loader:
                 continue  # `x.to(device)` without assigning it: GL104 says so, and its fix fixes this
             key = (root.value if root is not None else ctx.code(host), m.scope_of(node),
                    m.enclosing(node, cst.For))
+            keyed.append((key, (node, root, host, source, mm)))
+        keyed.sort(key=lambda f: ctx.span(f[1][0]))
+        for key, f in keyed:
             if key in seen:
                 continue  # one finding per batch name and loop: its first use
             seen.add(key)
-            found.append((node, root, host, source, mm))
-        found.sort(key=lambda f: ctx.span(f[0]))
+            found.append(f)
         # a dict batch handed on whole to a helper or the model gets no fix: which tensors to move
         # (nested dicts among them) is the callee's business
         fixes = self._fixes(ctx, [f for f in found if f[4].site is None or id(f[0]) in inside
-                                  or m.value_of(f[2]).kind != "batch"])
+                                  or m.value_of(f[2]).kind != "batch"
+                                  and (m.value_of(f[2]).kind != "object" or _returning_to(m, m.value_of(f[2])))])
         for call, root, host, source, mm in found:
             name = root.value if root is not None else ctx.code(host)
             fix, line, device = fixes.get(id(call), (None, None, None))
@@ -121,8 +128,9 @@ for x, y in loader:
             callee = ctx.code(mm.acc if mm.op == "module-call" else mm.node.func)
             if at_site and isinstance(mm.function, cst.FunctionDef):
                 callee = f"{callee}` in `{mm.function.name.value}()"
-            if at_site and m.value_of(host).kind == "batch":
-                # a dict batch handed on whole: which of its tensors the callee feeds is not named here
+            if at_site and (m.value_of(host).kind == "batch" or (m.value_of(host).kind == "object" and fix is None)):
+                # a dict batch (a batch object) handed on whole: which of its tensors the callee feeds
+                # is not named here
                 text = self.message.format(name=name, source=source, callee=callee, device=device, line="")
                 text = text[:text.index("; move it first")] + f"; move its tensors to `{device}` first"
                 yield ctx.finding(call, text, None)
@@ -307,6 +315,38 @@ for x, y in loader:
         if isinstance(host, cst.Subscript):
             return f"{name} = [t{move} for t in {name}]"
         return f"{name} = {name}{move}"
+
+
+def _returning_to(m, v) -> bool:
+    """`v` is an instance of a class of the file whose `to(self, device)` returns the instance on
+    every path (`return self`, or a new instance of the class): `batch = batch.to(device)` moves it.
+    A `to` that moves in place and returns nothing would make the fix bind None."""
+    found = m.method_of_class(v.cls, "to") if v.cls else None
+    if found is None:
+        return False
+    fn, cls = found
+    params = fn.params.params
+    if len(params) < 2 or any(p.default is None for p in params[2:]) or fn.params.kwonly_params and any(
+            p.default is None for p in fn.params.kwonly_params):
+        return False
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+        return False
+    names = {"self", cls, v.cls}
+    for n in m.walk(fn):
+        if isinstance(n, (cst.FunctionDef, cst.Lambda)) and n is not fn:
+            return False  # a nested function's returns would be read as this one's
+        if isinstance(n, (cst.Yield, cst.Await)):
+            return False
+        if isinstance(n, cst.Return):
+            r = n.value
+            if isinstance(r, cst.Call):
+                r = r.func
+            if not (isinstance(r, cst.Name) and r.value in names) or (
+                    r.value == "self" and isinstance(n.value, cst.Call)):
+                return False
+    return True
 
 
 def _class_move_attribute(m, where) -> str | None:
@@ -562,6 +602,11 @@ def _site_operand(m, mm):
             continue
         v = m.value_of(a.value)
         if v.origin is origin and v.kind in ("tensor", "batch") and v.dev is not None and v.dev.is_host:
+            found.append(a.value)
+        elif v.kind == "object" and v.attrs and any(
+                x.origin is origin and x.kind == "tensor" and x.dev is not None and x.dev.is_host for _, x in v.attrs):
+            # an instance of a batch class of the file (what the loader's `collate_fn` returns) whose
+            # host tensor the callee reads (`self.lin(data.x)` in forward, E50-6)
             found.append(a.value)
     return found[0] if len(found) == 1 else None
 

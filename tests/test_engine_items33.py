@@ -1,0 +1,104 @@
+"""Engine items, twenty-sixth session (each test checked to fail with its change stashed)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def _run(src: str, *codes: str, fix: bool = False):
+    rules = [Registry.load().by_code(c)() for c in codes]
+    opts = Options(fix=True, unsafe_fixes=True, write=False) if fix else Options()
+    return run_text("train.py", textwrap.dedent(src), rules, opts)
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    return sorted((d.line, d.code) for d in _run(src, *codes).diagnostics)
+
+
+# E50-6 (PyG's clique-pool issue #5028): a DataLoader whose `collate_fn` of the file returns an
+# instance of a batch class of the file yields that instance, its tensors the loader's batches; a
+# list of samples is a dataset whose samples the engine knows.
+GRAPH_BATCH = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+
+class Graph:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def to(self, device):
+{to_body}
+
+
+def collate(items):
+    return Graph(torch.stack([i[0] for i in items]){collate_move}, torch.stack([i[1] for i in items]){collate_move})
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 2)
+
+    def forward(self, data):
+        return self.lin(data.x)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Net().to(device)
+loader = DataLoader([(torch.randn(4), torch.tensor(1)) for _ in range(8)], batch_size=4, collate_fn=collate)
+for data in loader:
+{loop}
+"""
+NEW_INSTANCE = "        return Graph(self.x.to(device), self.y.to(device))"
+IN_PLACE = "        self.x = self.x.to(device)\n        self.y = self.y.to(device)\n        return self"
+IN_PLACE_NO_RETURN = "        self.x = self.x.to(device)\n        self.y = self.y.to(device)"
+
+
+def _graph(to_body=NEW_INSTANCE, loop="    pred = model(data)", collate_move=""):
+    return GRAPH_BATCH.format(to_body=to_body, loop=loop, collate_move=collate_move)
+
+
+def test_a_collated_batch_object_reaching_the_model_unmoved_is_reported_at_the_call():
+    assert _lines(_graph(), "GL101", "GL116") == [(32, "GL101")]
+    # a class whose `to` re-assigns its attributes in place: `data.x` may be either (silent)
+    assert _lines(_graph(to_body=IN_PLACE), "GL101", "GL116") == []
+
+
+def test_the_fix_rebinds_the_batch_with_its_own_to_when_it_returns_the_instance():
+    out = _run(_graph(), "GL101", fix=True)
+    assert "for data in loader:\n    data = data.to(device)\n    pred = model(data)" in out.text
+    # a `to` whose last statement is not `return self` / a new instance: no fix (it could bind None)
+    body = "        if device is None:\n            return self\n        self.x, self.y = self.x.to(device), self.y.to(device)"
+    assert _lines(_graph(to_body=body.replace("self.x, self.y = ", "return Graph(").replace(
+        "self.y.to(device)", "self.y.to(device))")), "GL101") == [(34, "GL101")]
+    out = _run(_graph(to_body=body + "\n        print(device)"), "GL101", fix=True)
+    assert "data = data.to(device)" not in out.text
+
+
+def test_batch_objects_moved_before_the_model_are_silent():
+    for to_body, loop in [
+        (NEW_INSTANCE, "    data = data.to(device)\n    pred = model(data)"),
+        (NEW_INSTANCE, "    pred = model(data.to(device))"),
+        (IN_PLACE, "    data.to(device)\n    pred = model(data)"),
+        (IN_PLACE, "    data.x = data.x.to(device)\n    pred = model(data)"),
+        (IN_PLACE, "    pred = model(data.to(device))"),
+    ]:
+        assert _lines(_graph(to_body=to_body, loop=loop), "GL101", "GL116") == [], loop
+    # a collate function that moves the batch itself
+    assert _lines(_graph(collate_move=".to(device)"), "GL101", "GL116") == []
+
+
+def test_a_dataset_the_engine_cannot_see_leaves_the_collated_batch_unknown():
+    src = _graph().replace(
+        "loader = DataLoader([(torch.randn(4), torch.tensor(1)) for _ in range(8)], batch_size=4, collate_fn=collate)\n"
+        "for data in loader:\n    pred = model(data)",
+        "def evaluate(samples):\n"
+        "    loader = DataLoader(samples, batch_size=4, collate_fn=collate)\n"
+        "    for data in loader:\n        pred = model(data)")
+    assert "def evaluate(samples)" in src
+    assert _lines(src, "GL101", "GL116") == []
