@@ -2231,6 +2231,13 @@ class Flow:
                     # that device, so `.to(self.device)` reads it rather than guessing from the name
                     v = self._device_literal(value_expr, v)
                 prev = frame.env.get("self." + key)
+                if (v.kind == TENSOR and prev is not None and prev.kind == TENSOR and prev.origin in self._param_made
+                        and type(prev.origin) is cst.Call and type(prev.origin.func) is cst.Attribute
+                        and prev.origin.func.attr.value == "register_buffer"):
+                    # `self.memory = F.normalize(self.memory)` after `self.register_buffer("memory", t)`:
+                    # `nn.Module.__setattr__` keeps a tensor assigned to a buffer's name in `_buffers`,
+                    # so it is still the buffer, moved with its module (PyContrast, P42-2)
+                    v = replace(v, dev=None, origin=prev.origin, placed=None)
                 if v.kind == "none" and prev is not None and prev.kind not in (None, "none"):
                     if frame.reset_from is None:
                         frame.reset_from = {}

@@ -102,3 +102,54 @@ def test_a_dataset_the_engine_cannot_see_leaves_the_collated_batch_unknown():
         "    for data in loader:\n        pred = model(data)")
     assert "def evaluate(samples)" in src
     assert _lines(src, "GL101", "GL116") == []
+
+
+# P42-2 (PyContrast's MoCo memory): a tensor assigned to the name of a registered buffer is kept in
+# `_buffers` by `nn.Module.__setattr__`: still the buffer, moved with its module.
+MEMORY = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Base(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def push(self, keys, queue):
+        with torch.no_grad():
+            ids = torch.arange(keys.shape[0]).cuda()
+            queue.index_copy_(0, ids, keys)
+
+
+class Memory(Base):
+    def __init__(self, k, dim):
+        super().__init__(k)
+{init}
+
+    def forward(self, q, k):
+        queue = self.memory.clone().detach()
+        logits = torch.mm(q, queue.t())
+        self.push(k, self.memory)
+        return logits
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+mem = Memory(16, 4).to(device)
+out = mem(torch.randn(2, 4, device=device), torch.randn(2, 4, device=device))
+"""
+
+
+def test_a_tensor_assigned_to_a_registered_buffer_name_stays_the_buffer():
+    init = '        self.register_buffer("memory", torch.randn(k, dim))\n        self.memory = F.normalize(self.memory)'
+    assert _lines(MEMORY.format(init=init), "GL106", "GL116") == []
+
+
+def test_a_plain_tensor_attribute_normalized_in_init_is_still_reported():
+    init = "        self.memory = torch.randn(k, dim)\n        self.memory = F.normalize(self.memory)"
+    assert _lines(MEMORY.format(init=init), "GL106", "GL116") != []
+    # a buffer registered under another name does not make `memory` one
+    init = ('        self.register_buffer("bank", torch.randn(k, dim))\n'
+            "        self.memory = F.normalize(self.bank)")
+    assert _lines(MEMORY.format(init=init), "GL106", "GL116") != []
