@@ -1528,8 +1528,9 @@ class Flow:
                                    stateful=sv.stateful)
                     elif sv is not None and sv.kind == OBJECT and sv.cls == cls and type(sv.origin) is cst.Call:
                         # an instance of a class with an imported base: which construction made it
-                        # (and what every call's receiver had set on it, see below)
-                        sv = Value(OBJECT, None, cls=cls, origin=sv.origin, attrs=sv.attrs)
+                        # (and what every call's receiver had set on it, see below); a dataclass's
+                        # fields as every receiver's construction gave them (E51-2)
+                        sv = Value(OBJECT, None, cls=cls, origin=sv.origin, attrs=sv.attrs, keys=sv.keys)
                     elif sv is not None and sv.kind == OBJECT and sv.cls == cls and sv.attrs:
                         # every call's receiver is an instance whose attributes an earlier call
                         # re-bound (`model.parallelize()` wrapping `self.network`, then
@@ -3240,6 +3241,12 @@ class Flow:
 
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         sv = frame.env.get("self")
+        if (sv is not None and sv.kind == OBJECT and sv.keys and "self." + attr not in frame.env
+                and sv.cls is not None and self._record_fields(sv.cls) is not None):
+            # a field of a dataclass (NamedTuple) instance: what its construction gave it (E51-2)
+            for k, v in sv.keys:
+                if k == attr:
+                    return v
         if sv is not None and sv.attrs and "self." + attr not in frame.env:
             found = instance_attr(sv.attrs, attr)
             if found is not None:

@@ -316,8 +316,15 @@ def _engine_wrapper_class(m, recv):
     class of the file. A wrapper on some paths only counts when it is made in `__init__` (under an
     `if`): a `self` attribute's value joins every method's assignments whatever their order, and a
     wrap made in another method (`prepare_distributed()`) may come after the read."""
-    if not (isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) and recv.value.value == "self"):
+    if not (isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name)):
         return None
+    if recv.value.value != "self":
+        # `modules.temp` of a record (a dataclass of the file) whose field the engine knows holds a
+        # wrapper of a file class on every path (d3rlpy's `Modules.wrap_models_by_ddp()`, E51-2)
+        if m.value_of(recv.value).kind != "object":
+            return None
+        found = engine_wrapper(m, recv)
+        return found if found is not None and found[1] is not None and found[2] else None
     found = engine_wrapper(m, recv)
     if found is None or found[1] is None:
         return None

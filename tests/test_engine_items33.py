@@ -153,3 +153,49 @@ def test_a_plain_tensor_attribute_normalized_in_init_is_still_reported():
     init = ('        self.register_buffer("bank", torch.randn(k, dim))\n'
             "        self.memory = F.normalize(self.bank)")
     assert _lines(MEMORY.format(init=init), "GL106", "GL116") != []
+
+
+# E51-2 (a) (d3rlpy#363): a method of a dataclass of the file reads its fields as the construction
+# gave them, so a field wrapped by DDP there holds a wrapper of the field's class.
+RECORD = """
+import dataclasses
+
+import torch
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Temperature(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.log_alpha = nn.Parameter(torch.zeros(1))
+
+
+@dataclasses.dataclass(frozen=True)
+class Modules:
+    q_func: nn.Module
+    temp: Temperature
+
+    def wrap_models_by_ddp(self):
+        return Modules(q_func=DDP(self.q_func), temp={temp})
+
+
+def train(modules):
+    modules = modules.wrap_models_by_ddp()
+    return {read}.exp()
+
+
+train(Modules(nn.Linear(2, 1), Temperature()))
+"""
+
+
+def test_a_dataclass_field_wrapped_by_ddp_in_its_method_is_a_wrapper_of_the_field_class():
+    assert _lines(RECORD.format(temp="DDP(self.temp)", read="modules.temp.log_alpha"), "GL305") == [(26, "GL305")]
+
+
+def test_dataclass_fields_read_through_module_or_not_wrapped_are_silent():
+    assert _lines(RECORD.format(temp="DDP(self.temp)", read="modules.temp.module.log_alpha"), "GL305") == []
+    assert _lines(RECORD.format(temp="self.temp", read="modules.temp.log_alpha"), "GL305") == []
+    # wrapped on some paths only
+    assert _lines(RECORD.format(temp="DDP(self.temp) if dist_ok() else self.temp",
+                                read="modules.temp.log_alpha"), "GL305") == []
