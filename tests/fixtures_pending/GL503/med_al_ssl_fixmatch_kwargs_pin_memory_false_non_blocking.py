@@ -68,7 +68,7 @@ class FixMatch:
             data_x, data_y = data_x.to(self.device, non_blocking=True), data_y.to(self.device, non_blocking=True)  # expect: GL503
 
             data_w, data_s, _ = data_unlabeled
-            data_w, data_s = data_w.to(self.device, non_blocking=True), data_s.to(self.device, non_blocking=True)
+            data_w, data_s = data_w.to(self.device, non_blocking=True), data_s.to(self.device, non_blocking=True)  # expect: GL503
 
             inputs = torch.cat((data_x, data_w, data_s))
             logits = model.forward_encoder_classifier(inputs)
