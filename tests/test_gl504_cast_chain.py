@@ -42,7 +42,7 @@ def test_cast_then_cuda_and_dtype_to_then_move_are_reported():
 
 
 def test_message_names_the_tensor_and_the_whole_call():
-    d = [d for d in check(TEXT.replace("MOVE_X", "fx.float().to(device)"), {"GL504"}) if d.code == "GL504"][0]
+    d = next(d for d in check(TEXT.replace("MOVE_X", "fx.float().to(device)"), {"GL504"}) if d.code == "GL504")
     assert "`fx` does not change in this loop" in d.message
     assert "`fx.float().to(device)`" in d.message
 

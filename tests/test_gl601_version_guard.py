@@ -13,6 +13,7 @@ the version, when the other branch does not pass `weights_only=`, and outside su
 from __future__ import annotations
 
 from fixture_support import rules_for
+
 from gpulint.engine import Options, run_text
 
 
