@@ -78,7 +78,8 @@ for x, y in loader:
                 found = None if tests else self._constant_site(ctx, facts, call, recv, meth)
                 if found is not None:
                     yield found
-                continue
+                    continue
+                recv = _cast_base(m, recv)  # `fx.float().to(device)`: the name under dtype casts
             if not isinstance(recv, cst.Name):
                 continue
             loop = facts.enclosing_loop(call)
@@ -245,6 +246,21 @@ def _stepped_in(m, name: cst.Name, loop) -> bool:
                         isinstance(x, cst.Name) and x.value == name.value for a in v.args for x in (a.value, *walk(a.value))):
                     return True
     return False
+
+
+def _cast_base(m, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The name under a chain of dtype casts, `fx.float()` / `mask.long()` / `x.to(torch.float16)`
+    (pytorch#17854: a meshgrid built once, `fx.float().cuda()` on every step); None when the chain
+    holds anything else (`fx.add(1)`, `fx[0]`), whose result the rule does not follow."""
+    base = expr
+    while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and (
+        (base.func.attr.value in _CASTS and not base.args)
+        or (base.func.attr.value == "to" and base.args and _dtype_only(m, base))
+    ):
+        base = base.func.value
+    if base is expr or not isinstance(base, cst.Name):
+        return None
+    return base
 
 
 def _dtype_only(m, call: cst.Call) -> bool:

@@ -26,6 +26,48 @@ def _own_load_state_dict(m, call: cst.Call) -> bool:
     return value.kind not in _HOLDER_KINDS or m.method_of_class(cls, "load_state_dict") is not None
 
 
+def _has_weights_only(call: cst.Call) -> bool:
+    return any(a.keyword is not None and a.keyword.value in ("weights_only", "pickle_module") for a in call.args)
+
+
+def _reads_version(node: cst.CSTNode) -> bool:
+    """The test reads a `__version__` attribute (`version.parse(torch.__version__) >= ...`)."""
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            nonlocal found
+            if n.attr.value == "__version__":
+                found = True
+
+    node.visit(_V())
+    return found
+
+
+def _old_torch_branch(m, call: cst.Call, guarded: list[cst.Call]) -> bool:
+    """skrl's `Agent.load`: `if version.parse(torch.__version__) >= version.parse("1.13"):
+    torch.load(..., weights_only=False) else: torch.load(...)`. The call lies in one branch of an
+    `if` that tests the installed version, and the other branch loads with `weights_only=` set:
+    the bare load is the fallback for a torch that has no such keyword."""
+    child, node = call, m.parent(call)
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.Module)):
+        if isinstance(node, cst.If) and _reads_version(node.test):
+            other = None
+            if child is node.body:
+                other = node.orelse
+            elif child is node.orelse:
+                other = node.body
+            if other is not None:
+                for g in guarded:
+                    up = m.parent(g)
+                    while up is not None and up is not node:
+                        if up is other:
+                            return True
+                        up = m.parent(up)
+        child, node = node, m.parent(node)
+    return False
+
+
 class LoadWeightsOnlyUnset(Rule):
     code = "GL601"
     name = "load-weights-only-unset"
@@ -69,10 +111,14 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu", weights_only=Tr
 
     def check(self, ctx: Context):
         m = ctx.model
-        for call in m.iter_calls("torch.load", "torch.serialization.load"):
-            if any(a.keyword is not None and a.keyword.value in ("weights_only", "pickle_module") for a in call.args):
+        calls = list(m.iter_calls("torch.load", "torch.serialization.load"))
+        guarded = [c for c in calls if _has_weights_only(c)]
+        for call in calls:
+            if _has_weights_only(call):
                 continue
             if any(a.star for a in call.args):
+                continue
+            if guarded and _old_torch_branch(m, call, guarded):
                 continue
             fix = None
             version = getattr(ctx.settings, "torch_version", None)
