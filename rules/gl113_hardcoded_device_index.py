@@ -130,14 +130,14 @@ class Net(nn.Module):
                 # `torch.device("cuda")` is the current GPU: in forward (or in a helper only forward
                 # calls, DrugOOD's `move_to_device`) it is not the device of the module's input
                 if self._in_forward(ctx, call):
-                    where = "`forward`"
+                    place = "`forward`"
                 else:
                     helper = self._forward_helper(ctx, call)
-                    where = f"`{helper}` (called only from `forward`)" if helper else None
-                if where:
+                    place = f"`{helper}` (called only from `forward`)" if helper else None
+                if place:
                     yield ctx.finding(
                         call,
-                        f'`torch.device("cuda")` in {where} is the current GPU, not the input\'s: use the '
+                        f'`torch.device("cuda")` in {place} is the current GPU, not the input\'s: use the '
                         "device of an input or parameter (`x.device`)",
                     )
                 continue

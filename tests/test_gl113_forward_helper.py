@@ -75,3 +75,18 @@ def test_helper_taking_the_device_from_forward_stays_silent():
         "to_dev(x))", "to_dev(x, self.lin.weight.device))"
     )
     assert lines(src) == []
+
+
+def test_indexless_and_indexed_devices_in_one_file_do_not_break_the_rule():
+    # a `torch.device("cuda")` outside forward followed by `torch.device("cuda", 0)`: the local
+    # name that held the message place must not shadow the rule's `where` helper (fixtures54's
+    # GL000 on tests/fixtures/GL102/ok_cuda_device_in_a_comparison.py)
+    src = (
+        "import torch\n"
+        "import torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        "a = torch.device('cuda')\n"
+        "b = torch.device('cuda', 0)\n"
+    )
+    found = [d for d in check(src, {"GL113"}) if d.code in ("GL113", "GL000")]
+    assert [(d.code, d.line) for d in found] == [("GL113", 5)]
