@@ -32,8 +32,10 @@ with `device="cuda:0"` (or `.cuda(0)`, `torch.device("cuda", 0)`) meets inputs t
 another GPU as soon as the module runs under DistributedDataParallel, DataParallel or model
 parallelism: `RuntimeError: Expected all tensors to be on the same device, but found at least two
 devices, cuda:1 and cuda:0!`. In a DDP script, every process then also allocates on GPU 0, which
-runs out of memory or silently serialises the training. An index-less `.cuda()` inside `forward`
-has the same problem: it means "the current device", not the input's device.
+runs out of memory or silently serialises the training. An index-less `.cuda()` or
+`torch.device("cuda")` inside `forward` has the same problem: it means "the current device", not the
+input's device; so does one in a module-level helper of the file that only `forward` calls (a
+`move_to_device(batch)` whose device defaults to `torch.device("cuda")`).
 
 There is no automatic fix: use the device of an input or parameter (`x.device`,
 `torch.zeros(n, device=x.device)`) inside modules, and the local rank
@@ -117,7 +119,28 @@ class Net(nn.Module):
                     call,
                     "`.cuda()` in `forward` moves to the current GPU, not to the input's: use `.to(x.device)`",
                 )
+            elif arg is None and (helper := self._forward_helper(ctx, call)) is not None:
+                yield ctx.finding(
+                    call,
+                    f"`.cuda()` in `{helper}` (called only from `forward`) moves to the current GPU, not to "
+                    "the input's: use `.to(x.device)`",
+                )
         for call in m.iter_calls("torch.device"):
+            if self._indexless_cuda_device(call):
+                # `torch.device("cuda")` is the current GPU: in forward (or in a helper only forward
+                # calls, DrugOOD's `move_to_device`) it is not the device of the module's input
+                if self._in_forward(ctx, call):
+                    place = "`forward`"
+                else:
+                    helper = self._forward_helper(ctx, call)
+                    place = f"`{helper}` (called only from `forward`)" if helper else None
+                if place:
+                    yield ctx.finding(
+                        call,
+                        f'`torch.device("cuda")` in {place} is the current GPU, not the input\'s: use the '
+                        "device of an input or parameter (`x.device`)",
+                    )
+                continue
             if len(call.args) >= 2 and isinstance(call.args[1].value, cst.Integer):
                 first = call.args[0].value
                 if isinstance(first, cst.SimpleString) and first.evaluated_value == "cuda":
@@ -159,6 +182,27 @@ class Net(nn.Module):
             return False
         cls = m.class_of(fn)
         return cls is not None and m.class_is(cls.name.value, MODULE_BASES)
+
+    @staticmethod
+    def _indexless_cuda_device(call: cst.Call) -> bool:
+        """`torch.device("cuda")`: one positional string argument, exactly "cuda"."""
+        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+            return False
+        arg = call.args[0].value
+        return isinstance(arg, cst.SimpleString) and arg.evaluated_value == "cuda"
+
+    @classmethod
+    def _forward_helper(cls, ctx: Context, node: cst.CSTNode) -> str | None:
+        """The name of the module-level function of the file holding `node` when that function is
+        called, outside itself, only from `forward` methods of the file's modules (at least once)."""
+        m = ctx.model
+        fn = m.enclosing(node, cst.FunctionDef)
+        if fn is None or m.class_of(fn) is not None or m.enclosing(fn, cst.FunctionDef) is not None:
+            return None
+        sites = [c for c in m.call_sites(fn) if not m.contains(fn, c)]
+        if not sites or not all(cls._in_forward(ctx, c) for c in sites):
+            return None
+        return fn.name.value
 
     @staticmethod
     def _in_forward(ctx: Context, node: cst.CSTNode) -> bool:

@@ -45,7 +45,9 @@ does not: it asks NVML and honours the variable's current value.
 
 The rule fires when such a call runs unconditionally before the assignment (in the same function,
 at module level before the function that sets the variable is called, or inside a function of the
-file called before it). The fix (unsafe: the assignment then runs earlier and unconditionally)
+file called before it). A guard that holds on every machine with a visible GPU
+(`if torch.cuda.device_count() > 0:`, `if torch.cuda.is_available():`) does not count as a
+condition: where no GPU is visible the variable changes nothing. The fix (unsafe: the assignment then runs earlier and unconditionally)
 moves the assignment above the first `import torch` when its value is a literal or comes from
 the environment or `sys.argv`.
 
@@ -132,7 +134,7 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         m = ctx.model
         best = None
         for t in triggers:
-            if self._runs_first(ctx, facts, t, assign, 0):
+            if self._runs_first(ctx, facts, _lift_gpu_guards(m, facts, t), assign, 0):
                 if best is None or facts.order(t) < facts.order(best):
                     best = t
         return best
@@ -282,3 +284,64 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 def _short(code: str) -> str:
     code = " ".join(code.split())
     return code if len(code) <= 50 else code[:47] + "..."
+
+
+# a trigger guarded by a test that holds whenever a GPU is visible --------------------------------------
+def _lift_gpu_guards(m, facts: DeviceFacts, node: cst.CSTNode) -> cst.CSTNode:
+    """The trigger, or the outermost `if` around it whose test holds on every machine with a GPU
+    (`if torch.cuda.device_count() > 0:`, EasyNLP's `_initialize_distributed`) when the trigger runs
+    whenever that `if`'s body runs: where no GPU is visible the variable changes nothing, so such a
+    guard does not make the initialisation conditional."""
+    cur = node
+    for anc in m.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if (
+            isinstance(anc, cst.If)
+            and m.contains(anc.body, cur)
+            and _gpu_present_test(m, anc.test)
+            and facts.always_reaches(cur, anc.body)
+        ):
+            cur = anc
+    return cur
+
+
+def _gpu_present_test(m, test: cst.BaseExpression, depth: int = 0) -> bool:
+    """`torch.cuda.is_available()`, `torch.cuda.device_count()` (truthy, `> 0`, `>= 1`, `!= 0`), or a
+    name bound once to one of these."""
+    if depth > 2:
+        return False
+    if isinstance(test, cst.Call):
+        return m.qualname(test.func) in ("torch.cuda.is_available", "torch.cuda.device_count") and not test.args
+    if isinstance(test, cst.Name):
+        bindings = m.bindings_of(test)
+        if len(bindings) == 1 and bindings[0].how == "assign" and isinstance(bindings[0].value, cst.BaseExpression):
+            return _gpu_present_test(m, bindings[0].value, depth + 1)
+        return False
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comp = test.comparisons[0]
+        right = comp.comparator
+        if not isinstance(right, cst.Integer) or not _device_count(m, test.left, depth):
+            return False
+        op, n = comp.operator, int(right.value)
+        return (
+            (isinstance(op, cst.GreaterThan) and n == 0)
+            or (isinstance(op, cst.GreaterThanEqual) and n == 1)
+            or (isinstance(op, cst.NotEqual) and n == 0)
+        )
+    return False
+
+
+def _device_count(m, expr: cst.BaseExpression, depth: int) -> bool:
+    """`torch.cuda.device_count()`, or a name bound once to it."""
+    if isinstance(expr, cst.Call):
+        return m.qualname(expr.func) == "torch.cuda.device_count" and not expr.args
+    if isinstance(expr, cst.Name) and depth <= 2:
+        bindings = m.bindings_of(expr)
+        return (
+            len(bindings) == 1
+            and bindings[0].how == "assign"
+            and isinstance(bindings[0].value, cst.BaseExpression)
+            and _device_count(m, bindings[0].value, depth + 1)
+        )
+    return False

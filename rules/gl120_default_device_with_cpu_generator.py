@@ -13,6 +13,11 @@ from gpulint.sites import lines_of
 SET_DEFAULT_DEVICE = frozenset({"torch.set_default_device"})
 SET_DEFAULT_TENSOR_TYPE = frozenset({"torch.set_default_tensor_type"})
 RANDOM_SAMPLERS = frozenset({"torch.utils.data.RandomSampler", "torch.utils.data.sampler.RandomSampler"})
+# a DistributedSampler that shuffles seeds a fresh `torch.Generator()` (CPU) in every `__iter__` and
+# takes no `generator=`: under a CUDA default its `randperm` refuses it
+DISTRIBUTED_SAMPLERS = frozenset(
+    {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
+)
 GENERATORS = frozenset({"torch.Generator", "torch._C.Generator"})
 # frameworks that build or re-build the loaders and samplers themselves
 LOADER_FRAMEWORKS = frozenset({"lightning", "accelerate", "hf-trainer", "deepspeed", "ignite", "composer"})
@@ -22,7 +27,7 @@ class DefaultDeviceWithCpuGenerator(Rule):
     code = "GL120"
     name = "default-device-with-cpu-generator"
     summary = "CUDA made the default device while a shuffling DataLoader / RandomSampler draws from a CPU generator."
-    message = "{setter} makes CUDA the default device, but the shuffling {what} at {line} draws its permutation with a CPU `torch.Generator`: iterating it raises \"Expected a 'cuda' device type for generator but found 'cpu'\"; pass `generator=torch.Generator(device=...)` (the default device) to it, or keep the default device and move tensors explicitly"
+    message = "{setter} makes CUDA the default device, but the shuffling {what} at {line} draws its permutation with a CPU `torch.Generator`: iterating it raises \"Expected a 'cuda' device type for generator but found 'cpu'\"; {advice}"
     fix_safety = "none"
     default = True
     kind = "crash"
@@ -42,7 +47,9 @@ the batches with `.to(device)`. No automatic fix: which device the generator bel
 whether the data pipeline should build its tensors on the GPU at all, is the author's choice.
 
 The rule fires when the file makes a CUDA device the default and builds a shuffling `DataLoader` or
-a `RandomSampler` without a generator (or with a CPU one). It stays silent when the file also sets
+a `RandomSampler` without a generator (or with a CPU one), or a shuffling `DistributedSampler` (it
+seeds its own CPU `torch.Generator()` in every `__iter__` and takes no `generator=`, so the only
+cure there is to keep the default device on the CPU). It stays silent when the file also sets
 a non-CUDA default device (the order then decides), for loaders with `generator=` on another
 device, and in scripts driven by Lightning, Accelerate or the Hugging Face Trainer.
 
@@ -95,10 +102,16 @@ for x, y in loader:
         if not samplers:
             return
         first = samplers[0]
-        what = "DataLoader" if m.qualname(first.func) in DATALOADER_CLASSES else "RandomSampler"
+        q = m.qualname(first.func)
+        what = "DataLoader" if q in DATALOADER_CLASSES else "DistributedSampler" if q in DISTRIBUTED_SAMPLERS else "RandomSampler"
+        advice = (
+            "it takes no `generator=`: keep the default device on the CPU and move the model and batches with `.to(device)`"
+            if q in DISTRIBUTED_SAMPLERS
+            else "pass `generator=torch.Generator(device=...)` (the default device) to it, or keep the default device and move tensors explicitly"
+        )
         for call in setters:
             setter = f"`{ctx.code(call)}`"
-            yield ctx.finding(call, self.message.format(setter=setter, what=what, line=_where(ctx, call, first)))
+            yield ctx.finding(call, self.message.format(setter=setter, what=what, line=_where(ctx, call, first), advice=advice))
         for with_stmt in contexts:
             # a `with torch.device("cuda"):` block matters only where the loader runs inside it
             inside = [s for s in samplers if _iterated_inside(m, s, with_stmt)]
@@ -106,7 +119,7 @@ for x, y in loader:
                 continue
             item = _cuda_device_context(m, with_stmt)
             setter = f"`with {ctx.code(item)}:`"
-            yield ctx.finding(item, self.message.format(setter=setter, what=what, line=_where(ctx, item, inside[0])))
+            yield ctx.finding(item, self.message.format(setter=setter, what=what, line=_where(ctx, item, inside[0]), advice=advice))
 
 
 def _where(ctx, reported: cst.CSTNode, loader: cst.CSTNode) -> str:
@@ -151,7 +164,7 @@ def _cuda_device_context(m, with_stmt: cst.With) -> cst.Call | None:
 
 def _cpu_shuffling(m) -> list[cst.Call]:
     """DataLoaders built with `shuffle=True` and RandomSamplers, without a generator or with a
-    known CPU one, in source order."""
+    known CPU one, and DistributedSamplers that shuffle, in source order."""
     out = []
     for call in m.calls:
         q = m.qualname(call.func)
@@ -169,6 +182,13 @@ def _cpu_shuffling(m) -> list[cst.Call]:
             if any(a.star for a in call.args):
                 continue
             if _cpu_generator(m, _arg(call, "generator", 3)):
+                out.append(call)
+        elif q in DISTRIBUTED_SAMPLERS:
+            if any(a.star for a in call.args):
+                continue
+            # shuffles unless `shuffle=` is given and is not the literal True
+            shuffle = _arg(call, "shuffle", 3)
+            if shuffle is None or (isinstance(shuffle, cst.Name) and shuffle.value == "True"):
                 out.append(call)
     return out
 
