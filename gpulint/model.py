@@ -1283,15 +1283,7 @@ class ScriptModel:
         if isinstance(expr, (cst.Name, cst.Attribute)):
             bindings = self.bindings_of(expr)
             if bindings:
-                kind = self._kind_of_bindings(bindings)
-                if kind is Kind.UNKNOWN and type(expr) is cst.Name:
-                    # names the binding table cannot type (unpacked from `torch.meshgrid(...)`, a
-                    # tuple of tensors; E55-5): the flow engine's value at this use, a tensor on
-                    # every path
-                    v = self.flow.values.get(expr)
-                    if v is not None and v.kind == "tensor":
-                        return Kind.TENSOR
-                return kind
+                return self._kind_of_bindings(bindings)
             if isinstance(expr, cst.Attribute) and not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
                 # `root.model` of an instance of a plain class of the file that holds an instance
                 # of a module class of the file (the engine follows it; the binding table cannot)
