@@ -640,6 +640,30 @@ def _leaf_dev(v: Value, depth: int = 0) -> Dev | None:
     return None
 
 
+def _keys_known(keys: tuple, depth: int = 0) -> bool:
+    """Every value of a dict display's keys has a known kind (nested dicts alike): a dict whose
+    entries are filled in later (`out = {"losses": {}}` then `out["losses"]["loss"] = ...`) is not
+    known well enough to stand for the module's output."""
+    for _, it in keys:
+        if it.kind is None or (it.kind == MAPPING and not (it.keys and depth < 3 and _keys_known(it.keys, depth + 1))):
+            return False
+    return True
+
+
+def _input_keys(keys: tuple, depth: int = 0) -> tuple:
+    """A forward input's dict keys: tensors where the module runs, nested dicts alike, the rest
+    unknown."""
+    out = []
+    for k, it in keys:
+        if it.kind == TENSOR:
+            out.append((k, Value(TENSOR, INPUT_DEV, nonscalar=it.nonscalar, deep=it.deep)))
+        elif it.kind == MAPPING and it.keys and depth < 3:
+            out.append((k, Value(MAPPING, None, keys=_input_keys(it.keys, depth + 1))))
+        else:
+            out.append((k, UNKNOWN))
+    return tuple(out)
+
+
 def _from_loader(v: Value, loader: cst.Call, depth: int = 0) -> Value:
     """What a loader's `collate_fn` returns, with the tensors in it (in a tuple, a dict display, the
     attributes of an instance of a file class) made by the loader call: they are its batches."""
@@ -1564,6 +1588,10 @@ class Flow:
                 site = self._forward_site(fn, name) if args is None else None
                 if site is not None and site.kind == TENSOR:
                     v = Value(TENSOR, INPUT_DEV, nonscalar=site.nonscalar, deep=site.deep)
+                elif site is not None and site.kind == MAPPING and site.keys:
+                    # a dict of tensors (another model's outputs, `{"enc": {"anchors": ...}}`): its
+                    # keys, each tensor where the module runs (E54-2)
+                    v = Value(MAPPING, None, keys=_input_keys(site.keys))
                 else:
                     v = Value(None, INPUT_DEV)
             frame.env[name] = v if v is not None else UNKNOWN
@@ -5626,8 +5654,11 @@ class Flow:
             # a class of the file that overrides `__call__` (SwapNet's GANLoss) runs that, not forward
             entry = "__call__" if self.m.method_of_class(mv.cls, "__call__") is not None else "forward"
             ret = self._call_method(mv.cls, entry, mv, e, pos, kw, frame, summary_only=True)
-            if ret.kind == TUPLE or (ret.kind == OBJECT and ret.keys is not None):
-                return ret  # (a dataclass or SimpleNamespace record of outputs too)
+            if ret.kind == TUPLE or (ret.kind == OBJECT and ret.keys is not None) or (
+                    ret.kind == MAPPING and ret.keys and _keys_known(ret.keys)):
+                # (a dataclass or SimpleNamespace record of outputs too, and a dict display of
+                # outputs: `return {"enc": {"anchors": ...}}`, DETA's proposals, E54-2)
+                return ret
             if (ret.kind == TENSOR and ret.dev is not None and ret.dev.is_host and ret.placed is None
                     and dev.where == "acc" and self._made_in_forward(ret.origin, mv.cls)):
                 # forward returns a tensor it made on the host (`outputs = torch.zeros(...)` filled
@@ -5654,6 +5685,10 @@ class Flow:
             if ret.kind == TUPLE and ret.items is not None and len(ret.items) > 1:
                 return Value(TUPLE, None, items=tuple(replace(it, dev=None) if it.kind == TENSOR else UNKNOWN
                                                       for it in ret.items), origin=ret.origin)
+            if ret.kind == MAPPING and ret.keys and _keys_known(ret.keys):
+                # a dict of outputs: its keys, their tensors' devices not known
+                return Value(MAPPING, None, keys=tuple((k, replace(it, dev=None) if it.kind == TENSOR else UNKNOWN)
+                                                       for k, it in ret.keys), origin=ret.origin)
         # a module with parameters called with gradients on gives an output that holds its graph
         # (unless the file freezes parameters somewhere: a frozen feature extractor's does not);
         # a loss without parameters passes on the graph of its inputs

@@ -199,3 +199,45 @@ def test_dataclass_fields_read_through_module_or_not_wrapped_are_silent():
     # wrapped on some paths only
     assert _lines(RECORD.format(temp="DDP(self.temp) if dist_ok() else self.temp",
                                 read="modules.temp.log_alpha"), "GL305") == []
+
+
+# E54-2 (DETA#14's assigner reached through a dict of outputs): a module whose forward returns a
+# dict display of known tensors gives that dict, so a forward parameter that receives it is no
+# tensor, and GL105's safe fix never writes `device=<that dict>.device` (AttributeError).
+def test_gl105_never_names_a_dict_of_outputs_in_its_device_fix():
+    from pathlib import Path
+
+    src = (Path(__file__).parent / "fixtures_pending" / "GL105" /
+           "e54_2_assigner_dict_parameter_named_in_device_fix.py").read_text(encoding="utf-8")
+    out = _run(src, "GL105", fix=True)
+    assert "arange(len(anchors), device=outputs.device)" not in out.text
+    assert all("outputs.device" not in d.message for d in _run(src, "GL105").diagnostics)
+
+
+def test_a_dict_of_outputs_filled_in_later_keeps_its_tensor_reading():
+    src = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        out = {"losses": {}}
+        out["losses"]["l1"] = self.fc(x).abs().mean()
+        return out
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+losses = []
+with torch.no_grad():
+    for _ in range(2):
+        losses.append(net(torch.randn(3, 4, device=device))["losses"]["l1"])
+print(np.sum(losses))
+'''
+    assert _lines(src, "GL109") == [(24, "GL109")]

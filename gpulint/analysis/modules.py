@@ -1547,9 +1547,31 @@ class DeviceFlow:
             if fn is self.cls.forward and name not in self._evidenced:
                 continue
             tags = env.get(name, EMPTY)
-            if tags == frozenset({D}) and (fn is self.cls.forward or self._engine_tensor(fn, name)):
+            if tags == frozenset({D}) and (fn is self.cls.forward or self._engine_tensor(fn, name)) and (
+                    not self._not_tensor_use(fn, name)):
                 return name
         return None
+
+    def _not_tensor_use(self, fn: cst.FunctionDef, name: str) -> bool:
+        """A use of `name` in `fn` shows it is no tensor: a dict read by string key
+        (`outputs["anchors"]`, DETA's assigner, E54-2), its `.items()` / `.keys()` / `.get()`, or
+        a value the flow engine knows is a container or a Python value; `device=<name>.device`
+        would raise AttributeError."""
+        m = self.model
+        for n in m.walk(fn.body):
+            if not (isinstance(n, cst.Name) and n.value == name):
+                continue
+            if m.value_of(n).kind in ("mapping", "tuple", "object", "batch", "hostval"):
+                return True
+            parent = m.parent(n)
+            if isinstance(parent, cst.Attribute) and parent.value is n and parent.attr.value in (
+                    "items", "keys", "values", "get"):
+                return True
+            if isinstance(parent, cst.Subscript) and parent.value is n and any(
+                    isinstance(el.slice, cst.Index) and isinstance(el.slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+                    for el in parent.slice):
+                return True
+        return False
 
     def _engine_tensor(self, fn: cst.FunctionDef, name: str) -> bool:
         """The flow engine knows `name` is a tensor in `fn` (a use of it has a tensor value): the
