@@ -759,19 +759,28 @@ for epoch in range(epochs):
                     continue
             models = []
             calls = facts.model_calls_through_self(node)  # (outside a class: its own model calls)
+            # `model.generate(x)`: a method of the model's own class that runs `self.forward(...)` /
+            # `self(...)` is a call of the model (trocr#9); one that sets a mode itself is not read
+            recv = {c: c.func for c in calls}
+            runs, sets_mode = _self_running_calls(facts, node)
+            if sets_mode:
+                continue
+            for c, expr in runs:
+                calls.append(c)
+                recv[c] = expr
             for c in calls:
-                name = dotted(c.func)
+                name = dotted(recv[c])
                 if name is not None and name not in models:
                     models.append(name)
             if len(models) != 1:
                 continue
             name = models[0]
-            model_expr = next(c.func for c in calls if dotted(c.func) == name)
+            model_expr = next(recv[c] for c in calls if dotted(recv[c]) == name)
             if not facts.mode_sensitive(model_expr):
                 continue
-            if all(_output_discarded(ctx.model, c) for c in calls if dotted(c.func) == name):
+            if all(_output_discarded(ctx.model, c) for c in calls if dotted(recv[c]) == name):
                 continue  # `model(x)` for its side effects: batch-norm statistics (update_bn), not evaluation
-            if after_training is not None and not _evaluates_after(ctx, facts, node, after_training, name, calls):
+            if after_training is not None and not _evaluates_after(ctx, facts, node, after_training, name, calls, recv):
                 continue
             if any(
                 method_of(c) and method_of(c)[1] in ("eval", "train") for c in facts.calls_in(node, into_defs=False)
@@ -1075,6 +1084,28 @@ def _same_global_at(m, name: str, bindings, call: cst.Call) -> bool:
     return True
 
 
+def _self_running_calls(facts, node):
+    """([(call, model)], sets_mode) for the calls `X.meth(...)` in `node` (nested definitions
+    left out) where X is a model and `meth` a method of X's class in the file whose body runs the
+    model itself (`self.forward(...)`, `self(...)`): `model.generate(x)`. `sets_mode` when such a
+    method, or one it calls, sets a train/eval mode (it may put the model in eval mode itself)."""
+    out, sets_mode = [], False
+    for c in facts.calls_in(node, into_defs=False):
+        mo = method_of(c)
+        if mo is None or mo[1] in ("train", "eval", "forward") or not isinstance(mo[0], (cst.Name, cst.Attribute)):
+            continue
+        if not facts.is_model(mo[0]):
+            continue
+        for fn in facts.file_functions(c):
+            if not _runs_self(fn):
+                continue
+            if facts.effects(fn) & {"train", "eval", "unknown-mode"}:
+                sets_mode = True
+            out.append((c, mo[0]))
+            break
+    return out, sets_mode
+
+
 def _runs_self(fn: cst.FunctionDef) -> bool:
     """A method whose body calls its own module: `self(...)` or `self.forward(...)`, with gradients
     not switched off around the call."""
@@ -1142,7 +1173,7 @@ def _training_loop_before(ctx: Context, facts, node):
     return None
 
 
-def _evaluates_after(ctx: Context, facts, node, train_loop, name: str, calls) -> bool:
+def _evaluates_after(ctx: Context, facts, node, train_loop, name: str, calls, recv=None) -> bool:
     """The loop after `train_loop` evaluates the model `train_loop` trains, in training mode by
     mistake: the model is trained there, nothing in the scope set `name.eval()` before the loop
     (a model kept in eval mode on purpose trains and validates in it), the loop computes a loss or
@@ -1160,7 +1191,7 @@ def _evaluates_after(ctx: Context, facts, node, train_loop, name: str, calls) ->
         if mo is not None and mo[1] == "eval" and dotted(mo[0]) == name:
             return False
     for c in calls:
-        if dotted(c.func) != name:
+        if dotted(recv[c] if recv else c.func) != name:
             continue
         for anc in m.ancestors(c):
             if anc is node:
