@@ -929,13 +929,31 @@ def _under_cuda_operand_test(ctx: Context, node) -> bool:
     child = node
     for anc in m.ancestors(node):
         if isinstance(anc, (cst.If, cst.IfExp)) and child is anc.body:
-            text = ctx.code(anc.test)
-            if _CUDA_OPERAND_TEST.search(text) and "not " not in text and "!=" not in text:
+            # the test, or one operand of an `and` (`if inputs.is_cuda and not self.alpha.is_cuda:`,
+            # andy-yun/pytorch-0.4-yolov3's focal loss)
+            if any(_positive_operand_test(ctx, t) for t in _conjuncts(anc.test)):
+                return True
+        if isinstance(anc, (cst.If, cst.IfExp)) and child is anc.orelse:
+            # the `else` of `if not xyz1.is_cuda:` (OcCo's chamfer distance)
+            test = anc.test
+            if (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+                    and _positive_operand_test(ctx, test.expression)):
                 return True
         if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return False
         child = anc
     return False
+
+
+def _conjuncts(test) -> list:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_conjuncts(test.left), *_conjuncts(test.right)]
+    return [test]
+
+
+def _positive_operand_test(ctx: Context, test) -> bool:
+    text = ctx.code(test)
+    return bool(_CUDA_OPERAND_TEST.search(text)) and "not " not in text and "!=" not in text
 
 
 def _left_early_before(ctx: Context, block, child) -> bool:

@@ -168,3 +168,48 @@ def test_cuda_of_get_device_in_a_file_with_an_availability_test_is_silent():
         "model = M().cuda()", "model = M().cuda() if torch.cuda.is_available() else M()"
     ).replace("x = torch.randn(3, 4).cuda()", "x = torch.randn(3, 4).to(next(model.parameters()).device)")
     assert _found(src) == []
+
+
+OPERAND = """
+import torch
+import torch.nn as nn
+
+
+class FocalLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.alpha = torch.ones(5, 1)
+
+    def forward(self, inputs, targets):
+        BODY
+        p = inputs.softmax(1).gather(1, targets.view(-1, 1))
+        return -(self.alpha[targets] * p.log()).mean()
+
+
+net = nn.Linear(4, 5)
+crit = FocalLoss()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for step in range(2):
+    loss = crit(net(torch.randn(8, 4)), torch.randint(0, 5, (8,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_cuda_under_one_operand_of_an_and_is_silent():
+    # andy-yun/pytorch-0.4-yolov3 focal_loss.py (corpus33): G53-4 made the file's `.is_cuda`
+    # test no flag; the site follows the data
+    body = "if inputs.is_cuda and not self.alpha.is_cuda:\n            self.alpha = self.alpha.cuda()"
+    assert _found(textwrap.dedent(OPERAND.replace("BODY", body))) == []
+
+
+def test_cuda_in_the_else_of_a_negated_operand_test_is_silent():
+    # hansen7/OcCo chamfer_distance.py (corpus39): `if not xyz1.is_cuda: cpu kernel else: .cuda()`
+    body = "if not inputs.is_cuda:\n            pass\n        else:\n            self.alpha = self.alpha.cuda()"
+    assert _found(textwrap.dedent(OPERAND.replace("BODY", body))) == []
+
+
+def test_cuda_in_the_body_of_a_negated_operand_test_is_a_site():
+    body = "if not inputs.is_cuda:\n            self.alpha = self.alpha.cuda()"
+    assert [line for line, _ in _found(textwrap.dedent(OPERAND.replace("BODY", body)))] == [13]
