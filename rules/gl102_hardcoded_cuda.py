@@ -1063,6 +1063,10 @@ so that it stays a string. An existing module-level `device = torch.device("cuda
 site is reused (its value becomes the guarded one); any other existing `device` (a string, a
 local variable, a name bound twice) keeps its meaning and the fix picks a fresh name
 (`run_device`). Sites with an explicit other index (`"cuda:1"`) are listed but not rewritten.
+`.cuda(i)` with an index the user chose (`.cuda(args.gpu)`, `.cuda(local_rank)`) is no site; one
+whose index is a tensor's GPU (`.cuda(x.get_device())`, or a helper of the file returning it,
+allennlp's `.cuda(util.get_device_of(spans))`, -1 on the CPU) is, and the fix writes
+`.to(spans.device)`.
 
 The rule is silent in files that check availability (`torch.cuda.is_available()`,
 `torch.accelerator`, `device_count()`, a `--device`/`--cuda` command-line flag, test-suite guards
@@ -1083,7 +1087,9 @@ a CUDA device that is one branch of a conditional expression whose other branch 
 device (`if device == torch.device("cuda"): raise ...`), on a parameter default `'cuda'` whose name
 is not a device name in a file that never imports torch (`def run(target='cuda')`, a TVM compilation
 target), on a site that runs only when a tensor is already on CUDA (`if isinstance(x.data,
-torch.cuda.FloatTensor): pad = pad.cuda()`, `if x.device.type == "cuda":`: it follows the data),
+torch.cuda.FloatTensor): pad = pad.cuda()`, `if x.device.type == "cuda":`, one operand of an `and`
+(`if inputs.is_cuda and not self.alpha.is_cuda:`) or the `else` of `if not x.is_cuda:`: it follows
+the data; a tensor's `.is_cuda` read elsewhere is no flag of the file),
 and in files that
 are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
 `set_device`, `synchronize`, CUDA events/streams, memory statistics and snapshots), use an NCCL

@@ -89,7 +89,14 @@ of models); a helper's branches on a string argument (`if mode == "train":`) cou
 call's literal takes them. A helper's list is reported without a fix, at its call. So is a plain
 class that holds the models and switches them in its own methods (VSE++'s `model.val_start()`
 running `self.img_enc.eval()`, called from `validate(model)` in a loop that trains them through
-`model.train_emb(...)`): reported at the method's `eval()`, without a fix.
+`model.train_emb(...)`): reported at the method's `eval()`, without a fix. Further calls are
+followed as the flow engine resolves them (up to four functions deep): a callback object's
+`c.on_epoch_end()` running `self.model.predict(...)`, whose method leaves `self.net` in eval
+mode (torchtuples), or a hook handed a dict of models (`models["main"].eval()`,
+pytorch-pfn-extras), when the engine shows that the module put in eval mode is the very one the
+loop trains (one constructor call that runs once: an EMA copy or a second model built by the same
+factory is another model). The fix puts `model.train()` in the loop where the loop names the model;
+otherwise there is none.
 
 A call that puts the model in eval mode and leaves it there, made between `model.train()` (or
 above a backward) and the training forward of the same block, is reported at the call: a method of
@@ -107,6 +114,9 @@ batches, without a fix (the message suggests `model.train(phase == "train")` at 
 loop: a model whose forward returns something else in eval mode, as torchvision's detection models
 do, needs a look first). A phase loop put in eval mode before it, one that backpropagates in every
 phase, or one with phase names other than train/val/valid/validation/eval/test/dev is left alone.
+
+A method of the model's own class that runs the model (`model.generate(x)` calling
+`self.forward(x)`) counts as a call of the model in an evaluation loop, unless it sets a mode itself.
 
 The rule only looks at models whose behaviour depends on the mode (dropout, batch norm, or a model
 the file cannot see into), stays silent where a helper the file does not define gets the model
