@@ -201,6 +201,7 @@ def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = froze
                 backend = call.args[0].value
             if isinstance(backend, cst.SimpleString) and "nccl" in backend.value.lower():
                 return True
+    own_is_cuda = _sets_is_cuda(m)
     for node in m.nodes:
         test = None
         if isinstance(node, (cst.If, cst.IfExp, cst.While)):
@@ -222,6 +223,12 @@ def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = froze
                 leaf = n.attr.value
                 if (m.qualname(n) or "").startswith("torch."):
                     continue
+                if leaf == "is_cuda" and not own_is_cuda:
+                    # `if not tensor.is_cuda:` (allennlp's `get_device_of`) says where a tensor
+                    # already is, not how the file was configured; judged per site by
+                    # `_under_cuda_operand_test`. (An `is_cuda` attribute the file sets itself,
+                    # `self.is_cuda = args.cuda`, stays a flag.)
+                    continue
             elif isinstance(n, cst.SimpleString):
                 # a config value read by key: `if conf["use_gpu"]:`, `if cfg.get("cuda"):`,
                 # `if getattr(args, "cuda", False):` (asteroid's eval scripts, PRECISION7.md)
@@ -232,6 +239,19 @@ def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = froze
             return True
         if not isinstance(node, cst.IfExp) and _flag_compared_to_gpu(m, test):
             # (a conditional expression choosing a device by it is a choice: `_fallback_choice`)
+            return True
+    return False
+
+
+def _sets_is_cuda(m) -> bool:
+    """The file binds an `is_cuda` attribute or name of its own (`self.is_cuda = args.cuda`)."""
+    for n in m.nodes:
+        if isinstance(n, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)):
+            t = n.target
+            if (isinstance(t, cst.Attribute) and t.attr.value == "is_cuda") or (
+                    isinstance(t, cst.Name) and t.value == "is_cuda"):
+                return True
+        elif isinstance(n, cst.Param) and n.name.value == "is_cuda":
             return True
     return False
 
@@ -909,13 +929,31 @@ def _under_cuda_operand_test(ctx: Context, node) -> bool:
     child = node
     for anc in m.ancestors(node):
         if isinstance(anc, (cst.If, cst.IfExp)) and child is anc.body:
-            text = ctx.code(anc.test)
-            if _CUDA_OPERAND_TEST.search(text) and "not " not in text and "!=" not in text:
+            # the test, or one operand of an `and` (`if inputs.is_cuda and not self.alpha.is_cuda:`,
+            # andy-yun/pytorch-0.4-yolov3's focal loss)
+            if any(_positive_operand_test(ctx, t) for t in _conjuncts(anc.test)):
+                return True
+        if isinstance(anc, (cst.If, cst.IfExp)) and child is anc.orelse:
+            # the `else` of `if not xyz1.is_cuda:` (OcCo's chamfer distance)
+            test = anc.test
+            if (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+                    and _positive_operand_test(ctx, test.expression)):
                 return True
         if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return False
         child = anc
     return False
+
+
+def _conjuncts(test) -> list:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_conjuncts(test.left), *_conjuncts(test.right)]
+    return [test]
+
+
+def _positive_operand_test(ctx: Context, test) -> bool:
+    text = ctx.code(test)
+    return bool(_CUDA_OPERAND_TEST.search(text)) and "not " not in text and "!=" not in text
 
 
 def _left_early_before(ctx: Context, block, child) -> bool:
@@ -1025,6 +1063,10 @@ so that it stays a string. An existing module-level `device = torch.device("cuda
 site is reused (its value becomes the guarded one); any other existing `device` (a string, a
 local variable, a name bound twice) keeps its meaning and the fix picks a fresh name
 (`run_device`). Sites with an explicit other index (`"cuda:1"`) are listed but not rewritten.
+`.cuda(i)` with an index the user chose (`.cuda(args.gpu)`, `.cuda(local_rank)`) is no site; one
+whose index is a tensor's GPU (`.cuda(x.get_device())`, or a helper of the file returning it,
+allennlp's `.cuda(util.get_device_of(spans))`, -1 on the CPU) is, and the fix writes
+`.to(spans.device)`.
 
 The rule is silent in files that check availability (`torch.cuda.is_available()`,
 `torch.accelerator`, `device_count()`, a `--device`/`--cuda` command-line flag, test-suite guards
@@ -1045,7 +1087,9 @@ a CUDA device that is one branch of a conditional expression whose other branch 
 device (`if device == torch.device("cuda"): raise ...`), on a parameter default `'cuda'` whose name
 is not a device name in a file that never imports torch (`def run(target='cuda')`, a TVM compilation
 target), on a site that runs only when a tensor is already on CUDA (`if isinstance(x.data,
-torch.cuda.FloatTensor): pad = pad.cuda()`, `if x.device.type == "cuda":`: it follows the data),
+torch.cuda.FloatTensor): pad = pad.cuda()`, `if x.device.type == "cuda":`, one operand of an `and`
+(`if inputs.is_cuda and not self.alpha.is_cuda:`) or the `else` of `if not x.is_cuda:`: it follows
+the data; a tensor's `.is_cuda` read elsewhere is no flag of the file),
 and in files that
 are CUDA-only by design and say so: they call CUDA-only APIs (`get_device_capability`,
 `set_device`, `synchronize`, CUDA events/streams, memory statistics and snapshots), use an NCCL
@@ -1217,6 +1261,13 @@ x = torch.randn(8, 3, device=device)
             if isinstance(f, cst.Attribute) and f.attr.value == "cuda" and q is None:
                 pos = [a for a in call.args if a.keyword is None]
                 idx = pos[0].value if pos else None
+                if (idx is not None and len(pos) == 1 and not isinstance(idx, cst.Integer)
+                        and _index_tensor(m, idx) is not None and all(a.keyword is None for a in call.args)):
+                    # `.cuda(util.get_device_of(spans))`, `.cuda(x.get_device())`: the index of a
+                    # tensor's GPU, -1 on the CPU (gazetteer-NER-acl19#5): the fix writes
+                    # `.to(spans.device)`
+                    yield call, "hard-coded `.cuda()`", True
+                    continue
                 if (idx is not None and not isinstance(idx, cst.Integer)) or len(pos) > 1 or any(
                     a.keyword is not None and a.keyword.value not in ("non_blocking", "memory_format") for a in call.args
                 ):
@@ -1329,6 +1380,10 @@ x = torch.randn(8, 3, device=device)
         for node in chosen:
             if node is definition:
                 edits.append(ctx.replace(node, guarded))
+            elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda"
+                    and node.args and node.args[0].keyword is None and _index_tensor(m, node.args[0].value) is not None):
+                tensor = _index_tensor(m, node.args[0].value)
+                edits.append(ctx.replace(node, f"{ctx.code(node.func.value)}.to({ctx.code(tensor)}.device)"))
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda":
                 extra = "".join(
                     f", {ctx.code(a)}" for a in node.args if a.keyword is not None and a.keyword.value == "non_blocking"
@@ -1406,3 +1461,51 @@ x = torch.randn(8, 3, device=device)
                 continue
             break
         return last
+
+
+def _index_tensor(m, idx) -> cst.BaseExpression | None:
+    """For `.cuda(idx)`: the tensor whose GPU index `idx` is, when `idx` is `t.get_device()` or a
+    call of a function of the file (a plain function, or a static method read off its class:
+    `util.get_device_of(spans)`) that takes one argument and returns only its parameter's
+    `.get_device()` or an integer literal (`-1` on the CPU). None otherwise (`.cuda(args.gpu)`,
+    `.cuda(local_rank)`: a device the user chose)."""
+    if not isinstance(idx, cst.Call):
+        return None
+    f = idx.func
+    if isinstance(f, cst.Attribute) and f.attr.value == "get_device" and not idx.args:
+        return f.value if isinstance(f.value, (cst.Name, cst.Attribute)) else None
+    fn = None
+    if isinstance(f, cst.Name) and f.value not in m.classes and len(m.functions.get(f.value, [])) == 1:
+        fn = m.functions[f.value][0]
+    elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in m.classes:
+        found = m.method_of_class(f.value.value, f.attr.value)
+        fn = found[0] if found is not None else None
+        if fn is not None and not any(
+                isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.decorators):
+            fn = None
+    if fn is None or len(idx.args) != 1 or idx.args[0].keyword is not None or idx.args[0].star:
+        return None
+    params = [p for p in (*fn.params.posonly_params, *fn.params.params)]
+    if len(params) != 1 or fn.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or fn.params.kwonly_params:
+        return None
+    pname = params[0].name.value
+    arg = idx.args[0].value
+    if not isinstance(arg, (cst.Name, cst.Attribute)):
+        return None
+    returns = [n for n in m.walk(fn.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if isinstance(n, cst.Return)]
+    if not returns:
+        return None
+    device_read = False
+    for r in returns:
+        v = r.value
+        if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus):
+            v = v.expression
+        if isinstance(v, cst.Integer):
+            continue
+        if (isinstance(v, cst.Call) and not v.args and isinstance(v.func, cst.Attribute)
+                and v.func.attr.value == "get_device" and isinstance(v.func.value, cst.Name)
+                and v.func.value.value == pname):
+            device_read = True
+            continue
+        return None
+    return arg if device_read else None

@@ -13,7 +13,13 @@ from gpulint.analysis.phases import (
     phases_at,
     trains_only_in_train_phase,
 )
-from gpulint.analysis.training import TrainingFacts, dotted, method_of, walk
+from gpulint.analysis.training import (
+    MODE_SENSITIVE,
+    TrainingFacts,
+    dotted,
+    method_of,
+    walk,
+)
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
 from gpulint.sites import line_ref
@@ -83,7 +89,14 @@ of models); a helper's branches on a string argument (`if mode == "train":`) cou
 call's literal takes them. A helper's list is reported without a fix, at its call. So is a plain
 class that holds the models and switches them in its own methods (VSE++'s `model.val_start()`
 running `self.img_enc.eval()`, called from `validate(model)` in a loop that trains them through
-`model.train_emb(...)`): reported at the method's `eval()`, without a fix.
+`model.train_emb(...)`): reported at the method's `eval()`, without a fix. Further calls are
+followed as the flow engine resolves them (up to four functions deep): a callback object's
+`c.on_epoch_end()` running `self.model.predict(...)`, whose method leaves `self.net` in eval
+mode (torchtuples), or a hook handed a dict of models (`models["main"].eval()`,
+pytorch-pfn-extras), when the engine shows that the module put in eval mode is the very one the
+loop trains (one constructor call that runs once: an EMA copy or a second model built by the same
+factory is another model). The fix puts `model.train()` in the loop where the loop names the model;
+otherwise there is none.
 
 A call that puts the model in eval mode and leaves it there, made between `model.train()` (or
 above a backward) and the training forward of the same block, is reported at the call: a method of
@@ -101,6 +114,9 @@ batches, without a fix (the message suggests `model.train(phase == "train")` at 
 loop: a model whose forward returns something else in eval mode, as torchvision's detection models
 do, needs a look first). A phase loop put in eval mode before it, one that backpropagates in every
 phase, or one with phase names other than train/val/valid/validation/eval/test/dev is left alone.
+
+A method of the model's own class that runs the model (`model.generate(x)` calling
+`self.forward(x)`) counts as a call of the model in an evaluation loop, unless it sets a mode itself.
 
 The rule only looks at models whose behaviour depends on the mode (dropout, batch norm, or a model
 the file cannot see into), stays silent where a helper the file does not define gets the model
@@ -148,7 +164,9 @@ for epoch in range(epochs):
         facts: TrainingFacts = ctx.model.facts(TrainingFacts)
         if facts.frameworks_drive_loop():
             return
-        yield from self._never_undone(ctx, facts)
+        reported: set = set()
+        yield from self._never_undone(ctx, facts, reported)
+        yield from self._resolved_never_undone(ctx, facts, reported)
         yield from self._eval_in_train_mode(ctx, facts)
         yield from self._eval_block_in_train_mode(ctx, facts)
         yield from self._helper_evals_before_training(ctx, facts)
@@ -410,7 +428,7 @@ for epoch in range(epochs):
                                 if arg is not None and facts.is_model(arg):
                                     yield inner, arg, call
 
-    def _never_undone(self, ctx, facts):
+    def _never_undone(self, ctx, facts, seen=None):
         reported = set()
         for loop in facts.loops:
             # an epoch loop whose training runs in a function of the file (the Quickstart's
@@ -436,6 +454,8 @@ for epoch in range(epochs):
                 if _eval_right_before_training(ctx, facts, loop, name):
                     continue  # `t_model.eval()` then at once the loop that trains it: eval-mode training by choice
                 mo = method_of(call)
+                if seen is not None:
+                    seen.add(call)
                 if mo is not None and mo[1] == "eval":
                     reported.add((call, None))
                     fix = self._train_fix(ctx, facts, loop, name, call, via)
@@ -447,9 +467,59 @@ for epoch in range(epochs):
                     yield ctx.finding(call, self.helper_message.format(call=ctx.code(call.func), model=name))
                     continue
                 yield ctx.finding(call, self.message.format(model=name), fix)
-        yield from self._wrapper_never_undone(ctx, facts)
+        yield from self._wrapper_never_undone(ctx, facts, seen)
 
-    def _wrapper_never_undone(self, ctx, facts):
+    # an eval() reached through calls the flow engine resolves --------------------------------
+    def _resolved_never_undone(self, ctx, facts, seen):
+        """`X.eval()` in a function or method of the file that the training loop reaches through
+        calls the flow engine resolves (a callback object's `c.on_epoch_end()` running
+        `self.model.predict(...)`, torchtuples#9; `self.logic.train_validation_begin(self.models)`
+        putting `models["main"]` in eval mode, pytorch-pfn-extras#688), where `X` is, by the engine's
+        values, the very module object the loop trains (one constructor call that runs once), and
+        nothing the loop runs puts a model back in training mode. The paths `_never_undone` follows
+        by name (`self.` calls, a parameter bound to the loop's name) are left to it."""
+        m = ctx.model
+        done: set = set()
+        for loop in facts.loops:
+            through = not (loop.is_training or loop.is_epoch_loop) and self._steps_through_calls(facts, loop)
+            if not (loop.is_training or loop.is_epoch_loop or through):
+                continue
+            if self._mode_effects(ctx, facts, loop) & {"train", "unknown"}:
+                continue
+            for call, recv, top in _reached_evals(facts, loop):
+                if call in seen or call in done:
+                    continue
+                origin = _module_origin(m, recv)
+                if origin is None or not _single_instance(m, facts, origin):
+                    continue
+                if _later_eval_of(m, call, origin):
+                    continue  # the last `eval()` of the function is the one that stays
+                if not _origin_sensitive(facts, origin):
+                    continue
+                if not _trains_origin(facts, loop, origin):
+                    continue
+                name = _name_in(m, loop.node, origin)
+                if name is not None:
+                    if _steps_only_other_models(ctx, loop, name[1]) or facts.passes_to_unknown(loop.node, {name[0]}):
+                        continue
+                elif _steps_only_other_models(ctx, loop, recv):
+                    continue
+                if _origin_to_unknown(facts, loop.node, origin):
+                    continue
+                if _call_right_before_training(ctx, facts, loop, top, origin):
+                    continue  # a helper that freezes the model, then at once the loop that trains it
+                done.add(call)
+                fix = self._train_fix(ctx, facts, loop, name[0], call, top) if name is not None else None
+                again = f"call `{name[0]}.train()`" if name is not None else f"put `{ctx.code(recv)}` back in training mode"
+                yield ctx.finding(
+                    call,
+                    f"`{ctx.code(recv)}.eval()`, run from the training loop ({line_ref(ctx, loop.node)}) through "
+                    f"`{ctx.code(top.func)}(...)`, is never undone: later training steps run with dropout off and "
+                    f"frozen batch-norm statistics; {again} before training again",
+                    fix,
+                )
+
+    def _wrapper_never_undone(self, ctx, facts, seen=None):
         """`validate(model)` in a training loop whose model object's method puts its encoders in
         eval mode (`model.val_start()`), while the loop trains them through another method
         (`model.train_emb(...)` runs backward and the optimizer step), and nothing in the loop puts
@@ -468,6 +538,8 @@ for epoch in range(epochs):
                 if facts.passes_to_unknown(loop.node, {name, name.rsplit(".", 1)[0]}):
                     continue
                 reported.add(call)
+                if seen is not None:
+                    seen.add(call)
                 # no fix: the wrapper's own method (`train_start()`) is what restores the mode
                 yield ctx.finding(call, self.message.format(model=name))
 
@@ -697,19 +769,28 @@ for epoch in range(epochs):
                     continue
             models = []
             calls = facts.model_calls_through_self(node)  # (outside a class: its own model calls)
+            # `model.generate(x)`: a method of the model's own class that runs `self.forward(...)` /
+            # `self(...)` is a call of the model (trocr#9); one that sets a mode itself is not read
+            recv = {c: c.func for c in calls}
+            runs, sets_mode = _self_running_calls(facts, node)
+            if sets_mode:
+                continue
+            for c, expr in runs:
+                calls.append(c)
+                recv[c] = expr
             for c in calls:
-                name = dotted(c.func)
+                name = dotted(recv[c])
                 if name is not None and name not in models:
                     models.append(name)
             if len(models) != 1:
                 continue
             name = models[0]
-            model_expr = next(c.func for c in calls if dotted(c.func) == name)
+            model_expr = next(recv[c] for c in calls if dotted(recv[c]) == name)
             if not facts.mode_sensitive(model_expr):
                 continue
-            if all(_output_discarded(ctx.model, c) for c in calls if dotted(c.func) == name):
+            if all(_output_discarded(ctx.model, c) for c in calls if dotted(recv[c]) == name):
                 continue  # `model(x)` for its side effects: batch-norm statistics (update_bn), not evaluation
-            if after_training is not None and not _evaluates_after(ctx, facts, node, after_training, name, calls):
+            if after_training is not None and not _evaluates_after(ctx, facts, node, after_training, name, calls, recv):
                 continue
             if any(
                 method_of(c) and method_of(c)[1] in ("eval", "train") for c in facts.calls_in(node, into_defs=False)
@@ -1013,6 +1094,28 @@ def _same_global_at(m, name: str, bindings, call: cst.Call) -> bool:
     return True
 
 
+def _self_running_calls(facts, node):
+    """([(call, model)], sets_mode) for the calls `X.meth(...)` in `node` (nested definitions
+    left out) where X is a model and `meth` a method of X's class in the file whose body runs the
+    model itself (`self.forward(...)`, `self(...)`): `model.generate(x)`. `sets_mode` when such a
+    method, or one it calls, sets a train/eval mode (it may put the model in eval mode itself)."""
+    out, sets_mode = [], False
+    for c in facts.calls_in(node, into_defs=False):
+        mo = method_of(c)
+        if mo is None or mo[1] in ("train", "eval", "forward") or not isinstance(mo[0], (cst.Name, cst.Attribute)):
+            continue
+        if not facts.is_model(mo[0]):
+            continue
+        for fn in facts.file_functions(c):
+            if not _runs_self(fn):
+                continue
+            if facts.effects(fn) & {"train", "eval", "unknown-mode"}:
+                sets_mode = True
+            out.append((c, mo[0]))
+            break
+    return out, sets_mode
+
+
 def _runs_self(fn: cst.FunctionDef) -> bool:
     """A method whose body calls its own module: `self(...)` or `self.forward(...)`, with gradients
     not switched off around the call."""
@@ -1080,7 +1183,7 @@ def _training_loop_before(ctx: Context, facts, node):
     return None
 
 
-def _evaluates_after(ctx: Context, facts, node, train_loop, name: str, calls) -> bool:
+def _evaluates_after(ctx: Context, facts, node, train_loop, name: str, calls, recv=None) -> bool:
     """The loop after `train_loop` evaluates the model `train_loop` trains, in training mode by
     mistake: the model is trained there, nothing in the scope set `name.eval()` before the loop
     (a model kept in eval mode on purpose trains and validates in it), the loop computes a loss or
@@ -1098,7 +1201,7 @@ def _evaluates_after(ctx: Context, facts, node, train_loop, name: str, calls) ->
         if mo is not None and mo[1] == "eval" and dotted(mo[0]) == name:
             return False
     for c in calls:
-        if dotted(c.func) != name:
+        if dotted(recv[c] if recv else c.func) != name:
             continue
         for anc in m.ancestors(c):
             if anc is node:
@@ -1254,4 +1357,220 @@ def _losses_in_training_mode(m, call: cst.Call) -> bool:
         if (isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == out
                 and n.attr.value in ("values", "items", "keys")):
             return True
+    return False
+
+
+# the engine's module objects ---------------------------------------------------------------------
+_MAX_HOPS = 4
+
+
+def _module_origin(m, expr) -> cst.Call | None:
+    """The constructor call that made the module `expr` holds, by the flow engine's value."""
+    v = m.value_of(expr)
+    if v.kind != "module" or not isinstance(v.origin, cst.Call):
+        return None
+    return v.origin
+
+
+def _reached_evals(facts, loop):
+    """(`X.eval()` call, X, the loop's call that reaches it) for each argument-less `eval()` in a
+    function of the file that a call in the loop runs, followed through the calls the engine
+    resolves (`facts.file_functions`), up to `_MAX_HOPS` functions deep, on branches the string
+    arguments of each call take. The receiver is not a loop variable (`for mod in
+    self.modules(): mod.eval()` freezes layers, it is not the model's mode)."""
+    m = facts.m
+    for top in facts.calls_in(loop.node, into_defs=False):
+        frontier = [(top, fn) for fn in facts.file_functions(top)]
+        visited: set = set()
+        for _ in range(_MAX_HOPS):
+            nxt = []
+            for site, fn in frontier:
+                if fn in visited:
+                    continue
+                visited.add(fn)
+                for inner in facts.calls_in(fn.body, into_defs=False):
+                    if not _taken(facts, fn, site, inner):
+                        continue
+                    mo = method_of(inner)
+                    if mo is not None and mo[1] == "eval" and not inner.args:
+                        if not _loop_target(m, mo[0]):
+                            yield inner, mo[0], top
+                        continue
+                    for g in facts.file_functions(inner):
+                        nxt.append((inner, g))
+            frontier = nxt
+            if not frontier:
+                break
+
+
+def _loop_target(m, expr) -> bool:
+    if not isinstance(expr, cst.Name):
+        return False
+    return any(b.how == "for" for b in m.bindings_of(expr))
+
+
+def _single_instance(m, facts, origin: cst.Call, _depth: int = 0) -> bool:
+    """The constructor call `origin` runs once: not in a loop or comprehension, and every function
+    around it (a factory, `__init__` of a class of the file) is called from one place that runs
+    once (a function with no caller in the file is an entry point). `ema = build(); model =
+    build()` gives both models one origin: not one instance."""
+    node = origin
+    for anc in m.ancestors(node):
+        if isinstance(anc, (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Lambda)):
+            return False
+        if isinstance(anc, cst.FunctionDef):
+            if _depth >= 4:
+                return False
+            cls = m.class_of(anc)
+            if cls is not None and anc.name.value == "__init__":
+                sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == cls.name.value]
+                subclassed = any(cls.name.value in info.bases for n, info in m.classes.items() if n != cls.name.value)
+                if subclassed or len(sites) != 1:
+                    return False
+            else:
+                sites = list(facts.call_sites(anc))
+                resolved = m.resolved_sites(anc)
+                for c in resolved:
+                    if c not in sites:
+                        sites.append(c)
+                if len(sites) > 1 or (not sites and cls is not None):
+                    return False
+                if not sites:
+                    return True
+            return _single_instance(m, facts, sites[0], _depth + 1)
+    return True
+
+
+def _later_eval_of(m, call: cst.Call, origin) -> bool:
+    """Another `eval()` of the same module after `call` in the same function."""
+    fn = m.enclosing(call, cst.FunctionDef)
+    if fn is None:
+        return False
+    for c in m.calls_in(fn):
+        if c is call or not m.precedes(call, c):
+            continue
+        mo = method_of(c)
+        if mo is not None and mo[1] == "eval" and not c.args and _module_origin(m, mo[0]) is origin:
+            return True
+    return False
+
+
+def _origin_sensitive(facts, origin: cst.Call) -> bool:
+    """`mode_sensitive` for the constructor call itself (the receiver may be `models["main"]`)."""
+    m = facts.m
+    v = origin
+    while isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value in (
+            "to", "cuda", "cpu", "float", "double", "half", "train", "eval"):
+        v = v.func.value
+    if not isinstance(v, cst.Call):
+        return True
+    if isinstance(v.func, cst.Name) and v.func.value in m.classes:
+        return facts._class_sensitive(v.func.value, set())
+    q = m.qualname(v.func) or ""
+    if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+        text = m.module.code_for_node(v)
+        if MODE_SENSITIVE.search(text):
+            return True
+        for n in walk(v):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in m.classes:
+                if facts._class_sensitive(n.func.value, set()):
+                    return True
+            elif isinstance(n, cst.Call) and m.qualname(n.func) is None and not isinstance(n.func, cst.Attribute):
+                return True
+        return False
+    return True
+
+
+def _calls_origin(facts, node, origin) -> bool:
+    """A call of the module `origin` made, with gradients on, in `node`."""
+    m = facts.m
+    for c in facts.calls_in(node, into_defs=False):
+        if facts.grad_mode_at(c) == "off":
+            continue
+        if _module_origin(m, c.func) is origin:
+            return True
+    return False
+
+
+def _trains_origin(facts, loop, origin) -> bool:
+    """The loop trains the module `origin`: it calls it with gradients on in a training loop of its
+    own, or through a function of the file that backpropagates and steps (followed through the
+    calls the engine resolves) and sets no mode itself."""
+    for info in [loop, *loop.nested]:
+        if info.is_training and any(facts.grad_mode_at(c) is None and _module_origin(facts.m, c.func) is origin
+                                    for c in facts.calls_in(info.node, into_defs=False)):
+            return True
+    for c in facts.calls_in(loop.node, into_defs=False):
+        if facts.grad_mode_at(c) is not None:
+            continue
+        for fn in facts.file_functions(c):
+            eff = facts.effects(fn)
+            if not {"backward", "step"} <= eff or _call_effects(facts, fn, c, 0) & {"train", "eval", "unknown-mode"}:
+                continue
+            frontier, visited = [fn], set()
+            for _ in range(_MAX_HOPS):
+                nxt = []
+                for g in frontier:
+                    if g in visited:
+                        continue
+                    visited.add(g)
+                    if _calls_origin(facts, g.body, origin):
+                        return True
+                    for inner in facts.calls_in(g.body, into_defs=False):
+                        if facts.grad_mode_at(inner) != "off":
+                            nxt.extend(facts.file_functions(inner))
+                frontier = nxt
+    return False
+
+
+def _name_in(m, node, origin):
+    """(code, expression) of a name or attribute in `node` that holds the module `origin` (to put
+    the `train()` call in the loop), or None."""
+    for n in m.walk(node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(n, (cst.Name, cst.Attribute)) and _module_origin(m, n) is origin:
+            d = dotted(n)
+            if d is not None:
+                return d, n
+    return None
+
+
+def _origin_to_unknown(facts, node, origin) -> bool:
+    """A call in `node` of code the file does not define gets the module `origin`, or a dict
+    holding it (`hooks.run(models)`): it may switch the mode itself."""
+    m = facts.m
+    for call in facts.calls_in(node, into_defs=False):
+        if facts.file_functions(call):
+            continue
+        q = m.qualname(call.func) or ""
+        if isinstance(call.func, cst.Name) and call.func.value in ("print", "len", "isinstance", "getattr", "type", "id", "str", "repr"):
+            continue
+        if q.startswith("torch.") and not q.startswith("torch.func"):
+            continue
+        for a in call.args:
+            v = m.value_of(a.value)
+            if v.kind == "module" and v.origin is origin:
+                return True
+            if v.keys and any(getattr(kv[1], "origin", None) is origin for kv in v.keys):
+                return True
+    return False
+
+
+def _call_right_before_training(ctx, facts, loop, top: cst.Call, origin) -> bool:
+    """The statement holding `top` is followed in its block, with only simple statements between,
+    by a training loop that calls the module: the helper freezes it on purpose to train it so (the
+    shape `_eval_right_before_training` reads for a plain `model.eval()`)."""
+    m = ctx.model
+    stmt = next((a for a in m.ancestors(top) if isinstance(m.parent(a), cst.IndentedBlock)), None)
+    if stmt is None:
+        return False
+    body = list(m.parent(stmt).body)
+    idx = next((i for i, st in enumerate(body) if st is stmt), None)
+    if idx is None:
+        return False
+    training = {info.node for info in [loop, *loop.nested] if info.is_training}
+    for nxt in body[idx + 1:]:
+        if isinstance(nxt, (cst.For, cst.While)):
+            return nxt in training and _calls_origin(facts, nxt, origin)
+        if not isinstance(nxt, cst.SimpleStatementLine):
+            return False
     return False
