@@ -668,7 +668,8 @@ def _from_loader(v: Value, loader: cst.Call, depth: int = 0) -> Value:
     """What a loader's `collate_fn` returns, with the tensors in it (in a tuple, a dict display, the
     attributes of an instance of a file class) made by the loader call: they are its batches."""
     if v.kind == TENSOR:
-        return replace(v, origin=loader)
+        # batched: at least one dimension (`torch.tensor(labels)` of the samples' labels, dgl#486)
+        return replace(v, origin=loader, nonscalar=True)
     if depth > 3:
         return v
     if v.kind == TUPLE and (v.items or v.elem is not None):

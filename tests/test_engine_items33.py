@@ -241,3 +241,31 @@ with torch.no_grad():
 print(np.sum(losses))
 '''
     assert _lines(src, "GL109") == [(24, "GL109")]
+
+
+# E56-2 (dgl#486): the labels a file's `collate_fn` batches with `torch.tensor(labels)` are the
+# loader's batch, with a dimension: one that reaches the loss unmoved is GL101's.
+COLLATED_LABELS = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+
+def collate(samples):
+    feats, labels = map(list, zip(*samples))
+    return torch.stack(feats), torch.tensor(labels)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+loss_func = nn.CrossEntropyLoss()
+loader = DataLoader([(torch.randn(4), i % 2) for i in range(8)], batch_size=4, collate_fn=collate)
+for x, label in loader:
+    x = x.to(device)
+{move}    loss = loss_func(model(x), label)
+"""
+
+
+def test_labels_batched_by_a_collate_function_reaching_the_loss_unmoved():
+    assert _lines(COLLATED_LABELS.format(move=""), "GL101", "GL116") == [(18, "GL101")]
+    assert _lines(COLLATED_LABELS.format(move="    label = label.to(device)\n"), "GL101", "GL116") == []
