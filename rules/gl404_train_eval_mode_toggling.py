@@ -502,6 +502,8 @@ for epoch in range(epochs):
                 if name is not None:
                     if _steps_only_other_models(ctx, loop, name[1]) or facts.passes_to_unknown(loop.node, {name[0]}):
                         continue
+                    if _eval_right_before_training(ctx, facts, loop, name[0]):
+                        continue  # the loop itself trains the model in eval mode on purpose (P42-1)
                 elif _steps_only_other_models(ctx, loop, recv):
                     continue
                 if _origin_to_unknown(facts, loop.node, origin):
@@ -924,9 +926,36 @@ def _eval_right_before_training(ctx: Context, facts, loop, name: str) -> bool:
                     if nxt in training and any(dotted(c.func) == name for c in facts.model_calls(nxt)):
                         return True
                     break
-                if not isinstance(nxt, cst.SimpleStatementLine) or _mentions(m, nxt, name):
+                if _mentions(m, nxt, name):
+                    break
+                if not isinstance(nxt, cst.SimpleStatementLine) and not _plain_choice(m, nxt):
                     break
     return False
+
+
+def _plain_choice(m, node) -> bool:
+    """An `if`/`else` that only binds plain values: no loop, no nested function, and no call that
+    could switch a model's mode (a function or method of the file, a `.train()` / `.eval()`, a call
+    on `self`). MoCo-Pytorch's `finetune` picks its loader (`tqdm(loader)` or `loader`) between the
+    frozen encoder's `eval()` and the head's training loop (P42-1)."""
+    if not isinstance(node, cst.If):
+        return False
+    for n in m.walk(node):
+        if isinstance(n, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.With, cst.Try)):
+            return False
+        if isinstance(n, cst.Call):
+            f = n.func
+            if isinstance(f, cst.Name) and (m.module_function(f.value) is not None or f.value in m.classes):
+                return False
+            if isinstance(f, cst.Attribute):
+                if f.attr.value in ("train", "eval", "requires_grad_"):
+                    return False
+                root = f.value
+                while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+                    root = root.func if isinstance(root, cst.Call) else root.value
+                if isinstance(root, cst.Name) and root.value == "self":
+                    return False
+    return True
 
 
 def _sampling_loop(m, loop, name: str) -> bool:
