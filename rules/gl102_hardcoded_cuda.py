@@ -274,6 +274,12 @@ def _flag_compared_to_gpu(m, test: cst.BaseExpression) -> bool:
         for flag, word in (sides, sides[::-1]):
             if not (isinstance(word, cst.SimpleString) and word.evaluated_value.lower() in _GPU_WORDS):
                 continue
+            if (isinstance(flag, cst.Name) and word.evaluated_value.lower() == "gpu"
+                    and any(b.how == "param" for b in m.bindings_of(flag))):
+                # `def torch_infer(x, device): if device == "gpu": device = "cuda"`: a parameter
+                # compared with "gpu", a word no torch device takes, translates the caller's choice
+                # (PytorchOCR's conversion check, P42-3)
+                return True
             if not isinstance(flag, cst.Attribute) or flag.attr.value == "type":
                 continue
             root = flag
