@@ -1048,7 +1048,8 @@ def _reached_by_number(m, stmt: cst.CSTNode, name: str) -> bool:
 
 def _number_expression(m, e: cst.BaseExpression, depth: int) -> bool:
     """A Python number whatever the names in it hold: a numeric literal, `float(...)`/`int(...)`/
-    `round(...)`/`len(...)` of the builtins, `x.item()`, a `math.*` call, and arithmetic of those."""
+    `round(...)`/`len(...)` of the builtins, `x.item()`, a `math.*` call, a `numpy.*` call of a list
+    or tuple display, and arithmetic of those."""
     if depth > 8:
         return False
     if isinstance(e, (cst.Integer, cst.Float)):
@@ -1062,6 +1063,12 @@ def _number_expression(m, e: cst.BaseExpression, depth: int) -> bool:
             return True
         q = m.qualname(e.func) or ""
         if q.startswith("math.") and q.count(".") == 1:
+            return True
+        if (q.startswith("numpy.") and q.count(".") == 1 and e.args and not e.args[0].star
+                and e.args[0].keyword is None and isinstance(e.args[0].value, (cst.List, cst.ListComp, cst.Tuple))):
+            # `loss = np.mean([losses[i] for i in range(k)])` (pyod's MO_GAAL, PRECISION43): NumPy
+            # turns the list into an array, and an element that held a graph would raise there
+            # ("Can't call numpy() on Tensor that requires grad"): what it returns holds none
             return True
         return (isinstance(e.func, cst.Name) and e.func.value in ("float", "int", "len")
                 and e.func.value not in m.functions and e.func.value not in m.aliases)
