@@ -174,6 +174,8 @@ for x, y in loader:
                         continue  # `tr_loss += self.training_step(...)`: reported as such above
                 if not names:
                     continue
+                if _single_pass_at(m, loop.node, stmt):
+                    continue  # `total += loss; break`: one value, no chain of graphs (openfl, PRECISION43)
                 mode = facts.grad_mode_at(stmt)
                 if mode == "dynamic" and not held:
                     # the loss itself, where the engine knows it holds a graph when gradients are on
@@ -1546,3 +1548,19 @@ def _acc_root(acc: cst.BaseExpression) -> str | None:
     if isinstance(acc, cst.Call) and isinstance(acc.func, cst.Attribute):
         acc = acc.func.value
     return LossAccumulatedWithGraph._root(acc)
+
+
+def _single_pass_at(m, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """`node` runs at most once per entry into `loop`: the loop's body ends with an unconditional
+    `break`, `node` is the loop's own statement (not a nested loop's), and every `continue` of the
+    loop comes before it (`for idx, batch in enumerate(loader): if idx < k: continue; ...; break`,
+    openfl's vertical-FL flow steps, PRECISION43)."""
+    if not isinstance(loop, (cst.For, cst.While)) or not isinstance(loop.body, cst.IndentedBlock) or not loop.body.body:
+        return False
+    last = loop.body.body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Break) for s in last.body)):
+        return False
+    if m.enclosing(node, cst.For, cst.While) is not loop:
+        return False
+    own = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    return all(m.order[c] < m.order[node] for c in m.walk(loop.body, skip=own) if isinstance(c, cst.Continue))
