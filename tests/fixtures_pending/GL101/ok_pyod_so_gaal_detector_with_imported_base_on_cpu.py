@@ -26,7 +26,7 @@ with open(os.path.join(pkg, "detector_base.py"), "w") as f:
                 self.contamination = contamination
     '''))
 sys.path.insert(0, pkg)
-from detector_base import BaseDetector  # noqa: E402
+from detector_base import BaseDetector
 
 torch.manual_seed(0)
 
