@@ -107,6 +107,8 @@ for x, y in loader:
                     continue  # its modules' gradients are cleared by the other optimizers' zero_grad
                 if _built_in_loop(ctx, step.optimizer, loop.node):
                     continue  # a fresh optimizer every iteration: a one-step check, not a training loop
+                if _single_pass_at(ctx.model, loop.node, step.call) and _cleared_elsewhere(ctx, opt):
+                    continue  # one step per call (`...; opt.step(); break`), cleared by another step of the file
                 reported.add(opt)
                 yield ctx.finding(
                     step.call, self._message(ctx, opt, step.optimizer), self._fix(ctx, loop.node, opt, step.optimizer)
@@ -759,3 +761,28 @@ def _constant_one(ctx: Context, expr: cst.BaseExpression) -> str | None:
     if strings or not defs or not all(one(v) for _, v in defs):
         return None
     return line_ref(ctx, defs[0][0])
+
+
+def _single_pass_at(m, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """`node` runs at most once per entry into `loop`: the loop's body ends with an unconditional
+    `break`, `node` is the loop's own statement (not a nested loop's), and every `continue` of the
+    loop comes before it (`for idx, batch in enumerate(loader): if idx < k: continue; ...; break`,
+    openfl's vertical-FL flow steps, PRECISION43)."""
+    if not isinstance(loop, (cst.For, cst.While)) or not isinstance(loop.body, cst.IndentedBlock) or not loop.body.body:
+        return False
+    last = loop.body.body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Break) for s in last.body)):
+        return False
+    if m.enclosing(node, cst.For, cst.While) is not loop:
+        return False
+    own = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    return all(m.order[c] < m.order[node] for c in m.walk(loop.body, skip=own) if isinstance(c, cst.Continue))
+
+
+def _cleared_elsewhere(ctx: Context, opt: str) -> bool:
+    """`opt.zero_grad()` (the same spelling) somewhere in the file: the flow step that zeroes the
+    gradients before the one-step loop runs (openfl's `start` step, PRECISION43)."""
+    for call, recv, _meth in ctx.model.method_calls("zero_grad"):
+        if ctx.code(recv) == opt:
+            return True
+    return False

@@ -174,6 +174,8 @@ for x, y in loader:
                         continue  # `tr_loss += self.training_step(...)`: reported as such above
                 if not names:
                     continue
+                if _single_pass_at(m, loop.node, stmt):
+                    continue  # `total += loss; break`: one value, no chain of graphs (openfl, PRECISION43)
                 mode = facts.grad_mode_at(stmt)
                 if mode == "dynamic" and not held:
                     # the loss itself, where the engine knows it holds a graph when gradients are on
@@ -1048,7 +1050,8 @@ def _reached_by_number(m, stmt: cst.CSTNode, name: str) -> bool:
 
 def _number_expression(m, e: cst.BaseExpression, depth: int) -> bool:
     """A Python number whatever the names in it hold: a numeric literal, `float(...)`/`int(...)`/
-    `round(...)`/`len(...)` of the builtins, `x.item()`, a `math.*` call, and arithmetic of those."""
+    `round(...)`/`len(...)` of the builtins, `x.item()`, a `math.*` call, a `numpy.*` call of a list
+    or tuple display, and arithmetic of those."""
     if depth > 8:
         return False
     if isinstance(e, (cst.Integer, cst.Float)):
@@ -1062,6 +1065,12 @@ def _number_expression(m, e: cst.BaseExpression, depth: int) -> bool:
             return True
         q = m.qualname(e.func) or ""
         if q.startswith("math.") and q.count(".") == 1:
+            return True
+        if (q.startswith("numpy.") and q.count(".") == 1 and e.args and not e.args[0].star
+                and e.args[0].keyword is None and isinstance(e.args[0].value, (cst.List, cst.ListComp, cst.Tuple))):
+            # `loss = np.mean([losses[i] for i in range(k)])` (pyod's MO_GAAL, PRECISION43): NumPy
+            # turns the list into an array, and an element that held a graph would raise there
+            # ("Can't call numpy() on Tensor that requires grad"): what it returns holds none
             return True
         return (isinstance(e.func, cst.Name) and e.func.value in ("float", "int", "len")
                 and e.func.value not in m.functions and e.func.value not in m.aliases)
@@ -1539,3 +1548,19 @@ def _acc_root(acc: cst.BaseExpression) -> str | None:
     if isinstance(acc, cst.Call) and isinstance(acc.func, cst.Attribute):
         acc = acc.func.value
     return LossAccumulatedWithGraph._root(acc)
+
+
+def _single_pass_at(m, loop: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """`node` runs at most once per entry into `loop`: the loop's body ends with an unconditional
+    `break`, `node` is the loop's own statement (not a nested loop's), and every `continue` of the
+    loop comes before it (`for idx, batch in enumerate(loader): if idx < k: continue; ...; break`,
+    openfl's vertical-FL flow steps, PRECISION43)."""
+    if not isinstance(loop, (cst.For, cst.While)) or not isinstance(loop.body, cst.IndentedBlock) or not loop.body.body:
+        return False
+    last = loop.body.body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Break) for s in last.body)):
+        return False
+    if m.enclosing(node, cst.For, cst.While) is not loop:
+        return False
+    own = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    return all(m.order[c] < m.order[node] for c in m.walk(loop.body, skip=own) if isinstance(c, cst.Continue))

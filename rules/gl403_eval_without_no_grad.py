@@ -240,7 +240,8 @@ with torch.no_grad():
                 continue  # `if train:` in a forward that the file's eval path calls with `train=False`
             calls = [c for c in _model_calls(facts, node) if c not in seen and facts.grad_mode_at(c) is None
                      and not _loss_module(ctx.model, c.func)  # a loss module records nothing of its own
-                     and not _signal_transform(ctx.model, c.func)]  # nor a parameter-free transform
+                     and not _signal_transform(ctx.model, c.func)  # nor a parameter-free transform
+                     and not _no_grad_fallback(ctx.model, facts, c)]  # the retry of a no_grad call that raised
             if any(_model_takes_gradients(ctx.model, c) for c in calls):
                 continue  # its forward differentiates (forces as -dE/dpos): `no_grad` would break it
             through, through_models = {}, {}
@@ -908,6 +909,23 @@ def _model_argument_forward(facts: TrainingFacts, call: cst.Call) -> cst.BaseExp
 
 
 _AUTOGRAD_CALLS = ("torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.")
+
+
+def _no_grad_fallback(m, facts: TrainingFacts, call: cst.Call) -> bool:
+    """`call` runs in an `except` clause of a `try` whose body makes a model call with gradients off
+    (pythae's trainers, PRECISION43: `try: with torch.no_grad(): out = self.model(x)` then
+    `except RuntimeError: out = self.model(x)`): the retry is for models whose forward needs
+    autograd (RHVAE's leapfrog steps take `torch.autograd.grad`), and runs only when `no_grad`
+    raised; the loop's evaluation itself is under `no_grad`."""
+    handler = m.enclosing(call, cst.ExceptHandler)
+    if handler is None:
+        return False
+    tried = m.parents.get(handler)
+    if not isinstance(tried, cst.Try) or handler not in tried.handlers:
+        return False
+    return any(isinstance(n, cst.Call) and facts.grad_mode_at(n) == "off"
+               and dotted(_callee(n, facts)) == dotted(_callee(call, facts))
+               for n in walk(tried.body))
 
 
 def _model_takes_gradients(m, call: cst.Call) -> bool:
