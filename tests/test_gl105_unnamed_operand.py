@@ -47,4 +47,15 @@ def test_message_invents_no_variable():
     found = [d for d in check(SRC, ["GL105"]) if d.code == "GL105"]
     assert len(found) == 1
     assert "x.device" not in found[0].message
-    assert "`matched_labels == 1`" in found[0].message
+    # the dict of anchors the head hands the assigner is known as a dict (E54-2), so the operand
+    # it meets is named by the local bound before the factory in the same loop body, which the
+    # fix can use: `device=matched_labels.device`
+    assert "matched_labels" in found[0].message
+
+
+def test_the_fix_names_a_tensor_bound_before_the_factory():
+    from fixture_support import fix
+
+    out = fix(SRC, ["GL105"], unsafe=False)
+    assert "torch.arange(len(anchors), device=matched_labels.device)" in out.text
+    compile(out.text, "fixed.py", "exec")
