@@ -618,26 +618,22 @@ def _leaf_dev(v: Value, depth: int = 0) -> Dev | None:
     if depth > 3:
         return None
     if v.kind == TUPLE and v.items:
-        out = None
-        for i, it in enumerate(v.items):
-            d = _leaf_dev(it, depth + 1) if it.kind in (TENSOR, TUPLE, MAPPING) else (HOST if it.kind == HOSTVAL else None)
-            if d is None:
-                return None
-            out = d if i == 0 else join_dev(out, d)
-        return out
-    if v.kind in (TUPLE, MAPPING) and v.elem is not None:
+        parts = v.items
+    elif v.kind in (TUPLE, MAPPING) and v.elem is not None:
         return _leaf_dev(v.elem, depth + 1)
-    if v.kind == OBJECT and v.cls is not None and v.attrs:
+    elif v.kind == OBJECT and v.cls is not None and v.attrs:
         # an instance of a class of the file (a graph sample: `Graph(x, edge_index, y)`): its
         # attributes, tensors or plain numbers, all known
-        out = None
-        for i, (_, it) in enumerate(v.attrs):
-            d = _leaf_dev(it, depth + 1) if it.kind in (TENSOR, TUPLE, MAPPING) else (HOST if it.kind == HOSTVAL else None)
-            if d is None:
-                return None
-            out = d if i == 0 else join_dev(out, d)
-        return out
-    return None
+        parts = [it for _, it in v.attrs]
+    else:
+        return None
+    out = None
+    for i, it in enumerate(parts):
+        d = _leaf_dev(it, depth + 1) if it.kind in (TENSOR, TUPLE, MAPPING) else (HOST if it.kind == HOSTVAL else None)
+        if d is None:
+            return None
+        out = d if i == 0 else join_dev(out, d)
+    return out
 
 
 def _keys_known(keys: tuple, depth: int = 0) -> bool:
@@ -3309,6 +3305,12 @@ class Flow:
                 # an instance of a class with an imported base, built by this file, which places
                 # nothing anywhere (OpenNRE's `BagOne(BagRE)` run as a CPU script): where made
                 return v
+            if (v.dev.is_host and self._class_kind(frame.cls) not in (MODULE, METRIC)
+                    and not self._module_evident(frame.cls)):
+                # a class with a base the engine cannot read and nothing of a module (no `forward`):
+                # a scikit-learn-style detector that builds its network in `fit` (pyod's
+                # `SO_GAAL(BaseDetector)`, P43-2) may keep it anywhere: unknown
+                return replace(v, dev=None)
             return replace(v, dev=MODEL_DEV)  # a submodule lives wherever its module is
         if (v is not None and v.kind == TENSOR and v.dev is None and v.origin in self._param_made
                 and (self._class_kind(frame.cls) in (MODULE, METRIC) or self._unresolved_bases(frame.cls))):
@@ -3423,6 +3425,12 @@ class Flow:
         if items == v.items and elem == v.elem:
             return v
         return replace(v, items=items, elem=elem)
+
+    def _module_evident(self, cls: str | None) -> bool:
+        """The file's class (or a base of the file) defines what only a module has: `forward`, or a
+        Lightning step."""
+        return any(self.m.method_of_class(cls, name) is not None
+                   for name in ("forward", "training_step", "extra_repr"))
 
     def _unresolved_bases(self, cls: str) -> bool:
         """A class with a base the engine cannot see (a relative import, another package): it may

@@ -110,6 +110,23 @@ MEET_METHODS = frozenset(
     "index_add_ masked_scatter masked_scatter_ logical_and logical_or logical_xor bitwise_and "
     "bitwise_or clamp clamp_ clip".split()
 )
+#: reductions that, with no `dim`, give a 0-dim tensor, which PyTorch combines with tensors on any
+#: device like a Python number (DeepOD's `(y_pred - torch.mean(ref)) / torch.std(ref)`, P43-1)
+FULL_REDUCTIONS = frozenset(
+    "sum mean max min prod std var amax amin all any count_nonzero median nanmean nansum norm "
+    "argmax argmin".split()
+)
+_FULL_REDUCTION_KEYWORDS = frozenset({"dtype", "unbiased", "correction", "p"})
+
+
+def _full_reduction(call: cst.Call, positional: int) -> bool:
+    """`torch.mean(t)` (positional=1) or `t.mean()` (positional=0): no dimension given."""
+    pos = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or len(pos) != positional:
+        return False
+    return all(a.keyword.value in _FULL_REDUCTION_KEYWORDS for a in call.args if a.keyword is not None)
+
+
 #: torch.* functions whose tensor arguments may be on the host by design (lengths, split sizes...)
 NO_MEET_FUNCTIONS = frozenset(
     {
@@ -1328,6 +1345,8 @@ class DeviceFlow:
                     groups.append(self._expr(a.value, env))
             if q in NO_MEET_FUNCTIONS or tail.startswith(("cuda.", "backends.", "distributed.", "jit.", "autograd.")):
                 return EMPTY
+            if tail in FULL_REDUCTIONS and _full_reduction(call, 1):
+                return EMPTY  # 0-dim: fine next to device tensors
             return self._meet(*groups)
         f = call.func
         if isinstance(f, cst.Attribute):
@@ -1384,6 +1403,8 @@ class DeviceFlow:
                 return EMPTY
             if meth in MEET_METHODS:
                 return self._meet(recv, *args)
+            if meth in FULL_REDUCTIONS and _full_reduction(call, 0):
+                return EMPTY  # `ref.mean()`: 0-dim, fine next to device tensors
             return recv
         args = self._args(call, env)
         if isinstance(f, cst.Name) and (f.value in PYTHON_VALUE_CALLS or f.value in m.classes):

@@ -1,0 +1,94 @@
+"""Engine items, twenty-seventh session (each test checked to fail on 60d1e4e)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def _run(src: str, *codes: str, fix: bool = False):
+    rules = [Registry.load().by_code(c)() for c in codes]
+    opts = Options(fix=True, unsafe_fixes=True, write=False) if fix else Options()
+    return run_text("train.py", textwrap.dedent(src), rules, opts)
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    return sorted((d.line, d.code) for d in _run(src, *codes).diagnostics)
+
+
+# P43-1 (DeepOD's deviation loss): a host factory met only through full reductions, 0-dim tensors
+# that PyTorch combines with tensors on any device, is no GL105 bug; the same factory reduced over a
+# dimension, or met whole, still is.
+DEV_LOSS = """
+import torch
+import torch.nn as nn
+
+
+class DevLoss(nn.Module):
+    def forward(self, y_true, y_pred):
+        ref = torch.randn(5000)
+        dev = (y_pred - {mean}) / {std}
+        return (dev.abs() * (1 - y_true)).mean()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = nn.Linear(4, 1).to(device)
+x, y = torch.randn(8, 4).to(device), torch.ones(8, 1).to(device)
+print(DevLoss()(y, net(x)))
+"""
+
+
+def test_full_reductions_of_a_host_factory_are_no_gl105():
+    for mean, std in (("torch.mean(ref)", "torch.std(ref)"), ("ref.mean()", "ref.std()"),
+                      ("torch.mean(ref, dtype=torch.float32)", "ref.std(unbiased=False)")):
+        assert _lines(DEV_LOSS.format(mean=mean, std=std), "GL105") == [], (mean, std)
+
+
+def test_reductions_over_a_dimension_or_the_whole_tensor_still_meet():
+    for mean, std in (("torch.mean(ref, 0)", "1.0"), ("ref.mean(dim=0)", "1.0"), ("ref", "1.0"),
+                      ("torch.max(ref, y_true)", "1.0")):
+        assert _lines(DEV_LOSS.format(mean=mean, std=std), "GL105") == [(8, "GL105")], mean
+
+
+# P43-2 (pyod's SO_GAAL): a class whose base the engine cannot read, with nothing of a module (no
+# `forward`), which builds a network in `fit` and trains it on host batches: where the network is
+# is unknown, so no GL101; the same class with a `forward` (a module after all) keeps its
+# submodules wherever the module is.
+DETECTOR = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from .base import BaseDetector
+
+
+class Discriminator(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layer1 = nn.Linear(n, 1)
+
+    def forward(self, x):
+        return torch.sigmoid(self.layer1(x))
+
+
+class SO_GAAL(BaseDetector):
+    def fit(self, X):
+        self.discriminator = Discriminator(X.shape[1])
+        loader = DataLoader(TensorDataset(torch.tensor(X, dtype=torch.float32)), batch_size=32)
+        for data_batch in loader:
+            data_batch = data_batch[0]
+            out = self.discriminator(data_batch)
+        return self
+{extra}
+"""
+
+
+def test_detector_with_unreadable_base_and_no_forward_is_not_a_module():
+    assert _lines(DETECTOR.format(extra=""), "GL101", "GL116") == []
+
+
+def test_class_with_unreadable_base_and_a_forward_stays_a_module():
+    extra = "\n    def forward(self, x):\n        return self.discriminator(x)\n"
+    assert _lines(DETECTOR.format(extra=extra), "GL101", "GL116") == [(24, "GL101")]
