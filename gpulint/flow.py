@@ -1278,6 +1278,7 @@ class Flow:
         self._site_count: dict[str, int] = {}
         self._heirs_cache: dict = {}
         self._outside_init_cache: dict[str, frozenset] = {}
+        self._namedtuple_cache: dict[str, tuple | None] = {}
         # `register_buffer(name, t)` / `nn.Parameter(t)` made in an `__init__` from a host tensor: read
         # back in that `__init__` (before any move), the tensor is still on the host (E44-1a)
         self._made_on_host: set = set()
@@ -4048,6 +4049,21 @@ class Flow:
             if inner is not None and inner.kind == TENSOR:
                 return Value(TENSOR, inner.dev, inner.half, inner.nonscalar, origin=e)
             return Value(TENSOR, Dev("acc", "cuda"), nonscalar=bool(pos), origin=e, placed=e)
+        if tf is cst.Name and q is None and func.value not in self.m.classes:
+            fields = self._namedtuple_fields(func.value)
+            if fields is not None:
+                # `Batch(torch.tensor(rows), [0])` of `Batch = collections.namedtuple("Batch", ["ids",
+                # "labels"])`: a record of what each field was given (E54-1)
+                pos, kw = self._args(e, frame)
+                keys = {}
+                for i, (x, v, st) in enumerate(pos):
+                    if st or i >= len(fields):
+                        break
+                    keys[fields[i]] = v
+                for k0, (x, v) in kw.items():
+                    if k0 in fields:
+                        keys[k0] = v
+                return Value(OBJECT, None, origin=e, keys=tuple((f, keys[f]) for f in fields if f in keys))
         if tf is cst.Attribute and q is None:
             recv = func.value
             meth = func.attr.value
@@ -5917,6 +5933,46 @@ class Flow:
                                and type(tg.value) is cst.Name and tg.value.value == "self")
         got = self._outside_init_cache[cls] = frozenset(out)
         return got
+
+    def _namedtuple_fields(self, name: str) -> tuple | None:
+        """The fields of `name` when the file binds it once, at module level, to
+        `collections.namedtuple("T", ["a", "b"])` (or `"a b"`, `"a, b"`) or `typing.NamedTuple("T",
+        [("a", int), ...])`; None otherwise."""
+        cache = self._namedtuple_cache
+        if name in cache:
+            return cache[name]
+        cache[name] = None
+        bound = self.m.bindings.get((self.m.module, name), [])
+        if len(bound) != 1 or bound[0].how != "assign" or type(bound[0].value) is not cst.Call:
+            return None
+        call = bound[0].value
+        q = self.m.qualname(call.func) or ""
+        if q not in ("collections.namedtuple", "typing.NamedTuple") or len(call.args) < 2:
+            return None
+        spec = call.args[1]
+        if spec.keyword is not None and spec.keyword.value not in ("field_names", "fields"):
+            return None
+        fields = []
+        text = string_value(spec.value)
+        if text is not None:
+            fields = text.replace(",", " ").split()
+        elif type(spec.value) in (cst.List, cst.Tuple):
+            for el in spec.value.elements:
+                if type(el) is cst.StarredElement:
+                    return None
+                item = el.value
+                if type(item) is cst.Tuple and item.elements:
+                    item = item.elements[0].value  # `("a", int)`
+                f = string_value(item)
+                if f is None:
+                    return None
+                fields.append(f)
+        else:
+            return None
+        if not fields or not all(f.isidentifier() for f in fields):
+            return None
+        cache[name] = tuple(fields)
+        return cache[name]
 
     def _record_fields(self, name: str) -> list[str] | None:
         """The fields, in order, of a class of the file that is a `@dataclass` or a `NamedTuple`

@@ -92,3 +92,60 @@ def test_detector_with_unreadable_base_and_no_forward_is_not_a_module():
 def test_class_with_unreadable_base_and_a_forward_stays_a_module():
     extra = "\n    def forward(self, x):\n        return self.discriminator(x)\n"
     assert _lines(DETECTOR.format(extra=extra), "GL101", "GL116") == [(24, "GL101")]
+
+
+# E54-1 (DPR#173): the fields of a `collections.namedtuple` record built in the file are what the
+# construction gave them, so a host tensor read back as `batch.ids` reaching a module on the
+# accelerator is a mismatch; a record of moved tensors, or one built from `*args`, is not.
+RECORD = """
+import collections
+
+import torch
+import torch.nn as nn
+
+Batch = {decl}
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+
+    def forward(self, ids):
+        return self.emb(ids).sum()
+
+
+def create_input(rows, device):
+    return {build}
+
+
+class Trainer:
+    def __init__(self, device):
+        self.device = device
+        self.model = Net()
+        self.model.to(device)
+
+    def validate(self):
+        batch = create_input([[1, 2], [3, 4]], self.device)
+        ids = batch.ids
+        return self.model(ids)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+print(Trainer(device).validate())
+"""
+
+
+def test_namedtuple_fields_are_what_the_construction_gave():
+    for decl in ('collections.namedtuple("Batch", ["ids", "labels"])', 'collections.namedtuple("Batch", "ids labels")',
+                 'collections.namedtuple("Batch", "ids, labels")'):
+        for build in ("Batch(torch.tensor(rows), [0])", "Batch(labels=[0], ids=torch.tensor(rows))"):
+            got = _lines(RECORD.format(decl=decl, build=build), "GL116")
+            assert got == [(32, "GL116")], (decl, build)
+
+
+def test_namedtuple_of_moved_or_unknown_fields_is_silent():
+    decl = 'collections.namedtuple("Batch", ["ids", "labels"])'
+    for build in ("Batch(torch.tensor(rows).to(device), [0])", "Batch(*[torch.tensor(rows), [0]])",
+                  "Batch(torch.tensor(rows, device=device), [0])"):
+        assert _lines(RECORD.format(decl=decl, build=build), "GL116") == [], build
