@@ -2791,6 +2791,10 @@ class Flow:
             holds = types is not None and v.py in types
         elif v.kind == TENSOR and types is not None:
             holds = tensor
+        elif v.kind == TUPLE and (v.items is not None or v.py == "list") and types is not None:
+            # a list or tuple whose items the engine knows (`X = [[0.0, 1.0]]`, LassoNet's
+            # `if isinstance(X, np.ndarray):` given a list, E54-3): no number, string, array or tensor
+            holds = False
         else:
             return None
         return holds != neg
@@ -3832,6 +3836,8 @@ class Flow:
                     if part is not None:
                         self.eval(part, frame)
         k = base.kind
+        if base.py == NDARRAY and k in (None, HOSTVAL) and only_slices and e.slice:
+            return Value(k, HOST, origin=e, py=NDARRAY)  # `X[200:]`: a view, still an array
         if k is None and base.dev == HOST:
             if not (_put_on_host(base) and any(v.kind == TENSOR and v.nonscalar and v.dev is not None
                                                and v.dev.where == "acc" for _, v in idx_vals)):
@@ -5112,6 +5118,8 @@ class Flow:
         k = rv.kind
         if rv.py == NDARRAY and k in (None, HOSTVAL) and meth in _NDARRAY_TO_NDARRAY:
             return Value(k, HOST, origin=e, py=NDARRAY)  # `arr.astype(np.float32)`: still an array
+        if rv.py == NDARRAY and k in (None, HOSTVAL) and meth == "tolist" and not pos and not kw:
+            return Value(TUPLE, None, origin=e, py="list")  # `X[200:].tolist()`: nested Python lists
         if rv.py == NP_RNG and k is None:
             return Value(None, HOST, origin=e, py=NDARRAY if _np_random_array(meth, pos, kw) else None)
         if k == TENSOR:

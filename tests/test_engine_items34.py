@@ -149,3 +149,38 @@ def test_namedtuple_of_moved_or_unknown_fields_is_silent():
     for build in ("Batch(torch.tensor(rows).to(device), [0])", "Batch(*[torch.tensor(rows), [0]])",
                   "Batch(torch.tensor(rows, device=device), [0])"):
         assert _lines(RECORD.format(decl=decl, build=build), "GL116") == [], build
+
+
+# E54-3 (lassonet#71): `isinstance(X, np.ndarray)` of a list the engine knows (a display, or an
+# array's `.tolist()`, slices of an array staying arrays) is False, so only the `else` path runs and
+# the device tensor reaches `np.asarray`; given the array itself, the host copy runs and all is well.
+PREDICT = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def to_np(y_pred):
+    return np.asarray(y_pred, dtype=np.float64)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 1).to(device)
+A = np.zeros((8, 4), dtype=np.float32)
+X = {x}
+with torch.no_grad():
+    ans = model(torch.as_tensor(X).to(device))
+if isinstance(X, np.ndarray):
+    ans = ans.cpu().numpy()
+print(to_np(ans))
+"""
+
+
+def test_isinstance_of_a_known_list_is_false():
+    for x in ("[[0.0, 1.0, 2.0, 3.0]]", "A[2:].tolist()", "A[:, :].tolist()"):
+        assert _lines(PREDICT.format(x=x), "GL109") == [(8, "GL109")], x
+
+
+def test_isinstance_of_an_array_or_unknown_value_keeps_the_host_copy():
+    for x in ("A", "A[2:]", "A.astype(np.float32)", "np.load('x.npy')", "A[0].tolist()"):
+        assert _lines(PREDICT.format(x=x), "GL109") == [], x
