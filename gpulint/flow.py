@@ -3310,6 +3310,12 @@ class Flow:
                 # an instance of a class with an imported base, built by this file, which places
                 # nothing anywhere (OpenNRE's `BagOne(BagRE)` run as a CPU script): where made
                 return v
+            if (v.dev.where == "acc" and not v.scatters and self._class_kind(frame.cls) == MODULE
+                    and (sv is None or sv.dev is None or (sv.dev.is_host and sv.placed is None and sv.cls == frame.cls))):
+                # a submodule the class itself moved (`self.actor = nn.Linear(4, 2).to(self.device)`)
+                # of an instance nothing moves elsewhere: where that move put it (the A2C agent's
+                # `select_action` called from the script, E56-1)
+                return v
             if (v.dev.is_host and self._class_kind(frame.cls) not in (MODULE, METRIC)
                     and not self._module_evident(frame.cls)):
                 # a class with a base the engine cannot read and nothing of a module (no `forward`):

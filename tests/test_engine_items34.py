@@ -184,3 +184,40 @@ def test_isinstance_of_a_known_list_is_false():
 def test_isinstance_of_an_array_or_unknown_value_keeps_the_host_copy():
     for x in ("A", "A[2:]", "A.astype(np.float32)", "np.load('x.npy')", "A[0].tolist()"):
         assert _lines(PREDICT.format(x=x), "GL109") == [], x
+
+
+# E56-1 (the A2C vector-envs tutorial): a submodule an nn.Module class moves itself in `__init__`
+# (`self.actor = nn.Linear(4, 2).to(self.device)`) stays where that move put it in the class's
+# other methods, so the action a method returns is on the accelerator; an instance moved back to the
+# CPU, or a method that copies to the host, is silent.
+AGENT = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Agent(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.device = device
+        self.actor = nn.Linear(4, 2).to(self.device)
+
+    def select_action(self, x):
+        x = torch.Tensor(x).to(self.device)
+        return self.actor(x).argmax(-1){tail}
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+agent = Agent(device){after}
+actions = agent.select_action(np.zeros((3, 4), dtype=np.float32))
+print(actions.numpy())
+"""
+
+
+def test_submodule_moved_by_its_own_class_stays_there():
+    assert _lines(AGENT.format(tail="", after=""), "GL109") == [(21, "GL109")]
+
+
+def test_submodule_moved_by_its_class_then_copied_or_moved_back_is_silent():
+    assert _lines(AGENT.format(tail=".cpu()", after=""), "GL109") == []
+    assert _lines(AGENT.format(tail="", after="\nagent.cpu()"), "GL109") == []
