@@ -6,7 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.paths import is_test_path
 from gpulint.analysis.training import TrainingFacts, dotted, walk
-from gpulint.flow import DTYPE
+from gpulint.flow import DTYPE, TENSOR
 from gpulint.rule import Context, Kind, Rule
 
 _READ_PARENTS = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Index,
@@ -85,7 +85,7 @@ for x, y in loader:
             loop = facts.enclosing_loop(call)
             if loop is None:
                 continue
-            if facts.kind_of(recv) is not Kind.TENSOR:
+            if facts.kind_of(recv) is not Kind.TENSOR and not _engine_host_tensor(m, recv):
                 continue
             if meth == "to" and not call.args:
                 continue
@@ -246,6 +246,15 @@ def _stepped_in(m, name: cst.Name, loop) -> bool:
                         isinstance(x, cst.Name) and x.value == name.value for a in v.args for x in (a.value, *walk(a.value))):
                     return True
     return False
+
+
+def _engine_host_tensor(m, name: cst.Name) -> bool:
+    """The flow engine's value of the receiver at the site is a tensor on the host, where the
+    binding table cannot type the name (E55-5, pytorch#17854: `fy, fx = torch.meshgrid(...)`, the
+    elements of a tuple of tensors). Only a host tensor: a copy that a `.to(device)` of a value
+    already on the accelerator (or on it on some path) would not make is no site."""
+    v = m.value_of(name)
+    return v.kind == TENSOR and v.dev is not None and v.dev.is_host
 
 
 def _cast_base(m, expr: cst.BaseExpression) -> cst.BaseExpression | None:
