@@ -40,6 +40,14 @@ not changed in place (no `x.add_()`, `x[i] = ...`, `x.data = ...`, no `optimizer
 optimizer built over it, as in an attack that optimizes a latent `nn.Parameter`), not passed to a
 function that could change it, and the device expression does not change either.
 
+The tensor may be a name the flow analysis knows to hold a host tensor (`fy, fx =
+torch.meshgrid(...)`, a tuple a function of the file returns), or an attribute of an instance of a
+plain class of the file (`w.stats.to(device)`, `self.stats.cuda()` in a method's loop) when no code of
+the file writes that attribute except `self.stats = ...` in `__init__` or before the loop, and the loop
+only reads the instance's attributes and calls its methods. A module's tensors (an optimizer over
+`parameters()` changes them) and attributes of classes with a base from outside the file are left
+alone.
+
 The same holds for a constant built in the loop from literals and moved there
 (`torch.Tensor([[0.1, 0.1, 0.2, 0.2]]).cuda()`, `torch.tensor(0).float().cuda()` in a per-image
 loss): the data is read on the host and copied on every iteration of the innermost loop, also with
