@@ -260,6 +260,8 @@ for x, y in loader:
             if isinstance(n, cst.Call) and any(a.keyword is not None and a.keyword.value == "out"
                                                and ctx.code(a.value).endswith("." + attr) for a in n.args):
                 return False
+            if isinstance(n, cst.Attribute) and n.attr.value == "__dict__":
+                return False  # `obj.__dict__.update(...)`: attributes written by name
             if not (isinstance(n, cst.Attribute) and n.attr.value == attr):
                 continue
             parent = m.parent(n)

@@ -90,6 +90,7 @@ def test_attribute_changed_by_a_method_of_the_file_is_not_reported():
 
 def test_base_escaping_or_unknown_is_not_reported():
     assert _lines(extra="print(vars(w))") == []
+    assert _lines(extra="w.__dict__.update(stats=torch.zeros(4))") == []
     assert _lines(extra="helper(w)") == []
     assert _lines(extra="w.refresh()") == []  # no method `refresh` in the file
     outside = TEXT.replace("class Wrapper:", "from lib import Base\n\n\nclass Wrapper(Base):")
