@@ -242,10 +242,10 @@ for x, y in loader:
                     continue
                 return False
             grand = m.parent(parent)
-            if isinstance(grand, cst.Call) and grand.func is parent:
-                if m.method_of_class(cls, parent.attr.value) is None and \
-                        m.value_of(parent).kind not in _CALLABLE_VALUES:
-                    return False  # `self.model(x)` calls a module held by the instance: fine
+            if (isinstance(grand, cst.Call) and grand.func is parent
+                    and m.method_of_class(cls, parent.attr.value) is None
+                    and m.value_of(parent).kind not in _CALLABLE_VALUES):
+                return False  # (`self.model(x)` calls a module held by the instance: fine)
         return True
 
     def _attr_left_alone(self, ctx, facts, recv: cst.Attribute, loop) -> bool:
