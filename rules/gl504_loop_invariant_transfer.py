@@ -6,7 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.paths import is_test_path
 from gpulint.analysis.training import TrainingFacts, dotted, walk
-from gpulint.flow import DTYPE
+from gpulint.flow import DTYPE, TENSOR
 from gpulint.rule import Context, Kind, Rule
 
 _READ_PARENTS = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Index,
@@ -39,6 +39,14 @@ not reported. The rule is careful that the tensor really is loop-invariant: it i
 not changed in place (no `x.add_()`, `x[i] = ...`, `x.data = ...`, no `optimizer.step()` in the loop of an
 optimizer built over it, as in an attack that optimizes a latent `nn.Parameter`), not passed to a
 function that could change it, and the device expression does not change either.
+
+The tensor may be a name the flow analysis knows to hold a host tensor (`fy, fx =
+torch.meshgrid(...)`, a tuple a function of the file returns), or an attribute of an instance of a
+plain class of the file (`w.stats.to(device)`, `self.stats.cuda()` in a method's loop) when no code of
+the file writes that attribute except `self.stats = ...` in `__init__` or before the loop, and the loop
+only reads the instance's attributes and calls its methods. A module's tensors (an optimizer over
+`parameters()` changes them) and attributes of classes with a base from outside the file are left
+alone.
 
 The same holds for a constant built in the loop from literals and moved there
 (`torch.Tensor([[0.1, 0.1, 0.2, 0.2]]).cuda()`, `torch.tensor(0).float().cuda()` in a per-image
@@ -80,12 +88,17 @@ for x, y in loader:
                     yield found
                     continue
                 recv = _cast_base(m, recv)  # `fx.float().to(device)`: the name under dtype casts
+            if isinstance(recv, cst.Attribute):
+                found = self._attribute_site(ctx, facts, call, recv, meth)
+                if found is not None:
+                    yield found
+                continue
             if not isinstance(recv, cst.Name):
                 continue
             loop = facts.enclosing_loop(call)
             if loop is None:
                 continue
-            if facts.kind_of(recv) is not Kind.TENSOR:
+            if facts.kind_of(recv) is not Kind.TENSOR and not _engine_host_tensor(m, recv):
                 continue
             if meth == "to" and not call.args:
                 continue
@@ -136,6 +149,151 @@ for x, y in loader:
         start, end = ctx.span(call)
         move = ctx.source[ctx.span(recv)[1]:end].lstrip()
         return ctx.finding(call, self.constant_message.format(expr=ctx.code(recv), move=move))
+
+    def _attribute_site(self, ctx, facts, call, recv: cst.Attribute, meth):
+        """`w.stats.to(device)` / `self.stats.cuda()` in a loop (G55-2, OneTrainer PR #1608's shape: an
+        offloaded VAE's batch-norm statistics copied on every step). Only `<name>.<attr>` on an
+        instance of a plain class of the file (no base from outside it: no property or `__getattr__`
+        the analysis cannot see), the engine's value a host tensor, and the attribute provably left
+        alone while the loop runs: every `.<attr>` of the file that is not a plain read is either an
+        assignment `self.<attr> = ...` in an `__init__` or an assignment before the loop in the
+        loop's own scope; in the loop the base is not rebound and is used only to read attributes
+        or to call methods the class defines; no optimizer of the file is built over `.<attr>`."""
+        m = ctx.model
+        base = recv.value
+        if not isinstance(base, cst.Name):
+            return None
+        loop = facts.enclosing_loop(call)
+        if loop is None:
+            return None
+        if meth == "to" and (not call.args or _dtype_only(m, call)):
+            return None
+        if not _engine_host_tensor(m, recv):
+            return None
+        cls = self._plain_class_of(m, base, call)
+        if cls is None or not _attribute_is_data(m, cls, recv.attr.value):
+            return None
+        if base.value != "self":
+            bindings = m.bindings_of(base)
+            if not bindings or any(self._inside(m, b.node, loop) or not facts.before(b.node, loop) for b in bindings):
+                return None
+        elif any(isinstance(b.node, cst.Name) and self._inside(m, b.node, loop) for b in m.bindings_of(base)):
+            return None
+        if not self._base_uses_ok(ctx, facts, base, cls, loop):
+            return None
+        if not self._attr_left_alone(ctx, facts, recv, loop):
+            return None
+        if not all(self._invariant_expr(ctx, facts, a.value, loop) for a in call.args):
+            return None
+        name = ctx.code(recv)
+        return ctx.finding(call, self.message.format(name=name, call=ctx.code(call)),
+                           self._hoist(ctx, facts, call, loop))
+
+    @staticmethod
+    def _plain_class_of(m, base: cst.Name, call) -> str | None:
+        """The file class `base` is an instance of, when that class and its bases are all the
+        file's own (or `object`) and none is an `nn.Module` (whose tensors an optimizer over
+        `parameters()` or a `.to()` may change)."""
+        if base.value == "self":
+            fn = m.enclosing(call, cst.FunctionDef)
+            if fn is None or m.enclosing(fn, cst.FunctionDef) is not None:
+                return None
+            cdef = m.class_of(fn)
+            if cdef is None or not fn.params.params or fn.params.params[0].name.value != "self":
+                return None
+            if any(_decorator_name(d) in ("staticmethod", "classmethod") for d in fn.decorators):
+                return None
+            cls = cdef.name.value
+        else:
+            v = m.value_of(base)
+            if v.kind != "object" or v.cls is None or v.alts:
+                return None
+            cls = v.cls
+        seen, todo = set(), [cls]
+        while todo:
+            c = todo.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            info = m.classes.get(c)
+            if info is None or len(info.bases) != len(info.node.bases):
+                return None
+            for b in info.bases:
+                if b in ("object", "builtins.object"):
+                    continue
+                if b not in m.classes:
+                    return None  # a base from outside the file: its attributes are unknown
+                todo.append(b)
+        return cls
+
+    def _base_uses_ok(self, ctx, facts, base: cst.Name, cls: str, loop) -> bool:
+        """Every use of the base in the loop reads an attribute or calls a method the class (or a
+        base of the file) defines; an argument, an alias, `del` or a method the file does not
+        define (inherited from nowhere the analysis can read) could change the attribute."""
+        m = ctx.model
+        for n in walk(loop):
+            if not (isinstance(n, cst.Name) and n.value == base.value):
+                continue
+            parent = m.parent(n)
+            if isinstance(parent, cst.Attribute) and parent.attr is n:
+                continue  # `x.w`: another name's attribute
+            if not (isinstance(parent, cst.Attribute) and parent.value is n):
+                if isinstance(parent, cst.Call) and parent.func is n and m.method_of_class(cls, "__call__"):
+                    continue
+                return False
+            grand = m.parent(parent)
+            if (isinstance(grand, cst.Call) and grand.func is parent
+                    and m.method_of_class(cls, parent.attr.value) is None
+                    and m.value_of(parent).kind not in _CALLABLE_VALUES):
+                return False  # (`self.model(x)` calls a module held by the instance: fine)
+        return True
+
+    def _attr_left_alone(self, ctx, facts, recv: cst.Attribute, loop) -> bool:
+        """No use of `.<attr>` anywhere in the file may change it while the loop runs."""
+        m = ctx.model
+        attr = recv.attr.value
+        loop_scope = m.scope_of(loop)
+        for n in m.walk(m.module):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in ("setattr", "delattr",
+                                                                                              "vars"):
+                return False
+            if isinstance(n, cst.Call) and any(a.keyword is not None and a.keyword.value == "out"
+                                               and ctx.code(a.value).endswith("." + attr) for a in n.args):
+                return False
+            if isinstance(n, cst.Attribute) and n.attr.value == "__dict__":
+                return False  # `obj.__dict__.update(...)`: attributes written by name
+            if not (isinstance(n, cst.Attribute) and n.attr.value == attr):
+                continue
+            parent = m.parent(n)
+            if isinstance(parent, cst.Call) and parent.func is n:
+                return False  # a method of that name: not the tensor alone
+            if self._read_only(ctx, facts, n) and not self._optimized(m, n):
+                continue
+            if self._inside(m, n, loop):
+                return False
+            if not (isinstance(parent, cst.AssignTarget) and parent.target is n):
+                return False  # an alias, an argument, an in-place change, `del`, `+=`
+            if isinstance(n.value, cst.Name) and n.value.value == "self":
+                fn = m.enclosing(n, cst.FunctionDef)
+                if fn is not None and fn.name.value == "__init__" and not self._inside(m, loop, fn):
+                    continue
+            if m.scope_of(n) is loop_scope and facts.before(n, loop):
+                continue
+            return False
+        return True
+
+    @staticmethod
+    def _optimized(m, n) -> bool:
+        """`.<attr>` read as an argument of an optimizer's constructor (`torch.optim.Adam([w.z])`):
+        the optimizer changes it in place on every `step()`."""
+        for anc in m.ancestors(n):
+            if isinstance(anc, cst.Call):
+                q = m.qualname(anc.func) or ""
+                if q.startswith("torch.optim.") or m.kind_of(anc) is Kind.OPTIMIZER:
+                    return True
+            if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return False
+        return False
 
     @staticmethod
     def _inside(m, node, loop) -> bool:
@@ -224,6 +382,8 @@ for x, y in loader:
         return ctx.source[first:last].strip()
 
 
+# kinds of an instance attribute whose call cannot reach the instance's other attributes
+_CALLABLE_VALUES = frozenset(("module", "optimizer", "scheduler", "scaler"))
 _NO_DEVICE_KEYWORDS = frozenset(("dtype", "non_blocking", "copy", "memory_format"))
 
 
@@ -248,6 +408,15 @@ def _stepped_in(m, name: cst.Name, loop) -> bool:
     return False
 
 
+def _engine_host_tensor(m, name: cst.Name) -> bool:
+    """The flow engine's value of the receiver at the site is a tensor on the host, where the
+    binding table cannot type the name (E55-5, pytorch#17854: `fy, fx = torch.meshgrid(...)`, the
+    elements of a tuple of tensors). Only a host tensor: a copy that a `.to(device)` of a value
+    already on the accelerator (or on it on some path) would not make is no site."""
+    v = m.value_of(name)
+    return v.kind == TENSOR and v.dev is not None and v.dev.is_host
+
+
 def _cast_base(m, expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """The name under a chain of dtype casts, `fx.float()` / `mask.long()` / `x.to(torch.float16)`
     (pytorch#17854: a meshgrid built once, `fx.float().cuda()` on every step); None when the chain
@@ -258,9 +427,37 @@ def _cast_base(m, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         or (base.func.attr.value == "to" and base.args and _dtype_only(m, base))
     ):
         base = base.func.value
-    if base is expr or not isinstance(base, cst.Name):
+    if base is expr or not (isinstance(base, cst.Name) or isinstance(base, cst.Attribute)
+                            and isinstance(base.value, cst.Name)):
         return None
     return base
+
+
+def _attribute_is_data(m, cls: str, attr: str) -> bool:
+    """`attr` is no method or property of the class or its bases of the file, and none of them
+    routes attribute access through `__getattr__` / `__getattribute__` / `__setattr__`."""
+    seen, todo = set(), [cls]
+    while todo:
+        c = todo.pop()
+        info = m.classes.get(c)
+        if c in seen or info is None:
+            continue
+        seen.add(c)
+        names = set(info.methods)
+        for stmt in info.node.body.body if isinstance(info.node.body, cst.IndentedBlock) else ():
+            if isinstance(stmt, cst.FunctionDef):
+                names.add(stmt.name.value)
+        if attr in names or names & {"__getattr__", "__getattribute__", "__setattr__"}:
+            return False
+        todo.extend(b for b in info.bases if b in m.classes)
+    return True
+
+
+def _decorator_name(d: cst.Decorator) -> str:
+    e = d.decorator
+    if isinstance(e, cst.Call):
+        e = e.func
+    return e.attr.value if isinstance(e, cst.Attribute) else e.value if isinstance(e, cst.Name) else ""
 
 
 def _dtype_only(m, call: cst.Call) -> bool:
