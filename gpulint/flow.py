@@ -196,18 +196,6 @@ NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (usin
 _DEVICE_TEXT = re.compile(r"\s*(cuda|cpu|mps|xpu|meta|hpu|npu|xla|gpu|tpu|ipu|mtia|privateuseone)(:\d+)?\s*$", re.I)
 _LEAVES = "leaves"  # `_if`: the branch its test decides always leaves the block
 _NON_CUDA_ACCELERATORS = ("mps", "xpu", "xla", "hpu", "npu")
-# functions taking a dimension between their tensor operands: each position's parameter (None: a
-# dimension), so `torch.gather(w, 1, order)` meets `w` with `order`
-_DIM_BEFORE_INDEX = {
-    "torch.gather": ("self", None, "index"),
-    "torch.index_select": ("self", None, "index"),
-    "torch.scatter": ("self", None, "index", "src"),
-    "torch.scatter_add": ("self", None, "index", "src"),
-    "torch.scatter_reduce": ("self", None, "index", "src"),
-    "torch.index_add": ("self", None, "index", "source"),
-    "torch.index_copy": ("self", None, "index", "source"),
-    "torch.index_fill": ("self", None, "index", "value"),
-}
 
 
 def _grown_from_empty(v: Value) -> bool:
@@ -4925,9 +4913,9 @@ class Flow:
     def _tensor_operands(self, info, pos, kw, q: str = "") -> list:
         ops = []
         q_last = q.rsplit(".", 1)[-1]
-        names = info.tensor_params or ()
-        if q in _DIM_BEFORE_INDEX:
-            names = _DIM_BEFORE_INDEX[q]  # (the knowledge base lists tensor parameters only)
+        # by position: `torch.stft(x, n_fft, hop, win, window)` or `torch.gather(x, 1, idx)` name the
+        # tensor parameters that come after others (E56-4)
+        names = info.slots or info.tensor_params or ()
         star = "*args" in names
         for i, (x, v, s) in enumerate(pos):
             if s:

@@ -87,6 +87,7 @@ class Func:
     creates: bool  # a factory: takes device=
     shape_same: bool  # the result has the operands' shape (for "not a scalar")
     random: bool = False
+    slots: tuple = ()  # the tensor parameters by position, None between them (see kb.FuncInfo)
 
 
 def canonical(q: str) -> str:
@@ -160,7 +161,8 @@ def function(q: str) -> Func | None:
     tp = info.tensor_params
     if last in ("tensor", "as_tensor", "from_numpy", "asarray"):
         tp = ("data",)
-    return Func(returns, tp, creates, not _scalar_result(last), info.random)
+    return Func(returns, tp, creates, not _scalar_result(last), info.random,
+                info.slots if tp is info.tensor_params else ())
 
 
 def tensor_method(name: str) -> str | None:

@@ -49,6 +49,10 @@ class FuncInfo:
     dtype_param: bool = False  # takes dtype=
     random: bool = False  # draws from a random generator
     tags: tuple[str, ...] = ()  # ecosystem facts, e.g. ("host",): the result is on the host
+    # where the tensor parameters sit among the positional ones when other parameters come between
+    # them (`torch.stft(input, n_fft, hop_length, win_length, window)`): a name per position, None
+    # at a non-tensor one; empty when the tensor parameters are the first positional ones in order
+    slots: tuple = ()
 
     @property
     def is_tensor(self) -> bool:
@@ -139,7 +143,7 @@ def function(qualname: str | None) -> FuncInfo | None:
     e = _torch()["functions"].get(q)
     if e is not None:
         f = e.get("f", "")
-        return FuncInfo(q, e["r"], tuple(e.get("p", ())), "d" in f, "t" in f, "r" in f)
+        return FuncInfo(q, e["r"], tuple(e.get("p", ())), "d" in f, "t" in f, "r" in f, slots=tuple(e.get("a", ())))
     if q.startswith("torch.") or _last_is_upper(q):
         return None
     for prefix, pattern, returns, tags in _eco_globs("functions"):

@@ -218,6 +218,7 @@ _TENSOR_TYPES = ("Tensor", "Optional[Tensor]", "List[Tensor]", "List[Optional[Te
 def _schema_info(schemas) -> dict:
     returns = set()
     tensor_params: list[str] = []
+    positions: dict[str, int | None] = {}  # a tensor parameter's positional index (None: overloads differ)
     device = dtype = random = False
     for sc in schemas:
         if sc.overload_name == "out" or sc.overload_name.endswith("_out") or any(
@@ -236,10 +237,12 @@ def _schema_info(schemas) -> dict:
             returns.add("other")
         else:
             returns.add("none")
-        for a in sc.arguments:
+        for j, a in enumerate(sc.arguments):
             t = str(a.type)
             if t in _TENSOR_TYPES and not a.kwarg_only and a.name not in tensor_params:
                 tensor_params.append(a.name)
+            if t in _TENSOR_TYPES and not a.kwarg_only:
+                positions[a.name] = j if positions.get(a.name, j) == j else None
             if a.name == "device":
                 device = True
             if a.name == "dtype":
@@ -249,8 +252,8 @@ def _schema_info(schemas) -> dict:
     if not returns:
         return {}
     ret = _merge_returns(returns)
-    return {"returns": ret, "tensor_params": tensor_params, "device": device, "dtype": dtype,
-            "random": random}
+    return {"returns": ret, "tensor_params": tensor_params, "positions": positions, "device": device,
+            "dtype": dtype, "random": random}
 
 
 def _merge_returns(returns: set) -> str:
@@ -299,8 +302,10 @@ def _signature_info(fn) -> dict:
     except (TypeError, ValueError):
         return {}
     params = sig.parameters
+    positional = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     info = {
         "returns": _returns_from_ann(_ann_str(sig.return_annotation)),
+        "positions": {n: j for j, n in enumerate(positional) if _is_tensor_ann(_ann_str(params[n].annotation))},
         "tensor_params": [n for n, p in params.items()
                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                           and _is_tensor_ann(_ann_str(p.annotation))]
@@ -331,6 +336,7 @@ def _doc_info(fn) -> dict:
     return {
         "returns": _returns_from_ann(ret),
         "tensor_params": [n for n in pos if n in ("input", "other", "tensor", "tensors", "self")],
+        "positions": {n: j for j, n in enumerate(pos) if n in ("input", "other", "tensor", "tensors", "self")},
         "device": "device" in names,
         "dtype": "dtype" in names,
         "random": "generator" in names,
@@ -356,7 +362,29 @@ def function_info(name: str, fn, schemas_by_name) -> dict | None:
     if not info or not info.get("returns"):
         return None
     flags = "".join(f for f, k in (("d", "device"), ("t", "dtype"), ("r", "random")) if info.get(k))
-    return {"r": info["returns"], "p": info.get("tensor_params", []), "f": flags}
+    out = {"r": info["returns"], "p": info.get("tensor_params", []), "f": flags}
+    slots = _positional_slots(out["p"], info.get("positions") or {})
+    if slots is not None:
+        out["a"] = slots
+    return out
+
+
+def _positional_slots(tensor_params: list, positions: dict) -> list | None:
+    """Where the tensor parameters sit among the positional ones, when that differs from their own
+    order (`torch.stft(input, n_fft, hop_length, win_length, window)`: window is the fifth
+    positional argument): a list with each tensor parameter's name at its position, null at the
+    others; None when they are the first positional parameters in order, or overloads disagree."""
+    names = list(tensor_params)
+    if not names or any(n.startswith("*") or positions.get(n) is None for n in names):
+        return None
+    if all(positions[n] == i for i, n in enumerate(names)):
+        return None
+    if len({positions[n] for n in names}) != len(names):
+        return None  # overloads name the same position differently (`torch.eq(self, other)` / `(a, b)`)
+    slots: list = [None] * (max(positions[n] for n in names) + 1)
+    for n in names:
+        slots[positions[n]] = n
+    return slots
 
 
 # ----------------------------------------------------------------------------- tensor methods

@@ -221,3 +221,49 @@ def test_submodule_moved_by_its_own_class_stays_there():
 def test_submodule_moved_by_its_class_then_copied_or_moved_back_is_silent():
     assert _lines(AGENT.format(tail=".cpu()", after=""), "GL109") == []
     assert _lines(AGENT.format(tail="", after="\nagent.cpu()"), "GL109") == []
+
+
+# E56-4 a (the vocoder STFT loss): a tensor passed positionally after non-tensor parameters
+# (`torch.stft(x, n_fft, hop, win, window)`) is an operand, named by its position in the signature
+# (the knowledge base's `slots`); in place of a non-tensor parameter nothing is taken for one.
+STFT = """
+import torch
+import torch.nn as nn
+
+
+class Helper:
+    def __init__(self, n):
+        self.window = torch.hann_window(n){move}
+
+    def __call__(self, x):
+        return torch.stft(x, 8, 2, 8, self.window, return_complex=True).abs()
+
+
+class Loss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.helper = Helper(8)
+
+    def forward(self, y_hat, y):
+        return (self.helper(y_hat) - self.helper(y)).abs().mean()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(8, 8).to(device)
+criterion = Loss().to(device)
+x = torch.randn(4, 8, device=device)
+print(criterion(model(x), x))
+"""
+
+
+def test_positional_tensor_after_other_parameters_is_an_operand():
+    assert _lines(STFT.format(move=""), "GL116") == [(11, "GL116")]
+    assert _lines(STFT.format(move=".to(device)"), "GL116") == []
+
+
+def test_knowledge_base_places_tensor_parameters_by_position():
+    from gpulint import flowkb
+    assert flowkb.function("torch.stft").slots == ("input", None, None, None, "window")
+    assert flowkb.function("torch.gather").slots == ("self", None, "index")
+    assert flowkb.function("torch.nn.functional.layer_norm").slots == ("input", None, "weight", "bias")
+    assert flowkb.function("torch.cat").slots == ()  # its tensors come first
