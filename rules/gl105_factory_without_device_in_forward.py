@@ -37,6 +37,10 @@ class FactoryWithoutDeviceInForward(Rule):
     #: indexes the arange with `matched_labels == 1`, and its forward has no `x`)
     message_unnamed = ("`{name}(...)` creates its tensor on the CPU, and it meets {what} on the model's device; "
                        "pass `device=` the device of the tensor it meets")
+    #: the factory's result is cast to a host tensor type before it meets the device
+    #: (graph_transformer_networks' `H * ((torch.eye(n) == 0).type(torch.FloatTensor))`): `device=`
+    #: on the factory alone would leave the mismatch, so no fix is offered
+    pinned_note = "; no automatic fix: `{cast}` puts the result back on the CPU: cast it with `.float()` there as well"
     fix_safety = "mixed"  # safe or unsafe per fix (see the explanation)
     fix_partial = True
     default = True
@@ -70,7 +74,9 @@ The fix passes `device=x.device`, `x` being the first tensor parameter of `forwa
 method, for a factory in a helper called from forward); legacy constructors such as
 `torch.FloatTensor(...)` take no `device=` and get `.to(x.device)`. It is safe for deterministic
 factories; for random ones (`rand`, `randn`, `randint`) it is unsafe, because drawing on the GPU
-changes the random stream.
+changes the random stream. No fix is offered when the factory's value is cast to a host tensor
+type in the same expression before it meets the device (`(torch.eye(n) == 0).type(torch.FloatTensor)`,
+`.cpu()`): `device=` on the factory would not change where that result lives.
 
 Bad:
 
@@ -121,7 +127,10 @@ class Tagger(nn.Module):
                         f"model's device; move it with {where}"
                     )
                 fix = None
-                if x is not None:
+                pin = _host_cast_after(ctx.model, call)
+                if pin is not None:
+                    msg += self.pinned_note.format(cast=ctx.code(pin))
+                elif x is not None:
                     if site.legacy:
                         end = ctx.span(call)[1]
                         edit = ctx.insert_text(end, f".to({x}.device)")
@@ -145,6 +154,9 @@ class Tagger(nn.Module):
                           message=f"Pass `device={x}.device`")
         msg = (self.message.format(name=ctx.code(call.func), x=x) if x is not None else
                self.message_unnamed.format(name=ctx.code(call.func), what="tensors"))
+        pin = _host_cast_after(m, call)
+        if pin is not None:
+            fix, msg = None, msg + self.pinned_note.format(cast=ctx.code(pin))
         return ctx.finding(call, msg, fix)
 
     def _engine(self, ctx: Context, seen: set):
@@ -252,6 +264,9 @@ class Tagger(nn.Module):
                 if legacy_host_constructor(m.qualname(call.func)):
                     msg = (f"`{ctx.code(call.func)}(...)` creates its tensor on the CPU, and it meets {what} on the "
                            f"model's device; move it there with `.to(...)` (a legacy constructor takes no `device=`)")
+            pin = _host_cast_after(m, call)
+            if pin is not None:
+                fix, msg = None, msg + self.pinned_note.format(cast=ctx.code(pin))
             yield ctx.finding(call, msg, fix)
 
     @staticmethod
@@ -299,6 +314,45 @@ def _witness(m, call: cst.Call, fn) -> cst.Name | None:
             continue
         return uses[0]
     return None
+
+
+_HOST_TYPES = frozenset(
+    f"torch.{n}Tensor" for n in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool")
+)
+_CLIMB = (cst.Comparison, cst.ComparisonTarget, cst.BinaryOperation, cst.UnaryOperation)
+
+
+def _host_cast_after(m, call: cst.Call) -> cst.Call | None:
+    """The `.type(torch.FloatTensor)` (a host tensor type, by name or as a string) or `.cpu()` that the
+    factory's value goes through in the same expression before anything else uses it:
+    `(torch.eye(n) == 0).type(torch.FloatTensor)` (seongjunyun/Graph_Transformer_Networks
+    prev_GTN/model.py, `GTN.norm`). Passing `device=` to the factory would not change the device of
+    that result, which is what meets the device tensor."""
+    node = call
+    while True:
+        up = m.parents.get(node)
+        if isinstance(up, _CLIMB):
+            node = up
+            continue
+        if isinstance(up, cst.Attribute) and up.value is node:
+            grand = m.parents.get(up)
+            if not (isinstance(grand, cst.Call) and grand.func is up):
+                return None
+            attr = up.attr.value
+            if attr == "cpu" and not grand.args:
+                return grand
+            if attr == "type" and len(grand.args) == 1 and grand.args[0].keyword is None:
+                arg = grand.args[0].value
+                q = m.qualname(arg) or ""
+                text = arg.evaluated_value if isinstance(arg, cst.SimpleString) else None
+                if q in _HOST_TYPES or text in _HOST_TYPES:
+                    return grand
+                return None
+            if attr in ("to", "cuda", "type_as", "type", "new_tensor"):
+                return None
+            node = grand  # `.unsqueeze(0)`, `.float()`, `.sum()`: the same value, reshaped or cast
+            continue
+        return None
 
 
 def _each_host(mismatches):

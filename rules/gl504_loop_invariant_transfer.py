@@ -38,7 +38,9 @@ A `.to(dtype)` that names no device (`x.to(weight_dtype)`) casts on the tensor's
 not reported. The rule is careful that the tensor really is loop-invariant: it is not re-assigned in the loop,
 not changed in place (no `x.add_()`, `x[i] = ...`, `x.data = ...`, no `optimizer.step()` in the loop of an
 optimizer built over it, as in an attack that optimizes a latent `nn.Parameter`), not passed to a
-function that could change it, and the device expression does not change either.
+function that could change it, and the device expression does not change either. A copy under an
+`if` that compares the loop's counter with a number (`if epoch == 0:` in `for epoch in range(n)`,
+`if i == 0:` in `for i, x in enumerate(loader)`) runs on one iteration only and is not reported.
 
 The tensor may be a name the flow analysis knows to hold a host tensor (`fy, fx =
 torch.meshgrid(...)`, a tuple a function of the file returns), or an attribute of an instance of a
@@ -108,6 +110,8 @@ for x, y in loader:
                 continue
             if not all(self._invariant_expr(ctx, facts, a.value, loop) for a in call.args):
                 continue
+            if _one_iteration_only(m, call, loop):
+                continue  # `if epoch == 0:` in `for epoch in range(...)`: the copy runs once
             yield ctx.finding(
                 call,
                 self.message.format(name=recv.value, call=ctx.code(call)),
@@ -143,6 +147,8 @@ for x, y in loader:
                                                                                                       cst.ClassDef, cst.Lambda))):
             return None  # only the innermost loop: the copy is paid on every step
         if facts.is_conditional_in(call, loop) and _lazy_guard(m, call, loop):
+            return None
+        if _one_iteration_only(m, call, loop):
             return None
         if _fresh_buffer(m, call, loop):
             return None  # a fresh zero the iteration writes into: it cannot be built once
@@ -531,6 +537,55 @@ def _lazy_guard(m, call, loop) -> bool:
                 return True
             if isinstance(t, cst.UnaryOperation) and isinstance(t.operator, cst.Not):
                 return True
+    return False
+
+
+def _one_iteration_only(m, call, loop) -> bool:
+    """An `if` between the loop and the call that compares the loop's counter with a number
+    (`if epoch == 0:` in `for epoch in range(n)`, `if i == 0:` in `for i, batch in
+    enumerate(loader)`, RexYing/gnn-model-explainer's explain.py logging the attention matrix at
+    the first epoch): the branch runs on one iteration at most, so the copy is made once, not on
+    every iteration. Only a counter (the target of `range(...)`, the index of `enumerate(...)`),
+    whose values do not repeat; `for label in labels: if label == 0:` can match many times."""
+    counter = _loop_counter(loop)
+    if counter is None or any(
+            isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and isinstance(n.target, cst.Name)
+            and n.target.value == counter for n in walk(loop.body)):
+        return False  # the counter is re-bound in the loop: its values may repeat
+    node = call
+    for anc in m.ancestors(call):
+        if anc is loop:
+            return False
+        if isinstance(anc, cst.If) and node is anc.body and _tests_counter_equal(anc.test, counter):
+            return True
+        node = anc
+    return False
+
+
+def _loop_counter(loop) -> str | None:
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call) or not isinstance(loop.iter.func, cst.Name):
+        return None
+    fn = loop.iter.func.value
+    target = loop.target
+    if fn == "range" and isinstance(target, cst.Name):
+        return target.value
+    if fn == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements and \
+            isinstance(target.elements[0].value, cst.Name):
+        return target.elements[0].value.value
+    return None
+
+
+def _tests_counter_equal(test, counter: str) -> bool:
+    """`counter == <int>` (either side), alone or as one operand of an `and`."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _tests_counter_equal(test.left, counter) or _tests_counter_equal(test.right, counter)
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    for a, b in ((left, right), (right, left)):
+        if isinstance(a, cst.Name) and a.value == counter and isinstance(b, cst.Integer):
+            return True
     return False
 
 
