@@ -55,6 +55,7 @@ NOT_NEEDED = (
     "libcst.metadata",
     "libcst.helpers",
     "libcst._batched_visitor",
+    "libcst._parser",  # the Python entry points and tokenizer: a text goes to the native parser
     "hashlib",  # its import loads OpenSSL; the content hash is blake2b from CPython's _blake2
     "torch",
 )
@@ -285,3 +286,35 @@ def test_in_process_runs_do_not_use_the_startup_paths(tmp_path, monkeypatch):
     import libcst
 
     assert "__getattr__" not in vars(libcst)
+
+
+_PARSE_PROBE = """
+import json, sys
+if sys.argv[1] == "lazy":
+    from gpulint._startup import lazy_libcst
+    lazy_libcst()
+import libcst
+texts = ["x = 1\\n", "x = 1", "if a:\\r\\n\\tb = 2\\r\\n", "\\ufeffdef f():\\n    return 1\\n", "", "# c\\n\\n",
+         "# -*- coding: latin-1 -*-\\ns = 'caf\\u00e9'\\n", "async def g():\\n    await h()\\n"]
+out = [repr(libcst.parse_module(t)) for t in texts]
+out.append(sorted(m for m in sys.modules if m.startswith("libcst._parser")))
+out.append(repr(libcst.parse_module(b"y = 2\\n")))  # bytes: LibCST's own entry point
+out.append(sorted(m for m in sys.modules if m.startswith("libcst._parser")) != [])
+print(json.dumps(out))
+"""
+
+
+def test_lazy_parse_module_gives_libcsts_trees():
+    """The incomplete package's `parse_module` (the native parser, without LibCST's Python entry
+    points) gives the trees LibCST's own gives; bytes go to LibCST's own."""
+    def probe(mode: str) -> list:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        p = subprocess.run([sys.executable, "-c", _PARSE_PROBE, mode], env=env, capture_output=True, text=True, timeout=600, check=False)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    lazy, plain = probe("lazy"), probe("plain")
+    assert lazy[-3] == []  # texts parsed without the Python entry points
+    assert lazy[-1] is True  # bytes: the package was completed, LibCST's own parsed them
+    assert lazy[:-3] == plain[:-3] and lazy[-2] == plain[-2]
