@@ -1,4 +1,4 @@
-from gpulint.cli import main
+from gpulint.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()

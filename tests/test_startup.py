@@ -318,3 +318,52 @@ def test_lazy_parse_module_gives_libcsts_trees():
     assert lazy[-3] == []  # texts parsed without the Python entry points
     assert lazy[-1] is True  # bytes: the package was completed, LibCST's own parsed them
     assert lazy[:-3] == plain[:-3] and lazy[-2] == plain[-2]
+
+
+# the program with an exit handler of its own: printed when the interpreter's finalization runs
+_EXIT_PROBE = """
+import atexit, sys
+atexit.register(lambda: print("finalized", file=sys.stderr))
+sys.argv = ["gpulint", *sys.argv[1:]]
+from gpulint.cli import run
+run()
+"""
+
+
+def _run_probe(args: list[str], cwd) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-c", _EXIT_PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_check_exits_without_finalization_and_with_its_whole_output(tmp_path):
+    """A check/fix run of the program exits at once (no finalization) with its exit status and
+    its whole report (flushed first: more than a pipe's buffer here); other commands exit the
+    usual way."""
+    from cli_support import gl
+
+    write(tmp_path, {f"pkg/t{i:03d}.py": BUGGY for i in range(300)})
+    p = _run_probe(["check", "--no-cache", "-j", "1", "pkg"], tmp_path)
+    assert p.returncode == 1
+    assert "finalized" not in p.stderr
+    assert p.stdout == gl(["check", "--no-cache", "-j", "1", "pkg"], tmp_path).stdout
+    assert len(problems(p.stdout)) == 300 and len(p.stdout) > 4 * 8192  # (io.DEFAULT_BUFFER_SIZE)
+    ok = _run_probe(["check", "--no-cache", "--exit-zero", "pkg/t000.py"], tmp_path)
+    assert ok.returncode == 0 and "finalized" not in ok.stderr and len(problems(ok.stdout)) == 1
+    bad = _run_probe(["check", "--no-cache", "missing.py"], tmp_path)
+    assert bad.returncode == 2 and "finalized" not in bad.stderr and "path does not exist" in bad.stderr
+    listed = _run_probe(["rules"], tmp_path)
+    assert listed.returncode == 0 and "finalized" in listed.stderr and "GL103" in listed.stdout
+
+
+def test_exit_now_returns_when_the_output_cannot_be_flushed(monkeypatch):
+    from gpulint import cli
+
+    class Broken:
+        def flush(self):
+            raise BrokenPipeError
+
+    monkeypatch.setattr(sys, "stdout", Broken())
+    assert cli._exit_now(1) is None  # not exited: the usual exit reports the broken pipe
+    monkeypatch.undo()
+    assert cli._exit_now("a message") is None
