@@ -1,4 +1,4 @@
-from gpulint.cli import run
+from gpulint.cli import program
 
 if __name__ == "__main__":
-    run()
+    program()

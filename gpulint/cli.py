@@ -100,7 +100,7 @@ def _is_terminal() -> bool:
 # the commands inside their own process (tests through click's runner, an editor) do not: the
 # start-up cache file and an incomplete LibCST package are for a process of gpulint's own.
 _PROGRAM = False
-# Set when the program ran check/fix (see run()).
+# Set when the program ran check/fix (see program()).
 _CHECKED = False
 
 
@@ -642,7 +642,7 @@ def _registry(config: str | None):
         raise _fail(str(exc))
 
 
-def run() -> None:
+def program() -> None:
     """The `gpulint` program (`python -m gpulint`, the `gpulint` command): `main()`, and once a
     check/fix run is over, the process exits at once, without the interpreter's finalization
     (freeing every module, class and object one by one: ~30 ms, a tenth of a check of one

@@ -325,8 +325,8 @@ _EXIT_PROBE = """
 import atexit, sys
 atexit.register(lambda: print("finalized", file=sys.stderr))
 sys.argv = ["gpulint", *sys.argv[1:]]
-from gpulint.cli import run
-run()
+from gpulint.cli import program
+program()
 """
 
 
