@@ -1,4 +1,4 @@
-from gpulint.cli import main
+from gpulint.cli import program
 
 if __name__ == "__main__":
-    main()
+    program()

@@ -215,6 +215,15 @@ def thaw_gc() -> None:
 # Importing one of its public subpackages (libcst.metadata, libcst.matchers...) should come after
 # `complete_libcst()` (gpulint's own code and the loading of user rule folders do so): their
 # modules may import from the package while it is still incomplete.
+#
+# The parser's Python entry points (`libcst._parser.entrypoints`, with the configuration classes
+# and the pure-Python tokenizer `detect_config` imports: ~7 ms of start-up) are not loaded either:
+# for a text, `cst.parse_module(text)` is the native parser's `parse_module(text, "utf-8")` (what
+# `_parse` does for a str with the default configuration), and the incomplete package's
+# `parse_module` is that call; any other argument (bytes, a configuration) completes the package
+# and calls LibCST's own. The first use of another name those modules define (a subpackage such as
+# libcst.metadata imports some while the package is incomplete) loads them as the core modules
+# are loaded, and the package's `parse_module` becomes LibCST's own.
 
 _LIBCST_CORE = (
     "libcst._exceptions",
@@ -228,6 +237,8 @@ _LIBCST_CORE = (
     "libcst._nodes.expression",
     "libcst._nodes.statement",
     "libcst._nodes.module",
+)
+_LIBCST_PARSER = (  # loaded on first use (see above)
     "libcst._parser.types.config",
     "libcst._parser.entrypoints",
 )
@@ -250,30 +261,60 @@ def lazy_libcst() -> None:
             return
         package = importlib.util.module_from_spec(spec)
         sys.modules["libcst"] = package
-        for name in _LIBCST_CORE:
-            __import__(name)  # (not importlib.import_module: `python -X importtime` shows these)
-            module = sys.modules[name]
-            # what the module defines, as the package exports it (later core modules import
-            # some of it from the package: `from libcst import CSTLogicError`)
-            for key, value in vars(module).items():
-                if not key.startswith("_") and getattr(value, "__module__", None) == name and key not in package.__dict__:
-                    package.__dict__[key] = value
-                    added.add(key)
+        _load_into(package, _LIBCST_CORE, added)
     except Exception:  # noqa: BLE001 - another LibCST layout: import it the usual way
         for name in set(sys.modules) - before:
             del sys.modules[name]
         return
     _LAZY["package"], _LAZY["spec"], _LAZY["added"] = package, spec, added
     package.__getattr__ = _libcst_getattr
+    package.parse_module = _parse_module  # replaced by LibCST's own when the package is completed
     # what importlib leaves on the spec of a module it has loaded: without it, every import of
     # the package looks for `__spec__._initializing`, and the AttributeError it creates and drops
     # cost ~5 % of a check run (LibCST's native parser imports `libcst` once per node it builds)
     spec._initializing = False
 
 
+def _load_into(package, names, added: set) -> None:
+    for name in names:
+        __import__(name)  # (not importlib.import_module: `python -X importtime` shows these)
+        module = sys.modules[name]
+        # what the module defines, as the package exports it (later core modules import
+        # some of it from the package: `from libcst import CSTLogicError`)
+        for key, value in vars(module).items():
+            if not key.startswith("_") and getattr(value, "__module__", None) == name and key not in package.__dict__:
+                package.__dict__[key] = value
+                added.add(key)
+
+
+def _load_parser(package) -> None:
+    """Load the parser's Python entry points into the incomplete package (see above)."""
+    if _LAZY.get("parser"):
+        return
+    _LAZY["parser"] = True
+    if package.__dict__.get("parse_module") is _parse_module:
+        del package.__dict__["parse_module"]
+    _load_into(package, _LIBCST_PARSER, _LAZY["added"])
+
+
+def _parse_module(source, config=None):
+    """`libcst.parse_module` of the incomplete package (see above)."""
+    if config is None and type(source) is str:
+        from libcst import native
+
+        return native.parse_module(source, encoding="utf-8")
+    complete_libcst()
+    import libcst
+
+    if config is None:
+        return libcst.parse_module(source)
+    return libcst.parse_module(source, config)
+
+
 def _libcst_getattr(name: str):
     """The incomplete package's module __getattr__ (PEP 562): its parser's native module is
-    imported on its own; any other name completes the package."""
+    imported on its own, and the names of the parser's Python entry points by loading those; any
+    other name completes the package."""
     package = _LAZY.get("package")
     if package is None:  # pragma: no cover - completed meanwhile
         raise AttributeError(name)
@@ -282,6 +323,10 @@ def _libcst_getattr(name: str):
         return sys.modules["libcst.native"]
     if name.startswith("__") and name.endswith("__") and name != "__all__":
         raise AttributeError(f"module 'libcst' has no attribute {name!r}")
+    if not _LAZY.get("parser"):
+        _load_parser(package)
+        if name in package.__dict__:
+            return package.__dict__[name]
     complete_libcst()
     try:
         return package.__dict__[name]
@@ -295,6 +340,7 @@ def complete_libcst() -> None:
     if package is None:
         return
     spec, added = _LAZY.pop("spec"), _LAZY.pop("added")
+    _LAZY.pop("parser", None)
     package.__dict__.pop("__getattr__", None)
     spec.loader.exec_module(package)
     # the names of the core modules that the package does not export (CSTCodegenError...) go:

@@ -247,10 +247,25 @@ def _pusher(t: type, fields: tuple[str, ...], skip: frozenset) -> Callable:
     return env["push"]
 
 
+# (annotation, skip set) -> _only_skipped's answer: many fields share an annotation
+# (`BaseExpression`, `Sequence[LeftParen]`...), and a base class's answer walks its subclasses
+_ONLY_SKIPPED: dict = {}
+
+
 def _only_skipped(tp, skip: frozenset) -> bool:
     """Whether every node a field annotated `tp` can hold is of a class in `skip` (or not a node):
     `SimpleWhitespace`, `Sequence[EmptyLine]`, `Union[BaseParenthesizableWhitespace, MaybeSentinel]`
     (every subclass of an abstract base counted)... Anything not understood: False."""
+    try:
+        return _ONLY_SKIPPED[tp, skip]
+    except KeyError:
+        found = _ONLY_SKIPPED[tp, skip] = _only_skipped_now(tp, skip)
+        return found
+    except TypeError:  # pragma: no cover - an annotation that cannot be a key
+        return _only_skipped_now(tp, skip)
+
+
+def _only_skipped_now(tp, skip: frozenset) -> bool:
     import typing
 
     origin = typing.get_origin(tp)

@@ -29,6 +29,42 @@ _DEVICE_TYPE_CALLS = (
 )
 
 
+# the node kinds the whole-file scans below look at (none of them has a subclass: a node is one of
+# them exactly when its type is)
+_TESTED = frozenset({cst.If, cst.IfExp, cst.While, cst.Assert})
+_BINDERS = frozenset({cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.Param})
+
+
+class _FileAnswers:
+    """GL102's answers about one file (the model's `facts` keeps one per file): the whole-file
+    scans below are asked for up to four times per file by `check` and `_fallback_findings`, and
+    read only the tests (`if`, conditional expressions, `while`, `assert`) and the binders of a
+    file, listed here once in source order."""
+
+    def __init__(self, m) -> None:
+        self.answers: dict = {}
+        nodes = m.nodes
+        self.tested = [n for n in nodes if type(n) in _TESTED]
+        self.binders = [n for n in nodes if type(n) in _BINDERS]
+
+
+def _tested(m) -> list:
+    return m.facts(_FileAnswers).tested
+
+
+def _per_file(fn):
+    """Memoize `fn(m)` per file (its answer depends on the model alone)."""
+    def memoized(m):
+        answers = m.facts(_FileAnswers).answers
+        key = fn.__name__
+        if key not in answers:
+            answers[key] = fn(m)
+        return answers[key]
+
+    memoized.__name__, memoized.__doc__, memoized.__wrapped__ = fn.__name__, fn.__doc__, fn
+    return memoized
+
+
 def _cuda_literal(node: cst.CSTNode) -> str | None:
     if isinstance(node, cst.SimpleString):
         v = node.evaluated_value
@@ -68,13 +104,14 @@ def _dtype_choice(m, node: cst.CSTNode) -> bool:
     return m.qualname(node) in _DTYPE_QUALNAMES
 
 
+@_per_file
 def precision_probes(m) -> set[int]:
     """ids of the availability calls and capability queries that only choose a precision: the
     test of a conditional expression between two dtypes, written
     `torch.cuda.is_available() and torch.cuda.is_bf16_supported()` (nanoGPT's
     `dtype = 'bfloat16' if ... else 'float16'`). Such a test does not choose the device."""
     out: set[int] = set()
-    for node in m.nodes:
+    for node in _tested(m):
         if not isinstance(node, cst.IfExp) or not isinstance(node.test, cst.BooleanOperation):
             continue
         if not (_dtype_choice(m, node.body) and _dtype_choice(m, node.orelse)):
@@ -180,6 +217,18 @@ _CUDA_FLAG = re.compile(r"(?i)(?:^|_)(?:cuda|gpu|gpus|n_?gpus?)(?:$|_)|^(?:use|w
 
 def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = frozenset(),
                          choices_fall_back: bool = False) -> bool:
+    answers = ctx.model.facts(_FileAnswers).answers
+    probes = frozenset(probes)
+    found = answers.get(("_cuda_only_by_design", probes, choices_fall_back))
+    if found is None and choices_fall_back and answers.get(("_cuda_only_by_design", probes, False)) is False:
+        found = False  # with the choices left out, fewer tests are read: no test said so before either
+    if found is None:
+        found = _compute_cuda_only_by_design(ctx, probes, choices_fall_back)
+    answers["_cuda_only_by_design", probes, choices_fall_back] = found
+    return found
+
+
+def _compute_cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int], choices_fall_back: bool) -> bool:
     """The file is written for CUDA and says so: it calls CUDA-only APIs (capability and memory
     queries, streams, events, `set_device`), uses an NCCL-only process group, pins GPUs with
     `CUDA_VISIBLE_DEVICES`, or guards its CUDA path with a flag of its own (`if args.cuda:`,
@@ -202,7 +251,10 @@ def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = froze
             if isinstance(backend, cst.SimpleString) and "nccl" in backend.value.lower():
                 return True
     own_is_cuda = _sets_is_cuda(m)
-    for node in m.nodes:
+    # (a test's code is a slice of the source: a source without the text has no test with it,
+    # and no test's code need be measured)
+    version_in_source = "torch.version.cuda" in ctx.source
+    for node in _tested(m):
         test = None
         if isinstance(node, (cst.If, cst.IfExp, cst.While)):
             test = node.test
@@ -235,7 +287,7 @@ def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = froze
                 leaf = _config_key(m, n)
             if leaf is not None and _CUDA_FLAG.search(leaf) and not (m.qualname(n) or "").startswith("torch"):
                 return True
-        if "torch.version.cuda" in ctx.code(test):
+        if version_in_source and "torch.version.cuda" in ctx.code(test):
             return True
         if not isinstance(node, cst.IfExp) and _flag_compared_to_gpu(m, test):
             # (a conditional expression choosing a device by it is a choice: `_fallback_choice`)
@@ -243,9 +295,10 @@ def _cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int] = froze
     return False
 
 
+@_per_file
 def _sets_is_cuda(m) -> bool:
     """The file binds an `is_cuda` attribute or name of its own (`self.is_cuda = args.cuda`)."""
-    for n in m.nodes:
+    for n in m.facts(_FileAnswers).binders:
         if isinstance(n, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)):
             t = n.target
             if (isinstance(t, cst.Attribute) and t.attr.value == "is_cuda") or (
@@ -396,10 +449,11 @@ def _is_main_test(m, test) -> bool:
     return "__name__" in text and "__main__" in text
 
 
+@_per_file
 def _requires_cuda(m) -> bool:
     """The file stops where CUDA is missing (`assert torch.cuda.is_available()`, `if not
     torch.cuda.is_available(): sys.exit(...)` / `raise`): it is CUDA-only by design."""
-    for node in m.nodes:
+    for node in _tested(m):
         if isinstance(node, cst.Assert) and _mentions_availability(m, node.test):
             return True
         if isinstance(node, cst.If) and _mentions_availability(m, node.test):

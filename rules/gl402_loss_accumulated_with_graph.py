@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 
 import libcst as cst
 
@@ -245,6 +246,8 @@ for x, y in loader:
         `take_training_step`), where the receiver belongs to a parameter whose argument, at a call
         of the function from a loop, is a name bound outside that loop: the object outlives the
         iterations, so the in-place add chains every step's graph onto it."""
+        if _ADD_NAME.search(ctx.source) is None:
+            return  # no name `add_` (`x.add_(...)`) in the source: no function body need be walked
         m = ctx.model
         for fns in m.functions.values():
             for fn in fns:
@@ -795,6 +798,9 @@ for x, y in loader:
                         if mo is not None and mo[1] in _TENSOR_USES and dotted(mo[0]) == tgt:
                             return "detach"
         return "item"
+
+
+_ADD_NAME = re.compile(r"\badd_\b")
 
 
 class _Mentions:

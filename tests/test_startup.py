@@ -55,6 +55,7 @@ NOT_NEEDED = (
     "libcst.metadata",
     "libcst.helpers",
     "libcst._batched_visitor",
+    "libcst._parser",  # the Python entry points and tokenizer: a text goes to the native parser
     "hashlib",  # its import loads OpenSSL; the content hash is blake2b from CPython's _blake2
     "torch",
 )
@@ -285,3 +286,84 @@ def test_in_process_runs_do_not_use_the_startup_paths(tmp_path, monkeypatch):
     import libcst
 
     assert "__getattr__" not in vars(libcst)
+
+
+_PARSE_PROBE = """
+import json, sys
+if sys.argv[1] == "lazy":
+    from gpulint._startup import lazy_libcst
+    lazy_libcst()
+import libcst
+texts = ["x = 1\\n", "x = 1", "if a:\\r\\n\\tb = 2\\r\\n", "\\ufeffdef f():\\n    return 1\\n", "", "# c\\n\\n",
+         "# -*- coding: latin-1 -*-\\ns = 'caf\\u00e9'\\n", "async def g():\\n    await h()\\n"]
+out = [repr(libcst.parse_module(t)) for t in texts]
+out.append(sorted(m for m in sys.modules if m.startswith("libcst._parser")))
+out.append(repr(libcst.parse_module(b"y = 2\\n")))  # bytes: LibCST's own entry point
+out.append(sorted(m for m in sys.modules if m.startswith("libcst._parser")) != [])
+print(json.dumps(out))
+"""
+
+
+def test_lazy_parse_module_gives_libcsts_trees():
+    """The incomplete package's `parse_module` (the native parser, without LibCST's Python entry
+    points) gives the trees LibCST's own gives; bytes go to LibCST's own."""
+    def probe(mode: str) -> list:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        p = subprocess.run([sys.executable, "-c", _PARSE_PROBE, mode], env=env, capture_output=True, text=True, timeout=600, check=False)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    lazy, plain = probe("lazy"), probe("plain")
+    assert lazy[-3] == []  # texts parsed without the Python entry points
+    assert lazy[-1] is True  # bytes: the package was completed, LibCST's own parsed them
+    assert lazy[:-3] == plain[:-3] and lazy[-2] == plain[-2]
+
+
+# the program with an exit handler of its own: printed when the interpreter's finalization runs
+_EXIT_PROBE = """
+import atexit, sys
+atexit.register(lambda: print("finalized", file=sys.stderr))
+sys.argv = ["gpulint", *sys.argv[1:]]
+from gpulint.cli import program
+program()
+"""
+
+
+def _run_probe(args: list[str], cwd) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-c", _EXIT_PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_check_exits_without_finalization_and_with_its_whole_output(tmp_path):
+    """A check/fix run of the program exits at once (no finalization) with its exit status and
+    its whole report (flushed first: more than a pipe's buffer here); other commands exit the
+    usual way."""
+    from cli_support import gl
+
+    write(tmp_path, {f"pkg/t{i:03d}.py": BUGGY for i in range(300)})
+    p = _run_probe(["check", "--no-cache", "-j", "1", "pkg"], tmp_path)
+    assert p.returncode == 1
+    assert "finalized" not in p.stderr
+    assert p.stdout == gl(["check", "--no-cache", "-j", "1", "pkg"], tmp_path).stdout
+    assert len(problems(p.stdout)) == 300 and len(p.stdout) > 4 * 8192  # (io.DEFAULT_BUFFER_SIZE)
+    ok = _run_probe(["check", "--no-cache", "--exit-zero", "pkg/t000.py"], tmp_path)
+    assert ok.returncode == 0 and "finalized" not in ok.stderr and len(problems(ok.stdout)) == 1
+    bad = _run_probe(["check", "--no-cache", "missing.py"], tmp_path)
+    assert bad.returncode == 2 and "finalized" not in bad.stderr and "path does not exist" in bad.stderr
+    listed = _run_probe(["rules"], tmp_path)
+    assert listed.returncode == 0 and "finalized" in listed.stderr and "GL103" in listed.stdout
+
+
+def test_exit_now_returns_when_the_output_cannot_be_flushed(monkeypatch):
+    from gpulint import cli
+
+    class Broken:
+        def flush(self):
+            raise BrokenPipeError
+
+    monkeypatch.setattr(sys, "stdout", Broken())
+    assert cli._exit_now(1) is None  # not exited: the usual exit reports the broken pipe
+    monkeypatch.undo()
+    assert cli._exit_now("a message") is None
