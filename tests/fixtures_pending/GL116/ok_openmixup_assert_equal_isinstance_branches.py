@@ -10,7 +10,6 @@ from collections import OrderedDict
 from typing import Iterable
 
 import torch
-import torch.nn as nn
 
 torch.manual_seed(0)
 
