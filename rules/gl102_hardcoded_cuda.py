@@ -575,6 +575,55 @@ def _default_of_configured_device(m, node) -> bool:
     return False
 
 
+def _branch_of_configured_device(m, node) -> bool:
+    """`node` sits in one branch of an `if`/`elif`/`else` chain that dispatches on a configured device
+    value and places on that value itself in another branch (richarddwang/electra_pytorch
+    finetune.py: `if isinstance(c.device, str): dls.to(torch.device(c.device))` /
+    `elif isinstance(c.device, list): dls.to(torch.device('cuda', c.device[0]))` /
+    `else: dls.to(torch.device('cuda:0'))`): the literal serves the configuration's GPU forms (a list
+    of GPU ids, None for every GPU), and a CPU run names `'cpu'` in the configuration."""
+    chain = None
+    child = node
+    for anc in m.ancestors(node):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        if isinstance(anc, cst.If) and child is not anc.test:
+            chain = anc
+            break
+        child = anc
+    if chain is None:
+        return False
+    while isinstance(m.parent(chain), cst.If) and m.parent(chain).orelse is chain:
+        chain = m.parent(chain)  # up to the `if` of an `elif` chain
+    tests, branches = [], []
+    link = chain
+    while isinstance(link, cst.If):
+        tests.append(link.test)
+        branches.append(link.body)
+        link = link.orelse
+    if isinstance(link, cst.Else):
+        branches.append(link.body)
+    code = m.module.code_for_node
+    configured = set()
+    for test in tests:
+        for n in (test, *m.walk(test)):
+            if isinstance(n, (cst.Attribute, cst.Subscript)) and m.qualname(n) is None and _configured(m, n):
+                text = code(n)
+                if any(w in text.lower() for w in ("device", "gpu", "cuda")):
+                    configured.add(text)
+    if not configured:
+        return False
+    for body in branches:
+        for n in m.walk(body):
+            if not (isinstance(n, cst.Call) and len(n.args) == 1 and n.args[0].keyword is None):
+                continue
+            if (m.qualname(n.func) == "torch.device" or (
+                    isinstance(n.func, cst.Attribute) and n.func.attr.value == "to")) \
+                    and code(n.args[0].value) in configured:
+                return True  # `torch.device(c.device)`: the configured device itself, in another branch
+    return False
+
+
 def _cpu_device(m, node) -> bool:
     """`'cpu'` or `torch.device('cpu')`."""
     if isinstance(node, cst.Call) and m.qualname(node.func) == "torch.device" and node.args:
@@ -1230,7 +1279,8 @@ x = torch.randn(8, 3, device=device)
             # its only "flag" is the fallback itself (`t.device('cuda') if opt.use_gpu else t.device('cpu')`)
             yield from self._fallback_findings(ctx)
             return
-        sites = unsuppressed(ctx, [s for s in self._sites(ctx) if not _under_cuda_operand_test(ctx, s[0])])
+        sites = unsuppressed(ctx, [s for s in self._sites(ctx) if not _under_cuda_operand_test(ctx, s[0])
+                                   and not _branch_of_configured_device(m, s[0])])
         if not sites:
             return
         group = self._group_fix(ctx, sites) if any(r for _, _, r in sites) else None
