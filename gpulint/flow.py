@@ -5503,6 +5503,8 @@ class Flow:
                 return self._device_value(*kw["device"]) or Dev("acc", "cuda")
             return Dev("acc", "cuda")
         if "device" in kw:
+            if kw["device"][1].kind == "none" and not kw["device"][1].nullable and meth == "to":
+                return rv.dev  # `.to(device=None)`: no move (P46-1)
             return self._device_value(*kw["device"])
         if meth == "type" and pos and not pos[0][2]:
             # `.type(torch.FloatTensor)` / `.type(torch.cuda.FloatTensor)` / `.type("torch.cuda.HalfTensor")`:
@@ -5532,6 +5534,10 @@ class Flow:
                 return rv.dev  # `.to(dtype)` of a parameter so named (torchvision's anchor utils): a cast
             if v.kind == TENSOR or (meth == "type_as" and v.kind == BATCH):
                 return v.dev  # (`z.type_as(x)` of a Lightning step's batch: where the batch is)
+            if v.kind == "none" and not v.nullable and meth == "to":
+                # `.to(device)` of a parameter left to its default None (cmatch's `np2tensor(array,
+                # device=None)`, P46-1): no move, the tensor stays where it is
+                return rv.dev
             d = self._device_value(x, v)
             if d is None and v.kind not in (DEVICE, None):
                 return rv.dev if v.kind == DTYPE else None

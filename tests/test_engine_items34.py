@@ -267,3 +267,35 @@ def test_knowledge_base_places_tensor_parameters_by_position():
     assert flowkb.function("torch.gather").slots == ("self", None, "index")
     assert flowkb.function("torch.nn.functional.layer_norm").slots == ("input", None, "weight", "bias")
     assert flowkb.function("torch.cat").slots == ()  # its tensors come first
+
+
+# P46-1 (cmatch's CTC aligner): `.to(device)` of a helper parameter left to its default None moves
+# nothing, so lengths made by `np2tensor(array)` stay on the host next to a host `torch.arange`; the
+# same helper given the run's device still moves them there.
+NP2TENSOR = """
+import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def np2tensor(array, device=None):
+    return torch.from_numpy(array).to({target})
+
+
+def lengths_mask(ys):
+    lens = np2tensor(np.array([len(y) for y in ys], dtype=np.int64){given})
+    return torch.arange(int(lens.max())).unsqueeze(0) < lens.unsqueeze(1)
+
+
+print(lengths_mask([[1, 2], [3]]))
+"""
+
+
+def test_to_none_default_is_no_move():
+    assert _lines(NP2TENSOR.format(target="device", given=""), "GL116") == []
+    assert _lines(NP2TENSOR.format(target="device=device", given=""), "GL116") == []
+
+
+def test_helper_given_the_device_still_moves():
+    assert _lines(NP2TENSOR.format(target="device", given=", device"), "GL116") == [(14, "GL116")]
