@@ -2731,7 +2731,19 @@ class Flow:
             return replace(v, alts=tuple(classes))
         return name, one_of(hit), one_of(miss)
 
-    def _type_test(self, test, frame: _Frame) -> bool | None:
+    def _type_test(self, test, frame: _Frame, _depth: int = 0) -> bool | None:
+        if type(test) is cst.BooleanOperation and _depth < 4:
+            # `isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)` (openmixup's
+            # `assert_equal`, P44-4): `and` holds when both do and fails when either fails; `or`
+            # the converse; undecided otherwise
+            a = self._type_test(test.left, frame, _depth + 1)
+            b = self._type_test(test.right, frame, _depth + 1)
+            if type(test.operator) is cst.And:
+                return False if False in (a, b) else (True if a is True and b is True else None)
+            return True if True in (a, b) else (False if a is False and b is False else None)
+        return self._one_type_test(test, frame)
+
+    def _one_type_test(self, test, frame: _Frame) -> bool | None:
         """Whether `isinstance(x, float)` / `isinstance(x, (int, float))` / `torch.is_tensor(x)` /
         `isinstance(x, torch.Tensor)` / `isinstance(x, np.ndarray)` (or its `not`) holds, where x
         is a value whose type the engine knows on every path: a plain host value whose builtin type

@@ -299,3 +299,37 @@ def test_to_none_default_is_no_move():
 
 def test_helper_given_the_device_still_moves():
     assert _lines(NP2TENSOR.format(target="device", given=", device"), "GL116") == [(14, "GL116")]
+
+
+# P44-4 (openmixup's `assert_equal`): `isinstance(x, T) and isinstance(y, T)` of two known tensors
+# holds, so only its branch runs (which moves `y` to `x.device`); one operand unknown keeps the
+# branches joined, and a test that fails for a known tensor decides the other way.
+ASSERT_EQUAL = """
+import torch
+
+
+def assert_equal(x, y):
+    if {test}:
+        torch.testing.assert_close(x, y.to(x.device))
+    elif isinstance(x, str) and isinstance(y, str):
+        assert x == y
+    else:
+        assert (x == y).all()
+
+
+w = torch.randn(3)
+if torch.cuda.is_available():
+    assert_equal(w, w.cuda())
+"""
+
+
+def test_and_of_decided_type_tests_picks_its_branch():
+    test = "isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)"
+    assert _lines(ASSERT_EQUAL.format(test=test), "GL116") == []
+    test = "isinstance(x, torch.Tensor) or isinstance(y, str)"
+    assert _lines(ASSERT_EQUAL.format(test=test), "GL116") == []
+
+
+def test_and_with_a_failing_type_test_takes_the_other_branches():
+    test = "isinstance(x, str) and isinstance(y, torch.Tensor)"
+    assert _lines(ASSERT_EQUAL.format(test=test), "GL116") == [(11, "GL116")]
