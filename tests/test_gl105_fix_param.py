@@ -1,6 +1,9 @@
 """GL105's safe fix names a parameter of the method as the tensor whose device the factory takes:
 only one the flow engine knows is a tensor (precision10: yolov4-pytorch's `device=l.device` with `l`
-a layer index, PyTorch_YOLOv4's `device=dtype.device` with a type string: applying either raised)."""
+a layer index, PyTorch_YOLOv4's `device=dtype.device` with a type string: applying either raised).
+
+The factory's result is used whole (`input * anchors`): a full reduction such as `anchors.sum()` is
+a 0-dim CPU tensor, which PyTorch combines with a CUDA tensor, so it would be no finding."""
 
 from __future__ import annotations
 
@@ -21,8 +24,8 @@ class YOLOLoss(nn.Module):
         return (input * mask * self.scale).sum()
 
     def get_target(self, l, input):
-        anchors = torch.FloatTensor([[1.0, 2.0], [3.0, 4.0]])
-        return input * anchors.sum() * l
+        anchors = torch.FloatTensor([1.0, 2.0])
+        return input * anchors * l
 """
 
 
