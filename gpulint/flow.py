@@ -1109,7 +1109,12 @@ _TENSOR_ONLY_METHODS = frozenset(
 # Tensor methods that take an operand on another device by design
 _CROSS_DEVICE_METHODS = frozenset({"copy_", "set_", "to", "type_as", "new_tensor", "pin_memory",
                                    # the operand gives only its shape: `target.view_as(pred)`
-                                   "view_as", "expand_as", "reshape_as"})
+                                   "view_as", "expand_as", "reshape_as",
+                                   # the operands are sizes, a 0-dim tensor on any device read as an
+                                   # int: `seq_range.expand(b, max_len)`, `max_len = torch.max(lengths)`
+                                   # (ppg-vc, P44-2)
+                                   "expand", "view", "reshape", "repeat", "tile", "new_zeros", "new_ones",
+                                   "new_empty", "narrow", "unflatten", "resize_", "permute"})
 _WEIGHT_FIRST = frozenset(
     {"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss", "NLLLoss2d"}
 )
@@ -1311,6 +1316,9 @@ class Flow:
         self._name_calls = None
         self._last_exit_self = None
         self._device_fns: set = set()  # functions whose returned device is being read (_device_value)
+        # a tuple display with a starred element (`*x.shape, x.device`): its element values, a
+        # starred one as None, for the targets of an unpacking around a starred target (P44-3)
+        self._starred_displays: dict = {}
         self._ends_plainly: dict = {}
         self._name_index: dict | None = None  # identifier -> its Name nodes (built on first use)
         self._attr_index: dict | None = None  # attribute name -> its Attribute nodes
@@ -2267,10 +2275,20 @@ class Flow:
             els = target.elements
             n = len(els)
             src_items = value_expr.elements if isinstance(value_expr, (cst.Tuple, cst.List)) else None
+            star = next((i for i, el in enumerate(els) if isinstance(el, cst.StarredElement)), None)
+            around = self._around_star(star, n, v, value_expr) if star is not None else None
             for i, el in enumerate(els):
                 if isinstance(el, cst.StarredElement):
                     sub = UNKNOWN
                     self._bind(el.value, sub, frame, None)
+                    continue
+                if around is not None:
+                    # `b, *_, device = *x.shape, x.device`: a target before the starred one takes the
+                    # value's item from the start, one after it from the end, when no starred value
+                    # item stands between (P44-3)
+                    j = i if i < star else len(around) - (n - i)
+                    span = around[: j + 1] if i < star else around[j:]
+                    self._bind(el.value, UNKNOWN if j < 0 or None in span else around[j], frame, None)
                     continue
                 if v.items is not None and len(v.items) == n:
                     sub = v.items[i]
@@ -3618,8 +3636,19 @@ class Flow:
                 v = self.class_attrs.get(bv.cls, {}).get(attr)
                 if v is not None:
                     return v if v.kind == DEVICE else Value(DEVICE, None, origin=e)
-            if k in (TENSOR, MODULE, BATCH) or bv.dev is not None:
+            if bv.dev is not None:
                 return Value(DEVICE, bv.dev, origin=e)
+            if k is None and type(base) is cst.Subscript and type(base.value) in (cst.Name, cst.Attribute):
+                # `feature_maps[0].device` of a forward input list: the device of the container's
+                # items, where the container is known to be (torchvision's DefaultBoxGenerator)
+                cv = self.eval(base.value, frame)
+                if cv.kind in (None, TUPLE, BATCH) and cv.dev is not None and cv.dev.where != "either":
+                    return Value(DEVICE, cv.dev, origin=e)
+            if k in (TENSOR, MODULE, BATCH) or (k is None and (dotted(base) or "").split(".", 1)[0] not in _CONFIG_ROOTS):
+                # the device of a tensor or module the engine cannot place (not a configuration's
+                # `args.device`): wherever it is, which a name bound to it keeps (`b, *_, device =
+                # *x.shape, x.device`, P44-3), as `x.device` written out is (`_device_value`)
+                return Value(DEVICE, None, origin=e, py="operand")
             return Value(DEVICE, None, origin=e)
         if k == DEVICE and attr == "type" and bv.dev is not None and bv.dev.is_host:
             # `next(m.parameters()).device.type` of parameters on the host: "cpu", that device
@@ -3772,12 +3801,22 @@ class Flow:
             return v  # `-negated_sum` of a sum started at 0 (a number, then a tensor): the same (G43-3b)
         return v if v.kind == TENSOR else UNKNOWN
 
+    def _around_star(self, star: int, n: int, v: Value, value_expr) -> tuple | None:
+        """The item values a target list with a starred target at `star` (of `n` targets) unpacks:
+        a known tuple value's items, or a display's with None for its starred items."""
+        if v.kind == TUPLE and v.items is not None:
+            return v.items if len(v.items) >= n - 1 else None
+        items = self._starred_displays.get(value_expr) if value_expr is not None else None
+        return items
+
     def _e_tuple(self, e, frame) -> Value:
         items = []
         for el in e.elements:
             v = self.eval(el.value, frame)
             items.append(UNKNOWN if isinstance(el, cst.StarredElement) else v)
         if any(isinstance(el, cst.StarredElement) for el in e.elements):
+            self._starred_displays[e] = tuple(None if isinstance(el, cst.StarredElement) else v
+                                              for el, v in zip(e.elements, items))
             return UNKNOWN
         return Value(TUPLE, None, items=tuple(items))
 
@@ -3949,6 +3988,8 @@ class Flow:
                 # keep the expression the user wrote (`self.device`), and the one it came from
                 return Dev("acc", v.dev.key, expr, v.dev.outer or (v.dev.expr if v.dev.expr is not expr else None))
             return v.dev
+        if v is not None and v.kind == DEVICE and v.py == "operand":
+            return None  # `device` bound to `x.device` of an `x` the engine cannot place: wherever x is
         if v is not None and v.kind == DTYPE:
             return None
         t = type(expr)
@@ -4169,6 +4210,8 @@ class Flow:
                     return self._module_call(e, av, pos, kw, frame)
             return self._method(e, meth, recv, rv, pos, kw, frame)
         pos, kw = self._args(e, frame)
+        if q is None and tf is cst.Call:
+            q = self._getattr_qualname(func, frame)
         if q is not None:
             if q in _TRACING_CALLS:
                 traced = self._traced(e, pos, kw, _TRACING_CALLS[q], frame)
@@ -4222,6 +4265,22 @@ class Flow:
         if fv.kind == CLASS and fv.cls in self.m.classes:
             return self._instance(fv.cls, e, pos, kw, frame)  # `self.net_cls(...)`
         return UNKNOWN
+
+    def _getattr_qualname(self, call: cst.Call, frame) -> str | None:
+        """`getattr(torch, window)` with `window` the same string on every path (a parameter's
+        default `"hann_window"`): the torch function it names, `torch.hann_window` (Mozilla TTS's
+        `TorchSTFT`, E56-4 b)."""
+        f = call.func
+        if (type(f) is not cst.Name or f.value != "getattr" or len(call.args) != 2
+                or any(a.star or a.keyword is not None for a in call.args) or self._lookup("getattr", frame) is not None):
+            return None
+        base = self.m.qualname(call.args[0].value)
+        if base not in ("torch", "torch.nn.functional", "torch.special", "torch.fft", "torch.linalg"):
+            return None
+        v = self.eval(call.args[1].value, frame)
+        if v.kind != HOSTVAL or v.const is None or not v.const.isidentifier():
+            return None
+        return base + "." + v.const
 
     def _escape_containers(self, e: cst.Call, frame, fn: cst.FunctionDef | None = None, offset: int = 0) -> None:
         """A dict (or list) passed to code that may change it in place (`to_device(batch)` doing

@@ -828,6 +828,14 @@ class TrainingFacts:
     # ------------------------------------------------------------------------------------------
     def _grad_item(self, call: cst.BaseExpression) -> str | None:
         """"off", "on", "dynamic" for a grad-mode context manager / decorator expression."""
+        if type(call) is cst.IfExp:
+            # `with torch.no_grad() if not requires_grad else nullcontext():` (StudioGAN, P44-1):
+            # the same mode on both branches is that mode; gradients off on one branch only is
+            # "dynamic", as `set_grad_enabled(<expr>)` is
+            a, b = self._grad_item(call.body), self._grad_item(call.orelse)
+            if a == b:
+                return a
+            return "dynamic" if "off" in (a, b) or "dynamic" in (a, b) else None
         target = call.func if isinstance(call, cst.Call) else call
         q = self.m.qualname(target)
         if q in GRAD_OFF:

@@ -1,0 +1,194 @@
+"""Engine items, twenty-eighth session (each test checked to fail on a31be64 unless it says it is a
+control that already passed there)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def _run(src: str, *codes: str, fix: bool = False):
+    rules = [Registry.load().by_code(c)() for c in codes]
+    opts = Options(fix=True, unsafe_fixes=True, write=False) if fix else Options()
+    return run_text("train.py", textwrap.dedent(src), rules, opts)
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    return sorted((d.line, d.code) for d in _run(src, *codes).diagnostics)
+
+
+# P44-3 (so-vits-svc's p_sample): `b, *_, device = *x.shape, x.device` binds `device` to `x.device`,
+# the last item of the display; the noise made there is where `x` is, here the host.
+STARRED = """
+import torch
+
+
+def noise_like(shape, device):
+    return torch.randn(shape, device=device)
+
+
+def p_sample(x, t):
+    {unpack}
+    noise = noise_like(x.shape, device)
+    return x + noise
+
+
+x = torch.randn(2, 3).cpu()
+print(p_sample(x, torch.tensor([0, 1])))
+"""
+
+
+def test_a_target_after_a_starred_target_takes_the_last_item():
+    for unpack in ("b, *_, device = *x.shape, x.device", "*_, b, device = *x.shape, x.shape[0], x.device",
+                   "b, *_, device = (x.shape[0], 1, x.device)"):
+        assert _lines(STARRED.format(unpack=unpack), "GL116") == [], unpack
+
+
+def test_a_target_after_a_starred_target_still_takes_an_accelerator():
+    # the same unpacking of a CUDA device: the noise is on the accelerator, `x` on the host
+    src = STARRED.format(unpack='b, *_, device = *x.shape, torch.device("cuda")')
+    assert _lines(src, "GL116") == [(12, "GL116")]
+
+
+# The device of a tensor the engine cannot place, kept in a name, is wherever that tensor is: a
+# factory given it is not on "the configured accelerator" (P44-3, the second link).
+OPERAND_DEVICE = """
+import torch
+
+
+def noise_like(shape, device):
+    return torch.randn(shape, device=device)
+
+
+def p_sample(x, scale):
+    device = x.device
+    noise = noise_like(x.shape, device)
+    return x * 0.5 + noise * scale
+
+
+def sample(model, n):
+    x = model(torch.randn(n, 8))
+    for i in range(3):
+        x = p_sample(x, torch.linspace(0, 1, 8))
+    return x
+"""
+
+
+def test_a_name_bound_to_the_device_of_an_unplaced_tensor_is_not_the_accelerator():
+    assert _lines(OPERAND_DEVICE, "GL116") == []
+
+
+def test_a_configured_device_attribute_is_still_the_accelerator():
+    # control (passes on a31be64 too): `device = args.device` is the device the script configures
+    src = """
+    import argparse
+    import torch
+    args = argparse.ArgumentParser().parse_args()
+    device = args.device
+    x = torch.randn(3, device=device)
+    print(x + torch.ones(3).cpu())
+    """
+    assert _lines(src, "GL116") == [(7, "GL116")]
+
+
+# P44-2 (ppg-vc's masked MSE): the positional arguments of `expand`, `view`, `reshape`, `repeat`
+# are sizes; a 0-dim device tensor there is read as a number, not met.
+EXPAND = """
+import torch
+
+
+def get_mask(lengths):
+    max_len = torch.max(lengths)
+    seq_range = torch.arange(0, max_len).long()
+    seq_range_expand = {expr}
+    return seq_range_expand
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+print(get_mask(torch.tensor([5, 3], device=device)))
+"""
+
+
+def test_size_arguments_are_not_operands():
+    for expr in ("seq_range.unsqueeze(0).expand(lengths.size(0), max_len).to(lengths.device)",
+                 "seq_range.view(1, max_len).to(lengths.device)", "seq_range.repeat(max_len).to(lengths.device)"):
+        assert _lines(EXPAND.format(expr=expr), "GL105", "GL116") == [], expr
+
+
+def test_an_elementwise_operand_still_meets():
+    src = EXPAND.format(expr="seq_range.unsqueeze(0) < lengths.unsqueeze(1)")
+    assert [c for _, c in _lines(src, "GL105", "GL116")] == ["GL116"]
+
+
+# P44-1 (StudioGAN's k-NN analysis): a conditional expression as the `with` item.
+KNN = """
+import contextlib
+
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 4)), batch_size=4)
+
+
+def knn(requires_grad=False):
+    with {item}:
+        model.eval()
+        feats = []
+        for (x,) in loader:
+            feats.append(model(x.to(device)))
+        return torch.cat(feats)
+
+
+print(knn().shape)
+"""
+
+
+def test_no_grad_on_one_branch_of_a_with_item_is_dynamic():
+    for item in ("torch.no_grad() if not requires_grad else contextlib.nullcontext()",
+                 "contextlib.nullcontext() if requires_grad else torch.no_grad()",
+                 "torch.no_grad() if not requires_grad else torch.enable_grad()"):
+        assert _lines(KNN.format(item=item), "GL403") == [], item
+
+
+def test_no_context_on_either_branch_still_reports():
+    # control (passes on a31be64 too): neither branch disables gradients
+    src = KNN.format(item="contextlib.nullcontext() if requires_grad else contextlib.nullcontext()")
+    assert _lines(src, "GL403") == [(17, "GL403")]
+
+
+# E56-4 b (Mozilla TTS's TorchSTFT): `getattr(torch, window)(n)` with `window` a parameter whose
+# default is "hann_window" calls `torch.hann_window`, a factory that makes its window on the host.
+STFT = """
+import torch
+
+
+class TorchSTFT:
+    def __init__(self, n_fft, window={window}):
+        self.n_fft = n_fft
+        self.window = getattr(torch, window)(n_fft{extra})
+
+    def __call__(self, x):
+        return torch.stft(x, self.n_fft, window=self.window, return_complex=True).abs()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+stft = TorchSTFT(64)
+print(stft(torch.randn(2, 256, device=device)).shape)
+"""
+
+
+def test_getattr_of_torch_with_a_constant_name_is_that_function():
+    src = STFT.format(window='"hann_window"', extra="")
+    assert _lines(src, "GL116") == [(11, "GL116")]
+    fixed = _run(src, "GL116", fix=True).text
+    assert "window=self.window.to(x.device)" in fixed
+
+
+def test_getattr_of_torch_with_a_device_or_an_unknown_name_is_silent():
+    assert _lines(STFT.format(window='"hann_window"', extra=", device=device"), "GL116") == []
+    assert _lines(STFT.format(window="None", extra="").replace("getattr(torch, window)",
+                                                                 "getattr(torch, window or pick())"), "GL116") == []
