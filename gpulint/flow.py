@@ -102,6 +102,20 @@ _DEVICE_WORDS = re.compile(
 )
 
 
+def _record_keys(fields, pos, kw) -> tuple:
+    """What each field of a record (a dataclass, a NamedTuple, a `namedtuple`) was given by a
+    construction's positional and keyword arguments, in field order."""
+    keys = {}
+    for i, (_x, v, st) in enumerate(pos):
+        if st or i >= len(fields):
+            break
+        keys[fields[i]] = v
+    for k0, (_x, v) in kw.items():
+        if k0 in fields:
+            keys[k0] = v
+    return tuple((f, keys[f]) for f in fields if f in keys)
+
+
 def join_dev(a: Dev | None, b: Dev | None) -> Dev | None:
     if a is None or b is None:
         return None
@@ -4108,15 +4122,7 @@ class Flow:
                 # `Batch(torch.tensor(rows), [0])` of `Batch = collections.namedtuple("Batch", ["ids",
                 # "labels"])`: a record of what each field was given (E54-1)
                 pos, kw = self._args(e, frame)
-                keys = {}
-                for i, (x, v, st) in enumerate(pos):
-                    if st or i >= len(fields):
-                        break
-                    keys[fields[i]] = v
-                for k0, (x, v) in kw.items():
-                    if k0 in fields:
-                        keys[k0] = v
-                return Value(OBJECT, None, origin=e, keys=tuple((f, keys[f]) for f in fields if f in keys))
+                return Value(OBJECT, None, origin=e, keys=_record_keys(fields, pos, kw))
         if tf is cst.Attribute and q is None:
             recv = func.value
             meth = func.attr.value
@@ -5964,15 +5970,7 @@ class Flow:
         fields = self._record_fields(name) if found is None else None
         if fields is not None:
             # a dataclass (or NamedTuple) of the file: what each field was given
-            keys = {}
-            for i, (x, v, st) in enumerate(pos):
-                if st or i >= len(fields):
-                    break
-                keys[fields[i]] = v
-            for k0, (x, v) in kw.items():
-                if k0 in fields:
-                    keys[k0] = v
-            return Value(OBJECT, None, cls=name, origin=e, keys=tuple((f, keys[f]) for f in fields if f in keys))
+            return Value(OBJECT, None, cls=name, origin=e, keys=_record_keys(fields, pos, kw))
         if left and not self._unresolved_bases(name):
             # what this construction's `__init__` stored (`Frame(None, self.lin(x))`: its
             # `translations` is that output, on the device), read back through the instance (E44-5);

@@ -192,3 +192,46 @@ def test_getattr_of_torch_with_a_device_or_an_unknown_name_is_silent():
     assert _lines(STFT.format(window='"hann_window"', extra=", device=device"), "GL116") == []
     assert _lines(STFT.format(window="None", extra="").replace("getattr(torch, window)",
                                                                  "getattr(torch, window or pick())"), "GL116") == []
+
+
+# E58-1 (the pipeline schedule's microbatch loop): a file function whose `.backward()` runs in a
+# loop of its own that makes no optimizer step accumulates gradients for its caller's step, so
+# the loop calling it and `opt.step()` is a training loop (GL405 on its per-step `.item()`).
+ACCUMULATE = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def forward_backward(x, n_microbatches=4):
+    total = 0.0
+    for x_mb in x.chunk(n_microbatches):
+        loss = model(x_mb).pow(2).mean()
+        (loss / n_microbatches).backward()
+        {inner_step}
+        total = total + loss.detach()
+    return total / n_microbatches
+
+
+for step in range(10):
+    x = torch.randn(32, 4, device=device)
+    opt.zero_grad()
+    loss = forward_backward(x)
+    {outer_step}
+    print(loss.item())
+"""
+
+
+def test_a_helper_accumulating_gradients_in_its_own_loop_runs_the_callers_backward():
+    src = ACCUMULATE.format(inner_step="pass", outer_step="opt.step()")
+    assert _lines(src, "GL405") == [(25, "GL405")]
+
+
+def test_a_helper_that_steps_in_its_own_loop_is_a_training_loop_of_its_own():
+    # the helper trains (backward and step per micro-batch): the calling loop runs once per chunk
+    # of steps, and its `.item()` is not one per step
+    src = ACCUMULATE.format(inner_step="opt.step()", outer_step="pass")
+    assert _lines(src, "GL405") == []

@@ -435,9 +435,13 @@ class TrainingFacts:
             return cached
         steps, backward = [], False
         for c in self.m.calls_in(fn):
-            if self.m.enclosing(c, cst.FunctionDef) is not fn or self.enclosing_loop(c) is not None:
+            if self.m.enclosing(c, cst.FunctionDef) is not fn:
                 continue
             f = c.func
+            if self.enclosing_loop(c) is not None:
+                if not backward and isinstance(f, cst.Attribute) and f.attr.value == "backward":
+                    backward = self._accumulating_backward(c)
+                continue
             if isinstance(f, cst.Attribute) and f.attr.value == "backward":
                 backward = True
             elif isinstance(f, cst.Attribute) and f.attr.value == "step":
@@ -459,9 +463,15 @@ class TrainingFacts:
         if cached is None:
             cached = False
             for c in self.m.calls_in(fn):
-                if self.m.enclosing(c, cst.FunctionDef) is not fn or self.enclosing_loop(c) is not None:
+                if self.m.enclosing(c, cst.FunctionDef) is not fn:
                     continue
                 f = c.func
+                if self.enclosing_loop(c) is not None:
+                    if (isinstance(f, cst.Attribute) and f.attr.value in ("backward", "manual_backward")
+                            and self._accumulating_backward(c)):
+                        cached = True
+                        break
+                    continue
                 if isinstance(f, cst.Attribute) and f.attr.value in ("backward", "manual_backward"):
                     cached = True
                     break
@@ -470,6 +480,25 @@ class TrainingFacts:
                     break
             self._fn_backward[key] = cached
         return cached
+
+    def _accumulating_backward(self, call: cst.Call) -> bool:
+        """A `.backward()` inside loops of its own function none of which makes a `.step()` call:
+        gradients accumulated over micro-batches (`for x_mb in x.chunk(n): ... .backward()`), for
+        the caller's optimizer step; each call of the function is one training step's backward
+        (E58-1). A loop that also steps is a training loop of its own (`train_epoch`)."""
+        outer = None
+        for anc in self.m.ancestors(call):
+            if isinstance(anc, _DEFS):
+                break
+            if isinstance(anc, _LOOPS):
+                outer = anc
+        if outer is None:
+            return True
+        for c in self.m.calls_in(outer):
+            f = c.func
+            if isinstance(f, cst.Attribute) and f.attr.value == "step":
+                return False
+        return True
 
     def call_sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
         cached = self._sites.get(fn)
