@@ -329,10 +329,35 @@ def test_backward_in_a_called_method_makes_a_training_loop():
     epoch, batch, other, no_step = loops
     assert batch.backward == [] and [code(model, c) for c in batch.backward_via] == ["self.training_step(self.model, x)"]
     assert batch.is_step_loop and epoch.is_epoch_loop and not epoch.is_step_loop
-    # a function whose backward runs in a loop of its own is not one backward per call
-    assert other.backward_via == [] and not other.is_training
+    # a function whose backward runs in a loop of its own that makes no optimizer step
+    # accumulates gradients for its caller's step (E58-1, the twenty-eighth session): one
+    # training step's backward per call
+    assert [code(model, c) for c in other.backward_via] == ["self.train_epochs(self.model, x)"]
+    assert other.is_training
     # backward without an optimizer step in the loop: not a training loop
     assert not no_step.is_training
+
+
+def test_a_called_function_that_steps_in_its_own_loop_is_no_backward_of_the_caller():
+    facts, model = facts_of(
+        """
+        import torch
+        class Trainer:
+            def train_epoch(self, model, loader):
+                for x in loader:
+                    loss = model(x).sum()
+                    loss.backward()
+                    self.optimizer.step()
+
+            def train(self):
+                for epoch in range(3):
+                    self.train_epoch(self.model, self.loader)
+                    self.optimizer.step()
+        """
+    )
+    loops = [i for i in facts.loops if facts.function_of(i.node).name.value == "train"]
+    (epoch,) = loops
+    assert epoch.backward_via == [] and not epoch.is_training
 
 
 def test_argument_for_skips_the_receiver_of_methods_and_constructors():
