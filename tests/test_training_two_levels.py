@@ -105,8 +105,19 @@ def test_three_levels_are_not_followed():
     assert not loop.backward_via and not loop.steps_via and not loop.is_training
 
 
-def test_backward_inside_a_loop_of_the_callee_is_not_one_per_call():
+def test_backward_accumulated_in_a_loop_of_the_callee_is_one_step():
+    # `forward_backward` accumulates gradients over the micro-batches `xs` (its loop makes no
+    # optimizer step), for `train_step`'s step: one training step per call (E58-1, twenty-eighth
+    # session; this test asserted the opposite before, reviewed)
     facts, model = facts_of(IN_LOOP)
+    assert facts.steps_of_function(method(model, "train_step"))
+    loop = outer_loop(facts, model)
+    assert loop.is_training
+
+
+def test_backward_inside_a_stepping_loop_of_the_callee_is_not_one_per_call():
+    facts, model = facts_of(IN_LOOP.replace(
+        "self.model(x).sum().backward()", "self.model(x).sum().backward()\n            self.opt.step()"))
     assert not facts.steps_of_function(method(model, "train_step"))
     loop = outer_loop(facts, model)
     assert not loop.is_training
