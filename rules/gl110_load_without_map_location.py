@@ -45,7 +45,8 @@ after saving to it, `best_model_path = self._train(...)`; the path given to an e
 in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
 (`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)
-and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`) count as the check,
+and the script's own GPU flag (`if args.cuda:`, the `else:` of `if not args.cuda:`, also a plain name such as
+a `cpu_run` or `use_cuda` parameter) count as the check,
 and so does its device spelled as a string (`if device == 'cuda':`, Wav2Lip's loader; the `else:` of
 `if device == torch.device("cpu"):`, latent_ode's data sets). It is also silent, in a single-process
 script, on a load in the body of a `try:` whose handler (bare, `Exception` or `RuntimeError`) loads the
@@ -632,6 +633,13 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
             return sign
         if test.attr.value in _CPU_FLAGS:
             return -sign
+    if isinstance(test, cst.Name) and test.value in _GPU_FLAGS:
+        return sign  # `def load_and_setup_model(..., use_cuda):`, `if use_cuda: torch.load(p)`
+    if isinstance(test, cst.Name) and test.value in _NAMED_CPU_FLAGS:
+        # `if cpu_run: torch.load(p, map_location=torch.device('cpu')) else: torch.load(p)`: the
+        # `else:` runs where the caller asked for the GPU (NVIDIA DeepLearningExamples' Tacotron2
+        # `load_and_setup_model`, PRECISION47 P47-5)
+        return -sign
     named = _device_string_sign(test, m)
     if named:
         # `if device == 'cuda': torch.load(p) else: torch.load(p, map_location=...)` (Wav2Lip's
@@ -664,6 +672,9 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
         ):
             return sign
     return 0
+
+
+_NAMED_CPU_FLAGS = _CPU_FLAGS | {"cpu_run", "run_on_cpu"}
 
 
 def _device_string_sign(test: cst.BaseExpression, m=None) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.amp import AmpFacts
+from gpulint.analysis.amp import SCALER_QUALNAMES, AmpFacts
 from gpulint.analysis.training import argument_for
 from gpulint.rule import Context, Rule
 
@@ -28,7 +28,9 @@ by the loss scale (65536 at the start). `clip_grad_norm_(params, 1.0)` at that p
 Unscale first: `scaler.unscale_(optimizer)` divides the gradients in place, and the following
 `scaler.step(optimizer)` knows not to unscale them again. With several optimizers, unscale each
 one whose parameters are clipped. If the iteration already calls `unscale_` after the clip, the
-fix moves it before the clip (a second `unscale_` before `update()` raises an error).
+fix moves it before the clip (a second `unscale_` before `update()` raises an error). A scaler
+built with `enabled=False` (kept for a later move to native AMP) scales nothing, and its clips are
+not reported.
 
 Bad:
 
@@ -67,6 +69,8 @@ scaler.update()
                 last = facts.scaled_backward_before(it, clip)
             if last is None or last.scaler is None:
                 continue
+            if _disabled_scaler(ctx, last):
+                continue  # `GradScaler(enabled=False)` scales nothing: the clip sees true gradients
             s = last.scaler
             later = [b.call for b in facts.backwards if facts.contains(it, b.call) and facts.may_follow(clip, b.call)]
             steps = [
@@ -136,7 +140,7 @@ scaler.update()
             last = facts.last_backward_before(it, site)
             if last is None or last.scaler is None:
                 last = facts.scaled_backward_before(it, site)
-            if last is None or last.scaler is None or last.scaler != ctx.code(arg):
+            if last is None or last.scaler is None or last.scaler != ctx.code(arg) or _disabled_scaler(ctx, last):
                 return None
         opts = []
         for st in steps:
@@ -180,7 +184,7 @@ scaler.update()
             last = facts.last_backward_before(it, site)
             if last is None or last.scaler is None:
                 last = facts.scaled_backward_before(it, site)
-            if last is None or last.scaler is None:
+            if last is None or last.scaler is None or _disabled_scaler(ctx, last):
                 return None
             s = last.scaler
             steps = [st for st in facts.scaler_calls_in(it, s, "step") if facts.may_follow(site, st.call)]
@@ -236,6 +240,29 @@ scaler.update()
         code = "\n".join(f"{s}.unscale_({o})" for o in opts)
         edits.append(ctx.insert_before(stmt, code))
         return ctx.fix(*edits, message=f"Insert `{s}.unscale_(...)` before clipping")
+
+
+def _disabled_scaler(ctx: Context, last) -> bool:
+    """The scaler of `S.scale(L).backward()` is a name (or `self.S`) whose every binding is
+    `GradScaler(..., enabled=False)`: a disabled scaler returns the loss unchanged from `scale`
+    and just calls `optimizer.step()` from `step`, so gradients are never scaled and clipping them
+    is right (NVIDIA DeepLearningExamples' wav2vec2 `train.py` keeps one "future-proof for
+    adoption of native AMP" beside its fairseq-style optimizer's `clip_grad_norm`, PRECISION47 P47-2)."""
+    m = ctx.model
+    node = last.scaler_node
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return False
+    bindings = m.bindings_of(node)
+    if not bindings:
+        return False
+    for b in bindings:
+        v = b.value
+        if b.how != "assign" or not isinstance(v, cst.Call) or m.qualname(v.func) not in SCALER_QUALNAMES:
+            return False
+        if not any(a.keyword is not None and a.keyword.value == "enabled"
+                   and isinstance(a.value, cst.Name) and a.value.value == "False" for a in v.args):
+            return False
+    return True
 
 
 def _same_iterations(ctx: Context, facts: AmpFacts, it, stmt, steps) -> bool:

@@ -145,7 +145,13 @@ stored in it is frozen right after it is stored, in any method: `self.model_old 
 deepcopy(self.model)` then `freeze_model(self.model_old)` (a function of the file that freezes its
 argument's parameters, or one of another module named `freeze_model`, `freeze_module`,
 `freeze_params`...), a loop over its `.parameters()` or `.requires_grad_(False)`, and nothing
-unfreezes it or hands it to other code. The fix wraps the loop in `with torch.no_grad():`.
+unfreezes it or hands it to other code. So does a model built from a class of the file that freezes
+what it builds: its `__init__`, read with the branches the constructor's constant arguments take,
+ends with `for param in self.parameters(): param.requires_grad = False` (often under
+`if not requires_grad:`) or `self.requires_grad_(False)`, or keeps only plain tensors, constants
+and modules of such classes (a perceptual metric's `PNet()` around `vgg16(requires_grad=False)`),
+and nothing reads its parameters or hands it to code other than the file's own functions. The fix
+wraps the loop in `with torch.no_grad():`.
 
 A shared phase loop is an evaluation in its evaluation phases: `for phase in ("train", "val"):`
 (a list, `["train", "valid"] + ...`, the keys of a dict of loaders, `.items()`) whose body
@@ -257,7 +263,8 @@ with torch.no_grad():
             # `model.eval().requires_grad_(False)`: no parameter asks for a gradient, no graph; the
             # loop is reported at its other model calls (joansj/hat's lwf.py: the frozen old model
             # beside the current one)
-            reported = [c for c in calls if not (_frozen_before(ctx, c, node) or _frozen_attribute(ctx, c))]
+            reported = [c for c in calls if not (_frozen_before(ctx, c, node) or _frozen_attribute(ctx, c)
+                                                 or _frozen_by_construction(ctx, through_models.get(c, _callee(c, facts)), node))]
             if not reported:
                 continue
             models = {dotted(_callee(c, facts)) for c in calls} if not through else set(through.values())
@@ -323,7 +330,8 @@ with torch.no_grad():
                 continue
             if all(_inference_mode_argument(m, c) or _forward_picks_no_grad(m, c) for c in calls):
                 continue
-            reported = [c for c in calls if not (_frozen_before(ctx, c, loop.node) or _frozen_attribute(ctx, c))]
+            reported = [c for c in calls if not (_frozen_before(ctx, c, loop.node) or _frozen_attribute(ctx, c)
+                                                 or _frozen_by_construction(ctx, _callee(c, facts), loop.node))]
             if not reported:
                 continue
             models = {dotted(_callee(c, facts)) for c in calls}
@@ -2087,3 +2095,305 @@ def _unknown_code_in(m, facts: TrainingFacts, calls: list, models: set) -> bool:
             if dotted(a.value) in models or m.value_of(a.value).kind == "optimizer":
                 return True
     return False
+
+
+# a model frozen by its own constructor (P47-1) ------------------------------------------------
+
+_UNKNOWN = object()
+_PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+_TENSOR_FACTORIES = frozenset({"torch." + f for f in (
+    "Tensor", "FloatTensor", "LongTensor", "tensor", "as_tensor", "zeros", "ones", "full", "empty",
+    "arange", "linspace", "eye")})
+_TENSOR_KEEPS = frozenset({"view", "reshape", "to", "cuda", "cpu", "float", "half", "double", "long",
+                           "unsqueeze", "squeeze", "expand", "clone", "contiguous", "type", "permute"})
+
+
+def _const(expr: cst.BaseExpression | None, env: dict):
+    """The value of a small constant expression given `env` (parameter name or `self.attr` ->
+    value): literals, names in env, `not`, one comparison (`==`, `!=`, `in`, `not in`), a slice
+    or index of a known string, list/tuple literals, `and`/`or`; `_UNKNOWN` otherwise."""
+    if expr is None:
+        return _UNKNOWN
+    if isinstance(expr, cst.Name):
+        if expr.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[expr.value]
+        return env.get(expr.value, _UNKNOWN)
+    if isinstance(expr, cst.Attribute):
+        d = dotted(expr)
+        return env.get(d, _UNKNOWN) if d is not None and d.startswith("self.") else _UNKNOWN
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        try:
+            return expr.evaluated_value
+        except Exception:  # noqa: BLE001 - a string the literal evaluator refuses
+            return _UNKNOWN
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        out = []
+        for e in expr.elements:
+            if not isinstance(e, cst.Element):
+                return _UNKNOWN
+            v = _const(e.value, env)
+            if v is _UNKNOWN:
+                return _UNKNOWN
+            out.append(v)
+        return tuple(out)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        v = _const(expr.expression, env)
+        return _UNKNOWN if v is _UNKNOWN else not v
+    if isinstance(expr, cst.BooleanOperation):
+        left, right = _const(expr.left, env), _const(expr.right, env)
+        if left is _UNKNOWN or right is _UNKNOWN:
+            return _UNKNOWN
+        return (left and right) if isinstance(expr.operator, cst.And) else (left or right)
+    if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
+        left, right = _const(expr.left, env), _const(expr.comparisons[0].comparator, env)
+        if left is _UNKNOWN or right is _UNKNOWN:
+            return _UNKNOWN
+        op = expr.comparisons[0].operator
+        try:
+            if isinstance(op, cst.Equal):
+                return left == right
+            if isinstance(op, cst.NotEqual):
+                return left != right
+            if isinstance(op, cst.In):
+                return left in right
+            if isinstance(op, cst.NotIn):
+                return left not in right
+        except TypeError:
+            return _UNKNOWN
+        return _UNKNOWN
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        base = _const(expr.value, env)
+        if not isinstance(base, str):
+            return _UNKNOWN
+        sl = expr.slice[0].slice
+        try:
+            if isinstance(sl, cst.Index):
+                i = _const(sl.value, env)
+                return base[i] if isinstance(i, int) else _UNKNOWN
+            if isinstance(sl, cst.Slice) and sl.step is None:
+                lo = None if sl.lower is None else _const(sl.lower, env)
+                hi = None if sl.upper is None else _const(sl.upper, env)
+                if all(b is None or isinstance(b, int) for b in (lo, hi)):
+                    return base[lo:hi]
+        except IndexError:
+            return _UNKNOWN
+        return _UNKNOWN
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        v = _const(expr.expression, env)
+        return -v if isinstance(v, (int, float)) else _UNKNOWN
+    return _UNKNOWN
+
+
+def _init_env(init: cst.FunctionDef, call: cst.Call) -> dict | None:
+    """`__init__`'s parameters with a constant value at this construction call (a constant
+    argument, or the constant default of a parameter not passed); None when the call unpacks
+    `*args`/`**kwargs` (what it passes is unknown)."""
+    if any(a.star for a in call.args):
+        return None
+    env = {}
+    params = [*init.params.posonly_params, *init.params.params, *init.params.kwonly_params]
+    for p in params[1:] if params and params[0].name.value == "self" else params:
+        arg = argument_for(init, call, p.name.value)
+        v = _const(arg if arg is not None else p.default, {})
+        if v is not _UNKNOWN:
+            env[p.name.value] = v
+    return env
+
+
+def _inert_attr_value(m, value: cst.BaseExpression, env: dict, params: set) -> bool:
+    """A value stored on `self` in `__init__` that adds no parameter: a constant, a parameter of
+    `__init__` whose value at the construction call is a constant, a tensor factory
+    (`torch.Tensor([...]).view(1, 3, 1, 1)`, no `requires_grad=`) or an existing attribute of
+    `self` (`self.shift.cuda()`, `self.net.N_slices`) under a chain of plain tensor methods."""
+    if _const(value, env) is not _UNKNOWN:
+        return True
+    if isinstance(value, cst.Name) and value.value in params:
+        return value.value in env
+    expr = value
+    while (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+           and m.qualname(expr.func) not in _TENSOR_FACTORIES):
+        if expr.func.attr.value not in _TENSOR_KEEPS or any(
+                a.keyword is not None and a.keyword.value == "requires_grad" for a in expr.args):
+            return False
+        expr = expr.func.value
+    if isinstance(expr, cst.Call):
+        return (m.qualname(expr.func) in _TENSOR_FACTORIES
+                and not any(a.keyword is not None and a.keyword.value == "requires_grad" for a in expr.args))
+    d = dotted(expr)
+    return d is not None and d.startswith("self.") and not isinstance(value, cst.Name)
+
+
+def _frozen_class(m, call: cst.Call, depth: int = 0) -> bool:
+    """`Cls(...)` builds a module none of whose parameters asks for a gradient: `Cls` is a class
+    of the file deriving directly from `nn.Module`, no other method stores on `self` or touches
+    `requires_grad`, and its `__init__`, read statement by statement with the branches its `if`
+    tests take for this call's constant arguments, either freezes `self.parameters()` after the
+    last statement that may add one (`if not requires_grad: for param in self.parameters():
+    param.requires_grad = False`), or adds none but plain values and modules frozen the same way
+    (stable-dreamfusion's perceptual `PNet`, PRECISION47 P47-1)."""
+    if depth > 3 or not isinstance(call.func, cst.Name):
+        return False
+    info = m.classes.get(call.func.value)
+    if info is None or not info.bases or any(b not in _PLAIN_BASES for b in info.bases):
+        return False
+    init = info.methods.get("__init__")
+    if init is None or init.decorators or any(d.decorators for d in info.node.body.body
+                                              if isinstance(d, cst.FunctionDef)):
+        return False
+    env = _init_env(init, call)
+    if env is None:
+        return False
+    params = {p.name.value for p in (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)}
+    # no other method adds, unfreezes or re-stores anything on `self`
+    for fn in info.methods.values():
+        if fn is init:
+            continue
+        for n in walk(fn.body):
+            if isinstance(n, cst.Name) and n.value in ("setattr", "requires_grad_", "requires_grad", "register_parameter",
+                                                       "register_module", "add_module", "apply"):
+                return False
+            if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and "self." in "".join(_target_texts(n)):
+                return False
+    state = {"frozen": True, "ok": True}
+
+    def stmt(st) -> None:
+        if not state["ok"]:
+            return
+        if isinstance(st, cst.If):
+            cur = st
+            while isinstance(cur, cst.If):
+                v = _const(cur.test, env)
+                if v is _UNKNOWN:
+                    state["ok"] = False  # a branch this call may or may not take
+                    return
+                if v:
+                    block(cur.body)
+                    return
+                cur = cur.orelse
+            if isinstance(cur, cst.Else):
+                block(cur.body)
+            return
+        if isinstance(st, cst.For) and _params_loop_freezes(st, "self"):
+            state["frozen"] = True
+            return
+        if isinstance(st, cst.SimpleStatementLine):
+            for small in st.body:
+                small_stmt(small)
+            return
+        if _mentions_self(st):
+            state["frozen"] = False  # a loop or block that may add a parameter (`add_module`)
+
+    def small_stmt(small) -> None:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            c = small.value
+            f = c.func
+            if (isinstance(f, cst.Attribute) and f.attr.value == "__init__" and isinstance(f.value, cst.Call)
+                    and isinstance(f.value.func, cst.Name) and f.value.func.value == "super"):
+                return  # `super().__init__()` of a plain nn.Module
+            if (isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_"
+                    and dotted(f.value) == "self"):
+                state["frozen"] = _false_arg(c)
+                return
+            if (isinstance(f, cst.Attribute) and f.attr.value in _FREEZE_KEEPS
+                    and (dotted(f.value) or "").startswith("self")):
+                return  # `self.net.cuda()`
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            t = dotted(small.targets[0].target)
+            if t is not None and t.startswith("self.") and t.count(".") == 1:
+                value = small.value
+                root = _chain_root(value)
+                if _inert_attr_value(m, value, env, params):
+                    v = _const(value, env)
+                    if v is _UNKNOWN and isinstance(value, cst.Name):
+                        v = env.get(value.value, _UNKNOWN)
+                    if v is not _UNKNOWN:
+                        env[t] = v
+                    else:
+                        env.pop(t, None)
+                    return
+                if (isinstance(root, cst.Call) and root is not value and not all(
+                        isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute)
+                        and c.func.attr.value in _FREEZE_KEEPS for c in _chain_calls(value, root))):
+                    state["frozen"] = False
+                    return
+                if isinstance(root, cst.Call) and _frozen_class(m, root, depth + 1):
+                    env.pop(t, None)
+                    return
+                state["frozen"] = False
+                return
+        if _mentions_self(small):
+            state["frozen"] = False
+
+    def block(body) -> None:
+        for st in body.body if isinstance(body, cst.IndentedBlock) else [body]:
+            stmt(st)
+
+    block(init.body)
+    return state["ok"] and state["frozen"]
+
+
+def _target_texts(n) -> list[str]:
+    """The dotted texts of an assignment's targets."""
+    if isinstance(n, cst.Assign):
+        return [dotted(t.target) or "" for t in n.targets]
+    return [dotted(n.target) or ""]
+
+
+def _chain_calls(expr: cst.BaseExpression, root: cst.BaseExpression) -> list[cst.Call]:
+    """The method calls of `root.a(...).b(...)` above `root`."""
+    out = []
+    while expr is not root and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        out.append(expr)
+        expr = expr.func.value
+    return out
+
+
+def _mentions_self(node: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == "self" for n in walk(node))
+
+
+def _frozen_by_construction(ctx: Context, model: cst.BaseExpression | None, loop: cst.CSTNode) -> bool:
+    """The model a loop calls is a local (or module-level) name bound only to `Cls(...)` of a
+    class of the file that freezes every parameter it builds (`_frozen_class`), possibly moved or
+    put in eval mode (`PNet().to("cuda")`), and nothing in its scope unfreezes it, reads its
+    parameters or hands it to code other than the file's own functions that leave gradients
+    alone: `vgg16 = PNet().to("cuda"); vgg16.eval()` then `perceptual_sim(p, t, vgg16)` per image
+    records no graph (stable-dreamfusion, PRECISION47 P47-1)."""
+    m = ctx.model
+    if not isinstance(model, cst.Name):
+        return False
+    name = model.value
+    scope = m.scope_of(loop)
+    bindings = m.bindings.get((scope, name), [])
+    if not bindings:
+        return False
+    for b in bindings:
+        if b.how != "assign" or b.value is None:
+            return False
+        root = _chain_root(b.value)
+        if not isinstance(root, cst.Call) or not all(
+                c.func.attr.value in _FREEZE_KEEPS for c in _chain_calls(b.value, root)):
+            return False
+        if not _frozen_class(m, root):
+            return False
+    last = _last_freeze(ctx, name, scope, None)
+    if last is not None and not last[1]:
+        return False
+    for n in walk(scope):
+        if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == name \
+                and n.attr.value in ("parameters", "named_parameters", "requires_grad_", "train_", "apply"):
+            return False
+        if not isinstance(n, cst.Call):
+            continue
+        if not any(isinstance(a.value, cst.Name) and a.value.value == name for a in n.args):
+            continue
+        if not isinstance(n.func, cst.Name):
+            return False
+        fn = m.module_function(n.func.value)
+        if fn is None:
+            return False
+        if any(isinstance(x, (cst.Name, cst.Attribute)) and (x.value if isinstance(x, cst.Name) else x.attr.value)
+               in ("parameters", "named_parameters", "requires_grad", "requires_grad_", "backward", "grad")
+               for x in walk(fn)):
+            return False
+    return True

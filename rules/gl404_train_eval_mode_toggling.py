@@ -16,6 +16,7 @@ from gpulint.analysis.phases import (
 from gpulint.analysis.training import (
     MODE_SENSITIVE,
     TrainingFacts,
+    argument_for,
     dotted,
     method_of,
     walk,
@@ -127,8 +128,9 @@ range(n_drop):` around `probs[idxs] += p`; no backward, step or mode switch in i
 sampling a batch several times; forward passes whose output is discarded (a statement of its own, or `_ = model(x)`) to
 refresh batch-norm statistics; a model put in eval mode before training, also inside the epoch
 loop when `model.eval()` is followed at once, with nothing that uses the model in between, by the
-loop that trains it: SSKD trains a head on its frozen teacher so), and on Lightning / HF Trainer
-scripts.
+loop that trains it: SSKD trains a head on its frozen teacher so), on a loop inside `with
+evaluating(model):` where `evaluating` is a `@contextmanager` of the file that calls `model.eval()`
+before it yields, and on Lightning / HF Trainer scripts.
 
 The fix inserts `model.train()` before the training loop, or `model.eval()` before the
 evaluation loop and `model.train()` after it. A loop known as an evaluation only because it runs
@@ -811,6 +813,8 @@ for epoch in range(epochs):
                 continue  # a method it calls sets the mode itself
             if facts.mode_before(node) != "train":
                 continue
+            if _eval_context_around(ctx, node, name):
+                continue  # `with evaluating(model):`, a `@contextmanager` of the file that calls `model.eval()`
             if facts.passes_to_unknown(node, {name}):
                 continue
             if self._deliberate_train(ctx, facts, node, name):
@@ -1603,3 +1607,61 @@ def _call_right_before_training(ctx, facts, loop, top: cst.Call, origin) -> bool
         if not isinstance(nxt, cst.SimpleStatementLine):
             return False
     return False
+
+
+def _eval_context_around(ctx: Context, node: cst.CSTNode, name: str) -> bool:
+    """The loop runs in the body of `with evaluating(model):` (other items beside it allowed), where
+    `evaluating` is a generator function of the file decorated with `contextlib.contextmanager`
+    that calls `<param>.eval()` unconditionally before its first `yield` (as a statement of its
+    body or of a `try:` body), `model` being what the call passes for `<param>`: the model is in
+    evaluation mode inside the block (NVIDIA DeepLearningExamples' Tacotron2 `train.py`:
+    `with evaluating(model), torch.no_grad():` in `validate`, PRECISION47 P47-3)."""
+    m = ctx.model
+    for anc in m.ancestors(node):
+        if not isinstance(anc, cst.With) or not m.contains(anc.body, node):
+            continue
+        for item in anc.items:
+            call = item.item
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+                continue
+            fn = m.module_function(call.func.value)
+            if fn is None or not any(m.qualname(d.decorator) == "contextlib.contextmanager" for d in fn.decorators):
+                continue
+            params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)]
+            for p in params:
+                arg = argument_for(fn, call, p)
+                if arg is not None and dotted(arg) == name and _evals_before_yield(fn, p):
+                    return True
+    return False
+
+
+def _evals_before_yield(fn: cst.FunctionDef, param: str) -> bool:
+    """`param.eval()` as a statement of `fn`'s body (or of a `try:` body in it), before the first
+    `yield` of `fn` and with no `param.train(...)` statement between them."""
+    evaled = False
+
+    def block(body) -> bool | None:
+        nonlocal evaled
+        for st in body.body:
+            if isinstance(st, cst.Try):
+                found = block(st.body)
+                if found is not None:
+                    return found
+                continue
+            for n in walk(st):
+                if isinstance(n, cst.Yield):
+                    return evaled
+            if isinstance(st, cst.SimpleStatementLine):
+                for small in st.body:
+                    if (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                            and isinstance(small.value.func, cst.Attribute)
+                            and isinstance(small.value.func.value, cst.Name)
+                            and small.value.func.value.value == param):
+                        meth = small.value.func.attr.value
+                        if meth == "eval" and not small.value.args:
+                            evaled = True
+                        elif meth == "train":
+                            evaled = False
+        return None
+
+    return bool(block(fn.body))
