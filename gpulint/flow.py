@@ -7178,7 +7178,9 @@ class Flow:
         expression or `except` around it): a host copy whatever the device is, not a CPU-only
         branch's choice (E42-8)."""
         if not (type(call) is cst.Call and type(call.func) is cst.Attribute
-                and call.func.attr.value in ("cpu", "to")):
+                and call.func.attr.value in ("cpu", "to", "type_as")):
+            # (`.type_as(host)`: converted to the type of a host tensor, its device included, to
+            # match its dtype, SpatialAttentionGAN#1, E60-3)
             return False
         for anc in self.m.ancestors(call):
             if type(anc) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):

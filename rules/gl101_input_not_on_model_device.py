@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.mismatch import accelerator_named_cpu, batch_source, name_under
+from gpulint.analysis.mismatch import accelerator_named_cpu, batch_source, moved_back, name_under
 from gpulint.analysis.modules import self_attr
 from gpulint.rule import Context, Rule
 
@@ -73,7 +73,7 @@ for x, y in loader:
             if mm.op not in ("module-call", "call"):
                 continue
             source = batch_source(m, mm.host_value.origin)
-            if source is None:
+            if source is None or moved_back(mm.host_value):
                 continue
             node, host = mm.node, mm.host
             if mm.site is not None:

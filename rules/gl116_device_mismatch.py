@@ -18,6 +18,7 @@ from gpulint.analysis.mismatch import (
     NO_DEVICE_ARG,
     accelerator_named_cpu,
     batch_source,
+    moved_back,
     ctc_host_argument,
     factory_device_fix,
     factory_takes_device,
@@ -121,7 +122,8 @@ noise_scale = betas[t]
             if mm.op == "module-call" and _stateless_callee(m, mm.acc):
                 continue  # `nn.L1Loss().cuda()` has no tensors of its own: it runs where its inputs are
             origin = mm.host_value.origin
-            if self._gl105_owns(m, mm, origin) or (mm.op in ("module-call", "call") and self._gl101_owns(m, origin)):
+            if self._gl105_owns(m, mm, origin) or (mm.op in ("module-call", "call") and self._gl101_owns(m, origin)
+                                                   and not moved_back(mm.host_value)):
                 continue
             if self._gl106_owns(ctx, mm):
                 continue

@@ -235,3 +235,53 @@ def test_a_helper_that_steps_in_its_own_loop_is_a_training_loop_of_its_own():
     # of steps, and its `.item()` is not one per step
     src = ACCUMULATE.format(inner_step="opt.step()", outer_step="pass")
     assert _lines(src, "GL405") == []
+
+
+# E60-3 (SpatialAttentionGAN#1): `.type_as(h)` converts to h's type, its device included; run on
+# every path with a host `h` it is a host copy like `.cpu()`, not a CPU-only branch's choice, so
+# the value meets device tensors as a host operand; a loader batch converted back so is GL116's
+# (where it was converted), not GL101's "never moved".
+TYPE_AS = """
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+D = nn.Linear(4, 2).to(device)
+host = torch.rand(8, 4)
+labels = torch.rand(8, 2).to(device).type_as(host)
+out = D(host.to(device))
+c = out + labels
+d = out + (1 - labels)
+e = out + torch.rand(8, 2).type_as(host)
+"""
+
+
+def test_type_as_a_host_tensor_is_a_host_copy():
+    assert _lines(TYPE_AS, "GL116") == [(9, "GL116"), (10, "GL116"), (11, "GL116")]
+
+
+def test_type_as_a_device_tensor_is_silent():
+    # control (passes on a31be64 too)
+    assert _lines(TYPE_AS.replace("type_as(host)", "type_as(out)").replace(
+        "labels = torch.rand(8, 2).to(device).type_as(out)", "labels = torch.rand(8, 2).to(device)"), "GL116") == []
+
+
+LOADER_TYPE_AS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+D = nn.Linear(4, 2).to(device)
+loader = DataLoader(TensorDataset(torch.rand(8, 4), torch.rand(8, 2)), batch_size=4)
+opt = torch.optim.SGD(D.parameters(), lr=0.1)
+for reals, labels in loader:
+    reals, labels = reals.to(device), labels.to(device).type_as(reals)
+    loss = F.binary_cross_entropy_with_logits(D(reals), labels)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_batch_converted_back_to_the_host_is_gl116s():
+    assert _lines(LOADER_TYPE_AS, "GL101", "GL116") == [(12, "GL116")]

@@ -190,6 +190,15 @@ def batch_source(m, origin) -> str | None:
     return None
 
 
+def moved_back(value) -> bool:
+    """A host value whose last placement is an explicit conversion of its own (`labels.to(device)
+    .type_as(reals)` of host `reals`, SpatialAttentionGAN#1, E60-3): not a batch left unmoved, but
+    one converted back to the host; GL116 reports it, where it was converted."""
+    placed = value.placed
+    return (isinstance(placed, cst.Call) and placed is not value.origin and isinstance(placed.func, cst.Attribute)
+            and placed.func.attr.value in ("to", "cpu", "type", "type_as"))
+
+
 # methods whose result may live elsewhere than their receiver: moving the receiver does not move it
 DEVICE_CHANGING_METHODS = frozenset("to cpu cuda xpu mps type numpy tolist item pin_memory".split())
 
