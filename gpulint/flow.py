@@ -102,6 +102,13 @@ _DEVICE_WORDS = re.compile(
 )
 
 
+def _chain_root(e) -> str | None:
+    """`model` for `model.decoder.proj` (attributes and subscripts over a name); None otherwise."""
+    while type(e) in (cst.Attribute, cst.Subscript):
+        e = e.value
+    return e.value if type(e) is cst.Name else None
+
+
 def _record_keys(fields, pos, kw) -> tuple:
     """What each field of a record (a dataclass, a NamedTuple, a `namedtuple`) was given by a
     construction's positional and keyword arguments, in field order."""
@@ -5933,6 +5940,8 @@ class Flow:
             if not given and any(v.kind == MODULE and (v.dev is None or not v.dev.is_host)
                                  for v in [*(v for _, v, _s in pos), *(v for _, v in kw.values())]):
                 dev, given = None, True  # built around a module that is (or may be) elsewhere: `PCB_test(model)`
+            if not given and init is not None and self._keeps_called_part_of_unknown(name, init, e, pos, kw):
+                dev, given = None, True
             half_at = self._init_half_call(name) if kind == MODULE else None
             if half_at is not None and init is not None and self._off_in_construction(half_at, init, e, pos, kw):
                 half_at = None  # `if use_fp16: self.blocks.half()` built with `use_fp16=False` (TripoSF)
@@ -6494,6 +6503,44 @@ class Flow:
                         if not (type(node.value) is cst.Name and node.value.value == name):
                             return False
         return found == 1
+
+    def _keeps_called_part_of_unknown(self, name: str, init: cst.FunctionDef, e: cst.Call, pos, kw) -> bool:
+        """`DecoderIter(tacotron2)` of a value the engine cannot read (a whole-module checkpoint, a
+        loader of another module) whose `__init__` keeps a part of it on `self` (`dec =
+        model.decoder`, `self.proj = dec.proj`) that a method calls (`self.proj(out)`): a module
+        built around parts of a module that may be anywhere, so not known to be on the host
+        (NVIDIA Tacotron2's ONNX export wrapper, P47-4)."""
+        unknown = set()
+        for i, a in enumerate(e.args):
+            if a.star:
+                continue
+            pn = param_name(init, i + 1, a)  # (after `self`)
+            v = kw.get(pn, (None, None))[1] if a.keyword is not None else (pos[i][1] if i < len(pos) else None)
+            if pn is not None and v is not None and v.kind is None and v.dev is None:
+                unknown.add(pn)
+        if not unknown:
+            return False
+        called = set()
+        for meth in self.m.classes[name].methods.values():
+            for c in self.m.calls_in(meth):
+                f = c.func
+                if (type(f) is cst.Attribute and type(f.value) is cst.Name and f.value.value == "self"):
+                    called.add(f.attr.value)
+        if not called:
+            return False
+        roots = set(unknown)
+        for st in self.m.walk(init.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if type(st) is not cst.Assign or len(st.targets) != 1:
+                continue
+            t, root = st.targets[0].target, _chain_root(st.value)
+            if root is None or root not in roots:
+                continue
+            if type(t) is cst.Name:
+                roots.add(t.value)  # `dec = model.decoder`
+            elif (type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value == "self"
+                    and t.attr.value in called and st.value is not None and type(st.value) is cst.Attribute):
+                return True  # `self.proj = dec.proj`, called as `self.proj(...)`
+        return False
 
     def _class_made_placed(self, name: str) -> bool:
         """A module class of the file (a direct nn.Module subclass) whose `__init__` makes every

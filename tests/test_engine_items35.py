@@ -285,3 +285,40 @@ for reals, labels in loader:
 
 def test_a_batch_converted_back_to_the_host_is_gl116s():
     assert _lines(LOADER_TYPE_AS, "GL101", "GL116") == [(12, "GL116")]
+
+
+# P47-4 (NVIDIA Tacotron2's ONNX export wrapper): a module class built around a value the engine
+# cannot read, keeping a part of it that a method calls (`self.body = model.body`, `self.body(x)`),
+# is not known to be on the host; one built from a configuration object whose fields are only
+# read (`cfg.dim`) still is.
+WRAPPER = """
+import torch
+import torch.nn as nn
+from configs import load_config
+
+
+class Wrap(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+        {keep}
+
+    def forward(self, x):
+        return {call}
+
+
+model = torch.load("whole.pt", map_location="cuda", weights_only=False)
+w = Wrap(model)
+print(w(torch.randn(2, 4).cuda()))
+"""
+
+
+def test_a_wrapper_calling_a_part_of_an_unknown_module_is_not_on_the_host():
+    for keep in ("self.body = model.body", "dec = model.decoder\n        self.body = dec.proj"):
+        assert _lines(WRAPPER.format(keep=keep, call="self.body(x)"), "GL112") == [], keep
+
+
+def test_a_module_reading_fields_of_an_unknown_object_is_still_on_the_host():
+    # control (passes on a31be64 too): the kept part is never called
+    src = WRAPPER.format(keep="self.scale = model.scale", call="self.head(x) * self.scale")
+    assert _lines(src, "GL112") == [(19, "GL112")]
