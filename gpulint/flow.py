@@ -5969,6 +5969,12 @@ class Flow:
                     # what the constructions pass (`MyDataset(X, Y)` of tensors moved to the device),
                     # read in the class's recorded pass and where its samples are asked for
                     self._call_function(init, name, e, pos, kw, frame, Value(kind, None, cls=name), summary=False)
+            if kind == OPTIMIZER and pos and not pos[0][2] and pos[0][1].kind == PARAMS:
+                # an Optimizer subclass of the file over a module's parameters (MADGRAD, madgrad#4):
+                # where those parameters are when it is built, as for torch's own (E61-2)
+                p = pos[0][1]
+                return Value(kind, p.dev, p.half, origin=e, cls=name, placed=p.origin, source=p.source,
+                             half_at=p.half_at if p.half else None)
             return Value(kind, None, origin=e, cls=name)
         found = self.m.method_of_class(name, "__init__")  # its own, or one inherited from a file base
         left = None

@@ -142,10 +142,17 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
             used = None
             for c in self._step_calls(m, fn) if fn is not None else ():
                 mv = m.value_of(c.func)
-                if mv.kind == "module" and mv.origin is ov.source and mv.dev is not None and mv.dev.where == "acc":
+                if mv.kind == "module" and mv.origin is ov.source and mv.dev is not None and mv.dev.where in ("acc", "either"):
                     used = (c, mv)
                     break
             if used is None:
+                later = self._moved_by_a_later_method(ctx, ctor, fn)
+                if later is not None:
+                    done.add(ctor)
+                    model, move = later
+                    yield ctx.finding(ctor, self.message.format(
+                        opt=ctx.code(ctor.func), model=ctx.code(model), device=self._device_text(ctx, move),
+                        line=line_ref(ctx, move)) + " (the constructor runs before any method that moves it)")
                 continue
             done.add(ctor)
             c, mv = used
@@ -156,6 +163,55 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
                 self.message.format(opt=ctx.code(ctor.func), model=ctx.code(ov.placed) if ov.placed is not None
                                     else "the model", device=device, line=line_ref(ctx, placed)),
             )
+
+    @staticmethod
+    def _moved_by_a_later_method(ctx: Context, ctor: cst.Call, fn):
+        """`self.opt = Adagrad(self.model.parameters())` in a class's `__init__` (over a model the
+        engine knows is on the host there) and `self.model.to(device)` in another method of that
+        class, which the method stepping `self.opt` belongs to: every method runs after the
+        constructor, so the state stays behind (a fastai-style Learner that moves the model in
+        `fit()`, madgrad#4, E61-2). The optimizer attribute set only in `__init__`, the model
+        attribute never re-bound outside it; the move is the first such in-place one."""
+        m = ctx.model
+        init = m.scope_of(ctor)
+        if not isinstance(init, cst.FunctionDef) or init.name.value != "__init__":
+            return None
+        cls = m.class_of(init)
+        if cls is None or m.class_of(fn) is not cls or fn is init:
+            return None
+        first = ctor.args[0].value if ctor.args else None
+        if not (isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute)
+                and first.func.attr.value == "parameters"):
+            return None
+        model = first.func.value
+        if not (isinstance(model, cst.Attribute) and isinstance(model.value, cst.Name) and model.value.value == "self"):
+            return None
+        stmt = m.parent(m.parent(ctor)) if isinstance(m.parent(ctor), cst.Assign) else None
+        target = m.parent(ctor).targets[0].target if stmt is not None and len(m.parent(ctor).targets) == 1 else None
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
+            return None
+        opt_attr, model_attr = target.attr.value, model.attr.value
+        moves = []
+        for meth in cls.body.body:
+            if not isinstance(meth, cst.FunctionDef):
+                continue
+            for node in m.walk(meth, (cst.ClassDef, cst.Lambda)):
+                if isinstance(node, cst.Assign) and meth is not init and any(
+                        isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                        and t.target.value.value == "self" and t.target.attr.value in (opt_attr, model_attr)
+                        for t in node.targets):
+                    return None  # re-bound elsewhere: which optimizer, which model, is not this one
+                if (meth is not init and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                        and node.func.attr.value in ("to", "cuda") and isinstance(m.parent(node), cst.Expr)):
+                    recv = node.func.value
+                    if (isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name)
+                            and recv.value.value == "self" and recv.attr.value == model_attr):
+                        after = m.value_of(node)
+                        if after.kind == "module" and after.dev is not None and after.dev.where == "acc":
+                            moves.append(node)
+        if not moves:
+            return None
+        return model, min(moves, key=lambda c: ctx.span(c)[0])
 
     @staticmethod
     def _step_calls(m, fn) -> list:
