@@ -23,12 +23,16 @@ class HostSyncInHotLoop(Rule):
     fix_safety = "none"
     default = False
     kind = "slow"
-    prefilter = r"\.item\(|\.cpu\(|\.numpy\(|\.tolist\(|print\(|synchronize\(|\b(?:float|int)\("
+    prefilter = (
+        r"\.item\(|\.cpu\(|\.numpy\(|\.tolist\(|print\(|synchronize\(|\b(?:float|int|str|repr)\("
+        r"|\.format\(|\b[rRbB]?[fF][rR]?[\"']|[\"']\s*%"
+    )
     ast_prefilter = (r"^loop$", r"backward", r"^\.step\($")
     explanation = '''
 CUDA kernels run asynchronously: the Python loop normally races ahead and queues the next step
 while the GPU works. `.item()`, `float(t)` / `int(t)`, `.cpu()`, `.numpy()`, `.tolist()`, printing a
-tensor and `torch.cuda.synchronize()` all block until the GPU has caught up, so an unconditional one in the
+tensor or formatting one into a string (`f"{loss}"`, `"%s" % loss`, `str(loss)`) and
+`torch.cuda.synchronize()` all block until the GPU has caught up, so an unconditional one in the
 innermost training loop serialises CPU and GPU every step. For small models this can cost a large
 fraction of the throughput.
 
@@ -94,6 +98,24 @@ for step, (x, y) in enumerate(loader):
                 if m.kind_of(a.value) is Kind.TENSOR:
                     return "print(<tensor>)"
         if (
+            isinstance(call.func, cst.Name) and call.func.value in ("str", "repr")
+            and m.qualname(call.func) is None and not m.bindings_of(call.func)
+            and len(call.args) == 1 and not call.args[0].star and m.kind_of(call.args[0].value) is Kind.TENSOR
+        ):
+            return f"{call.func.value}(<tensor>)"
+        if (
+            isinstance(call.func, cst.Attribute) and call.func.attr.value == "format"
+            and isinstance(call.func.value, (cst.SimpleString, cst.ConcatenatedString))
+            and any(not a.star and m.kind_of(a.value) is Kind.TENSOR for a in call.args)
+        ):
+            return '"...".format(<tensor>)'
+        for a in call.args:
+            # a message formatted from a tensor, passed to `print`, a logger or a progress bar:
+            # `f"loss {loss}"` / `"loss %s" % loss` copies the value to the host like `print(loss)`
+            what = _formatted_tensor(m, a.value)
+            if what is not None:
+                return what
+        if (
             isinstance(call.func, cst.Name) and call.func.value in _SYNC_BUILTINS
             and m.qualname(call.func) is None and not m.bindings_of(call.func)
             and len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
@@ -103,6 +125,33 @@ for step, (x, y) in enumerate(loader):
             # `epoch_loss_sum += float(loss)` after every optimizer step)
             return f"{call.func.value}(<tensor>)"
         return None
+
+
+def _formatted_tensor(m, expr: cst.BaseExpression) -> str | None:
+    """`expr` is a string built by formatting a tensor: an f-string with a tensor-valued
+    replacement field, or `"..." % t` / `"..." % (a, t)`."""
+    if isinstance(expr, cst.ConcatenatedString):
+        return _formatted_tensor(m, expr.left) or _formatted_tensor(m, expr.right)
+    if isinstance(expr, cst.FormattedString):
+        for part in expr.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                if m.kind_of(part.expression) is Kind.TENSOR:
+                    return 'f"{<tensor>}"'
+                if part.format_spec:
+                    for sub in part.format_spec:
+                        if (isinstance(sub, cst.FormattedStringExpression)
+                                and m.kind_of(sub.expression) is Kind.TENSOR):
+                            return 'f"{<tensor>}"'
+        return None
+    if (
+        isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo)
+        and isinstance(expr.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    ):
+        right = expr.right
+        items = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
+        if any(m.kind_of(v) is Kind.TENSOR for v in items):
+            return '"..." % <tensor>'
+    return None
 
 
 def _backward_in(m, expr: cst.BaseExpression, loop: cst.CSTNode) -> bool:
