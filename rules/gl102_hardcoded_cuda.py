@@ -11,7 +11,7 @@ import libcst as cst
 from gpulint.analysis.devices import DeviceFacts
 from gpulint.model import AVAILABILITY_NAMES, AVAILABILITY_TOKENS, dotted
 from gpulint.rule import Context, Rule
-from gpulint.sites import other_lines, outermost, unsuppressed
+from gpulint.sites import line_ref, other_lines, outermost, unsuppressed
 
 # Calls whose "cuda" string is a device *type* for a feature, not a placement.
 _DEVICE_TYPE_CALLS = (
@@ -1273,6 +1273,7 @@ x = torch.randn(8, 3, device=device)
                             if edit is not None else None,
                         )
             yield from self._fallback_findings(ctx)
+            yield from self._helper_default_findings(ctx)
             return
         if _cuda_only_by_design(ctx, precision_probes(m)):
             # the file needs CUDA anyway and says so: a CPU fallback would not make it run; unless
@@ -1325,6 +1326,40 @@ x = torch.randn(8, 3, device=device)
         message += other_lines(ctx, site, [s for s, _, _ in found[1:]], "also")
         fix = ctx.fix(*edits, message="Move it to the run-time device") if edits else None
         yield ctx.finding(site, message, fix)
+
+    def _helper_default_findings(self, ctx: Context):
+        """A torch call of a file function placed on `device=<param>` where the parameter defaults
+        to `"cuda"` and no call in the file passes another device (timm's `one_hot(...,
+        device='cuda')` / `mixup_target(...)`, pytorch-image-models#1222): in a file with a CPU
+        path, the helper's tensors are CUDA tensors on every run."""
+        m = ctx.model
+        if _requires_cuda(m) or _cuda_only_by_design(ctx, precision_probes(m), choices_fall_back=True):
+            return
+        sites = []
+        for call in m.calls:
+            q = m.qualname(call.func) or ""
+            arg = None
+            if q.startswith("torch.") and q != "torch.device":
+                arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+            elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and q == "":
+                pos = [a for a in call.args if a.keyword is None]
+                arg = pos[0].value if pos else next(
+                    (a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+            if not isinstance(arg, cst.Name):
+                continue
+            fn = m.enclosing(call, cst.FunctionDef)
+            if fn is None or _availability_guarded(m, call, fn):
+                continue
+            default = _always_cuda_param(m, fn, arg.value, 0)
+            if default is not None:
+                sites.append((call, arg, fn, default))
+        for call, arg, fn, default in unsuppressed(ctx, sites, node=lambda s: s[0]):
+            yield ctx.finding(
+                call,
+                f"`{arg.value}` here is always `{ctx.code(default)}`: `{fn.name.value}()`'s parameter defaults to it "
+                f"({line_ref(ctx, default)}) and no call in the file passes another device, so a CPU run (the file "
+                "falls back to the CPU elsewhere) fails here; pass the caller's device (`device=x.device`)",
+            )
 
     @staticmethod
     def _visible_name(m, where, site) -> str | None:
@@ -1619,3 +1654,60 @@ def _index_tensor(m, idx) -> cst.BaseExpression | None:
             continue
         return None
     return arg if device_read else None
+
+
+def _availability_guarded(m, node, fn) -> bool:
+    """`fn` tests CUDA availability somewhere (`if not torch.cuda.is_available(): return ...`
+    before the site, or around it): it chooses for itself."""
+    return any(isinstance(n, (cst.If, cst.IfExp, cst.While, cst.Assert)) and _mentions_availability(m, n.test)
+               for n in m.walk(fn))
+
+
+def _always_cuda_param(m, fn: cst.FunctionDef, name: str, depth: int):
+    """The `"cuda"` default of parameter `name` of the module-level function `fn` when every call
+    of `fn` in the file leaves it out or passes on a parameter of its own caller that is itself
+    always `"cuda"`; `fn` called at least once and its name used only in calls. None otherwise."""
+    if depth > 3 or m.scope_of(fn) is not m.module:
+        return None
+    params = list(fn.params.params)
+    idx = next((i for i, p in enumerate(params) if p.name.value == name), None)
+    if idx is None:
+        kwonly = next((p for p in fn.params.kwonly_params if p.name.value == name), None)
+        if kwonly is None:
+            return None
+        param = kwonly
+    else:
+        param = params[idx]
+    if param.default is None or _cuda_literal(param.default) not in ("cuda", "cuda:0"):
+        return None
+    if any(b.how != "param" for b in m.bindings.get((fn, name), [])):
+        return None  # reassigned in the function (`device = device or x.device`)
+    fname = fn.name.value
+    calls = 0
+    for node in m.nodes:
+        if not (isinstance(node, cst.Name) and node.value == fname):
+            continue
+        parent = m.parent(node)
+        if parent is fn:
+            continue
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            continue  # `obj.one_hot`: another name
+        if not (isinstance(parent, cst.Call) and parent.func is node):
+            return None  # handed around: callers elsewhere
+        call = parent
+        if any(a.star for a in call.args):
+            return None
+        passed = None
+        for i, a in enumerate(call.args):
+            if a.keyword is not None and a.keyword.value == name:
+                passed = a.value
+            elif a.keyword is None and idx is not None and i == idx:
+                passed = a.value
+        if passed is not None:
+            caller = m.enclosing(call, cst.FunctionDef)
+            if not (isinstance(passed, cst.Name) and caller is not None
+                    and _always_cuda_param(m, caller, passed.value, depth + 1) is not None):
+                return None
+        calls += 1
+    return param.default if calls else None
+

@@ -126,7 +126,43 @@ class Decoder(nn.Module):
                     names = ", ".join(sorted(f"`{fn.name.value}()`" for fn in where))
                     msg = msg.replace("and forward combines it", f"and {names} combines it")
                 yield ctx.finding(first.node, msg, self._fix(ctx, cls, attr, assigns))
+        yield from self._data_parallel(ctx, facts, seen)
         yield from self._engine(ctx, facts, seen)
+
+    def _data_parallel(self, ctx: Context, facts: ModuleFacts, seen: set):
+        """A plain tensor attribute pinned to one GPU in `__init__` (`torch.tensor(v).cuda()`) of a
+        class the file wraps in `nn.DataParallel`: fine on one GPU, but DataParallel's replicas
+        copy parameters and buffers only, so the replica on cuda:1 reads the cuda:0 tensor
+        (bert-loves-chemistry#15). DDP is left out: each rank sets its device first, so `.cuda()`
+        puts the tensor on the rank's own GPU."""
+        m = ctx.model
+        wrapped = _data_parallel_classes(m, facts)
+        for cls in facts.classes:
+            if cls.name not in wrapped or cls.registers_dynamically:
+                continue
+            for attr in sorted(cls.init_assigns):
+                if attr in cls.buffers or attr in cls.parameters or attr in cls.submodules:
+                    continue
+                assigns = cls.init_assigns[attr]
+                tensors = [a for a in assigns if a.kind == "tensor"]
+                if not tensors or len(tensors) != len(assigns) or not all(_pinned_to_one_gpu(m, a.value) for a in tensors):
+                    continue
+                if _moves_own_state(ctx, cls, attr) or any(_converted_parameter(m, a.value) for a in tensors):
+                    continue
+                reads = [r for r in cls.forward_reads.get(attr, []) if not _moved_at_use(m, r)]
+                if not reads or attr in cls.forward_writes:
+                    continue
+                first = tensors[0]
+                if first.node in seen:
+                    continue
+                seen.add(first.node)
+                msg = (
+                    f"`self.{attr}` is a plain tensor attribute put on one GPU in `__init__`, and the module "
+                    "is wrapped in `nn.DataParallel`: its replicas copy parameters and buffers only, so the "
+                    "replica on another GPU reads this cuda:0 tensor and forward fails with a device mismatch; "
+                    f"register it with `self.register_buffer(\"{attr}\", ..., persistent=False)`"
+                )
+                yield ctx.finding(first.node, msg, self._fix(ctx, cls, attr, assigns))
 
     def _engine(self, ctx: Context, facts: ModuleFacts, seen: set):
         """The flow engine's mismatches whose CPU operand is `self.<attr>`, a plain tensor the
@@ -279,6 +315,78 @@ class Decoder(nn.Module):
         edits = [ctx.replace(r.node, f'self.register_buffer("{attr}", {ctx.code(r.node.value)}, persistent=False)')
                  for r in registering]
         return ctx.fix(*edits, message=f"Register `{attr}` as a non-persistent buffer")
+
+
+_DATA_PARALLEL = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+})
+
+
+def _data_parallel_classes(m, facts) -> set:
+    """Names of the file's module classes an `nn.DataParallel(...)` of the file wraps: the class
+    instantiated in its argument (through `.cuda()`/`.to()` chains and names assigned from it), and
+    the file classes those instantiate in their `__init__` (submodules are replicated too)."""
+    names = {c.name for c in facts.classes}
+    found: set = set()
+
+    def origin(e, depth=0):
+        if depth > 4 or e is None:
+            return
+        if isinstance(e, cst.Call):
+            f = e.func
+            if isinstance(f, cst.Name) and f.value in names:
+                found.add(f.value)
+            elif isinstance(f, cst.Attribute) and f.attr.value in _CONVERSIONS:
+                origin(f.value, depth + 1)
+        elif isinstance(e, cst.Name):
+            for b in m.bindings_of(e):
+                if b.how == "assign" and b.value is not None and b.value is not e:
+                    origin(b.value, depth + 1)
+
+    for call in m.calls:
+        if m.qualname(call.func) not in _DATA_PARALLEL:
+            continue
+        arg = next((a for a in call.args if a.keyword is None and not a.star), None)
+        if arg is None:
+            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == "module"), None)
+        if arg is not None:
+            origin(arg.value)
+    by_name = {c.name: c for c in facts.classes}
+    todo = list(found)
+    while todo:
+        cls = by_name.get(todo.pop())
+        if cls is None or cls.init is None:
+            continue
+        for node in m.walk(cls.init):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in names:
+                if node.func.value not in found:
+                    found.add(node.func.value)
+                    todo.append(node.func.value)
+    return found
+
+
+def _pinned_to_one_gpu(m, value) -> bool:
+    """`value` ends by putting the tensor on a fixed GPU: `.cuda()`, `.cuda(0)`, `.to("cuda")`,
+    `.to("cuda:0")`."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    meth = value.func.attr.value
+    args = [a for a in value.args if a.keyword is None]
+    if meth == "cuda":
+        return not value.args or (len(value.args) == 1 and len(args) == 1 and isinstance(args[0].value, cst.Integer))
+    if meth == "to" and args and isinstance(args[0].value, cst.SimpleString):
+        dev = args[0].value.evaluated_value
+        return isinstance(dev, str) and (dev == "cuda" or dev.startswith("cuda:"))
+    return False
+
+
+def _moved_at_use(m, read: cst.Attribute) -> bool:
+    """`self.x.to(...)` / `self.x.cuda()` / `self.x.type_as(...)` at the read: the copy follows the
+    replica's device (DataParallel runs each replica under its own current device)."""
+    parent = m.parent(read)
+    if isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in ("to", "cuda", "type_as"):
+        return isinstance(m.parent(parent), cst.Call)
+    return False
 
 
 def _reads_itself(value: cst.BaseExpression | None, attr: str) -> bool:

@@ -9,7 +9,7 @@ import libcst as cst
 from gpulint.analysis.devices import DeviceFacts
 from gpulint.model import MODULE_BASES, WRAPPER_CLASSES
 from gpulint.rule import Context, Rule
-from gpulint.sites import lines_of
+from gpulint.sites import line_ref, lines_of
 
 DDP_CLASSES = frozenset(q for q in WRAPPER_CLASSES if "Distributed" in q)
 _INDEXED = re.compile(r"cuda:\d+")
@@ -35,7 +35,10 @@ devices, cuda:1 and cuda:0!`. In a DDP script, every process then also allocates
 runs out of memory or silently serialises the training. An index-less `.cuda()` or
 `torch.device("cuda")` inside `forward` has the same problem: it means "the current device", not the
 input's device; so does one in a module-level helper of the file that only `forward` calls (a
-`move_to_device(batch)` whose device defaults to `torch.device("cuda")`).
+`move_to_device(batch)` whose device defaults to `torch.device("cuda")`). An index-less `.cuda()`
+anywhere in a file that puts its other tensors on a GPU chosen by an option
+(`torch.device("cuda:%d" % opt.gpu)`) is the same latent mix: with `--gpu 1` the two meet, unless
+the file makes that GPU the current one (`torch.cuda.set_device(opt.gpu)`).
 
 There is no automatic fix: use the device of an input or parameter (`x.device`,
 `torch.zeros(n, device=x.device)`) inside modules, and the local rank
@@ -106,6 +109,7 @@ class Net(nn.Module):
             advice = where(s, v.rpartition(":")[2])
             if advice:
                 yield ctx.finding(s, self.message.format(what=v, advice=advice))
+        chosen = _gpu_chosen_by_option(ctx)
         for call, _recv, _meth in m.method_calls("cuda"):
             pos = [a for a in call.args if a.keyword is None]
             dev = [a for a in call.args if a.keyword is not None and a.keyword.value == "device"]
@@ -124,6 +128,17 @@ class Net(nn.Module):
                     call,
                     f"`.cuda()` in `{helper}` (called only from `forward`) moves to the current GPU, not to "
                     "the input's: use `.to(x.device)`",
+                )
+            elif arg is None and chosen is not None and not call.args:
+                # SCANimate#8: `cuda = torch.device("cuda:%d" % opt.gpu)` for the networks and the
+                # scans, an index-less `.cuda()` for the SMPL tensors: with `--gpu 1` they meet on
+                # two GPUs
+                dev_call, index = chosen
+                yield ctx.finding(
+                    call,
+                    f"`.cuda()` moves to the current GPU (GPU 0 unless it is set), but the file puts its other "
+                    f"tensors on the GPU chosen by `{ctx.code(index)}` ({line_ref(ctx, dev_call)}): with any other "
+                    "choice they meet on two GPUs; move it to that device (`.to(device)`)",
                 )
         for call in m.iter_calls("torch.device"):
             if self._indexless_cuda_device(call):
@@ -246,3 +261,61 @@ def _rank_zero_only(m, node: cst.CSTNode, depth: int = 0) -> bool:
             return bool(sites) and all(_rank_zero_only(m, c, depth + 1) for c in sites)
         child = anc
     return False
+
+
+_CURRENT_DEVICE_SETTERS = ("torch.cuda.set_device", "torch.cuda.device")
+
+
+def _gpu_chosen_by_option(ctx: Context):
+    """(the `torch.device(...)` call, its index expression) when the file builds a CUDA device
+    from a GPU index it reads from an option or a variable (`torch.device("cuda:%d" % opt.gpu)`,
+    `torch.device(f"cuda:{args.gpu}")`, `torch.device("cuda", local_rank)`) and never makes that GPU
+    the current one (`torch.cuda.set_device`, `with torch.cuda.device(...)`, `CUDA_VISIBLE_DEVICES`);
+    None otherwise."""
+    m = ctx.model
+    if "CUDA_VISIBLE_DEVICES" in ctx.source:
+        return None
+    for c in m.calls:
+        if (m.qualname(c.func) or "") in _CURRENT_DEVICE_SETTERS:
+            return None
+    for call in m.iter_calls("torch.device"):
+        args = [a for a in call.args if a.keyword is None and not a.star]
+        if not args or len(args) != len(call.args):
+            continue
+        index = None
+        first = args[0].value
+        if len(args) == 2 and isinstance(first, cst.SimpleString) and first.evaluated_value == "cuda":
+            index = args[1].value
+        elif len(args) == 1:
+            index = _cuda_index_of_string(first)
+        if index is not None and _option_like(m, index):
+            return call, index
+    return None
+
+
+def _cuda_index_of_string(e):
+    """The index expression of `"cuda:%d" % i`, `f"cuda:{i}"`, `"cuda:{}".format(i)`."""
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Modulo):
+        if isinstance(e.left, cst.SimpleString) and e.left.evaluated_value in ("cuda:%d", "cuda:%s", "cuda:%i"):
+            return e.right
+    if isinstance(e, cst.FormattedString) and len(e.parts) == 2:
+        a, b = e.parts
+        if isinstance(a, cst.FormattedStringText) and a.value == "cuda:" and isinstance(b, cst.FormattedStringExpression):
+            return b.expression
+    if (isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "format"
+            and isinstance(e.func.value, cst.SimpleString) and e.func.value.evaluated_value == "cuda:{}"
+            and len(e.args) == 1):
+        return e.args[0].value
+    return None
+
+
+def _option_like(m, index) -> bool:
+    """An option's field (`opt.gpu`, `args.local_rank`, `self.opt.gpu_id`) or a name that is a
+    parameter or assigned once: one chosen GPU, not a loop over GPUs (`for i in range(n)`)."""
+    if isinstance(index, cst.Attribute):
+        return True
+    if isinstance(index, cst.Name):
+        binds = m.bindings_of(index)
+        return bool(binds) and all(b.how in ("assign", "param") for b in binds)
+    return False
+

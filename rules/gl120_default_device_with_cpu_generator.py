@@ -19,6 +19,9 @@ DISTRIBUTED_SAMPLERS = frozenset(
     {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
 )
 GENERATORS = frozenset({"torch.Generator", "torch._C.Generator"})
+# `random_split(dataset, lengths, generator=default_generator)` draws its permutation when called,
+# with the default CPU generator unless one is passed
+RANDOM_SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 # frameworks that build or re-build the loaders and samplers themselves
 LOADER_FRAMEWORKS = frozenset({"lightning", "accelerate", "hf-trainer", "deepspeed", "ignite", "composer"})
 
@@ -37,7 +40,8 @@ class DefaultDeviceWithCpuGenerator(Rule):
 `torch.set_default_device("cuda")` (and the older `torch.set_default_tensor_type(torch.cuda.FloatTensor)`,
 or a `with torch.device("cuda"):` block) makes every tensor factory allocate on the GPU, the ones
 inside PyTorch included. A `DataLoader(..., shuffle=True)` samples with a `RandomSampler`, which
-creates a plain `torch.Generator()` (a CPU generator) and calls `torch.randperm(n, generator=...)`.
+creates a plain `torch.Generator()` (a CPU generator) and calls `torch.randperm(n, generator=...)`. `torch.utils.data.random_split` does the same when it is called, with the
+default CPU generator unless `generator=` is given.
 With CUDA as the default device, `randperm` runs on the GPU and refuses the CPU generator: the first
 iteration raises `RuntimeError: Expected a 'cuda' device type for generator but found 'cpu'`.
 
@@ -109,9 +113,17 @@ for x, y in loader:
             if q in DISTRIBUTED_SAMPLERS
             else "pass `generator=torch.Generator(device=...)` (the default device) to it, or keep the default device and move tensors explicitly"
         )
+        message = self.message
+        if q in RANDOM_SPLITS:
+            message = (
+                "{setter} makes CUDA the default device, but `random_split` at {line} draws its permutation with "
+                "the default CPU generator: it raises \"Expected a 'cuda' device type for generator but found "
+                "'cpu'\"; {advice}"
+            )
+            advice = "pass `generator=torch.Generator(device=...)` (the default device) to it, or keep the default device and move tensors explicitly"
         for call in setters:
             setter = f"`{ctx.code(call)}`"
-            yield ctx.finding(call, self.message.format(setter=setter, what=what, line=_where(ctx, call, first), advice=advice))
+            yield ctx.finding(call, message.format(setter=setter, what=what, line=_where(ctx, call, first), advice=advice))
         for with_stmt in contexts:
             # a `with torch.device("cuda"):` block matters only where the loader runs inside it
             inside = [s for s in samplers if _iterated_inside(m, s, with_stmt)]
@@ -119,7 +131,7 @@ for x, y in loader:
                 continue
             item = _cuda_device_context(m, with_stmt)
             setter = f"`with {ctx.code(item)}:`"
-            yield ctx.finding(item, self.message.format(setter=setter, what=what, line=_where(ctx, item, inside[0]), advice=advice))
+            yield ctx.finding(item, message.format(setter=setter, what=what, line=_where(ctx, item, inside[0]), advice=advice))
 
 
 def _where(ctx, reported: cst.CSTNode, loader: cst.CSTNode) -> str:
@@ -183,6 +195,11 @@ def _cpu_shuffling(m) -> list[cst.Call]:
                 continue
             if _cpu_generator(m, _arg(call, "generator", 3)):
                 out.append(call)
+        elif q in RANDOM_SPLITS:
+            if any(a.star for a in call.args):
+                continue
+            if _cpu_generator(m, _arg(call, "generator", 2)) or _default_generator(m, _arg(call, "generator", 2)):
+                out.append(call)
         elif q in DISTRIBUTED_SAMPLERS:
             if any(a.star for a in call.args):
                 continue
@@ -191,6 +208,22 @@ def _cpu_shuffling(m) -> list[cst.Call]:
             if shuffle is None or (isinstance(shuffle, cst.Name) and shuffle.value == "True"):
                 out.append(call)
     return out
+
+
+def _default_generator(m, expr) -> bool:
+    """`torch.default_generator` (random_split's own default): the CPU generator."""
+    return expr is not None and m.qualname(expr) in ("torch.default_generator", "torch._C.default_generator")
+
+
+def _split_before(m, split: cst.Call, node: cst.CSTNode) -> bool:
+    """`random_split(...)` runs (and draws) before `node`: both in the same scope, the split in
+    no loop of it, and first in source order."""
+    if m.scope_of(split) is not m.scope_of(node) or m.contains(split, node):
+        return False
+    loop = m.enclosing(split, cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+    if loop is not None and isinstance(loop, (cst.For, cst.While)):
+        return False
+    return m.precedes(split, node)
 
 
 def _arg(call: cst.Call, name: str, position: int | None) -> cst.BaseExpression | None:
@@ -235,6 +268,8 @@ def _cpu_generator(m, expr: cst.BaseExpression | None, depth: int = 0) -> bool:
 def _iterated_before(m, loader_call: cst.Call, node: cst.CSTNode) -> bool:
     """A loop over the name the loader is bound to (or `iter(name)`) ends before `node`, in
     `node`'s scope."""
+    if m.qualname(loader_call.func) in RANDOM_SPLITS:
+        return _split_before(m, loader_call, node)
     parent = m.parent(loader_call)
     if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
         return False
@@ -257,6 +292,8 @@ def _used_up_before(m, loader_call: cst.Call, setter: cst.Call) -> bool:
     at module level, as a loop's iterable, `len(name)`, `next(iter(name))`, or `it = iter(name)`
     whose readings follow the same rule. Any other use (handed to a function, stored, read after
     the setter or inside a function) may iterate it later: not used up."""
+    if m.qualname(loader_call.func) in RANDOM_SPLITS:
+        return _split_before(m, loader_call, setter)
     if m.enclosing(setter, *_LOOPS_AND_SCOPES) is not None:
         return False
     parent = m.parent(loader_call)
@@ -330,6 +367,8 @@ def _iterated_inside(m, loader_call: cst.Call, with_stmt: cst.With) -> bool:
     it is bound to."""
     if m.contains(with_stmt, loader_call):
         return True
+    if m.qualname(loader_call.func) in RANDOM_SPLITS:
+        return False  # it drew its permutation where it was called
     parent = m.parent(loader_call)
     if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
         return False

@@ -95,6 +95,7 @@ for x, y in loader:
 
     def check(self, ctx: Context):
         m = ctx.model
+        yield from self._lightning(ctx)
         amp = m.facts(AmpFacts)
         if not amp.scaler_calls:
             return
@@ -125,6 +126,68 @@ for x, y in loader:
             seen.add(key)
             message = self.message.format(s=sc.scaler, meth=sc.method, o=sc.optimizer, m=name, line=line_ref(ctx, at))
             yield ctx.finding(sc.call, message)
+
+
+    def _lightning(self, ctx: Context):
+        """A Lightning Trainer with native 16-bit mixed precision (`precision=16`, `"16"`,
+        `"16-mixed"`) fitting a module converted to float16 before the fit: the Trainer's
+        GradScaler unscales before every optimizer step (Lightning#5140)."""
+        m = ctx.model
+        half = None
+        for call, recv, _meth in m.method_calls("fit"):
+            trainer = _lightning_trainer(m, recv)
+            if trainer is None or not _mixed16(trainer):
+                continue
+            model = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "model"), None)
+            if model is None:
+                pos = [a for a in call.args if a.keyword is None]
+                if not pos or pos[0].star:
+                    continue
+                model = pos[0].value
+            half = half or _Half(m)
+            found = half.half(model, call)
+            if found is None:
+                continue
+            prec = next(a.value for a in trainer.args if a.keyword is not None and a.keyword.value == "precision")
+            yield ctx.finding(
+                trainer,
+                f"this Trainer runs Lightning's 16-bit mixed precision (`precision={ctx.code(prec)}`), which keeps a "
+                f"GradScaler and unscales the gradients before every optimizer step, but `{found.name}` it fits was "
+                f"converted to float16 ({line_ref(ctx, found.conversion)}): the first step raises \"Attempting to "
+                "unscale FP16 gradients\"; drop the conversion (mixed precision already runs the forward in float16) "
+                "and convert a copy for saving after `fit`",
+            )
+
+
+_LIGHTNING_TRAINERS = frozenset({
+    "pytorch_lightning.Trainer", "pytorch_lightning.trainer.Trainer", "pytorch_lightning.trainer.trainer.Trainer",
+    "lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
+    "lightning.pytorch.trainer.trainer.Trainer",
+})
+
+
+def _lightning_trainer(m: ScriptModel, recv: cst.BaseExpression) -> cst.Call | None:
+    """The `Trainer(...)` call `recv` is (or the only value of the name `recv`)."""
+    if isinstance(recv, cst.Call):
+        return recv if m.qualname(recv.func) in _LIGHTNING_TRAINERS else None
+    if isinstance(recv, cst.Name):
+        binds = m.bindings_of(recv)
+        if len(binds) == 1 and binds[0].how == "assign" and isinstance(binds[0].value, cst.Call):
+            v = binds[0].value
+            return v if m.qualname(v.func) in _LIGHTNING_TRAINERS else None
+    return None
+
+
+def _mixed16(trainer: cst.Call) -> bool:
+    """`precision=16`, `"16"` or `"16-mixed"` (not `"16-true"`, bf16 or 32)."""
+    if any(a.star for a in trainer.args):
+        return False
+    prec = next((a.value for a in trainer.args if a.keyword is not None and a.keyword.value == "precision"), None)
+    if isinstance(prec, cst.Integer):
+        return prec.value == "16"
+    if isinstance(prec, cst.SimpleString):
+        return prec.evaluated_value in ("16", "16-mixed")
+    return False
 
 
 class _Half:

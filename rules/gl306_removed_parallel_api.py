@@ -45,7 +45,7 @@ class RemovedParallelApi(Rule):
     fix_safety = "safe"
     default = True
     kind = "crash"
-    prefilter = r"DistributedDataParallelCPU|data_parallel|reduce_op|_all_gather_base|_reduce_scatter_base|distributed\.deprecated"
+    prefilter = r"DistributedDataParallelCPU|data_parallel|reduce_op|_all_gather_base|_reduce_scatter_base|\bdeprecated\b"
     ast_prefilter = r"DistributedDataParallelCPU|data_parallel|reduce_op|_all_gather_base|_reduce_scatter_base|^deprecated$"
     explanation = '''
 Parallel APIs that no longer exist, are on their way out, or are used in a way that cannot work:
@@ -96,6 +96,13 @@ model = DistributedDataParallel(model)
                         key = next(r for r in REMOVED_MODULES if n == r or n.startswith(r + "."))
                         yield ctx.finding(node, REMOVED_MODULES[key])
                         break
+            elif type(node) is cst.Attribute and node.attr.value == "deprecated":
+                # `torch.distributed.deprecated.reduce_op`, `dist.deprecated`: the package is gone,
+                # so reading it as an attribute raises AttributeError (cavaface#63's apex build)
+                q = m.qualname(node)
+                if (q in REMOVED_MODULES and m.qualname(node.value) == q.rsplit(".", 1)[0]
+                        and not _in_import(m, node) and not _probed(ctx, node) and not _in_probing_try(m, node)):
+                    yield ctx.finding(node, REMOVED_MODULES[q] + " (reading it raises AttributeError)")
 
     # renames ----------------------------------------------------------------------------------
     def _renames(self, ctx: Context):
@@ -293,6 +300,48 @@ def _compat_fallback(ctx: Context, node, old: str, new: str) -> bool:
             tr = m.parent(anc)
             if isinstance(tr, cst.Try) and re.search(r"\b%s\b" % re.escape(new), ctx.code(tr.body)):
                 return True
+        child = anc
+    return False
+
+
+_PROBE = re.compile(r"\b(?:hasattr|getattr|dir)\s*\(|version", re.I)
+
+
+def _probed(ctx: Context, node) -> bool:
+    """`node` sits in a branch of an `if` chain that tests for an API by name or reads a version
+    (apex's `if hasattr(dist, 'ReduceOp'): ... elif hasattr(dist, 'reduce_op'): ... else:
+    ReduceOp = dist.deprecated.reduce_op`): a shim for old torch, never reached on a current one."""
+    m = ctx.model
+    child = node
+    for anc in m.ancestors(node):
+        if isinstance(anc, cst.If) and child is not anc.test and _PROBE.search(ctx.code(anc.test)):
+            return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        child = anc
+    return False
+
+
+_PROBE_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _in_probing_try(m, node) -> bool:
+    """`node` is in the body of a `try` one of whose handlers catches AttributeError (or
+    ImportError, Exception, or everything): code that probes for the old API and falls back."""
+    child = node
+    for anc in m.ancestors(node):
+        if isinstance(anc, cst.Try) and child is anc.body:
+            for h in anc.handlers:
+                if h.type is None:
+                    return True
+                types = h.type.elements if isinstance(h.type, cst.Tuple) else [h.type]
+                for t in types:
+                    e = t.value if isinstance(t, cst.Element) else t
+                    name = e.attr.value if isinstance(e, cst.Attribute) else getattr(e, "value", None)
+                    if name in _PROBE_ERRORS:
+                        return True
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
         child = anc
     return False
 

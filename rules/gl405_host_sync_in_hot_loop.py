@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.training import TrainingFacts, method_of
 from gpulint.rule import Context, Kind, Rule
+from gpulint.sites import line_ref
 
 _SYNC_METHODS = frozenset({"item", "cpu", "numpy", "tolist"})
 _SYNC_FUNCTIONS = frozenset({"torch.cuda.synchronize", "torch.cuda.current_stream().synchronize"})
@@ -23,12 +24,16 @@ class HostSyncInHotLoop(Rule):
     fix_safety = "none"
     default = False
     kind = "slow"
-    prefilter = r"\.item\(|\.cpu\(|\.numpy\(|\.tolist\(|print\(|synchronize\(|\b(?:float|int)\("
+    prefilter = (
+        r"\.item\(|\.cpu\(|\.numpy\(|\.tolist\(|print\(|synchronize\(|\b(?:float|int|str|repr)\("
+        r"|\.format\(|\b[rRbB]?[fF][rR]?[\"']|[\"']\s*%"
+    )
     ast_prefilter = (r"^loop$", r"backward", r"^\.step\($")
     explanation = '''
 CUDA kernels run asynchronously: the Python loop normally races ahead and queues the next step
 while the GPU works. `.item()`, `float(t)` / `int(t)`, `.cpu()`, `.numpy()`, `.tolist()`, printing a
-tensor and `torch.cuda.synchronize()` all block until the GPU has caught up, so an unconditional one in the
+tensor or formatting one into a string (`f"{loss}"`, `"%s" % loss`, `str(loss)`) and
+`torch.cuda.synchronize()` all block until the GPU has caught up, so an unconditional one in the
 innermost training loop serialises CPU and GPU every step. For small models this can cost a large
 fraction of the throughput.
 
@@ -63,6 +68,7 @@ for step, (x, y) in enumerate(loader):
     def check(self, ctx: Context):
         m = ctx.model
         facts: TrainingFacts = m.facts(TrainingFacts)
+        seen: set = set()
         for loop in facts.loops:
             if not loop.is_step_loop:
                 continue
@@ -73,7 +79,44 @@ for step, (x, y) in enumerate(loader):
                     continue  # an inner non-training loop: not every step's critical path
                 what = self._sync(ctx, call, loop.node)
                 if what is not None:
-                    yield ctx.finding(call, self.message.format(what=what))
+                    if call not in seen:
+                        seen.add(call)
+                        yield ctx.finding(call, self.message.format(what=what))
+                    continue
+                # a file function the step calls unconditionally: its own unconditional syncs run
+                # every step too (a `compute_loss` that prints the loss, a pipeline schedule's
+                # `_maybe_compute_loss` once per microbatch)
+                if not (call in loop.backward_via or call in loop.steps_via or _makes_backward_loss(m, call, loop.node)):
+                    continue  # a metric helper (`accuracy()` with its `.item()`): not followed
+                for fn in facts.file_functions(call):
+                    for sync, what in self._callee_syncs(ctx, facts, fn, 0, set()):
+                        if sync not in seen:
+                            seen.add(sync)
+                            msg = self.message.format(what=what).replace(
+                                " every step", f" in `{fn.name.value}()`, which the training step calls on "
+                                f"{line_ref(ctx, call)},", 1)
+                            yield ctx.finding(sync, msg)
+
+    def _callee_syncs(self, ctx: Context, facts: TrainingFacts, fn: cst.FunctionDef, depth: int, busy: set):
+        """(call, what) for the host syncs `fn` runs on every call: not under a condition of `fn`,
+        with no conditional `return`/`raise` before them; through the file functions it calls the
+        same way that run a backward or an optimizer step themselves (two levels)."""
+        if depth > 1 or fn in busy:
+            return
+        busy.add(fn)
+        m = ctx.model
+        exits = [n for n in m.walk(fn.body) if isinstance(n, (cst.Return, cst.Raise))
+                 and facts.is_conditional_in(n, fn) and m.enclosing(n, cst.FunctionDef, cst.Lambda) is fn]
+        for call in facts.calls_in(fn.body, into_defs=False):
+            if facts.is_conditional_in(call, fn) or any(m.precedes(e, call) for e in exits):
+                continue
+            what = self._sync(ctx, call, fn)
+            if what is not None:
+                yield call, what
+                continue
+            for g in facts.file_functions(call):
+                if facts.effects(g) & {"backward", "step"}:
+                    yield from self._callee_syncs(ctx, facts, g, depth + 1, busy)
 
     @staticmethod
     def _sync(ctx: Context, call: cst.Call, loop: cst.CSTNode) -> str | None:
@@ -94,6 +137,24 @@ for step, (x, y) in enumerate(loader):
                 if m.kind_of(a.value) is Kind.TENSOR:
                     return "print(<tensor>)"
         if (
+            isinstance(call.func, cst.Name) and call.func.value in ("str", "repr")
+            and m.qualname(call.func) is None and not m.bindings_of(call.func)
+            and len(call.args) == 1 and not call.args[0].star and m.kind_of(call.args[0].value) is Kind.TENSOR
+        ):
+            return f"{call.func.value}(<tensor>)"
+        if (
+            isinstance(call.func, cst.Attribute) and call.func.attr.value == "format"
+            and isinstance(call.func.value, (cst.SimpleString, cst.ConcatenatedString))
+            and any(not a.star and m.kind_of(a.value) is Kind.TENSOR for a in call.args)
+        ):
+            return '"...".format(<tensor>)'
+        for a in call.args:
+            # a message formatted from a tensor, passed to `print`, a logger or a progress bar:
+            # `f"loss {loss}"` / `"loss %s" % loss` copies the value to the host like `print(loss)`
+            what = _formatted_tensor(m, a.value)
+            if what is not None:
+                return what
+        if (
             isinstance(call.func, cst.Name) and call.func.value in _SYNC_BUILTINS
             and m.qualname(call.func) is None and not m.bindings_of(call.func)
             and len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
@@ -103,6 +164,41 @@ for step, (x, y) in enumerate(loader):
             # `epoch_loss_sum += float(loss)` after every optimizer step)
             return f"{call.func.value}(<tensor>)"
         return None
+
+
+def _formatted_tensor(m, expr: cst.BaseExpression) -> str | None:
+    """`expr` is a string built by formatting a tensor: an f-string with a tensor-valued
+    replacement field, or `"..." % t` / `"..." % (a, t)`."""
+    if isinstance(expr, cst.ConcatenatedString):
+        return _formatted_tensor(m, expr.left) or _formatted_tensor(m, expr.right)
+    if isinstance(expr, cst.FormattedString):
+        for part in expr.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                if m.kind_of(part.expression) is Kind.TENSOR:
+                    return 'f"{<tensor>}"'
+                if part.format_spec:
+                    for sub in part.format_spec:
+                        if (isinstance(sub, cst.FormattedStringExpression)
+                                and m.kind_of(sub.expression) is Kind.TENSOR):
+                            return 'f"{<tensor>}"'
+        return None
+    if (
+        isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo)
+        and isinstance(expr.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    ):
+        right = expr.right
+        items = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
+        if any(m.kind_of(v) is Kind.TENSOR for v in items):
+            return '"..." % <tensor>'
+    return None
+
+
+def _makes_backward_loss(m, call: cst.Call, loop: cst.CSTNode) -> bool:
+    """`loss = compute_loss(...)` in the loop, and the loop calls `loss.backward()`."""
+    parent = m.parent(call)
+    if not isinstance(parent, cst.Assign) or parent.value is not call or len(parent.targets) != 1:
+        return False
+    return _backward_in(m, parent.targets[0].target, loop)
 
 
 def _backward_in(m, expr: cst.BaseExpression, loop: cst.CSTNode) -> bool:

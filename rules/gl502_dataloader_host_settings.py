@@ -88,11 +88,18 @@ loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, pin_me
     def _finding(self, ctx: Context, loader: cst.Call, move: cst.Call):
         problems, edits, effects, advice = [], [], [], []
         workers = keyword(loader, "num_workers")
+        option = _option_default_zero(ctx, workers.value) if workers is not None else None
         if workers is None or (isinstance(workers.value, cst.Integer) and workers.value.value == "0"):
             problems.append("`num_workers=0`" if workers is not None else "no `num_workers`")
             edits.append(set_keyword_edit(ctx, loader, "num_workers", DEFAULT_WORKERS))
             effects.append("the main process loads each batch while the GPU waits")
             advice.append(f"`num_workers` (e.g. {DEFAULT_WORKERS})")
+        elif option is not None:
+            # `num_workers=args.workers` with `add_argument("--workers", default=0)`: 0 unless the
+            # user passes the option (barc_release#9); the option stays, its default is the advice
+            problems.append(f"`num_workers={ctx.code(workers.value)}` (0 by default, {option})")
+            effects.append("the main process loads each batch while the GPU waits unless the option is passed")
+            advice.append(f"a non-zero default for the option (e.g. {DEFAULT_WORKERS})")
         pin = keyword(loader, "pin_memory")
         if pin is None or is_bool(pin.value, False):
             problems.append("`pin_memory=False`" if pin is not None else "no `pin_memory`")
@@ -122,11 +129,67 @@ loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, pin_me
             f"this DataLoader feeds training on the GPU{where} with {' and '.join(problems)}: "
             f"{'; '.join(effects)}; set {' and '.join(advice)}"
         )
+        fix_advice = [a for a in advice if not a.startswith("a non-zero default")]
         return ctx.finding(
             loader,
             message,
-            ctx.fix(*edits, message="Set " + " and ".join(advice)),
+            ctx.fix(*edits, message="Set " + " and ".join(fix_advice)) if edits else None,
         )
+
+
+def _option_default_zero(ctx: Context, expr: cst.BaseExpression) -> str | None:
+    """Where the file makes `expr` 0 unless the user says otherwise, or None: `opts.<field>` whose
+    only definitions in the file are `add_argument("--<field>", default=0)` (several spellings of
+    one option allowed), with no assignment of the field, no `set_defaults`, no update of the
+    namespace's `__dict__`/`vars()` and no other string naming the field (a config file or
+    `getattr(args, "workers", 4)` may set it)."""
+    m = ctx.model
+    if not isinstance(expr, cst.Attribute):
+        return None
+    field = expr.attr.value
+    where = None
+    for n in m.nodes:
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
+            meth = n.func.attr.value
+            if meth == "set_defaults":
+                return None  # `parser.set_defaults(**yaml_config)`
+            if meth == "update" and ctx.code(n.func.value).endswith(("__dict__", ")")):
+                return None  # `vars(args).update(cfg)`, `args.__dict__.update(cfg)`
+            if meth == "add_argument":
+                kw = {a.keyword.value: a.value for a in n.args if a.keyword is not None}
+                opts = [a.value.evaluated_value for a in n.args
+                        if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+                opts = [o for o in opts if isinstance(o, str)]
+                dest = kw.get("dest")
+                if dest is not None:
+                    name = dest.evaluated_value if isinstance(dest, cst.SimpleString) else None
+                else:
+                    long = [o for o in opts if o.startswith("--")]
+                    name = (long[0] if long else opts[0] if opts else "").lstrip("-").replace("-", "_")
+                if name != field:
+                    continue
+                default = kw.get("default")
+                if not (isinstance(default, cst.Integer) and default.value == "0"):
+                    return None
+                where = where or line_ref(ctx, n)
+        elif isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+            for t in targets:
+                for x in [t, *m.walk(t)]:
+                    if isinstance(x, cst.Attribute) and x.attr.value == field:
+                        return None  # `args.workers = min(4, os.cpu_count())`
+        elif (isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == field
+              and not (isinstance(n.value, cst.Attribute) and n.value.attr.value == field)):
+            return None  # `Namespace(workers=4)`, `SimpleNamespace(workers=...)`
+        elif isinstance(n, cst.SimpleString):
+            text = n.evaluated_value
+            if isinstance(text, str) and text.lstrip("-").replace("-", "_") == field:
+                parent = m.parent(n)
+                call = m.parent(parent) if isinstance(parent, cst.Arg) else None
+                if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                        and call.func.attr.value == "add_argument"):
+                    return None  # `{"workers": 4}`, `getattr(args, "workers", 4)`
+    return where
 
 
 def _no_forwarded_settings(m, loader) -> bool:
