@@ -3638,9 +3638,11 @@ class Flow:
             if kb.is_dtype(q):
                 return Value(DTYPE, HOST, half=q in ("torch.float16", "torch.half"))
             fi = kb.function(q) if q.startswith("torch.") else None
-            if (fi is not None and fi.creates) or q in kb.LEGACY_TENSOR_TYPES or q == "torch.Tensor":
+            if (fi is not None and (fi.creates or fi.returns == "tensor")) or q in kb.LEGACY_TENSOR_TYPES or q == "torch.Tensor":
                 # a factory named as a value; also a legacy tensor type (`tensor=torch.FloatTensor`,
-                # pix2pix's GANLoss builds its targets with `self.Tensor(input.size())`)
+                # pix2pix's GANLoss builds its targets with `self.Tensor(input.size())`); and any
+                # function giving tensors (`loss_fn=F.cross_entropy` kept on a pipeline schedule and
+                # called as `self.loss_fn(out, t)`, E59-2)
                 return Value(FUNC, None, fn=_TorchFn.of(q))
             return UNKNOWN
         bv = self.eval(base, frame)

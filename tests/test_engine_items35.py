@@ -322,3 +322,38 @@ def test_a_module_reading_fields_of_an_unknown_object_is_still_on_the_host():
     # control (passes on a31be64 too): the kept part is never called
     src = WRAPPER.format(keep="self.scale = model.scale", call="self.head(x) * self.scale")
     assert _lines(src, "GL112") == [(19, "GL112")]
+
+
+# E59-2 (the pipeline schedule's `loss_fn=F.cross_entropy`): a torch function that gives a tensor,
+# named as a value and called later (kept on `self`, bound to a local), gives that tensor.
+LOSS_FN = """
+import torch
+import torch.nn.functional as F
+
+
+class Schedule:
+    def __init__(self, loss_fn):
+        self.loss_fn = loss_fn
+
+    def run(self, out, t):
+        return self.loss_fn(out, t)
+
+
+crit = F.cross_entropy
+a = crit(torch.randn(2, 3), torch.tensor([0, 1]))
+b = Schedule(loss_fn=F.cross_entropy).run(torch.randn(2, 3), torch.tensor([0, 1]))
+"""
+
+
+def test_a_torch_function_named_as_a_value_gives_its_tensor():
+    import libcst as cst
+
+    from gpulint.model import ScriptModel
+
+    src = textwrap.dedent(LOSS_FN)
+    m = ScriptModel(cst.parse_module(src), src)
+    kinds = {}
+    for node, v in m.flow.values.items():
+        if isinstance(node, cst.Name) and node.value in ("a", "b"):
+            kinds[node.value] = v.kind
+    assert kinds == {"a": "tensor", "b": "tensor"}
