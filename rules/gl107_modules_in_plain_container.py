@@ -379,11 +379,26 @@ def _inert_file_module(ctx: Context, facts: ModuleFacts, expr, depth: int = 0) -
                 if _inert_file_module(ctx, facts, v, depth + 1):
                     continue
                 return False
-            if a.kind == "other" and isinstance(v, cst.Name) and all(b.how == "param" for b in m.bindings_of(v)):
-                if not any(p.annotation is not None for p in cls.init.params.params if p.name.value == v.value):
-                    continue  # `self.kernel_size = kernel_size`: an unannotated argument kept as is
+            if a.kind == "other":
+                arg = _config_value_of(v)
+                if arg is not None and all(b.how == "param" for b in m.bindings_of(arg)):
+                    if not any(p.annotation is not None for p in cls.init.params.params if p.name.value == arg.value):
+                        # `self.kernel_size = kernel_size`: an unannotated argument kept as is;
+                        # `self.model_name = model_config['name']`: a value read from one (P48-4)
+                        continue
             return False
     return True
+
+
+def _config_value_of(v) -> cst.Name | None:
+    """`kernel_size`, or `model_config['hparams']['n_group_size']` (literal keys read from an
+    argument, radtts's `AttributePredictionLoss`): the argument name, else None."""
+    while isinstance(v, cst.Subscript):
+        if len(v.slice) != 1 or not isinstance(v.slice[0].slice, cst.Index) or not isinstance(
+                v.slice[0].slice.value, (cst.SimpleString, cst.Integer)):
+            return None
+        v = v.value
+    return v if isinstance(v, cst.Name) else None
 
 
 def _helpers_called(ctx: Context, init) -> list:

@@ -57,7 +57,9 @@ loss): the data is read on the host and copied on every iteration of the innermo
 the same loop then changes in place is not reported: a fresh accumulator (`loss =
 torch.FloatTensor([0]).cuda()` then `loss += ...`) or the buffer of an in-place collective (`size =
 torch.LongTensor([0]).cuda()` then `dist.all_reduce(size)`) must start from its value on every
-iteration, and built once it would carry the last iteration's value into the next.
+iteration, and built once it would carry the last iteration's value into the next. A legacy
+constructor given sizes (`torch.Tensor(1000, 1000).cuda()`) is an uninitialised buffer, not a
+constant, and is not reported either.
 
 The fix (unsafe: it changes when the copy is made, and the hoisted name then exists before the
 loop) moves a `y = x.to(device)` statement above the loop.
@@ -134,6 +136,8 @@ for x, y in loader:
             return None
         if not base.args or not all(_literal_arg(a) for a in base.args):
             return None
+        if _sizes_only(m, base):
+            return None  # `torch.Tensor(1000, 1000)`: an uninitialised buffer of that shape, not a constant
         if not any(a.keyword is None for a in base.args):
             return None
         if meth == "cuda" and call.args:
@@ -523,6 +527,22 @@ def _literal_arg(a: cst.Arg) -> bool:
         d = dotted(a.value)
         return d is not None and d.startswith("torch.")
     return a.keyword.value == "requires_grad" and isinstance(a.value, cst.Name) and a.value.value == "False"
+
+
+def _sizes_only(m, factory: cst.Call) -> bool:
+    """A legacy typed constructor given bare integers (`torch.Tensor(1000, 1000)`,
+    `torch.FloatTensor(8)`): the integers are a shape and the memory is uninitialised, as
+    `torch.empty` (P48-1, the GPU-memory demo of tensorboardX vendored in openai/jukebox appends a
+    fresh `torch.Tensor(1000, 1000).cuda()` to a list on every iteration). Nothing is read from the
+    host, and a buffer the iteration fills or keeps cannot be built once. `torch.tensor(5)` and
+    `torch.Tensor([5])` hold data and stay constants."""
+    if (m.qualname(factory.func) or "") in ("torch.tensor", "torch.as_tensor"):
+        return False
+    pos = [a.value for a in factory.args if a.keyword is None]
+    return bool(pos) and all(
+        isinstance(v, cst.Integer) or (isinstance(v, cst.UnaryOperation) and isinstance(v.expression, cst.Integer))
+        for v in pos
+    )
 
 
 def _lazy_guard(m, call, loop) -> bool:
