@@ -2231,7 +2231,21 @@ class Flow:
             rv = self.values.get(recv) if frame.record else None
             if rv is None:
                 rv = self._peek(recv, frame)
-            if self._module_moved_in_place(e, v, frame):
+            moved = self._module_moved_in_place(e, v, frame)
+            if not moved and kb.module_method(meth) == "same":
+                # `model.to(device).eval()`, `model.cuda().train(False)`: the move under methods that
+                # return the module itself (diffusers' tests, P48-3)
+                inner = recv
+                while (type(inner) is cst.Call and type(inner.func) is cst.Attribute
+                       and kb.module_method(inner.func.attr.value) == "same"):
+                    inner = inner.func.value
+                if (type(inner) is cst.Call and type(inner.func) is cst.Attribute
+                        and kb.module_method(inner.func.attr.value) == "inplace_move"):
+                    iv = self.values.get(inner) if frame.record else None
+                    if iv is None:
+                        iv = self.eval(inner, frame)
+                    moved = self._module_moved_in_place(inner, iv, frame)
+            if moved:
                 pass
             elif kb.module_method(meth) == "inplace_move" and type(recv) in (cst.Attribute, cst.Subscript):
                 self._part_moved(recv, frame)  # `model.fc.to(device)` after `model.fc = nn.Linear(...)`
@@ -4812,8 +4826,9 @@ class Flow:
         if kind == DEVICE:
             return Value(DEVICE, None, origin=e)
         if kind in (MODULE, METRIC):
-            if kb.is_wrapper(q) and pos:
-                inner = pos[0][1]
+            if kb.is_wrapper(q) and (pos or "module" in kw):
+                # (`DistributedDataParallel(module=backbone, ...)`, insightface's arcface, P48-2)
+                inner = pos[0][1] if pos else kw["module"][1]
                 if inner.kind in (OPTIMIZER, SCHEDULER):
                     return inner
                 return Value(MODULE, inner.dev if inner.kind == MODULE else None, inner.half, origin=e,

@@ -357,3 +357,46 @@ def test_a_torch_function_named_as_a_value_gives_its_tensor():
         if isinstance(node, cst.Name) and node.value in ("a", "b"):
             kinds[node.value] = v.kind
     assert kinds == {"a": "tensor", "b": "tensor"}
+
+
+# P48-3 (diffusers' tests): `model.to(device).eval()` as a statement moves the model in place
+# under the method that returns it; P48-2 (insightface's arcface): a data-parallel wrapper given
+# its module by keyword wraps that module where it is.
+CHAINED_MOVE = """
+import torch
+import torch.nn as nn
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Linear(4, 4)
+{move}
+x = torch.randn(1, 4).to(device)
+with torch.no_grad():
+    print(model(x))
+"""
+
+
+def test_a_move_under_eval_or_train_as_a_statement_moves_the_model():
+    for move in ("model.to(device).eval()", "model.cuda().train(False)", "model.to(device).train().requires_grad_(False)"):
+        assert _lines(CHAINED_MOVE.format(move=move), "GL112") == [], move
+
+
+def test_eval_alone_moves_nothing():
+    # control (passes on a31be64 too)
+    assert _lines(CHAINED_MOVE.format(move="model.eval()"), "GL112") == [(9, "GL112")]
+
+
+DDP_KEYWORD = """
+import torch
+import torch.nn as nn
+local_rank = 0
+backbone = nn.Linear(4, 4).cuda()
+backbone = torch.nn.parallel.DistributedDataParallel({arg}, device_ids=[local_rank])
+head = nn.Linear(4, 2)
+head.train().cuda()
+x = torch.randn(2, 4).cuda()
+loss = head(backbone(x)).sum()
+"""
+
+
+def test_a_wrapper_given_its_module_by_keyword_is_where_the_module_is():
+    for arg in ("backbone", "module=backbone"):
+        assert _lines(DDP_KEYWORD.format(arg=arg), "GL112", "GL116") == [], arg
