@@ -633,9 +633,9 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
             return sign
         if test.attr.value in _CPU_FLAGS:
             return -sign
-    if isinstance(test, cst.Name) and test.value in _GPU_FLAGS:
+    if isinstance(test, cst.Name) and test.value in _GPU_FLAGS and _caller_flag(m, test):
         return sign  # `def load_and_setup_model(..., use_cuda):`, `if use_cuda: torch.load(p)`
-    if isinstance(test, cst.Name) and test.value in _NAMED_CPU_FLAGS:
+    if isinstance(test, cst.Name) and test.value in _NAMED_CPU_FLAGS and _caller_flag(m, test):
         # `if cpu_run: torch.load(p, map_location=torch.device('cpu')) else: torch.load(p)`: the
         # `else:` runs where the caller asked for the GPU (NVIDIA DeepLearningExamples' Tacotron2
         # `load_and_setup_model`, PRECISION47 P47-5)
@@ -675,6 +675,14 @@ def _availability_sign(m, test: cst.BaseExpression, depth: int = 0) -> int:
 
 
 _NAMED_CPU_FLAGS = _CPU_FLAGS | {"cpu_run", "run_on_cpu"}
+
+
+def _caller_flag(m, name: cst.Name) -> bool:
+    """A plain-name GPU flag that is a parameter of its function on every binding: the caller's
+    choice per run, as `args.cuda` is. A name the file binds itself (`use_cuda = True`, or bound
+    to the availability check: the binding rules below read it) is not."""
+    bs = m.bindings_of(name)
+    return bool(bs) and all(b.how == "param" for b in bs)
 
 
 def _device_string_sign(test: cst.BaseExpression, m=None) -> int:
