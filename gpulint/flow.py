@@ -745,6 +745,32 @@ def _is_super_call(recv) -> bool:
     return type(recv) is cst.Call and type(recv.func) is cst.Name and recv.func.value == "super"
 
 
+def _placed_anew(a: Value | None, b: Value, depth: int = 2) -> bool:
+    """`b` (or an attribute code outside its class set on it) is definitely on the host or
+    definitely on the accelerator, and `a` is not known to be there too."""
+    db = b.dev
+    if db is not None and db.where in ("host", "acc"):
+        if a is None or a.dev is None or a.dev.where != db.where:
+            return True
+    if depth and b.attrs and (a is None or a.attrs is not b.attrs):
+        mine = dict(a.attrs) if a is not None and a.attrs else {}
+        for name, vb in b.attrs:
+            va = mine.get(name)
+            if va is not vb and _placed_anew(va, vb, depth - 1):
+                return True
+    return False
+
+
+def _crosses_back_edge(entry: dict, end: dict) -> bool:
+    """A value bound before a loop that its body leaves definitely placed where it was not known
+    to be before the loop (a table a method moves, a state moved to the device at the end)."""
+    for k, b in end.items():
+        a = entry.get(k)
+        if a is not None and a is not b and _placed_anew(a, b):
+            return True
+    return False
+
+
 def _join_env(a: dict, b: dict) -> dict:
     if a is b:
         return a
@@ -775,6 +801,9 @@ class Mismatch:
     # found only with the arguments of one call (a helper the training loop calls with moved
     # tensors and the evaluation loop with unmoved ones): that call, in a recorded function
     site: cst.Call | None = None
+    # found only on a later pass of this loop, from the values the end of its body hands round
+    # (a table a later call moves to the accelerator, E60-1)
+    loop: cst.CSTNode | None = None
 
 
 def _is_none(e) -> bool:
@@ -1200,6 +1229,14 @@ _BUILTIN_TYPES = {"len": "int", "int": "int", "float": "float", "str": "str", "b
 _ISINSTANCE_OF = {"int": ("int", "bool"), "float": ("float",), "str": ("str",), "bool": ("bool",),
                   "complex": ("complex",)}
 # kinds of value that are an object (never None) unless joined with None on some path
+def _optimizer_over(p: "Value", e: cst.Call, cls: str | None = None) -> "Value":
+    """An optimizer built by `e` over the parameters `p` of a module (torch's own, or an Optimizer
+    subclass of the file, `cls`): float16 parameters have float16 gradients; state made at
+    construction (Adagrad) is where the parameters are then (`dev`)."""
+    return Value(OPTIMIZER, p.dev, p.half, origin=e, cls=cls, placed=p.origin, source=p.source,
+                 half_at=p.half_at if p.half else None)
+
+
 _NEVER_NONE = frozenset({DEVICE, MODULE, TENSOR, OPTIMIZER, SCHEDULER, SCALER, LOADER, DATASET, METRIC})
 # methods of a module that read it without keeping a reference to it or moving it
 _READ_ONLY_MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "buffers", "named_buffers"})
@@ -1277,6 +1314,8 @@ class Flow:
     def __init__(self, model) -> None:
         self.m = model
         self.values: dict[cst.CSTNode, Value] = {}
+        self._self_called_cache: dict[str, frozenset] = {}
+        self._back_loops: list = []  # the loops whose back-edge pass is running (innermost last)
         self.mismatches: list[Mismatch] = []
         # operations whose operands are on two different GPUs named by index (`cuda:2`, `.cuda()`)
         self.gpu_mismatches: list[Mismatch] = []
@@ -3035,6 +3074,9 @@ class Flow:
                 continue
             nxt = _join_env(cur, frame.env)
             if nxt == cur:
+                if (frame.record and not self._in_summary and not frame.cpu_only
+                        and _crosses_back_edge(entry, frame.env) and self._repeats(stmt, it if is_for else None)):
+                    self._back_edge_pass(stmt, frame, frame.env, cur, elem if is_for else None, entry)
                 break
             cur = nxt
         else:
@@ -3067,6 +3109,36 @@ class Flow:
         frame.env = cur
         if stmt.orelse is not None:
             self._block(stmt.orelse.body.body, frame)
+
+    def _repeats(self, stmt, it: Value | None) -> bool:
+        """The loop's body runs again after a pass that reaches its end: not a loop over a display
+        of one item, and no `break` or `continue` of its own (a pass cut short flows round too,
+        with other values than the end of the body has)."""
+        if it is not None and it.kind == TUPLE and it.items is not None and len(it.items) < 2:
+            return False
+        for node in self.m.walk(stmt.body, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if type(node) is cst.Break or type(node) is cst.Continue:
+                return False
+        return True
+
+    def _back_edge_pass(self, stmt, frame: _Frame, back: dict, cur: dict, elem, entry) -> None:
+        """The body once more from the values its end hands to the next pass alone (E60-1,
+        sd-scripts#2102): a table a later call in the body moves to the accelerator meets host
+        indices at the top of the second pass, which the joined entry ("host or accelerator")
+        hides. Then the body again from the joined values, so that what `value_of` answers stays
+        the fixed point's."""
+        for env in (back, cur):
+            frame.env = dict(env)
+            if elem is not None:
+                self._bind(stmt.target, elem, frame, None)
+            if env is back:
+                self._back_loops.append(stmt)
+            try:
+                self._block(stmt.body.body, frame)
+            finally:
+                if env is back:
+                    self._back_loops.pop()
+            self._fill_self_attrs(frame, entry, (cur,), frame.env)
 
     def _element(self, it: Value) -> Value:
         if it.kind == MAPPING:
@@ -4926,11 +4998,7 @@ class Flow:
                 return Value(DATASET, None, origin=e)
             return Value(DATASET, HOST if kb.dataset_on_host(q) else None, origin=e)
         if kind == OPTIMIZER and pos and pos[0][1].kind == PARAMS:
-            # over the parameters of a module: float16 ones have float16 gradients; state made at
-            # construction (Adagrad) is where the parameters are then (`dev`)
-            p = pos[0][1]
-            return Value(kind, p.dev, p.half, origin=e, half_at=p.half_at if p.half else None, placed=p.origin,
-                         source=p.source)
+            return _optimizer_over(pos[0][1], e)
         if kind in (OPTIMIZER, SCHEDULER, SCALER):
             return Value(kind, None, origin=e)
         return Value(kind, None, origin=e)
@@ -5989,9 +6057,7 @@ class Flow:
             if kind == OPTIMIZER and pos and not pos[0][2] and pos[0][1].kind == PARAMS:
                 # an Optimizer subclass of the file over a module's parameters (MADGRAD, madgrad#4):
                 # where those parameters are when it is built, as for torch's own (E61-2)
-                p = pos[0][1]
-                return Value(kind, p.dev, p.half, origin=e, cls=name, placed=p.origin, source=p.source,
-                             half_at=p.half_at if p.half else None)
+                return _optimizer_over(pos[0][1], e, cls=name)
             return Value(kind, None, origin=e, cls=name)
         found = self.m.method_of_class(name, "__init__")  # its own, or one inherited from a file base
         left = None
@@ -6543,12 +6609,7 @@ class Flow:
                 unknown.add(pn)
         if not unknown:
             return False
-        called = set()
-        for meth in self.m.classes[name].methods.values():
-            for c in self.m.calls_in(meth):
-                f = c.func
-                if (type(f) is cst.Attribute and type(f.value) is cst.Name and f.value.value == "self"):
-                    called.add(f.attr.value)
+        called = self._self_called(name)
         if not called:
             return False
         roots = set(unknown)
@@ -6564,6 +6625,20 @@ class Flow:
                     and t.attr.value in called and st.value is not None and type(st.value) is cst.Attribute):
                 return True  # `self.proj = dec.proj`, called as `self.proj(...)`
         return False
+
+    def _self_called(self, name: str) -> frozenset:
+        """The attributes `X` that the methods of class `name` call as `self.X(...)` (once per class)."""
+        cache = self._self_called_cache
+        got = cache.get(name)
+        if got is None:
+            called = set()
+            for meth in self.m.classes[name].methods.values():
+                for c in self.m.calls_in(meth):
+                    f = c.func
+                    if type(f) is cst.Attribute and type(f.value) is cst.Name and f.value.value == "self":
+                        called.add(f.attr.value)
+            got = cache[name] = frozenset(called)
+        return got
 
     def _class_made_placed(self, name: str) -> bool:
         """A module class of the file (a direct nn.Module subclass) whose `__init__` makes every
@@ -7083,7 +7158,11 @@ class Flow:
         enclosing summary's list, or (called from a recorded function) the per-site ones."""
         if not found:
             return
-        items = [(mm, (site, *chain)) for mm, chain in found]
+        if self._collect is None and self._back_loops:
+            loop = self._back_loops[-1]
+            items = [(mm if mm.loop is not None else replace(mm, loop=loop), (site, *chain)) for mm, chain in found]
+        else:
+            items = [(mm, (site, *chain)) for mm, chain in found]
         (self._collect if self._collect is not None else self._site_found).extend(items)
 
     def _lightning_step(self, fn: cst.FunctionDef) -> bool:
@@ -7222,7 +7301,8 @@ class Flow:
         if op == "index" and operands[0][1] is not host[1]:
             return  # device tensor indexed with host indices: allowed
         self._mismatch_seen.add(node)
-        self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])))
+        self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:]),
+                                        loop=self._back_loops[-1] if self._back_loops else None))
 
     def _int_selected(self, x, frame) -> bool:
         """`ranks[r, q]` or `ranks[r][q]`: an element of a tensor picked by two integers or more,
@@ -7253,9 +7333,18 @@ class Flow:
             # match its dtype, SpatialAttentionGAN#1, E60-3)
             return False
         for anc in self.m.ancestors(call):
-            if type(anc) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            t = type(anc)
+            if t in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
                 return True
-            if type(anc) in (cst.If, cst.IfExp, cst.ExceptHandler, cst.Else, cst.While, cst.BooleanOperation):
+            if t is cst.If or t is cst.IfExp:
+                # a branch of a test that names no device, rank, precision or the like
+                # (`elif huber_schedule == "snr":`, sd-scripts#2102) runs on a GPU as well
+                if _DEVICE_WORDS.search(self.m.module.code_for_node(anc.test)):
+                    return False
+                continue
+            if t is cst.Else and type(self.m.parent(anc)) is cst.If:
+                continue  # its `if` decides
+            if t in (cst.ExceptHandler, cst.Else, cst.While, cst.BooleanOperation):
                 return False
         return True
 

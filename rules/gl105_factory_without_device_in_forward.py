@@ -234,8 +234,10 @@ class Tagger(nn.Module):
             seen.add(call)
             param = _witness(m, call, made_in)
             acc = param or representative(m, mm.acc)
-            if m.value_of(acc).kind == "module":
-                acc = mm.node  # `self.lstm(x, (h0, c0))`: a module has no `.device` to name
+            if m.value_of(acc).kind not in (None, "tensor"):
+                # `self.lstm(x, (h0, c0))`: a module has no `.device` to name; nor has a list of
+                # tensors (`torch.stack(parts)` of a display holding the factory, G62-1)
+                acc = mm.node
             if (param is None and m.class_is(name, _LIGHTNING_BASES) and not (
                     isinstance(acc, cst.Name) and m.enclosing(acc, cst.FunctionDef) is made_in)):
                 # a LightningModule step whose factory meets the device in a helper method (the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gpulint.analysis.caches import cached_before_move
 from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
     placed_on_host,
@@ -30,7 +31,7 @@ from gpulint.diagnostics import UNSAFE
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
-from gpulint.sites import lines_of
+from gpulint.sites import line_ref, lines_of
 
 _FRAMEWORKS = {"lightning", "accelerate", "hf-trainer", "deepspeed"}
 
@@ -142,6 +143,7 @@ noise_scale = betas[t]
                 said.add((id(made), id(stmt)))
             acc_node = self._representative(m, mm.acc)
             host, acc = ctx.code(mm.host), ctx.code(acc_node)
+            mixed = host == acc  # two items of one list (`torch.stack(parts)`), G62-1
             if not isinstance(acc_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 accd = f"({acc})"  # `(0.01 * w).device`, not `0.01 * w.device`
             else:
@@ -158,6 +160,9 @@ noise_scale = betas[t]
             if mm.site is not None:
                 # found only with the arguments of one call of the function (the others pass it placed)
                 where += f"; with the arguments of the call on {_line(ctx, mm.node, mm.site)}"
+            if getattr(mm, "loop", None) is not None:
+                # the first pass is fine; the end of the loop's body hands the next pass other places
+                where += f"; on every pass but the first of the loop on {_line(ctx, mm.node, mm.loop)}"
             fix = self._fix(ctx, mm, origin, acc_node)
             factory_fix = fix is not None and fix.applicability != UNSAFE and mm.op not in ("module-call", "index")
             if mm.op == "module-call" and m.value_of(mm.host).kind == "tuple":
@@ -183,8 +188,12 @@ noise_scale = betas[t]
                 what = f"copy it there: `.to({accd}.device)` (or make its inputs there)"
             else:
                 what = f"make it on the same device (`device={accd}.device` or `.to({accd}.device)`)"
-            found.append((_factory_with_constant(origin), factory_fix,
-                          ctx.finding(mm.node, self.message.format(host=host, where=where, acc=acc, what=what), fix)))
+            if mixed:
+                text = (f"`{host}` holds tensors on the CPU ({where}) and tensors on the accelerator; "
+                        f"make every item on the same device")
+            else:
+                text = self.message.format(host=host, where=where, acc=acc, what=what)
+            found.append((_factory_with_constant(origin), factory_fix, ctx.finding(mm.node, text, fix)))
         # a host factory with a safe `device=` fix at one of its uses is placed by that fix for every
         # use: the others (without a fix) say the same thing again (timbmg/VAE-CVAE-MNIST#4:
         # idx2onehot's zeros, scattered into, then concatenated in both the encoder and the decoder)
@@ -192,6 +201,13 @@ noise_scale = betas[t]
         for f, factory_fix, finding in found:
             if factory_fix or f is None or id(f) not in placed or finding.fix is not None:
                 yield finding
+        reported = {mm.node for mm in m.mismatches()}
+        first = {}  # the first operation on a stale cache fails: one report per class
+        for c in cached_before_move(m):
+            if c.use not in reported and (c.cls not in first or m.precedes(c.use, first[c.cls].use)):
+                first[c.cls] = c
+        for c in first.values():
+            yield self._cache_finding(ctx, c)
         for mm in m.gpu_mismatches():
             a, b = ctx.code(mm.host), ctx.code(self._representative(m, mm.acc))
             da, db = self._gpu_name(mm.host_value), self._gpu_name(mm.acc_value)
@@ -200,6 +216,34 @@ noise_scale = betas[t]
             else:
                 what = f"put both on one device (`.to({b}.device)`)"
             yield ctx.finding(mm.node, f"`{a}` is on {da} but `{b}` is on {db}: two different GPUs; {what}")
+
+    @staticmethod
+    def _cache_finding(ctx: Context, c):
+        """A plain tensor attribute the module caches lazily, built by a call while the module
+        was on the host, left there by the move (E61-1). The fix (unsafe: the attribute becomes a
+        buffer, which `.half()`/`.to(dtype)` convert too) registers the attribute `__init__` sets
+        to None as a non-persistent buffer, so `Module.to` moves the cache with the module."""
+        m = ctx.model
+        read = ctx.code(c.read)
+        mover = ctx.code(c.move.func.value)
+        text = (f"`{read}` is cached on the CPU by the call on {line_ref(ctx, c.built)} (the module is still there) "
+                f"and `{mover}.{c.move.func.attr.value}(...)` on {line_ref(ctx, c.move)} moves parameters and "
+                f"buffers, not plain attributes: from then on it meets the module's tensors on the accelerator; "
+                f"register it as a buffer (`self.register_buffer(\"{c.attr}\", None, persistent=False)`) or rebuild it "
+                f"when the device changes")
+        fix = None
+        info = m.classes.get(c.cls)
+        init = info.methods.get("__init__") if info is not None else None
+        if init is not None and c.how == "lazy":
+            for b in m.bindings.get((info.node, "self." + c.attr), []):
+                if m.enclosing(b.node, cst.FunctionDef) is not init:
+                    continue
+                stmt = m.parent(m.parent(b.node))
+                if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(m.parent(stmt), cst.SimpleStatementLine):
+                    fix = ctx.fix(ctx.replace(stmt, f'self.register_buffer("{c.attr}", None, persistent=False)'),
+                                  safe=False, message=f"Register `{read}` as a non-persistent buffer")
+                break
+        return ctx.finding(c.use, text, fix)
 
     @staticmethod
     def _gpu_name(v) -> str:
@@ -491,7 +535,7 @@ noise_scale = betas[t]
         """`criterion(out, target[i].to(out.device))`: a host argument of a call (a loss, a torch
         function) copied to its device operand's device at the call, when the device operand is a
         name and the host one is not a name read again (moving one use would leave the others)."""
-        if mm.op != "call" or not isinstance(acc, cst.Name):
+        if mm.op != "call" or not isinstance(acc, cst.Name) or ctx.model.value_of(acc).kind not in (None, "tensor"):
             return None
         edits = DeviceMismatch._host_moves(ctx, mm, f"{acc.value}.device", any_expression=False)
         return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`") if edits else None

@@ -191,24 +191,20 @@ optimizer = torch.optim.Adagrad(model.parameters(), lr=0.01)
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
             return None
         opt_attr, model_attr = target.attr.value, model.attr.value
+        for attr in (opt_attr, model_attr):
+            if any(not m.contains(init, b.node) for b in m.bindings.get((cls, "self." + attr), [])):
+                return None  # re-bound elsewhere: which optimizer, which model, is not this one
         moves = []
-        for meth in cls.body.body:
-            if not isinstance(meth, cst.FunctionDef):
+        for node, recv, _ in m.method_calls("to", "cuda"):
+            if not (isinstance(m.parent(node), cst.Expr) and isinstance(recv, cst.Attribute)
+                    and isinstance(recv.value, cst.Name) and recv.value.value == "self"
+                    and recv.attr.value == model_attr):
                 continue
-            for node in m.walk(meth, (cst.ClassDef, cst.Lambda)):
-                if isinstance(node, cst.Assign) and meth is not init and any(
-                        isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
-                        and t.target.value.value == "self" and t.target.attr.value in (opt_attr, model_attr)
-                        for t in node.targets):
-                    return None  # re-bound elsewhere: which optimizer, which model, is not this one
-                if (meth is not init and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-                        and node.func.attr.value in ("to", "cuda") and isinstance(m.parent(node), cst.Expr)):
-                    recv = node.func.value
-                    if (isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name)
-                            and recv.value.value == "self" and recv.attr.value == model_attr):
-                        after = m.value_of(node)
-                        if after.kind == "module" and after.dev is not None and after.dev.where == "acc":
-                            moves.append(node)
+            if m.class_of(node) is not cls or m.contains(init, node) or m.enclosing(node, cst.FunctionDef) is None:
+                continue
+            after = m.value_of(node)
+            if after.kind == "module" and after.dev is not None and after.dev.where == "acc":
+                moves.append(node)
         if not moves:
             return None
         return model, min(moves, key=lambda c: ctx.span(c)[0])

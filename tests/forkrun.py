@@ -72,6 +72,13 @@ def _preimport() -> None:
     except Exception:  # noqa: BLE001 - the child imports it again and reports what a script would see
         return
     try:
+        # torch.optim.Optimizer.__init__ imports torch._dynamo (about 1 s, most of a fixture's run);
+        # importing it reads no device state and starts no thread, so a child that imports it
+        # again finds it loaded, as it would find it in a process that had built an optimizer
+        import torch._dynamo  # noqa: F401
+    except Exception:  # noqa: BLE001
+        pass
+    try:
         import gpulint.emulate._child  # noqa: F401
         import gpulint.emulate._engine  # noqa: F401
         import gpulint.emulate.runner  # noqa: F401

@@ -126,10 +126,18 @@ def factory_device_fix(ctx, mm, origin, acc, allow_random: bool = False):
         return None
     if not isinstance(acc, cst.Name):
         return None
-    # the device operand must be bound before the factory runs
+    if m.value_of(acc).kind not in (None, "tensor"):
+        return None  # a list or dict of tensors (`torch.stack(parts)`), a module: no `.device` to name
+    # the device operand must be bound before the factory runs: not by the statement that runs it
+    # (`parts = [pred.mean(), torch.tensor(0.0)]`: `parts` is bound after its value is made, G62-1)
     bound = [b for b in m.bindings_of(acc) if b.how in ("assign", "param", "unpack", "for")]
     if not bound or any(not m.precedes(b.node, origin) for b in bound):
         return None
+    for b in bound:
+        if b.how in ("assign", "unpack"):
+            stmt = m.enclosing(b.node, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr)
+            if stmt is not None and m.contains(stmt, origin):
+                return None
     if m.enclosing(origin, cst.For, cst.While) is not m.enclosing(acc, cst.For, cst.While):
         return None
     made = device_edit(ctx, origin, acc.value)
