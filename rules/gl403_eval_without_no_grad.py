@@ -246,6 +246,7 @@ with torch.no_grad():
                 continue  # `if train:` in a forward that the file's eval path calls with `train=False`
             calls = [c for c in _model_calls(facts, node) if c not in seen and facts.grad_mode_at(c) is None
                      and not _loss_module(ctx.model, c.func)  # a loss module records nothing of its own
+                     and not _metric_object(ctx.model, c.func)  # nor a metric (no parameters)
                      and not _signal_transform(ctx.model, c.func)  # nor a parameter-free transform
                      and not _no_grad_fallback(ctx.model, facts, c)]  # the retry of a no_grad call that raised
             if any(_model_takes_gradients(ctx.model, c) for c in calls):
@@ -1988,6 +1989,21 @@ def _evals_in_body(m, loop) -> bool:
     if not found:
         return False
     return not any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "train" for c in m.calls_in(loop))
+
+
+def _metric_object(m, func) -> bool:
+    """A metric object (a torchmetrics `Metric`: `spearman = SpearmanCorrCoef()` then
+    `spearman(uncs_j, errs_j)` in chemprop's `SpearmanEvaluator.evaluate`): an `nn.Module` without
+    parameters that accumulates statistics; calling it records no graph of its own (its inputs'
+    graphs are the model call's business, reported there)."""
+    if m.value_of(func).kind == "metric":
+        return True
+    if not isinstance(func, cst.Name):
+        return False
+    bindings = m.bindings_of(func)
+    return bool(bindings) and all(
+        b.how == "assign" and isinstance(b.value, cst.Call) and (m.qualname(b.value.func) or "").startswith("torchmetrics.")
+        for b in bindings)
 
 
 def _loss_module(m, func) -> bool:
