@@ -448,7 +448,7 @@ with torch.no_grad():
                 loops = [fn.body]
             elif facts.mode_before(stmt) != "eval" and not _evals_under(m, facts, fn, _call_env(fn, call), loops):
                 continue
-            inner = [c for lp in loops for c in facts.model_calls(lp) if c not in seen]
+            inner = [c for lp in loops for c in facts.model_calls(lp) if c not in seen and not _metric_object(m, c.func)]
             if not inner or any(facts.grad_mode_at(c) is not None for c in inner):
                 continue
             if any(_model_takes_gradients(m, c) for c in inner):
@@ -760,7 +760,7 @@ def _model_calls(facts: TrainingFacts, node: cst.CSTNode) -> list[cst.Call]:
     """The model calls in `node`, with the explicit `model.forward(x)` form
     (AlwaysBeDreaming-DFCIL#9's `output = model.forward(input)[:, :self.valid_out_dim]`) and
     `model.__call__(x)` (`self.__call__(x)` in a module's own evaluation loop)."""
-    out = facts.model_calls(node)
+    out = [c for c in facts.model_calls(node) if not _metric_object(facts.m, c.func)]
     for c in facts.calls_in(node, False):
         f = c.func
         if (c not in out and isinstance(f, cst.Attribute) and f.attr.value in ("forward", "__call__")
