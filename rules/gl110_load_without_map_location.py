@@ -86,6 +86,11 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             # with no loop or `__main__` guard
             top = _functions_run_at_top_level(m)
             loads = [c for c in loads if m.scope_of(c) is m.module or m.enclosing(c, cst.FunctionDef) in top]
+            # a data file shipped inside the package, read at import (enformer-pytorch's
+            # `TF_GAMMAS = torch.load(str(DIR / "precomputed" / "tf_gammas.pt"))` with
+            # `DIR = Path(__file__).parents[0]`): every user imports it, on any machine; what it
+            # holds is the package's constants, not a checkpoint of a training run
+            loads = [c for c in loads if not _package_data_file(m, c)]
         if not loads:
             return
         facts = m.facts(DeviceFacts)
@@ -1023,6 +1028,30 @@ _SAVER_NAME = re.compile(r"(?i)(?:^|_)save(?:_|$)")
 # libraries whose `save` functions write something other than a checkpoint `torch.load` reads
 _NOT_CHECKPOINT_SAVERS = ("numpy.", "np.", "PIL.", "matplotlib.", "cv2.", "imageio.", "scipy.", "pandas.",
                           "json.", "pickle.", "joblib.", "torchaudio.", "torchvision.", "soundfile.")
+
+
+def _package_data_file(m, load: cst.Call) -> bool:
+    """The load's path is built from `__file__` (directly, or through module-level names bound
+    to expressions that use it): a file that ships next to the module."""
+    pos = [a for a in load.args if a.keyword is None and not a.star]
+    path = pos[0].value if pos else next(
+        (a.value for a in load.args if a.keyword is not None and a.keyword.value == "f"), None)
+    return path is not None and _mentions_file_dunder(m, path, 0)
+
+
+def _mentions_file_dunder(m, node, depth: int) -> bool:
+    if depth > 3:
+        return False
+    for n in [node, *m.walk(node)]:
+        if isinstance(n, cst.Name):
+            if n.value == "__file__":
+                return True
+            bindings = m.bindings_of(n)
+            if (bindings and len(bindings) == 1 and bindings[0].how == "assign" and bindings[0].value is not None
+                    and m.scope_of(bindings[0].node) is m.module
+                    and _mentions_file_dunder(m, bindings[0].value, depth + 1)):
+                return True
+    return False
 
 
 def _saved_by_imported_helper(ctx: Context, load: cst.Call, scope) -> bool:

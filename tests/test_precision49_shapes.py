@@ -226,3 +226,34 @@ def test_gl403_metric_call_is_silent(tmp_path):
 def test_gl403_model_call_beside_metric_is_reported(tmp_path):
     call = "out.append(spearman(model(x)[:, 0], y))"
     assert lines(tmp_path, "GL403", METRIC.format(call=call)) == [18]
+
+
+# P49-7 (GL110): a data file shipped inside the package, read at import by a library module
+PACKAGE_DATA = """\
+    import os
+    from pathlib import Path
+    import torch
+
+    DIR = Path(__file__).parents[0]
+    TABLE = torch.load({path})
+
+    def lookup(idx, device):
+        return TABLE.to(device)[idx.to(device)]
+{main}"""
+
+
+def test_gl110_package_data_at_import_is_silent(tmp_path):
+    src = PACKAGE_DATA.format(path='str(DIR / "precomputed" / "table.pt")', main="")
+    assert lines(tmp_path, "GL110", src) == []
+    src = PACKAGE_DATA.format(path='os.path.join(os.path.dirname(__file__), "table.pt")', main="")
+    assert lines(tmp_path, "GL110", src) == []
+
+
+def test_gl110_other_path_at_import_is_reported(tmp_path):
+    assert lines(tmp_path, "GL110", PACKAGE_DATA.format(path='"table.pt"', main="")) == [6]
+
+
+def test_gl110_checkpoint_next_to_a_script_is_reported(tmp_path):
+    main = '\n    if __name__ == "__main__":\n        print(lookup(torch.tensor([0]), "cuda"))\n'
+    src = PACKAGE_DATA.format(path='str(DIR / "precomputed" / "table.pt")', main=main)
+    assert lines(tmp_path, "GL110", src) == [6]
