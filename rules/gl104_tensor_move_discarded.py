@@ -27,7 +27,10 @@ and drops the result does nothing, and the unmoved tensor later meets the model 
 `RuntimeError: Expected all tensors to be on the same device`.
 
 The rule fires only where the value is known to be a tensor (a factory result, a DataLoader item,
-arithmetic on tensors, ...), never on modules or unknown values.
+arithmetic on tensors, ...), never on modules or unknown values. A batch of a DataLoader whose
+`collate_fn` the file cannot see (imported, or made by a call: `collate_fn=batcher()`) is not known
+to be a tensor: such collate functions often build graph batches (DGL before 0.5, PyTorch
+Geometric), whose `.to(device)` moves the batch in place and returns it.
 
 Bad:
 

@@ -35,13 +35,19 @@ torch.load with map_location=torch.device('cpu') to map your storages to the CPU
 multi-GPU machine it also puts every process's copy on `cuda:0`.
 
 The rule fires in files that move things to a device or check device availability. It is silent
+when every checkpoint the file writes holds host tensors (`torch.save(x.cpu(), p)`, the state
+dict of a model moved to the CPU before the save, also inside a checkpoint dict
+`{"net": model.state_dict(), "epoch": e}`), on a data file of a library module read at import by a
+path built from `__file__` (the package's own constants), and
 on a load that re-reads what this run wrote (a save earlier in the same function, or in a function
 of the file that the loading code called before, to the same path: `train()` keeps the best model,
 then the script reloads it to test it; early stopping in the epoch loop that loads the best epoch's
 checkpoint on one branch of an `if` and saves this epoch's on the other, with the same path or path
 builder, directly or through a saving function of the file; the path a function of the file returns
 after saving to it, `best_model_path = self._train(...)`; the path given to an early-stopping or checkpoint object of an imported class,
-`EarlyStopping(..., path=P)`, which saves the best model there while the run trains), and on a load
+`EarlyStopping(..., path=P)`, which saves the best model there while the run trains; a saving
+function imported from the project, `save_model(model, P)`, called earlier in the loading function
+with the load's path), and on a load
 in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
 (`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)

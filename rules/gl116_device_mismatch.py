@@ -65,7 +65,9 @@ be on the host and on an accelerator, when no more specific GL1 rule describes t
   tensor`); the safe fix passes `lengths.cpu()`.
 
 A 0-dimensional CPU tensor may meet GPU tensors (PyTorch allows it), so the rule only reports CPU
-tensors it knows to have at least one dimension. Where the analysis cannot tell (a value that is
+tensors it knows to have at least one dimension. Likewise a CPU table indexed by single elements of
+GPU tensors (`confusion[pred[j], gold[j]] += 1` in `for j in range(...)`) is not reported: a 0-dim
+index is read as an integer whatever its device. Where the analysis cannot tell (a value that is
 on the GPU on one branch only, a tensor of unknown origin), it stays silent.
 
 The safe fix adds `device=<other operand>.device` to the CPU tensor's factory when that factory

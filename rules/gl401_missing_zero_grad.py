@@ -35,7 +35,8 @@ The rule stays silent on gradient accumulation (the step sits under an `if ... %
 `accum` condition), on closures (`optimizer.step(closure)`, as LBFGS needs), and when the loop
 clears gradients any other way: `model.zero_grad()`, `param.grad = None`, a helper function of the
 file that does it. A loop iteration or a step function that builds its own optimizer before the
-step (a one-step check in a test helper) is not a training loop.
+step (a one-step check in a test helper) is not a training loop. Nor is a loop over another
+framework's optimizer (`paddle.optimizer.AdamW`, cleared with `optimizer.clear_grad()`).
 
 A step function whose only clears are `M.zero_grad()` on other modules, stepping an optimizer that
 a module of the file builds over its own parameters (`self.discriminator.optimizer`, set in

@@ -137,7 +137,9 @@ callers are in other files and choose the grad mode, training included), and in 
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
 worth reading about.
 
-A loop is reported at its model calls, not at its loss modules (`criterion(out, y)`), also when a
+A loop is reported at its model calls, not at its metric objects (a torchmetrics `Metric`, a metric
+module of the file with `update` and `compute`: no parameters, no graph of their own) nor at its
+loss modules (`criterion(out, y)`), also when a
 loss reaches the function as a parameter that every call site fills with one (LSTNet's
 `evaluate(..., evaluateL2, evaluateL1, ...)`), nor at a frozen model's calls (they record nothing)
 when it runs beside one that is not. A model kept on `self` counts as frozen when every value
