@@ -1,5 +1,5 @@
 """Shapes of the forty-ninth precision pass (benchmarks/PRECISION49.md): each false positive
-fixed in a rule (P49-1 .. P49-6), next to the look-alikes that must stay reported. The snippets are
+fixed in a rule (P49-1 .. P49-7), next to the look-alikes that must stay reported. The snippets are
 our own minimal code in the shape of the real one; their findings are known by reading them."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def test_gl110_checkpoint_dict_with_device_optimizer_state_is_reported(tmp_path)
     assert lines(tmp_path, "GL110", src) == [15]
 
 
-# P49-3 (GL104): batches of a collate function the file cannot see
+# P49-4 (GL104): batches of a collate function the file cannot see
 COLLATE = """\
     import torch
     from torch.utils.data import DataLoader
@@ -132,7 +132,7 @@ def test_gl104_batch_of_torch_default_collate_is_reported(tmp_path):
     assert lines(tmp_path, "GL104", src) == [8]
 
 
-# P49-4 (GL116): host table indexed by 0-dim elements of device tensors
+# P49-5 (GL116): host table indexed by 0-dim elements of device tensors
 CONFUSION = """\
     import torch
 
@@ -164,7 +164,7 @@ def test_gl116_element_picked_by_computed_index_is_reported(tmp_path):
     assert lines(tmp_path, "GL116", CONFUSION.format(loop=loop)) == [8]
 
 
-# P49-5 (GL401): another framework's optimizer
+# P49-6 (GL401): another framework's optimizer
 PADDLE = """\
     import paddle
     {extra}from paddle.optimizer import AdamW
@@ -191,7 +191,7 @@ def test_gl401_torch_optimizer_beside_paddle_is_reported(tmp_path):
     assert lines(tmp_path, "GL401", src) == [10]
 
 
-# P49-6 (GL403): a metric object in an evaluation loop
+# P49-7 (GL403): a metric object in an evaluation loop
 METRIC = """\
     import torch
     import torch.nn as nn
@@ -228,7 +228,7 @@ def test_gl403_model_call_beside_metric_is_reported(tmp_path):
     assert lines(tmp_path, "GL403", METRIC.format(call=call)) == [18]
 
 
-# P49-7 (GL110): a data file shipped inside the package, read at import by a library module
+# P49-3 (GL110): a data file shipped inside the package, read at import by a library module
 PACKAGE_DATA = """\
     import os
     from pathlib import Path
