@@ -1,5 +1,5 @@
 """Shapes of the forty-ninth precision pass (benchmarks/PRECISION49.md): each false positive
-fixed in a rule (P49-1 .. P49-7), next to the look-alikes that must stay reported. The snippets are
+fixed in a rule (P49-1 .. P49-7, P49-10), next to the look-alikes that must stay reported. The snippets are
 our own minimal code in the shape of the real one; their findings are known by reading them."""
 
 from __future__ import annotations
@@ -257,3 +257,51 @@ def test_gl110_checkpoint_next_to_a_script_is_reported(tmp_path):
     main = '\n    if __name__ == "__main__":\n        print(lookup(torch.tensor([0]), "cuda"))\n'
     src = PACKAGE_DATA.format(path='str(DIR / "precomputed" / "table.pt")', main=main)
     assert lines(tmp_path, "GL110", src) == [6]
+
+
+# P49-10 (GL201): the backward pass run by an optimizer wrapper given the loss (fairseq)
+DELEGATED = """\
+    import torch
+    {imp}
+
+    def train_step(model, x, y, optimizer):
+        with torch.autocast("cuda", enabled=isinstance(optimizer, AMPOptimizer)):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        {backward}
+        optimizer.step()
+
+    if __name__ == "__main__":
+        model = torch.nn.Linear(4, 1).cuda()
+        opt = AMPOptimizer(model.parameters())
+        for _ in range(3):
+            train_step(model, torch.randn(2, 4).cuda(), torch.randn(2, 1).cuda(), opt)
+"""
+FILE_WRAPPER = """from torch.optim import SGD
+
+    class AMPOptimizer:
+        def __init__(self, params):
+            self.opt = SGD(params, lr=0.1)
+
+        def backward(self, loss):
+            loss.backward()
+
+        def step(self):
+            self.opt.step()
+            self.opt.zero_grad()
+"""
+
+
+def test_gl201_backward_delegated_to_imported_optimizer_is_silent(tmp_path):
+    src = DELEGATED.format(imp="from fairseq.optim.amp_optimizer import AMPOptimizer", backward="optimizer.backward(loss)")
+    assert lines(tmp_path, "GL201", src) == []
+
+
+def test_gl201_tensor_backward_with_gradient_is_reported(tmp_path):
+    src = DELEGATED.format(imp="from fairseq.optim.amp_optimizer import AMPOptimizer",
+                           backward="loss.backward(torch.ones_like(loss))")
+    assert lines(tmp_path, "GL201", src) == [5]
+
+
+def test_gl201_backward_of_a_wrapper_class_of_the_file_is_reported(tmp_path):
+    src = DELEGATED.format(imp=FILE_WRAPPER, backward="optimizer.backward(loss)")
+    assert lines(tmp_path, "GL201", src) == [17]
