@@ -28,7 +28,10 @@ step, and skips steps whose gradients overflowed.
 
 bfloat16 autocast (`dtype=torch.bfloat16`) has float32's range and needs no scaler, and neither
 does autocast used only for inference; frameworks that manage precision (Lightning `precision=`,
-Accelerate `mixed_precision=`, DeepSpeed, the HF Trainer `fp16=`) scale the loss themselves.
+Accelerate `mixed_precision=`, DeepSpeed, the HF Trainer `fp16=`) scale the loss themselves, and
+so do objects from another module that are handed the loss: a scaler called as
+`loss_scaler(loss, optimizer)` (timm's NativeScaler) or an optimizer wrapper that runs the backward,
+`optimizer.backward(loss)` (fairseq's AMPOptimizer, apex's FP16_Optimizer).
 The rule stays silent in all these cases, and whenever the device type or dtype cannot be
 resolved from the file. A GradScaler built with `enabled=False` (a literal) scales nothing: when
 every scaler the file uses is such a one, the float16 autocast is reported anyway, naming the
