@@ -27,7 +27,10 @@ and drops the result does nothing, and the unmoved tensor later meets the model 
 `RuntimeError: Expected all tensors to be on the same device`.
 
 The rule fires only where the value is known to be a tensor (a factory result, a DataLoader item,
-arithmetic on tensors, ...), never on modules or unknown values.
+arithmetic on tensors, ...), never on modules or unknown values. A batch of a DataLoader whose
+`collate_fn` the file cannot see (imported, or made by a call: `collate_fn=batcher()`) is not known
+to be a tensor: such collate functions often build graph batches (DGL before 0.5, PyTorch
+Geometric), whose `.to(device)` moves the batch in place and returns it.
 
 Bad:
 
@@ -58,6 +61,8 @@ for x, y in loader:
                 continue  # neither the binding table nor the flow engine knows it is a tensor
             if not isinstance(recv, (cst.Name, cst.Attribute, cst.Subscript)):
                 continue  # e.g. `torch.zeros(3).cuda()` alone: nothing to assign to
+            if _item_of_opaque_collate(m, recv):
+                continue  # a batch item a `collate_fn` the file cannot see made: a graph, not known to be a tensor
             stmt = m.parent(parent)
             if meth == "cpu" and _displayed_by_notebook(ctx, stmt):
                 continue  # `y_preds.cpu()` last in a notebook cell: IPython shows the host copy
@@ -67,6 +72,87 @@ for x, y in loader:
                 fix = ctx.fix(ctx.insert_text(ctx.span(parent)[0], f"{name} = "), message=f"Assign the result to `{name}`")
             yield ctx.finding(call, self.message.format(meth=meth, name=name), fix)
 
+
+
+def _item_of_opaque_collate(m, recv) -> bool:
+    """The receiver is (a part of) a batch of a DataLoader whose `collate_fn` the analysis cannot
+    see: an imported function or the result of a call (`collate_fn=batcher()` from the project's
+    data module), whose output the engine leaves unknown. Such a collate function often builds
+    objects that are not tensors: THUDM/GCC's `batcher()` returns `dgl.batch(...)` graphs, whose
+    `.to(ctx)` (DGL < 0.5, which GCC pins) moved the features in place and returned the graph, as
+    PyTorch Geometric's `Batch.to()` still does. A collate function of the file the engine follows
+    (its batches are then what it returns) and the host collators of torch and Hugging Face
+    (`default_collate`, `DataCollator*`), which make tensors, keep the rule reporting."""
+    origin = m.value_of(recv).origin
+    if _is_loader_call(m, origin):
+        return _opaque_collate(m, origin)
+    # the binding table's answer (a loader item, unpacked) when the engine has none: follow the
+    # item back to the loaders the loop iterates (through parameters to their call sites)
+    root = recv
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    if not isinstance(root, cst.Name) or m.value_of(recv).kind is not None:
+        return False
+    loaders = _loaders_behind(m, root, 0)
+    return bool(loaders) and all(_opaque_collate(m, c) for c in loaders)
+
+
+_ITER_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
+
+
+def _is_loader_call(m, node) -> bool:
+    from gpulint import flowkb
+
+    return isinstance(node, cst.Call) and flowkb.class_kind(m.qualname(node.func)) == "loader"
+
+
+def _loaders_behind(m, expr, depth: int) -> list:
+    """The DataLoader constructions an expression comes from: through assignments, unpacking and
+    `for` targets (to the iterable, through enumerate/iter/tqdm) and parameters (to the arguments of
+    the function's call sites). Empty when any path leads elsewhere."""
+    if depth > 8:
+        return []
+    if _is_loader_call(m, expr):
+        return [expr]
+    if isinstance(expr, cst.Call):
+        q = m.qualname(expr.func) or (expr.func.value if isinstance(expr.func, cst.Name) else None)
+        pos = [a for a in expr.args if a.keyword is None and not a.star]
+        if q in _ITER_WRAPPERS and pos:
+            return _loaders_behind(m, pos[0].value, depth + 1)
+        return []
+    if not isinstance(expr, cst.Name):
+        return []
+    bindings = m.bindings_of(expr)
+    if not bindings:
+        return []
+    out = []
+    for b in bindings:
+        if b.how in ("assign", "unpack", "for") and b.value is not None:
+            found = _loaders_behind(m, b.value, depth + 1)
+        elif b.how == "param":
+            found = [c for a in m.param_arguments(b) for c in _loaders_behind(m, a, depth + 1)]
+        else:
+            found = []
+        if not found:
+            return []
+        out.extend(found)
+    return out
+
+
+def _opaque_collate(m, origin: cst.Call) -> bool:
+    collate = next((a.value for a in origin.args if a.keyword is not None and a.keyword.value == "collate_fn"), None)
+    if collate is None:
+        return False
+    loader = m.value_of(origin)
+    if loader.elem is None or loader.elem.kind != "batch":
+        return False  # the engine followed the collate function: its batches are what it returns
+    f = collate.func if isinstance(collate, cst.Call) else collate
+    q = m.qualname(f) or ""
+    last = q.rsplit(".", 1)[-1]
+    if q.startswith("torch.utils.data") or (q.startswith("transformers.") and (
+            last.startswith("DataCollator") or last == "default_data_collator")):
+        return False  # torch's and Hugging Face's collators stack tensors
+    return True
 
 
 def _assignable(node: cst.BaseExpression) -> bool:

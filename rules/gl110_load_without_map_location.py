@@ -35,13 +35,19 @@ torch.load with map_location=torch.device('cpu') to map your storages to the CPU
 multi-GPU machine it also puts every process's copy on `cuda:0`.
 
 The rule fires in files that move things to a device or check device availability. It is silent
+when every checkpoint the file writes holds host tensors (`torch.save(x.cpu(), p)`, the state
+dict of a model moved to the CPU before the save, also inside a checkpoint dict
+`{"net": model.state_dict(), "epoch": e}`), on a data file of a library module read at import by a
+path built from `__file__` (the package's own constants), and
 on a load that re-reads what this run wrote (a save earlier in the same function, or in a function
 of the file that the loading code called before, to the same path: `train()` keeps the best model,
 then the script reloads it to test it; early stopping in the epoch loop that loads the best epoch's
 checkpoint on one branch of an `if` and saves this epoch's on the other, with the same path or path
 builder, directly or through a saving function of the file; the path a function of the file returns
 after saving to it, `best_model_path = self._train(...)`; the path given to an early-stopping or checkpoint object of an imported class,
-`EarlyStopping(..., path=P)`, which saves the best model there while the run trains), and on a load
+`EarlyStopping(..., path=P)`, which saves the best model there while the run trains; a saving
+function imported from the project, `save_model(model, P)`, called earlier in the loading function
+with the load's path), and on a load
 in the body of `if torch.cuda.is_available():`
 in a single-process script (the devices the checkpoint names are there); a name bound to that check
 (`use_cuda = torch.cuda.is_available()`, `GPU = True if torch.cuda.device_count() > 0 else False`)
@@ -86,6 +92,11 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
             # with no loop or `__main__` guard
             top = _functions_run_at_top_level(m)
             loads = [c for c in loads if m.scope_of(c) is m.module or m.enclosing(c, cst.FunctionDef) in top]
+            # a data file shipped inside the package, read at import (enformer-pytorch's
+            # `TF_GAMMAS = torch.load(str(DIR / "precomputed" / "tf_gammas.pt"))` with
+            # `DIR = Path(__file__).parents[0]`): every user imports it, on any machine; what it
+            # holds is the package's constants, not a checkpoint of a training run
+            loads = [c for c in loads if not _package_data_file(m, c)]
         if not loads:
             return
         facts = m.facts(DeviceFacts)
@@ -111,6 +122,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue  # `best = self._train(...)` saved the best model and returned its path: same run
             if _path_of_imported_checkpointer(ctx, call):
                 continue  # `EarlyStopping(..., path=P)` saves the best model to P while training: same run
+            if _saved_by_imported_helper(ctx, call, scope) and not _multi_process(m):
+                continue  # `save_model(model, P)` (a project's helper) earlier in this function: same run
             if _in_availability_branch(m, call) and not _multi_process(m):
                 continue  # `if torch.cuda.is_available(): torch.load(p)`: the CUDA devices are there
             if _retried_with_map_location(ctx, call) and not _multi_process(m):
@@ -552,7 +565,63 @@ def _saves_host_values(m, save: cst.Call) -> bool:
             return True  # (the engine does not see the in-place move of `model.eval().cpu()`)
         d = m.device_of(owner)
         return d is not None and d.where == "host"
+    if isinstance(obj, cst.Name):
+        return _host_checkpoint_dict(m, obj, save)
     return False
+
+
+def _host_state_dict_call(m, node, save: cst.Call) -> bool:
+    """`model.state_dict()` of a module moved to the host before the save."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "state_dict" and not node.args):
+        return False
+    owner = node.func.value
+    if _moved_to_host_before(m, owner, save):
+        return True
+    d = m.device_of(owner)
+    return d is not None and d.where == "host"
+
+
+def _host_checkpoint_dict(m, name: cst.Name, save: cst.Call) -> bool:
+    """`state = {'net': self.model.state_dict()}` with `self.model.to('cpu')` before it, then
+    `torch.save(state, path)` (DIG's benchmarks/xgraph/train_gnns.py `save_model`, which moves the
+    model back to its device after saving): a checkpoint dict built in the save's function whose
+    tensors are the state of modules moved to the host, plus plain values (numbers, strings, the
+    epoch) set in the display or stored by key. Any other value of the display, a second binding
+    of the name, or a stored `state_dict()` / tensor known to be on a device: not known to be host."""
+    scope = m.scope_of(save)
+    bindings = m.bindings_of(name)
+    if len(bindings) != 1:
+        return False
+    b = bindings[0]
+    if b.how != "assign" or not isinstance(b.value, cst.Dict) or m.scope_of(b.node) is not scope:
+        return False
+    held = False
+    for el in b.value.elements:
+        if not isinstance(el, cst.DictElement):
+            return False  # `**other`
+        if _host_state_dict_call(m, el.value, save):
+            held = True
+        elif not isinstance(el.value, (cst.Integer, cst.Float, cst.SimpleString, cst.FormattedString)):
+            return False
+    if not held:
+        return False
+    for node in m.walk(scope):
+        # `state[key] = value` in the same function: a stored state dict or device tensor is not host
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript) and (
+                isinstance(node.target.value, cst.Name) and node.target.value.value == name.value):
+            assign = m.parent(node)
+            value = getattr(assign, "value", None)
+            if value is None:
+                return False
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "state_dict":
+                if not _host_state_dict_call(m, value, save):
+                    return False
+                continue
+            d = m.device_of(value)
+            if d is not None and d.where != "host":
+                return False
+    return True
 
 
 def _moved_to_host_before(m, owner: cst.BaseExpression, at: cst.CSTNode) -> bool:
@@ -956,6 +1025,70 @@ def _path_of_imported_checkpointer(ctx: Context, load: cst.Call) -> bool:
             continue  # the object is kept: it is the one the training code calls
         if any(a.keyword is not None and a.keyword.value in _CHECKPOINTER_PATH_KEYWORDS and ctx.code(a.value) == path
                for a in c.args):
+            return True
+    return False
+
+
+# a saving helper of the project, imported from another module (UER-py's `uer.model_saver.save_model`)
+_SAVER_NAME = re.compile(r"(?i)(?:^|_)save(?:_|$)")
+# libraries whose `save` functions write something other than a checkpoint `torch.load` reads
+_NOT_CHECKPOINT_SAVERS = ("numpy.", "np.", "PIL.", "matplotlib.", "cv2.", "imageio.", "scipy.", "pandas.",
+                          "json.", "pickle.", "joblib.", "torchaudio.", "torchvision.", "soundfile.")
+
+
+def _package_data_file(m, load: cst.Call) -> bool:
+    """The load's path is built from `__file__` (directly, or through module-level names bound
+    to expressions that use it): a file that ships next to the module."""
+    pos = [a for a in load.args if a.keyword is None and not a.star]
+    path = pos[0].value if pos else next(
+        (a.value for a in load.args if a.keyword is not None and a.keyword.value == "f"), None)
+    return path is not None and _mentions_file_dunder(m, path, 0)
+
+
+def _mentions_file_dunder(m, node, depth: int) -> bool:
+    if depth > 3:
+        return False
+    for n in [node, *m.walk(node)]:
+        if isinstance(n, cst.Name):
+            if n.value == "__file__":
+                return True
+            bindings = m.bindings_of(n)
+            if (bindings and len(bindings) == 1 and bindings[0].how == "assign" and bindings[0].value is not None
+                    and m.scope_of(bindings[0].node) is m.module
+                    and _mentions_file_dunder(m, bindings[0].value, depth + 1)):
+                return True
+    return False
+
+
+def _saved_by_imported_helper(ctx: Context, load: cst.Call, scope) -> bool:
+    """A call earlier in the load's function of a saving function imported from the project
+    (UER-py's finetune scripts: `from uer.model_saver import save_model`, `save_model(model,
+    args.output_model_path)` in the epoch loop whenever the dev score improves, then
+    `args.model.load_state_dict(torch.load(args.output_model_path))` to test the best model): the
+    helper (in another module, so the rule cannot see its `torch.save`) writes the path it is given,
+    so the load re-reads what this process wrote, from these devices. The callee must be a plain
+    function imported into the file (not defined in it: then the rule sees its saves itself; not
+    torch, NumPy, pickle, image or audio libraries), its name must say that it saves (`save_model`,
+    `save_checkpoint`, `save`), it must not be on a branch exclusive with the load, and one of its
+    arguments must be the load's path expression, as written."""
+    m = ctx.model
+    if not isinstance(scope, cst.FunctionDef):
+        return False
+    path = _path_text(ctx, load, 0, "f")
+    if path is None:
+        return False
+    for c in m.calls:
+        if m.scope_of(c) is not scope or not m.precedes(c, load) or m.exclusive(c, load):
+            continue
+        f = c.func
+        if not isinstance(f, cst.Name) or f.value in m.functions or f.value in m.classes:
+            continue
+        q = m.qualname(f)
+        if q is None and m.star_import and not m.bindings_of(f):
+            q = f.value  # `from finetune.run_classifier import *` brings `save_model` (UER-py's run_regression.py)
+        if q is None or q.startswith(("torch.",) + _NOT_CHECKPOINT_SAVERS) or not _SAVER_NAME.search(f.value):
+            continue  # not imported (a local or a parameter), or a library's writer
+        if any(not a.star and ctx.code(a.value) == path for a in c.args):
             return True
     return False
 

@@ -66,7 +66,9 @@ be on the host and on an accelerator, when no more specific GL1 rule describes t
   tensor`); the safe fix passes `lengths.cpu()`.
 
 A 0-dimensional CPU tensor may meet GPU tensors (PyTorch allows it), so the rule only reports CPU
-tensors it knows to have at least one dimension. Where the analysis cannot tell (a value that is
+tensors it knows to have at least one dimension. Likewise a CPU table indexed by single elements of
+GPU tensors (`confusion[pred[j], gold[j]] += 1` in `for j in range(...)`) is not reported: a 0-dim
+index is read as an integer whatever its device. Where the analysis cannot tell (a value that is
 on the GPU on one branch only, a tensor of unknown origin), it stays silent.
 
 The safe fix adds `device=<other operand>.device` to the CPU tensor's factory when that factory
@@ -122,6 +124,8 @@ noise_scale = betas[t]
                 continue
             if mm.op == "module-call" and _stateless_callee(m, mm.acc):
                 continue  # `nn.L1Loss().cuda()` has no tensors of its own: it runs where its inputs are
+            if mm.op == "index" and _element_indices(m, mm.node):
+                continue  # `confusion[pred[j], gold[j]] += 1`: 0-dim indices are read as integers
             origin = mm.host_value.origin
             if self._gl105_owns(m, mm, origin) or (mm.op in ("module-call", "call") and self._gl101_owns(m, origin)
                                                    and not moved_back(mm.host_value)):
@@ -539,6 +543,51 @@ noise_scale = betas[t]
             return None
         edits = DeviceMismatch._host_moves(ctx, mm, f"{acc.value}.device", any_expression=False)
         return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`") if edits else None
+
+
+def _element_indices(m, node) -> bool:
+    """`confusion[pred[j], gold[j]] += 1` in `for j in range(pred.size(0))` (UER-py's finetune
+    `evaluate`): every index that is not on the host is one element taken from a tensor by an
+    integer (a literal, or the counter of a `for` over `range(...)`), so most likely a 0-dim
+    tensor, which PyTorch indexing reads as a Python integer (`.item()`) whatever its device: no
+    device mismatch. Such an element is not known to have a dimension (a 2-D `pred` would give
+    rows, which do fail), so the rule cannot tell and stays silent; indices known to have a
+    dimension (`betas[t]` of a batch of timesteps) keep it reporting."""
+    if not isinstance(node, cst.Subscript):
+        return False
+    found = False
+    for el in node.slice:
+        if not isinstance(el.slice, cst.Index):
+            return False
+        v = el.slice.value
+        d = m.device_of(v)
+        if d is not None and d.where == "host":
+            continue
+        if not _integer_pick(m, v) or m.value_of(v).nonscalar:
+            return False
+        found = True
+    return found
+
+
+def _integer_pick(m, v) -> bool:
+    """`t[j]` / `t[0]`: one element of `t` taken by an integer literal or a `range` loop counter."""
+    if not (isinstance(v, cst.Subscript) and len(v.slice) == 1 and isinstance(v.slice[0].slice, cst.Index)):
+        return False
+    i = v.slice[0].slice.value
+    if isinstance(i, cst.Integer):
+        return True
+    if not isinstance(i, cst.Name):
+        return False
+    bindings = m.bindings_of(i)
+    if not bindings:
+        return False
+    for b in bindings:
+        if b.how != "for" or b.index != () or not isinstance(b.value, cst.Call):
+            return False
+        f = b.value.func
+        if not (isinstance(f, cst.Name) and f.value == "range" and m.qualname(f) in (None, "range")):
+            return False
+    return True
 
 
 def _none_default_parameter(m, name: cst.Name) -> bool:

@@ -28,7 +28,10 @@ step, and skips steps whose gradients overflowed.
 
 bfloat16 autocast (`dtype=torch.bfloat16`) has float32's range and needs no scaler, and neither
 does autocast used only for inference; frameworks that manage precision (Lightning `precision=`,
-Accelerate `mixed_precision=`, DeepSpeed, the HF Trainer `fp16=`) scale the loss themselves.
+Accelerate `mixed_precision=`, DeepSpeed, the HF Trainer `fp16=`) scale the loss themselves, and
+so do objects from another module that are handed the loss: a scaler called as
+`loss_scaler(loss, optimizer)` (timm's NativeScaler) or an optimizer wrapper that runs the backward,
+`optimizer.backward(loss)` (fairseq's AMPOptimizer, apex's FP16_Optimizer).
 The rule stays silent in all these cases, and whenever the device type or dtype cannot be
 resolved from the file. A GradScaler built with `enabled=False` (a literal) scales nothing: when
 every scaler the file uses is such a one, the float16 autocast is reported anyway, naming the
@@ -382,4 +385,29 @@ def _delegated_loss_scaling(m) -> bool:
             continue  # a function of this file: its body is visible to the analysis
         if any(a.keyword is None and not a.star for a in call.args):
             return True
+    return _delegated_backward(m)
+
+
+def _delegated_backward(m) -> bool:
+    """`optimizer.backward(loss)`: the backward pass is run by an object given the loss, not by the
+    loss itself (fairseq's task `train_step`, as Graphormer's graph_prediction.py:
+    `with torch.cuda.amp.autocast(enabled=isinstance(optimizer, AMPOptimizer)): loss = ...`, then
+    `optimizer.backward(loss)`, where fairseq's `AMPOptimizer.backward` runs
+    `self._grad_scaler.scale(loss).backward()`; apex's `FP16_Optimizer.backward(loss)` and
+    DeepSpeed's `engine.backward(loss)` scale the loss the same way). The object comes from another
+    module, so its GradScaler is out of sight. Not `loss.backward(gradient)` (a tensor's own
+    backward), nor `torch.autograd.backward(loss)`, nor a function or class of this file."""
+    for call, recv, _ in m.method_calls("backward"):
+        if not any(a.keyword is None and not a.star for a in call.args):
+            continue
+        if (m.qualname(recv) or "").startswith("torch"):
+            continue
+        v = m.value_of(recv)
+        if m.kind_of(recv).value == "tensor" or v.kind in ("tensor", "module"):
+            continue
+        if getattr(v, "cls", None) is not None and v.cls in m.classes:
+            continue  # an instance of a class of this file: its `backward` is in sight
+        if isinstance(recv, cst.Name) and (recv.value in m.functions or recv.value in m.classes):
+            continue
+        return True
     return False

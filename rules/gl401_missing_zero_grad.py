@@ -35,7 +35,8 @@ The rule stays silent on gradient accumulation (the step sits under an `if ... %
 `accum` condition), on closures (`optimizer.step(closure)`, as LBFGS needs), and when the loop
 clears gradients any other way: `model.zero_grad()`, `param.grad = None`, a helper function of the
 file that does it. A loop iteration or a step function that builds its own optimizer before the
-step (a one-step check in a test helper) is not a training loop.
+step (a one-step check in a test helper) is not a training loop. Nor is a loop over another
+framework's optimizer (`paddle.optimizer.AdamW`, cleared with `optimizer.clear_grad()`).
 
 A step function whose only clears are `M.zero_grad()` on other modules, stepping an optimizer that
 a module of the file builds over its own parameters (`self.discriminator.optimizer`, set in
@@ -90,6 +91,8 @@ for x, y in loader:
                 opt = ctx.code(step.optimizer)
                 if opt in reported:
                     continue
+                if _other_framework_optimizer(ctx, step.optimizer):
+                    continue  # PaddlePaddle's `AdamW(...)`: its gradients are cleared by `clear_grad()`
                 if opt in loop.cleared_optimizers:
                     branch = _loop_branch_without_clear(ctx, loop, step, opt)
                     if branch is not None:
@@ -786,3 +789,28 @@ def _cleared_elsewhere(ctx: Context, opt: str) -> bool:
         if ctx.code(recv) == opt:
             return True
     return False
+
+
+# deep-learning frameworks other than PyTorch whose optimizers share `step()` but clear gradients
+# their own way (PaddlePaddle's `optimizer.clear_grad()`, MindSpore's functional gradients)
+_OTHER_FRAMEWORKS = ("paddle", "mindspore", "jittor", "oneflow", "tensorflow", "keras", "mxnet")
+
+
+def _other_framework_optimizer(ctx: Context, opt: cst.BaseExpression) -> bool:
+    """The optimizer is built by another framework's class (OpenPrompt's ERNIE tutorial for
+    PaddlePaddle: `from paddle.optimizer import AdamW`, `optimizer = AdamW(learning_rate=...,
+    parameters=...)`, then `loss.backward(); optimizer.step(); optimizer.clear_grad()`), or, when
+    the file builds it out of sight, the file imports such a framework and not torch: not a
+    PyTorch training loop, and its clears are not `zero_grad`."""
+    m = ctx.model
+
+    def other(q: str | None) -> bool:
+        return q is not None and q.split(".", 1)[0] in _OTHER_FRAMEWORKS
+
+    if isinstance(opt, cst.Name):
+        bindings = m.bindings_of(opt)
+        values = [b.value for b in bindings if b.how == "assign" and isinstance(b.value, cst.Call)]
+        if values and len(values) == len(bindings):
+            return all(other(m.qualname(v.func)) for v in values)
+    imported = {q.split(".", 1)[0] for q in m.imported_modules}
+    return bool(imported & set(_OTHER_FRAMEWORKS)) and "torch" not in imported and not m.frameworks

@@ -137,7 +137,9 @@ callers are in other files and choose the grad mode, training included), and in 
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
 worth reading about.
 
-A loop is reported at its model calls, not at its loss modules (`criterion(out, y)`), also when a
+A loop is reported at its model calls, not at its metric objects (a torchmetrics `Metric`, a metric
+module of the file with `update` and `compute`: no parameters, no graph of their own) nor at its
+loss modules (`criterion(out, y)`), also when a
 loss reaches the function as a parameter that every call site fills with one (LSTNet's
 `evaluate(..., evaluateL2, evaluateL1, ...)`), nor at a frozen model's calls (they record nothing)
 when it runs beside one that is not. A model kept on `self` counts as frozen when every value
@@ -246,6 +248,7 @@ with torch.no_grad():
                 continue  # `if train:` in a forward that the file's eval path calls with `train=False`
             calls = [c for c in _model_calls(facts, node) if c not in seen and facts.grad_mode_at(c) is None
                      and not _loss_module(ctx.model, c.func)  # a loss module records nothing of its own
+                     and not _metric_object(ctx.model, c.func)  # nor a metric (no parameters)
                      and not _signal_transform(ctx.model, c.func)  # nor a parameter-free transform
                      and not _no_grad_fallback(ctx.model, facts, c)]  # the retry of a no_grad call that raised
             if any(_model_takes_gradients(ctx.model, c) for c in calls):
@@ -447,7 +450,7 @@ with torch.no_grad():
                 loops = [fn.body]
             elif facts.mode_before(stmt) != "eval" and not _evals_under(m, facts, fn, _call_env(fn, call), loops):
                 continue
-            inner = [c for lp in loops for c in facts.model_calls(lp) if c not in seen]
+            inner = [c for lp in loops for c in facts.model_calls(lp) if c not in seen and not _metric_object(m, c.func)]
             if not inner or any(facts.grad_mode_at(c) is not None for c in inner):
                 continue
             if any(_model_takes_gradients(m, c) for c in inner):
@@ -759,7 +762,7 @@ def _model_calls(facts: TrainingFacts, node: cst.CSTNode) -> list[cst.Call]:
     """The model calls in `node`, with the explicit `model.forward(x)` form
     (AlwaysBeDreaming-DFCIL#9's `output = model.forward(input)[:, :self.valid_out_dim]`) and
     `model.__call__(x)` (`self.__call__(x)` in a module's own evaluation loop)."""
-    out = facts.model_calls(node)
+    out = [c for c in facts.model_calls(node) if not _metric_object(facts.m, c.func)]
     for c in facts.calls_in(node, False):
         f = c.func
         if (c not in out and isinstance(f, cst.Attribute) and f.attr.value in ("forward", "__call__")
@@ -1988,6 +1991,21 @@ def _evals_in_body(m, loop) -> bool:
     if not found:
         return False
     return not any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "train" for c in m.calls_in(loop))
+
+
+def _metric_object(m, func) -> bool:
+    """A metric object (a torchmetrics `Metric`: `spearman = SpearmanCorrCoef()` then
+    `spearman(uncs_j, errs_j)` in chemprop's `SpearmanEvaluator.evaluate`): an `nn.Module` without
+    parameters that accumulates statistics; calling it records no graph of its own (its inputs'
+    graphs are the model call's business, reported there)."""
+    if m.value_of(func).kind == "metric":
+        return True
+    if not isinstance(func, cst.Name):
+        return False
+    bindings = m.bindings_of(func)
+    return bool(bindings) and all(
+        b.how == "assign" and isinstance(b.value, cst.Call) and (m.qualname(b.value.func) or "").startswith("torchmetrics.")
+        for b in bindings)
 
 
 def _loss_module(m, func) -> bool:
