@@ -2263,6 +2263,8 @@ class Flow:
 
     def _expr_statement(self, e, frame: _Frame) -> None:
         v = self.eval(e, frame)
+        if type(e) is cst.Call:
+            self._nested_module_moves(e, frame)
         # Module moves and casts are in place: `model.to(device)`, `model.half()`
         if type(e) is cst.Call and type(e.func) is cst.Attribute:
             meth = e.func.attr.value
@@ -2296,6 +2298,28 @@ class Flow:
                 self._bind(recv, v, frame, None, rebinding=True)  # (see the OBJECT move in _method)
             elif meth == "enter_context" and e.args and self._is_nograd(e.args[0].value):
                 frame.nograd += 1  # stack.enter_context(torch.no_grad()): the rest of the block
+
+    def _nested_module_moves(self, e: cst.Call, frame: _Frame) -> None:
+        """`torch.save(model.cpu().state_dict(), path)`: a module's `.cpu()` / `.to()` / `.cuda()`
+        inside a statement's call (an argument, or the receiver of another method) moves the named
+        module in place as the statement `model.cpu()` does (pix2pix#253, E62-3). Only a name or
+        a `self` attribute is re-bound (`copy.deepcopy(model).cpu()` moves a copy)."""
+        stack = [a.value for a in e.args]
+        if type(e.func) is cst.Attribute:
+            stack.append(e.func.value)
+        while stack:
+            x = stack.pop()
+            if type(x) is not cst.Call:
+                continue
+            f = x.func
+            if type(f) is cst.Attribute:
+                if kb.module_method(f.attr.value) == "inplace_move":
+                    xv = self.values.get(x) if frame.record else None
+                    if xv is None:
+                        xv = self.eval(x, frame)
+                    self._module_moved_in_place(x, xv, frame, rebind_only=True)
+                stack.append(f.value)
+            stack.extend(a.value for a in x.args)
 
     def _list_add(self, recv, rv: Value, meth: str, v: Value, frame: _Frame) -> None:
         """`xs.append(v)`: a list's elements are what was put in it (joined)."""

@@ -76,6 +76,8 @@ for x, y in loader:
                 continue  # `device = "cpu"`: both operands are on the host
             if mm.op != "module-host":
                 continue
+            if getattr(mm, "loop", None) is not None:
+                continue  # moved, then put back on the host in place later in the loop: GL116's
             ctor = mm.host_value.origin
             if isinstance(ctor, cst.Call) and _built_from_parts(m, ctor):
                 continue

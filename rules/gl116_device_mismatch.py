@@ -115,6 +115,16 @@ noise_scale = betas[t]
                         f"`{ctx.code(mm.node.func)}` was put on the CPU on purpose (line "
                         f"{ctx.line_of(placed)}) but its input `{ctx.code(mm.acc)}` is on the "
                         f"accelerator; make the input on the module's device"))))
+                elif _moved_back_in_loop(m, mm) is not None:
+                    # `torch.save(model.cpu().state_dict(), p)` in the training loop (pix2pix#253,
+                    # E62-3): `Module.cpu()` moves the module itself, for every later pass
+                    mv = _moved_back_in_loop(m, mm)
+                    found.append((None, False, ctx.finding(mm.node, (
+                        f"`{ctx.code(mm.node.func)}` is moved to the CPU in place by `{ctx.code(mv)}` on "
+                        f"{_line(ctx, mm.node, mv)} (`Module.{mv.func.attr.value}()` moves the module itself), so on "
+                        f"every pass but the first of the loop on {_line(ctx, mm.node, mm.loop)} it meets its input "
+                        f"`{ctx.code(mm.acc)}` on the accelerator; save a host copy of the state instead "
+                        f"(`{{k: v.cpu() for k, v in {ctx.code(mv.func.value)}.state_dict().items()}}`) or move it back"))))
                 continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
             if mm.op == "module-part":
                 found.append((None, False, self._part_finding(ctx, mm)))
@@ -543,6 +553,21 @@ noise_scale = betas[t]
             return None
         edits = DeviceMismatch._host_moves(ctx, mm, f"{acc.value}.device", any_expression=False)
         return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`") if edits else None
+
+
+def _moved_back_in_loop(m, mm):
+    """The in-place move to the host (`model.cpu()`, also inside a statement's call) in the body of
+    the loop on whose later passes a module call meets accelerator inputs; None otherwise."""
+    if getattr(mm, "loop", None) is None:
+        return None
+    name = m.module.code_for_node(mm.node.func)
+    for call in m.calls_in(mm.loop):
+        f = call.func
+        if isinstance(f, cst.Attribute) and f.attr.value in ("cpu", "to") and m.module.code_for_node(f.value) == name:
+            v = m.value_of(call)
+            if v.kind == "module" and v.dev is not None and v.dev.where == "host":
+                return call
+    return None
 
 
 def _element_indices(m, node) -> bool:

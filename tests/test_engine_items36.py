@@ -221,3 +221,40 @@ def test_no_fix_names_a_list_bound_by_the_factory_statement():
     assert all("parts.device" not in d.message for d in result.diagnostics)
     gl116 = next(d for d in result.diagnostics if d.code == "GL116")
     assert "`parts` holds tensors on the CPU" in gl116.message
+
+
+# E62-3 (pix2pix#253): `Module.cpu()` is in place, also inside a statement's call; a save in the
+# training loop leaves the model on the host for every later pass.
+SAVE = """
+import copy
+
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    x = torch.randn(8, 4).to(device)
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    {save}
+{after}
+"""
+
+
+def test_a_module_saved_through_cpu_in_the_loop_meets_device_inputs_on_the_next_pass():
+    (d,) = _run(SAVE.format(save='torch.save(model.cpu().state_dict(), "m.pt")', after=""), "GL116",
+                "GL112").diagnostics
+    assert (d.line, d.code) == (12, "GL116")
+    assert "moved to the CPU in place by `model.cpu()` on line 16" in d.message
+
+
+def test_saves_that_leave_the_model_where_it_runs_are_silent():
+    # controls (silent on 7d8aa31 too): a copy moved; moved back after the save; saved after the loop
+    for save, after in (('torch.save(copy.deepcopy(model).cpu().state_dict(), "m.pt")', ""),
+                        ('torch.save(model.cpu().state_dict(), "m.pt")\n    model.to(device)', ""),
+                        ("pass", 'torch.save(model.cpu().state_dict(), "m.pt")')):
+        assert _lines(SAVE.format(save=save, after=after), "GL116", "GL112") == [], save
