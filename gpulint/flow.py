@@ -248,6 +248,13 @@ def join(a: Value | None, b: Value | None) -> Value:
             return b
         if b.items == () and a.items is None and a.elem is not None:
             return a
+    if a.kind == MAPPING and b.kind == MAPPING:
+        # an empty dict joined with one filled under computed keys: indexing gives the filled
+        # one's values (`out = {}` then `out[f"stage_{s}"] = ...` in a loop, E62-2)
+        if a.keys == () and b.keys is None and b.elem is not None:
+            return b
+        if b.keys == () and a.keys is None and a.elem is not None:
+            return a
     if a.kind == FUNC == b.kind and type(a.fn) is _TorchFn and type(b.fn) is _TorchFn:
         if a.fn.q.startswith("torch.cuda.") != b.fn.q.startswith("torch.cuda."):
             # `torch.cuda.FloatTensor if use_gpu else torch.FloatTensor`: the configured accelerator,
@@ -2585,8 +2592,20 @@ class Flow:
                     (k, v) for k in looped if all(k != k0 for k0, _ in bv.keys))
                 new = _mapping(keys, None, bv.origin)
             else:
-                elem = join(bv.elem, v) if bv.elem is not None else None
-                new = Value(MAPPING, None, elem=elem if elem is not None and elem.kind == TENSOR else None, origin=bv.origin)
+                if bv.elem is not None:
+                    elem = join(bv.elem, v)
+                elif bv.keys is not None:
+                    # a dict display (`out = {}`) given a value under a computed key (`out[f"stage_{s}"]
+                    # = [self.lin(x)]`, PatchmatchNet#35, E62-2): any value is one of those it was given
+                    elem = v
+                    for _k0, v0 in bv.keys:
+                        elem = join(elem, v0)
+                else:
+                    elem = None
+                if elem is not None and not (elem.kind == TENSOR or (
+                        elem.kind == TUPLE and (_elem_of(elem) or UNKNOWN).kind == TENSOR)):
+                    elem = None  # (tensors, and lists of tensors, only)
+                new = Value(MAPPING, None, elem=elem, origin=bv.origin)
         else:
             items = None
             if type(idx) is cst.Integer and bv.items is not None:

@@ -258,3 +258,49 @@ def test_saves_that_leave_the_model_where_it_runs_are_silent():
                         ('torch.save(model.cpu().state_dict(), "m.pt")\n    model.to(device)', ""),
                         ("pass", 'torch.save(model.cpu().state_dict(), "m.pt")')):
         assert _lines(SAVE.format(save=save, after=after), "GL116", "GL112") == [], save
+
+
+# E62-2 (PatchmatchNet#35, fixtures62's minimal repro): a dict display filled under computed keys
+# (`out[f"stage_{s}"] = [self.lin(x)]` in a loop) gives its values when indexed.
+STAGES = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        out = {{}}
+        for s in range(1, 3):
+            out[f"stage_{{s}}"] = [self.lin(x)]
+        return out
+
+
+def loss_fn(preds, gt):
+    loss = {init}
+    for l in range(1, 3):
+        p = preds[f"stage_{{l}}"]
+        for i in range(len(p)):
+            loss = loss + F.smooth_l1_loss(p[i], gt)
+    return loss
+
+
+model = Net().to(device)
+x = torch.randn(2, 3).to(device)
+loss_fn(model(x), x).backward()
+"""
+
+
+def test_values_stored_under_computed_keys_are_read_back():
+    assert _lines(STAGES.format(init="torch.zeros(1)"), "GL116") == [(26, "GL116")]
+
+
+def test_an_accumulator_that_starts_from_a_number_is_silent():
+    # control (silent on 7d8aa31 too)
+    assert _lines(STAGES.format(init="0"), "GL116") == []
