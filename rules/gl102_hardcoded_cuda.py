@@ -999,7 +999,15 @@ def _guard_state(ctx: Context, node, depth: int, chain: tuple) -> bool | None:
         if isinstance(anc, cst.Lambda):
             return True  # who calls it, under which test, is not known here
         if isinstance(anc, cst.FunctionDef):
-            if m.class_of(anc) is not None:
+            outer = m.enclosing(anc, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+            if isinstance(outer, (cst.FunctionDef, cst.Lambda)):
+                # a nested function (jiant's `make_one_hot` in `update_metrics`): called by its
+                # name in the function that defines it; handed on or returned, who calls it is
+                # not known here
+                sites = _nested_call_sites(m, anc, outer)
+                if not sites:
+                    return True
+            elif m.class_of(anc) is not None:
                 # a method: its calls are `<anything>.<name>(...)`; the file must call it, and
                 # under no test about devices
                 name = anc.name.value
@@ -1145,6 +1153,121 @@ def _fallback_meetings(ctx: Context):
                 seen.add(id(site))
                 yield site, where, other
                 break
+
+
+def _fallback_placements(m) -> list:
+    """(placing call, device expression) for the file's module-level placements of a module on a
+    device it chooses at run time between CUDA and the CPU (`model = Net().to(device)` with
+    `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`): the file's main path
+    runs on the CPU when CUDA is missing."""
+    out = []
+    for call in m.calls:
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+            continue
+        where = _placement_device(m, call)
+        if where is None or not isinstance(where, cst.Name) or not _fallback_choice(m, where):
+            continue
+        if m.scope_of(call) is not m.module or m.value_of(call.func.value).kind != "module":
+            continue
+        out.append((call, where))
+    return out
+
+
+def _placement_of(m, where):
+    return next((c for c, w in _fallback_placements(m) if w.value == getattr(where, "value", None)), None)
+
+
+def _unguarded_on_fallback_path(ctx: Context):
+    """(site, device name, None) for each index-less `.cuda()` that runs, with no test about devices
+    (nor a `try`) on the way, in a script that moves its model, at module level, to a device it chooses
+    between CUDA and the CPU (jiant#776: `device = torch.device("cuda" if torch.cuda.is_available()
+    else "cpu")`, `model.to(device)`, and a metric helper's `torch.eye(depth).cuda()`): the CPU
+    fallback the file declares crashes there. Only sites the engine reaches, in functions of the
+    file the script calls (every call followed, `_guarded`), outside methods of `nn.Module`
+    classes and of classes whose callers the file does not show; `.cuda(i)` and `"cuda"` strings
+    are left to the other checks."""
+    m = ctx.model
+    placements = _fallback_placements(m)
+    if not placements:
+        return
+    names = {w.value for _, w in placements}
+    if len(names) != 1:
+        return  # two run-time devices: which one the site meant is not known
+    where = placements[0][1]
+    for site in _cuda_calls(m):
+        if site.args or not m.reached(site):
+            continue
+        fn = m.enclosing(site, cst.FunctionDef)
+        if fn is None and m.enclosing(site, cst.ClassDef) is not None:
+            continue
+        if _within_module_class(m, site) or _guarded(ctx, site) or _under_cuda_operand_test(ctx, site):
+            continue
+        if _branch_of_configured_device(m, site) or not _called_by_the_script(m, site):
+            continue
+        yield site, where, None
+
+
+def _nested_call_sites(m, fn, outer) -> list:
+    """The calls of the nested function `fn` by its name in `outer`, the function defining it; empty
+    when the name is also used otherwise there (returned, handed on: callers not known here)."""
+    name = fn.name.value
+    calls = [c for c in m.calls_in(outer) if isinstance(c.func, cst.Name) and c.func.value == name
+             and not m.contains(fn, c)]
+    uses = [n for n in m.walk(outer) if type(n) is cst.Name and n.value == name and n is not fn.name]
+    return calls if len(uses) == len(calls) else []
+
+
+def _bound_before_run(m, where, node, depth: int = 0) -> bool:
+    """Every module-level binding of the name `where` precedes `node` when `node` runs: `node` is
+    module-level code after them, or in a function of the file every call of which is (followed
+    through nested functions and plain-class methods)."""
+    if depth > 4:
+        return False
+    glob = m.bindings.get((m.module, where.value)) or []
+    fn = m.enclosing(node, cst.FunctionDef)
+    if fn is None:
+        return bool(glob) and all(m.precedes(b.node, node) for b in glob)
+    outer = m.enclosing(fn, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+    if isinstance(outer, (cst.FunctionDef, cst.Lambda)):
+        sites = _nested_call_sites(m, fn, outer)
+    elif m.class_of(fn) is not None:
+        sites = [c for c in m.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == fn.name.value
+                 and not m.contains(fn, c)]
+    else:
+        sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == fn.name.value
+                 and not m.contains(fn, c)]
+    return bool(sites) and all(_bound_before_run(m, where, c, depth + 1) for c in sites)
+
+
+def _within_module_class(m, node) -> bool:
+    """`node` sits in a method of a class that is not a plain class of the file (an `nn.Module`,
+    a Dataset, an imported base): where such code runs is the framework's business."""
+    for anc in m.ancestors(node):
+        if isinstance(anc, cst.ClassDef):
+            info = m.classes.get(anc.name.value)
+            return info is None or info.node is not anc or bool(info.bases)
+    return False
+
+
+def _called_by_the_script(m, node, depth: int = 0) -> bool:
+    """`node` is module-level code, or in a function of the file a call of which is (followed
+    through nested functions and plain-class methods, three calls deep)."""
+    if depth > 4:
+        return False
+    fn = m.enclosing(node, cst.FunctionDef)
+    if fn is None:
+        return True
+    outer = m.enclosing(fn, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+    if isinstance(outer, (cst.FunctionDef, cst.Lambda)):
+        sites = _nested_call_sites(m, fn, outer)
+    elif m.class_of(fn) is not None:
+        name = fn.name.value
+        sites = [c for c in m.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == name
+                 and not m.contains(fn, c)]
+    else:
+        sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == fn.name.value
+                 and not m.contains(fn, c)]
+    return any(_called_by_the_script(m, c, depth + 1) for c in sites)
 
 
 class HardcodedCuda(Rule):
@@ -1307,10 +1430,17 @@ x = torch.randn(8, 3, device=device)
             return
         found = unsuppressed(ctx, list(_fallback_meetings(ctx)))
         if not found:
-            return
+            # no meeting the engine can see (an unknown function made the tensor, jiant#776's
+            # `torch.sparse.torch.eye(depth).cuda()` in a nested helper): an unguarded `.cuda()`
+            # that runs on the path the file's own CPU fallback takes
+            found = unsuppressed(ctx, list(_unguarded_on_fallback_path(ctx)))
+            if not found:
+                return
         edits = []
         for site, where, _other in found:
             name = self._visible_name(m, where, site)
+            if name is not None and _other is None and not _bound_before_run(m, where, site):
+                name = None  # (textual_inversion's `load_model_from_config` runs before `device` is bound)
             if name is not None:
                 extra = "".join(
                     f", {ctx.code(a)}" for a in site.args if a.keyword is not None and a.keyword.value == "non_blocking"
@@ -1318,11 +1448,21 @@ x = torch.randn(8, 3, device=device)
                 edits.append(ctx.replace(site, f"{ctx.code(site.func.value)}.to({name}{extra})"))
         site, where, other = found[0]
         shown = ctx.code(where) if isinstance(where, cst.Name) else "a device chosen at run time"
-        message = (
-            f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: it meets "
-            f"`{ctx.code(other)}`, placed on {'`' + shown + '`' if isinstance(where, cst.Name) else shown} "
-            "(CUDA or the CPU, chosen at run time), so a CPU run fails here; move it to that device"
-        )
+        if other is None:
+            placed = _placement_of(m, where)
+            moved = f"moves its model to `{shown}` on {line_ref(ctx, placed)}" if placed is not None else (
+                f"places its model on `{shown}`")
+            message = (
+                f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: the file {moved}, "
+                "CUDA or the CPU chosen at run time, but no test about devices guards this line, so a CPU "
+                "run fails here; move it to that device"
+            )
+        else:
+            message = (
+                f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: it meets "
+                f"`{ctx.code(other)}`, placed on {'`' + shown + '`' if isinstance(where, cst.Name) else shown} "
+                "(CUDA or the CPU, chosen at run time), so a CPU run fails here; move it to that device"
+            )
         message += other_lines(ctx, site, [s for s, _, _ in found[1:]], "also")
         fix = ctx.fix(*edits, message="Move it to the run-time device") if edits else None
         yield ctx.finding(site, message, fix)
