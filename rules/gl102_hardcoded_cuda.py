@@ -965,21 +965,21 @@ def _device_test(text: str) -> bool:
     )
 
 
-def _guarded(ctx: Context, node, depth: int = 0) -> bool:
+def _guarded(ctx: Context, node, depth: int = 0, cap: int = 3) -> bool:
     """`node` runs only under a test about devices (an `if`/`while`/conditional expression/`and`/`or`
     whose test names CUDA, a GPU, the CPU, a device or availability), inside a `try` that has an
     `except` (the handler may be the fallback), or in a function of the file some call of which is
     so guarded (or a method, whose callers the file does not tell)."""
-    return _guard_state(ctx, node, depth, ()) is not False
+    return _guard_state(ctx, node, depth, (), cap) is not False
 
 
-def _guard_state(ctx: Context, node, depth: int, chain: tuple) -> bool | None:
+def _guard_state(ctx: Context, node, depth: int, chain: tuple, cap: int = 3) -> bool | None:
     """`_guarded`'s answer; None when every way to `node` found leads back into `chain`, the
     functions already on the way here (`_train` calls `self._model.train()`, a call the name search
     takes for the trainer's own `train`, which calls `self._train()`): a cycle of the search, no way
     in. Such a branch does not decide; where no branch does, the caller reads it as guarded."""
     m = ctx.model
-    if depth > 3:
+    if depth > cap:
         return True
     child = node
     for anc in m.ancestors(node):
@@ -1022,7 +1022,7 @@ def _guard_state(ctx: Context, node, depth: int, chain: tuple) -> bool | None:
             outside = [c for c in sites if not any(m.contains(f, c) for f in chain)]
             if not outside:
                 return None
-            states = [_guard_state(ctx, c, depth + 1, (*chain, anc)) for c in outside]
+            states = [_guard_state(ctx, c, depth + 1, (*chain, anc), cap) for c in outside]
             if any(st is True for st in states):
                 return True
             return False if any(st is False for st in states) else None
@@ -1188,23 +1188,57 @@ def _unguarded_on_fallback_path(ctx: Context):
     are left to the other checks."""
     m = ctx.model
     placements = _fallback_placements(m)
-    if not placements:
-        return
-    names = {w.value for _, w in placements}
-    if len(names) != 1:
-        return  # two run-time devices: which one the site meant is not known
-    where = placements[0][1]
+    if placements:
+        names = {w.value for _, w in placements}
+        if len(names) != 1:
+            return  # two run-time devices: which one the site meant is not known
+        where = placements[0][1]
+    else:
+        # the statement form of the fallback (DAGMM, pytorch#50401, G48-2): the model moved with
+        # `.cuda()` only under `if torch.cuda.is_available():`; no device name to route through
+        moves = _guarded_model_moves(m)
+        if not moves:
+            return
+        where = moves[0]
     for site in _cuda_calls(m):
-        if site.args or not m.reached(site):
+        if site.args or not m.reached(site) or (isinstance(where, cst.Call) and site is where):
             continue
         fn = m.enclosing(site, cst.FunctionDef)
         if fn is None and m.enclosing(site, cst.ClassDef) is not None:
             continue
-        if _within_module_class(m, site) or _guarded(ctx, site) or _under_cuda_operand_test(ctx, site):
+        if isinstance(where, cst.Call) and m.value_of(site.func.value).kind == "module":
+            continue  # another model moved to CUDA: with no device name, which is the fallback's is not known
+        if (_outside_file_class(m, site) or _guarded(ctx, site, cap=_CHAIN_DEPTH)
+                or _under_cuda_operand_test(ctx, site)):
             continue
         if _branch_of_configured_device(m, site) or not _called_by_the_script(m, site):
             continue
         yield site, where, None
+
+
+_CHAIN_DEPTH = 6  # calls followed from a site to the script's code (DAGMM: four method hops)
+
+
+def _guarded_model_moves(m) -> list:
+    """`X.cuda()` calls on a module, each in the body of an `if` whose test asks whether CUDA is
+    available (`if torch.cuda.is_available(): self.dagmm.cuda()`) and not negated: the file moves
+    its model to CUDA only where there is one, and runs on the CPU otherwise."""
+    out = []
+    for call in _cuda_calls(m):
+        if call.args or m.value_of(call.func.value).kind != "module":
+            continue
+        child = call
+        for anc in m.ancestors(call):
+            if isinstance(anc, cst.If) and child is anc.body:
+                test = anc.test
+                if _mentions_availability(m, test) and not (
+                        isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
+                    out.append(call)
+                break
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.If, cst.IfExp, cst.While)):
+                break
+            child = anc
+    return out
 
 
 def _nested_call_sites(m, fn, outer) -> list:
@@ -1239,20 +1273,22 @@ def _bound_before_run(m, where, node, depth: int = 0) -> bool:
     return bool(sites) and all(_bound_before_run(m, where, c, depth + 1) for c in sites)
 
 
-def _within_module_class(m, node) -> bool:
-    """`node` sits in a method of a class that is not a plain class of the file (an `nn.Module`,
-    a Dataset, an imported base): where such code runs is the framework's business."""
+def _outside_file_class(m, node) -> bool:
+    """`node` sits in a class the file's class table does not resolve (a class defined twice, inside
+    a function): its methods' callers are not the file's to follow. Methods of the file's classes
+    (plain, `nn.Module` subclasses) count only through the calls of them `_called_by_the_script`
+    and `_guarded` find by name (a `forward` run by `model(x)` has none: silent)."""
     for anc in m.ancestors(node):
         if isinstance(anc, cst.ClassDef):
             info = m.classes.get(anc.name.value)
-            return info is None or info.node is not anc or bool(info.bases)
+            return info is None or info.node is not anc
     return False
 
 
 def _called_by_the_script(m, node, depth: int = 0) -> bool:
     """`node` is module-level code, or in a function of the file a call of which is (followed
-    through nested functions and plain-class methods, three calls deep)."""
-    if depth > 4:
+    through nested functions and methods of the file's classes, `_CHAIN_DEPTH` calls deep)."""
+    if depth > _CHAIN_DEPTH:
         return False
     fn = m.enclosing(node, cst.FunctionDef)
     if fn is None:
@@ -1448,7 +1484,14 @@ x = torch.randn(8, 3, device=device)
                 edits.append(ctx.replace(site, f"{ctx.code(site.func.value)}.to({name}{extra})"))
         site, where, other = found[0]
         shown = ctx.code(where) if isinstance(where, cst.Name) else "a device chosen at run time"
-        if other is None:
+        if other is None and isinstance(where, cst.Call):
+            message = (
+                f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: the file moves its model "
+                f"to CUDA only when CUDA is available ({line_ref(ctx, where)}), but no test about devices guards "
+                "this line, so a CPU run fails here; move it where the model's tensors are (`.to(x.device)`) "
+                "or guard it the same way"
+            )
+        elif other is None:
             placed = _placement_of(m, where)
             moved = f"moves its model to `{shown}` on {line_ref(ctx, placed)}" if placed is not None else (
                 f"places its model on `{shown}`")

@@ -122,3 +122,60 @@ if __name__ == "__main__":
     ds = found(src)
     assert [d.line for d in ds] == [8]
     assert ds[0].fix is None
+
+
+# the statement form of the fallback (G48-2, DAGMM, pytorch/pytorch#50401): no device name, the model
+# moved with `.cuda()` only under `if torch.cuda.is_available():`
+
+GUARDED = """
+import torch
+import torch.nn as nn
+
+
+def to_var(x):
+    if torch.cuda.is_available():
+        x = x.cuda()
+    return x
+
+
+model = nn.Linear(3, 2)
+if torch.cuda.is_available():
+    model.cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    z = model(to_var(torch.randn(4, 3)))
+    W
+    (z * w).sum().backward()
+    opt.step()
+"""
+
+
+def test_unguarded_cuda_beside_a_guarded_model_move_is_reported():
+    ds = found(GUARDED.replace("W", "w = torch.ones(2).cuda()"))
+    assert [d.line for d in ds] == [18]
+    assert "moves its model to CUDA only when CUDA is available (line 14)" in ds[0].message
+    assert ds[0].fix is None  # no device name to route it through
+
+
+def test_guarded_beside_a_guarded_model_move_stays_silent():
+    assert lines(src=GUARDED.replace("W", "w = to_var(torch.ones(2))")) == []
+    assert lines(src=GUARDED.replace("W", "w = torch.ones(2).cuda() if torch.cuda.is_available() else torch.ones(2)")) == []
+
+
+def test_only_tensors_moved_under_the_test_is_no_evidence():
+    src = GUARDED.replace("if torch.cuda.is_available():\n    model.cuda()\n", "")
+    assert lines(src=src.replace("W", "w = torch.ones(2).cuda()")) == []
+
+
+def test_a_second_model_moved_unguarded_is_left_alone():
+    # which model the fallback is for is not known without a device name
+    src = GUARDED.replace("W", "w = torch.ones(2)").replace(
+        "opt = torch.optim", "critic = nn.Linear(2, 1).cuda()\nopt = torch.optim")
+    assert lines(src=src) == []
+
+
+def test_a_cuda_flag_makes_the_file_cuda_only_by_design():
+    # `use_cuda = torch.cuda.is_available()` / `if use_cuda:` (PyTorch-GAN's `if cuda:`): the rule's
+    # CUDA-only-by-design reading, as before
+    src = GUARDED.replace("if torch.cuda.is_available():\n    model.cuda()", "use_cuda = torch.cuda.is_available()\nif use_cuda:\n    model.cuda()")
+    assert lines(src=src.replace("W", "w = torch.ones(2).cuda()")) == []
