@@ -33,7 +33,10 @@ The fix (unsafe: it changes where the loop's tensors live) moves the batch at th
 body (or right after the statement that made it) with the same device expression the model was
 moved with, or the model's own `next(model.parameters()).device`, never a literal device:
 `x = x.to(device)` for tuple batches, `batch = {k: v.to(device) for k, v in batch.items()}` for
-dict batches, `inputs = inputs.to(device)` for tokenizer output.
+dict batches, `inputs = inputs.to(device)` for tokenizer output. No fix is offered when the code
+reads a moved value again beside a tensor it keeps on the CPU (`pred.cpu() == batch["label"]`,
+`batch["label"].numpy()`): moving the whole batch would make that line fail instead; the message
+still names the move.
 
 The rule is silent when the loader has a `collate_fn` or a Dataset of the file that moves
 tensors itself, when the batch is re-bound or moved anywhere in the loop, and when the model's

@@ -1396,6 +1396,14 @@ devices (`if use_cuda:`, `x.cuda() if use_cuda else x`, `if torch.cuda.is_availa
 files that are CUDA-only by design (above), and where the other operand's device is not a CUDA/CPU
 choice the file makes (`torch.device(args.device)`: unknown).
 
+Where no such meeting can be seen, an index-less `.cuda()` that the script runs with no test about
+devices (nor a `try`, nor a guarded caller) on the way is reported too, when the script declares its
+CPU fallback plainly: it moves a model, at module level, to a name chosen between CUDA and the CPU
+(`model = Net().to(device)`; jiant's metric helper `ones = torch.eye(depth).cuda()`), or, with no
+such name, moves its model with `.cuda()` only under `if torch.cuda.is_available():` (DAGMM's
+`det_cov = torch.cat(det_cov).cuda()`). The fix writes `.to(device)` where that name is bound before
+the site runs; with the `if` form there is no name, and no fix.
+
 Bad:
 
 ```python

@@ -46,7 +46,9 @@ parameter fails on a GPU with `RuntimeError: Expected all tensors to be on the s
 The rule fires when such an attribute is read in `forward` (or a method that forward calls) in an
 operation with a device tensor, or in another method of the class that the file calls on a moved
 instance (`policy.sample(state)` after `policy.to(device)`); not when the attribute is a `nn.Parameter`, a registered buffer,
-a Python number, a 0-dim scalar tensor, is reassigned in forward, is only used in `__init__`, as
+a Python number, a 0-dim scalar tensor (`torch.tensor(w)` counts as one unless `w` is known to be
+a sequence: a list or tuple display, `list(...)`, or an `__init__` parameter whose default and every
+argument the file's constructions pass are such), is reassigned in forward, is only used in `__init__`, as
 an index or for its shape, is moved with `.to(x.device)` where it is used, or is moved by the
 class's own `_apply`/`to`/`cuda` override (a `to` override that moves other attributes by hand does
 not move this one), or is read only on the CPU branch of a device test (`if x.is_cuda:` using a
