@@ -1483,8 +1483,12 @@ x = torch.randn(8, 3, device=device)
         edits = []
         for site, where, _other in found:
             name = self._visible_name(m, where, site)
-            if name is not None and _other is None and not _bound_before_run(m, where, site):
-                name = None  # (textual_inversion's `load_model_from_config` runs before `device` is bound)
+            scope = m.scope_of(site)
+            local = scope is not m.module and (scope, name) in m.bindings
+            if name is not None and not local and not _bound_before_run(m, where, site):
+                # the module-level name is bound only after the site runs (textual_inversion's
+                # `load_model_from_config` runs before `device` is bound): `.to(device)` would fail
+                name = None
             if name is not None:
                 extra = "".join(
                     f", {ctx.code(a)}" for a in site.args if a.keyword is not None and a.keyword.value == "non_blocking"
