@@ -316,9 +316,7 @@ def _cuda_type_conversion(m, call: cst.Call) -> str | None:
     v = arg.value
     if (isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "type"
             and not v.args and isinstance(v.func.value, (cst.Name, cst.Attribute, cst.Subscript))):
-        inner = v.func.value
-        text = inner.value if isinstance(inner, cst.Name) else None
-        return f"{text}.type()" if text else "<tensor>.type()"
+        return m.module.code_for_node(v)
     q = m.qualname(v) or ""
     if q.startswith("torch.cuda.") and q.endswith("Tensor"):
         return q
