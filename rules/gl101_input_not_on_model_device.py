@@ -33,7 +33,10 @@ The fix (unsafe: it changes where the loop's tensors live) moves the batch at th
 body (or right after the statement that made it) with the same device expression the model was
 moved with, or the model's own `next(model.parameters()).device`, never a literal device:
 `x = x.to(device)` for tuple batches, `batch = {k: v.to(device) for k, v in batch.items()}` for
-dict batches, `inputs = inputs.to(device)` for tokenizer output.
+dict batches, `inputs = inputs.to(device)` for tokenizer output. No fix is offered when the code
+reads a moved value again beside a tensor it keeps on the CPU (`pred.cpu() == batch["label"]`,
+`batch["label"].numpy()`): moving the whole batch would make that line fail instead; the message
+still names the move.
 
 The rule is silent when the loader has a `collate_fn` or a Dataset of the file that moves
 tensors itself, when the batch is re-bound or moved anywhere in the loop, and when the model's
@@ -118,7 +121,7 @@ for x, y in loader:
                                   and (m.value_of(f[2]).kind != "object" or _returning_to(m, m.value_of(f[2])))])
         for call, root, host, source, mm in found:
             name = root.value if root is not None else ctx.code(host)
-            fix, line, device = fixes.get(id(call), (None, None, None))
+            fix, line, device, late = fixes.get(id(call), (None, None, None, None))
             at_site = mm.site is not None and id(call) not in inside
             if device is None:
                 d = mm.acc_value.dev
@@ -141,6 +144,9 @@ for x, y in loader:
             text = self.message.format(name=name, source=source, callee=callee, device=device, line=line)
             if device.startswith("the "):
                 text = text.replace(f"`{device}`", device)  # words, not code
+            if late is not None:
+                text += (f" (no automatic fix: `{late}` is read again later beside a tensor kept on the CPU;"
+                         " keep a CPU copy of what is compared there)")
             yield ctx.finding(call, text, fix)
 
     def _fixes(self, ctx: Context, found) -> dict:
@@ -180,6 +186,14 @@ for x, y in loader:
                 else:
                     continue
                 moves[t.value] = ordered[-1]
+            late = next((n for n in moves if _meets_host_later(m, n, where, [c for c, _ in calls])), None)
+            if late is not None:
+                # the function reads a moved value later where it meets a tensor it keeps on the
+                # host (`pred.cpu() == batch["label"]`, OpenBookQA#5): moving it there would make
+                # the fixed script fail, so no fix; the message still names the move
+                for call, name in calls:
+                    out[id(call)] = (None, lines[name], device, late)
+                continue
             if isinstance(where, cst.For):
                 body = where.body
                 if not isinstance(body, cst.IndentedBlock) or not body.body or not ordered:
@@ -190,7 +204,7 @@ for x, y in loader:
                 edit = ctx.insert_after(where, "\n".join(ordered))
                 fix = ctx.fix(edit, message="Move the batch to the model's device after it is made")
             for call, name in calls:
-                out[id(call)] = (fix, lines[name], device)
+                out[id(call)] = (fix, lines[name], device, None)
             moved_at[id(where)] = (fix, moves, device)
         # a finding whose operand is computed from a batch name (`target.flatten()`) that one of
         # these edits moves (a sibling of the reported input) shares that edit: fixing one
@@ -204,7 +218,7 @@ for x, y in loader:
             where = self._bound_at(m, base, call)
             fix, moves, device = moved_at.get(id(where), (None, {}, None))
             if fix is not None and base.value in moves:
-                out[id(call)] = (fix, moves[base.value], device)
+                out[id(call)] = (fix, moves[base.value], device, None)
         return out
 
     @staticmethod
@@ -315,6 +329,60 @@ for x, y in loader:
         if isinstance(host, cst.Subscript):
             return f"{name} = [t{move} for t in {name}]"
         return f"{name} = {name}{move}"
+
+
+_HOST_ONLY_METHODS = frozenset({"numpy"})
+
+
+def _meets_host_later(m, name: str, where, calls) -> bool:
+    """After the fix's move of `name` (at the top of the loop `where`, or after the statement
+    `where`), a read of `name` (`batch`, `batch["label"]`, `batch.label`) outside the reported calls
+    meets a tensor the code keeps on the host: an operand of an arithmetic operation or comparison,
+    or an argument of a `torch.*` call, whose other operand the engine knows is a host tensor that
+    does not come from a batch (`pred.cpu() == batch["label"]`); or it is converted with
+    `.numpy()`. The moved value would meet that host tensor (or fail `.numpy()`)."""
+    scope = m.scope_of(where)
+    region = where.body if isinstance(where, cst.For) else scope
+    for node in m.walk(region):
+        if not (isinstance(node, cst.Name) and node.value == name):
+            continue
+        if not isinstance(where, cst.For) and not m.precedes(where, node):
+            continue
+        if m.scope_of(node) is not scope or any(m.contains(c, node) for c in calls):
+            continue
+        e: cst.CSTNode = node
+        parent = m.parent(e)
+        while (isinstance(parent, cst.Subscript) and parent.value is e) or (
+                isinstance(parent, cst.Attribute) and parent.value is e
+                and not (isinstance(m.parent(parent), cst.Call) and m.parent(parent).func is parent)):
+            e, parent = parent, m.parent(parent)
+        if isinstance(e, cst.Name) and (isinstance(parent, (cst.AssignTarget, cst.For)) or _bound_here(m, e)):
+            continue  # a re-binding, not a read
+        others: list = []
+        if isinstance(parent, cst.ComparisonTarget):
+            parent = m.parent(parent)
+        if isinstance(parent, cst.Attribute) and parent.value is e and parent.attr.value in _HOST_ONLY_METHODS:
+            return True
+        if isinstance(parent, cst.BinaryOperation):
+            others = [parent.right if parent.left is e else parent.left]
+        elif isinstance(parent, cst.Comparison):
+            others = [parent.left, *(c.comparator for c in parent.comparisons)]
+        elif isinstance(parent, cst.Arg):
+            call = m.parent(parent)
+            if isinstance(call, cst.Call) and (m.qualname(call.func) or "").startswith("torch."):
+                others = [a.value for a in call.args if a is not parent]
+        for o in others:
+            if o is e:
+                continue
+            d, v = m.device_of(o), m.value_of(o)
+            if d is not None and d.is_host and v.kind == "tensor" and batch_source(m, v.origin) is None:
+                return True
+    return False
+
+
+def _bound_here(m, name: cst.Name) -> bool:
+    """`name` is the target of a binding (assigned, a loop target, an unpacked element)."""
+    return any(b.node is name for b in m.bindings_of(name))
 
 
 def _returning_to(m, v) -> bool:

@@ -965,21 +965,21 @@ def _device_test(text: str) -> bool:
     )
 
 
-def _guarded(ctx: Context, node, depth: int = 0) -> bool:
+def _guarded(ctx: Context, node, depth: int = 0, cap: int = 3) -> bool:
     """`node` runs only under a test about devices (an `if`/`while`/conditional expression/`and`/`or`
     whose test names CUDA, a GPU, the CPU, a device or availability), inside a `try` that has an
     `except` (the handler may be the fallback), or in a function of the file some call of which is
     so guarded (or a method, whose callers the file does not tell)."""
-    return _guard_state(ctx, node, depth, ()) is not False
+    return _guard_state(ctx, node, depth, (), cap) is not False
 
 
-def _guard_state(ctx: Context, node, depth: int, chain: tuple) -> bool | None:
+def _guard_state(ctx: Context, node, depth: int, chain: tuple, cap: int = 3) -> bool | None:
     """`_guarded`'s answer; None when every way to `node` found leads back into `chain`, the
     functions already on the way here (`_train` calls `self._model.train()`, a call the name search
     takes for the trainer's own `train`, which calls `self._train()`): a cycle of the search, no way
     in. Such a branch does not decide; where no branch does, the caller reads it as guarded."""
     m = ctx.model
-    if depth > 3:
+    if depth > cap:
         return True
     child = node
     for anc in m.ancestors(node):
@@ -999,7 +999,15 @@ def _guard_state(ctx: Context, node, depth: int, chain: tuple) -> bool | None:
         if isinstance(anc, cst.Lambda):
             return True  # who calls it, under which test, is not known here
         if isinstance(anc, cst.FunctionDef):
-            if m.class_of(anc) is not None:
+            outer = m.enclosing(anc, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+            if isinstance(outer, (cst.FunctionDef, cst.Lambda)):
+                # a nested function (jiant's `make_one_hot` in `update_metrics`): called by its
+                # name in the function that defines it; handed on or returned, who calls it is
+                # not known here
+                sites = _nested_call_sites(m, anc, outer)
+                if not sites:
+                    return True
+            elif m.class_of(anc) is not None:
                 # a method: its calls are `<anything>.<name>(...)`; the file must call it, and
                 # under no test about devices
                 name = anc.name.value
@@ -1014,7 +1022,7 @@ def _guard_state(ctx: Context, node, depth: int, chain: tuple) -> bool | None:
             outside = [c for c in sites if not any(m.contains(f, c) for f in chain)]
             if not outside:
                 return None
-            states = [_guard_state(ctx, c, depth + 1, (*chain, anc)) for c in outside]
+            states = [_guard_state(ctx, c, depth + 1, (*chain, anc), cap) for c in outside]
             if any(st is True for st in states):
                 return True
             return False if any(st is False for st in states) else None
@@ -1147,6 +1155,157 @@ def _fallback_meetings(ctx: Context):
                 break
 
 
+def _fallback_placements(m) -> list:
+    """(placing call, device expression) for the file's module-level placements of a module on a
+    device it chooses at run time between CUDA and the CPU (`model = Net().to(device)` with
+    `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`): the file's main path
+    runs on the CPU when CUDA is missing."""
+    out = []
+    for call in m.calls:
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+            continue
+        where = _placement_device(m, call)
+        if where is None or not isinstance(where, cst.Name) or not _fallback_choice(m, where):
+            continue
+        if m.scope_of(call) is not m.module or m.value_of(call.func.value).kind != "module":
+            continue
+        out.append((call, where))
+    return out
+
+
+def _placement_of(m, where):
+    return next((c for c, w in _fallback_placements(m) if w.value == getattr(where, "value", None)), None)
+
+
+def _unguarded_on_fallback_path(ctx: Context):
+    """(site, device name, None) for each index-less `.cuda()` that runs, with no test about devices
+    (nor a `try`) on the way, in a script that moves its model, at module level, to a device it chooses
+    between CUDA and the CPU (jiant#776: `device = torch.device("cuda" if torch.cuda.is_available()
+    else "cpu")`, `model.to(device)`, and a metric helper's `torch.eye(depth).cuda()`): the CPU
+    fallback the file declares crashes there. Only sites the engine reaches, in functions of the
+    file the script calls (every call followed, `_guarded`), outside methods of `nn.Module`
+    classes and of classes whose callers the file does not show; `.cuda(i)` and `"cuda"` strings
+    are left to the other checks."""
+    m = ctx.model
+    placements = _fallback_placements(m)
+    if placements:
+        names = {w.value for _, w in placements}
+        if len(names) != 1:
+            return  # two run-time devices: which one the site meant is not known
+        where = placements[0][1]
+    else:
+        # the statement form of the fallback (DAGMM, pytorch#50401, G48-2): the model moved with
+        # `.cuda()` only under `if torch.cuda.is_available():`; no device name to route through
+        moves = _guarded_model_moves(m)
+        if not moves:
+            return
+        where = moves[0]
+    for site in _cuda_calls(m):
+        if site.args or not m.reached(site) or (isinstance(where, cst.Call) and site is where):
+            continue
+        fn = m.enclosing(site, cst.FunctionDef)
+        if fn is None and m.enclosing(site, cst.ClassDef) is not None:
+            continue
+        if isinstance(where, cst.Call) and m.value_of(site.func.value).kind == "module":
+            continue  # another model moved to CUDA: with no device name, which is the fallback's is not known
+        if (_outside_file_class(m, site) or _guarded(ctx, site, cap=_CHAIN_DEPTH)
+                or _under_cuda_operand_test(ctx, site)):
+            continue
+        if _branch_of_configured_device(m, site) or not _called_by_the_script(m, site):
+            continue
+        yield site, where, None
+
+
+_CHAIN_DEPTH = 6  # calls followed from a site to the script's code (DAGMM: four method hops)
+
+
+def _guarded_model_moves(m) -> list:
+    """`X.cuda()` calls on a module, each in the body of an `if` whose test asks whether CUDA is
+    available (`if torch.cuda.is_available(): self.dagmm.cuda()`) and not negated: the file moves
+    its model to CUDA only where there is one, and runs on the CPU otherwise."""
+    out = []
+    for call in _cuda_calls(m):
+        if call.args or m.value_of(call.func.value).kind != "module":
+            continue
+        child = call
+        for anc in m.ancestors(call):
+            if isinstance(anc, cst.If) and child is anc.body:
+                test = anc.test
+                if _mentions_availability(m, test) and not (
+                        isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
+                    out.append(call)
+                break
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.If, cst.IfExp, cst.While)):
+                break
+            child = anc
+    return out
+
+
+def _nested_call_sites(m, fn, outer) -> list:
+    """The calls of the nested function `fn` by its name in `outer`, the function defining it; empty
+    when the name is also used otherwise there (returned, handed on: callers not known here)."""
+    name = fn.name.value
+    calls = [c for c in m.calls_in(outer) if isinstance(c.func, cst.Name) and c.func.value == name
+             and not m.contains(fn, c)]
+    uses = [n for n in m.walk(outer) if type(n) is cst.Name and n.value == name and n is not fn.name]
+    return calls if len(uses) == len(calls) else []
+
+
+def _bound_before_run(m, where, node, depth: int = 0) -> bool:
+    """Every module-level binding of the name `where` precedes `node` when `node` runs: `node` is
+    module-level code after them, or in a function of the file every call of which is (followed
+    through nested functions and plain-class methods)."""
+    if depth > 4:
+        return False
+    glob = m.bindings.get((m.module, where.value)) or []
+    fn = m.enclosing(node, cst.FunctionDef)
+    if fn is None:
+        return bool(glob) and all(m.precedes(b.node, node) for b in glob)
+    outer = m.enclosing(fn, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+    if isinstance(outer, (cst.FunctionDef, cst.Lambda)):
+        sites = _nested_call_sites(m, fn, outer)
+    elif m.class_of(fn) is not None:
+        sites = [c for c in m.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == fn.name.value
+                 and not m.contains(fn, c)]
+    else:
+        sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == fn.name.value
+                 and not m.contains(fn, c)]
+    return bool(sites) and all(_bound_before_run(m, where, c, depth + 1) for c in sites)
+
+
+def _outside_file_class(m, node) -> bool:
+    """`node` sits in a class the file's class table does not resolve (a class defined twice, inside
+    a function): its methods' callers are not the file's to follow. Methods of the file's classes
+    (plain, `nn.Module` subclasses) count only through the calls of them `_called_by_the_script`
+    and `_guarded` find by name (a `forward` run by `model(x)` has none: silent)."""
+    for anc in m.ancestors(node):
+        if isinstance(anc, cst.ClassDef):
+            info = m.classes.get(anc.name.value)
+            return info is None or info.node is not anc
+    return False
+
+
+def _called_by_the_script(m, node, depth: int = 0) -> bool:
+    """`node` is module-level code, or in a function of the file a call of which is (followed
+    through nested functions and methods of the file's classes, `_CHAIN_DEPTH` calls deep)."""
+    if depth > _CHAIN_DEPTH:
+        return False
+    fn = m.enclosing(node, cst.FunctionDef)
+    if fn is None:
+        return True
+    outer = m.enclosing(fn, cst.FunctionDef, cst.Lambda, cst.ClassDef)
+    if isinstance(outer, (cst.FunctionDef, cst.Lambda)):
+        sites = _nested_call_sites(m, fn, outer)
+    elif m.class_of(fn) is not None:
+        name = fn.name.value
+        sites = [c for c in m.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == name
+                 and not m.contains(fn, c)]
+    else:
+        sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == fn.name.value
+                 and not m.contains(fn, c)]
+    return any(_called_by_the_script(m, c, depth + 1) for c in sites)
+
+
 class HardcodedCuda(Rule):
     code = "GL102"
     name = "hardcoded-cuda"
@@ -1237,6 +1396,14 @@ devices (`if use_cuda:`, `x.cuda() if use_cuda else x`, `if torch.cuda.is_availa
 files that are CUDA-only by design (above), and where the other operand's device is not a CUDA/CPU
 choice the file makes (`torch.device(args.device)`: unknown).
 
+Where no such meeting can be seen, an index-less `.cuda()` that the script runs with no test about
+devices (nor a `try`, nor a guarded caller) on the way is reported too, when the script declares its
+CPU fallback plainly: it moves a model, at module level, to a name chosen between CUDA and the CPU
+(`model = Net().to(device)`; jiant's metric helper `ones = torch.eye(depth).cuda()`), or, with no
+such name, moves its model with `.cuda()` only under `if torch.cuda.is_available():` (DAGMM's
+`det_cov = torch.cat(det_cov).cuda()`). The fix writes `.to(device)` where that name is bound before
+the site runs; with the `if` form there is no name, and no fix.
+
 Bad:
 
 ```python
@@ -1307,10 +1474,21 @@ x = torch.randn(8, 3, device=device)
             return
         found = unsuppressed(ctx, list(_fallback_meetings(ctx)))
         if not found:
-            return
+            # no meeting the engine can see (an unknown function made the tensor, jiant#776's
+            # `torch.sparse.torch.eye(depth).cuda()` in a nested helper): an unguarded `.cuda()`
+            # that runs on the path the file's own CPU fallback takes
+            found = unsuppressed(ctx, list(_unguarded_on_fallback_path(ctx)))
+            if not found:
+                return
         edits = []
         for site, where, _other in found:
             name = self._visible_name(m, where, site)
+            scope = m.scope_of(site)
+            local = scope is not m.module and (scope, name) in m.bindings
+            if name is not None and not local and not _bound_before_run(m, where, site):
+                # the module-level name is bound only after the site runs (textual_inversion's
+                # `load_model_from_config` runs before `device` is bound): `.to(device)` would fail
+                name = None
             if name is not None:
                 extra = "".join(
                     f", {ctx.code(a)}" for a in site.args if a.keyword is not None and a.keyword.value == "non_blocking"
@@ -1318,11 +1496,28 @@ x = torch.randn(8, 3, device=device)
                 edits.append(ctx.replace(site, f"{ctx.code(site.func.value)}.to({name}{extra})"))
         site, where, other = found[0]
         shown = ctx.code(where) if isinstance(where, cst.Name) else "a device chosen at run time"
-        message = (
-            f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: it meets "
-            f"`{ctx.code(other)}`, placed on {'`' + shown + '`' if isinstance(where, cst.Name) else shown} "
-            "(CUDA or the CPU, chosen at run time), so a CPU run fails here; move it to that device"
-        )
+        if other is None and isinstance(where, cst.Call):
+            message = (
+                f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: the file moves its model "
+                f"to CUDA only when CUDA is available ({line_ref(ctx, where)}), but no test about devices guards "
+                "this line, so a CPU run fails here; move it where the model's tensors are (`.to(x.device)`) "
+                "or guard it the same way"
+            )
+        elif other is None:
+            placed = _placement_of(m, where)
+            moved = f"moves its model to `{shown}` on {line_ref(ctx, placed)}" if placed is not None else (
+                f"places its model on `{shown}`")
+            message = (
+                f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: the file {moved}, "
+                "CUDA or the CPU chosen at run time, but no test about devices guards this line, so a CPU "
+                "run fails here; move it to that device"
+            )
+        else:
+            message = (
+                f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: it meets "
+                f"`{ctx.code(other)}`, placed on {'`' + shown + '`' if isinstance(where, cst.Name) else shown} "
+                "(CUDA or the CPU, chosen at run time), so a CPU run fails here; move it to that device"
+            )
         message += other_lines(ctx, site, [s for s, _, _ in found[1:]], "also")
         fix = ctx.fix(*edits, message="Move it to the run-time device") if edits else None
         yield ctx.finding(site, message, fix)

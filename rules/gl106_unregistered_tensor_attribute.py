@@ -46,7 +46,9 @@ parameter fails on a GPU with `RuntimeError: Expected all tensors to be on the s
 The rule fires when such an attribute is read in `forward` (or a method that forward calls) in an
 operation with a device tensor, or in another method of the class that the file calls on a moved
 instance (`policy.sample(state)` after `policy.to(device)`); not when the attribute is a `nn.Parameter`, a registered buffer,
-a Python number, a 0-dim scalar tensor, is reassigned in forward, is only used in `__init__`, as
+a Python number, a 0-dim scalar tensor (`torch.tensor(w)` counts as one unless `w` is known to be
+a sequence: a list or tuple display, `list(...)`, or an `__init__` parameter whose default and every
+argument the file's constructions pass are such), is reassigned in forward, is only used in `__init__`, as
 an index or for its shape, is moved with `.to(x.device)` where it is used, or is moved by the
 class's own `_apply`/`to`/`cuda` override (a `to` override that moves other attributes by hand does
 not move this one), or is read only on the CPU branch of a device test (`if x.is_cuda:` using a
@@ -252,7 +254,7 @@ class Decoder(nn.Module):
         for node in self._expr_nodes(ctx, value):
             if isinstance(node, cst.Call) and ctx.model.qualname(node.func) in ("torch.tensor", "torch.as_tensor"):
                 args = [a for a in node.args if a.keyword is None]
-                if not args or not cls.flow.list_data(args[0].value):
+                if not args or not _sequence_data(ctx.model, cls, args[0].value):
                     return True
         return False
 
@@ -638,6 +640,35 @@ _ELEMENTWISE = frozenset(
     "sqrt rsqrt exp log log2 log10 log1p abs neg reciprocal sigmoid tanh square float double half detach clone".split()
 )
 _DIM_KEYWORDS = frozenset({"dim", "axis", "keepdim"})
+
+
+def _sequence_data(m, cls: ModuleClass, data, depth: int = 0) -> bool:
+    """Data for `torch.tensor` that is certainly a sequence (the tensor has a dimension): what the
+    module's dataflow proves (a list/tuple display, a local name bound only to one), `list(...)` /
+    `tuple(...)` of anything, and a parameter of the class's `__init__` whose default and every
+    argument the file's constructions pass for it are such data (neural-lam#241:
+    `feature_weights=(1.0, 0.5, 2.0, 1.0)` and `ARModel()`). A construction passing a number or
+    something unknown, a class built nowhere in the file (or used other than by its constructor
+    calls), keeps it a possible 0-dim tensor."""
+    if depth > 3:
+        return False
+    if cls.flow.list_data(data):
+        return True
+    if (isinstance(data, cst.Call) and isinstance(data.func, cst.Name) and data.func.value in ("list", "tuple")
+            and len(data.args) == 1 and data.args[0].keyword is None and not data.args[0].star
+            and not m.bindings_of(data.func)):
+        return True  # `list(x)` is a sequence whatever x is (a number raises)
+    if not isinstance(data, cst.Name):
+        return False
+    bindings = m.bindings_of(data)
+    if len(bindings) != 1 or bindings[0].how != "param":
+        return False
+    b = bindings[0]
+    fn = m.function_of_param(b)
+    if fn is None or fn.name.value != "__init__" or m.class_of(fn) is not cls.node:
+        return False
+    args = m.param_arguments(b, constructors=True)
+    return bool(args) and all(_sequence_data(m, cls, a, depth + 1) for a in args)
 
 
 def _zero_dim(m, e, depth: int = 0) -> bool:

@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
+from gpulint.analysis.modules import ModuleFacts
 from gpulint.model import MODULE_BASES, WRAPPER_CLASSES
 from gpulint.rule import Context, Rule
 from gpulint.sites import line_ref, lines_of
@@ -24,8 +25,8 @@ class HardcodedDeviceIndex(Rule):
     fix_safety = "none"
     default = False
     kind = "crash"
-    prefilter = r"cuda"
-    ast_prefilter = r"cuda"
+    prefilter = r"cuda|\.type\("
+    ast_prefilter = r"cuda|^\.type\($"
     explanation = '''
 A device index written into the code pins work to one GPU. Inside an `nn.Module`, a tensor made
 with `device="cuda:0"` (or `.cuda(0)`, `torch.device("cuda", 0)`) meets inputs that live on
@@ -35,7 +36,11 @@ devices, cuda:1 and cuda:0!`. In a DDP script, every process then also allocates
 runs out of memory or silently serialises the training. An index-less `.cuda()` or
 `torch.device("cuda")` inside `forward` has the same problem: it means "the current device", not the
 input's device; so does one in a module-level helper of the file that only `forward` calls (a
-`move_to_device(batch)` whose device defaults to `torch.device("cuda")`). An index-less `.cuda()`
+`move_to_device(batch)` whose device defaults to `torch.device("cuda")`), or in a method of the
+module that only `forward` calls (`self.get_target(x)`). Converting a host tensor to a CUDA tensor
+type (`t.type(x.type())` with x on a GPU, `t.type(torch.cuda.FloatTensor)`) is the same move to the
+current GPU, unless the chain then moves it (`.to(x.device)`) or the file sets the current GPU
+(`torch.cuda.set_device`). An index-less `.cuda()`
 anywhere in a file that puts its other tensors on a GPU chosen by an option
 (`torch.device("cuda:%d" % opt.gpu)`) is the same latent mix: with `--gpu 1` the two meet, unless
 the file makes that GPU the current one (`torch.cuda.set_device(opt.gpu)`).
@@ -140,6 +145,34 @@ class Net(nn.Module):
                     f"tensors on the GPU chosen by `{ctx.code(index)}` ({line_ref(ctx, dev_call)}): with any other "
                     "choice they meet on two GPUs; move it to that device (`.to(device)`)",
                 )
+        # `t.type(x.type())` with x on a GPU (`"torch.cuda.FloatTensor"`), `t.type(torch.cuda.FloatTensor)`:
+        # a conversion to a CUDA tensor type lands on the current GPU, as an index-less `.cuda()`
+        # does (MONAI GenerativeModels#371); not when the chain then moves it (`.to(x.device)`) or
+        # the file makes a GPU the current one (`torch.cuda.set_device`)
+        sets_current = any((m.qualname(c.func) or "") in _CURRENT_DEVICE_SETTERS for c in m.calls) or (
+            "CUDA_VISIBLE_DEVICES" in ctx.source
+        )
+        for call, _recv, _meth in () if sets_current else m.method_calls("type"):
+            what = _cuda_type_conversion(m, call)
+            if what is None or _moved_after(m, call):
+                continue
+            # a tensor already on a GPU keeps its index under `.type(...)`: only a conversion from
+            # the host picks the current GPU (`(x > 0).type(x.type())` is fine)
+            d = m.device_of(_recv)
+            if d is None or not d.is_host:
+                continue
+            if self._in_forward(ctx, call):
+                place = "`forward`"
+            else:
+                helper = self._forward_helper(ctx, call)
+                place = f"`{helper}` (called only from `forward`)" if helper else None
+            if place:
+                yield ctx.finding(
+                    call,
+                    f"`.type({what})` in {place} converts to a CUDA tensor type, which lands on the current "
+                    "GPU, not on the input's: use `.to(x.device)` (or `.type_as(x)`, which keeps the device "
+                    "index)",
+                )
         for call in m.iter_calls("torch.device"):
             if self._indexless_cuda_device(call):
                 # `torch.device("cuda")` is the current GPU: in forward (or in a helper only forward
@@ -209,15 +242,57 @@ class Net(nn.Module):
     @classmethod
     def _forward_helper(cls, ctx: Context, node: cst.CSTNode) -> str | None:
         """The name of the module-level function of the file holding `node` when that function is
-        called, outside itself, only from `forward` methods of the file's modules (at least once)."""
+        called, outside itself, only from `forward` methods of the file's modules (at least once);
+        or of a method of a module class that its `forward` reaches through `self.<m>(...)` calls
+        and that nothing else calls (MONAI's `get_target_tensor`, GenerativeModels#371)."""
         m = ctx.model
         fn = m.enclosing(node, cst.FunctionDef)
-        if fn is None or m.class_of(fn) is not None or m.enclosing(fn, cst.FunctionDef) is not None:
+        if fn is None or m.enclosing(fn, cst.FunctionDef) is not None:
             return None
+        if m.class_of(fn) is not None:
+            return cls._forward_method(ctx, fn)
         sites = [c for c in m.call_sites(fn) if not m.contains(fn, c)]
         if not sites or not all(cls._in_forward(ctx, c) for c in sites):
             return None
         return fn.name.value
+
+    @staticmethod
+    def _forward_method(ctx: Context, fn: cst.FunctionDef) -> str | None:
+        """`fn` (not `forward`) is a method of a module class of the file that `forward` reaches
+        through `self.<m>(...)` calls, and every call of a method of that name in the file is a
+        `self.<m>(...)` call inside a method `forward` reaches: a method only `forward` runs."""
+        m = ctx.model
+        cls_node = m.class_of(fn)
+        name = fn.name.value
+        if cls_node is None or name == "forward" or name.startswith("__"):
+            return None
+        if not m.class_is(cls_node.name.value, MODULE_BASES):
+            return None
+        facts = m.facts(ModuleFacts)
+        sites = 0
+        for c, recv, _meth in m.method_calls(name):
+            caller = m.enclosing(c, cst.FunctionDef)
+            if caller is fn:
+                continue
+            if not (isinstance(recv, cst.Name) and recv.value == "self") or caller is None:
+                return None  # `obj.get_target(...)`: maybe this method, run from outside forward
+            caller_cls = m.class_of(caller)
+            cmc = facts.by_name.get(caller_cls.name.value) if caller_cls is not None else None
+            if cmc is None:
+                return None
+            if cmc.methods.get(name) is not fn:
+                continue  # another class's method of the same name
+            if caller not in cmc.reachable:
+                return None
+            sites += 1
+        if not sites:
+            return None
+        # the method's name read as a value elsewhere (`hook = self.get_target`): other callers
+        for node in m.nodes:
+            if (isinstance(node, cst.Attribute) and node.attr.value == name
+                    and not isinstance(m.parent(node), cst.Call)):
+                return None
+        return name
 
     @staticmethod
     def _in_forward(ctx: Context, node: cst.CSTNode) -> bool:
@@ -227,6 +302,47 @@ class Net(nn.Module):
                 cls = m.class_of(anc)
                 return cls is not None and m.class_is(cls.name.value, MODULE_BASES)
         return False
+
+
+def _cuda_type_conversion(m, call: cst.Call) -> str | None:
+    """The argument's text when `call` is `t.type(<a CUDA tensor type>)`: another tensor's type
+    (`x.type()`, a CUDA type when x is on a GPU), `torch.cuda.FloatTensor`, or a string naming a
+    `torch.cuda.` type. `t.type()` (reading the type) and dtypes (`torch.float32`) are not."""
+    if len(call.args) != 1 or call.args[0].star:
+        return None
+    arg = call.args[0]
+    if arg.keyword is not None and arg.keyword.value != "dtype":
+        return None
+    v = arg.value
+    if (isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "type"
+            and not v.args and isinstance(v.func.value, (cst.Name, cst.Attribute, cst.Subscript))):
+        return m.module.code_for_node(v)
+    q = m.qualname(v) or ""
+    if q.startswith("torch.cuda.") and q.endswith("Tensor"):
+        return q
+    if isinstance(v, cst.SimpleString):
+        sv = v.evaluated_value
+        if isinstance(sv, str) and sv.startswith("torch.cuda.") and sv.endswith("Tensor"):
+            return repr(sv).replace("'", '"')
+    return None
+
+
+_MOVES_AFTER = frozenset({"to", "cuda", "cpu", "type_as", "to_device"})
+
+
+def _moved_after(m, call: cst.Call) -> bool:
+    """A later call of the same chain moves the result (`.type(x.type()).to(x.device)`)."""
+    node: cst.CSTNode = call
+    while True:
+        parent = m.parent(node)
+        if not isinstance(parent, cst.Attribute) or parent.value is not node:
+            return False
+        outer = m.parent(parent)
+        if not isinstance(outer, cst.Call) or outer.func is not parent:
+            return False
+        if parent.attr.value in _MOVES_AFTER:
+            return True
+        node = outer
 
 
 def _is_rank_zero_test(m, test: cst.BaseExpression) -> bool:

@@ -270,10 +270,17 @@ def test_a_device_from_the_command_line_is_not_a_cuda_cpu_choice():
     """, head=head) == []
 
 
-def test_cuda_meeting_only_cuda_values_is_silent():
-    assert gl102("""
+def test_cuda_meeting_only_cuda_values_is_no_meeting():
+    # (rules62, G60-2: the unguarded `.cuda()` sites still crash the CPU run the file falls back
+    # to, so the file is reported, by the unguarded-path check, not as a meeting)
+    body = """
     cuda_model = nn.Linear(4, 4).cuda()
     for step in range(3):
         out = cuda_model(torch.randn(2, 4).cuda())
         out2 = model(torch.randn(2, 4).to(device))
-    """) == []
+    """
+    src = textwrap.dedent(HEAD) + textwrap.dedent(body)
+    found = [d for d in check(src, ["GL102"]) if d.code == "GL102"]
+    assert [d.line for d in found] == [line_of(body, "cuda_model = ")]
+    assert "it meets" not in found[0].message
+    assert "no test about devices guards this line" in found[0].message
