@@ -71,6 +71,9 @@ def _preimport() -> None:
         import torch  # noqa: F401
     except Exception:  # noqa: BLE001 - the child imports it again and reports what a script would see
         return
+    import warnings
+
+    filters = list(warnings.filters)
     try:
         # torch.optim.Optimizer.__init__ imports torch._dynamo (about 1 s, most of a fixture's run);
         # importing it reads no device state and starts no thread, so a child that imports it
@@ -78,6 +81,14 @@ def _preimport() -> None:
         import torch._dynamo  # noqa: F401
     except Exception:  # noqa: BLE001
         pass
+    # The one trace it leaves before the script asks for it: sympy (imported with it) puts a
+    # "once" filter for SymPyDeprecationWarning in front of `warnings.filters`. A fresh interpreter
+    # has the script's own filters until it builds an optimizer, so the server drops that filter;
+    # the difference left is that, in a child, sympy's deprecation warnings after that point are
+    # shown each time instead of once.
+    if warnings.filters != filters:
+        warnings.filters[:] = filters
+        warnings._filters_mutated()
     try:
         import gpulint.emulate._child  # noqa: F401
         import gpulint.emulate._engine  # noqa: F401
