@@ -76,7 +76,7 @@ for x, y in loader:
                 continue  # `device = "cpu"`: both operands are on the host
             if mm.op != "module-host":
                 continue
-            if getattr(mm, "loop", None) is not None:
+            if mm.loop is not None:
                 continue  # moved, then put back on the host in place later in the loop: GL116's
             ctor = mm.host_value.origin
             if isinstance(ctor, cst.Call) and _built_from_parts(m, ctor):

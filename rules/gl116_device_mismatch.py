@@ -115,10 +115,9 @@ noise_scale = betas[t]
                         f"`{ctx.code(mm.node.func)}` was put on the CPU on purpose (line "
                         f"{ctx.line_of(placed)}) but its input `{ctx.code(mm.acc)}` is on the "
                         f"accelerator; make the input on the module's device"))))
-                elif _moved_back_in_loop(m, mm) is not None:
+                elif (mv := _moved_back_in_loop(m, mm)) is not None:
                     # `torch.save(model.cpu().state_dict(), p)` in the training loop (pix2pix#253,
                     # E62-3): `Module.cpu()` moves the module itself, for every later pass
-                    mv = _moved_back_in_loop(m, mm)
                     found.append((None, False, ctx.finding(mm.node, (
                         f"`{ctx.code(mm.node.func)}` is moved to the CPU in place by `{ctx.code(mv)}` on "
                         f"{_line(ctx, mm.node, mv)} (`Module.{mv.func.attr.value}()` moves the module itself), so on "
@@ -174,7 +173,7 @@ noise_scale = betas[t]
             if mm.site is not None:
                 # found only with the arguments of one call of the function (the others pass it placed)
                 where += f"; with the arguments of the call on {_line(ctx, mm.node, mm.site)}"
-            if getattr(mm, "loop", None) is not None:
+            if mm.loop is not None:
                 # the first pass is fine; the end of the loop's body hands the next pass other places
                 where += f"; on every pass but the first of the loop on {_line(ctx, mm.node, mm.loop)}"
             fix = self._fix(ctx, mm, origin, acc_node)
@@ -558,7 +557,7 @@ noise_scale = betas[t]
 def _moved_back_in_loop(m, mm):
     """The in-place move to the host (`model.cpu()`, also inside a statement's call) in the body of
     the loop on whose later passes a module call meets accelerator inputs; None otherwise."""
-    if getattr(mm, "loop", None) is None:
+    if mm.loop is None:
         return None
     name = m.module.code_for_node(mm.node.func)
     for call in m.calls_in(mm.loop):

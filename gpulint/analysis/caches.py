@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gpulint.analysis.modules import ModuleFacts
+from gpulint.analysis.modules import ModuleFacts, self_attr
 
 _OVERRIDES = frozenset({"_apply", "to", "cuda", "_load_from_state_dict"})
 
@@ -41,12 +41,6 @@ class CachedBeforeMove:
     how: str  # "lazy" (built on first use) or "eval" (built by a `train()` override)
 
 
-def _self_attr(node) -> str | None:
-    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
-        return node.attr.value
-    return None
-
-
 def _guard_parts(test) -> set[str] | None:
     """The attributes a cache guard tests, when it is made only of `self.X is None` and
     `not hasattr(self, "X")` joined by `or`; None otherwise."""
@@ -55,7 +49,7 @@ def _guard_parts(test) -> set[str] | None:
         return None if left is None or right is None else left | right
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
         c = test.comparisons[0]
-        a = _self_attr(test.left)
+        a = self_attr(test.left)
         if a is not None and type(c.operator) is cst.Is and type(c.comparator) is cst.Name and c.comparator.value == "None":
             return {a}
         return None
@@ -226,7 +220,7 @@ class CacheFacts:
         best = None
         for fn in mc.reachable:
             for node in m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                if _self_attr(node) != attr:
+                if self_attr(node) != attr:
                     continue
                 op = self._operation(node)
                 if op is not None and (best is None or m.precedes(op, best[1])):
@@ -241,9 +235,7 @@ class CacheFacts:
         for anc in m.ancestors(node):
             t = type(anc)
             if t in (cst.If, cst.While, cst.Comparison, cst.Assign, cst.AugAssign, cst.AnnAssign):
-                if t in (cst.Assign, cst.AugAssign, cst.AnnAssign) and cur is getattr(anc, "value", None):
-                    return None  # the whole value of an assignment: an alias, not an operation
-                return None
+                return None  # a test, a target, or the whole value of an assignment (an alias)
             if t is cst.IfExp and anc.test is cur:
                 return None
             if t is cst.BinaryOperation:
