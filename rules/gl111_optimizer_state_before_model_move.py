@@ -85,7 +85,7 @@ optimizer.load_state_dict(ckpt["optimizer"])
                     yield ctx.finding(call, msg + " (the instance restores it while it is built; the model is moved in a later method)")
                     continue
                 later = _restored_before_moving_method(m, facts, call, recv)
-                if later is not None:
+                if later is not None and not _state_moved_after(m, recv, call):
                     model, mover, site = later
                     msg = self.message.format(opt=ctx.code(recv), model=model)
                     yield ctx.finding(call, msg + f" (`{mover}()` moves it, called after this method on {line_ref(ctx, site)})")
@@ -504,9 +504,15 @@ def _restored_before_moving_method(m, facts, load: cst.Call, opt: cst.Attribute)
     if fn in building:
         return None
     methods = {f.name.value: f for f in cls.body.body if isinstance(f, cst.FunctionDef)}
-    # the optimizer: one binding in the class's methods, from one model attribute's parameters
-    model_attr = _built_from_attribute(m, cls, set(methods.values()) - building, opt.attr.value)
-    if model_attr is None or _built_from_attribute(m, cls, building, opt.attr.value) is not None:
+    # the optimizer: one binding in the class's methods, from one model attribute's parameters,
+    # made by a later method (InnerEye) or while the instance is built (pytorch#8741's `Trainer`:
+    # `self.optim = Adam(self.network.parameters())` in `__init__`, restored by `load()`)
+    later_built = _built_from_attribute(m, cls, set(methods.values()) - building, opt.attr.value)
+    init_built = _built_from_attribute(m, cls, building, opt.attr.value)
+    if (later_built is None) == (init_built is None):
+        return None
+    model_attr = later_built or init_built
+    if init_built is not None and not _model_unmoved_at_construction(m, cls, building, model_attr):
         return None
     # the methods that move the model (none of them a building one or the restoring one)
     movers = set()
@@ -561,6 +567,34 @@ def _restored_before_moving_method(m, facts, load: cst.Call, opt: cst.Attribute)
             return None  # moved first, in another caller, or on another branch
         later = later or min(same, key=lambda c: m.order[c])
     return "self." + model_attr, later.func.attr.value, later
+
+
+def _model_unmoved_at_construction(m, cls: cst.ClassDef, building: set, model_attr: str) -> bool:
+    """The model attribute is not on a device when the instance is built: made by the building
+    methods, or a parameter of `__init__` that no construction of the class passes moved
+    (`Trainer(Net().to(device))`, or a name moved before the construction)."""
+    init = next((f for f in building if f.name.value == "__init__"), None)
+    if init is None:
+        return False
+    for fn in building:
+        for node in m.walk(fn.body):
+            if isinstance(node, cst.Assign) and any(self_attr(t.target) == model_attr for t in node.targets):
+                if isinstance(node.value, cst.Call) and m.moves_in_chain(node.value):
+                    return False  # `self.network = Net().to(device)`
+    p = _init_param_bound(m, init, model_attr)
+    if p is None:
+        return True
+    sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == cls.name.value]
+    if not sites:
+        return False
+    for site in sites:
+        arg = argument_for(init, site, p)
+        if isinstance(arg, cst.Call):
+            if m.moves_in_chain(arg):
+                return False
+        elif not isinstance(arg, cst.Name) or any(m.precedes(mv.call, site) or mv.to_cpu for mv in m.moves_of(arg)):
+            return False
+    return True
 
 
 def _instance_of(m, recv: cst.Name, cls: cst.ClassDef) -> bool:

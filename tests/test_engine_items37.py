@@ -1,0 +1,81 @@
+"""Engine and rule items, thirtieth session (each test checked to fail on dd3c6bd unless it says it
+is a control that already passed there)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def _run(src: str, *codes: str):
+    rules = [Registry.load().by_code(c)() for c in codes]
+    return run_text("train.py", textwrap.dedent(src), rules, Options())
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    return sorted((d.line, d.code) for d in _run(src, *codes).diagnostics)
+
+
+# E60-2 (pytorch#8741): a trainer builds its network and optimizer in `__init__`, restores the
+# optimizer in `load()` and moves the network in `to()`; the script calls `load` before `to`.
+TRAINER = """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self{param}):
+        self.network = {net}
+        self.optim = torch.optim.Adam(self.network.parameters())
+
+    def load(self, path):
+        state = torch.load(path, map_location="cpu")
+        self.network.load_state_dict(state["network"])
+        self.optim.load_state_dict(state["optim"])
+{extra}
+    def to(self, device):
+        self.network.to(device)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+{build}
+{calls}
+"""
+
+
+def _trainer(param="", net="nn.Linear(4, 2)", extra="", build="trainer = Trainer()",
+             calls="trainer.load('last.pt')\ntrainer.to(device)"):
+    return TRAINER.format(param=param, net=net, extra=extra, build=build, calls=calls)
+
+
+def test_trainer_optimizer_built_in_init_restored_before_moving_method():
+    assert _lines(_trainer(), "GL111") == [(14, "GL111")]
+    msg = _run(_trainer(), "GL111").diagnostics[0].message
+    assert "`self.network`" in msg and "`to()` moves it" in msg
+
+
+def test_trainer_moved_before_restore_is_silent():
+    assert _lines(_trainer(calls="trainer.to(device)\ntrainer.load('last.pt')"), "GL111") == []
+
+
+def test_trainer_given_a_moved_network_is_silent():
+    src = _trainer(param=", net", net="net", build="trainer = Trainer(nn.Linear(4, 2).to(device))")
+    assert _lines(src, "GL111") == []
+    # a network handed in unmoved is restored on the host as well
+    src = _trainer(param=", net", net="net", build="trainer = Trainer(nn.Linear(4, 2))")
+    assert _lines(src, "GL111") == [(14, "GL111")]
+
+
+def test_trainer_moving_optimizer_state_after_restore_is_silent():
+    extra = ("        for st in self.optim.state.values():\n"
+             "            for k, v in st.items():\n"
+             "                if torch.is_tensor(v):\n"
+             "                    st[k] = v.to(device)\n")
+    assert _lines(_trainer(extra=extra), "GL111") == []
+
+
+def test_trainer_moved_while_built_is_silent():
+    src = _trainer(net="nn.Linear(4, 2).to(device)")
+    assert _lines(src, "GL111") == []
