@@ -813,6 +813,13 @@ class Mismatch:
     loop: cst.CSTNode | None = None
 
 
+def _names_in(m, node) -> list:
+    """The Name nodes of `node`, itself included (an assignment target)."""
+    if type(node) is cst.Name:
+        return [node]
+    return [n for n in m.walk(node) if type(n) is cst.Name]
+
+
 def _is_none(e) -> bool:
     return type(e) is cst.Name and e.value == "None"
 
@@ -1472,7 +1479,129 @@ class Flow:
             for fn in defs:
                 if fn not in self.recorded:
                     self._record_function(fn, None)
+        if "append" in self._calls_by_attr:
+            self._appended_mixes()
         self._site_mismatches()
+
+    def _appended_mixes(self) -> None:
+        """E62-1 (pytorch-retinanet#220): a list filled by `.append` calls, one of which appends a
+        tensor on the host and another a tensor on the accelerator, then given to `torch.stack` /
+        `torch.cat` (all operands on one device, whatever their dimension). The flow engine joins
+        every appended value into one element ("on either device"), which decides nothing; here the
+        appends are read one by one. Reported only when both appends run in one call of the
+        function: on one path, or on two branches of a test that reads a value the loop around them
+        re-binds on every pass (`if bbox_annotation.shape[0] == 0:` per image), the list bound
+        outside that loop and stacked after it. A branch that runs only without a GPU (the `else:`
+        of `if torch.cuda.is_available():`) does not count."""
+        m = self.m
+        by_list: dict = {}
+        for c in self._calls_by_attr["append"]:
+            f = c.func
+            if type(f.value) is not cst.Name or len(c.args) != 1 or c.args[0].keyword is not None or c.args[0].star:
+                continue
+            by_list.setdefault((m.scope_of(c), f.value.value), []).append(c)
+        by_list = {k: v for k, v in by_list.items() if len(v) >= 2}
+        if not by_list:
+            return
+        for call in m.calls:
+            if call in self._mismatch_seen or not call.args or call.args[0].keyword is not None or call.args[0].star:
+                continue
+            arg = call.args[0].value
+            if type(arg) is not cst.Name:
+                continue
+            apps = by_list.get((m.scope_of(call), arg.value))
+            if apps is None:
+                continue
+            q = m.qualname(call.func) or ""
+            if not (q.startswith("torch.") and q.rsplit(".", 1)[-1] in _STRICT_OPERANDS and q.count(".") == 1):
+                continue
+            fn = m.scope_of(call)
+            in_forward = type(fn) is cst.FunctionDef and self._forwardish(fn)
+            binds = [b.node for b in m.bindings.get((fn, arg.value), ()) if b.node is not None]
+            hosts, accs = [], []
+            for a in apps:
+                if not m.precedes(a, call):
+                    continue
+                x = a.args[0].value
+                v = self.values.get(x)
+                if v is None or v.kind != TENSOR or v.dev is None or not self._gpu_path(a, fn):
+                    continue
+                if v.dev.is_host:
+                    hosts.append((a, x, v))
+                elif v.dev.where == "acc" or (v.dev.where == "model" and in_forward):
+                    accs.append((a, x, v))
+            found = next(((h, c) for h in hosts for c in accs
+                          if self._both_appended(h[0], c[0], call, binds, fn)), None)
+            if found is None:
+                continue
+            (_, hx, hv), (_, ax, av) = found
+            self._mismatch_seen.add(call)
+            self.mismatches.append(Mismatch(call, "call", hx, hv, ax, av, fn if fn is not m.module else None))
+
+    def _gpu_path(self, node, scope) -> bool:
+        """`node` is not on a branch that runs only without a GPU (the `else:` of `if
+        torch.cuda.is_available():`, the body of `if not use_cuda:`)."""
+        prev = node
+        for anc in self.m.ancestors(node):
+            if anc is scope:
+                return True
+            if type(anc) is cst.If:
+                g = self.gpu_guard(anc.test)
+                if g is not None and (prev is anc.body) != g:
+                    return False
+            prev = anc
+        return True
+
+    def _both_appended(self, a, b, stack_call, binds, scope) -> bool:
+        """Both appends run in one call of `scope`: every branch that holds one and not the other
+        is decided by a test that reads a name the loop around both re-binds on each pass (a loop
+        that does not bind the list and does not hold the stacking call), or by a GPU test (the
+        branch that runs on a GPU; `_gpu_path` kept only appends on it)."""
+        m = self.m
+        for first, other in ((a, b), (b, a)):
+            other_anc = set(map(id, m.ancestors(other)))
+            prev = first
+            for anc in m.ancestors(first):
+                if anc is scope:
+                    break
+                t = type(anc)
+                if id(prev) not in other_anc:
+                    if t is cst.If and prev is not anc.test:
+                        # `prev` is this `if`'s body or its `else`/`elif`, and `other` is not in it
+                        if self.gpu_guard(anc.test) is None and not self._varies_per_pass(
+                                anc, stack_call, binds, scope):
+                            return False
+                    elif t is cst.ExceptHandler or t is cst.IfExp or t is cst.BooleanOperation:
+                        return False
+                prev = anc
+        return True
+
+    def _varies_per_pass(self, branch, stack_call, binds, scope) -> bool:
+        """The test of `branch` reads a name bound inside a `for` loop around it (its target or an
+        assignment of its body), a loop that holds neither the list's bindings nor `stack_call`."""
+        m = self.m
+        names = {n.value for n in m.walk(branch.test) if type(n) is cst.Name}
+        for anc in m.ancestors(branch):
+            if anc is scope:
+                return False
+            if type(anc) is not cst.For:
+                continue
+            inside = set(map(id, m.walk(anc)))
+            if id(stack_call) in inside or any(id(b) in inside for b in binds):
+                return False
+            bound = {n.value for n in _names_in(m, anc.target)}
+            for n in m.walk(anc.body):
+                t = type(n)
+                if t is cst.Assign:
+                    for tgt in n.targets:
+                        bound.update(x.value for x in _names_in(m, tgt.target))
+                elif t is cst.AugAssign or t is cst.AnnAssign:
+                    bound.update(x.value for x in _names_in(m, n.target))
+                elif t is cst.For:
+                    bound.update(x.value for x in _names_in(m, n.target))
+            if names & bound:
+                return True
+        return False
 
     def _site_mismatches(self) -> None:
         """Mismatches that only the arguments of one call produce (the recorded pass of the callee

@@ -79,3 +79,69 @@ def test_trainer_moving_optimizer_state_after_restore_is_silent():
 def test_trainer_moved_while_built_is_silent():
     src = _trainer(net="nn.Linear(4, 2).to(device)")
     assert _lines(src, "GL111") == []
+
+
+# E62-1 (pytorch-retinanet#220): a loss module appends one loss per image; an image without boxes
+# appends a host zero, the others a loss on the inputs' device; `torch.stack` then mixes devices.
+FOCAL = """
+import torch
+import torch.nn as nn
+
+
+class FocalLoss(nn.Module):
+    def forward(self, classifications, annotations):
+        losses = []
+        for j in range(classifications.shape[0]):
+            classification = classifications[j]
+            ann = annotations[j]
+            ann = ann[ann[:, 4] != -1]
+            if {test}:
+                losses.append({empty})
+                continue
+            losses.append(classification.pow(2).sum())
+        return torch.stack(losses).mean()
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Head().to(device)
+criterion = FocalLoss()
+x = torch.randn(4, 8, 6).to(device)
+ann = torch.randn(4, 3, 5).to(device)
+loss = criterion(model(x), ann)
+loss.backward()
+"""
+
+
+def _focal(test="ann.shape[0] == 0", empty="torch.tensor(0).float()"):
+    return FOCAL.format(test=test, empty=empty)
+
+
+def test_appended_host_zero_and_device_losses_stacked():
+    assert _lines(_focal(), "GL105") == [(14, "GL105")]
+
+
+def test_appended_zero_made_on_the_inputs_device_is_silent():
+    assert _lines(_focal(empty="torch.tensor(0.0, device=classification.device)"), "GL105", "GL116") == []
+    assert _lines(_focal(empty="classification.sum() * 0"), "GL105", "GL116") == []
+
+
+def test_appended_host_zero_under_a_setting_is_silent():
+    # a test that reads nothing the loop re-binds takes the same branch on every pass (a CPU-only
+    # evaluation mode, say): the list is all host or all device
+    src = _focal(test="self.training is False")
+    assert _lines(src, "GL105", "GL116") == []
+
+
+def test_appended_host_copies_then_stacked_and_moved_is_silent():
+    src = FOCAL.format(test="ann.shape[0] == 0", empty="classification.sum().cpu()").replace(
+        "losses.append(classification.pow(2).sum())", "losses.append(classification.pow(2).sum().cpu())")
+    assert _lines(src, "GL105", "GL116") == []
