@@ -100,7 +100,13 @@ optimizer.load_state_dict(ckpt["optimizer"])
                 continue  # (the engine knows an optimizer a function of the file returns)
             if _bound_only_after(m, recv, call):
                 continue  # the optimizer loaded here comes from elsewhere (a notebook's `%run -i`)
-            for model in facts.optimizer_models(recv):
+            models = facts.optimizer_models(recv)
+            if not models:
+                found = _engine_model_moved_after(m, facts, call, recv)
+                if found is not None:
+                    yield ctx.finding(call, self.message.format(opt=ctx.code(recv), model=ctx.code(found)))
+                continue
+            for model in models:
                 moves = [mv for mv in m.moves_of(model)]
                 # moves of an earlier object under the same name (a first run's `model = Net().to(d)`
                 # before `model = Net()` is rebuilt for the resume) do not move this one
@@ -151,6 +157,35 @@ optimizer.load_state_dict(ckpt["optimizer"])
             ctx.insert_text(load_first, text),
             message=f"Move `{ctx.code(move_stmt.body[0])}` above the optimizer's `load_state_dict`",
         )
+
+
+def _engine_model_moved_after(m, facts, load: cst.Call, opt: cst.BaseExpression):
+    """The flow engine's answer where the optimizer's names do not lead to its model (an optimizer
+    returned by a method in a tuple, `optimizer, scheduler = self.get_optimizers(...)`, a model
+    read through an alias, `model = self.model`: transformers#4240's early `Trainer.train`): the
+    optimizer value knows the module object its parameters came from; every in-place move of
+    that object to a device in the file runs after the load, in the same function, and none
+    before. The receiver of the first such move, or None."""
+    v = m.value_of(opt)
+    src = v.source
+    if v.kind != "optimizer" or src is None or m.moves_in_chain(src):
+        return None
+    moves = []
+    for call, recv, _meth in m.method_calls("to", "cuda"):
+        mv = m.move_of_call(call)
+        if mv is None:
+            continue
+        rv = m.value_of(recv)
+        if rv.kind != "module" or rv.origin is not src:
+            continue
+        if mv.to_cpu or facts.device_is_cpu(mv.device):
+            return None
+        moves.append((call, recv))
+    if not moves or any(not facts.runs_before(load, c, a_always=False) for c, _ in moves):
+        return None
+    if _state_moved_after(m, opt, load):
+        return None
+    return min(moves, key=lambda cr: m.order[cr[0]])[1]
 
 
 def _bound_only_after(m, recv: cst.BaseExpression, load: cst.Call) -> bool:

@@ -145,3 +145,53 @@ def test_appended_host_copies_then_stacked_and_moved_is_silent():
     src = FOCAL.format(test="ann.shape[0] == 0", empty="classification.sum().cpu()").replace(
         "losses.append(classification.pow(2).sum())", "losses.append(classification.pow(2).sum().cpu())")
     assert _lines(src, "GL105", "GL116") == []
+
+
+# E46-2 (transformers#4240): `Trainer.train()` takes its optimizer from a method that returns it
+# in a tuple, restores its state, and only then moves the model through an alias of `self.model`.
+HF = """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, model, device):
+        self.model = model
+        self.device = device
+
+    def get_optimizers(self):
+        optimizer = torch.optim.AdamW(self.model.parameters(), lr=1e-3)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
+        return optimizer, scheduler
+
+    def train(self, path=None):
+        optimizer, scheduler = self.get_optimizers()
+{before}        if path is not None:
+            optimizer.load_state_dict(torch.load(path, map_location="cpu"))
+        model = self.model
+        model.to(self.device)
+        for step in range(3):
+            loss = model(torch.randn(4, 6).to(self.device)).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            model.zero_grad()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+trainer = Trainer({model}, device)
+trainer.train("ckpt/optimizer.pt")
+"""
+
+
+def _hf(before="", model="nn.Linear(6, 1)"):
+    return HF.format(before=before, model=model)
+
+
+def test_optimizer_from_method_tuple_restored_before_alias_moved():
+    assert _lines(_hf(), "GL111") == [(19, "GL111")]
+
+
+def test_optimizer_from_method_tuple_model_moved_first_is_silent():
+    assert _lines(_hf(before="        self.model.to(self.device)\n"), "GL111") == []
+    assert _lines(_hf(model="nn.Linear(6, 1).to(device)"), "GL111") == []
