@@ -1414,6 +1414,7 @@ class Flow:
         self._external_attr_names: frozenset | None = None
         self.inplace_moves: dict[cst.Call, Value] = {}  # `m.to(d)` statement calls -> the moved value
         self._moved_origins: set = set()  # modules (by origin) some `.to()`/`.cuda()` moves in place
+        self._host_moved_origins: set = set()  # modules (by origin) some `.cpu()` / `.to("cpu")` moves in place
         self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
         self._host_inputs_cache: dict[str, set] = {}
         self._globals_cache: dict = {}  # function -> the names it declares `global`
@@ -4022,6 +4023,19 @@ class Flow:
                 return Value(MODULE, bv.dev, bv.half, wrap=UNWRAPPED)
             if attr == "weight" or attr == "bias":
                 return Value(TENSOR, bv.dev, bv.half, True)
+            if (bv.cls is not None and bv.cls in self.m.classes and bv.placed is None
+                    and bv.origin is not None and bv.origin not in self._moved_origins
+                    and bv.origin not in self._host_moved_origins
+                    and self._set_in_init_only(bv.cls, attr, plain=False)):
+                # `model.weights` of a module class of the file whose `__init__` keeps a tensor
+                # it was given on the accelerator (`self.weights = init_weight`, an
+                # `nn.Parameter(x.cuda())`: SimplePIM#2, E44-3), the instance never moved since:
+                # that tensor, where it was made (a move to the host would take a parameter with
+                # it, a move to a device leaves it on one)
+                self._ensure_init(bv.cls)
+                v = self.class_attrs.get(bv.cls, {}).get(attr)
+                if v is not None and v.kind == TENSOR and v.dev is not None and v.dev.where == "acc":
+                    return Value(TENSOR, v.dev, v.half, v.nonscalar, origin=v.origin)
             if bv.cls is not None and bv.cls in self.m.classes and bv.dev is not None and bv.dev.is_acc:
                 # `predictor.criterion(...)`: a submodule the file's module class stores in its
                 # `__init__` moved with it (registered submodules follow `.to()`); on the host
@@ -5531,10 +5545,12 @@ class Flow:
                         # is no longer where it was made
                         self._moved_origins.add(rv.origin)
                         self._forget_aliases(recv, rv.origin, frame)
-                    elif rv.origin is not None and dev is not None and dev.is_host and rv.dev is not None and not rv.dev.is_host:
-                        # moved back to the host (`m = self.model; m.cpu()`): the other references
-                        # to it are not where they were either
-                        self._forget_aliases(recv, rv.origin, frame, moved_off=True)
+                    elif rv.origin is not None and dev is not None and dev.is_host:
+                        self._host_moved_origins.add(rv.origin)
+                        if rv.dev is not None and not rv.dev.is_host:
+                            # moved back to the host (`m = self.model; m.cpu()`): the other
+                            # references to it are not where they were either
+                            self._forget_aliases(recv, rv.origin, frame, moved_off=True)
                     parts = self._parts.get(rv.origin) if rv.origin is not None else None
                     if parts and dev is not None:
                         # the submodules it was built from (`decoder` in `Seq2seq(enc, decoder)`) move too

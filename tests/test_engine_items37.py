@@ -195,3 +195,38 @@ def test_optimizer_from_method_tuple_restored_before_alias_moved():
 def test_optimizer_from_method_tuple_model_moved_first_is_silent():
     assert _lines(_hf(before="        self.model.to(self.device)\n"), "GL111") == []
     assert _lines(_hf(model="nn.Linear(6, 1).to(device)"), "GL111") == []
+
+
+# E44-3 (SimplePIM#2): a module class keeps the parameter it was given (made on the GPU); the
+# instance is never moved, so `model.weights` is still where it was made.
+PIM = """
+import torch
+
+
+class LinearRegression(torch.nn.Module):
+    def __init__(self, init_weight):
+        super().__init__()
+        self.weights = init_weight
+
+    def forward(self, x):
+        return x @ self.weights
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+w = torch.nn.Parameter(torch.zeros(3).to(device))
+model = LinearRegression(w)
+{after}
+print(model.weights.detach().numpy())
+"""
+
+
+def test_parameter_attribute_of_unmoved_module_instance_made_on_device():
+    assert _lines(PIM.format(after=""), "GL109") == [(18, "GL109")]
+
+
+def test_parameter_attribute_after_the_instance_is_moved_is_silent():
+    # a move to the host takes the parameter with it; where the engine saw a move, it stays silent
+    assert _lines(PIM.format(after="model.cpu()"), "GL109") == []
+    assert _lines(PIM.format(after="model.to('cpu')"), "GL109") == []
+    src = PIM.format(after="def offload(m):\n    m.cpu()\n\n\noffload(model)")
+    assert _lines(src, "GL109") == []
