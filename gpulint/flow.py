@@ -3995,6 +3995,11 @@ class Flow:
                 # `data.train_dl` of a holder of loaders (fastai-course DataBunch): the loader
                 # every construction handed it, with the batches it gives
                 return v
+            if v is not None and v.kind == OPTIMIZER and v.source is not None:
+                # `trainer.optim` of a holder whose `__init__` builds it (pytorch#8741): that
+                # optimizer, with the module its parameters came from (where they are now is not
+                # taken from outside the class)
+                return replace(v, dev=None, placed=None)
         if bv.cls is not None and k not in (MODULE, METRIC, TENSOR):
             # `runner.meter` of an instance of a file class: which class of the file it holds (its
             # methods can then be followed); where it lives is not taken from outside the class

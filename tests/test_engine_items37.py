@@ -230,3 +230,37 @@ def test_parameter_attribute_after_the_instance_is_moved_is_silent():
     assert _lines(PIM.format(after="model.to('cpu')"), "GL109") == []
     src = PIM.format(after="def offload(m):\n    m.cpu()\n\n\noffload(model)")
     assert _lines(src, "GL109") == []
+
+
+# E60-2 (pytorch#8741, minimal): the holder's optimizer and network read from outside the class.
+HOLDER = """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.net = {net}
+        self.optim = torch.optim.Adam(self.net.parameters())
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+trainer = Trainer()
+state = torch.load("last.pt", map_location="cpu")
+{body}
+"""
+
+
+def test_holder_optimizer_restored_before_its_network_is_moved():
+    src = HOLDER.format(net="nn.Linear(4, 2)", body='trainer.optim.load_state_dict(state["optim"])\ntrainer.net.to(device)')
+    assert _lines(src, "GL111") == [(15, "GL111")]
+
+
+def test_holder_network_moved_first_or_in_init_is_silent():
+    src = HOLDER.format(net="nn.Linear(4, 2)", body='trainer.net.to(device)\ntrainer.optim.load_state_dict(state["optim"])')
+    assert _lines(src, "GL111") == []
+    src = HOLDER.format(net="nn.Linear(4, 2).to(device)",
+                        body='trainer.optim.load_state_dict(state["optim"])\ntrainer.net.to(device)')
+    assert _lines(src, "GL111") == []
+    src = HOLDER.format(net="nn.Linear(4, 2)", body='trainer.optim.load_state_dict(state["optim"])\ntrainer.net.to("cpu")')
+    assert _lines(src, "GL111") == []
