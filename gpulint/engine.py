@@ -183,7 +183,7 @@ class Prefilter:
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules = list(rules)
         self.always = [r for r in self.rules if not r.prefilter]
-        self.filtered = [(r, re.compile(r.prefilter, re.MULTILINE)) for r in self.rules if r.prefilter]
+        self.filtered = [(r, _LazyPattern(r.prefilter)) for r in self.rules if r.prefilter]
         # what select_live and TextMatches search: fixed texts as substring tests (see _Literals)
         self.conditions = {id(r): _condition(r.prefilter) for r in self.rules if r.prefilter}
         self._any: object = False  # compiled on first use: the syntax-tree path never needs it
@@ -348,10 +348,28 @@ def ast_condition(rule: Rule) -> tuple | None:
 _PATTERNS: dict[str, object] = {}
 
 
+class _LazyPattern:
+    """An expression compiled (with re.MULTILINE) on its first search: a run compiles ~100
+    prefilter expressions and searches a dozen of them (most conditions are answered as fixed
+    texts, see `_Literals`)."""
+
+    __slots__ = ("pattern", "_rx")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._rx = None
+
+    def search(self, text: str):
+        rx = self._rx
+        if rx is None:
+            rx = self._rx = re.compile(self.pattern, re.MULTILINE)
+        return rx.search(text)
+
+
 def _condition(pattern: str):
     found = _PATTERNS.get(pattern)
     if found is None:
-        found = _PATTERNS[pattern] = _literals(pattern) or re.compile(pattern, re.MULTILINE)
+        found = _PATTERNS[pattern] = _literals(pattern) or _LazyPattern(pattern)
     return found
 
 
@@ -464,7 +482,7 @@ def _literals(pattern: str) -> _Literals | None:
     `[Ss]`) and `^`/`$` at the ends of an alternative only; None for anything else."""
     plain = _plain_literals(pattern)
     if plain is not None:
-        return _Literals(plain, False, re.compile(pattern, re.MULTILINE))
+        return _Literals(plain, False, _LazyPattern(pattern))
     try:
         from re import _parser as sre_parse, _constants as c  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - another Python's layout
@@ -527,7 +545,7 @@ def _literals(pattern: str) -> _Literals | None:
             return None
         if lower and (not t.isascii() or t != t.lower()):
             return None
-    return _Literals(tuple(dict.fromkeys(texts)), lower, re.compile(pattern, re.MULTILINE))
+    return _Literals(tuple(dict.fromkeys(texts)), lower, _LazyPattern(pattern))
 
 
 def ast_select(rules: Sequence[Rule], facts) -> list[Rule]:
