@@ -6216,8 +6216,12 @@ class Flow:
                     if after is not None and after.kind == kind and after.dev is not None and after.dev.where in ("acc", "host"):
                         dev = after.dev
             if not given and any(v.kind == MODULE and (v.dev is None or not v.dev.is_host)
-                                 for v in [*(v for _, v, _s in pos), *(v for _, v in kw.values())]):
-                dev, given = None, True  # built around a module that is (or may be) elsewhere: `PCB_test(model)`
+                                 for v in [*(v for _, v, _s in pos), *(v for _, v in kw.values())]) and not (
+                    kind == MODULE and not self._unresolved_bases(name) and self._class_stateful(name)):
+                # built around a module that is (or may be) elsewhere: `PCB_test(model)`. Not a class
+                # that makes layers of its own in `__init__` (`SoftmaxLoss(model)` adding a
+                # `nn.Linear` head, sentence-transformers#26, E63-1): those are on the host
+                dev, given = None, True
             if not given and init is not None and self._keeps_called_part_of_unknown(name, init, e, pos, kw):
                 dev, given = None, True
             half_at = self._init_half_call(name) if kind == MODULE else None

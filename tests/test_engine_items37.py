@@ -264,3 +264,47 @@ def test_holder_network_moved_first_or_in_init_is_silent():
     assert _lines(src, "GL111") == []
     src = HOLDER.format(net="nn.Linear(4, 2)", body='trainer.optim.load_state_dict(state["optim"])\ntrainer.net.to("cpu")')
     assert _lines(src, "GL111") == []
+
+
+# E63-1 (sentence-transformers#26): a module class built around a moved module adds a layer of
+# its own in `__init__`; the wrapper itself is never moved, so that layer stays on the host.
+WRAP = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Head(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+{own}
+
+    def forward(self, x):
+        return {body}
+
+
+enc = nn.Linear(4, 4).to(device)
+head = Head(enc)
+{after}
+out = head(torch.randn(2, 4).to(device))
+"""
+
+
+def _wrap(own="        self.classifier = nn.Linear(4, 3)", body="self.classifier(self.model(x))", after=""):
+    return WRAP.format(own=own, body=body, after=after)
+
+
+def test_wrapper_with_own_layer_around_moved_module_never_moved():
+    assert _lines(_wrap(), "GL112", "GL116") == [(21, "GL112")]
+
+
+def test_wrapper_that_only_stores_the_moved_module_is_silent():
+    assert _lines(_wrap(own="        self.scale = 2.0", body="self.model(x) * self.scale"), "GL112", "GL116") == []
+
+
+def test_wrapper_moved_or_building_its_layer_on_the_device_is_silent():
+    assert _lines(_wrap(after="head.to(device)"), "GL112", "GL116") == []
+    own = "        self.classifier = nn.Linear(4, 3).to(next(model.parameters()).device)"
+    assert _lines(_wrap(own=own), "GL112", "GL116") == []
