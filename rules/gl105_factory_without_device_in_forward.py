@@ -8,6 +8,7 @@ from gpulint.analysis.devices import runs_on_cpu_only
 from gpulint.analysis.mismatch import (
     construction_state,
     inner_factory,
+    moved_after_factory,
     joined_forward_factories,
     legacy_host_constructor,
     random_factory,
@@ -170,6 +171,8 @@ class Tagger(nn.Module):
             if mm.op == "module-host":
                 continue
             call = mm.host_value.origin
+            if moved_after_factory(m, mm, call) is not None:
+                continue  # `torch.arange(n).to(self.device)`: the move decides where it is (GL116, G63-1)
             joined = joined_forward_factories(m, mm, call) if not ctc_host_argument(m, mm.node, mm.host) else []
             if joined:
                 # `return torch.cat([past_error, forecast])` of forward's device-less factories: each one

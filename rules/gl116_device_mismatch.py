@@ -11,6 +11,7 @@ from gpulint.analysis.mismatch import (
     file_function_call,
     attribute_root,
     inner_factory,
+    moved_after_factory,
     joined_forward_factories,
     construction_state,
     legacy_host_constructor,
@@ -457,6 +458,8 @@ noise_scale = betas[t]
         """GL105 reports factories in nn.Module methods that meet forward inputs."""
         if origin is None:
             return False
+        if moved_after_factory(m, mm, origin) is not None:
+            return False  # `torch.arange(n).to(self.device)`: the move put it there, not the factory (G63-1)
         if returned_from_forward(m, mm, origin) is not None:
             return True  # a host tensor forward made and returned (GL105 at the factory)
         if joined_forward_factories(m, mm, origin):

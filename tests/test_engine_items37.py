@@ -308,3 +308,43 @@ def test_wrapper_moved_or_building_its_layer_on_the_device_is_silent():
     assert _lines(_wrap(after="head.to(device)"), "GL112", "GL116") == []
     own = "        self.classifier = nn.Linear(4, 3).to(next(model.parameters()).device)"
     assert _lines(_wrap(own=own), "GL112", "GL116") == []
+
+
+# G63-1 (fixtures63, aladdinpersson Machine-Learning-Collection PR#15): a factory in forward moved
+# with `.to(self.device)`, `self.device` the constructor's "cpu" default that no construction
+# passes. `device=` on the factory would not change where the moved value is: GL105 stays silent
+# (its fix used to leave the crash in place) and GL116 reports the meeting, naming the move.
+ENC = """
+import torch
+import torch.nn as nn
+
+
+class Enc(nn.Module):
+    def __init__(self, device="cpu"):
+        super().__init__()
+        self.device = device
+        self.emb = nn.Embedding(10, 4)
+
+    def forward(self, x):
+        pos = torch.arange(x.shape[1]).expand_as(x){move}
+        return self.emb(x) + self.emb(pos)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Enc({arg}).to(device)
+model(torch.randint(0, 10, (2, 3)).to(device)).sum().backward()
+"""
+
+
+def test_factory_moved_to_a_host_device_attribute_is_the_moves_fault():
+    diags = _run(ENC.format(move=".to(self.device)", arg=""), "GL105", "GL116").diagnostics
+    assert [(d.line, d.code) for d in diags] == [(14, "GL116")]
+    assert "moved there by" in diags[0].message
+
+
+def test_factory_without_the_move_is_still_gl105():
+    assert _lines(ENC.format(move="", arg=""), "GL105", "GL116") == [(13, "GL105")]
+
+
+def test_factory_moved_to_the_device_passed_in_is_silent():
+    assert _lines(ENC.format(move=".to(self.device)", arg="device"), "GL105", "GL116") == []

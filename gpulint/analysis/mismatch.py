@@ -430,3 +430,30 @@ def placed_on_host(m, callee):
     if not isinstance(f, cst.Attribute) or f.attr.value not in ("to", "cpu"):
         return None
     return placed
+
+
+def moved_after_factory(m, mm, origin) -> cst.Call | None:
+    """The `.to(...)` / `.cuda()` / `.cpu()` that the factory's value goes through in its own
+    expression before it meets the accelerator operand (`torch.arange(n).expand(b, n).to(self.device)`
+    with `self.device` the constructor's `"cpu"` default, fixtures63 G63-1): that move, not the
+    factory, decides where the value is, so `device=` on the factory would not change it. None when
+    the host value was not placed by a move of the factory's own chain."""
+    placed = getattr(mm.host_value, "placed", None)
+    if not isinstance(placed, cst.Call) or not isinstance(origin, cst.Call) or placed is origin:
+        return None
+    f = placed.func
+    if not (isinstance(f, cst.Attribute) and f.attr.value in ("to", "cuda", "cpu")):
+        return None
+    node = origin
+    for _ in range(16):  # up the chain: `.expand(...)`, `.unsqueeze(0)`, `.long()`, then the move
+        up = m.parents.get(node)
+        if isinstance(up, cst.Attribute) and up.value is node:
+            grand = m.parents.get(up)
+            if not (isinstance(grand, cst.Call) and grand.func is up):
+                return None
+            if grand is placed:
+                return placed
+            node = grand
+            continue
+        return None
+    return None
