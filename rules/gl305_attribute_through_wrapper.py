@@ -367,6 +367,18 @@ def _tests_for_wrapper(m, node: cst.Attribute) -> bool:
     fn = m.enclosing(node, cst.FunctionDef) or m.module
     recv = m.module.code_for_node(node.value)
     for call in m.walk(fn):
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and len(call.args) == 1
+                and call.args[0].keyword is None and not call.args[0].star
+                and m.module.code_for_node(call.args[0].value) == recv and _wrapper_test_function(m, call.func.value)):
+            # `multi_gpu = is_parallel(model)` (YOLO repositories' helper: `type(model) in
+            # (DataParallel, DistributedDataParallel)`), read later as `model.module.X if multi_gpu
+            # else model.X` (PyTorch_YOLOv4's build_targets, fixtures63 P63-1)
+            return True
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "type"
+                and len(call.args) == 1 and m.module.code_for_node(call.args[0].value) == recv):
+            cmp = m.parents.get(call)
+            if isinstance(cmp, cst.Comparison) and "Parallel" in m.module.code_for_node(cmp):
+                return True  # `multi_gpu = type(model) in (nn.parallel.DataParallel, ...)` (yolov3)
         if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name) or len(call.args) != 2:
             continue
         if call.func.value not in ("hasattr", "isinstance"):
@@ -376,6 +388,19 @@ def _tests_for_wrapper(m, node: cst.Attribute) -> bool:
         if call.func.value == "isinstance" or "module" in m.module.code_for_node(call.args[1].value):
             return True
     return False
+
+
+def _wrapper_test_function(m, name: str) -> bool:
+    """A function that tells whether a model is wrapped: one of the file whose body names a wrapper
+    class or tests for `module` (`def is_parallel(model): return type(model) in (nn.parallel.
+    DataParallel, nn.parallel.DistributedDataParallel)`), or, imported, one named so
+    (`from utils.torch_utils import is_parallel`)."""
+    fn = m.module_function(name)
+    if fn is not None:
+        text = m.module.code_for_node(fn.body)
+        return any(w in text for w in ("DataParallel", "DistributedDataParallel", '"module"', "'module'"))
+    low = name.lower()
+    return low.startswith(("is_", "has_")) and ("parallel" in low or "ddp" in low or "wrapped" in low)
 
 
 def _stored_on_wrapper(m, facts: DistFacts, wrapped_names: set[str]) -> dict[str, set[str]]:

@@ -348,3 +348,52 @@ def test_factory_without_the_move_is_still_gl105():
 
 def test_factory_moved_to_the_device_passed_in_is_silent():
     assert _lines(ENC.format(move=".to(self.device)", arg="device"), "GL105", "GL116") == []
+
+
+# P63-1 (PyTorch_YOLOv4 build_targets): the wrapper test held in a local before the reads.
+YOLO = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.hyp = {{"giou": 1.0}}
+
+    def forward(self, x):
+        return self.fc(x)
+
+{helper}
+
+def build_targets(model):
+    multi_gpu = {test}
+    return model.module.hyp if multi_gpu else model.hyp
+
+
+model = Net()
+if torch.cuda.device_count() > 1:
+    model = nn.DataParallel(model)
+build_targets(model)
+"""
+
+IS_PARALLEL = """
+def is_parallel(model):
+    return type(model) in (nn.parallel.DataParallel, nn.parallel.DistributedDataParallel)
+"""
+
+
+def test_wrapper_test_in_a_local_is_a_guard():
+    assert _lines(YOLO.format(helper=IS_PARALLEL, test="is_parallel(model)"), "GL305") == []
+
+
+def test_other_one_argument_call_is_no_guard():
+    # control (passes on dd3c6bd too): a call of the model that tests nothing about the wrapper
+    src = YOLO.format(helper="", test="callable(model) and False")
+    assert _lines(src, "GL305") == [(19, "GL305")]
+
+
+def test_wrapper_type_test_in_a_local_is_a_guard():
+    src = YOLO.format(helper="", test="type(model) in (nn.parallel.DataParallel, nn.parallel.DistributedDataParallel)")
+    assert _lines(src, "GL305") == []
