@@ -191,3 +191,35 @@ def test_gl403_model_unrolling_higher_optimizer_is_silent(tmp_path):
 def test_gl403_model_without_inner_optimizer_is_reported(tmp_path):
     src = HIGHER.format(inner="y = y + self.energy(torch.cat([x, y], 1))")
     assert lines(tmp_path, "GL403", src) == [19]
+
+
+# P50-6 (GL402): another item of the tuple the loss is unpacked from
+LOSS_TUPLE = """\
+    from typing import Tuple
+
+    def train(model, optimizer, batches):
+        total, average_over = 0.0, 0
+        for batch in batches:
+            optimizer.zero_grad()
+            loss = model.forward_loss(batch)
+            if isinstance(loss, Tuple):
+                average_over += loss[{acc}]
+                {unpack}
+            loss.backward()
+            total += loss.item()
+            optimizer.step()
+        return total / max(average_over, 1)
+"""
+
+
+def test_gl402_count_item_of_loss_tuple_is_silent(tmp_path):
+    assert lines(tmp_path, "GL402", LOSS_TUPLE.format(acc=1, unpack="loss = loss[0]")) == []
+
+
+def test_gl402_loss_item_of_loss_tuple_is_reported(tmp_path):
+    assert lines(tmp_path, "GL402", LOSS_TUPLE.format(acc=0, unpack="loss = loss[0]")) == [9]
+
+
+def test_gl402_item_of_backpropagated_tuple_without_unpacking_is_reported(tmp_path):
+    src = LOSS_TUPLE.format(acc=1, unpack="pass").replace("loss.backward()", "loss[1].backward()")
+    assert lines(tmp_path, "GL402", src) == [9]
