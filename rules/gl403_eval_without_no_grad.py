@@ -111,8 +111,9 @@ calling the model it trained (the final test pass of a course script), and does 
 gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 `torch.autograd.grad`, `requires_grad_`, `x.requires_grad = True` or `.grad` in the loop or its
 function; a model of a module class of the file whose own methods call `torch.autograd.grad` or
-`torch.autograd.functional.*`, such as a force field predicting forces as `-dE/dpos` in its forward,
-which needs autograd on, also when the model called is one the analysis cannot name (a parameter
+`torch.autograd.functional.*` or take steps of one of facebookresearch/higher's differentiable
+optimizers (`higher.get_diff_optim`, `higher.innerloop_ctx`), such as a force field predicting forces
+as `-dE/dpos` in its forward or an energy model minimising over its label, which needs autograd on, also when the model called is one the analysis cannot name (a parameter
 `model_best`, a `torch.load` result) and such a class is in the file; a loop nested in a training
 loop whose outputs reach the loss that loop differentiates, as learnable exemplars run through a
 frozen feature extractor in an inner loop; or a method of an object that code the file does not define was given the model, such
@@ -133,7 +134,13 @@ that branch of their `forward` under `no_grad` themselves), on a module-level he
 an inference function that the file never names, whose model is a parameter, put in eval mode
 nowhere in it, and whose return is the output of a model call made after the loop
 (influenza_transformer's autoregressive `run_encoder_decoder_inference(model, src, ...)`: its
-callers are in other files and choose the grad mode, training included), and in test
+callers are in other files and choose the grad mode, training included), on loops inside the
+methods of a model class (an nn.Module of the file, or a class with its own `forward` over a base
+imported from another module of the project, as LAVIS's `Blip2T5Instruct(Blip2Base)` whose
+`predict_class` its runner calls under `no_grad`), which leave the grad mode to their caller unless
+the class trains itself, on a method of the class that the loop calls with arguments that rule out
+its branch with gradients (`self.feed_data(data, phase='val')` whose `'val'` branch runs the model
+under `no_grad`), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
 worth reading about.
 
