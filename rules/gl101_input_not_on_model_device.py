@@ -39,8 +39,10 @@ reads a moved value again beside a tensor it keeps on the CPU (`pred.cpu() == ba
 still names the move.
 
 The rule is silent when the loader has a `collate_fn` or a Dataset of the file that moves
-tensors itself, when the batch is re-bound or moved anywhere in the loop, and when the model's
-placement is not known.
+tensors itself, when the batch is re-bound or moved anywhere in the loop, when the model's own
+`forward` re-binds that input with a move of it (`x = x.cuda()`, `x = torch.tensor(x).to(self.device)`,
+also when a method of the model calls `self.forward(input)`), and when the model's placement is not
+known.
 
 Bad:
 

@@ -59,6 +59,9 @@ the value is already detached (`loss.item()`, `loss.detach()`, `float(loss)`; th
 `x.item() if hasattr(x, "item") else x` is no tensor), when the accumulation
 runs under `torch.no_grad()`, and when the accumulator is differentiated later
 (`total.backward()`, `torch.stack(losses).sum().backward()`): then keeping the graph is the point.
+Another item of a tuple the loop unpacks the loss from (`average_over += loss[1]` beside
+`loss = loss[0]`: flair's `forward_loss` returns the loss and the number of tokens) is not the
+loss, unless the analysis knows it holds a graph.
 The components a loss function returns next to the loss it backpropagates
 (`loss, parts = criterion(...)`, `parts` a dict or list of tensors with gradients) hold the same
 graph: so do the values a loop over them binds (`for name, val in parts.items():`).
