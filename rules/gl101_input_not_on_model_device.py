@@ -39,8 +39,10 @@ reads a moved value again beside a tensor it keeps on the CPU (`pred.cpu() == ba
 still names the move.
 
 The rule is silent when the loader has a `collate_fn` or a Dataset of the file that moves
-tensors itself, when the batch is re-bound or moved anywhere in the loop, and when the model's
-placement is not known.
+tensors itself, when the batch is re-bound or moved anywhere in the loop, when the model's own
+`forward` re-binds that input with a move of it (`x = x.cuda()`, `x = torch.tensor(x).to(self.device)`,
+also when a method of the model calls `self.forward(input)`), and when the model's placement is not
+known.
 
 Bad:
 
@@ -722,6 +724,14 @@ def _forward_moves_argument(m, mm) -> bool:
     if not isinstance(node, cst.Call):
         return False
     cls = m.value_of(mm.acc).cls if mm.acc is not None else None
+    if cls is None and isinstance(mm.acc, cst.Attribute) and mm.acc.attr.value == "forward":
+        # `self.forward(input)` called by name in a method of the model (philtabor's
+        # simple_cnn_mnist.py `_train`): the class of `self`, or of the receiver
+        recv = mm.acc.value
+        cls = m.value_of(recv).cls
+        if cls is None and isinstance(recv, cst.Name) and recv.value == "self":
+            home = m.class_of(node)
+            cls = home.name.value if home is not None else None
     found = m.method_of_class(cls, "forward") if cls else None
     if found is None:
         return False
@@ -746,6 +756,32 @@ def _forward_moves_argument(m, mm) -> bool:
         v = stmt.value
         if (isinstance(t, cst.Name) and t.value == target and isinstance(v, cst.Call)
                 and isinstance(v.func, cst.Attribute) and v.func.attr.value in ("cuda", "to")
-                and isinstance(v.func.value, cst.Name) and v.func.value.value == target):
+                and _copy_of_param(m, v.func.value, target)):
             return True
+    return False
+
+
+# torch functions that build a tensor from their first argument (a copy of it, or it itself when it
+# is already a tensor of the dtype): `torch.tensor(x).to(dev)` moves what `x` holds
+_TENSOR_FROM_ARG = ("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
+                    "torch.from_numpy")
+# tensor methods that keep the values (and the device) of their receiver
+_SAME_VALUES = ("float", "double", "long", "int", "half", "type", "contiguous", "clone", "detach")
+
+
+def _copy_of_param(m, expr, target: str) -> bool:
+    """`expr` is the parameter `target` itself, a dtype or copy method of it (`x.float()`), or a
+    torch tensor built from it (`torch.tensor(x)`; philtabor's simple_cnn_mnist.py:
+    `batch_data = T.tensor(batch_data).to(self.device)` at the top of `forward`)."""
+    if isinstance(expr, cst.Name):
+        return expr.value == target
+    if not isinstance(expr, cst.Call):
+        return False
+    f = expr.func
+    if isinstance(f, cst.Attribute) and f.attr.value in _SAME_VALUES and not (m.qualname(f) or "").startswith("torch."):
+        return _copy_of_param(m, f.value, target)
+    if (m.qualname(f) or "") in _TENSOR_FROM_ARG and expr.args and expr.args[0].keyword is None \
+            and not expr.args[0].star:
+        first = expr.args[0].value
+        return isinstance(first, cst.Name) and first.value == target
     return False

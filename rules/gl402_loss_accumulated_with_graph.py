@@ -59,6 +59,9 @@ the value is already detached (`loss.item()`, `loss.detach()`, `float(loss)`; th
 `x.item() if hasattr(x, "item") else x` is no tensor), when the accumulation
 runs under `torch.no_grad()`, and when the accumulator is differentiated later
 (`total.backward()`, `torch.stack(losses).sum().backward()`): then keeping the graph is the point.
+Another item of a tuple the loop unpacks the loss from (`average_over += loss[1]` beside
+`loss = loss[0]`: flair's `forward_loss` returns the loss and the number of tokens) is not the
+loss, unless the analysis knows it holds a graph.
 The components a loss function returns next to the loss it backpropagates
 (`loss, parts = criterion(...)`, `parts` a dict or list of tensors with gradients) hold the same
 graph: so do the values a loop over them binds (`for name, val in parts.items():`).
@@ -161,7 +164,8 @@ for x, y in loader:
                 # only statements whose innermost loop (with a backward) is this one
                 if facts.enclosing_loop(stmt) is not loop.node and self._inner_backward_loop(facts, stmt, loop.node):
                     continue
-                names = [n for n in self._bare_names(value) if _root_value(n) in graph_names]
+                names = [n for n in self._bare_names(value) if _root_value(n) in graph_names
+                         and not _other_item_of_loss_tuple(m, loop.node, n)]
                 held = False
                 inner = (not indexed and facts.enclosing_loop(stmt) is not loop.node
                          and _plain_inner_loop(m, facts, loop, stmt))
@@ -880,6 +884,41 @@ class _Mentions:
             return False
         i = bisect.bisect_left(found, start)
         return i < len(found) and found[i] < m.end[node]
+
+
+def _int_index(sub: cst.Subscript) -> int | None:
+    """The index of `x[i]` with a non-negative integer literal, else None."""
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    v = sub.slice[0].slice.value
+    if isinstance(v, cst.Integer) and v.value.isdigit():
+        return int(v.value)
+    return None
+
+
+def _other_item_of_loss_tuple(m, loop: cst.CSTNode, n) -> bool:
+    """`loss[1]` where the loop unpacks the loss from that tuple by another index
+    (`if isinstance(loss, Tuple): average_over += loss[1]; loss = loss[0]`, flair's ModelTrainer:
+    `forward_loss` returns the loss and the number of labels it averages): the backpropagated
+    loss is `loss[0]`; what the other item holds (an int count) is not known to be a graph. Not
+    when the engine knows the item holds one."""
+    if not isinstance(n, cst.Subscript) or not isinstance(n.value, cst.Name):
+        return False
+    i = _int_index(n)
+    if i is None:
+        return False
+    v = m.value_of(n)
+    if v.kind == "tensor" and v.graph:
+        return False
+    root = n.value.value
+    for node in m.walk(loop):
+        if (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+                and node.targets[0].target.value == root and isinstance(node.value, cst.Subscript)
+                and isinstance(node.value.value, cst.Name) and node.value.value.value == root):
+            j = _int_index(node.value)
+            if j is not None and j != i:
+                return True
+    return False
 
 
 def _index_only(sub: cst.Subscript) -> bool:

@@ -111,8 +111,9 @@ calling the model it trained (the final test pass of a course script), and does 
 gradient-based evaluation (saliency maps, adversarial examples: a `.backward()`,
 `torch.autograd.grad`, `requires_grad_`, `x.requires_grad = True` or `.grad` in the loop or its
 function; a model of a module class of the file whose own methods call `torch.autograd.grad` or
-`torch.autograd.functional.*`, such as a force field predicting forces as `-dE/dpos` in its forward,
-which needs autograd on, also when the model called is one the analysis cannot name (a parameter
+`torch.autograd.functional.*` or take steps of one of facebookresearch/higher's differentiable
+optimizers (`higher.get_diff_optim`, `higher.innerloop_ctx`), such as a force field predicting forces
+as `-dE/dpos` in its forward or an energy model minimising over its label, which needs autograd on, also when the model called is one the analysis cannot name (a parameter
 `model_best`, a `torch.load` result) and such a class is in the file; a loop nested in a training
 loop whose outputs reach the loss that loop differentiates, as learnable exemplars run through a
 frozen feature extractor in an inner loop; or a method of an object that code the file does not define was given the model, such
@@ -133,7 +134,13 @@ that branch of their `forward` under `no_grad` themselves), on a module-level he
 an inference function that the file never names, whose model is a parameter, put in eval mode
 nowhere in it, and whose return is the output of a model call made after the loop
 (influenza_transformer's autoregressive `run_encoder_decoder_inference(model, src, ...)`: its
-callers are in other files and choose the grad mode, training included), and in test
+callers are in other files and choose the grad mode, training included), on loops inside the
+methods of a model class (an nn.Module of the file, or a class with its own `forward` over a base
+imported from another module of the project, as LAVIS's `Blip2T5Instruct(Blip2Base)` whose
+`predict_class` its runner calls under `no_grad`), which leave the grad mode to their caller unless
+the class trains itself, on a method of the class that the loop calls with arguments that rule out
+its branch with gradients (`self.feed_data(data, phase='val')` whose `'val'` branch runs the model
+under `no_grad`), and in test
 files (`test_*.py`, files under `tests/`), where a few tiny batches make the graph cost nothing
 worth reading about.
 
@@ -227,7 +234,8 @@ with torch.no_grad():
                 continue  # `for b in loader: out = model(b); break`: one sample batch, not an evaluation loop
             fn = facts.function_of(node)
             cls = ctx.model.class_of(node)
-            if (cls is not None and ctx.model.class_is(cls.name.value, MODULE_BASES)
+            if (cls is not None and (ctx.model.class_is(cls.name.value, MODULE_BASES)
+                                     or _module_of_other_file_base(ctx.model, cls))
                     and not _trainer_module_method(ctx.model, cls, fn)):
                 continue  # inside an nn.Module's own methods: its caller chooses the grad mode
             eval_fn = facts.is_eval_function(fn)
@@ -826,6 +834,30 @@ def _callee(c: cst.Call, facts: TrainingFacts | None = None) -> cst.BaseExpressi
     return f
 
 
+def _module_of_other_file_base(m, cls: cst.ClassDef) -> bool:
+    """A class that defines its own `forward` over a base of another module of the project (LAVIS's
+    `Blip2T5Instruct(Blip2Base)`, Blip2Base an nn.Module of lavis/models/blip2_models/blip2.py):
+    a model whose methods (`predict_class`, `predict_answers`) its caller runs under its own grad
+    mode, like an nn.Module's. Not a torch base (known already: `torch.autograd.Function` has a
+    static `forward`), not a builtin, not a static `forward`."""
+    info = m.classes.get(cls.name.value)
+    if info is None or info.node is not cls:
+        return False
+    forward = info.methods.get("forward")
+    if forward is None or any(dotted(d.decorator) in ("staticmethod", "classmethod") for d in forward.decorators):
+        return False
+    params = [*forward.params.posonly_params, *forward.params.params]
+    if not params or params[0].name.value != "self" or len(params) < 2 and forward.params.star_arg is None:
+        return False
+    for b in info.bases:
+        if b in m.classes or "." not in b:
+            continue  # the file's own class (followed by class_is), or a builtin (`object`, `Exception`)
+        if b.split(".", 1)[0] in ("torch", "typing", "abc", "collections", "enum", "dataclasses"):
+            continue
+        return True
+    return False
+
+
 def _trainer_module_method(m, cls: cst.ClassDef, fn) -> bool:
     """A method of an nn.Module class that trains itself (a continual-learning "learner" such as
     AlwaysBeDreaming-DFCIL's `NormalNN(nn.Module)`: it builds a `torch.optim` optimizer and calls
@@ -877,9 +909,13 @@ def _helper_forwards(facts: TrainingFacts, loop: cst.CSTNode, seen: set, models:
         for fn in facts.file_functions(call):
             if facts.grad_use(fn.body):
                 break
+            env = _call_env(fn, call)
+            # not the calls on a branch the call's arguments rule out (DifFace's
+            # `self.feed_data(data, phase='val')`, whose `if phase == 'train':` branch runs the model
+            # with gradients and whose `elif phase == 'val':` branch runs it under `no_grad`)
             inner = [c for c in _model_calls(facts, fn.body) if isinstance(_callee(c), cst.Attribute)
                      and isinstance(_callee(c).value, cst.Name) and _callee(c).value.value == "self"
-                     and facts.grad_mode_at(c) is None]
+                     and facts.grad_mode_at(c) is None and _reachable(facts.m, c, fn, env)]
             if any(_model_takes_gradients(facts.m, c) for c in inner):
                 break  # the model's forward differentiates: it needs autograd on
             if inner and _returns_graph(facts.m, fn):
@@ -919,7 +955,12 @@ def _model_argument_forward(facts: TrainingFacts, call: cst.Call) -> cst.BaseExp
     return None
 
 
-_AUTOGRAD_CALLS = ("torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.")
+# facebookresearch/higher's differentiable optimizers: their `step(loss, params=...)` takes
+# `torch.autograd.grad` of the loss (higher/optim.py), so a forward that unrolls one (its
+# examples/deep-energy-mnist.py: `inner_opt = higher.get_diff_optim(...)`, `y, = inner_opt.step(E.sum(),
+# params=[y])`) needs autograd on at inference too
+_AUTOGRAD_CALLS = ("torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.",
+                   "higher.get_diff_optim", "higher.create_diff_optim", "higher.optim.", "higher.innerloop_ctx")
 
 
 def _no_grad_fallback(m, facts: TrainingFacts, call: cst.Call) -> bool:
@@ -1615,8 +1656,8 @@ def _key_of(e) -> str | None:
 
 
 def _known(e, env: dict):
-    """The value a test operand holds under env: None, True/False, an int, "object" (a constructor
-    call: not None, truthy), or ... when unknown."""
+    """The value a test operand holds under env: None, True/False, an int, ("str", text) for a
+    string literal, "object" (a constructor call: not None, truthy), or ... when unknown."""
     key = _key_of(e)
     if key is None or key not in env:
         return ...
@@ -1625,6 +1666,11 @@ def _known(e, env: dict):
         return {"None": None, "True": True, "False": False}[v.value]
     if isinstance(v, cst.Integer) and v.value.isdigit():
         return int(v.value)
+    if isinstance(v, cst.SimpleString) and "\\" not in v.value:
+        try:
+            return ("str", v.evaluated_value)
+        except Exception:  # noqa: BLE001 - an odd literal: unknown
+            return ...
     if isinstance(v, cst.Call) and isinstance(v.func, (cst.Name, cst.Attribute)):
         return "object"
     return ...
@@ -1652,10 +1698,22 @@ def _truth(test, env: dict):
                 return None
             same = v is None
             return same if isinstance(c.operator, cst.Is) else not same
+        if isinstance(c.operator, (cst.Equal, cst.NotEqual)) and isinstance(c.comparator, cst.SimpleString):
+            # `phase == 'train'` with `phase` known to hold a string literal
+            v = _known(test.left, env)
+            if not (isinstance(v, tuple) and v[0] == "str") or "\\" in c.comparator.value:
+                return None
+            try:
+                same = v[1] == c.comparator.evaluated_value
+            except Exception:  # noqa: BLE001
+                return None
+            return same if isinstance(c.operator, cst.Equal) else not same
         return None
     v = _known(test, env)
     if v is ...:
         return None
+    if isinstance(v, tuple):
+        return bool(v[1])  # a string literal: truthy unless empty
     return True if v == "object" else bool(v)
 
 
