@@ -2488,6 +2488,16 @@ class Flow:
                     # `self.device = 'cpu'` (a memory bank's default, moved later by its own `to()`):
                     # that device, so `.to(self.device)` reads it rather than guessing from the name
                     v = self._device_literal(value_expr, v)
+                if (v.kind == TENSOR and type(value_expr) is cst.Attribute and value_expr.attr.value in ("weight", "bias")
+                        and self._class_kind(frame.cls) in (MODULE, METRIC)
+                        and self._peek(value_expr.value, frame).kind == MODULE):
+                    # `self.k0 = conv0.weight`: a layer's Parameter assigned to a module attribute is
+                    # registered by `nn.Module.__setattr__` and moves with the module (basicsr's
+                    # SeqConv3x3, P50-1)
+                    self._param_made.add(value_expr)
+                    if v.dev is not None and v.dev.is_host and not frame.devctx:
+                        self._made_on_host.add(value_expr)
+                    v = replace(v, dev=None, origin=value_expr, placed=None)
                 prev = frame.env.get("self." + key)
                 if (v.kind == TENSOR and prev is not None and prev.kind == TENSOR and prev.origin in self._param_made
                         and type(prev.origin) is cst.Call and type(prev.origin.func) is cst.Attribute

@@ -397,3 +397,39 @@ def test_other_one_argument_call_is_no_guard():
 def test_wrapper_type_test_in_a_local_is_a_guard():
     src = YOLO.format(helper="", test="type(model) in (nn.parallel.DataParallel, nn.parallel.DistributedDataParallel)")
     assert _lines(src, "GL305") == []
+
+
+# P50-1 (DifFace's vendored basicsr SeqConv3x3): a layer's Parameter assigned to a module
+# attribute is registered and moves with the module.
+SEQCONV = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SeqConv(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        conv0 = nn.Conv2d(cin, cout, kernel_size=1)
+        self.k0 = conv0.{attr}
+        self.b0 = conv0.bias
+
+    def forward(self, x):
+        y0 = F.conv2d(input=x, weight=self.k0, bias=self.b0)
+        return y0 + self.b0.view(1, -1, 1, 1)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = SeqConv(3, 4){move}
+net(torch.randn(1, 3, 5, 5, device=device))
+"""
+
+
+def test_layer_parameter_kept_on_module_moves_with_it():
+    assert _lines(SEQCONV.format(attr="weight", move=".to(device)"), "GL116", "GL105", "GL106", "GL112") == []
+
+
+def test_plain_tensor_copy_of_a_layer_weight_does_not_move():
+    # control: `.weight.detach().clone()` is a plain tensor attribute, left behind by `.to()`
+    src = SEQCONV.format(attr="weight.detach().clone()", move=".to(device)")
+    assert (15, "GL116") in _lines(src, "GL116")
