@@ -705,6 +705,12 @@ def _elem_of(v: Value) -> Value | None:
     return None
 
 
+# a forward's copy of its input before moving it (`torch.tensor(x).to(dev)`), and casts on the way
+_INPUT_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.FloatTensor",
+                           "torch.LongTensor"})
+_SAME_PLACE_CASTS = frozenset({"float", "long", "int", "double", "half", "bool", "contiguous", "clone", "detach"})
+
+
 # module methods that return the module itself
 _SELF_RETURNING = frozenset("to cuda cpu eval train float half double bfloat16 requires_grad_ xpu mps".split())
 
@@ -6163,9 +6169,27 @@ class Flow:
                 return False
             a = stmt.body[0]
             v = a.value
-            return (len(a.targets) == 1 and type(a.targets[0].target) is cst.Name and a.targets[0].target.value == name
+            if not (len(a.targets) == 1 and type(a.targets[0].target) is cst.Name and a.targets[0].target.value == name
                     and type(v) is cst.Call and type(v.func) is cst.Attribute and v.func.attr.value in ("to", "cuda")
-                    and type(v.func.value) is cst.Name and v.func.value.value == name and (v.args or v.func.attr.value == "cuda"))
+                    and (v.args or v.func.attr.value == "cuda")):
+                return False
+            # `x = x.to(self.device)`; also a copy made from it first (`x = torch.tensor(x).to(
+            # self.device)`, `torch.from_numpy(x).float().cuda()`: precision50 P50-10)
+            cur = v.func.value
+            for _ in range(8):
+                if type(cur) is cst.Name:
+                    return cur.value == name
+                if type(cur) is not cst.Call:
+                    return False
+                f = cur.func
+                q = self.m.qualname(f) or ""
+                if q in _INPUT_COPIES and cur.args and cur.args[0].keyword is None and not cur.args[0].star:
+                    cur = cur.args[0].value
+                elif type(f) is cst.Attribute and f.attr.value in _SAME_PLACE_CASTS:
+                    cur = f.value
+                else:
+                    return False
+            return False
         return False
 
     def _host_use(self, n: cst.Name) -> bool:

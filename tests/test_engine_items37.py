@@ -433,3 +433,49 @@ def test_plain_tensor_copy_of_a_layer_weight_does_not_move():
     # control: `.weight.detach().clone()` is a plain tensor attribute, left behind by `.to()`
     src = SEQCONV.format(attr="weight.detach().clone()", move=".to(device)")
     assert (15, "GL116") in _lines(src, "GL116")
+
+
+# P50-10 (precision50): a forward that copies its input and moves the copy first thing puts it
+# where it needs it, as `x = x.to(self.device)` does.
+FIT = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.fc = nn.Linear(4, 3)
+        self.to(self.device)
+
+    def forward(self, x):
+        x = {first}
+        return self.fc(x)
+
+    def fit(self, loader):
+        for xb, yb in loader:
+            out = self.forward(xb)
+
+
+Net().fit(DataLoader(TensorDataset(torch.randn(8, 4), torch.zeros(8)), batch_size=4))
+"""
+
+
+def _module_call_mismatches(src):
+    from gpulint.model import ScriptModel
+    import libcst as cst
+    m = ScriptModel(cst.parse_module(textwrap.dedent(src)))
+    return [mm for mm in m.mismatches() if mm.op == "module-call"]
+
+
+def test_forward_copying_its_input_to_the_device_takes_host_inputs():
+    assert _module_call_mismatches(FIT.format(first="torch.tensor(x).to(self.device)")) == []
+    assert _module_call_mismatches(FIT.format(first="torch.as_tensor(x).float().to(self.device)")) == []
+    assert _module_call_mismatches(FIT.format(first="x.to(self.device)")) == []
+
+
+def test_forward_copying_its_input_without_moving_it_is_still_a_mismatch():
+    # control: a copy that stays on the host does not move the input
+    assert _module_call_mismatches(FIT.format(first="torch.tensor(x).float()")) != []
