@@ -68,7 +68,7 @@ for x, y in loader:
                 continue  # `y_preds.cpu()` last in a notebook cell: IPython shows the host copy
             name = ctx.code(recv)
             fix = None
-            if isinstance(stmt, cst.SimpleStatementLine) and _assignable(recv):
+            if isinstance(stmt, cst.SimpleStatementLine) and (_assignable(recv) or _item_just_assigned(m, ctx, recv, stmt)):
                 fix = ctx.fix(ctx.insert_text(ctx.span(parent)[0], f"{name} = "), message=f"Assign the result to `{name}`")
             yield ctx.finding(call, self.message.format(meth=meth, name=name), fix)
 
@@ -158,6 +158,32 @@ def _opaque_collate(m, origin: cst.Call) -> bool:
 def _assignable(node: cst.BaseExpression) -> bool:
     # `batch[0] = ...` fails when the batch is a tuple, so subscripts get no fix
     return isinstance(node, (cst.Name, cst.Attribute))
+
+
+def _item_just_assigned(m, ctx: Context, recv, stmt) -> bool:
+    """`instance[key].to(device)` right after `instance[key] = torch.tensor(...)` in the same block
+    (conversational-uptake PR#4, fixtures63 G63-2): the container takes item assignment (it just
+    did), and the subscript reads only a name or a literal, so writing the moved copy back is
+    safe."""
+    if not isinstance(recv, cst.Subscript) or not isinstance(recv.value, (cst.Name, cst.Attribute)):
+        return False
+    if len(recv.slice) != 1 or not isinstance(recv.slice[0].slice, cst.Index):
+        return False
+    key = recv.slice[0].slice.value
+    if not isinstance(key, (cst.Name, cst.SimpleString, cst.Integer)):
+        return False
+    block = m.parent(stmt)
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or stmt not in body:
+        return False
+    i = body.index(stmt)
+    if i == 0:
+        return False
+    prev = body[i - 1]
+    if not isinstance(prev, cst.SimpleStatementLine) or len(prev.body) != 1 or not isinstance(prev.body[0], cst.Assign):
+        return False
+    text = ctx.code(recv)
+    return any(ctx.code(t.target) == text for t in prev.body[0].targets)
 
 
 def _displayed_by_notebook(ctx: Context, stmt) -> bool:

@@ -479,3 +479,37 @@ def test_forward_copying_its_input_to_the_device_takes_host_inputs():
 def test_forward_copying_its_input_without_moving_it_is_still_a_mismatch():
     # control: a copy that stays on the host does not move the input
     assert _module_call_mismatches(FIT.format(first="torch.tensor(x).float()")) != []
+
+
+# G63-2 (conversational-uptake PR#4): `instance[key].to(device)` right after `instance[key] = ...`
+# gets the safe fix that writes the moved copy back; a subscript the code never assigned does not.
+UPTAKE = """
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def prepare(instance, batch):
+    for key in ["input_ids", "token_type_ids"]:
+{first}
+        {recv}.to(device)
+    return instance
+
+
+prepare({{"input_ids": [1, 2], "token_type_ids": [0, 0]}}, [torch.zeros(3)])
+"""
+
+
+def _fixes(src, code):
+    res = _run(src, code)
+    return [(d.line, d.fix is not None) for d in res.diagnostics]
+
+
+def test_item_just_assigned_gets_the_fix():
+    src = UPTAKE.format(first="        instance[key] = torch.tensor(instance[key]).unsqueeze(0)", recv="instance[key]")
+    assert _fixes(src, "GL104") == [(10, True)]
+
+
+def test_item_not_assigned_just_before_gets_no_fix():
+    src = UPTAKE.format(first="        batch[0] = torch.zeros(3)\n        print(key)", recv="batch[0]")
+    assert _fixes(src, "GL104") == [(11, False)]
