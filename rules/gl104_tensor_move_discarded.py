@@ -32,6 +32,10 @@ arithmetic on tensors, ...), never on modules or unknown values. A batch of a Da
 to be a tensor: such collate functions often build graph batches (DGL before 0.5, PyTorch
 Geometric), whose `.to(device)` moves the batch in place and returns it.
 
+The safe fix assigns the result back (`x = x.to(device)`). For an item (`batch[0].to(device)`) it
+is offered only when the statement just before assigned that same item (`inst[key] = ...`, the key
+a name or a literal): a tuple batch takes no item assignment.
+
 Bad:
 
 ```python
