@@ -1156,10 +1156,11 @@ def _fallback_meetings(ctx: Context):
 
 
 def _fallback_placements(m) -> list:
-    """(placing call, device expression) for the file's module-level placements of a module on a
-    device it chooses at run time between CUDA and the CPU (`model = Net().to(device)` with
-    `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`): the file's main path
-    runs on the CPU when CUDA is missing."""
+    """(placing call, device expression) for the file's placements of a module on a device it
+    chooses at run time between CUDA and the CPU (`model = Net().to(device)` with `device =
+    torch.device("cuda" if torch.cuda.is_available() else "cpu")`): the file's main path runs on the
+    CPU when CUDA is missing. At module level, or (G60-2, rules63) in a plain function of the file
+    the script runs (`main()`), the name then being that function's own variable."""
     out = []
     for call in m.calls:
         if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
@@ -1167,8 +1168,14 @@ def _fallback_placements(m) -> list:
         where = _placement_device(m, call)
         if where is None or not isinstance(where, cst.Name) or not _fallback_choice(m, where):
             continue
-        if m.scope_of(call) is not m.module or m.value_of(call.func.value).kind != "module":
+        if m.value_of(call.func.value).kind != "module":
             continue
+        scope = m.scope_of(call)
+        if scope is not m.module:
+            fn = m.enclosing(call, cst.FunctionDef)
+            if (fn is None or scope is not fn or m.class_of(fn) is not None
+                    or not m.bindings.get((fn, where.value)) or not _called_by_the_script(m, call)):
+                continue  # a method, a nested scope, a module-level name read in a function, a function never run
         out.append((call, where))
     return out
 
@@ -1184,8 +1191,9 @@ def _unguarded_on_fallback_path(ctx: Context):
     else "cpu")`, `model.to(device)`, and a metric helper's `torch.eye(depth).cuda()`): the CPU
     fallback the file declares crashes there. Only sites the engine reaches, in functions of the
     file the script calls (every call followed, `_guarded`), outside methods of `nn.Module`
-    classes and of classes whose callers the file does not show; `.cuda(i)` and `"cuda"` strings
-    are left to the other checks."""
+    classes and of classes whose callers the file does not show; `.cuda(i)` and `"cuda:N"` strings
+    are left to the other checks, index-less `"cuda"` placements (`_cuda_string_placements`) are
+    sites too (G60-2's wider form, rules63)."""
     m = ctx.model
     placements = _fallback_placements(m)
     if placements:
@@ -1200,8 +1208,9 @@ def _unguarded_on_fallback_path(ctx: Context):
         if not moves:
             return
         where = moves[0]
-    for site in _cuda_calls(m):
-        if site.args or not m.reached(site) or (isinstance(where, cst.Call) and site is where):
+    for site in (*_cuda_calls(m), *_cuda_string_placements(m)):
+        if (isinstance(site.func, cst.Attribute) and site.func.attr.value == "cuda" and site.args) or (
+                not m.reached(site) or (isinstance(where, cst.Call) and site is where)):
             continue
         fn = m.enclosing(site, cst.FunctionDef)
         if fn is None and m.enclosing(site, cst.ClassDef) is not None:
@@ -1217,6 +1226,36 @@ def _unguarded_on_fallback_path(ctx: Context):
 
 
 _CHAIN_DEPTH = 6  # calls followed from a site to the script's code (DAGMM: four method hops)
+
+
+def _cuda_string_placements(m):
+    """Calls that place a tensor or module on the index-less `"cuda"` string (G60-2, rules63):
+    `x.to("cuda")`, `x.to(device="cuda")`, `torch.zeros(n, device="cuda")` (a `torch.*` call that is
+    no autocast/GradScaler/backend device *type*, nor `torch.device(...)` itself, which places
+    nothing). `"cuda:N"` is left to the other checks, as `.cuda(i)` is."""
+    for call in m.calls:
+        q = m.qualname(call.func) or ""
+        if q == "torch.device" or any(q == p or (p.endswith(".") and q.startswith(p)) for p in _DEVICE_TYPE_CALLS):
+            continue
+        is_to = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and not q
+        if not is_to and not q.startswith("torch."):
+            continue
+        for i, arg in enumerate(call.args):
+            kw = arg.keyword.value if arg.keyword is not None else None
+            if kw == "device" or (is_to and kw is None and i == 0):
+                if _cuda_literal(arg.value) == "cuda":
+                    yield call
+                break
+
+
+def _string_site_arg(site):
+    """The `"cuda"` argument of a string placement (`_cuda_string_placements`)."""
+    for i, arg in enumerate(site.args):
+        kw = arg.keyword.value if arg.keyword is not None else None
+        if kw == "device" or (kw is None and i == 0 and isinstance(site.func, cst.Attribute)
+                              and site.func.attr.value == "to"):
+            return arg.value
+    return None
 
 
 def _guarded_model_moves(m) -> list:
@@ -1398,11 +1437,15 @@ choice the file makes (`torch.device(args.device)`: unknown).
 
 Where no such meeting can be seen, an index-less `.cuda()` that the script runs with no test about
 devices (nor a `try`, nor a guarded caller) on the way is reported too, when the script declares its
-CPU fallback plainly: it moves a model, at module level, to a name chosen between CUDA and the CPU
-(`model = Net().to(device)`; jiant's metric helper `ones = torch.eye(depth).cuda()`), or, with no
-such name, moves its model with `.cuda()` only under `if torch.cuda.is_available():` (DAGMM's
-`det_cov = torch.cat(det_cov).cuda()`). The fix writes `.to(device)` where that name is bound before
-the site runs; with the `if` form there is no name, and no fix.
+CPU fallback plainly: it moves a model, at module level or in a plain function the script runs
+(`main()`), to a name chosen between CUDA and the CPU (`model = Net().to(device)`; jiant's metric
+helper `ones = torch.eye(depth).cuda()`), or, with no such name, moves its model with `.cuda()` only
+under `if torch.cuda.is_available():` (DAGMM's `det_cov = torch.cat(det_cov).cuda()`). An
+index-less `"cuda"` placement counts the same way: `x.to("cuda")`, `torch.zeros(n, device="cuda")`
+(not `"cuda"` as an autocast or GradScaler device type, nor `"cuda:1"`). The fix writes
+`.to(device)` (for a string, the name in its place) where that name is bound before the site runs
+and visible there (`main()`'s own `device` only inside `main()`); with the `if` form there is no
+name, and no fix.
 
 Bad:
 
@@ -1489,7 +1532,11 @@ x = torch.randn(8, 3, device=device)
                 # the module-level name is bound only after the site runs (textual_inversion's
                 # `load_model_from_config` runs before `device` is bound): `.to(device)` would fail
                 name = None
-            if name is not None:
+            if name is not None and not (isinstance(site.func, cst.Attribute) and site.func.attr.value == "cuda"):
+                lit = _string_site_arg(site)  # `x.to("cuda")`, `device="cuda"`: the string becomes the name
+                if lit is not None:
+                    edits.append(ctx.replace(lit, name))
+            elif name is not None:
                 extra = "".join(
                     f", {ctx.code(a)}" for a in site.args if a.keyword is not None and a.keyword.value == "non_blocking"
                 )
@@ -1567,6 +1614,9 @@ x = torch.randn(8, 3, device=device)
         local = m.bindings.get((scope, name)) if scope is not m.module else None
         if local:
             ok = all(b.how == "assign" and m.precedes(b.node, site) for b in local)
+            if ok and scope is not m.scope_of(where) and not all(
+                    b.value is not None and _fallback_choice(m, b.value) for b in local):
+                ok = False  # another function's own `device` (G60-2: the choice made in `main()`)
             return name if ok else None
         glob = m.bindings.get((m.module, name))
         if glob and (all(b.how == "assign" and b.value is not None and _fallback_choice(m, b.value) for b in glob)

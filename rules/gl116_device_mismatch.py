@@ -22,6 +22,7 @@ from gpulint.analysis.mismatch import (
     batch_source,
     moved_back,
     ctc_host_argument,
+    device_edit,
     factory_device_fix,
     factory_takes_device,
     name_under,
@@ -102,7 +103,7 @@ noise_scale = betas[t]
         m = ctx.model
         if m.frameworks & _FRAMEWORKS:
             return
-        found = []  # (host factory, its safe `device=` fix is offered here, finding)
+        found = []  # (host factory, its safe `device=` fix is offered here, finding, mismatch)
         said = set()  # (host value's origin, statement): one finding per host value and statement
         for mm in m.mismatches():
             if accelerator_named_cpu(m, mm):
@@ -115,7 +116,7 @@ noise_scale = betas[t]
                     found.append((None, False, ctx.finding(mm.node, (
                         f"`{ctx.code(mm.node.func)}` was put on the CPU on purpose (line "
                         f"{ctx.line_of(placed)}) but its input `{ctx.code(mm.acc)}` is on the "
-                        f"accelerator; make the input on the module's device"))))
+                        f"accelerator; make the input on the module's device")), None))
                 elif (mv := _moved_back_in_loop(m, mm)) is not None:
                     # `torch.save(model.cpu().state_dict(), p)` in the training loop (pix2pix#253,
                     # E62-3): `Module.cpu()` moves the module itself, for every later pass
@@ -124,13 +125,13 @@ noise_scale = betas[t]
                         f"{_line(ctx, mm.node, mv)} (`Module.{mv.func.attr.value}()` moves the module itself), so on "
                         f"every pass but the first of the loop on {_line(ctx, mm.node, mm.loop)} it meets its input "
                         f"`{ctx.code(mm.acc)}` on the accelerator; save a host copy of the state instead "
-                        f"(`{{k: v.cpu() for k, v in {ctx.code(mv.func.value)}.state_dict().items()}}`) or move it back"))))
+                        f"(`{{k: v.cpu() for k, v in {ctx.code(mv.func.value)}.state_dict().items()}}`) or move it back")), None))
                 continue  # a module left on the host: GL112 (models) and GL108 (losses with a weight)
             if mm.op == "module-part":
-                found.append((None, False, self._part_finding(ctx, mm)))
+                found.append((None, False, self._part_finding(ctx, mm), None))
                 continue
             if mm.op == "cpu-arg":
-                found.append((None, False, self._cpu_argument_finding(ctx, mm)))
+                found.append((None, False, self._cpu_argument_finding(ctx, mm), None))
                 continue
             if mm.op == "module-call" and _stateless_callee(m, mm.acc):
                 continue  # `nn.L1Loss().cuda()` has no tensors of its own: it runs where its inputs are
@@ -207,12 +208,13 @@ noise_scale = betas[t]
                         f"make every item on the same device")
             else:
                 text = self.message.format(host=host, where=where, acc=acc, what=what)
-            found.append((_factory_with_constant(origin), factory_fix, ctx.finding(mm.node, text, fix)))
+            found.append((_factory_with_constant(origin), factory_fix, ctx.finding(mm.node, text, fix), mm))
+        found = _merge_handed_in(ctx, found)
         # a host factory with a safe `device=` fix at one of its uses is placed by that fix for every
         # use: the others (without a fix) say the same thing again (timbmg/VAE-CVAE-MNIST#4:
         # idx2onehot's zeros, scattered into, then concatenated in both the encoder and the decoder)
-        placed = {id(f) for f, factory_fix, _ in found if factory_fix and f is not None}
-        for f, factory_fix, finding in found:
+        placed = {id(f) for f, factory_fix, _, _mm in found if factory_fix and f is not None}
+        for f, factory_fix, finding, _mm in found:
             if factory_fix or f is None or id(f) not in placed or finding.fix is not None:
                 yield finding
         reported = {mm.node for mm in m.mismatches()}
@@ -543,6 +545,9 @@ noise_scale = betas[t]
             return None
         made = factory_device_fix(ctx, mm, _factory_with_constant(origin), acc)
         if made is None:
+            made = _self_attribute_factory_fix(ctx, mm, _factory_with_constant(origin), acc)
+            if made is not None:
+                return ctx.fix(made[0], safe=True, message=f"Make it on `{ctx.code(acc)}.device`")
             return DeviceMismatch._argument_move_fix(ctx, mm, acc)
         return ctx.fix(made[0], safe=True, message=f"Make it on `{acc.value}.device`")
 
@@ -555,6 +560,150 @@ noise_scale = betas[t]
             return None
         edits = DeviceMismatch._host_moves(ctx, mm, f"{acc.value}.device", any_expression=False)
         return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`") if edits else None
+
+
+def _self_attribute_factory_fix(ctx, mm, origin, acc):
+    """`device=self.<attr>...<tensor>.device` added to the host operand's `torch.*` factory when the
+    accelerator operand is a tensor attribute of the method's own instance (a parameter of a layer
+    `__init__` built: `self.ar_net.weight`), neural_prophet#1023's `reg_loss = torch.zeros(1)` then
+    `reg_loss += self.reg_lambda * self.ar_net.weight.abs().mean()` (G62-3). The catalog's safe
+    case, as `factory_device_fix` for a name: the factory runs before the operation in the same
+    function (not in a loop the operation is outside of), and the attribute reads the same tensor
+    there: every `self.<first attr>` of the class is written only in `__init__`, and the method
+    neither rebinds `self` nor writes `self.<first attr>`. Returns (edit, random) or None."""
+    m = ctx.model
+    if not isinstance(origin, cst.Call) or not isinstance(acc, cst.Attribute):
+        return None
+    if m.scope_of(origin) is not m.scope_of(mm.node) or not (
+            m.precedes(origin, mm.node) or m.contains(mm.node, origin)):
+        return None
+    chain = []
+    node = acc
+    while isinstance(node, cst.Attribute):
+        chain.append(node.attr.value)
+        node = node.value
+    if not (isinstance(node, cst.Name) and node.value == "self") or not chain:
+        return None
+    first = chain[-1]
+    v = m.value_of(acc)
+    if v.kind != "tensor" or v.dev is None or not v.dev.is_acc:
+        return None  # a module has no `.device`; a value placed on one path only is not known
+    fn = m.enclosing(origin, cst.FunctionDef)
+    cls = m.class_of(fn) if fn is not None else None
+    if fn is None or cls is None or m.enclosing(mm.node, cst.FunctionDef) is not fn:
+        return None
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    if not params or params[0] != "self":
+        return None
+    if any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+           for d in fn.decorators):
+        return None
+    if [b for b in m.bindings_of(node) if b.how != "param"]:
+        return None  # `self` rebound in the method
+    info = m.classes.get(cls.name.value)
+    init = info.methods.get("__init__") if info is not None else None
+    if init is None:
+        return None
+    writes = m.bindings.get((info.node, "self." + first), [])
+    if not writes or any(m.enclosing(b.node, cst.FunctionDef) is not init for b in writes):
+        return None  # set (also) outside `__init__`: which tensor it holds at the factory is not known
+    for n in m.walk(fn):
+        # `self.ar_net = ...` / `del self.ar_net` / `setattr(self, ...)` in the method itself
+        if isinstance(n, (cst.AssignTarget, cst.Del)) and any(
+                isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                and t.attr.value == first for t in m.walk(n)):
+            return None
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in ("setattr", "delattr"):
+            return None
+    loop = m.enclosing(origin, cst.For, cst.While)
+    if loop is not None and not m.contains(loop, mm.node):
+        return None
+    made = device_edit(ctx, origin, ctx.code(acc))
+    if made is None or made[1]:
+        return None  # a random factory draws other numbers with `device=`: not safe
+    return made
+
+
+def _merge_handed_in(ctx, found):
+    """One report per host tensor handed into a method of the file (G62-3, neural_prophet#1023):
+    `predicted = self.forward(inputs, meta_name_tensor)` with host ids, reported as a module call,
+    while inside (`forward` -> `trend`) the engine reports each operation where the ids (one-hot
+    encoded) meet the module's parameters. The call itself does not fail: the operations inside
+    do. The call's finding and those of the operations it reaches whose host operand derives from
+    the call's host input (and that offer no fix of their own) become one finding, at the first
+    such operation (the first that fails), naming the call, the other operations, and carrying
+    the call's fix (moving the input at the call places it for all of them)."""
+    m = ctx.model
+    out = list(found)
+    for i, (_f, _ff, call_finding, cm) in enumerate(found):
+        if cm is None or cm.op != "module-call" or cm.more_hosts or cm.host_value.origin is None:
+            continue
+        reached = _functions_reached(m, cm.node)
+        if not reached:
+            continue
+        inner = []
+        for j, (_f2, _ff2, finding, im) in enumerate(found):
+            if im is None or im.op == "module-call" or finding.fix is not None or j == i:
+                continue
+            if m.enclosing(im.node, cst.FunctionDef) not in reached:
+                continue
+            if not _derives_from(m, im.host_value.origin, cm.host_value.origin):
+                continue
+            inner.append(j)
+        if not inner:
+            continue
+        inner.sort(key=lambda j: m.order.get(found[j][3].node, 0))
+        first = inner[0]
+        f0, ff0, finding0, im0 = found[first]
+        text = finding0.message
+        host = cm.host_value.origin
+        text += (f"; it comes from `{ctx.code(cm.host)}`, made on the CPU on {_line(ctx, im0.node, host)} and passed to "
+                 f"`{ctx.code(cm.node.func)}` on {_line(ctx, im0.node, cm.node)}")
+        others = [found[j][3].node for j in inner[1:]]
+        if others:
+            text += f", and meets the accelerator again on {lines_of(ctx, im0.node, others)}"
+        out[first] = (f0, ff0, ctx.finding(im0.node, text, call_finding.fix), im0)
+        out[i] = None
+        for j in inner[1:]:
+            out[j] = None
+    return [e for e in out if e is not None]
+
+
+def _functions_reached(m, call, depth: int = 4) -> set:
+    """The functions of the file the call runs (the engine resolved the call to them), and those
+    their bodies call in turn, `depth` calls deep."""
+    sites = {fn: m.resolved_sites(fn) for fn in m.flow.site_values}
+    reached = {fn for fn, calls in sites.items() if call in calls}
+    for _ in range(depth):
+        more = {fn for fn, calls in sites.items() if fn not in reached
+                and any(m.enclosing(c, cst.FunctionDef) in reached for c in calls)}
+        if not more:
+            break
+        reached |= more
+    return reached
+
+
+def _derives_from(m, node, origin, depth: int = 0) -> bool:
+    """`node` (a host value's origin) is `origin`, or is computed from it: an argument, receiver or
+    operand whose value was made there (`F.one_hot(meta, ...)` of the ids `meta` holds)."""
+    if node is origin:
+        return True
+    if node is None or depth > 3:
+        return False
+    parts = []
+    if isinstance(node, cst.Call):
+        parts = [a.value for a in node.args]
+        if isinstance(node.func, cst.Attribute):
+            parts.append(node.func.value)
+    elif isinstance(node, cst.BinaryOperation):
+        parts = [node.left, node.right]
+    for p in parts:
+        v = m.value_of(p)
+        if v.kind != "tensor" or v.dev is None or not v.dev.is_host:
+            continue
+        if v.origin is origin or (v.origin is not node and _derives_from(m, v.origin, origin, depth + 1)):
+            return True
+    return False
 
 
 def _moved_back_in_loop(m, mm):
