@@ -6173,6 +6173,8 @@ class Flow:
                     and type(v) is cst.Call and type(v.func) is cst.Attribute and v.func.attr.value in ("to", "cuda")
                     and (v.args or v.func.attr.value == "cuda")):
                 return False
+            if v.func.attr.value == "to" and v.args[0].keyword is None and kb.is_dtype(self.m.qualname(v.args[0].value) or ""):
+                return False  # `x = x.to(torch.float32)`: a cast, the input stays where it is
             # `x = x.to(self.device)`; also a copy made from it first (`x = torch.tensor(x).to(
             # self.device)`, `torch.from_numpy(x).float().cuda()`: precision50 P50-10)
             cur = v.func.value

@@ -513,3 +513,9 @@ def test_item_just_assigned_gets_the_fix():
 def test_item_not_assigned_just_before_gets_no_fix():
     src = UPTAKE.format(first="        batch[0] = torch.zeros(3)\n        print(key)", recv="batch[0]")
     assert _fixes(src, "GL104") == [(11, False)]
+
+
+def test_forward_casting_its_input_to_a_dtype_is_still_a_mismatch():
+    # `.to(torch.float32)` is a cast, not a move (dd3c6bd took `x = x.to(torch.float32)` for a move too)
+    assert _module_call_mismatches(FIT.format(first="x.to(torch.float32)")) != []
+    assert _module_call_mismatches(FIT.format(first="torch.tensor(x).to(torch.float32)")) != []
