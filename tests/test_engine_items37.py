@@ -519,3 +519,62 @@ def test_forward_casting_its_input_to_a_dtype_is_still_a_mismatch():
     # `.to(torch.float32)` is a cast, not a move (dd3c6bd took `x = x.to(torch.float32)` for a move too)
     assert _module_call_mismatches(FIT.format(first="x.to(torch.float32)")) != []
     assert _module_call_mismatches(FIT.format(first="torch.tensor(x).to(torch.float32)")) != []
+
+
+
+# P51-4 (precision51, eval-historical-texts): `.eval()` of a beam-search hypothesis (its score,
+# used as a number) is not eval mode; GL403's "safe" no_grad fix broke training through the search.
+BEAM = """
+from queue import PriorityQueue
+
+import torch
+import torch.nn as nn
+
+from base import ModelBase
+from node import Candidate
+
+
+class Decoder(ModelBase):
+    def __init__(self, dim=8, vocab=5):
+        super().__init__()
+        self.cell = nn.GRUCell(dim, dim)
+        self.out = nn.Linear(dim, vocab)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, h, steps=3):
+        return self._beam(h, steps)
+
+    def _beam(self, h, steps):
+        queue = PriorityQueue()
+        first = Candidate(h, 0.0, 1)
+        queue.put((-first.eval(), id(first), first))
+        while True:
+            _, _, cand = queue.get()
+            if cand.length > steps:
+                break
+            hidden = self._step(cand.hidden)
+            score = self.out(hidden).log_softmax(-1).max()
+            nxt = Candidate(hidden, cand.log_prob + score, cand.length + 1)
+            queue.put((-nxt.eval(), id(nxt), nxt))
+        return cand.hidden
+
+    def _step(self, hidden):
+        return self.drop(self.cell(hidden, hidden))
+
+
+dec = Decoder()
+opt = torch.optim.SGD(dec.parameters(), lr=0.1)
+loss = dec(torch.randn(1, 8)).square().sum()
+loss.backward()
+opt.step()
+"""
+
+
+def test_score_eval_of_a_hypothesis_is_not_eval_mode():
+    assert _lines(BEAM, "GL403", "GL404") == []
+
+
+def test_module_eval_statement_is_still_eval_mode():
+    # control: the same loop after a real `self.eval()` statement in a plain evaluation function
+    src = BEAM.replace("dec = Decoder()", "dec = Decoder()\ndec.eval()\nfor h in [torch.randn(1, 8)]:\n    print(dec(h))")
+    assert (42, "GL403") in _lines(src, "GL403")

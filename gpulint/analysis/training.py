@@ -374,7 +374,7 @@ class TrainingFacts:
                 out.add("zero_grad")
             elif meth == "step" and self.is_optimizer(recv):
                 out.add("step")
-            elif meth == "eval" and not n.args:
+            elif meth == "eval" and not n.args and not score_eval(self.m, n):
                 out.add("eval")
             elif meth == "train":
                 out.add(self._train_call_mode(n) or "unknown-mode")
@@ -642,7 +642,7 @@ class TrainingFacts:
         """Code of every receiver of `.eval()` / `.train(...)` in the file (those are models)."""
         out = set()
         for call, recv, meth in self.m.method_calls("eval", "train"):
-            if meth == "eval" and call.args:
+            if meth == "eval" and (call.args or score_eval(self.m, call)):
                 continue
             d = dotted(recv)
             if d is not None and self.m.qualname(recv) is None:
@@ -1058,7 +1058,8 @@ class TrainingFacts:
             modes.add("train")
         for call in self.calls_in(stmt, into_defs=False):
             mo = method_of(call)
-            if mo is not None and mo[1] == "eval" and not call.args and self.m.qualname(mo[0]) is None:
+            if (mo is not None and mo[1] == "eval" and not call.args and self.m.qualname(mo[0]) is None
+                    and not score_eval(self.m, call)):
                 modes.add("eval")
             elif mo is not None and mo[1] == "train" and self.m.qualname(mo[0]) is None:
                 modes.add(self._train_call_mode(call) or "unknown")
@@ -1423,3 +1424,23 @@ def _sets_requires_grad(a: cst.Assign) -> bool:
     return any(
         isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad" for t in a.targets
     ) and not is_bool(a.value, False)
+
+
+_SCORE_PARENTS = (cst.UnaryOperation, cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Element,
+                  cst.AugAssign)
+
+
+def score_eval(m, call: cst.Call) -> bool:
+    """`x.eval()` whose result is used as a number, not a module: an operand (`-node.eval()`), a
+    comparison, an item of a display (`queue.put((node.eval(), node))`), the argument of a numeric
+    builtin (`float(h.eval())`). `Module.eval()` returns the module; a beam-search hypothesis's
+    `eval()` returns its score (eval-historical-texts' BeamSearchNode, precision51 P51-4), and
+    taking it for eval mode put the model's own training step under `no_grad`."""
+    parent = m.parent(call)
+    if isinstance(parent, _SCORE_PARENTS):
+        return True
+    if isinstance(parent, cst.Arg):
+        outer = m.parent(parent)
+        return (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name)
+                and outer.func.value in ("float", "int", "round", "abs", "max", "min", "sum", "sorted", "heappush"))
+    return False
