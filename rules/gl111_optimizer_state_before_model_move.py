@@ -103,7 +103,12 @@ optimizer.load_state_dict(ckpt["optimizer"])
             models = facts.optimizer_models(recv)
             if not models:
                 found = _engine_model_moved_after(m, facts, call, recv)
-                if found is not None:
+                if isinstance(found, tuple):
+                    # a method of the holder moves it (`trainer.fit(device)`: `self.net.to(device)`)
+                    model, site = found
+                    msg = self.message.format(opt=ctx.code(recv), model=model)
+                    yield ctx.finding(call, msg + f" (`{ctx.code(site.func)}()` moves it, on {line_ref(ctx, site)})")
+                elif found is not None:
                     yield ctx.finding(call, self.message.format(opt=ctx.code(recv), model=ctx.code(found)))
                 continue
             for model in models:
@@ -170,6 +175,8 @@ def _engine_model_moved_after(m, facts, load: cst.Call, opt: cst.BaseExpression)
     src = v.source
     if v.kind != "optimizer" or src is None or m.moves_in_chain(src):
         return None
+    scope = m.scope_of(load)
+    holder = _holder_built_here(m, opt, load)
     moves = []
     for call, recv, _meth in m.method_calls("to", "cuda"):
         mv = m.move_of_call(call)
@@ -180,12 +187,46 @@ def _engine_model_moved_after(m, facts, load: cst.Call, opt: cst.BaseExpression)
             continue
         if mv.to_cpu or facts.device_is_cpu(mv.device):
             return None
-        moves.append((call, recv))
+        if m.scope_of(call) is scope:
+            moves.append((call, recv))
+            continue
+        fn = m.enclosing(call, cst.FunctionDef)
+        if holder is None or fn is None or self_attr(recv) is None or m.class_of(fn) is None:
+            return None  # moved in another function: which runs first is not known here
+        # a method of the holder's class moves it (`def fit(self, device): self.net.to(device)`):
+        # where this scope calls that method on the holder (P51-2); a method it never calls on
+        # the holder here moves other instances, or none (P51-2b)
+        name = fn.name.value
+        moves += [(c, (f"{holder}.{self_attr(recv)}", c)) for c in m.calls
+                  if isinstance(c.func, cst.Attribute) and c.func.attr.value == name
+                  and isinstance(c.func.value, cst.Name) and c.func.value.value == holder
+                  and m.scope_of(c) is scope]
     if not moves or any(not facts.runs_before(load, c, a_always=False) for c, _ in moves):
         return None
     if _state_moved_after(m, opt, load):
         return None
-    return min(moves, key=lambda cr: m.order[cr[0]])[1]
+    first = min(moves, key=lambda cr: m.order[cr[0]])
+    return first[1]
+
+
+def _holder_built_here(m, opt, load: cst.Call) -> str | None:
+    """`trainer` of `trainer.optim.load_state_dict(...)` when the load's scope builds it with one
+    plain assignment before the load (`trainer = Trainer()`): nothing else has run its methods
+    yet, so its methods called after the load are the only moves of its model."""
+    if not (isinstance(opt, cst.Attribute) and isinstance(opt.value, cst.Name)):
+        return None
+    name = opt.value.value
+    scope = m.scope_of(load)
+    bound = m.bindings.get((scope, name)) or []
+    if len(bound) != 1 or bound[0].how != "assign" or bound[0].node is None or not m.precedes(bound[0].node, load):
+        return None
+    if not isinstance(bound[0].value, cst.Call) or not isinstance(bound[0].value.func, cst.Name):
+        return None
+    if bound[0].value.func.value not in m.classes:
+        return None
+    if any(isinstance(a, (cst.For, cst.While)) for a in m.ancestors(load)):
+        return None
+    return name
 
 
 def _bound_only_after(m, recv: cst.BaseExpression, load: cst.Call) -> bool:

@@ -578,3 +578,60 @@ def test_module_eval_statement_is_still_eval_mode():
     # control: the same loop after a real `self.eval()` statement in a plain evaluation function
     src = BEAM.replace("dec = Decoder()", "dec = Decoder()\ndec.eval()\nfor h in [torch.randn(1, 8)]:\n    print(dec(h))")
     assert (42, "GL403") in _lines(src, "GL403")
+
+
+# P51-2 / P51-2b (precision51, brain-decoding shape): the holder's optimizer restored from outside,
+# then a method of the holder moves the network; and a holder class with its own `to` method.
+FITTER = """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.net = nn.Linear(4, 2)
+        self.optim = torch.optim.Adam(self.net.parameters())
+
+    def to(self, device):
+        self.net.to(device)
+        return self
+
+    def fit(self, device, steps=2):
+        self.net.to(device)
+        for _ in range(steps):
+            loss = self.net(torch.randn(8, 4, device=device)).square().mean()
+            self.optim.zero_grad()
+            loss.backward()
+            self.optim.step()
+
+
+first = Trainer()
+first.fit("cpu", steps=1)
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+trainer = Trainer()
+state = torch.load("last.pt", map_location="cpu")
+{body}
+"""
+
+
+def test_holder_restored_then_a_method_moves_its_network():
+    src = FITTER.format(body='trainer.optim.load_state_dict(state["optim"])\ntrainer.fit(device)')
+    diags = _run(src, "GL111").diagnostics
+    assert [(d.line, d.code) for d in diags] == [(29, "GL111")]
+    assert "`trainer.fit()` moves it" in diags[0].message
+
+
+def test_holder_with_its_own_to_method_moved_directly():
+    src = FITTER.format(body='trainer.optim.load_state_dict(state["optim"])\ntrainer.net.to(device)')
+    assert _lines(src, "GL111") == [(29, "GL111")]
+    src = FITTER.format(body='trainer.optim.load_state_dict(state["optim"])\ntrainer.to(device)')
+    assert _lines(src, "GL111") == [(29, "GL111")]
+
+
+def test_holder_moved_by_a_method_before_the_restore_is_silent():
+    src = FITTER.format(body='trainer.fit(device, steps=1)\ntrainer.optim.load_state_dict(state["optim"])\ntrainer.fit(device)')
+    assert _lines(src, "GL111") == []
+    # a holder made elsewhere may have been moved there already: not reported
+    src = FITTER.format(body='def resume(t):\n    t.fit(device, steps=1)\n    return t\n\n\n'
+                             'trainer = resume(Trainer())\ntrainer.optim.load_state_dict(state["optim"])\ntrainer.fit(device)')
+    assert _lines(src, "GL111") == []
