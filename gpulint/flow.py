@@ -1418,9 +1418,13 @@ class Flow:
         self._name_counts: dict | None = None
         self._override_moves: dict = {}
         self._external_attr_names: frozenset | None = None
+        self._external_assigned: frozenset = frozenset()  # of those, the ones assigned (not only moved)
         self.inplace_moves: dict[cst.Call, Value] = {}  # `m.to(d)` statement calls -> the moved value
         self._moved_origins: set = set()  # modules (by origin) some `.to()`/`.cuda()` moves in place
         self._host_moved_origins: set = set()  # modules (by origin) some `.cpu()` / `.to("cpu")` moves in place
+        # module origin -> the origins of the instances whose attribute the move went through
+        # (`w.model.to(device)`: the `Wrapper()` call that made `w`), None for any other receiver
+        self._moved_holders: dict = {}
         self.tokenized: set[cst.Call] = set()  # tokenizer calls that made host tensors
         self._host_inputs_cache: dict[str, set] = {}
         self._globals_cache: dict = {}  # function -> the names it declares `global`
@@ -3583,6 +3587,34 @@ class Flow:
         """The file's one function of this name, when the name means nothing else (no import)."""
         return None if name in self.m.aliases else self.m.module_function(name)
 
+    def _holder_origin(self, recv, frame: _Frame):
+        """The origin of the instance `recv` is an attribute of (`w` of `w.model`), when the engine
+        knows which construction made it; None otherwise (a name, `self.model`, an unknown object)."""
+        if type(recv) is not cst.Attribute or type(recv.value) is not cst.Name or recv.value.value == "self":
+            return None
+        hv = frame.env.get(recv.value.value)
+        if hv is None or hv.kind not in (OBJECT, MODULE) or type(hv.origin) is not cst.Call or hv.cls is None:
+            return None
+        # the name bound by that construction itself (`w = Wrapper()`), not a loop variable or an
+        # element of a list of instances (whose origin is one representative of several)
+        parent = self.m.parent(hv.origin)
+        if not (type(parent) is cst.Assign and len(parent.targets) == 1
+                and type(parent.targets[0].target) is cst.Name and parent.targets[0].target.value == recv.value.value):
+            return None
+        return hv.origin
+
+    def _moved_for(self, origin, sv) -> bool:
+        """The in-place moves of the module made at `origin` may have moved the one this instance
+        (`sv`, the method's `self`) holds: a move through another instance of the class
+        (`w1.model.to(device)`, the same `nn.Linear(...)` of `__init__` made for each instance)
+        does not (timoschick/pet#86, E63-3)."""
+        holders = self._moved_holders.get(origin)
+        if not holders or None in holders:
+            return True
+        if sv is None or type(sv.origin) is not cst.Call:
+            return True
+        return sv.origin in holders
+
     def _self_attr(self, attr: str, frame: _Frame, note_miss: bool = True) -> Value | None:
         sv = frame.env.get("self")
         if (sv is not None and sv.kind == OBJECT and sv.keys and "self." + attr not in frame.env
@@ -3601,7 +3633,7 @@ class Flow:
         v = self._self_attr_raw(attr, frame, note_miss)
         if (v is not None and v.kind in (MODULE, METRIC) and v.origin is not None and v.dev is not None
                 and not v.dev.is_acc and v.origin in self._moved_origins
-                and "self." + attr not in frame.env):
+                and "self." + attr not in frame.env and self._moved_for(v.origin, sv)):
             # a module the instance was given (`self.model = model`) that the code moves in place
             # elsewhere (`trainer = Trainer(model); model.to(device)`): where it is here is unknown
             v = replace(v, dev=None)
@@ -3653,7 +3685,9 @@ class Flow:
                 return v  # an instance never moved: its parameters are where they were made (not known here)
             return replace(v, dev=MODEL_DEV)
         if (v is not None and v.kind in (MODULE, TENSOR) and v.dev is not None and v.dev.is_host
-                and "self." + attr not in frame.env and attr in self._external_attrs()):
+                and "self." + attr not in frame.env and attr in self._external_attrs()
+                and (attr in self._external_assigned or v.origin not in self._moved_holders
+                     or self._moved_for(v.origin, frame.env.get("self")))):
             # `w.model.to(device)` / `inst.model = nn.Linear(...)` by code outside the class: the
             # instance's attribute may be elsewhere than its own methods put it (DeepForest's
             # `m.model.to("cuda")`, DashAI's `load` classmethod): where it is is unknown
@@ -3675,18 +3709,21 @@ class Flow:
         statement), on an object other than `self` (computed once per file)."""
         if self._external_attr_names is None:
             out = set()
+            assigned = set()
             for node in self.m.nodes:
                 t = type(node)
                 if t is cst.AssignTarget:
                     tgt = node.target
                     if type(tgt) is cst.Attribute and not (type(tgt.value) is cst.Name and tgt.value.value == "self"):
                         out.add(tgt.attr.value)
+                        assigned.add(tgt.attr.value)
                 elif t is cst.Expr and type(node.value) is cst.Call:
                     f = node.value.func
                     if (type(f) is cst.Attribute and f.attr.value in ("to", "cuda", "cpu") and type(f.value) is cst.Attribute
                             and not (type(f.value.value) is cst.Name and f.value.value.value == "self")):
                         out.add(f.value.attr.value)
             self._external_attr_names = frozenset(out)
+            self._external_assigned = frozenset(assigned)
         return self._external_attr_names
 
     def _moved_by_override(self, cls: str, attr: str) -> bool:
@@ -5565,6 +5602,7 @@ class Flow:
                         # the object moves: every other reference to it (`trainer.model`, an alias)
                         # is no longer where it was made
                         self._moved_origins.add(rv.origin)
+                        self._moved_holders.setdefault(rv.origin, set()).add(self._holder_origin(recv, frame))
                         self._forget_aliases(recv, rv.origin, frame)
                     elif rv.origin is not None and dev is not None and dev.is_host:
                         self._host_moved_origins.add(rv.origin)

@@ -175,6 +175,8 @@ def _engine_model_moved_after(m, facts, load: cst.Call, opt: cst.BaseExpression)
     src = v.source
     if v.kind != "optimizer" or src is None or m.moves_in_chain(src):
         return None
+    if not _built_on_host(m, src):
+        return None  # `define_G(args, gpu_ids)` of another file may have moved it already (BIT_CD)
     scope = m.scope_of(load)
     holder = _holder_built_here(m, opt, load)
     moves = []
@@ -207,6 +209,19 @@ def _engine_model_moved_after(m, facts, load: cst.Call, opt: cst.BaseExpression)
         return None
     first = min(moves, key=lambda cr: m.order[cr[0]])
     return first[1]
+
+
+def _built_on_host(m, src) -> bool:
+    """The module object was made by a constructor that puts it on the host: a torch layer or a
+    module class of the file (not a builder function, imported or not, that may move it)."""
+    if not isinstance(src, cst.Call):
+        return False
+    q = m.qualname(src.func) or ""
+    if not (q.startswith("torch.") or (isinstance(src.func, cst.Name) and src.func.value in m.classes)):
+        return False
+    # (a class of the file whose `__init__` moves itself, `self.to(device)`, is not on the host)
+    made = m.value_of(src)
+    return made.kind == "module" and made.dev is not None and made.dev.is_host
 
 
 def _holder_built_here(m, opt, load: cst.Call) -> str | None:

@@ -635,3 +635,51 @@ def test_holder_moved_by_a_method_before_the_restore_is_silent():
     src = FITTER.format(body='def resume(t):\n    t.fit(device, steps=1)\n    return t\n\n\n'
                              'trainer = resume(Trainer())\ntrainer.optim.load_state_dict(state["optim"])\ntrainer.fit(device)')
     assert _lines(src, "GL111") == []
+
+
+def test_optimizer_over_a_module_that_places_itself_is_silent():
+    # the engine path of GL111 asks where the module object was made: a class of the file whose
+    # `__init__` moves itself is on the device before the load (no finding)
+    src = HOLDER.format(net="nn.Linear(4, 2)", body='trainer.optim.load_state_dict(state["optim"])\ntrainer.net.to(device)')
+    src = src.replace("        self.net = nn.Linear(4, 2)\n", "        self.net = Net()\n").replace(
+        "class Trainer:", "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 2)\n        self.to(device)\n\n\nclass Trainer:")
+    assert _lines(src, "GL111") == []
+
+
+# E63-3 (timoschick/pet#86, dashAI#679 F): a move through one instance's attribute
+# (`w.model.to(device)`) does not move the model another instance of the class holds.
+INSTANCES = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Wrapper:
+    def __init__(self):
+        self.model = nn.Linear(4, 2)
+
+    def eval(self, xs, device):
+        for x in xs:
+            x = x.to(device)
+            self.model(x)
+
+
+{body}
+"""
+
+
+def test_second_instance_not_moved_is_reported():
+    body = ("w = Wrapper()\nw.model.to(device)\nw.eval([torch.randn(2, 4)], device)\n"
+            "w = Wrapper()\nw.eval([torch.randn(2, 4)], device)")
+    assert _lines(INSTANCES.format(body=body), "GL112", "GL116") == [(15, "GL112")]
+
+
+def test_instances_moved_through_a_loop_or_each_moved_are_silent():
+    body = ("ws = [Wrapper(), Wrapper()]\nfor w in ws:\n    w.model.to(device)\n"
+            "for w in ws:\n    w.eval([torch.randn(2, 4)], device)")
+    assert _lines(INSTANCES.format(body=body), "GL112", "GL116") == []
+    body = ("a = Wrapper()\na.model.to(device)\na.eval([torch.randn(2, 4)], device)\n"
+            "b = Wrapper()\nb.model.to(device)\nb.eval([torch.randn(2, 4)], device)")
+    assert _lines(INSTANCES.format(body=body), "GL112", "GL116") == []
