@@ -230,7 +230,9 @@ for x, y in loader:
         v = m.value_of(t)
         if v.kind != "tensor" or v.dev is None or not v.dev.is_host or batch_source(m, v.origin) is None:
             return False
-        return len([b for b in m.bindings_of(t) if m.scope_of(b.node) is m.scope_of(t)]) == 1
+        if len([b for b in m.bindings_of(t) if m.scope_of(b.node) is m.scope_of(t)]) != 1:
+            return False
+        return _meets_tensors(m, t)
 
     @staticmethod
     def _bound_at(m, root: cst.Name, call: cst.Call):
@@ -784,4 +786,41 @@ def _copy_of_param(m, expr, target: str) -> bool:
             and not expr.args[0].star:
         first = expr.args[0].value
         return isinstance(first, cst.Name) and first.value == target
+    return False
+
+
+def _meets_tensors(m, t: cst.Name) -> bool:
+    """A read of the batch name `t` in its scope meets tensors: an operand of arithmetic or a
+    comparison, or an argument of a module, a loss or a `torch.*` function (`criterion(out, y)`,
+    `(pred == y).sum()`). A batch item only collected (`all_inds.extend(ind)`, braindecode PR#381:
+    a list of index tensors after collation) is not moved by the fix: `.to()` of a list fails
+    (fixtures64 G64-1)."""
+    scope = m.scope_of(t)
+    for n in m.walk(scope):
+        if type(n) is not cst.Name or n.value != t.value or n is t:
+            continue
+        node, parent = n, m.parent(n)
+        for _ in range(8):  # up a chain: `y.view(-1)`, `y[:, 0].long()`
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                up = m.parent(parent)
+                if isinstance(up, cst.Call) and up.func is parent:
+                    if parent.attr.value in ("cpu", "numpy", "tolist", "item"):
+                        break  # read back on the host
+                    node, parent = up, m.parent(up)
+                    continue
+                node, parent = parent, up
+                continue
+            if isinstance(parent, cst.Subscript) and parent.value is node:
+                node, parent = parent, m.parent(parent)
+                continue
+            break
+        if isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget)):
+            return True
+        if isinstance(parent, cst.Arg):
+            call = m.parent(parent)
+            if not isinstance(call, cst.Call):
+                continue
+            q = m.qualname(call.func) or ""
+            if q.startswith("torch.") or m.value_of(call.func).kind == "module":
+                return True
     return False

@@ -683,3 +683,38 @@ def test_instances_moved_through_a_loop_or_each_moved_are_silent():
     body = ("a = Wrapper()\na.model.to(device)\na.eval([torch.randn(2, 4)], device)\n"
             "b = Wrapper()\nb.model.to(device)\nb.eval([torch.randn(2, 4)], device)")
     assert _lines(INSTANCES.format(body=body), "GL112", "GL116") == []
+
+
+# G64-1 (braindecode PR#381): GL101's fix moves the batch names that meet tensors, not an item
+# only collected (`all_inds.extend(ind)`: a list of index tensors after collation).
+LOADER = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+items = [(torch.randn(4), 0, [i, i + 1]) for i in range(8)]
+model = nn.Linear(4, 2).to(device)
+inds, hits = [], 0
+for X, y, ind in DataLoader(items, batch_size=2):
+    out = model(X)
+    inds.extend(ind)
+    {use}
+"""
+
+
+def _fixed(src, code, unsafe=True):
+    from gpulint.engine import Options, run_text
+    from gpulint.registry import Registry
+    rules = [Registry.load().by_code(code)()]
+    return run_text("train.py", textwrap.dedent(src), rules, Options(fix=True, unsafe_fixes=unsafe, write=False)).text
+
+
+def test_batch_item_only_collected_is_not_moved():
+    fixed = _fixed(LOADER.format(use="pass"), "GL101")
+    assert "X = X.to(device)" in fixed and "ind = ind.to(" not in fixed and "y = y.to(" not in fixed
+
+
+def test_batch_item_meeting_the_output_is_moved():
+    fixed = _fixed(LOADER.format(use="hits += (out.argmax(1) == y).sum().item()"), "GL101")
+    assert "X = X.to(device)" in fixed and "y = y.to(device)" in fixed and "ind = ind.to(" not in fixed
