@@ -98,3 +98,78 @@ def test_gl111_message_names_the_first_call_that_reads_the_state():
     assert "`optimizer.step()` fails" not in msg
     assert "the first call of `optimizer` that reads it" in msg
     assert "`eval()`" in msg and "`step()`" in msg
+
+
+# ---------------------------------------------------------------------------------------- GL403
+
+EPISODES = """
+import torch
+import torch.nn as nn
+{imp}
+
+
+def evaluate(model, episodes):
+    model.eval()
+    accs = []
+    for support, support_y, query, query_y in episodes:
+        logits = {call}
+        accs.append((logits.argmax(1) == query_y).float().mean().item())
+    return sum(accs) / len(accs)
+
+
+model = {ctor}
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+print(evaluate(model, []))
+"""
+OTHER_FILE = "from learner import InnerLoopLearner"
+OWN_CLASS = """
+class InnerLoopLearner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, inp):
+        support, support_y, query = inp
+        return self.head(query)
+"""
+
+
+def _gl403(call: str, imp: str = OTHER_FILE, ctor: str = "InnerLoopLearner()") -> list[int]:
+    src = textwrap.dedent(EPISODES).replace("{imp}", imp).replace("{call}", call).replace("{ctor}", ctor)
+    return [d.line for d in check(src, {"GL403"}) if d.code == "GL403"]
+
+
+def test_episode_tuple_to_model_of_another_file_is_silent():
+    # meta-transfer-learning trainer/meta.py:200 shape: MtlLearner's forward runs torch.autograd.grad
+    assert _gl403("model((support, support_y, query))") == []
+
+
+def test_episode_arguments_to_model_of_another_file_is_silent():
+    # MAML-style names (x_spt, y_spt, x_qry), one argument each
+    src_call = "model(x_spt, y_spt, x_qry)"
+    src = textwrap.dedent(EPISODES).replace("{imp}", OTHER_FILE).replace("{call}", src_call).replace(
+        "{ctor}", "InnerLoopLearner()").replace(
+        "for support, support_y, query, query_y in episodes:", "for x_spt, y_spt, x_qry, query_y in episodes:")
+    assert [d.line for d in check(src, {"GL403"}) if d.code == "GL403"] == []
+
+
+def test_episode_with_label_shot_names_is_silent():
+    src = textwrap.dedent(EPISODES).replace("{imp}", OTHER_FILE).replace(
+        "{call}", "model((data_shot, label_shot, data_query))").replace("{ctor}", "InnerLoopLearner()").replace(
+        "for support, support_y, query, query_y in episodes:",
+        "for data_shot, label_shot, data_query, query_y in episodes:")
+    assert [d.line for d in check(src, {"GL403"}) if d.code == "GL403"] == []
+
+
+def test_query_only_to_model_of_another_file_is_reported():
+    assert _gl403("model(query)") == [11]
+
+
+def test_support_without_labels_is_reported():
+    # a prototype network handed the support and query images only: no adaptation to labels
+    assert _gl403("model((support, query))") == [11]
+
+
+def test_episode_to_model_of_the_file_that_does_not_differentiate_is_reported():
+    # the class is read: its forward takes no gradient, so the names do not matter
+    assert _gl403("model((support, support_y, query))", imp=OWN_CLASS) == [20]
