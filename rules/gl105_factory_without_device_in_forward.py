@@ -60,7 +60,9 @@ cuda:0 and cpu!`.
 
 The rule fires only when the new tensor meets a forward input, a parameter or a buffer (arithmetic,
 a comparison, `torch.cat`, a call of a submodule that has weights, ...), and not when it is used for
-a shape, a Python number, as an index, or is moved with `.to(x.device)` / `.type_as(x)`. Code that
+a shape, a Python number, as an index (also when it is handed to a submodule of the file whose
+`forward` only indexes a tensor with it: a CUDA tensor takes a CPU index tensor), or is moved with
+`.to(x.device)` / `.type_as(x)`. Code that
 picks the placement with `torch.cuda.is_available()` is followed: a factory in the branch that runs
 without an accelerator (`else:` of `if torch.cuda.is_available():`) meets host tensors only, and
 `t = torch.ones(n)` followed by `if torch.cuda.is_available(): t = t.cuda()` is moved. `*_like`
