@@ -60,7 +60,9 @@ cuda:0 and cpu!`.
 
 The rule fires only when the new tensor meets a forward input, a parameter or a buffer (arithmetic,
 a comparison, `torch.cat`, a call of a submodule that has weights, ...), and not when it is used for
-a shape, a Python number, as an index, or is moved with `.to(x.device)` / `.type_as(x)`. Code that
+a shape, a Python number, as an index (also when it is handed to a submodule of the file whose
+`forward` only indexes a tensor with it: a CUDA tensor takes a CPU index tensor), or is moved with
+`.to(x.device)` / `.type_as(x)`. Code that
 picks the placement with `torch.cuda.is_available()` is followed: a factory in the branch that runs
 without an accelerator (`else:` of `if torch.cuda.is_available():`) meets host tensors only, and
 `t = torch.ones(n)` followed by `if torch.cuda.is_available(): t = t.cuda()` is moved. `*_like`
@@ -114,6 +116,8 @@ class Tagger(nn.Module):
                 if not site.met or call in seen:
                     continue
                 seen.add(call)
+                if _index_only_in_submodule(ctx.model, call):
+                    continue  # an index tensor for a submodule's forward (P51-5)
                 x = site.fix_param
                 spelled = ctx.code(call.func)
                 if x:
@@ -200,6 +204,8 @@ class Tagger(nn.Module):
                 continue
             if ctc_host_argument(m, mm.node, mm.host):
                 continue  # CTC targets and lengths: the loss copies them where it needs them
+            if _index_only_in_submodule(m, call):
+                continue  # an index tensor for a submodule's forward (P51-5)
             cls = m.class_of(call)
             fwd = returned_from_forward(m, mm, call)
             if fwd is not None:
@@ -368,3 +374,123 @@ def _each_host(mismatches):
         yield mm
         for x, v in mm.more_hosts:
             yield dataclasses.replace(mm, host=x, host_value=v, more_hosts=())
+
+
+def _submodule_class(m, func: cst.BaseExpression) -> str | None:
+    """The module class of the file that `self.<attr>(...)` runs: `self.head = NodeHead(dim)`
+    bound in the calling class."""
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return None
+    cls = m.value_of(func).cls
+    if cls is None:
+        ctor = m.constructor_of(func)
+        if ctor is not None and isinstance(ctor.func, cst.Name):
+            cls = ctor.func.value
+    if cls not in m.classes or not m.class_is(cls, MODULE_BASES):
+        return None
+    return cls
+
+
+def _none_test(m, name: cst.Name) -> bool:
+    """`name is None` / `name is not None`."""
+    up = m.parents.get(name)
+    if not isinstance(up, cst.Comparison) or len(up.comparisons) != 1:
+        return False
+    other = up.comparisons[0].comparator if up.left is name else up.left
+    return (isinstance(up.comparisons[0].operator, (cst.Is, cst.IsNot))
+            and isinstance(other, cst.Name) and other.value == "None")
+
+
+def _index_element(m, name: cst.Name) -> bool:
+    """`name` is an index element of a subscript of another value: `x[:, name, :]`, `x[name]`."""
+    up = m.parents.get(name)
+    if not isinstance(up, cst.Index):
+        return False
+    el = m.parents.get(up)
+    sub = m.parents.get(el)
+    return isinstance(el, cst.SubscriptElement) and isinstance(sub, cst.Subscript) and sub.value is not name
+
+
+def _not_a_read(up, n: cst.Name) -> bool:
+    """`n` under `up` names no value: an attribute's name (`self.idx`), a keyword (`idx=`)."""
+    return (isinstance(up, cst.Attribute) and up.attr is n) or (isinstance(up, cst.Arg) and up.keyword is n)
+
+
+def _uses(m, fn: cst.FunctionDef, name: str) -> list[cst.Name] | None:
+    """The reads of `name` in `fn`'s body (nested functions and classes left out); None when the
+    body binds it again (an assignment, a loop target, an unpacking, `del`...)."""
+    reads = []
+    for n in m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if not (isinstance(n, cst.Name) and n.value == name):
+            continue
+        up = m.parents.get(n)
+        if _not_a_read(up, n):
+            continue
+        if isinstance(up, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.Del, cst.AsName,
+                           cst.CompFor, cst.NamedExpr, cst.Element, cst.StarredElement)):
+            return None  # bound again, or an item of a display: followed no further
+        reads.append(n)
+    return reads
+
+
+def _param_of(fn: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
+    """The parameter of method `fn` (`self` first) that `arg` of `call` binds."""
+    if arg.star:
+        return None
+    names = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)][1:]
+    kw = {p.name.value for p in fn.params.kwonly_params}
+    if arg.keyword is not None:
+        k = arg.keyword.value
+        return k if k in names or k in kw else None
+    pos = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in pos[:pos.index(arg) + 1]):
+        return None
+    i = pos.index(arg)
+    return names[i] if i < len(names) else None
+
+
+def _index_only_in_submodule(m, call: cst.Call) -> bool:
+    """The factory's tensor, bound to a local, is only handed to a submodule of a module class of
+    the file (`self.head(feats, output_nodes=idx)`), whose forward only indexes a tensor with it
+    (`x = x[:, output_nodes, :]`) or tests it against None: a CUDA tensor takes a CPU index tensor,
+    so the tensor never meets the device as an operand (mmf's krisp GraphNetworkModule, P51-5)."""
+    parent = m.parents.get(call)
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name) and parent.value is call):
+        return False
+    name = parent.targets[0].target.value
+    fn = m.enclosing(call, cst.FunctionDef)
+    if fn is None:
+        return False
+    reads = []
+    for n in m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(n, cst.Name) and n.value == name:
+            up = m.parents.get(n)
+            if _not_a_read(up, n):
+                continue
+            if isinstance(up, cst.AssignTarget):
+                continue  # another binding of the local (None, an attribute): not this tensor
+            if isinstance(up, (cst.AnnAssign, cst.AugAssign, cst.For, cst.Del, cst.AsName, cst.CompFor,
+                               cst.NamedExpr, cst.Element, cst.StarredElement)):
+                return False
+            reads.append(n)
+    handed = 0
+    for n in reads:
+        if _none_test(m, n):
+            continue
+        arg = m.parents.get(n)
+        site = m.parents.get(arg)
+        if not (isinstance(arg, cst.Arg) and arg.value is n and isinstance(site, cst.Call)):
+            return False
+        cls = _submodule_class(m, site.func)
+        fwd = m.classes[cls].methods.get("forward") if cls is not None else None
+        if fwd is None:
+            return False
+        param = _param_of(fwd, site, arg)
+        if param is None:
+            return False
+        uses = _uses(m, fwd, param)
+        if not uses or not all(_index_element(m, u) or _none_test(m, u) for u in uses):
+            return False
+        handed += 1
+    return handed > 0

@@ -15,7 +15,7 @@ class OptimizerStateBeforeModelMove(Rule):
     code = "GL111"
     name = "optimizer-state-before-model-move"
     summary = "The optimizer's state is loaded before the model it was built from is moved to the GPU."
-    message = "`{opt}.load_state_dict()` runs before `{model}` is moved to the device: the state is restored on the CPU and `{opt}.step()` fails; move the model first"
+    message = "`{opt}.load_state_dict()` runs before `{model}` is moved to the device: the state is restored on the CPU and the first call of `{opt}` that reads it (`step()`, or a schedule-free optimizer's `eval()`/`train()`) fails; move the model first"
     fix_safety = "unsafe"
     default = True
     kind = "crash"

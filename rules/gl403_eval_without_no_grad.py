@@ -114,7 +114,10 @@ function; a model of a module class of the file whose own methods call `torch.au
 `torch.autograd.functional.*` or take steps of one of facebookresearch/higher's differentiable
 optimizers (`higher.get_diff_optim`, `higher.innerloop_ctx`), such as a force field predicting forces
 as `-dE/dpos` in its forward or an energy model minimising over its label, which needs autograd on, also when the model called is one the analysis cannot name (a parameter
-`model_best`, a `torch.load` result) and such a class is in the file; a loop nested in a training
+`model_best`, a `torch.load` result) and such a class is in the file; a model of another file handed a
+few-shot episode, the labels of the support set and the query set (`model((data_shot, label_shot,
+data_query))`, `learner(x_spt, y_spt, x_qry)`), which adapts to the support set in its forward, in
+the meta-learning family by gradient steps (a MAML inner loop's `torch.autograd.grad`); a loop nested in a training
 loop whose outputs reach the loss that loop differentiates, as learnable exemplars run through a
 frozen feature extractor in an inner loop; or a method of an object that code the file does not define was given the model, such
 as an attack `adversary = PGD(model)` whose `adversary.generate(x, y)` runs in the loop, directly
@@ -994,7 +997,44 @@ def _model_takes_gradients(m, call: cst.Call) -> bool:
         # `torch.load`), in a file whose own module class differentiates in its methods (intro_dgm's
         # EBM: forward -> Langevin sampling -> `torch.autograd.grad`): it may be that class
         return True
+    if cls not in m.classes and _adapts_to_support_set(call) and not _class_seen(m, call):
+        return True
     return _class_takes_gradients(m, cls)
+
+
+_SUPPORT_WORDS = frozenset({"shot", "shots", "support", "supp", "spt"})
+_LABEL_WORDS = frozenset({"label", "labels", "lbl", "lbls", "y", "ys", "target", "targets", "tgt"})
+_QUERY_WORDS = frozenset({"query", "queries", "qry"})
+
+
+def _words(name: str) -> set[str]:
+    """`label_shot` -> {label, shot}; `ySpt` -> {y, spt}."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return {w.lower() for w in re.split(r"[_\d]+", spaced) if w}
+
+
+def _adapts_to_support_set(call: cst.Call) -> bool:
+    """The model is handed a few-shot episode: the labels of the support set and the query set
+    (`model((data_shot, label_shot, data_query))`, `learner(x_spt, y_spt, x_qry)`), as an argument
+    each or as items of one tuple. Such a learner adapts to the labelled support set inside its
+    forward, in the meta-learning family by gradient steps (MAML's inner loop: meta-transfer-
+    learning's `MtlLearner.meta_forward` takes `torch.autograd.grad` of the support loss, P51-1),
+    which raise under `no_grad`. Read by the names only: a model of another file, whose forward
+    the analysis cannot see."""
+    names = []
+    for a in call.args:
+        items = [e.value for e in a.value.elements] if isinstance(a.value, (cst.Tuple, cst.List)) else [a.value]
+        for v in items:
+            if isinstance(v, cst.Name):
+                names.append(v.value)
+            elif isinstance(v, cst.Attribute):
+                names.append(v.attr.value)
+        if a.keyword is not None:
+            names.append(a.keyword.value)
+    words = [_words(n) for n in names]
+    support_labels = [i for i, w in enumerate(words) if w & _SUPPORT_WORDS and w & _LABEL_WORDS]
+    query = [i for i, w in enumerate(words) if w & _QUERY_WORDS]
+    return bool(support_labels) and any(q not in support_labels for q in query)
 
 
 def _class_takes_gradients(m, cls) -> bool:
