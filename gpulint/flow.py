@@ -705,10 +705,33 @@ def _elem_of(v: Value) -> Value | None:
     return None
 
 
-# a forward's copy of its input before moving it (`torch.tensor(x).to(dev)`), and casts on the way
+# torch functions that build a tensor from their first argument (`torch.tensor(x).to(dev)` moves
+# what `x` holds), and tensor methods that keep their receiver's values and device
 _INPUT_COPIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.FloatTensor",
                            "torch.LongTensor"})
-_SAME_PLACE_CASTS = frozenset({"float", "long", "int", "double", "half", "bool", "contiguous", "clone", "detach"})
+_SAME_PLACE_CASTS = frozenset({"float", "long", "int", "double", "half", "bool", "type", "contiguous", "clone",
+                               "detach"})
+
+
+def copy_of_name(m, expr, name: str) -> bool:
+    """`expr` is the name `name` itself, a cast or copy of it (`x.float()`, `x.detach()`), or a tensor
+    built from it (`torch.tensor(x)`, `torch.from_numpy(x).float()`): what a forward moves when it
+    writes `x = <expr>.to(self.device)` (precision50 P50-10; GL101's forward check asks the same)."""
+    cur = expr
+    for _ in range(8):
+        if type(cur) is cst.Name:
+            return cur.value == name
+        if type(cur) is not cst.Call:
+            return False
+        f = cur.func
+        q = m.qualname(f) or ""
+        if q in _INPUT_COPIES and cur.args and cur.args[0].keyword is None and not cur.args[0].star:
+            cur = cur.args[0].value
+        elif type(f) is cst.Attribute and f.attr.value in _SAME_PLACE_CASTS and not q.startswith("torch."):
+            cur = f.value
+        else:
+            return False
+    return False
 
 
 # module methods that return the module itself
@@ -6215,21 +6238,7 @@ class Flow:
                 return False  # `x = x.to(torch.float32)`: a cast, the input stays where it is
             # `x = x.to(self.device)`; also a copy made from it first (`x = torch.tensor(x).to(
             # self.device)`, `torch.from_numpy(x).float().cuda()`: precision50 P50-10)
-            cur = v.func.value
-            for _ in range(8):
-                if type(cur) is cst.Name:
-                    return cur.value == name
-                if type(cur) is not cst.Call:
-                    return False
-                f = cur.func
-                q = self.m.qualname(f) or ""
-                if q in _INPUT_COPIES and cur.args and cur.args[0].keyword is None and not cur.args[0].star:
-                    cur = cur.args[0].value
-                elif type(f) is cst.Attribute and f.attr.value in _SAME_PLACE_CASTS:
-                    cur = f.value
-                else:
-                    return False
-            return False
+            return copy_of_name(self.m, v.func.value, name)
         return False
 
     def _host_use(self, n: cst.Name) -> bool:

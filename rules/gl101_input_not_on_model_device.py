@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.mismatch import accelerator_named_cpu, batch_source, moved_back, name_under
 from gpulint.analysis.modules import self_attr
+from gpulint.flow import copy_of_name
 from gpulint.rule import Context, Rule
 
 
@@ -758,34 +759,8 @@ def _forward_moves_argument(m, mm) -> bool:
         v = stmt.value
         if (isinstance(t, cst.Name) and t.value == target and isinstance(v, cst.Call)
                 and isinstance(v.func, cst.Attribute) and v.func.attr.value in ("cuda", "to")
-                and _copy_of_param(m, v.func.value, target)):
+                and copy_of_name(m, v.func.value, target)):
             return True
-    return False
-
-
-# torch functions that build a tensor from their first argument (a copy of it, or it itself when it
-# is already a tensor of the dtype): `torch.tensor(x).to(dev)` moves what `x` holds
-_TENSOR_FROM_ARG = ("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor",
-                    "torch.from_numpy")
-# tensor methods that keep the values (and the device) of their receiver
-_SAME_VALUES = ("float", "double", "long", "int", "half", "type", "contiguous", "clone", "detach")
-
-
-def _copy_of_param(m, expr, target: str) -> bool:
-    """`expr` is the parameter `target` itself, a dtype or copy method of it (`x.float()`), or a
-    torch tensor built from it (`torch.tensor(x)`; philtabor's simple_cnn_mnist.py:
-    `batch_data = T.tensor(batch_data).to(self.device)` at the top of `forward`)."""
-    if isinstance(expr, cst.Name):
-        return expr.value == target
-    if not isinstance(expr, cst.Call):
-        return False
-    f = expr.func
-    if isinstance(f, cst.Attribute) and f.attr.value in _SAME_VALUES and not (m.qualname(f) or "").startswith("torch."):
-        return _copy_of_param(m, f.value, target)
-    if (m.qualname(f) or "") in _TENSOR_FROM_ARG and expr.args and expr.args[0].keyword is None \
-            and not expr.args[0].star:
-        first = expr.args[0].value
-        return isinstance(first, cst.Name) and first.value == target
     return False
 
 

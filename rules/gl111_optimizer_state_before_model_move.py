@@ -102,14 +102,14 @@ optimizer.load_state_dict(ckpt["optimizer"])
                 continue  # the optimizer loaded here comes from elsewhere (a notebook's `%run -i`)
             models = facts.optimizer_models(recv)
             if not models:
-                found = _engine_model_moved_after(m, facts, call, recv)
-                if isinstance(found, tuple):
-                    # a method of the holder moves it (`trainer.fit(device)`: `self.net.to(device)`)
+                found = _engine_model_moved_after(m, ctx, facts, call, recv)
+                if found is not None:
                     model, site = found
                     msg = self.message.format(opt=ctx.code(recv), model=model)
-                    yield ctx.finding(call, msg + f" (`{ctx.code(site.func)}()` moves it, on {line_ref(ctx, site)})")
-                elif found is not None:
-                    yield ctx.finding(call, self.message.format(opt=ctx.code(recv), model=ctx.code(found)))
+                    if site is not None:
+                        # a method of the holder moves it (`trainer.fit(device)`: `self.net.to(device)`)
+                        msg += f" (`{ctx.code(site.func)}()` moves it, on {line_ref(ctx, site)})"
+                    yield ctx.finding(call, msg)
                 continue
             for model in models:
                 moves = [mv for mv in m.moves_of(model)]
@@ -164,13 +164,13 @@ optimizer.load_state_dict(ckpt["optimizer"])
         )
 
 
-def _engine_model_moved_after(m, facts, load: cst.Call, opt: cst.BaseExpression):
+def _engine_model_moved_after(m, ctx: Context, facts, load: cst.Call, opt: cst.BaseExpression):
     """The flow engine's answer where the optimizer's names do not lead to its model (an optimizer
     returned by a method in a tuple, `optimizer, scheduler = self.get_optimizers(...)`, a model
     read through an alias, `model = self.model`: transformers#4240's early `Trainer.train`): the
     optimizer value knows the module object its parameters came from; every in-place move of
     that object to a device in the file runs after the load, in the same function, and none
-    before. The receiver of the first such move, or None."""
+    before. (The model's text, the holder's method call that moves it or None), or None."""
     v = m.value_of(opt)
     src = v.source
     if v.kind != "optimizer" or src is None or m.moves_in_chain(src):
@@ -190,7 +190,7 @@ def _engine_model_moved_after(m, facts, load: cst.Call, opt: cst.BaseExpression)
         if mv.to_cpu or facts.device_is_cpu(mv.device):
             return None
         if m.scope_of(call) is scope:
-            moves.append((call, recv))
+            moves.append((call, ctx.code(recv), None))
             continue
         fn = m.enclosing(call, cst.FunctionDef)
         if holder is None or fn is None or self_attr(recv) is None or m.class_of(fn) is None:
@@ -199,16 +199,16 @@ def _engine_model_moved_after(m, facts, load: cst.Call, opt: cst.BaseExpression)
         # where this scope calls that method on the holder (P51-2); a method it never calls on
         # the holder here moves other instances, or none (P51-2b)
         name = fn.name.value
-        moves += [(c, (f"{holder}.{self_attr(recv)}", c)) for c in m.calls
+        moves += [(c, f"{holder}.{self_attr(recv)}", c) for c in m.calls
                   if isinstance(c.func, cst.Attribute) and c.func.attr.value == name
                   and isinstance(c.func.value, cst.Name) and c.func.value.value == holder
                   and m.scope_of(c) is scope]
-    if not moves or any(not facts.runs_before(load, c, a_always=False) for c, _ in moves):
+    if not moves or any(not facts.runs_before(load, c, a_always=False) for c, _, _ in moves):
         return None
     if _state_moved_after(m, opt, load):
         return None
-    first = min(moves, key=lambda cr: m.order[cr[0]])
-    return first[1]
+    _, model, site = min(moves, key=lambda mv: m.order[mv[0]])
+    return model, site
 
 
 def _built_on_host(m, src) -> bool:
@@ -531,14 +531,8 @@ def _trainer_restore(m, facts, load: cst.Call, opt: cst.Attribute) -> str | None
         if model_attr is None:
             return None
         p = _init_param_bound(m, init, model_attr)
-        for site in sites if p is not None else ():
-            arg = argument_for(init, site, p)
-            if isinstance(arg, cst.Call):
-                if m.moves_in_chain(arg):
-                    return None  # `Trainer(Net().to(device), ...)`
-            elif not isinstance(arg, cst.Name) or any(
-                    m.precedes(mv.call, site) or mv.to_cpu for mv in m.moves_of(arg)):
-                return None
+        if p is not None and not _handed_in_unmoved(m, init, sites, p):
+            return None  # `Trainer(Net().to(device), ...)`, or a model moved before the construction
         sites = []
     for site in sites:
         arg = argument_for(init, site, opt_param)
@@ -676,10 +670,15 @@ def _model_unmoved_at_construction(m, cls: cst.ClassDef, building: set, model_at
     if p is None:
         return True
     sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == cls.name.value]
-    if not sites:
-        return False
+    return bool(sites) and _handed_in_unmoved(m, init, sites, p)
+
+
+def _handed_in_unmoved(m, init: cst.FunctionDef, sites: list, param: str) -> bool:
+    """Every construction (`sites`) hands `__init__`'s `param` a model not yet on a device: no move
+    in the argument's own chain (`Trainer(Net().to(device))`), and a name not moved (nor put on the
+    host) before the construction."""
     for site in sites:
-        arg = argument_for(init, site, p)
+        arg = argument_for(init, site, param)
         if isinstance(arg, cst.Call):
             if m.moves_in_chain(arg):
                 return False

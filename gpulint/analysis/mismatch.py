@@ -438,7 +438,7 @@ def moved_after_factory(m, mm, origin) -> cst.Call | None:
     with `self.device` the constructor's `"cpu"` default, fixtures63 G63-1): that move, not the
     factory, decides where the value is, so `device=` on the factory would not change it. None when
     the host value was not placed by a move of the factory's own chain."""
-    placed = getattr(mm.host_value, "placed", None)
+    placed = mm.host_value.placed
     if not isinstance(placed, cst.Call) or not isinstance(origin, cst.Call) or placed is origin:
         return None
     f = placed.func
