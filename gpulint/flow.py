@@ -49,6 +49,14 @@ _HOST_READERS = frozenset({"PIL.Image.open", "cv2.imread", "imageio.imread", "im
 MAPPING = "mapping"  # a dict display of values of one kind (`elem`): indexing gives it, iterating keys
 
 
+def _moved_to_host(v: "Value") -> bool:
+    """A module the engine places on the host because a `.cpu()` / `.to(<host>)` call put it there
+    (not one merely built there and maybe moved later by code the engine does not follow)."""
+    p = v.placed
+    return (v.dev is not None and v.dev.is_host and type(p) is cst.Call and type(p.func) is cst.Attribute
+            and p.func.attr.value in ("to", "cpu"))
+
+
 def _reads_into_host(q: str | None) -> bool:
     """A call that reads an image or array into host memory (PIL, cv2, NumPy's random functions)."""
     return q is not None and (q in _HOST_READERS or q in _NUMPY_ARRAY_MAKERS or (
@@ -91,6 +99,10 @@ EITHER = Dev("either")
 # a module moved to the accelerator on one branch of an `if` whose test has nothing to do with
 # devices (`if weights is None:`), and left on the host on the other: host on a path a GPU run takes
 BRANCH_HOST = Dev("either", "branch")
+# a tensor made on the host (a factory without `device=`) on one branch of a conditional expression
+# whose test has nothing to do with devices, and on the accelerator on the other: on the host on a
+# path a GPU run can take (E64-1); counted as a host operand where it meets an accelerator tensor
+PATH_HOST = Dev("either", "path")
 MODEL_DEV = Dev("model")  # a module's own tensors and submodules: wherever the module is
 INPUT_DEV = Dev("model", "input")  # a forward input: on the module's device (GL105's premise)
 
@@ -1146,6 +1158,21 @@ def gpu_guard(m, test, _depth: int = 0) -> bool | None:
     return None
 
 
+def _and_with_availability(m, test) -> bool:
+    """`flag and torch.cuda.is_available()` (an `and` of tests one of which holds only on a machine
+    with a GPU): the branch it guards is the one a GPU run asked for takes."""
+    if type(test) is not cst.BooleanOperation or type(test.operator) is not cst.And:
+        return False
+    parts, todo = [], [test]
+    while todo:
+        t = todo.pop()
+        if type(t) is cst.BooleanOperation and type(t.operator) is cst.And:
+            todo += [t.left, t.right]
+        else:
+            parts.append(t)
+    return len(parts) <= 4 and any(gpu_guard(m, p) is True for p in parts)
+
+
 def runs_on_gpu(m, node) -> bool:
     """False when `node` sits on a branch that a GPU run does not take (the body of
     `if not torch.cuda.is_available():`, the `else:` of `if args.cuda:`); True otherwise."""
@@ -1366,6 +1393,8 @@ class Flow:
         self._sets_device: bool | None = None
         self.class_attrs: dict[str, dict[str, Value]] = {}  # class -> attr -> joined value
         self._attr_by_method: dict[tuple[str, str], dict[str, Value]] = {}
+        # (class, method, attribute) -> {summary key of a construction: the value it left}
+        self._attr_by_construction: dict = {}
         self._missed_reads: set[tuple[str, str]] = set()
         # (class, attribute) -> the value the class's methods first read from its joined attributes
         # while it is recorded (a later method may set it otherwise: `forward` re-binding a mask)
@@ -2277,8 +2306,14 @@ class Flow:
             return None
         return self._param_from_sites(scope, name)
 
-    def _store_attrs(self, frame: _Frame, cls: str) -> None:
-        """What a method leaves in `self.attr`, joined over the class's methods that set it."""
+    def _store_attrs(self, frame: _Frame, cls: str, key=None) -> None:
+        """What a method leaves in `self.attr`, joined over the class's methods that set it.
+
+        `key`: the summary of a construction (`__init__` run with one call site's arguments). Two
+        constructions that leave an attribute in different places (P64-1: `Wrapper()` on the
+        accelerator, `Wrapper(device="cpu")` on the host) make it their join for the class's other
+        methods, whatever the pass without arguments found: those methods' recorded passes stand
+        for every instance, and must not take one instance's network with another's device."""
         method = frame.fn.name.value
         per = self._attr_by_method.setdefault((cls, method), {})
         merged = self.class_attrs.setdefault(cls, {})
@@ -2287,7 +2322,19 @@ class Flow:
             if v.kind == "none" and frame.reset_from is not None and attr in frame.reset_from:
                 # set, used (by methods this one calls) and dropped: other methods may see either
                 v = join(frame.reset_from[attr], v)
-            if v.kind is None and v.dev is None and attr in per:
+            by_key = self._attr_by_construction.get((cls, method, attr))
+            if key is not None:
+                if by_key is None:
+                    by_key = self._attr_by_construction[(cls, method, attr)] = {}
+                by_key[key] = v
+            # (a construction that leaves it unknown knows less, it does not disagree)
+            known = {kv for kv in by_key.values() if kv.kind is not None or kv.dev is not None} if by_key else ()
+            if len(known) > 1:
+                out = v if key is None and (v.kind is not None or v.dev is not None) else None
+                for kv in known:
+                    out = kv if out is None else join(out, kv)
+                v = out  # the constructions disagree: neither one's value alone
+            elif v.kind is None and v.dev is None and attr in per:
                 continue  # a pass without its arguments knows less than one with them
             per[attr] = v
             setters = self._attr_setters.setdefault((cls, attr), {})
@@ -2912,6 +2959,8 @@ class Flow:
         elif live_then and live_else:
             self._fill_self_attrs(frame, before, (then_env, else_env))
             frame.env = _join_env(then_env, else_env)
+            if guard is None and _and_with_availability(self.m, stmt.test):
+                self._device_choice(then_env, else_env, frame)
             if guard is None and frame.record:
                 self._branch_moves(stmt.test, then_env, else_env, frame.env)
             if type(fn) is cst.FunctionDef and fn.name.value == "__init__" and frame.cls is not None:
@@ -2922,6 +2971,18 @@ class Flow:
             frame.env = else_env
         else:
             frame.env = _join_env(then_env, else_env)
+
+    @staticmethod
+    def _device_choice(then_env: dict, else_env: dict, frame: _Frame) -> None:
+        """`if use_cuda and torch.cuda.is_available(): device = torch.device("cuda")` / `else:
+        device = torch.device("cpu")` (DIPY's DeepN4, E64-2): a device choice, read like the
+        conditional expression `torch.device("cuda" if use_cuda and ... else "cpu")`, i.e. the
+        accelerator on a run that has one, where the branch that needs the GPU binds it."""
+        for k, a in then_env.items():
+            b = else_env.get(k)
+            if (b is not None and a.kind == DEVICE and b.kind == DEVICE and a.dev is not None and b.dev is not None
+                    and a.dev.where == "acc" and b.dev.is_host):
+                frame.env[k] = a
 
     def _const_test(self, test, frame: _Frame) -> bool | None:
         """`return_tensors == "pt"` (or `!=`) where both sides are the same string literal on every
@@ -3230,10 +3291,23 @@ class Flow:
                 return
             joined[k] = replace(v, dev=BRANCH_HOST, origin=host.origin, placed=None)
 
-    def _device_unrelated(self, test, depth: int = 0) -> bool:
+    def _fresh_factory(self, origin, branch) -> bool:
+        """`origin` is a call of a torch factory (`torch.zeros(...)`) without `device=` (nor a tensor
+        operand to take one from) inside `branch`."""
+        if type(origin) is not cst.Call or not self.m.contains(branch, origin):
+            return False
+        q = self.m.qualname(origin.func)
+        f = kb.function(q) if q is not None and q.startswith("torch.") else None
+        if f is None or not f.creates or q.rsplit(".", 1)[-1] in ("tensor", "as_tensor", "from_numpy", "asarray"):
+            return False
+        return not any(a.keyword is not None and a.keyword.value == "device" for a in origin.args) and not any(
+            a.star for a in origin.args)
+
+    def _device_unrelated(self, test, depth: int = 0, torch_ok: bool = False) -> bool:
         """No name, attribute, string or call in the test speaks of devices, precision or processes
         (`weights is None`, `args.resume`, `os.path.exists(ckpt)`), nor do the values of the names
-        it reads."""
+        it reads. `torch_ok`: a torch function whose name says none of that (`torch.from_numpy`
+        behind `nrow, ncol = a3m.shape`) does not count either."""
         m = self.m
         stack = [test]
         while stack:
@@ -3244,7 +3318,7 @@ class Flow:
                 text = n.value
                 if depth < 2 and text not in m.aliases:
                     for b in m.bindings_of(n):
-                        if b.value is not None and not self._device_unrelated(b.value, depth + 1):
+                        if b.value is not None and not self._device_unrelated(b.value, depth + 1, torch_ok):
                             return False
             elif t is cst.Attribute:
                 text = n.attr.value
@@ -3252,7 +3326,7 @@ class Flow:
                 text = n.value
             elif t is cst.Call:
                 q = m.qualname(n.func)
-                if q and q.startswith("torch"):
+                if q and q.startswith("torch") and not (torch_ok and q.count(".") == 1 and not _DEVICE_WORDS.search(q[6:])):
                     return False
             if text is not None and _DEVICE_WORDS.search(text):
                 return False
@@ -4157,6 +4231,15 @@ class Flow:
         if _is_none(e.body):
             return b
         out = join(a, b)
+        if a.kind == TENSOR == b.kind and a.dev is not None and b.dev is not None and a.dev.is_host != b.dev.is_host:
+            host, acc = (a, b) if a.dev.is_host else (b, a)
+            if (acc.dev.where == "acc" and host.nonscalar and host.placed is None
+                    and self._fresh_factory(host.origin, e.body if host is a else e.orelse)
+                    and self._device_unrelated(e.test, torch_ok=True)):
+                # `fast_dca(msa, w) if nrow > 1 else torch.zeros(n, n, 442)` (trRosetta's single-
+                # sequence MSA, E64-1): a tensor made on the host on the path where a test that has
+                # nothing to do with devices fails, beside one on the accelerator on the other
+                return replace(out, dev=PATH_HOST, origin=host.origin, placed=None)
         if out.kind == MODULE and out.wrap is UNWRAPPED and isinstance(a.wrap if b.wrap is UNWRAPPED else b.wrap, cst.Call):
             # `net.module if torch.cuda.device_count() > 1 else net`, `net` wrapped on every path:
             # the other branch is the wrapper whatever the condition, unless the condition asks
@@ -6172,8 +6255,10 @@ class Flow:
         # (said of outputs off the host only: a layer the engine places on the host while the module
         # holding it is moved later, transformers' `self.ln_post` in a helper method, is no
         # premise for a host operand)
+        # (a layer put on the host on purpose, `emb.to("cpu")` / `.cpu()`, is there for good: E64-3)
         nonscalar = bool(pos and not pos[0][2] and pos[0][1].kind == TENSOR and pos[0][1].nonscalar
-                         and not (dev is not None and dev.is_host) and self._rank_keeping_layer(mv))
+                         and not (dev is not None and dev.is_host and not _moved_to_host(mv))
+                         and self._rank_keeping_layer(mv))
         return Value(TENSOR, dev, mv.half if (dev is not None or tensors) else False, nonscalar, origin=e, graph=graph)
 
     def _rank_keeping_layer(self, mv: Value) -> bool:
@@ -7337,10 +7422,10 @@ class Flow:
             else:
                 out = frame.returns if frame.returns is not None else Value(HOSTVAL, HOST)
             if cls is not None and frame.assigned_self and fn.name.value == "__init__":
-                self._store_attrs(frame, cls)  # what this instance's constructor sets
+                self._store_attrs(frame, cls, key)  # what this instance's constructor sets
                 if selfv is not None and selfv.cls is not None and selfv.cls != cls and selfv.cls in self.m.classes:
                     # an `__init__` inherited from a base of the file: the subclass's instance too
-                    self._store_attrs(frame, selfv.cls)
+                    self._store_attrs(frame, selfv.cls, key)
             if fn.name.value == "__init__":
                 self._init_self[key] = self._last_init_self = frame.env.get("self")
                 if selfv is not None and selfv.kind in (OBJECT, MODULE) and frame.assigned_self and args:
@@ -7641,7 +7726,8 @@ class Flow:
             d = v.dev
             if d is None or v.kind != TENSOR:
                 continue
-            if d.is_host and (v.nonscalar or strict or (op == "index" and v is operands[0][1])):
+            if (d.is_host or (d == PATH_HOST and v.nonscalar)) and (
+                    v.nonscalar or strict or (op == "index" and v is operands[0][1])):
                 if (v.placed is not None and op in ("call", "binary") and not _like_device(v.placed)
                         and not self._plain_host_move(v.placed)):
                     continue  # moved to the CPU on purpose (`x.cpu()`): usually under a CPU-only guard

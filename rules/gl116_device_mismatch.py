@@ -109,7 +109,7 @@ noise_scale = betas[t]
             if accelerator_named_cpu(m, mm):
                 continue  # `device = "cpu"`: both operands are on the host
             if mm.op == "module-host":
-                placed = placed_on_host(m, mm.node.func)
+                placed = placed_on_host(m, mm.node.func, mm.site)
                 if placed is not None:
                     # `rnn = nn.GRU(...).to("cpu")` on purpose, then an input made on the GPU
                     # (esrnn_torch#14, E34-4): the input is on the wrong device, not the module

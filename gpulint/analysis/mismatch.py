@@ -415,13 +415,21 @@ def file_function_call(m, value) -> bool:
     return fn is not None and m.class_of(fn) is cls  # defined by the class itself, not a base
 
 
-def placed_on_host(m, callee):
+def placed_on_host(m, callee, site=None):
     """The call that put the called module on the CPU on purpose (`.to("cpu")`, `.cpu()`), or None:
-    its device inputs are the wrong ones (GL116), not the module left unmoved (GL112)."""
+    its device inputs are the wrong ones (GL116), not the module left unmoved (GL112).
+
+    `site`: the call of the file's module through which the mismatch was found (`net(x)` with `net`
+    moved by `net.to("cpu")`, and `self.rnn(...)` failing inside its forward, E64-3): the instance
+    called there counts for the layers it holds."""
     if isinstance(callee, cst.Attribute) and callee.attr.value in ("forward", "__call__"):
         callee = callee.value  # `self.forward(x)`: the module is `self`
     if not isinstance(callee, (cst.Name, cst.Attribute)):
         return None
+    if isinstance(site, cst.Call) and site.func is not callee and isinstance(site.func, (cst.Name, cst.Attribute)):
+        found = placed_on_host(m, site.func)
+        if found is not None:
+            return found
     v = m.value_of(callee)
     placed = v.placed
     if v.kind != "module" or v.dev is None or not v.dev.is_host or not isinstance(placed, cst.Call):

@@ -1,0 +1,159 @@
+"""Engine and rule items, thirty-first session (each test checked to fail on 94610b46 unless it says
+it is a control that already passed there)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def _run(src: str, *codes: str):
+    rules = [Registry.load().by_code(c)() for c in codes]
+    return run_text("train.py", textwrap.dedent(src), rules, Options())
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    return sorted((d.line, d.code) for d in _run(src, *codes).diagnostics)
+
+
+# P64-1 (dl-chem-101#10's fixed form): two instances of a wrapper that takes its device as a
+# constructor argument, one on the available device and one on the CPU; each moves its own network
+# and its own inputs with `self._device`, so every call meets one device.
+WRAPPER = """
+import torch
+import torch.nn as nn
+
+
+class Wrapper:
+    def __init__(self, device=None):
+        self._device = device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu")
+        self.network = nn.Linear(4, 2)
+        self.network.to(self._device)
+
+    def score(self, x):
+        x = x{move}
+        return self.network(x)
+
+
+{calls}
+"""
+
+
+def test_two_instances_on_two_devices_are_not_mixed():
+    src = WRAPPER.format(move=".to(self._device)", calls="Wrapper().score(torch.randn(2, 4))\n"
+                         "Wrapper(device='cpu').score(torch.randn(2, 4))")
+    assert _lines(src, "GL116", "GL112", "GL101") == []
+
+
+def test_two_instances_in_the_other_order_are_not_mixed():
+    src = WRAPPER.format(move=".to(self._device)", calls="Wrapper(device='cpu').score(torch.randn(2, 4))\n"
+                         "Wrapper().score(torch.randn(2, 4))")
+    assert _lines(src, "GL116", "GL112", "GL101") == []
+
+
+def test_one_instance_on_the_host_is_silent():
+    # control (silent on 94610b46 too)
+    src = WRAPPER.format(move=".to(self._device)", calls="Wrapper(device='cpu').score(torch.randn(2, 4))")
+    assert _lines(src, "GL116", "GL112", "GL101") == []
+
+
+def test_a_class_moved_to_one_device_by_every_construction_still_reports_a_host_input():
+    # control: one construction, a fixed accelerator, the input never moved
+    src = """
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+    class Wrapper:
+        def __init__(self, device):
+            self._device = device
+            self.network = nn.Linear(4, 2)
+            self.network.to(self._device)
+
+        def score(self, x):
+            return self.network(x)
+
+
+    Wrapper(device).score(torch.randn(2, 4))
+    """
+    assert (15, "GL116") in _lines(src, "GL116", "GL101")
+
+
+# E64-3 (dl-chem-101#10): a module put on the CPU on purpose produces host outputs; a hidden state
+# made on the available device meets it.
+RNN = """
+import torch
+import torch.nn as nn
+
+
+def get_device():
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class RNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.rnn = nn.LSTM(4, 4, batch_first=True)
+
+    def forward(self, x):
+        h = (torch.zeros(1, x.size(0), 4, device={hdev}), torch.zeros(1, x.size(0), 4, device={hdev}))
+        out, _ = self.rnn(self.emb(x), h)
+        return out
+
+
+net = RNN()
+net.to("cpu")
+out = net(torch.randint(0, 10, (2, 5)))
+"""
+
+
+def test_hidden_state_on_the_available_device_meets_a_module_moved_to_the_cpu():
+    diags = _run(RNN.format(hdev="get_device()"), "GL116").diagnostics
+    assert [(d.line, d.code) for d in diags] == [(18, "GL116")]
+    assert "put on the CPU on purpose (line 23)" in diags[0].message
+
+
+def test_hidden_state_on_the_input_device_is_silent():
+    # control: the dl-chem-101 fix (silent on 94610b46 too)
+    assert _lines(RNN.format(hdev="x.device"), "GL116", "GL105", "GL112") == []
+
+
+def test_hidden_state_with_the_module_left_on_the_available_device_is_silent():
+    src = RNN.format(hdev="get_device()").replace('net.to("cpu")', "net.to(get_device())").replace(
+        "(2, 5))", "(2, 5), device=get_device())")
+    assert _lines(src, "GL116", "GL105", "GL112") == []
+
+
+EMB = """
+import torch
+import torch.nn as nn
+
+dev = "cuda" if torch.cuda.is_available() else "cpu"
+emb = nn.Embedding(10, 4)
+emb.to({where})
+idx = torch.randint(0, 10, (2, 5))
+x = emb(idx)
+y = x + torch.zeros(2, 5, 4, device=dev)
+"""
+
+
+def test_output_of_a_layer_moved_to_the_cpu_meets_an_accelerator_tensor():
+    assert _lines(EMB.format(where='"cpu"'), "GL116") == [(10, "GL116")]
+
+
+def test_output_of_a_layer_moved_to_the_available_device_is_silent():
+    # control
+    src = EMB.format(where="dev").replace("(2, 5))", "(2, 5), device=dev)")
+    assert _lines(src, "GL116") == []
+
+
+def test_output_of_a_layer_built_on_the_host_and_never_moved_is_not_a_premise():
+    # control: a layer merely built on the host (maybe moved by code the engine does not follow)
+    # says nothing about its output's rank on the host
+    src = EMB.format(where='"cpu"').replace('emb.to("cpu")\n', "")
+    assert _lines(src, "GL116") == []
