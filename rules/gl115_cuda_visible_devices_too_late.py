@@ -43,6 +43,12 @@ as long as no CUDA call came first. What does initialise it: `torch.cuda.is_avai
 tensor or module to CUDA (`.cuda()`, `.to("cuda")`, `device="cuda"`). `torch.cuda.device_count()`
 does not: it asks NVML and honours the variable's current value.
 
+Not reported: a process that pins its own GPU first (`torch.cuda.set_device(i)`) and then writes
+back one entry of the list it read from the variable itself
+(`os.environ["CUDA_VISIBLE_DEVICES"] = str(visible[i])`, nequip's test conftest for pytest-xdist
+workers): the process has already chosen its device in the old numbering, so the new value can only
+be meant for the processes it launches, which read it at their own start.
+
 The rule fires when such a call runs unconditionally before the assignment (in the same function,
 at module level before the function that sets the variable is called, or inside a function of the
 file called before it). A guard that holds on every machine with a visible GPU
@@ -81,6 +87,8 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         for assign in self._assignments(ctx):
             trigger = self._first_trigger_before(ctx, facts, triggers, assign)
             if trigger is None:
+                continue
+            if _for_child_processes(ctx, facts, assign):
                 continue
             msg = self.message.format(line=line_ref(ctx, trigger), trigger=_short(ctx.code(trigger)))
             yield ctx.finding(assign, msg, self._fix(ctx, facts, assign))
@@ -284,6 +292,60 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 def _short(code: str) -> str:
     code = " ".join(code.split())
     return code if len(code) <= 50 else code[:47] + "..."
+
+
+# a value meant for child processes -----------------------------------------------------------------
+def _for_child_processes(ctx: Context, facts: DeviceFacts, assign: cst.Assign) -> bool:
+    """The process pinned its own GPU with `torch.cuda.set_device(...)` unconditionally before the
+    assignment, in the same scope, and the value written is computed from the variable's own current
+    value (nequip's conftest: `torch.cuda.set_device(rank)`, then
+    `os.environ["CUDA_VISIBLE_DEVICES"] = str(visible[rank])`, `visible` read from the variable):
+    its device is chosen in the numbering it started with, so the new value only reaches the
+    processes it launches."""
+    m = ctx.model
+    scope = m.scope_of(assign)
+    pinned = any(
+        m.qualname(call.func) == "torch.cuda.set_device"
+        and m.scope_of(call) is scope
+        and facts.runs_before(call, assign)
+        for call in m.calls
+    )
+    return pinned and _reads_own_value(m, assign.value, set(), 0)
+
+
+def _reads_own_value(m, expr: cst.CSTNode, seen: set, depth: int) -> bool:
+    """`expr` reads CUDA_VISIBLE_DEVICES (`os.environ.get(...)`, `os.getenv(...)`,
+    `os.environ[...]`), directly or through names assigned from such a read."""
+    if depth > 4:
+        return False
+    for node in _walk(expr):
+        if isinstance(node, cst.Call) and m.qualname(node.func) in ("os.environ.get", "os.getenv"):
+            if node.args and _names_variable(node.args[0].value):
+                return True
+        elif isinstance(node, cst.Subscript) and m.qualname(node.value) == "os.environ":
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and _names_variable(
+                node.slice[0].slice.value
+            ):
+                return True
+        elif isinstance(node, cst.Name) and node.value not in seen:
+            seen.add(node.value)
+            for b in m.bindings_of(node):
+                if (b.how in ("assign", "augassign") and isinstance(b.value, cst.BaseExpression)
+                        and _reads_own_value(m, b.value, seen, depth + 1)):
+                    return True
+    return False
+
+
+def _names_variable(e: cst.BaseExpression) -> bool:
+    return isinstance(e, cst.SimpleString) and e.evaluated_value == "CUDA_VISIBLE_DEVICES"
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(cur.children)
 
 
 # a trigger guarded by a test that holds whenever a GPU is visible --------------------------------------
