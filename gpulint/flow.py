@@ -7367,11 +7367,25 @@ class Flow:
         finally:
             self._lambda_depth -= 1
 
+    def _called_from_forward(self, site) -> bool:
+        fn = self.m.enclosing(site, cst.FunctionDef)
+        return fn is not None and self._forwardish(fn)
+
     def _summary(self, fn, cls, args: dict, selfv, site=None, attrs: tuple = (), quiet: bool = False,
                  globs: tuple = (), closure: tuple = ()) -> Value:
         if len(self._in_summary) >= MAX_DEPTH or fn in self._in_summary or self._work > self._budget:
             return UNKNOWN
-        key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv, attrs, quiet, self._host_instances > 0)
+        # a submodule of a module whose placement is not known (`self.denoise_fn`, "wherever the
+        # module is"), called from a method that is not a forward (an export helper feeding it
+        # `.cpu()` inputs, diff-svc, P52-2): GL105's premise, that its inputs are on its device, is
+        # not the caller's, so "where the module is" counts as no accelerator in what it runs (only
+        # where an argument was put on the host on purpose; a factory's host noise fed to a decoder
+        # from `sample()` stays a finding)
+        unplaced = (selfv is not None and selfv.kind == MODULE and selfv.dev == MODEL_DEV and site is not None
+                    and any(type(v) is Value and v.kind == TENSOR and _moved_to_host(v) for v in args.values())
+                    and not self._called_from_forward(site))
+        key = (fn, tuple(sorted(args.items(), key=lambda kv: kv[0])), selfv, attrs, quiet, self._host_instances > 0,
+               unplaced)
         if globs or closure:
             key = (*key, globs, closure)
         live = self._live_outer(fn)
@@ -7411,6 +7425,7 @@ class Flow:
             # run for an instance known to be on the host (built, never moved): "where the module
             # is" is the host there and in what it calls, not the accelerator of GL105's premise
             host = selfv is not None and selfv.dev is not None and selfv.dev.is_host and selfv.kind in (MODULE, METRIC)
+            host = host or unplaced
             self._host_instances += host
             try:
                 self._block(fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body], frame)
