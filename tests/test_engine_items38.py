@@ -196,3 +196,58 @@ def test_submodule_fed_inputs_moved_to_the_cpu_from_an_export_method_is_silent()
 def test_submodule_fed_host_factories_from_a_method_is_still_reported():
     # control: noise made without `device=` (a sampling method's oversight) stays a finding
     assert (13, "GL116") in _lines(EXPORT.format(cpu=""), "GL116", "GL105")
+
+
+# E66-1 (Cooperative_Training#2): the loop's own `loss.backward()`, the optimizer step in a solver
+# method that steps each of its optimizers and runs no backward.
+SOLVER = """
+import torch
+import torch.nn as nn
+
+
+class Solver:
+    def __init__(self):
+        self.net = nn.Linear(4, 1).cuda()
+        self.optimizers = [torch.optim.SGD(self.net.parameters(), lr=0.1)]
+
+    def reset_all_optimizers(self):
+        for opt in self.optimizers:
+            opt.zero_grad()
+
+    def optimize_all_params(self):
+        for opt in self.optimizers:
+            opt.step()
+
+
+loader = [(torch.randn(2, 4), torch.randn(2, 1))] * 4
+
+
+def train(solver):
+    for epoch in range(2):
+        for x, y in loader:
+            loss = ((solver.net(x.cuda()) - y.cuda()) ** 2).mean()
+            solver.reset_all_optimizers()
+            loss.backward()
+            {step}
+            {inner}
+        {outer}
+
+
+train(Solver())
+"""
+
+
+def test_empty_cache_every_step_with_the_step_in_a_solver_method():
+    src = SOLVER.format(step="solver.optimize_all_params()", inner="torch.cuda.empty_cache()", outer="pass")
+    assert _lines(src, "GL505") == [(30, "GL505")]
+
+
+def test_empty_cache_once_per_epoch_with_the_step_in_a_solver_method_is_silent():
+    src = SOLVER.format(step="solver.optimize_all_params()", inner="pass", outer="torch.cuda.empty_cache()")
+    assert _lines(src, "GL505") == []
+
+
+def test_without_any_step_the_loop_is_no_training_loop():
+    # control (silent on 94610b46 too): backward only, no optimizer step anywhere
+    src = SOLVER.format(step="pass", inner="torch.cuda.empty_cache()", outer="pass")
+    assert _lines(src, "GL505") == []

@@ -247,7 +247,7 @@ def mentions_phase(m, loop: PhaseLoop, node) -> bool:
 def trains_only_in_train_phase(m, loop: PhaseLoop, info) -> bool:
     """Every backward pass and optimizer step of the phase loop (its own, and the calls of the
     file's functions that run them) sits under a test that keeps it to the training phase."""
-    sites = [*info.backward, *info.backward_via, *(s.call for s in info.steps), *info.steps_via]
+    sites = [*info.backward, *info.backward_via, *(s.call for s in info.steps), *info.steps_via, *info.step_helpers]
     if not sites:
         return False
     for c in sites:

@@ -131,6 +131,9 @@ class LoopInfo:
     # calls of the file's functions/methods that are one training step themselves (backward and an
     # optimizer step in their own body, `self.train_step(batch)`): the loop steps inside them
     steps_via: list[cst.Call] = field(default_factory=list)
+    # calls of the file's functions/methods that make an optimizer step and no backward
+    # (`solver.optimize_all_params()` after the loop's own `loss.backward()`, E66-1)
+    step_helpers: list[cst.Call] = field(default_factory=list)
     clears: list[cst.CSTNode] = field(default_factory=list)  # zero_grad calls, `.grad = None`, helper calls
     cleared_optimizers: set[str] = field(default_factory=set)  # code of O in `O.zero_grad()`
     clears_all: bool = False  # `model.zero_grad()`, `p.grad = None` loops, helpers
@@ -139,7 +142,7 @@ class LoopInfo:
 
     @property
     def is_training(self) -> bool:
-        return bool(self.backward or self.backward_via) and bool(self.steps or self.steps_via)
+        return bool(self.backward or self.backward_via) and bool(self.steps or self.steps_via or self.step_helpers)
 
     @property
     def is_step_loop(self) -> bool:
@@ -157,6 +160,7 @@ class TrainingFacts:
         self.order = model.order  # source order, from the model's walk
         self._sites: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._fn_steps: dict[cst.FunctionDef, list[Step]] = {}
+        self._fn_opt_steps: dict[cst.FunctionDef, bool] = {}
         self._fn_backward: dict[tuple[cst.FunctionDef, bool], bool] = {}
         self._calls_by_name: dict[str, list[cst.Call]] | None = None
         self._set_grad_statements: dict[cst.CSTNode, tuple[list[int], list[str]]] = {}
@@ -452,6 +456,28 @@ class TrainingFacts:
                 backward = True
         out = self._fn_steps[fn] = steps if backward else []
         return out
+
+    def optimizer_steps_of_function(self, fn: cst.FunctionDef) -> bool:
+        """`fn` makes an optimizer step, outside any loop of its own but one over its optimizers
+        (a solver's `optimize_all_params()` that steps each of its optimizers, E66-1). One that
+        also runs the backward is a training step of its own (`steps_of_function`)."""
+        cached = self._fn_opt_steps.get(fn)
+        if cached is None:
+            cached = False
+            for c in self.m.calls_in(fn):
+                f = c.func
+                if not (isinstance(f, cst.Attribute) and f.attr.value == "step" and self.m.enclosing(c, cst.FunctionDef) is fn):
+                    continue
+                loop = self.enclosing_loop(c)
+                if loop is not None and (type(loop) is not cst.For or any(
+                        isinstance(d.func, cst.Attribute) and d.func.attr.value == "backward" for d in self.m.calls_in(loop))):
+                    continue  # a loop of its own with a backward: training, not one step (`for opt in
+                    # self.optimizers: opt.step()` is one step of each)
+                if self.as_step(c, f.value) is not None:
+                    cached = True
+                    break
+            self._fn_opt_steps[fn] = cached
+        return cached
 
     def runs_backward(self, fn: cst.FunctionDef, deep: bool = True) -> bool:
         """`fn` calls `.backward()` outside any loop of its own: each call of it runs one backward
@@ -832,8 +858,11 @@ class TrainingFacts:
                     info.clears_all = True
                 if self.runs_backward(fn) and n not in info.backward_via:
                     info.backward_via.append(n)
-                if self.steps_of_function(fn) and n not in info.steps_via:
-                    info.steps_via.append(n)
+                if self.steps_of_function(fn):
+                    if n not in info.steps_via:
+                        info.steps_via.append(n)
+                elif self.optimizer_steps_of_function(fn) and n not in info.step_helpers:
+                    info.step_helpers.append(n)
 
     def as_step(self, call: cst.Call, recv: cst.BaseExpression) -> Step | None:
         """`recv.step(...)` as an optimizer step: `O.step()` of an optimizer (not a scheduler), or
