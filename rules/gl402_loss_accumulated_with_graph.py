@@ -204,7 +204,8 @@ for x, y in loader:
                 acc_root = dotted(acc) if meter else _acc_root(acc)  # `r.meter.update(loss)`: the meter itself
                 if meter and acc_root is None and isinstance(acc, cst.Subscript):
                     acc_root = dotted(acc.value)  # `stats["loss"].update(loss, n)`: a meter read from a dict (E47-3)
-                if acc_root is None or self._differentiated(ctx, acc_root, loop.node if indexed else None):
+                if acc_root is None or self._differentiated(ctx, acc_root, loop.node if indexed else None,
+                                                            _local_scope(m, stmt, acc_root)):
                     continue
                 if inner and held and _bound_in_body_before(m, loop, stmt, acc_root):
                     continue  # `values = []` per update, filled by the rollout loop before the backward
@@ -650,13 +651,18 @@ for x, y in loader:
         """`node` or a node below it is the Name/Attribute chain `root`."""
         return ctx.model.facts(_Mentions).mentions(node, root)
 
-    def _differentiated(self, ctx: Context, root: str, loop: cst.CSTNode | None = None) -> bool:
+    def _differentiated(self, ctx: Context, root: str, loop: cst.CSTNode | None = None, scope=None) -> bool:
         """`root` (or a name derived from it) is backpropagated or handed to torch.autograd somewhere.
         With `loop` (the loop that stores into `root[i]`), the backward of one of its elements in
         that loop (`losses[i - 1].backward()`) does not count: it differentiates one iteration's
-        loss, not what the container keeps."""
+        loss, not what the container keeps. With `scope` (the function `root` is a local of), only
+        there: another function's local of the same name is another value (faster-rcnn's
+        `rpn_loc_loss`, a loss backpropagated in the trainer's `forward` and an accumulator of
+        `fit_one_epoch`, E49-3)."""
         index: _Mentions = ctx.model.facts(_Mentions)
         for call, mo, autograd in index.differentiating():
+            if scope is not None and not ctx.model.contains(scope, call):
+                continue
             if loop is not None and mo is not None and _element_of(mo[0], root) and ctx.model.contains(loop, call):
                 continue
             if mo is not None:
@@ -664,11 +670,13 @@ for x, y in loader:
                     return True
             if autograd and any(self._mentions(ctx, a.value, root) for a in call.args):
                 return True
-        if _items_backpropagated(ctx.model, index, root):
+        if _items_backpropagated(ctx.model, index, root, scope):
             return True
         # a name derived from the accumulator and differentiated: `loss = total / n; loss.backward()`
         for derived in self._derived_names(ctx, root):
             for call, mo, _autograd in index.differentiating():
+                if scope is not None and not ctx.model.contains(scope, call):
+                    continue
                 if mo is not None and (
                     self._mentions(ctx, mo[0], derived) or any(self._mentions(ctx, a.value, derived) for a in call.args)
                 ):
@@ -1215,12 +1223,31 @@ def _detached_in_tuple(assign: cst.Assign, name: str) -> bool:
     return False
 
 
-def _items_backpropagated(m, index, root: str) -> bool:
+def _local_scope(m, stmt: cst.CSTNode, root: str):
+    """The function `root` is a local name of, where `stmt` accumulates into it (bound there, not
+    declared `global`/`nonlocal`); None for attributes, module-level names and globals."""
+    if "." in root:
+        return None
+    fn = m.enclosing(stmt, cst.FunctionDef)
+    if fn is None or not m.bindings.get((fn, root)):
+        return None
+    for n in m.walk(fn):
+        if isinstance(n, (cst.Global, cst.Nonlocal)) and any(x.name.value == root for x in n.names):
+            return None
+        if isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and any(
+                isinstance(x, cst.Name) and x.value == root for x in (n.value, *m.walk(n.value))):
+            return None  # handed to the caller, which may differentiate it
+    return fn
+
+
+def _items_backpropagated(m, index, root: str, scope=None) -> bool:
     """`losses.append(loss)` and then `for optimizer, loss in zip(optimizers, losses): loss.backward()`
     (bytedance/ibot analysis/linear_part/eval.py, one linear head per optimizer): a loop over the
     accumulator (`for x in acc`, `zip(..., acc, ...)`, `enumerate(acc)`) backpropagates its items.
     Keeping their graph until then is the point."""
     for f in m.fors:
+        if scope is not None and not m.contains(scope, f):
+            continue
         it = f.iter
         over = isinstance(it, cst.Name) and it.value == root
         if not over and isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("zip", "enumerate"):

@@ -251,3 +251,48 @@ def test_without_any_step_the_loop_is_no_training_loop():
     # control (silent on 94610b46 too): backward only, no optimizer step anywhere
     src = SOLVER.format(step="pass", inner="torch.cuda.empty_cache()", outer="pass")
     assert _lines(src, "GL505") == []
+
+
+# E49-3 (faster-rcnn-pytorch#27): the epoch function's accumulator `rpn_loc_loss` shares its name
+# with a loss the trainer's `forward` backpropagates (through a list); that backward is another
+# function's local, not a backward of the accumulator.
+FRCNN = """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, net):
+        self.net = net
+        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def train_step(self, x):
+        self.opt.zero_grad()
+        rpn_loc_loss = self.net(x).pow(2).mean()
+        roi_loss = self.net(x).abs().mean()
+        losses = [rpn_loc_loss, roi_loss]
+        losses = losses + [sum(losses)]
+        losses[-1].backward()
+        self.opt.step()
+        return losses
+
+
+def fit(trainer, data):
+    rpn_loc_loss = 0
+    for x in data:
+        rpn_loc, roi, total = trainer.train_step(x)
+        rpn_loc_loss += rpn_loc
+    {tail}
+
+
+fit(Trainer(nn.Linear(4, 2)), [torch.randn(8, 4) for _ in range(3)])
+"""
+
+
+def test_accumulator_named_like_another_functions_backpropagated_loss():
+    assert _lines(FRCNN.format(tail="print(rpn_loc_loss)"), "GL402") == [(26, "GL402")]
+
+
+def test_accumulator_returned_to_the_caller_is_left_to_it():
+    # control (silent on 94610b46 too): the caller may differentiate what it is handed
+    assert _lines(FRCNN.format(tail="return rpn_loc_loss"), "GL402") == []
