@@ -4302,6 +4302,12 @@ class Flow:
                     and type(e.operator) in _DIFFERENTIABLE_OPERATORS):
                 # `adv_loss / len(disc_fake)`: still a number or a tensor (where the tensor is)
                 return join(a, b) if a.kind == b.kind else (a if number_or_tensor(a) else b)
+            if type(e.operator) in _DIFFERENTIABLE_OPERATORS and (
+                    (number_or_tensor(a) and b.kind is None and b.py is None)
+                    or (number_or_tensor(b) and a.kind is None and a.py is None)):
+                # `-negated_entropy_sum / n_e` with `n_e` of unknown kind: as a tensor met with a
+                # value of unknown kind, still a number or a tensor holding its graph (PAAC, G43-3b)
+                return a if number_or_tensor(a) else b
             return UNKNOWN
         if ta and tb:
             self._check(e, "binary", [(e.left, a), (e.right, b)], frame)

@@ -296,3 +296,41 @@ def test_accumulator_named_like_another_functions_backpropagated_loss():
 def test_accumulator_returned_to_the_caller_is_left_to_it():
     # control (silent on 94610b46 too): the caller may differentiate what it is handed
     assert _lines(FRCNN.format(tail="return rpn_loc_loss"), "GL402") == []
+
+
+# G43-3b (PAAC.pytorch#1): a sum started at 0 and grown by tensors with gradients, negated and
+# divided by a value of unknown kind, is still a number or a tensor holding its graph.
+PAAC = """
+import torch
+import torch.nn as nn
+
+net = nn.Linear(4, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+class Envs:
+    def __init__(self, n):
+        self.n_e = n
+
+
+envs = Envs(8)
+entropy_sum = 0
+for step in range(3):
+    neg_sum = 0
+    for t in range(2):
+        neg_sum += net(torch.randn(8, 4)).sum()
+    entropy = -neg_sum / {den}
+    entropy_sum += entropy
+    opt.zero_grad()
+    (-entropy).backward()
+    opt.step()
+"""
+
+
+def test_negated_sum_divided_by_an_unknown_value_keeps_its_graph():
+    assert _lines(PAAC.format(den="envs.n_e"), "GL402") == [(21, "GL402")]
+
+
+def test_negated_sum_divided_by_a_number_keeps_its_graph():
+    # control (reported on 94610b46 too)
+    assert _lines(PAAC.format(den="8"), "GL402") == [(21, "GL402")]
