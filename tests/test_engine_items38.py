@@ -334,3 +334,37 @@ def test_negated_sum_divided_by_an_unknown_value_keeps_its_graph():
 def test_negated_sum_divided_by_a_number_keeps_its_graph():
     # control (reported on 94610b46 too)
     assert _lines(PAAC.format(den="8"), "GL402") == [(21, "GL402")]
+
+
+# ParallelWaveGAN#26, module-level shape: the networks kept in a dict, the evaluation loop calls
+# one of them by key after `model[key].eval()`.
+DICT_MODELS = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = {"generator": nn.Linear(4, 4).to(device), "discriminator": nn.Linear(4, 1).to(device)}
+opt = torch.optim.Adam(model["generator"].parameters())
+data = [torch.randn(8, 4) for _ in range(3)]
+for x in data:
+    loss = model["generator"](x.to(device)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+for key in model.keys():
+    model[key].eval()
+losses = []
+for x in data:
+    {body}
+"""
+
+
+def test_evaluation_loop_calls_a_network_kept_in_a_dict():
+    src = DICT_MODELS.replace("{body}", 'losses.append(model["generator"](x.to(device)).pow(2).mean())')
+    assert _lines(src, "GL403") == [(18, "GL403")]
+
+
+def test_evaluation_loop_under_no_grad_with_a_network_kept_in_a_dict_is_silent():
+    # control (silent on 94610b46 too)
+    src = DICT_MODELS.replace("{body}", 'with torch.no_grad():\n        losses.append(model["generator"](x.to(device)).pow(2).mean())')
+    assert _lines(src, "GL403") == []

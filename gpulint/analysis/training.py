@@ -676,7 +676,12 @@ class TrainingFacts:
         return out
 
     def is_model(self, expr: cst.BaseExpression) -> bool:
-        """A network (not a loss module): known Module, or a name the file calls `.eval()`/`.train()` on."""
+        """A network (not a loss module): known Module, or a name the file calls `.eval()`/`.train()` on;
+        an item of a dict of modules the engine knows (`self.model["generator"]`, ParallelWaveGAN's
+        trainer) when it is a network."""
+        if isinstance(expr, cst.Subscript):
+            v = self.m.value_of(expr)
+            return v.kind == "module" and v.stateful and not self.is_loss_module(expr)
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return False
         if self.is_loss_module(expr):
