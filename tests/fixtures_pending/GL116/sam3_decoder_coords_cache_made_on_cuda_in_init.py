@@ -10,6 +10,7 @@
 # Here: a two-layer box-refining decoder over a 8x8 feature map, fine-tuned for a few steps on
 # synthetic boxes on the device given by `--device` (the CPU by default, as in the report).
 # fails-on-cuda: Expected all tensors to be on the same device
+# fixture: cpu-only (the run asks for the CPU, as in the report: `--device` defaults to cpu; with a GPU present)
 import argparse
 import json
 
