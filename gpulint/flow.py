@@ -4107,12 +4107,15 @@ class Flow:
                 if k0 == attr:
                     return v0
             return UNKNOWN
-        if k == OBJECT and bv.cls is not None and self._set_in_init_only(bv.cls, attr):
+        if k in (OBJECT, DATASET) and bv.cls is not None and self._set_in_init_only(bv.cls, attr, plain=k == OBJECT):
             # `batch.src` of a plain data holder of the file (`class Batch: def __init__(self, src):
-            # self.src = src`) that only its `__init__` sets: what the constructions gave it
+            # self.src = src`) that only its `__init__` sets: what the constructions gave it; so
+            # for a Dataset of the file read outside its loader (`dataset.offsets`, Skeleton-Aware
+            # Networks, E65-4), and a list of tensors it keeps
             self._ensure_init(bv.cls)
             v = self.class_attrs.get(bv.cls, {}).get(attr)
-            if v is not None and v.kind == TENSOR:
+            if v is not None and (v.kind == TENSOR or (v.kind == TUPLE and v.items and all(
+                    it.kind == TENSOR for it in v.items))):
                 return v
         if k == OBJECT and bv.cls is not None and bv.cls in self.m.classes:
             # `self.policy.hidden` that every method of the policy's class setting it sets to a

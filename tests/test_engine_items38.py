@@ -368,3 +368,45 @@ def test_evaluation_loop_under_no_grad_with_a_network_kept_in_a_dict_is_silent()
     # control (silent on 94610b46 too)
     src = DICT_MODELS.replace("{body}", 'with torch.no_grad():\n        losses.append(model["generator"](x.to(device)).pow(2).mean())')
     assert _lines(src, "GL403") == []
+
+
+# E65-4 (Skeleton-Aware Networks): tensors a Dataset of the file keeps, read back from the dataset
+# object outside its loader and fed to a network on the accelerator.
+DATASET_ATTRS = """
+import torch
+import torch.nn as nn
+from torch.utils.data import Dataset
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class MotionDataset(Dataset):
+    def __init__(self):
+        self.offset_a = torch.randn(6, 3){move}
+        self.offsets = [torch.randn(6, 3){move}, torch.randn(6, 3){move}]
+
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, i):
+        return self.offset_a
+
+
+def infer(model, dataset):
+    offset_a = dataset.offset_a
+    a, b = dataset.offsets
+    return model(offset_a), model(a)
+
+
+model = nn.Linear(3, 2).to(device)
+infer(model, MotionDataset())
+"""
+
+
+def test_tensors_a_dataset_keeps_read_back_outside_its_loader():
+    assert _lines(DATASET_ATTRS.format(move=""), "GL116") == [(24, "GL116"), (24, "GL116")]
+
+
+def test_tensors_a_dataset_keeps_on_the_device_are_silent():
+    # control (silent on 94610b46 too)
+    assert _lines(DATASET_ATTRS.format(move=".to(device)"), "GL116") == []
