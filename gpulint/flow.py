@@ -4420,10 +4420,15 @@ class Flow:
             if not idx_vals:  # `parts[:-1]`: a list of the same elements
                 el = _elem_of(base)
                 return Value(TUPLE, None, elem=el) if el is not None else UNKNOWN
-            if len(idx_vals) == 1 and isinstance(idx_vals[0][0], cst.Integer) and base.items is not None:
-                i = int(idx_vals[0][0].value, 0)
-                if -len(base.items) <= i < len(base.items):
-                    return base.items[i]
+            ix = idx_vals[0][0] if len(idx_vals) == 1 else None
+            if (type(ix) is cst.UnaryOperation and type(ix.operator) is cst.Minus
+                    and type(ix.expression) is cst.Integer):
+                ix_val = -int(ix.expression.value, 0)  # `input_i[-1]` (pix2pixHD's GANLoss, E65-3)
+            else:
+                ix_val = int(ix.value, 0) if type(ix) is cst.Integer else None
+            if ix_val is not None and base.items is not None:
+                if -len(base.items) <= ix_val < len(base.items):
+                    return base.items[ix_val]
             if base.elem is not None and base.items is None:
                 return base.elem
             if (base.items and len(idx_vals) == 1 and len(e.slice) == 1

@@ -410,3 +410,32 @@ def test_tensors_a_dataset_keeps_read_back_outside_its_loader():
 def test_tensors_a_dataset_keeps_on_the_device_are_silent():
     # control (silent on 94610b46 too)
     assert _lines(DATASET_ATTRS.format(move=".to(device)"), "GL116") == []
+
+
+# E65-3 (pix2pixHD's GANLoss over a multiscale discriminator): `input_i[-1]` of a list of lists of
+# module outputs is the last output.
+NESTED = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+D = nn.Linear(4, 1).to(device)
+x = torch.randn(2, 4).to(device)
+result = []
+result.append([D(x)])
+result.append([D(x)])
+loss = 0
+for input_i in result:
+    pred = input_i[-1]
+    target = torch.ones(pred.size(){dev})
+    loss += nn.functional.mse_loss(pred, target)
+"""
+
+
+def test_last_item_of_each_list_of_discriminator_outputs():
+    assert _lines(NESTED.format(dev=""), "GL116") == [(15, "GL116")]
+
+
+def test_last_item_with_the_target_made_on_its_device_is_silent():
+    # control (silent on 94610b46 too)
+    assert _lines(NESTED.format(dev=", device=pred.device"), "GL116") == []
