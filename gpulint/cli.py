@@ -187,7 +187,8 @@ def _lint(
         trusted = resolver.trusted
         if trusted.rule_dirs:
             click.echo(f"gpulint: loading rules from {', '.join(str(d) for d in trusted.rule_dirs)}", err=True)
-        registry = Registry.load(trusted.rule_dirs)
+        # the program imports only the built-in rules a file needs (gpulint/registry.py)
+        registry = Registry.load(trusted.rule_dirs, lazy=_PROGRAM)
     except (ConfigError, RuleError) as exc:
         raise _fail(str(exc))
     from gpulint.suppression import set_known
