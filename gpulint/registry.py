@@ -195,6 +195,35 @@ def _write_manifest(path: str, key: tuple, files: list) -> None:
     except ValueError:  # a rule attribute marshal cannot write: no manifest
         return
     write_private(path, data, ".rules-")
+    _remove_orphans(os.path.dirname(path), path)
+
+
+def _remove_orphans(folder: str, keep: str) -> None:
+    """Remove the manifests of rule folders that no longer exist (a benchmark's or a test's
+    temporary copy), so that they do not pile up; only when a manifest is written."""
+    import marshal
+
+    from gpulint._startup import read_private
+
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith("rules-") and n.endswith(".bin")]
+    except OSError:
+        return
+    for name in names:
+        other = os.path.join(folder, name)
+        if other == keep:
+            continue
+        data = read_private(other)
+        try:
+            key = marshal.loads(data[len(_MANIFEST_HEADER):])[0] if data and data.startswith(_MANIFEST_HEADER) else None
+            where = key[2] if isinstance(key, tuple) and len(key) > 2 and type(key[2]) is str else None
+        except Exception:  # noqa: BLE001 - not a manifest of ours: left alone
+            continue
+        if where is not None and not os.path.isdir(where):
+            try:
+                os.unlink(other)
+            except OSError:
+                pass
 
 
 def _remove_manifest(folder: Path) -> None:

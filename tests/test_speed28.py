@@ -333,3 +333,18 @@ def test_a_projects_rule_folder_works_with_the_manifest(tmp_path):
         runs.append((p.returncode, p.stdout, p.stderr))
     assert runs[0] == runs[1] == runs[2]
     assert b"loading rules from" in runs[0][2]
+
+
+def test_manifests_of_folders_that_are_gone_are_removed_when_one_is_written(tmp_path):
+    cache = tmp_path / "cache"
+    gone, kept = _rules_copy(tmp_path / "a"), _rules_copy(tmp_path / "b")
+    _load_in_process(gone, cache)
+    _load_in_process(kept, cache)
+    assert len(list(cache.glob("rules-*.bin"))) == 2
+    shutil.rmtree(gone)
+    (cache / "rules-other.bin").write_bytes(b"not a manifest")
+    third = _rules_copy(tmp_path / "c")
+    _load_in_process(third, cache)
+    names = sorted(p.name for p in cache.glob("rules-*.bin"))
+    assert len(names) == 3 and "rules-other.bin" in names  # b's, c's, and the foreign file
+    assert reg_mod._manifest_path(str(gone.resolve())).rpartition("/")[2] not in names
