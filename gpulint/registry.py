@@ -257,6 +257,7 @@ class LazyRule(metaclass=_LazyRuleType):
     _gl_file: str
     _gl_modname: str
     _gl_folder: Path
+    _gl_expected: tuple
     _gl_real = None
     _gl_instance = None
 
@@ -294,7 +295,7 @@ def _materialize(lazy: type) -> type[Rule]:
     module = _import_rule_file(folder, file, modname)
     found = {r.__name__: r for r in iter_rules(vars(module).values()) if r.__module__ == modname}
     real = found.get(lazy.__name__)
-    expected = _LAZY_FILES.get(lazy._gl_file)
+    expected = lazy._gl_expected
     actual = tuple((n, _entry(r)) for n, r in sorted(found.items()))
     if real is None or expected is None or actual != expected:
         _remove_manifest(folder)
@@ -309,19 +310,19 @@ def _materialize(lazy: type) -> type[Rule]:
     return real
 
 
-# file path -> ((class name, entry), ...) as the manifest says, for _materialize's check
-_LAZY_FILES: dict[str, tuple] = {}
-# (file path, class name, entry) -> its LazyRule class: the same class for every registry made
-# from the same manifest in one process (the engine keys compiled conditions by class)
+# (file path, class name, entry, the file's entries) -> its LazyRule class: the same class for
+# every registry made from the same manifest in one process (the engine keys compiled
+# conditions by class)
 _LAZY_CLASSES: dict[tuple, type] = {}
 
 
-def _lazy_rule(folder: Path, file: str, modname: str, qualname: str, entry: tuple) -> type:
-    key = (file, qualname, entry)
+def _lazy_rule(folder: Path, file: str, modname: str, qualname: str, entry: tuple, items: tuple) -> type:
+    key = (file, qualname, entry, items)
     cls = _LAZY_CLASSES.get(key)
     if cls is None:
         attrs = dict(zip(MANIFEST_FIELDS, entry))
-        attrs.update(_gl_file=file, _gl_modname=modname, _gl_folder=folder, __module__=modname, __qualname__=qualname)
+        # _gl_expected: what the manifest says of every rule of the file, for _materialize's check
+        attrs.update(_gl_file=file, _gl_modname=modname, _gl_folder=folder, _gl_expected=items, __module__=modname, __qualname__=qualname)
         cls = _LAZY_CLASSES[key] = _LazyRuleType(qualname, (LazyRule,), attrs)
     return cls
 
@@ -355,9 +356,8 @@ def _load_folder_lazy(folder: Path) -> list[type]:
     for name, items in files:
         file = os.path.join(where, name)
         modname = f"{modbase}.{name[:-3]}"
-        _LAZY_FILES[file] = items
         for qualname, entry in items:
-            out.append(_lazy_rule(folder, file, modname, qualname, entry))
+            out.append(_lazy_rule(folder, file, modname, qualname, entry, items))
     return out
 
 
