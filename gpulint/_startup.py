@@ -42,35 +42,74 @@ def blake2b(data: bytes = b"", **kw):
 _KEEP_OTHERS = 0.5
 
 
-def _cache_file() -> str | None:
+def cache_dir() -> str | None:
+    """The folder of gpulint's start-up caches (this file's and the rule manifest of
+    gpulint.registry): `$GPULINT_STARTUP_CACHE`, else `<user cache dir>/gpulint`; None when
+    they are off (`GPULINT_STARTUP_CACHE=0`) or there is no absolute user cache dir."""
     setting = os.environ.get("GPULINT_STARTUP_CACHE", "")
     if setting.strip().lower() in ("0", "off", "false", "no"):
+        return None
+    if setting:
+        return os.path.expanduser(setting)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):
+        return None
+    return os.path.join(base, "gpulint")
+
+
+def _cache_file() -> str | None:
+    folder = cache_dir()
+    if folder is None:
         return None
     import importlib.util
 
     tag = sys.implementation.cache_tag
     if not tag:  # pragma: no cover - an implementation without bytecode caching
         return None
-    name = f"dataclasses-{tag}-{importlib.util.MAGIC_NUMBER.hex()}.bin"
-    if setting:
-        return os.path.join(os.path.expanduser(setting), name)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(base):
+    return os.path.join(folder, f"dataclasses-{tag}-{importlib.util.MAGIC_NUMBER.hex()}.bin")
+
+
+def read_private(path: str) -> bytes | None:
+    """The bytes of a cache file, or None when it is missing, unreadable, or not this user's
+    alone (owned by someone else, or writable by others)."""
+    try:
+        with open(path, "rb") as fh:
+            if hasattr(os, "getuid"):
+                st = os.fstat(fh.fileno())
+                if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                    return None
+            return fh.read()
+    except OSError:
         return None
-    return os.path.join(base, "gpulint", name)
+
+
+def write_private(path: str, data: bytes, prefix: str) -> None:
+    """Write a cache file atomically in a folder only this user can enter; a cache that cannot
+    be written is not an error."""
+    import tempfile
+
+    try:
+        folder = os.path.dirname(path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except (OSError, ValueError):
+        pass
 
 
 def _load(path: str) -> dict:
     import marshal
 
     try:
-        with open(path, "rb") as fh:
-            if hasattr(os, "getuid"):
-                st = os.fstat(fh.fileno())
-                if st.st_uid != os.getuid() or st.st_mode & 0o022:
-                    return {}  # code that someone else could have written: not run
-            data = fh.read()
-        if not data.startswith(_HEADER):
+        data = read_private(path)  # None: code that someone else could have written is not run
+        if data is None or not data.startswith(_HEADER):
             return {}
         codes = marshal.loads(data[len(_HEADER):])
     except Exception:  # noqa: BLE001 - a missing or damaged cache is an empty one
@@ -85,22 +124,12 @@ def _load(path: str) -> dict:
 
 def _save(path: str, codes: dict) -> None:
     import marshal
-    import tempfile
 
     try:
-        folder = os.path.dirname(path)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dataclasses-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_HEADER + marshal.dumps(codes))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except (OSError, ValueError):
-        pass  # a cache that cannot be written is not an error
+        data = _HEADER + marshal.dumps(codes)
+    except ValueError:  # pragma: no cover - nothing unmarshallable is kept
+        return
+    write_private(path, data, ".dataclasses-")
 
 
 class _CompileCache:

@@ -443,8 +443,8 @@ def fingerprint(settings: Settings, codes: Sequence[str], registry: Registry) ->
     h.update(repr(getattr(settings, "torch_version", None)).encode())  # fixes depend on it
     h.update(repr(getattr(settings, "cuda_default_from", None) is not None).encode())  # so do findings
     for rule in registry.rules:  # rule sources: editing a rule invalidates the cache
-        mod = sys.modules.get(rule.__module__)
-        f = getattr(mod, "__file__", None)
+        # a lazy built-in rule (gpulint.registry.LazyRule) names its file; its module may not be imported
+        f = rule.__dict__.get("_gl_file") or getattr(sys.modules.get(rule.__module__), "__file__", None)
         if f:
             try:
                 h.update(Path(f).read_bytes())
