@@ -170,15 +170,26 @@ noise_scale = betas[t]
                 where = f"moved there by `{ctx.code(placed.func)}{args}` on {_line(ctx, mm.node, placed)}"
             elif source is not None:
                 where = f"a batch from {source} on {_line(ctx, mm.node, origin)}, never moved"
+            elif isinstance(origin, cst.BinaryOperation):
+                # `image = (image - MEAN) / STD` (MODEST, G64-3): the operand it was computed from,
+                # not a module-level constant it was normalised with
+                src = _arithmetic_source(m, origin)
+                if src is None:
+                    where = f"computed from host values on {_line(ctx, mm.node, origin)}"
+                else:
+                    where = (f"computed on {_line(ctx, mm.node, origin)} from `{ctx.code(src[0])}`, "
+                             f"{self._where(ctx, src[1], mm.node)}")
             else:
-                where = self._where(ctx, self._operand_origin(m, origin), mm.node)
+                where = self._where(ctx, origin, mm.node)
             if mm.site is not None:
                 # found only with the arguments of one call of the function (the others pass it placed)
                 where += f"; with the arguments of the call on {_line(ctx, mm.node, mm.site)}"
             if mm.loop is not None:
                 # the first pass is fine; the end of the loop's body hands the next pass other places
                 where += f"; on every pass but the first of the loop on {_line(ctx, mm.node, mm.loop)}"
-            fix = self._fix(ctx, mm, origin, acc_node)
+            feeds = _feeds_host_module(m, mm) if mm.op not in ("module-call", "index") else None
+            # (a fix that puts the host operand on the other's device would break the model call it feeds)
+            fix = self._fix(ctx, mm, origin, acc_node) if feeds is None else None
             factory_fix = fix is not None and fix.applicability != UNSAFE and mm.op not in ("module-call", "index")
             if mm.op == "module-call" and m.value_of(mm.host).kind == "tuple":
                 what = (f"move each of its tensors to the model's device (`.to({self._model_device(ctx, mm)})`),"
@@ -203,6 +214,17 @@ noise_scale = betas[t]
                 what = f"copy it there: `.to({accd}.device)` (or make its inputs there)"
             else:
                 what = f"make it on the same device (`device={accd}.device` or `.to({accd}.device)`)"
+            if not isinstance(acc_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and what.count(accd) > 1:
+                # `(torch.ones((1, 1)).long().to(device) * tok).device` written twice (G64-2): say it once
+                what = f"make it on the same device as that operand (`.to({accd}.device)`)"
+            if feeds is not None:
+                # `cur_ids` also feeds a model the engine places on the host (G64-2, TextAugmentation-
+                # GPT2#8): moving it to the other operand's device moves the crash to that call
+                module_call, fed = feeds
+                what = (f"`{ctx.code(fed)}` also feeds `{ctx.code(module_call.func)}` on "
+                        f"{_line(ctx, mm.node, module_call)}, which is on the CPU: put the other operand on the "
+                        f"CPU (`.to({ctx.code(fed)}.device)`), or move `{ctx.code(module_call.func)}` and "
+                        f"`{ctx.code(fed)}` to the accelerator")
             if mixed:
                 text = (f"`{host}` holds tensors on the CPU ({where}) and tensors on the accelerator; "
                         f"make every item on the same device")
@@ -520,14 +542,8 @@ noise_scale = betas[t]
     def _operand_origin(m, origin):
         """For a host value computed by arithmetic (`self.decay * e`), where its host tensor
         operand came from (`e`: an EMA copy's `state_dict()` values), when one operand says so."""
-        if not isinstance(origin, cst.BinaryOperation):
-            return origin
-        for part in (origin.left, origin.right):
-            v = m.value_of(part)
-            if (v.kind == "tensor" and v.dev is not None and v.dev.is_host and isinstance(v.origin, cst.Call)
-                    and v.origin is not origin):
-                return v.origin
-        return origin
+        src = _arithmetic_source(m, origin)
+        return src[1] if src is not None else origin
 
     @staticmethod
     def _where(ctx: Context, origin, reported) -> str:
@@ -704,6 +720,74 @@ def _derives_from(m, node, origin, depth: int = 0) -> bool:
         if v.origin is origin or (v.origin is not node and _derives_from(m, v.origin, origin, depth + 1)):
             return True
     return False
+
+
+def _arithmetic_source(m, origin, depth: int = 0):
+    """(operand, its origin) for a host value computed by arithmetic: the first host tensor operand
+    (through nested arithmetic) whose value a call made. Module-level constants read in a function
+    (`MEAN = torch.tensor([...])` in `(image - MEAN) / STD`, G64-3) are passed over while another
+    host tensor operand takes part: the value is the other one, normalised. None when no operand
+    says where it came from."""
+    if not isinstance(origin, cst.BinaryOperation) or depth > 4:
+        return None
+    parts = [p for p in (origin.left, origin.right) if _host_value(m, p)]
+    own = [p for p in parts if not _module_constant(m, p, origin)]
+    for part in own or parts:
+        v = m.value_of(part)
+        if isinstance(v.origin, cst.Call) and v.origin is not origin:
+            return part, v.origin
+    for part in own or parts:
+        inner = part if isinstance(part, cst.BinaryOperation) else m.value_of(part).origin
+        if inner is not origin:
+            found = _arithmetic_source(m, inner, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _host_value(m, e) -> bool:
+    v = m.value_of(e)
+    return v.kind == "tensor" and v.dev is not None and v.dev.is_host
+
+
+def _module_constant(m, e, at) -> bool:
+    """`e` is a name every binding of which is a module-level assignment, read inside a function."""
+    if not isinstance(e, cst.Name) or m.scope_of(at) is m.module:
+        return False
+    bs = m.bindings_of(e)
+    return bool(bs) and all(b.how == "assign" and m.scope_of(b.node) is m.module for b in bs)
+
+
+def _feeds_host_module(m, mm):
+    """(module call, name) when the host operand of `mm` is a name (under shape-keeping methods and
+    subscripts) that the same function also hands to a module the engine places on the host, one
+    with parameters (not a loss or an activation): `model(cur_ids, labels=cur_ids)` with `model` a
+    never-moved network and, in the same loop, `torch.cat([cur_ids, tok.to(device)])`
+    (TextAugmentation-GPT2#8, G64-2). Moving `cur_ids` to the other operand's device would move the
+    crash to the model call; the other operand is the one to move. None otherwise."""
+    name = name_under(mm.host)
+    if name is None:
+        return None
+    fn = m.enclosing(mm.node, cst.FunctionDef)
+    scope = fn if fn is not None else m.module
+    bound = {id(b.node) for b in m.bindings_of(name)}
+    if not bound:
+        return None
+    for call in m.calls_in(scope):
+        if call is mm.node or m.enclosing(call, cst.FunctionDef) is not fn:
+            continue
+        callee = call.func
+        if not isinstance(callee, (cst.Name, cst.Attribute)):
+            continue
+        v = m.value_of(callee)
+        if v.kind != "module" or v.dev is None or not v.dev.is_host or m.is_stateless_module(callee):
+            continue
+        for a in call.args:
+            arg = name_under(a.value) if not a.star else None
+            if (arg is not None and arg.value == name.value
+                    and {id(b.node) for b in m.bindings_of(arg)} & bound):
+                return call, name
+    return None
 
 
 def _moved_back_in_loop(m, mm):
