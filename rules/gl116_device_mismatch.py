@@ -135,6 +135,8 @@ noise_scale = betas[t]
                 continue
             if mm.op == "module-call" and _stateless_callee(m, mm.acc):
                 continue  # `nn.L1Loss().cuda()` has no tensors of its own: it runs where its inputs are
+            if mm.op == "module-call" and _integer_items_to_unseen_module(m, mm):
+                continue  # `net(face, part_locations)`: integer coordinates for a forward the file does not show
             if mm.op == "index" and _element_indices(m, mm.node):
                 continue  # `confusion[pred[j], gold[j]] += 1`: 0-dim indices are read as integers
             origin = mm.host_value.origin
@@ -756,6 +758,103 @@ def _module_constant(m, e, at) -> bool:
         return False
     bs = m.bindings_of(e)
     return bool(bs) and all(b.how == "assign" and m.scope_of(b.node) is m.module for b in bs)
+
+
+_INT_DTYPES = frozenset({"int", "long", "int8", "int16", "int32", "int64", "intp", "uint8", "short"})
+_INT_TENSOR_TYPES = frozenset({"torch.LongTensor", "torch.IntTensor", "torch.ShortTensor", "torch.ByteTensor",
+                               "torch.CharTensor"})
+_FLOAT_CASTS = frozenset({"float", "half", "double", "bfloat16", "to", "type", "type_as"})
+
+
+def _integer_items_to_unseen_module(m, mm) -> bool:
+    """A tuple or list of host tensors handed to a module whose class the file does not show (an
+    imported network, not a `torch.nn` class), every item of which is an integer tensor made from
+    numbers on the host: `torch.from_numpy(np.hstack(...).astype(int))`, `torch.LongTensor(...)`,
+    `torch.tensor(..., dtype=torch.long)` (BasicSR inference_dfdnet.py, P50-9: face-part boxes the
+    callee reads as slice bounds, `feat[:, :, loc[1]:loc[3], loc[0]:loc[2]]`, which take a CPU
+    tensor whatever the feature map's device). Without the callee's forward the rule cannot tell
+    coordinates from inputs: it stays silent. Float items, one item of unknown make, or a callee of
+    the file or of `torch.nn` keep the report."""
+    hv = m.value_of(mm.host)
+    if hv.kind != "tuple" or not hv.items:
+        return False
+    callee = mm.acc
+    v = m.value_of(callee)
+    if v.kind != "module" or v.cls is not None:
+        return False
+    ctor = v.origin
+    if not isinstance(ctor, cst.Call):
+        return False
+    q = m.qualname(ctor.func)
+    if isinstance(ctor.func, cst.Name) and ctor.func.value in m.classes:
+        return False  # a class of the file: its forward is there to read
+    if q is None or q.startswith("torch."):
+        return False  # `nn.LSTM(...)`: torch's own module, whose inputs are known
+    for item in hv.items:
+        if item is None or item.kind != "tensor" or not _integer_made(m, item.origin):
+            return False
+    return True
+
+
+def _integer_made(m, call) -> bool:
+    """`call` makes an integer tensor from host numbers, and nothing after it in its own chain of
+    method calls converts it (`.float()`, `.to(...)`)."""
+    if not isinstance(call, cst.Call):
+        return False
+    q = m.qualname(call.func) or ""
+    node = call
+    for _ in range(8):  # `torch.from_numpy(loc).unsqueeze(0)`: shape steps keep the dtype
+        up = m.parents.get(node)
+        if isinstance(up, cst.Attribute) and up.value is node:
+            grand = m.parents.get(up)
+            if up.attr.value in _FLOAT_CASTS or not (isinstance(grand, cst.Call) and grand.func is up):
+                if up.attr.value in _FLOAT_CASTS:
+                    return False
+                break
+            node = grand
+            continue
+        break
+    if q in _INT_TENSOR_TYPES:
+        return True
+    kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if "dtype" in kw:
+        return _int_dtype(kw["dtype"])
+    if q not in ("torch.from_numpy", "torch.tensor", "torch.as_tensor") or not call.args or call.args[0].keyword:
+        return False
+    arg = call.args[0].value
+    if isinstance(arg, cst.Name):
+        # the last assignment before the call (`loc = np.hstack(...).astype(int)`, then `loc =
+        # torch.from_numpy(loc).unsqueeze(0)` rebinding the name to the tensor)
+        stmt = m.statement_of(call)
+        bs = [b for b in m.bindings_of(arg) if m.scope_of(b.node) is m.scope_of(call)
+              and m.precedes(b.node, call) and not (stmt is not None and m.contains(stmt, b.node))]
+        if not bs or any(b.how != "assign" or b.value is None for b in bs):
+            return False
+        last = max(bs, key=lambda b: m.order.get(b.node, 0))
+        if m.enclosing(last.node, cst.If, cst.For, cst.While, cst.Try) is not m.enclosing(
+                call, cst.If, cst.For, cst.While, cst.Try):
+            return False  # bound in a branch or loop the call is not in: which binding reaches it is not plain
+        arg = last.value
+    # `np.hstack(...).astype(int)`, `np.array(boxes, dtype=np.int64)`
+    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) and arg.func.attr.value == "astype":
+        return bool(arg.args) and _int_dtype(arg.args[0].value)
+    if isinstance(arg, cst.Call):
+        akw = {a.keyword.value: a.value for a in arg.args if a.keyword is not None}
+        return "dtype" in akw and _int_dtype(akw["dtype"])
+    return False
+
+
+def _int_dtype(e) -> bool:
+    """`int`, `np.int64`, `torch.long`, `"int32"`: an integer dtype written out."""
+    if isinstance(e, cst.SimpleString):
+        text = e.evaluated_value if isinstance(e.evaluated_value, str) else ""
+    elif isinstance(e, cst.Name):
+        text = e.value
+    elif isinstance(e, cst.Attribute):
+        text = e.attr.value
+    else:
+        return False
+    return text in _INT_DTYPES
 
 
 def _feeds_host_module(m, mm):
