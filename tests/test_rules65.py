@@ -294,3 +294,58 @@ def test_integer_items_to_a_model_of_the_file_are_reported():
         "    def forward(self, x, locs):\n        return self.conv(x), [l.float() * self.conv.weight.mean() for l in locs]\n")
     lines = [d.line for d in _diags(src, "GL116")]
     assert lines, "expected the engine's report for a model of the file"
+
+
+# ------------------------------------------------------------------------------------- E63-4
+
+LAZY = """
+import torch
+import torch.nn as nn
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.anchor_vec = torch.ones(4)
+
+    def forward(self, x):
+        if self.anchor_vec.device != x.device:
+            self.anchor_vec = self.anchor_vec.to(x.device)
+        return self.fc(x) * self.anchor_vec
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Layer().to(device)
+{wrap}
+y = model(torch.randn(8, 4, device=device))
+{read}
+t = torch.randn(8, 4, device=device) / anchors
+"""
+
+
+def _lazy(wrap="model = nn.DataParallel(model)", read="anchors = model.module.anchor_vec"):
+    src = LAZY.replace("{wrap}", wrap).replace("{read}", read)
+    return [(d.line, d.fix is not None) for d in _diags(src, "GL106")]
+
+
+def test_lazily_moved_attribute_read_through_data_parallel_is_reported():
+    assert _lazy() == [(10, True)]
+
+
+def test_read_moved_by_the_reader_is_silent():
+    # the thread's fix (the committed GL116/ok_yolov4_... shape)
+    assert _lazy(read="anchors = model.module.anchor_vec\nanchors = anchors.to(device)") == []
+
+
+def test_read_converted_at_the_read_is_silent():
+    assert _lazy(read="anchors = model.module.anchor_vec.to(device)") == []
+
+
+def test_no_data_parallel_is_silent():
+    # forward runs on the module itself: its lazy move reaches the attribute
+    assert _lazy(wrap="pass", read="anchors = model.anchor_vec") == []
+
+
+def test_read_not_through_module_is_silent():
+    assert _lazy(read="anchors = torch.ones(4, device=device)") == []
