@@ -1598,6 +1598,14 @@ index-less `"cuda"` placement counts the same way: `x.to("cuda")`, `torch.zeros(
 and visible there (`main()`'s own `device` only inside `main()`); with the `if` form there is no
 name, and no fix.
 
+A flag of the file's own that is off by default is a CPU fallback too: with `--cuda` defined as
+`action="store_true"` (no other default, never set by the file) and the model moved only `if
+args.cuda: model = model.cuda()`, an index-less `.cuda()` that the script runs with no test about
+devices on the way (GFM's `inference_function` moving the image with `.cuda()`, PR#5) fails on the
+run without the flag: at that line on a machine without CUDA, where its tensor meets the model left
+on the CPU on one with CUDA. Only in files whose every test of a CUDA flag reads that one flag, with
+no CUDA-only API, and when the file moves its model under that flag; no fix (guard it the same way).
+
 Bad:
 
 ```python

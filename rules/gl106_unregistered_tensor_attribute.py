@@ -61,6 +61,13 @@ attribute that `__init__` makes a Parameter on one branch and a plain tensor on 
 (`if requires_grad: self.beta = Parameter(...)` / `else: self.beta = torch.zeros(1)`) is reported
 when a construction of the file takes the plain branch and that instance meets the device.
 
+An attribute that forward moves lazily (`if self.anchor_vec.device != x.device: self.anchor_vec =
+self.anchor_vec.to(x.device)`) is reported in one case: the file wraps a model in
+`nn.DataParallel` and reads the attribute from outside the class through the wrapper's `.module`
+(`model.module.module_list[j].anchor_vec` in a loss), without moving what it read. With two or more
+GPUs forward runs on replicas, the lazy move never reaches the original module, and that read gets
+the CPU tensor (PyTorch_YOLOv4#296; one GPU trains, DataParallel then calls the module itself).
+
 The fix registers it as a non-persistent buffer, which moves with the module and leaves the
 `state_dict` keys unchanged: `self.register_buffer("mask", torch.tril(...), persistent=False)`.
 When the attribute is assigned on several branches (`if isinstance(mask, torch.Tensor): ...

@@ -71,7 +71,10 @@ A 0-dimensional CPU tensor may meet GPU tensors (PyTorch allows it), so the rule
 tensors it knows to have at least one dimension. Likewise a CPU table indexed by single elements of
 GPU tensors (`confusion[pred[j], gold[j]] += 1` in `for j in range(...)`) is not reported: a 0-dim
 index is read as an integer whatever its device. Where the analysis cannot tell (a value that is
-on the GPU on one branch only, a tensor of unknown origin), it stays silent.
+on the GPU on one branch only, a tensor of unknown origin), it stays silent; so it does for a tuple
+or list of integer tensors made from host numbers (`torch.from_numpy(boxes.astype(int))`,
+`torch.LongTensor(...)`) handed to a model whose class is in another file: such coordinates are
+often slice bounds or indices there, which take CPU tensors (BasicSR's DFDNet face-part locations).
 
 The safe fix adds `device=<other operand>.device` to the CPU tensor's factory when that factory
 is a deterministic `torch.*` call in the same function. Otherwise, with `--unsafe-fixes`, the CPU
@@ -80,7 +83,12 @@ operands are copied at the operation: every host input of a module call becomes
 `next(model.parameters()).device`), and a host argument of a loss or function call becomes
 `target.to(out.device)`; neither is offered when the host value is read again later (moving one
 use would leave the others failing). Otherwise the message names both operands and where the CPU
-one was made.
+one was made (for a value computed by arithmetic, the operand it was computed from rather than a
+module-level constant it was normalised with). When the CPU operand also feeds, in the same function,
+a model the analysis places on the CPU (`model(cur_ids)` with a model never moved, then
+`torch.cat([cur_ids, tok.to(device)])`), moving it would move the crash to the model call: the
+message suggests moving the other operand (`.to(cur_ids.device)`) or both the model and the input,
+and no fix is offered.
 
 Bad:
 
