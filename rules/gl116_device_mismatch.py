@@ -180,7 +180,7 @@ noise_scale = betas[t]
                 where = f"moved there by `{ctx.code(placed.func)}{args}` on {_line(ctx, mm.node, placed)}"
             elif source is not None:
                 where = f"a batch from {source} on {_line(ctx, mm.node, origin)}, never moved"
-            elif isinstance(origin, cst.BinaryOperation):
+            elif _normalised_by_constant(m, origin):
                 # `image = (image - MEAN) / STD` (MODEST, G64-3): the operand it was computed from,
                 # not a module-level constant it was normalised with
                 src = _arithmetic_source(m, origin)
@@ -190,7 +190,7 @@ noise_scale = betas[t]
                     where = (f"computed on {_line(ctx, mm.node, origin)} from `{ctx.code(src[0])}`, "
                              f"{self._where(ctx, src[1], mm.node)}")
             else:
-                where = self._where(ctx, origin, mm.node)
+                where = self._where(ctx, self._operand_origin(m, origin), mm.node)
             if mm.site is not None:
                 # found only with the arguments of one call of the function (the others pass it placed)
                 where += f"; with the arguments of the call on {_line(ctx, mm.node, mm.site)}"
@@ -552,8 +552,14 @@ noise_scale = betas[t]
     def _operand_origin(m, origin):
         """For a host value computed by arithmetic (`self.decay * e`), where its host tensor
         operand came from (`e`: an EMA copy's `state_dict()` values), when one operand says so."""
-        src = _arithmetic_source(m, origin)
-        return src[1] if src is not None else origin
+        if not isinstance(origin, cst.BinaryOperation):
+            return origin
+        for part in (origin.left, origin.right):
+            v = m.value_of(part)
+            if (v.kind == "tensor" and v.dev is not None and v.dev.is_host and isinstance(v.origin, cst.Call)
+                    and v.origin is not origin):
+                return v.origin
+        return origin
 
     @staticmethod
     def _where(ctx: Context, origin, reported) -> str:
@@ -755,6 +761,21 @@ def _arithmetic_source(m, origin, depth: int = 0):
     return None
 
 
+def _normalised_by_constant(m, origin) -> bool:
+    """A host value computed by arithmetic where the operand `_operand_origin` would name is a
+    module-level constant (or none names one) while another host tensor operand takes part: the
+    constant is what the value was normalised with, not where it came from (G64-3)."""
+    if not isinstance(origin, cst.BinaryOperation):
+        return False
+    parts = [p for p in (origin.left, origin.right) if _host_value(m, p)]
+    pick = next((p for p in parts if isinstance(m.value_of(p).origin, cst.Call)
+                 and m.value_of(p).origin is not origin), None)
+    if pick is not None and not _module_constant(m, pick, origin):
+        return False
+    return any(_module_constant(m, p, origin) for p in parts) and any(
+        not _module_constant(m, p, origin) for p in parts)
+
+
 def _host_value(m, e) -> bool:
     v = m.value_of(e)
     return v.kind == "tensor" and v.dev is not None and v.dev.is_host
@@ -887,8 +908,8 @@ def _feeds_host_module(m, mm):
         if not isinstance(callee, (cst.Name, cst.Attribute)):
             continue
         v = m.value_of(callee)
-        if v.kind != "module" or v.dev is None or not v.dev.is_host or m.is_stateless_module(callee):
-            continue
+        if v.kind != "module" or v.dev is None or not v.dev.is_host or not v.stateful or m.is_stateless_module(callee):
+            continue  # (a loss without weights runs where its inputs are: `self.criterion(pred, labels)`)
         for a in call.args:
             arg = name_under(a.value) if not a.star else None
             if (arg is not None and arg.value == name.value
