@@ -450,6 +450,11 @@ def _unmoved_reads_through_module(m, cls, attr: str) -> list:
             continue
         if not _THROUGH_MODULE.search(m.module.code_for_node(node.value)):
             continue
+        root = node.value
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if isinstance(root, cst.Name) and root.value == "self":
+            continue  # `self.module.<attr>` of another class (an EMA copy's `module`): no DataParallel wrapper known
         up = m.parents.get(node)
         if isinstance(up, cst.Attribute) and up.value is node and up.attr.value in _CONVERSIONS:
             continue  # `model.module.head.anchors.to(x.device)`

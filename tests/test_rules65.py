@@ -349,3 +349,11 @@ def test_no_data_parallel_is_silent():
 
 def test_read_not_through_module_is_silent():
     assert _lazy(read="anchors = torch.ones(4, device=device)") == []
+
+
+def test_read_through_an_own_module_attribute_is_silent():
+    # `self.module.anchor_vec` in a class of the file (an EMA copy keeps `self.module`): no wrapper known
+    src = LAZY.replace("{wrap}", "model = nn.DataParallel(model)").replace(
+        "{read}", "class Ema:\n    def __init__(self, m):\n        self.module = m\n\n    def anchors(self):\n"
+                  "        return self.module.anchor_vec\n\n\nanchors = Ema(Layer()).anchors()")
+    assert _diags(src, "GL106") == []
