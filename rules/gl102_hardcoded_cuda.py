@@ -236,20 +236,8 @@ def _compute_cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int]
     device (`t.device('cuda') if opt.use_gpu else t.device('cpu')`) is a CPU fallback, not a
     CUDA path of its own."""
     m = ctx.model
-    if "CUDA_VISIBLE_DEVICES" in ctx.source:
+    if _cuda_only_apis(ctx, probes):
         return True
-    for call in m.calls:
-        q = m.qualname(call.func) or ""
-        if id(call) in probes:
-            continue  # guarded by an availability test, choosing a precision
-        if q in _CUDA_ONLY_CALLS or q.startswith(("torch.cuda.nvtx.", "torch.cuda.memory._", "torch.cuda.graphs.")):
-            return True
-        if q in ("torch.distributed.init_process_group", "torch.distributed.new_group"):
-            backend = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "backend"), None)
-            if backend is None and call.args and call.args[0].keyword is None:
-                backend = call.args[0].value
-            if isinstance(backend, cst.SimpleString) and "nccl" in backend.value.lower():
-                return True
     own_is_cuda = _sets_is_cuda(m)
     # (a test's code is a slice of the source: a source without the text has no test with it,
     # and no test's code need be measured)
@@ -293,6 +281,169 @@ def _compute_cuda_only_by_design(ctx: Context, probes: frozenset[int] | set[int]
             # (a conditional expression choosing a device by it is a choice: `_fallback_choice`)
             return True
     return False
+
+
+def _cuda_only_apis(ctx: Context, probes) -> bool:
+    """The first half of `_cuda_only_by_design`: the file calls CUDA-only APIs, uses an NCCL-only
+    process group or pins GPUs with `CUDA_VISIBLE_DEVICES` (its tests are not read)."""
+    m = ctx.model
+    if "CUDA_VISIBLE_DEVICES" in ctx.source:
+        return True
+    for call in m.calls:
+        q = m.qualname(call.func) or ""
+        if id(call) in probes:
+            continue  # guarded by an availability test, choosing a precision
+        if q in _CUDA_ONLY_CALLS or q.startswith(("torch.cuda.nvtx.", "torch.cuda.memory._", "torch.cuda.graphs.")):
+            return True
+        if q in ("torch.distributed.init_process_group", "torch.distributed.new_group"):
+            backend = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "backend"), None)
+            if backend is None and call.args and call.args[0].keyword is None:
+                backend = call.args[0].value
+            if isinstance(backend, cst.SimpleString) and "nccl" in backend.value.lower():
+                return True
+    return False
+
+
+@_per_file
+def _off_by_default_flags(m) -> dict:
+    """{dest: add_argument call} for the file's argparse options named like a CUDA flag
+    (`--cuda`, `--use_gpu`) defined with `action="store_true"` and no default but False, which the
+    file never sets otherwise (`args.cuda = True`, `set_defaults(cuda=...)`): a run that does not
+    pass the flag is a CPU run (GFM's `core/test_samples.py`, E63-5)."""
+    found: dict = {}
+    for call, _recv, _ in m.method_calls("add_argument"):
+        opts = [a.value.evaluated_value for a in call.args if a.keyword is None
+                and isinstance(a.value, cst.SimpleString) and isinstance(a.value.evaluated_value, str)]
+        kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if not opts or not all(o.startswith("-") for o in opts):
+            continue
+        action = kw.get("action")
+        if not (isinstance(action, cst.SimpleString) and action.evaluated_value == "store_true"):
+            continue
+        default = kw.get("default")
+        if default is not None and not (isinstance(default, cst.Name) and default.value == "False"):
+            continue
+        dest = kw.get("dest")
+        if dest is not None:
+            name = dest.evaluated_value if isinstance(dest, cst.SimpleString) else None
+        else:
+            longs = [o for o in opts if o.startswith("--")]
+            name = (longs or opts)[0].lstrip("-").replace("-", "_")
+        if isinstance(name, str) and _CUDA_FLAG.search(name) and not name.startswith("no_"):
+            found.setdefault(name, call)
+    if not found:
+        return found
+    for node in m.nodes:
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            t = node.target
+            if isinstance(t, cst.Attribute) and t.attr.value in found:
+                found.pop(t.attr.value)  # `args.cuda = True`: set by the file itself
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "set_defaults":
+            for a in node.args:
+                if a.keyword is not None:
+                    found.pop(a.keyword.value, None)
+        elif isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)) and (
+                (node.func.value if isinstance(node.func, cst.Name) else node.func.attr.value) == "setattr"):
+            return {}  # `setattr(args, key, value)`: the file may set any option
+    return found
+
+
+def _option_text(call) -> str | None:
+    """`--cuda` for `add_argument("-c", "--cuda", ...)`: its first long option string, else its first."""
+    opts = [a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+    opts = [o for o in opts if isinstance(o, str)]
+    longs = [o for o in opts if o.startswith("--")]
+    return (longs or opts or [None])[0]
+
+
+def _flag_guarded_model_moves(m) -> list:
+    """(move, flag test) for each index-less `X.cuda()` on a module in the body of `if <args>.<flag>:`
+    with `<flag>` one of `_off_by_default_flags` (the test that attribute alone, not negated): the
+    file moves its model to CUDA only when the flag is passed."""
+    flags = _off_by_default_flags(m)
+    if not flags:
+        return []
+    out = []
+    for call in _cuda_calls(m):
+        if call.args or m.value_of(call.func.value).kind != "module":
+            continue
+        child = call
+        for anc in m.ancestors(call):
+            if isinstance(anc, cst.If) and child is anc.body:
+                t = anc.test
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.attr.value in flags:
+                    out.append((call, t))
+                break
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.If, cst.IfExp, cst.While)):
+                break
+            child = anc
+    return out
+
+
+def _only_off_flag_tests(ctx: Context, flags) -> bool:
+    """Every test of the file that names a CUDA flag (what makes `_cuda_only_by_design` say yes)
+    reads one of `flags` as `<args>.<flag>`: no other flag, `use_cuda` name, `torch.version.cuda`
+    or `device == "gpu"` test decides where the file's code runs."""
+    m = ctx.model
+    own_is_cuda = _sets_is_cuda(m)
+    for node in _tested(m):
+        test = node.test
+        if "torch.version.cuda" in ctx.code(test) or (not isinstance(node, cst.IfExp) and _flag_compared_to_gpu(m, test)):
+            return False
+        for n in (test, *m.walk(test)):
+            leaf = None
+            if isinstance(n, cst.Name):
+                parent = m.parent(n)
+                if isinstance(parent, cst.Attribute) and parent.attr is n:
+                    continue
+                leaf = n.value
+            elif isinstance(n, cst.Attribute):
+                if (m.qualname(n) or "").startswith("torch."):
+                    continue
+                if n.attr.value == "is_cuda" and not own_is_cuda:
+                    continue
+                if n.attr.value in flags and isinstance(n.value, cst.Name):
+                    continue  # `args.cuda`: the off-by-default flag itself
+                leaf = n.attr.value
+            elif isinstance(n, cst.SimpleString):
+                leaf = _config_key(m, n)
+            if leaf is not None and _CUDA_FLAG.search(leaf) and not (m.qualname(n) or "").startswith("torch"):
+                return False
+    return True
+
+
+def _unguarded_on_flag_off_path(ctx: Context):
+    """(site, flag test, model move) for each index-less `.cuda()` (or `"cuda"` placement) that the
+    script runs with no test about devices on the way, in a file whose only CUDA switch is an
+    off-by-default `store_true` flag that guards its model move (`if args.cuda: model =
+    model.cuda()`, GFM PR#5, E63-5): the default run keeps the model on the CPU, and the site
+    crashes there on a machine without CUDA (with one, its tensor meets the CPU model). The same
+    sites as `_unguarded_on_fallback_path` are left out (methods the file does not call, `try`,
+    tensors already on CUDA, sites of functions every call of which is guarded)."""
+    m = ctx.model
+    moves = _flag_guarded_model_moves(m)
+    if not moves or _requires_cuda(m) or _cuda_only_apis(ctx, precision_probes(m)):
+        return
+    flags = {t.attr.value for _, t in moves}
+    if len(flags) != 1 or not _only_off_flag_tests(ctx, _off_by_default_flags(m)):
+        return
+    move, test = moves[0]
+    moved = {id(c) for c, _ in moves}
+    for site in (*_cuda_calls(m), *_cuda_string_placements(m)):
+        if (isinstance(site.func, cst.Attribute) and site.func.attr.value == "cuda" and site.args) or (
+                not m.reached(site) or id(site) in moved):
+            continue
+        fn = m.enclosing(site, cst.FunctionDef)
+        if fn is None and m.enclosing(site, cst.ClassDef) is not None:
+            continue
+        if isinstance(site.func, cst.Attribute) and m.value_of(site.func.value).kind == "module":
+            continue  # another model moved to CUDA on every run: which one the flag is for is not known
+        if (_outside_file_class(m, site) or _guarded(ctx, site, cap=_CHAIN_DEPTH)
+                or _under_cuda_operand_test(ctx, site)):
+            continue
+        if _branch_of_configured_device(m, site) or not _called_by_the_script(m, site):
+            continue
+        yield site, test, move
 
 
 @_per_file
@@ -1447,6 +1598,14 @@ index-less `"cuda"` placement counts the same way: `x.to("cuda")`, `torch.zeros(
 and visible there (`main()`'s own `device` only inside `main()`); with the `if` form there is no
 name, and no fix.
 
+A flag of the file's own that is off by default is a CPU fallback too: with `--cuda` defined as
+`action="store_true"` (no other default, never set by the file) and the model moved only `if
+args.cuda: model = model.cuda()`, an index-less `.cuda()` that the script runs with no test about
+devices on the way (GFM's `inference_function` moving the image with `.cuda()`, PR#5) fails on the
+run without the flag: at that line on a machine without CUDA, where its tensor meets the model left
+on the CPU on one with CUDA. Only in files whose every test of a CUDA flag reads that one flag, with
+no CUDA-only API, and when the file moves its model under that flag; no fix (guard it the same way).
+
 Bad:
 
 ```python
@@ -1513,7 +1672,10 @@ x = torch.randn(8, 3, device=device)
         """One finding for the file's unguarded `.cuda()` calls that meet a value on its run-time
         chosen device (`_fallback_meetings`), in a file that is not CUDA-only by design."""
         m = ctx.model
-        if _requires_cuda(m) or _cuda_only_by_design(ctx, precision_probes(m), choices_fall_back=True):
+        if _requires_cuda(m):
+            return
+        if _cuda_only_by_design(ctx, precision_probes(m), choices_fall_back=True):
+            yield from self._flag_off_findings(ctx)
             return
         found = unsuppressed(ctx, list(_fallback_meetings(ctx)))
         if not found:
@@ -1568,6 +1730,24 @@ x = torch.randn(8, 3, device=device)
         message += other_lines(ctx, site, [s for s, _, _ in found[1:]], "also")
         fix = ctx.fix(*edits, message="Move it to the run-time device") if edits else None
         yield ctx.finding(site, message, fix)
+
+    def _flag_off_findings(self, ctx: Context):
+        """One finding for the `.cuda()` sites the run without the file's off-by-default CUDA flag
+        reaches unguarded (`_unguarded_on_flag_off_path`); no fix (the guard to add is the user's)."""
+        found = unsuppressed(ctx, list(_unguarded_on_flag_off_path(ctx)))
+        if not found:
+            return
+        site, test, move = found[0]
+        flag = ctx.code(test)
+        option = _option_text(_off_by_default_flags(ctx.model)[test.attr.value]) or flag
+        message = (
+            f"hard-coded `{ctx.code(site)}` on a run without `{option}`: the file moves its model to CUDA only "
+            f"`if {flag}:` ({line_ref(ctx, move)}), a flag that is off by default, but no test about devices guards "
+            f"this line, so that run fails here (on a machine without CUDA at this line; on one with CUDA where its "
+            f"tensor meets the model left on the CPU); guard it the same way (`if {flag}:`)"
+        )
+        message += other_lines(ctx, site, [s for s, _, _ in found[1:]], "also")
+        yield ctx.finding(site, message)
 
     def _helper_default_findings(self, ctx: Context):
         """A torch call of a file function placed on `device=<param>` where the parameter defaults

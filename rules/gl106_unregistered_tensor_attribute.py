@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gpulint.analysis.mismatch import accelerator_named_cpu, attribute_root, file_function_call, reachable_from_forward
@@ -16,6 +18,7 @@ from gpulint.analysis.modules import (
 )
 from gpulint.analysis.paths import is_test_path
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 _PLACING_METHODS = frozenset({"to", "cuda"})
 _PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -57,6 +60,13 @@ support`) and no construction of the class in the file passes one known to be on
 attribute that `__init__` makes a Parameter on one branch and a plain tensor on the other
 (`if requires_grad: self.beta = Parameter(...)` / `else: self.beta = torch.zeros(1)`) is reported
 when a construction of the file takes the plain branch and that instance meets the device.
+
+An attribute that forward moves lazily (`if self.anchor_vec.device != x.device: self.anchor_vec =
+self.anchor_vec.to(x.device)`) is reported in one case: the file wraps a model in
+`nn.DataParallel` and reads the attribute from outside the class through the wrapper's `.module`
+(`model.module.module_list[j].anchor_vec` in a loss), without moving what it read. With two or more
+GPUs forward runs on replicas, the lazy move never reaches the original module, and that read gets
+the CPU tensor (PyTorch_YOLOv4#296; one GPU trains, DataParallel then calls the module itself).
 
 The fix registers it as a non-persistent buffer, which moves with the module and leaves the
 `state_dict` keys unchanged: `self.register_buffer("mask", torch.tril(...), persistent=False)`.
@@ -130,6 +140,51 @@ class Decoder(nn.Module):
                 yield ctx.finding(first.node, msg, self._fix(ctx, cls, attr, assigns))
         yield from self._data_parallel(ctx, facts, seen)
         yield from self._engine(ctx, facts, seen)
+        yield from self._lazy_read_through_data_parallel(ctx, facts, seen)
+
+    def _lazy_read_through_data_parallel(self, ctx: Context, facts: ModuleFacts, seen: set):
+        """A plain tensor attribute made on the host in `__init__` that the module moves lazily in
+        the methods forward runs (`if self.anchor_vec.device != device: self.anchor_vec =
+        self.anchor_vec.to(device)`), in a file that wraps a model in `nn.DataParallel` and reads the
+        attribute from outside the class through the wrapper's `.module`
+        (`model.module.module_list[jj].anchor_vec`, PyTorch_YOLOv4#296, E63-4). With two or more
+        GPUs forward runs on replicas: the lazy move never reaches the original module, whose
+        attribute stays on the CPU for that reader (one GPU trains: DataParallel then calls the
+        module itself). Not reported when the reader moves what it read (`anchors =
+        anchors.to(targets.device)`, the thread's fix) or converts it at the read."""
+        m = ctx.model
+        if not any(m.qualname(c.func) in _DATA_PARALLEL for c in m.calls):
+            return
+        for cls in facts.classes:
+            if cls.registers_dynamically:
+                continue
+            for attr in sorted(cls.init_assigns):
+                if attr in cls.buffers or attr in cls.parameters or attr in cls.submodules:
+                    continue
+                assigns = cls.init_assigns[attr]
+                tensors = _live(m, [a for a in assigns if a.kind == "tensor"])
+                if not tensors or len(tensors) != len(assigns) or any(self._placed(ctx, a.value) for a in tensors):
+                    continue
+                if _moves_own_state(ctx, cls, attr) or any(_converted_parameter(m, a.value) for a in tensors):
+                    continue
+                lazy = _lazy_moves(m, cls, attr)
+                if not lazy:
+                    continue
+                reads = _unmoved_reads_through_module(m, cls, attr)
+                if not reads:
+                    continue
+                first = tensors[0]
+                if first.node in seen:
+                    continue
+                seen.add(first.node)
+                msg = (
+                    f"`self.{attr}` is a plain tensor attribute that the module moves lazily in forward "
+                    f"({line_ref(ctx, lazy[0])}), and the file reads it through the `nn.DataParallel` wrapper's "
+                    f"`.module` ({line_ref(ctx, reads[0])}): with two or more GPUs forward runs on replicas, the "
+                    "lazy move never reaches this module, and that read gets the CPU tensor (one GPU trains); "
+                    f"register it with `self.register_buffer(\"{attr}\", ..., persistent=False)`"
+                )
+                yield ctx.finding(first.node, msg, self._fix(ctx, cls, attr, assigns))
 
     def _data_parallel(self, ctx: Context, facts: ModuleFacts, seen: set):
         """A plain tensor attribute pinned to one GPU in `__init__` (`torch.tensor(v).cuda()`) of a
@@ -365,6 +420,60 @@ def _data_parallel_classes(m, facts) -> set:
                     found.add(node.func.value)
                     todo.append(node.func.value)
     return found
+
+
+def _lazy_moves(m, cls, attr: str) -> list:
+    """`self.<attr> = self.<attr>.to(...)` (or `.cuda(...)`) in a method forward runs (forward itself
+    or one it reaches): the module moves the attribute itself when forward runs."""
+    out = []
+    for fn in cls.reachable:
+        for node in m.walk(fn):
+            if not isinstance(node, cst.Assign) or len(node.targets) != 1 or self_attr(node.targets[0].target) != attr:
+                continue
+            v = node.value
+            if (isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value in _PLACING_METHODS
+                    and self_attr(v.func.value) == attr):
+                out.append(node)
+    return out
+
+
+_THROUGH_MODULE = re.compile(r"\.module\b")
+
+
+def _unmoved_reads_through_module(m, cls, attr: str) -> list:
+    """Reads `<wrapper>.module<...>.<attr>` outside the class whose value is not moved: not the
+    receiver of a conversion (`.to(...)`), nor bound to a name that the same function moves
+    (`anchors = anchors.to(targets.device)`) after it."""
+    out = []
+    for node in m.nodes:
+        if type(node) is not cst.Attribute or node.attr.value != attr or m.contains(cls.node, node):
+            continue
+        if not _THROUGH_MODULE.search(m.module.code_for_node(node.value)):
+            continue
+        root = node.value
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if isinstance(root, cst.Name) and root.value == "self":
+            continue  # `self.module.<attr>` of another class (an EMA copy's `module`): no DataParallel wrapper known
+        up = m.parents.get(node)
+        if isinstance(up, cst.Attribute) and up.value is node and up.attr.value in _CONVERSIONS:
+            continue  # `model.module.head.anchors.to(x.device)`
+        stmt = m.enclosing(node, cst.Assign)
+        names = []
+        if stmt is not None:
+            names = [t.target.value for t in stmt.targets if isinstance(t.target, cst.Name)]
+        scope = m.scope_of(node)
+        moved = False
+        for name in names:
+            for call in m.calls_in(scope):
+                f = call.func
+                if (isinstance(f, cst.Attribute) and f.attr.value in _CONVERSIONS | {"type_as"}
+                        and isinstance(f.value, cst.Name) and f.value.value == name and m.precedes(stmt, call)
+                        and m.scope_of(call) is scope):
+                    moved = True
+        if not moved:
+            out.append(node)
+    return out
 
 
 def _pinned_to_one_gpu(m, value) -> bool:

@@ -71,7 +71,10 @@ A 0-dimensional CPU tensor may meet GPU tensors (PyTorch allows it), so the rule
 tensors it knows to have at least one dimension. Likewise a CPU table indexed by single elements of
 GPU tensors (`confusion[pred[j], gold[j]] += 1` in `for j in range(...)`) is not reported: a 0-dim
 index is read as an integer whatever its device. Where the analysis cannot tell (a value that is
-on the GPU on one branch only, a tensor of unknown origin), it stays silent.
+on the GPU on one branch only, a tensor of unknown origin), it stays silent; so it does for a tuple
+or list of integer tensors made from host numbers (`torch.from_numpy(boxes.astype(int))`,
+`torch.LongTensor(...)`) handed to a model whose class is in another file: such coordinates are
+often slice bounds or indices there, which take CPU tensors (BasicSR's DFDNet face-part locations).
 
 The safe fix adds `device=<other operand>.device` to the CPU tensor's factory when that factory
 is a deterministic `torch.*` call in the same function. Otherwise, with `--unsafe-fixes`, the CPU
@@ -80,7 +83,12 @@ operands are copied at the operation: every host input of a module call becomes
 `next(model.parameters()).device`), and a host argument of a loss or function call becomes
 `target.to(out.device)`; neither is offered when the host value is read again later (moving one
 use would leave the others failing). Otherwise the message names both operands and where the CPU
-one was made.
+one was made (for a value computed by arithmetic, the operand it was computed from rather than a
+module-level constant it was normalised with). When the CPU operand also feeds, in the same function,
+a model the analysis places on the CPU (`model(cur_ids)` with a model never moved, then
+`torch.cat([cur_ids, tok.to(device)])`), moving it would move the crash to the model call: the
+message suggests moving the other operand (`.to(cur_ids.device)`) or both the model and the input,
+and no fix is offered.
 
 Bad:
 
@@ -135,6 +143,8 @@ noise_scale = betas[t]
                 continue
             if mm.op == "module-call" and _stateless_callee(m, mm.acc):
                 continue  # `nn.L1Loss().cuda()` has no tensors of its own: it runs where its inputs are
+            if mm.op == "module-call" and _integer_items_to_unseen_module(m, mm):
+                continue  # `net(face, part_locations)`: integer coordinates for a forward the file does not show
             if mm.op == "index" and _element_indices(m, mm.node):
                 continue  # `confusion[pred[j], gold[j]] += 1`: 0-dim indices are read as integers
             origin = mm.host_value.origin
@@ -170,6 +180,15 @@ noise_scale = betas[t]
                 where = f"moved there by `{ctx.code(placed.func)}{args}` on {_line(ctx, mm.node, placed)}"
             elif source is not None:
                 where = f"a batch from {source} on {_line(ctx, mm.node, origin)}, never moved"
+            elif _normalised_by_constant(m, origin):
+                # `image = (image - MEAN) / STD` (MODEST, G64-3): the operand it was computed from,
+                # not a module-level constant it was normalised with
+                src = _arithmetic_source(m, origin)
+                if src is None:
+                    where = f"computed from host values on {_line(ctx, mm.node, origin)}"
+                else:
+                    where = (f"computed on {_line(ctx, mm.node, origin)} from `{ctx.code(src[0])}`, "
+                             f"{self._where(ctx, src[1], mm.node)}")
             else:
                 where = self._where(ctx, self._operand_origin(m, origin), mm.node)
             if mm.site is not None:
@@ -178,7 +197,9 @@ noise_scale = betas[t]
             if mm.loop is not None:
                 # the first pass is fine; the end of the loop's body hands the next pass other places
                 where += f"; on every pass but the first of the loop on {_line(ctx, mm.node, mm.loop)}"
-            fix = self._fix(ctx, mm, origin, acc_node)
+            feeds = _feeds_host_module(m, mm) if mm.op not in ("module-call", "index") else None
+            # (a fix that puts the host operand on the other's device would break the model call it feeds)
+            fix = self._fix(ctx, mm, origin, acc_node) if feeds is None else None
             factory_fix = fix is not None and fix.applicability != UNSAFE and mm.op not in ("module-call", "index")
             if mm.op == "module-call" and m.value_of(mm.host).kind == "tuple":
                 what = (f"move each of its tensors to the model's device (`.to({self._model_device(ctx, mm)})`),"
@@ -203,6 +224,17 @@ noise_scale = betas[t]
                 what = f"copy it there: `.to({accd}.device)` (or make its inputs there)"
             else:
                 what = f"make it on the same device (`device={accd}.device` or `.to({accd}.device)`)"
+            if not isinstance(acc_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and what.count(accd) > 1:
+                # `(torch.ones((1, 1)).long().to(device) * tok).device` written twice (G64-2): say it once
+                what = f"make it on the same device as that operand (`.to({accd}.device)`)"
+            if feeds is not None:
+                # `cur_ids` also feeds a model the engine places on the host (G64-2, TextAugmentation-
+                # GPT2#8): moving it to the other operand's device moves the crash to that call
+                module_call, fed = feeds
+                what = (f"`{ctx.code(fed)}` also feeds `{ctx.code(module_call.func)}` on "
+                        f"{_line(ctx, mm.node, module_call)}, which is on the CPU: put the other operand on the "
+                        f"CPU (`.to({ctx.code(fed)}.device)`), or move `{ctx.code(module_call.func)}` and "
+                        f"`{ctx.code(fed)}` to the accelerator")
             if mixed:
                 text = (f"`{host}` holds tensors on the CPU ({where}) and tensors on the accelerator; "
                         f"make every item on the same device")
@@ -704,6 +736,186 @@ def _derives_from(m, node, origin, depth: int = 0) -> bool:
         if v.origin is origin or (v.origin is not node and _derives_from(m, v.origin, origin, depth + 1)):
             return True
     return False
+
+
+def _arithmetic_source(m, origin, depth: int = 0):
+    """(operand, its origin) for a host value computed by arithmetic: the first host tensor operand
+    (through nested arithmetic) whose value a call made. Module-level constants read in a function
+    (`MEAN = torch.tensor([...])` in `(image - MEAN) / STD`, G64-3) are passed over while another
+    host tensor operand takes part: the value is the other one, normalised. None when no operand
+    says where it came from."""
+    if not isinstance(origin, cst.BinaryOperation) or depth > 4:
+        return None
+    parts = [p for p in (origin.left, origin.right) if _host_value(m, p)]
+    own = [p for p in parts if not _module_constant(m, p, origin)]
+    for part in own or parts:
+        v = m.value_of(part)
+        if isinstance(v.origin, cst.Call) and v.origin is not origin:
+            return part, v.origin
+    for part in own or parts:
+        inner = part if isinstance(part, cst.BinaryOperation) else m.value_of(part).origin
+        if inner is not origin:
+            found = _arithmetic_source(m, inner, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _normalised_by_constant(m, origin) -> bool:
+    """A host value computed by arithmetic where the operand `_operand_origin` would name is a
+    module-level constant (or none names one) while another host tensor operand takes part: the
+    constant is what the value was normalised with, not where it came from (G64-3)."""
+    if not isinstance(origin, cst.BinaryOperation):
+        return False
+    parts = [p for p in (origin.left, origin.right) if _host_value(m, p)]
+    pick = next((p for p in parts if isinstance(m.value_of(p).origin, cst.Call)
+                 and m.value_of(p).origin is not origin), None)
+    if pick is not None and not _module_constant(m, pick, origin):
+        return False
+    return any(_module_constant(m, p, origin) for p in parts) and any(
+        not _module_constant(m, p, origin) for p in parts)
+
+
+def _host_value(m, e) -> bool:
+    v = m.value_of(e)
+    return v.kind == "tensor" and v.dev is not None and v.dev.is_host
+
+
+def _module_constant(m, e, at) -> bool:
+    """`e` is a name every binding of which is a module-level assignment, read inside a function."""
+    if not isinstance(e, cst.Name) or m.scope_of(at) is m.module:
+        return False
+    bs = m.bindings_of(e)
+    return bool(bs) and all(b.how == "assign" and m.scope_of(b.node) is m.module for b in bs)
+
+
+_INT_DTYPES = frozenset({"int", "long", "int8", "int16", "int32", "int64", "intp", "uint8", "short"})
+_INT_TENSOR_TYPES = frozenset({"torch.LongTensor", "torch.IntTensor", "torch.ShortTensor", "torch.ByteTensor",
+                               "torch.CharTensor"})
+_FLOAT_CASTS = frozenset({"float", "half", "double", "bfloat16", "to", "type", "type_as"})
+
+
+def _integer_items_to_unseen_module(m, mm) -> bool:
+    """A tuple or list of host tensors handed to a module whose class the file does not show (an
+    imported network, not a `torch.nn` class), every item of which is an integer tensor made from
+    numbers on the host: `torch.from_numpy(np.hstack(...).astype(int))`, `torch.LongTensor(...)`,
+    `torch.tensor(..., dtype=torch.long)` (BasicSR inference_dfdnet.py, P50-9: face-part boxes the
+    callee reads as slice bounds, `feat[:, :, loc[1]:loc[3], loc[0]:loc[2]]`, which take a CPU
+    tensor whatever the feature map's device). Without the callee's forward the rule cannot tell
+    coordinates from inputs: it stays silent. Float items, one item of unknown make, or a callee of
+    the file or of `torch.nn` keep the report."""
+    hv = m.value_of(mm.host)
+    if hv.kind != "tuple" or not hv.items:
+        return False
+    callee = mm.acc
+    v = m.value_of(callee)
+    if v.kind != "module" or v.cls is not None:
+        return False
+    ctor = v.origin
+    if not isinstance(ctor, cst.Call):
+        return False
+    q = m.qualname(ctor.func)
+    if isinstance(ctor.func, cst.Name) and ctor.func.value in m.classes:
+        return False  # a class of the file: its forward is there to read
+    if q is None or q.startswith("torch."):
+        return False  # `nn.LSTM(...)`: torch's own module, whose inputs are known
+    for item in hv.items:
+        if item is None or item.kind != "tensor" or not _integer_made(m, item.origin):
+            return False
+    return True
+
+
+def _integer_made(m, call) -> bool:
+    """`call` makes an integer tensor from host numbers, and nothing after it in its own chain of
+    method calls converts it (`.float()`, `.to(...)`)."""
+    if not isinstance(call, cst.Call):
+        return False
+    q = m.qualname(call.func) or ""
+    node = call
+    for _ in range(8):  # `torch.from_numpy(loc).unsqueeze(0)`: shape steps keep the dtype
+        up = m.parents.get(node)
+        if isinstance(up, cst.Attribute) and up.value is node:
+            grand = m.parents.get(up)
+            if up.attr.value in _FLOAT_CASTS or not (isinstance(grand, cst.Call) and grand.func is up):
+                if up.attr.value in _FLOAT_CASTS:
+                    return False
+                break
+            node = grand
+            continue
+        break
+    if q in _INT_TENSOR_TYPES:
+        return True
+    kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if "dtype" in kw:
+        return _int_dtype(kw["dtype"])
+    if q not in ("torch.from_numpy", "torch.tensor", "torch.as_tensor") or not call.args or call.args[0].keyword:
+        return False
+    arg = call.args[0].value
+    if isinstance(arg, cst.Name):
+        # the last assignment before the call (`loc = np.hstack(...).astype(int)`, then `loc =
+        # torch.from_numpy(loc).unsqueeze(0)` rebinding the name to the tensor)
+        stmt = m.statement_of(call)
+        bs = [b for b in m.bindings_of(arg) if m.scope_of(b.node) is m.scope_of(call)
+              and m.precedes(b.node, call) and not (stmt is not None and m.contains(stmt, b.node))]
+        if not bs or any(b.how != "assign" or b.value is None for b in bs):
+            return False
+        last = max(bs, key=lambda b: m.order.get(b.node, 0))
+        if m.enclosing(last.node, cst.If, cst.For, cst.While, cst.Try) is not m.enclosing(
+                call, cst.If, cst.For, cst.While, cst.Try):
+            return False  # bound in a branch or loop the call is not in: which binding reaches it is not plain
+        arg = last.value
+    # `np.hstack(...).astype(int)`, `np.array(boxes, dtype=np.int64)`
+    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) and arg.func.attr.value == "astype":
+        return bool(arg.args) and _int_dtype(arg.args[0].value)
+    if isinstance(arg, cst.Call):
+        akw = {a.keyword.value: a.value for a in arg.args if a.keyword is not None}
+        return "dtype" in akw and _int_dtype(akw["dtype"])
+    return False
+
+
+def _int_dtype(e) -> bool:
+    """`int`, `np.int64`, `torch.long`, `"int32"`: an integer dtype written out."""
+    if isinstance(e, cst.SimpleString):
+        text = e.evaluated_value if isinstance(e.evaluated_value, str) else ""
+    elif isinstance(e, cst.Name):
+        text = e.value
+    elif isinstance(e, cst.Attribute):
+        text = e.attr.value
+    else:
+        return False
+    return text in _INT_DTYPES
+
+
+def _feeds_host_module(m, mm):
+    """(module call, name) when the host operand of `mm` is a name (under shape-keeping methods and
+    subscripts) that the same function also hands to a module the engine places on the host, one
+    with parameters (not a loss or an activation): `model(cur_ids, labels=cur_ids)` with `model` a
+    never-moved network and, in the same loop, `torch.cat([cur_ids, tok.to(device)])`
+    (TextAugmentation-GPT2#8, G64-2). Moving `cur_ids` to the other operand's device would move the
+    crash to the model call; the other operand is the one to move. None otherwise."""
+    name = name_under(mm.host)
+    if name is None:
+        return None
+    fn = m.enclosing(mm.node, cst.FunctionDef)
+    scope = fn if fn is not None else m.module
+    bound = {id(b.node) for b in m.bindings_of(name)}
+    if not bound:
+        return None
+    for call in m.calls_in(scope):
+        if call is mm.node or m.enclosing(call, cst.FunctionDef) is not fn:
+            continue
+        callee = call.func
+        if not isinstance(callee, (cst.Name, cst.Attribute)):
+            continue
+        v = m.value_of(callee)
+        if v.kind != "module" or v.dev is None or not v.dev.is_host or not v.stateful or m.is_stateless_module(callee):
+            continue  # (a loss without weights runs where its inputs are: `self.criterion(pred, labels)`)
+        for a in call.args:
+            arg = name_under(a.value) if not a.star else None
+            if (arg is not None and arg.value == name.value
+                    and {id(b.node) for b in m.bindings_of(arg)} & bound):
+                return call, name
+    return None
 
 
 def _moved_back_in_loop(m, mm):
