@@ -297,6 +297,11 @@ def ast_facts(tree, text: str) -> str:
     return "\n".join(facts)
 
 
+# ScriptModel's names of a script's entry functions (gpulint.model._ENTRY_NAME; kept equal by
+# tests/test_engine_items38.py: this module must not import the model, which imports LibCST)
+_ENTRY_NAME = re.compile(r"(main|run|train|test|evaluate|eval|predict|infer|inference|demo|fit)(_\w*)?$")
+
+
 def _is_script(tree, text: str, functions: set[str]) -> bool:
     """At least what ScriptModel.is_script says (a superset: the `if` test is read as the lines
     it spans)."""
@@ -316,6 +321,11 @@ def _is_script(tree, text: str, functions: set[str]) -> bool:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             f = stmt.value.func
             if isinstance(f, ast.Name) and f.id in functions:
+                return True
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
+            # `model = main()`: ScriptModel.is_script's entry-function clause
+            f = stmt.value.func
+            if isinstance(f, ast.Name) and f.id in functions and _ENTRY_NAME.match(f.id):
                 return True
         # a method call at top level whose name the file defines (`trainer.train()`, `x =
         # Trainer(cfg).fit()`): a superset of ScriptModel.is_script's method clause

@@ -572,6 +572,10 @@ _LAYOUT = frozenset({cst.SimpleWhitespace, cst.Newline, cst.TrailingWhitespace, 
                      cst.ParenthesizedWhitespace, cst.Comment})
 
 
+# names of a script's entry functions (a call of one at module level runs the script)
+_ENTRY_NAME = re.compile(r"(main|run|train|test|evaluate|eval|predict|infer|inference|demo|fit)(_\w*)?$")
+
+
 class ScriptModel:
     def __init__(self, module: cst.Module, source: str | None = None) -> None:
         self.module = module
@@ -1564,6 +1568,17 @@ class ScriptModel:
                         and isinstance(small.value, cst.Call)
                         and isinstance(small.value.func, cst.Name)
                         and small.value.func.value in self.functions
+                    ):
+                        return True
+                    # `model = main()`, `losses = train(args)`: an entry function of the file run
+                    # at import, its result kept (GFM's test script, rules65 E65-1); a helper that
+                    # builds a module-level constant (`_table = _build_table()`) is no entry
+                    if (
+                        isinstance(small, (cst.Assign, cst.AnnAssign))
+                        and isinstance(small.value, cst.Call)
+                        and isinstance(small.value.func, cst.Name)
+                        and small.value.func.value in self.functions
+                        and _ENTRY_NAME.match(small.value.func.value)
                     ):
                         return True
                     # `trainer = Trainer(...)` then `acc = trainer.train()` (or `Trainer(...).train()`):

@@ -439,3 +439,39 @@ def test_last_item_of_each_list_of_discriminator_outputs():
 def test_last_item_with_the_target_made_on_its_device_is_silent():
     # control (silent on 94610b46 too)
     assert _lines(NESTED.format(dev=", device=pred.device"), "GL116") == []
+
+
+# rules65's E65-1: `model = main()` at module level runs the script.
+def test_an_entry_function_whose_result_is_kept_makes_a_script():
+    src = """
+import torch.nn as nn
+
+
+def main():
+    return nn.Linear(3, 2).cuda()
+
+
+model = main()
+"""
+    assert _lines(src, "GL102") == [(6, "GL102")]
+
+
+def test_a_helper_building_a_module_constant_does_not_make_a_script():
+    # control (silent on 94610b46 too)
+    src = """
+import torch.nn as nn
+
+
+def _build():
+    return nn.Linear(3, 2).cuda()
+
+
+LAYER = _build()
+"""
+    assert _lines(src, "GL102") == []
+
+
+def test_the_prefilter_and_the_model_share_the_entry_names():
+    from gpulint import engine, model
+
+    assert engine._ENTRY_NAME.pattern == model._ENTRY_NAME.pattern
