@@ -191,6 +191,11 @@ noise_scale = betas[t]
                              f"{self._where(ctx, src[1], mm.node)}")
             else:
                 where = self._where(ctx, self._operand_origin(m, origin), mm.node)
+            path_test = _path_host_test(m, mm.host_value)
+            if path_test is not None:
+                # `fast_dca(msa, w) if nrow > 1 else torch.zeros(...)` (E64-1): on one path only
+                test, on_else = path_test
+                where += f", when `{ctx.code(test)}` is false" if on_else else f", when `{ctx.code(test)}` holds"
             if mm.site is not None:
                 # found only with the arguments of one call of the function (the others pass it placed)
                 where += f"; with the arguments of the call on {_line(ctx, mm.node, mm.site)}"
@@ -1110,3 +1115,15 @@ def _method_param_arguments(m, b) -> list:
         out.append(found)
     return out
 
+
+def _path_host_test(m, v):
+    """For a value on the host on one path of a conditional expression only (the engine's
+    PATH_HOST, E64-1): (the expression's test, whether the host branch is its `else`); else None."""
+    if v.dev is None or v.dev.where != "either" or v.dev.key != "path" or v.origin is None:
+        return None
+    child = v.origin
+    for anc in m.ancestors(v.origin):
+        if isinstance(anc, cst.IfExp) and child is not anc.test:
+            return anc.test, child is anc.orelse
+        child = anc
+    return None

@@ -475,3 +475,35 @@ def test_the_prefilter_and_the_model_share_the_entry_names():
     from gpulint import engine, model
 
     assert engine._ENTRY_NAME.pattern == model._ENTRY_NAME.pattern
+
+
+# E64-1 (tr-rosetta-pytorch PR#5): a host factory on one branch of a conditional expression whose
+# test is not about devices, beside an accelerator tensor on the other.
+IFEXP = """
+import sys
+
+import torch
+
+dev = "cuda" if torch.cuda.is_available() else "cpu"
+n = len(sys.argv)
+a = torch.randn(3).to(dev)
+b = a * 2 if {test} else torch.zeros(3{kw})
+c = torch.cat((a, b))
+"""
+
+
+def test_host_factory_on_one_branch_of_a_conditional_expression():
+    diags = _run(IFEXP.format(test="n > 1", kw=""), "GL116").diagnostics
+    assert [(d.line, d.code) for d in diags] == [(10, "GL116")]
+    assert "when `n > 1` is false" in diags[0].message
+    assert diags[0].fix is not None and diags[0].fix.applicability == "safe"
+
+
+def test_factory_made_on_the_device_on_that_branch_is_silent():
+    # control (silent on 94610b46 too)
+    assert _lines(IFEXP.format(test="n > 1", kw=", device=a.device"), "GL116") == []
+
+
+def test_a_branch_chosen_by_a_device_test_is_left_alone():
+    # control (silent on 94610b46 too): the host branch runs where there is no GPU
+    assert _lines(IFEXP.format(test="torch.cuda.is_available()", kw=""), "GL116") == []
