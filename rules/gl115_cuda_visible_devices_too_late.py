@@ -318,7 +318,7 @@ def _reads_own_value(m, expr: cst.CSTNode, seen: set, depth: int) -> bool:
     `os.environ[...]`), directly or through names assigned from such a read."""
     if depth > 4:
         return False
-    for node in _walk(expr):
+    for node in (expr, *m.walk(expr)):
         if isinstance(node, cst.Call) and m.qualname(node.func) in ("os.environ.get", "os.getenv"):
             if node.args and _names_variable(node.args[0].value):
                 return True
@@ -339,13 +339,6 @@ def _reads_own_value(m, expr: cst.CSTNode, seen: set, depth: int) -> bool:
 def _names_variable(e: cst.BaseExpression) -> bool:
     return isinstance(e, cst.SimpleString) and e.evaluated_value == "CUDA_VISIBLE_DEVICES"
 
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        stack.extend(cur.children)
 
 
 # a trigger guarded by a test that holds whenever a GPU is visible --------------------------------------
