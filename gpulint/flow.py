@@ -4527,6 +4527,13 @@ class Flow:
         keys = set()
         for b in bs:
             d = self._named_device(b.value) if b.how == "assign" else None
+            if d is None and b.how == "assign" and type(b.value) is cst.IfExp:
+                # `where = "cuda" if torch.cuda.is_available() else "cpu"`: a choice between two
+                # device strings is a device whatever the name (not one picked by a tensor's
+                # `is_cuda`, which is wherever that tensor is)
+                a, c = self._named_device(b.value.body), self._named_device(b.value.orelse)
+                if a is not None and c is not None and not self._picked_by_tensor(name):
+                    d = Dev("acc", "", b.value) if (a.is_acc or c.is_acc) else HOST
             if d is None:
                 return None
             if d.is_acc:
@@ -4544,7 +4551,7 @@ class Flow:
         for b in self.m.bindings_of(name):
             if b.how != "assign" or type(b.value) is not cst.IfExp:
                 continue
-            for n in self.m.walk(b.value.test):
+            for n in (b.value.test, *self.m.walk(b.value.test)):
                 if type(n) is cst.Attribute and n.attr.value in ("is_cuda", "get_device"):
                     return True
                 if type(n) is cst.Name and n is not name:

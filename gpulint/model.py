@@ -962,7 +962,7 @@ class ScriptModel:
         return out
 
     # devices and moves ------------------------------------------------------------------------
-    def is_device_expr(self, e: cst.BaseExpression | None) -> bool:
+    def is_device_expr(self, e: cst.BaseExpression | None, _depth: int = 0) -> bool:
         """Does `e` look like a device (not a dtype)? `"cuda"`, `torch.device(...)`, a name of kind
         DEVICE, `x.device`, `device`/`args.device`/`local_rank`-like names, an int index."""
         if e is None:
@@ -975,7 +975,7 @@ class ScriptModel:
         if isinstance(e, cst.Integer):
             return True
         if isinstance(e, cst.IfExp):
-            return self.is_device_expr(e.body) or self.is_device_expr(e.orelse)
+            return self.is_device_expr(e.body, _depth) or self.is_device_expr(e.orelse, _depth)
         q = self.qualname(e)
         if q is not None:
             last = q.rsplit(".", 1)[-1]
@@ -990,8 +990,23 @@ class ScriptModel:
             low = last.lower()
             if "dtype" in low:
                 return False
-            return "device" in low or "rank" in low or low in ("gpu", "gpu_id", "dev")
+            if "device" in low or "rank" in low or low in ("gpu", "gpu_id", "dev"):
+                return True
+            return isinstance(e, cst.Name) and _depth < 3 and self._bound_to_devices(e, _depth + 1)
         return False
+
+    def _bound_to_devices(self, e: cst.Name, depth: int) -> bool:
+        """A name every binding of which is an assignment of a device expression (`where = "cuda" if
+        torch.cuda.is_available() else "cpu"`, `d = x.device`): a device, whatever it is called."""
+        bs = self.bindings_of(e)
+        for b in bs:
+            if b.how == "assign" and type(b.value) is cst.IfExp and any(
+                    type(n) is cst.Attribute and n.attr.value in ("is_cuda", "get_device", "device")
+                    for n in (b.value.test, *self.walk(b.value.test))):
+                return False  # `"cuda" if t.is_cuda else "cpu"`: wherever that tensor is
+        return bool(bs) and all(
+            b.how == "assign" and b.value is not None and b.value is not e and type(b.value) is not cst.Integer
+            and self.is_device_expr(b.value, depth) for b in bs)
 
     def move_of_call(self, call: cst.Call) -> Move | None:
         f = call.func

@@ -202,6 +202,8 @@ noise = torch.randn(batch, dim, device="cuda")
             or (isinstance(dev, cst.SimpleString) and _DEVICE_STRING.match(dev.value))
             or (isinstance(dev, cst.Attribute) and dev.attr.value == "device")
             or (isinstance(dev, cst.Name) and "device" in dev.value.lower())
+            # a name bound only to device expressions, whatever it is called (`d = x.device`)
+            or (isinstance(dev, cst.Name) and m.is_device_expr(dev))
         )
         if not known:
             return None

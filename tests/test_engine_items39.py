@@ -1,0 +1,147 @@
+"""Engine and rule items, thirty-second session (each test checked to fail on 77361210 unless it says
+it is a control that already passed there).
+
+N1 (a generality probe, not a bug report): every committed positive fixture re-checked with common
+names renamed (`device` -> `where`, ...) kept 1,051 of 1,096 markers; most of the losses came from
+a device variable that was recognised by its name only. A name every binding of which is a device
+expression (`"cuda" if torch.cuda.is_available() else "cpu"`, `x.device`) is now a device whatever
+it is called."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def _run(src: str, *codes: str):
+    rules = [Registry.load().by_code(c)() for c in codes]
+    return run_text("train.py", textwrap.dedent(src), rules, Options())
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    return sorted((d.line, d.code) for d in _run(src, *codes).diagnostics)
+
+
+LOADER = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+where = {choice}
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randn(16, 1)), batch_size=4)
+net = nn.Linear(4, 1)
+net.to(where)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for x, y in loader:
+    opt.zero_grad()
+    pred = net(x)
+    nn.functional.mse_loss(pred, y).backward()
+    opt.step()
+"""
+
+
+def test_device_string_choice_named_otherwise_is_a_device():
+    src = LOADER.replace("{choice}", '"cuda" if torch.cuda.is_available() else "cpu"')
+    assert (13, "GL101") in _lines(src, "GL101")
+
+
+def test_device_string_choice_message_names_the_variable():
+    src = LOADER.replace("{choice}", '"cuda" if torch.cuda.is_available() else "cpu"')
+    msgs = [d.message for d in _run(src, "GL101").diagnostics if d.line == 13]
+    assert msgs and "where" in msgs[0]
+
+
+def test_choice_picked_by_a_tensor_is_not_a_configured_device():
+    # control: a device string picked by where a tensor already is (`t.is_cuda`) names that
+    # tensor's device, which may be the host (silent on 77361210 too)
+    src = LOADER.replace("{choice}", '"cuda" if torch.ones(1).is_cuda else "cpu"')
+    assert (13, "GL101") not in _lines(src, "GL101")
+
+
+def test_choice_between_strings_that_are_not_devices_is_nothing():
+    # control: `"nccl" if ... else "gloo"` is no device (silent on 77361210 too)
+    src = LOADER.replace("{choice}", '"nccl" if torch.cuda.is_available() else "gloo"')
+    assert _lines(src, "GL101", "GL116") == []
+
+
+def test_host_only_choice_is_the_host():
+    # control: both branches the host (silent on 77361210 too)
+    src = LOADER.replace("{choice}", '"cpu" if torch.cuda.is_available() else "cpu"')
+    assert _lines(src, "GL101", "GL116") == []
+
+
+RESUME = """
+import torch
+import torch.nn as nn
+
+
+def main(resume):
+    where = "cuda" if torch.cuda.is_available() else "cpu"
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    if resume:
+        ckpt = torch.load(resume, map_location="cpu")
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+    model = model.to(where)
+    for _ in range(2):
+        optimizer.zero_grad()
+        model(torch.randn(3, 4, device=where)).sum().backward()
+        optimizer.step()
+
+
+main("ckpt.pt")
+"""
+
+
+def test_optimizer_state_before_a_move_to_a_device_named_otherwise():
+    assert (13, "GL111") in _lines(RESUME, "GL111")
+
+
+def test_optimizer_state_after_the_move_is_silent():
+    src = RESUME.replace("    model = model.to(where)\n", "").replace(
+        "    optimizer = torch.optim", "    model = model.to(where)\n    optimizer = torch.optim")
+    assert _lines(src, "GL111") == []
+
+
+FORWARD = """
+import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        d = {bind}
+        z = torch.zeros(x.shape[0], 8).to(d)
+        return self.proj(x) + z
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+head = Head().to(device)
+opt = torch.optim.SGD(head.parameters(), lr=0.1)
+for step in range(3):
+    opt.zero_grad()
+    head(torch.randn(2, 8, device=device)).pow(2).mean().backward()
+    opt.step()
+"""
+
+
+def test_create_then_move_to_a_tensors_device_in_a_short_name():
+    assert (13, "GL501") in _lines(FORWARD.replace("{bind}", "x.device"), "GL501")
+
+
+def test_create_then_move_to_a_dtype_in_a_short_name_is_silent():
+    # control: `.to(d)` with `d = x.dtype` casts (silent on 77361210 too)
+    assert _lines(FORWARD.replace("{bind}", "x.dtype"), "GL501") == []
+
+
+def test_name_bound_to_an_integer_is_not_taken_for_a_device():
+    # control: `.to(k)` with `k = 0` is left alone by the binding rule (an integer binding is
+    # not read as a device index by name; silent on 77361210 too)
+    assert _lines(FORWARD.replace("{bind}", "0"), "GL501") == []
