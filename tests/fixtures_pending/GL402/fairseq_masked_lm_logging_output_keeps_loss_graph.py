@@ -3,13 +3,14 @@
 # `(loss, sample_size, logging_output)` with `logging_output = {'loss': loss, 'ntokens': ...,
 # 'nsentences': ..., 'sample_size': sample_size}`, the loss tensor itself, graph attached, where the
 # other criterions store `loss.data`. The trainer runs the criterion for each of the `update_freq`
-# sub-batches, collects the logging outputs, aggregates them (`sum(log.get('loss', 0) for log in
-# logging_outputs)`) and feeds the result to a running AverageMeter (`self.meters['train_loss']
-# .update(...)`, whose `self.sum += val * n` keeps it), so every update's graph stays alive for the
-# whole run: host memory grows with every step ("memory (not GPU memory) leakage ... increasing
-# when the training proceeded"). Fixed by storing `loss.data` (a maintainer suggested `.detach()`).
-# Rebuilt with a one-layer masked LM on synthetic token ids; the meter, the aggregation and the
-# update_freq loop keep fairseq's structure.
+# sub-batches, collects the logging outputs, and the criterion's `reduce_metrics` sums them
+# (`sum(log.get('loss', 0) for log in logging_outputs)`) into `metrics.log_scalar('loss', ...)`,
+# whose AverageMeter keeps `self.sum = self.sum + val * n`: every update's graph stays alive for the
+# whole run, so host memory grows with every step ("memory (not GPU memory) leakage"). Fixed by
+# storing `loss.data` (a maintainer suggested `.detach()`). Rebuilt with a one-layer masked LM on
+# synthetic token ids; the aggregation and the update_freq loop keep fairseq's structure, and the
+# running meter is held by the trainer (`self.meters["train_loss"]`, as in fairseq 0.9) instead of
+# the global metrics registry.
 import json
 import math
 
