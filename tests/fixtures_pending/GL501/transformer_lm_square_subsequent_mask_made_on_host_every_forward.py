@@ -4,8 +4,8 @@
 # language-model shape it profiles: a TransformerEncoder LM whose `forward` builds the causal mask
 # with `nn.Transformer.generate_square_subsequent_mask(len(src))` (a `torch.full(..., -inf)` +
 # `torch.triu` on the CPU) and copies it to the input's device with `.to(src.device)` on every
-# call, that is every training step. The PR added `device=` (and `dtype=`) to the static method so
-# the mask is made where it is used. Rebuilt with a two-layer encoder on a synthetic token stream
+# call, that is every training step. The PR added a `device=` argument to the static method (today's
+# signature also has `dtype=`) so the mask is made where it is used. Rebuilt with a two-layer encoder on a synthetic token stream
 # (batchify/get_batch as in the word-language-model example).
 import json
 import math

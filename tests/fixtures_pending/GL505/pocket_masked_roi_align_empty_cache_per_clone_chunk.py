@@ -6,10 +6,10 @@
 # `MaskedRoIAlign.forward`, inside the interaction head's forward, so the cache is emptied several
 # times in every training iteration of the LearningEngine. The author's own issue: "To ensure
 # sufficient memory, `torch.cuda.empty_cache()` is called once the operation is finished. This has
-# added a significant overhead to training time (30%)"; later versions drop the call and bound the
-# clones by a memory limit instead. Rebuilt without torchvision (RoI align reduced to an integer
-# crop + adaptive average pooling), with a tiny interaction head on synthetic feature maps; the
-# engine keeps pocket's `_on_each_iteration` structure.
+# added a significant overhead to training time (30%)" (labelled wontfix then); later versions drop
+# the call and bound the clones by a memory limit instead. Rebuilt without torchvision (RoI align
+# reduced to an integer crop + adaptive average pooling), with a tiny interaction head on synthetic
+# feature maps; the engine keeps pocket's `_on_each_iteration` structure.
 import json
 
 import torch
