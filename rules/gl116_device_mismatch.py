@@ -305,12 +305,15 @@ noise_scale = betas[t]
 
     @staticmethod
     def _model_device(ctx: Context, mm) -> str:
-        """The device expression the model was moved with, else the model's own device."""
+        """The device expression the model was moved with, written so that it means something
+        where the model is called (G65-6), else the model's own device."""
         d = mm.acc_value.dev
         expr = d.expr if d is not None else None
-        if isinstance(expr, (cst.Name, cst.Attribute)):
-            return ctx.code(expr)
         callee = mm.acc if mm.op == "module-call" else None  # the model (the callee, or what a trace runs)
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            text = device_text_at(ctx, expr, callee, mm.node)
+            if text is not None:
+                return text
         if isinstance(callee, (cst.Name, cst.Attribute)):
             return f"next({ctx.code(callee)}.parameters()).device"
         return "device"
@@ -385,12 +388,20 @@ noise_scale = betas[t]
         if loop is not None and not m.contains(scope, loop):
             loop = None
         after = m.order[call]
+        others = None
         for n in m.walk(scope):
             if type(n) is not cst.Name or n is name or n.value != name.value or id(n) in stores:
                 continue
             if m.scope_of(n) is not scope:
                 continue
             if m.order[n] > after or (loop is not None and m.contains(loop, n)):
+                if others is None:
+                    others = {id(x.host) for x in m.mismatches() if x.op == "module-call" and x.node is not call
+                              and isinstance(x.host, cst.Name) and m.scope_of(x.node) is scope}
+                if id(n) in others:
+                    continue  # the host input of another model call: that finding moves it there (SAN, G65-6)
+                if loop is not None and m.order[n] < after and _fresh_in_loop(m, loop, name, n):
+                    continue  # read earlier in the same pass, after the pass bound it anew: the move does not reach it
                 return True
         return False
 
@@ -1127,3 +1138,83 @@ def _path_host_test(m, v):
             return anc.test, child is anc.orelse
         child = anc
     return None
+
+
+def device_text_at(ctx: Context, expr, model, at) -> str | None:
+    """The text of the device expression `expr` (what a module was moved with) that means the same
+    thing at `at`, where `model`, a name or attribute holding that module, is used (G65-6):
+    `expr` itself when its root name is bound where `at` is (or at module level); for a parameter
+    of the class's `__init__` (`self.to(dev)`), the argument the construction bound to `model` in
+    `at`'s scope gives it (`StaticEncoder(device)` -> `device`; `Encoder(args)` ->
+    `args.cuda_device`); for `self.<attr>` read outside the class's methods, the same attribute of
+    `model` (`enc.device`); None when none of these holds."""
+    m = ctx.model
+    root = expr
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return None
+    scope = m.scope_of(at)
+    home = m.scope_of(expr)
+    if root.value == "self":
+        cls = m.class_of(expr)
+        fn = m.enclosing(at, cst.FunctionDef)
+        if cls is not None and fn is not None and m.class_of(fn) is cls:
+            return ctx.code(expr)  # another method of the same class: its own `self`
+        if (cls is not None and isinstance(model, (cst.Name, cst.Attribute)) and expr is not root
+                and m.value_of(model).cls == cls.name.value):
+            return ctx.code(model) + ctx.code(expr)[len("self"):]
+        return None
+    if home is m.module or m.contains(home, at) or (home, root.value) not in m.bindings:
+        return ctx.code(expr)  # bound at module level, in `at`'s function or one around it
+    # a local of another function: a parameter of the `__init__` of the model's class
+    if not (isinstance(home, cst.FunctionDef) and home.name.value == "__init__" and isinstance(model, cst.Name)):
+        return None
+    cls = m.class_of(home)
+    params = [p.name.value for p in (*home.params.posonly_params, *home.params.params)][1:]
+    kwonly = {p.name.value for p in home.params.kwonly_params}
+    if cls is None or (root.value not in params and root.value not in kwonly):
+        return None
+    if any(b.how != "param" for b in m.bindings[(home, root.value)]):
+        return None  # re-bound inside `__init__`: not the argument any more
+    bindings = [b for b in m.bindings_of(model) if m.scope_of(b.node) is scope]
+    if len(bindings) != 1 or bindings[0].how not in ("assign", "unpack") or not m.precedes(bindings[0].node, at):
+        return None
+    ctor = bindings[0].value
+    for i in bindings[0].index if bindings[0].how == "unpack" else ():
+        if not isinstance(ctor, (cst.Tuple, cst.List)) or i >= len(ctor.elements):
+            return None
+        ctor = ctor.elements[i].value
+    if not (isinstance(ctor, cst.Call) and isinstance(ctor.func, cst.Name) and ctor.func.value == cls.name.value):
+        return None
+    given = None
+    for i, a in enumerate(ctor.args):
+        if a.star:
+            return None
+        if a.keyword is None and i < len(params) and params[i] == root.value:
+            given = a.value
+        elif a.keyword is not None and a.keyword.value == root.value:
+            given = a.value
+    if given is None or not isinstance(given, (cst.Name, cst.Attribute)):
+        return None
+    inner = given
+    while isinstance(inner, cst.Attribute):
+        inner = inner.value
+    if not isinstance(inner, cst.Name) or inner.value == "self" and m.class_of(at) is None:
+        return None
+    return ctx.code(given) + ctx.code(expr)[len(root.value):]
+
+
+def _fresh_in_loop(m, loop, name: cst.Name, read) -> bool:
+    """`name` is bound by a plain statement of `loop`'s own body (not nested in a block of it)
+    that comes before `read`: every pass reads the value that pass made."""
+    body = loop.body
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    for stmt in body.body:
+        if not m.precedes(stmt, read) or m.contains(stmt, read):
+            break
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+                m.contains(stmt, b.node) and b.how in ("assign", "unpack") for b in m.bindings_of(name)):
+            return True
+    return False

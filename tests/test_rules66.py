@@ -1,0 +1,206 @@
+"""rules66 (thirty-second session): G65-6 (GL116's message and GL101's move name a device
+expression that exists where the model is called, Skeleton-Aware Networks), and the other
+rule-side items of fixtures65 / precision50-51 worked in this branch (see the README section
+"rules66 (thirty-second session)")."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+
+from fixture_support import check, fix, registry
+
+
+def _diags(src: str, code: str):
+    return [d for d in check(textwrap.dedent(src), {code}) if d.code == code]
+
+
+def _fixed(src: str, codes: set[str]) -> str:
+    return fix(textwrap.dedent(src), codes, True).text
+
+
+# ------------------------------------------------------------------------------------- G65-6
+
+SELF_MOVING = """
+import torch
+import torch.nn as nn
+
+
+class StaticEncoder(nn.Module):
+    def __init__(self, dev):
+        super().__init__()
+        self.enc_layer = nn.Conv2d(3, 8, 1)
+        self.to(dev)
+
+    def forward(self, x):
+        return self.enc_layer(x)
+
+
+device = "cuda:0" if torch.cuda.is_available() else "cpu"
+static_enc_a = StaticEncoder(device)
+s = static_enc_a(torch.randn(1, 3, 6, 8))
+"""
+
+
+def test_gl116_names_the_construction_argument_not_the_constructor_parameter():
+    d = _diags(SELF_MOVING, "GL116")
+    assert [x.line for x in d] == [18]
+    assert "(`.to(device)`)" in d[0].message  # 77361210: `.to(dev)`, a name of `__init__` only
+    assert "dev)" not in d[0].message.replace("device)", "")
+
+
+def test_gl116_keyword_construction_argument():
+    src = SELF_MOVING.replace("StaticEncoder(device)", "StaticEncoder(dev=device)")
+    d = _diags(src, "GL116")
+    assert "(`.to(device)`)" in d[0].message
+
+
+def test_gl116_constructor_parameter_rebound_in_init_falls_back_to_the_models_parameters():
+    # `dev = torch.device(dev)` in `__init__`: the device is no longer the argument as written
+    src = SELF_MOVING.replace("        self.to(dev)", "        dev = torch.device(dev)\n        self.to(dev)")
+    d = _diags(src, "GL116")
+    assert [x.line for x in d] == [19]
+    assert "(`.to(next(static_enc_a.parameters()).device)`)" in d[0].message
+
+
+def test_gl116_argument_not_a_name_falls_back_to_the_models_parameters():
+    src = SELF_MOVING.replace("StaticEncoder(device)", 'StaticEncoder("cuda:0" if torch.cuda.is_available() else "cpu")')
+    d = _diags(src, "GL116")
+    assert "(`.to(next(static_enc_a.parameters()).device)`)" in d[0].message
+
+
+SELF_ATTRIBUTE = """
+import torch
+import torch.nn as nn
+
+
+class Enc(nn.Module):
+    def __init__(self, gpu):
+        super().__init__()
+        self.device = torch.device("cuda:0" if gpu else "cpu")
+        self.lin = nn.Linear(3, 8)
+        self.to(self.device)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def run(flag):
+    enc = Enc(flag)
+    return enc(torch.randn(1, 3))
+
+
+run(torch.cuda.is_available())
+"""
+
+
+def test_gl116_self_attribute_read_outside_the_class_names_the_instances_attribute():
+    d = _diags(SELF_ATTRIBUTE, "GL116")
+    assert [x.line for x in d] == [19]
+    assert "(`.to(enc.device)`)" in d[0].message  # 77361210: `.to(self.device)` in a plain function
+
+
+def test_gl116_module_level_device_message_unchanged():
+    # control: the model moved with a module-level name (both on base and branch)
+    src = """
+    import torch
+    import torch.nn as nn
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    net = nn.Linear(3, 2).to(device)
+    out = net(torch.randn(4, 3))
+    """
+    d = _diags(src, "GL116")
+    assert [x.line for x in d] == [6]
+    assert "(`.to(device)`)" in d[0].message
+
+
+SAN = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class StaticEncoder(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.enc = nn.Linear(3, 4)
+        self.to(args.cuda_device)
+
+    def forward(self, x):
+        return self.enc(x)
+
+
+class Decoder(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.dec = nn.Linear(4 + 3, 2)
+        self.to(args.cuda_device)
+
+    def forward(self, s_latent, sx):
+        return self.dec(torch.cat([s_latent, sx], dim=1))
+
+
+def inference(opts, loader, offsets):
+    static_enc, dec = StaticEncoder(opts), Decoder(opts)
+    loss_fn = nn.MSELoss()
+    total = 0.0
+    for dyn, target in loader:
+        static = offsets.repeat(dyn.size(0), 1)
+        s_latent = static_enc(static)
+        pred = dec(s_latent, static)
+        total += loss_fn(pred, target).item()
+    return total
+
+
+class Opts:
+    cuda_device = "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 5), torch.randn(8, 2)), batch_size=4)
+inference(Opts(), loader, torch.randn(1, 3))
+"""
+
+
+def test_gl101_loss_call_names_the_construction_argument_and_fixes():
+    d = _diags(SAN, "GL101")
+    assert [x.line for x in d] == [35]
+    # 77361210: "... on the model's device unmoved; move it first: `target = target.to(device)`",
+    # no fix, in a file without a `device` name
+    assert "`target = target.to(opts.cuda_device)`" in d[0].message
+    assert d[0].fix is not None
+
+
+def test_gl116_inputs_read_by_two_reported_model_calls_are_each_moved():
+    # `static` feeds `static_enc` and `dec`, both reported: each finding moves its own use
+    # (77361210 offered no fix: `static` is read again after the first call)
+    out = _fixed(SAN, {"GL116", "GL101"})
+    assert "s_latent = static_enc(static.to(next(static_enc.parameters()).device))" in out
+    assert "pred = dec(s_latent, static.to(next(dec.parameters()).device))" in out
+    assert "target = target.to(opts.cuda_device)" in out
+
+
+def test_gl116_input_read_later_beside_a_host_tensor_still_gets_no_fix():
+    # control: `x` is read again after the model call in a plain host operation the move would
+    # not cover; no fix, as before
+    src = """
+    import torch
+    import torch.nn as nn
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    net = nn.Linear(3, 3).to(device)
+    x = torch.randn(4, 3)
+    out = net(x)
+    y = x * 2
+    """
+    d = _diags(src, "GL116")
+    assert [x.line for x in d] == [7]
+    assert d[0].fix is None
+
+
+def test_device_text_at_is_the_same_in_gl101_and_gl116():
+    import sys
+
+    srcs = []
+    for code in ("GL101", "GL116"):
+        mod = sys.modules[type(registry().by_code(code)()).__module__]
+        srcs.append(inspect.getsource(mod.device_text_at))
+    assert srcs[0] == srcs[1]
