@@ -856,6 +856,9 @@ def device_text_at(ctx: Context, expr, model, at) -> str | None:
         return None
     if home is m.module or m.contains(home, at) or (home, root.value) not in m.bindings:
         return ctx.code(expr)  # bound at module level, in `at`'s function or one around it
+    stored = _stored_in_self(m, home, root, at)
+    if stored is not None:
+        return stored + ctx.code(expr)[len(root.value):]  # `self.cfg = cfg` in `__init__`: `self.cfg.device`
     # a local of another function: a parameter of the `__init__` of the model's class
     if not (isinstance(home, cst.FunctionDef) and home.name.value == "__init__" and isinstance(model, cst.Name)):
         return None
@@ -892,3 +895,21 @@ def device_text_at(ctx: Context, expr, model, at) -> str | None:
     if not isinstance(inner, cst.Name) or inner.value == "self" and m.class_of(at) is None:
         return None
     return ctx.code(given) + ctx.code(expr)[len(root.value):]
+
+
+def _stored_in_self(m, home, root: cst.Name, at) -> str | None:
+    """`self.<attr>` when `home`, a method, stores its parameter `root` there (`self.cfg = cfg`),
+    `self.<attr>` is bound nowhere else in the class, and `at` is in a method of the same class."""
+    cls = m.class_of(home)
+    fn = m.enclosing(at, cst.FunctionDef)
+    if cls is None or fn is None or m.class_of(fn) is not cls or not fn.params.params:
+        return None
+    if fn.params.params[0].name.value != "self" or any(b.how != "param" for b in m.bindings[(home, root.value)]):
+        return None
+    for (scope, key), bs in m.bindings.items():
+        if scope is not cls or not key.startswith("self."):
+            continue
+        if len(bs) == 1 and isinstance(bs[0].value, cst.Name) and bs[0].value.value == root.value and (
+                m.scope_of(bs[0].node) is home):
+            return key
+    return None

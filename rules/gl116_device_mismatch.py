@@ -364,7 +364,7 @@ noise_scale = betas[t]
                 # it out (timbmg/VAE-CVAE-MNIST#4's unconditional `vae.inference(n=10)`)
                 return None
             base = name_under(host, subscripts=False)
-            if base is not None and DeviceMismatch._used_again(m, base, mm.node):
+            if base is not None and DeviceMismatch._used_again(m, base, mm.node, mm.op == "module-call"):
                 # `label.reshape(-1)` moved at the loss, `label` read again on the host right after
                 # (asahi417/lmppl#13's `(label != PAD).sum(-1)`): moving one use leaves the others
                 return None
@@ -375,8 +375,11 @@ noise_scale = betas[t]
         return edits
 
     @staticmethod
-    def _used_again(m, name: cst.Name, call) -> bool:
-        """The name is read again after `call` in its scope, or anywhere in a loop around the call."""
+    def _used_again(m, name: cst.Name, call, module_call: bool = False) -> bool:
+        """The name is read again after `call` in its scope, or anywhere in a loop around the call.
+        For a model call (`module_call`), a read that is the host input of another reported model
+        call does not count (that finding moves it there the same way), nor one earlier in the same
+        pass of the loop, after the pass bound the name anew."""
         parent = m.parents.get(call)
         assign = parent if isinstance(parent, cst.Assign) else m.parents.get(parent)
         if isinstance(assign, cst.Assign) and any(
@@ -395,6 +398,8 @@ noise_scale = betas[t]
             if m.scope_of(n) is not scope:
                 continue
             if m.order[n] > after or (loop is not None and m.contains(loop, n)):
+                if not module_call:
+                    return True
                 if others is None:
                     others = {id(x.host) for x in m.mismatches() if x.op == "module-call" and x.node is not call
                               and isinstance(x.host, cst.Name) and m.scope_of(x.node) is scope}
@@ -1167,6 +1172,9 @@ def device_text_at(ctx: Context, expr, model, at) -> str | None:
         return None
     if home is m.module or m.contains(home, at) or (home, root.value) not in m.bindings:
         return ctx.code(expr)  # bound at module level, in `at`'s function or one around it
+    stored = _stored_in_self(m, home, root, at)
+    if stored is not None:
+        return stored + ctx.code(expr)[len(root.value):]  # `self.cfg = cfg` in `__init__`: `self.cfg.device`
     # a local of another function: a parameter of the `__init__` of the model's class
     if not (isinstance(home, cst.FunctionDef) and home.name.value == "__init__" and isinstance(model, cst.Name)):
         return None
@@ -1218,3 +1226,21 @@ def _fresh_in_loop(m, loop, name: cst.Name, read) -> bool:
                 m.contains(stmt, b.node) and b.how in ("assign", "unpack") for b in m.bindings_of(name)):
             return True
     return False
+
+
+def _stored_in_self(m, home, root: cst.Name, at) -> str | None:
+    """`self.<attr>` when `home`, a method, stores its parameter `root` there (`self.cfg = cfg`),
+    `self.<attr>` is bound nowhere else in the class, and `at` is in a method of the same class."""
+    cls = m.class_of(home)
+    fn = m.enclosing(at, cst.FunctionDef)
+    if cls is None or fn is None or m.class_of(fn) is not cls or not fn.params.params:
+        return None
+    if fn.params.params[0].name.value != "self" or any(b.how != "param" for b in m.bindings[(home, root.value)]):
+        return None
+    for (scope, key), bs in m.bindings.items():
+        if scope is not cls or not key.startswith("self."):
+            continue
+        if len(bs) == 1 and isinstance(bs[0].value, cst.Name) and bs[0].value.value == root.value and (
+                m.scope_of(bs[0].node) is home):
+            return key
+    return None

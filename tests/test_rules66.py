@@ -204,3 +204,62 @@ def test_device_text_at_is_the_same_in_gl101_and_gl116():
         mod = sys.modules[type(registry().by_code(code)()).__module__]
         srcs.append(inspect.getsource(mod.device_text_at))
     assert srcs[0] == srcs[1]
+
+
+# ------------------------------------------------------------------------------------- E65-1
+
+DP = """
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = nn.Linear(4, 2)
+net = nn.DataParallel(net, device_ids=[0, 1])
+opt = torch.optim.SGD(net.parameters(), 0.1)
+for X, y in [(torch.randn(8, 4), torch.randint(0, 2, (8,)))]:
+    opt.zero_grad()
+    X, y = X.to(device), y.to(device)
+    l = nn.functional.cross_entropy(net(X), y)
+    l.backward()
+    opt.step()
+"""
+
+
+def test_gl112_dataparallel_with_several_device_ids_over_a_never_moved_model():
+    d = _diags(DP, "GL112")
+    assert [x.line for x in d] == [11]  # 77361210: silent (the wrapper counted as placing the model)
+    assert "`device_ids=[0, 1]`" in d[0].message and "never moved" in d[0].message
+    out = _fixed(DP, {"GL112"})
+    assert "net = nn.DataParallel(net, device_ids=[0, 1])\nnet = net.to(device)\n" in out
+
+
+def test_gl112_dataparallel_without_device_ids_over_a_never_moved_model():
+    d = _diags(DP.replace(", device_ids=[0, 1]", ""), "GL112")
+    assert [x.line for x in d] == [11]
+    assert "no `device_ids`" in d[0].message
+
+
+def test_gl112_dataparallel_inputs_moved_with_cuda():
+    d = _diags(DP.replace("X.to(device)", "X.cuda()").replace("y.to(device)", "y.cuda()"), "GL112")
+    assert [x.line for x in d] == [11]
+    assert "`net = net.cuda()`" in d[0].message
+
+
+def test_gl112_dataparallel_negatives():
+    for src in (
+        DP.replace("device_ids=[0, 1]", "device_ids=[0]"),  # one device: DataParallel moves the model
+        DP.replace("nn.DataParallel(net, ", "nn.DataParallel(net.to(device), "),
+        DP.replace("device_ids=[0, 1])", "device_ids=[0, 1]).to(device)"),
+        DP.replace("opt = ", "net.to(device)\nopt = "),
+        DP.replace('torch.device("cuda" if torch.cuda.is_available() else "cpu")', 'torch.device("cpu")'),
+        DP.replace("nn.DataParallel(net, device_ids=[0, 1])", "nn.parallel.DistributedDataParallel(net)"),
+        DP.replace("net = nn.Linear(4, 2)", "net = nn.ReLU()"),  # nothing to move
+        DP.replace("X, y = X.to(device), y.to(device)", "X, y = X, y"),  # host inputs: it scatters them
+    ):
+        assert _diags(src, "GL112") == [], src
+
+
+def test_gl112_dataparallel_input_moved_to_the_models_own_device_is_not_the_site():
+    # d2l's evaluate_accuracy_gpu: `device = next(iter(net.parameters())).device` follows the model
+    src = DP.replace("X, y = X.to(device), y.to(device)",
+                     "dev = next(iter(net.parameters())).device\n    X, y = X.to(dev), y.to(dev)")
+    assert _diags(src, "GL112") == []
