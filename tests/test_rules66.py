@@ -263,3 +263,53 @@ def test_gl112_dataparallel_input_moved_to_the_models_own_device_is_not_the_site
     src = DP.replace("X, y = X.to(device), y.to(device)",
                      "dev = next(iter(net.parameters())).device\n    X, y = X.to(dev), y.to(dev)")
     assert _diags(src, "GL112") == []
+
+
+# ------------------------------------------------------------------------------------- G65-1
+
+STORE = """
+import numpy as np
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 1).to(device)
+g_loss = np.zeros((5, 1))
+h = np.zeros(5)
+loss = model(torch.randn(2, 4).to(device)).mean()
+{line}
+"""
+
+
+def _store(line: str):
+    return _diags(STORE.replace("{line}", line), "GL109")
+
+
+def test_gl109_device_tensor_stored_into_a_row_of_a_numpy_array():
+    # Learning-to-See-in-the-Dark#10: 77361210 is silent
+    d = _store("g_loss[0] = loss.data")
+    assert [(x.line, x.col) for x in d] == [(10, 13)]
+    assert "`loss.data.cpu()`" in d[0].message
+    assert "g_loss[0] = loss.data.cpu()" in _fixed(STORE.replace("{line}", "g_loss[0] = loss.data"), {"GL109"})
+
+
+def test_gl109_graph_tensor_stored_into_a_slice_is_detached_by_the_fix():
+    d = _store("h[0:2] = loss")
+    assert [x.line for x in d] == [10]
+    assert "h[0:2] = loss.detach().cpu()" in _fixed(STORE.replace("{line}", "h[0:2] = loss"), {"GL109"})
+
+
+def test_gl109_store_negatives():
+    for line in (
+        "h[0] = loss.data",           # one element: `float(t)`, works on any device
+        "g_loss[0, 0] = loss.data",   # one element of a 2-D array
+        "g_loss[0] = loss.data.cpu()",
+        "g_loss[0] = loss.item()",
+        "g_loss[[0, 1]] = loss.data",  # an index list: not decided
+        "other = {}\nother[0] = loss.data",  # not a NumPy array
+    ):
+        assert _store(line) == [], line
+
+
+def test_gl109_store_into_an_array_rebound_elsewhere_is_not_decided():
+    src = STORE.replace("{line}", "g_loss = g_loss.squeeze()\ng_loss[0] = loss.data")
+    assert _diags(src, "GL109") == []
