@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.caches import cached_before_move
-from gpulint.analysis.devices import runs_on_cpu_only
+from gpulint.analysis.devices import DeviceFacts, runs_on_cpu_only
 from gpulint.analysis.mismatch import (
     placed_on_host,
     file_function_call,
@@ -30,6 +30,7 @@ from gpulint.analysis.mismatch import (
 )
 from gpulint.analysis.paths import is_test_path
 from gpulint.diagnostics import UNSAFE
+from gpulint.flow import runs_on_gpu
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
@@ -229,6 +230,19 @@ noise_scale = betas[t]
                 what = f"copy it there: `.to({accd}.device)` (or make its inputs there)"
             else:
                 what = f"make it on the same device (`device={accd}.device` or `.to({accd}.device)`)"
+            drawn = self._operand_origin(m, origin)
+            if (isinstance(drawn, cst.Call) and m.qualname(drawn.func) in _DRAWING_FACTORIES
+                    and _generator_arg(drawn) is not None and fix is None and feeds is None):
+                # `torch.randn(shape, generator=g)` with `g` on the accelerator (stable-worldmodel
+                # PR#162, G65-3): the draw itself fails, so a `.to(...)` after it does not help
+                gen = ctx.code(_generator_arg(drawn))
+                if _host_generator(m, _generator_arg(drawn)) is not None:
+                    what = (f"copy it there: `.to({accd}.device)` (it is drawn with `generator={gen}`, a CPU "
+                            f"generator, so `device=` would not do)")
+                else:
+                    what = (f"make it on the same device (`device={accd}.device`): it is drawn with "
+                            f"`generator={gen}`, which must be on the device it draws on, so `.to(...)` after "
+                            f"the draw does not help")
             if not isinstance(acc_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and what.count(accd) > 1:
                 # `(torch.ones((1, 1)).long().to(device) * tok).device` written twice (G64-2): say it once
                 what = f"make it on the same device as that operand (`.to({accd}.device)`)"
@@ -254,6 +268,7 @@ noise_scale = betas[t]
         for f, factory_fix, finding, _mm in found:
             if factory_fix or f is None or id(f) not in placed or finding.fix is not None:
                 yield finding
+        yield from _generator_findings(ctx)
         reported = {mm.node for mm in m.mismatches()}
         first = {}  # the first operation on a stale cache fails: one report per class
         for c in cached_before_move(m):
@@ -1244,3 +1259,85 @@ def _stored_in_self(m, home, root: cst.Name, at) -> str | None:
                 m.scope_of(bs[0].node) is home):
             return key
     return None
+
+
+# random factories that take `device=` and `generator=` (and draw on the device they make the tensor on)
+_DRAWING_FACTORIES = frozenset({"torch.rand", "torch.randn", "torch.randint", "torch.randperm"})
+
+
+def _generator_arg(call: cst.Call):
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "generator"), None)
+
+
+def _host_generator(m, g, depth: int = 0):
+    """The call that makes the generator `g` a CPU generator (`torch.manual_seed(s)`, which returns
+    the default CPU generator; `torch.Generator()` / `torch.Generator("cpu")`; either with
+    `.manual_seed(s)` after it), through the one binding of a name or `self.<attr>`; None when not
+    known to be on the CPU."""
+    if depth > 4:
+        return None
+    if isinstance(g, (cst.Name, cst.Attribute)) and not (isinstance(g, cst.Attribute) and m.qualname(g)):
+        bindings = m.bindings_of(g)
+        if len(bindings) != 1 or bindings[0].how != "assign" or bindings[0].value is None:
+            return None
+        return _host_generator(m, bindings[0].value, depth + 1)
+    if not isinstance(g, cst.Call):
+        return None
+    if isinstance(g.func, cst.Attribute) and g.func.attr.value == "manual_seed" and isinstance(g.func.value, cst.Call):
+        return _host_generator(m, g.func.value, depth + 1)
+    q = m.qualname(g.func)
+    if q == "torch.manual_seed":
+        return g
+    if q in ("torch.Generator", "torch._C.Generator"):
+        dev = next((a.value for a in g.args if a.keyword is None or a.keyword.value == "device"), None)
+        if dev is None or (isinstance(dev, cst.SimpleString) and dev.evaluated_value.split(":")[0] == "cpu"):
+            return g
+        if (isinstance(dev, cst.Call) and m.qualname(dev.func) == "torch.device" and dev.args
+                and isinstance(dev.args[0].value, cst.SimpleString) and dev.args[0].value.evaluated_value == "cpu"):
+            return g
+    return None
+
+
+def _generator_findings(ctx: Context):
+    """`torch.randn(shape, generator=g, device=d)` with `d` an accelerator and `g` a CPU generator
+    (diffusers#6501, G65-2: `generator = torch.manual_seed(0)`, the default CPU generator): the draw
+    raises "Expected a 'cuda' device type for generator but found 'cpu'". No fix: the numbers drawn
+    change with the generator's device."""
+    m = ctx.model
+    facts = m.facts(DeviceFacts)
+    for call in m.calls:
+        if m.qualname(call.func) not in _DRAWING_FACTORIES:
+            continue
+        g = _generator_arg(call)
+        dev = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+        if g is None or dev is None:
+            continue
+        d = m.device_of(call)
+        if d is None or d.where != "acc":
+            continue
+        if isinstance(d.expr, (cst.Name, cst.Attribute)) and facts.device_is_cpu(d.expr):
+            continue  # `device = "cpu"` read as an accelerator name
+        if not runs_on_gpu(m, call):
+            continue
+        made = _host_generator(m, g)
+        if made is None:
+            continue
+        what = ("the default CPU generator `torch.manual_seed(...)` returns"
+                if m.qualname(made.func) == "torch.manual_seed" else "a CPU generator")
+        gen = _short_code(ctx.code(g))
+        if made is g:
+            gen_text = f"`{gen}` is {what}"
+        else:
+            gen_text = f"`{gen}` is {what} (on {line_ref(ctx, made)})"
+        yield ctx.finding(
+            call,
+            f"`{ctx.code(call.func)}(...)` draws on `{ctx.code(dev)}` (the accelerator) but {gen_text}: a CUDA draw "
+            f"needs a CUDA generator (\"Expected a 'cuda' device type for generator but found 'cpu'\"); make the "
+            f"generator there (`torch.Generator(device={ctx.code(dev)}).manual_seed(...)`), or draw on the CPU and "
+            f"move the result (`.to({ctx.code(dev)})`)",
+        )
+
+
+def _short_code(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 60 else code[:57] + "..."

@@ -313,3 +313,70 @@ def test_gl109_store_negatives():
 def test_gl109_store_into_an_array_rebound_elsewhere_is_not_decided():
     src = STORE.replace("{line}", "g_loss = g_loss.squeeze()\ng_loss[0] = loss.data")
     assert _diags(src, "GL109") == []
+
+
+# ------------------------------------------------------------------------------ G65-2, G65-3
+
+GEN = """
+import torch
+torch_device = "cuda" if torch.cuda.is_available() else "cpu"
+{gen}
+latents = torch.randn((1, 4, 8, 8), generator=generator{device})
+"""
+
+
+def _gen(gen: str, device: str = ", device=torch_device"):
+    return _diags(GEN.replace("{gen}", gen).replace("{device}", device), "GL116")
+
+
+def test_gl116_cuda_draw_with_the_default_cpu_generator():
+    # diffusers#6501: 77361210 is silent
+    d = _gen("generator = torch.manual_seed(0)")
+    assert [x.line for x in d] == [5]
+    assert "`torch.manual_seed(...)` returns" in d[0].message
+    assert "`torch.Generator(device=torch_device).manual_seed(...)`" in d[0].message
+    assert d[0].fix is None
+
+
+def test_gl116_cuda_draw_with_a_cpu_generator_object():
+    for gen in ("generator = torch.Generator().manual_seed(0)", 'generator = torch.Generator("cpu")',
+                'generator = torch.Generator(device="cpu")'):
+        assert [x.line for x in _gen(gen)] == [5], gen
+
+
+def test_gl116_generator_negatives():
+    for gen, device in (
+        ("generator = torch.Generator(device=torch_device).manual_seed(0)", ", device=torch_device"),
+        ("generator = torch.manual_seed(0)", ""),                    # drawn on the CPU
+        ("generator = torch.manual_seed(0)", ', device="cpu"'),
+        ("generator = make_generator()", ", device=torch_device"),   # not known
+        ("generator = torch.manual_seed(0)\ngenerator = torch.Generator(device=torch_device)", ", device=torch_device"),
+    ):
+        assert _gen(gen, device) == [], (gen, device)
+
+
+SWM = """
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+gen = {gen}
+params = nn.Linear(3, 3).to(device).weight
+with torch.no_grad():
+    params.data += torch.randn(params.shape, generator=gen) * 0.1
+"""
+
+
+def test_gl116_noise_drawn_with_an_accelerator_generator_suggests_device_only():
+    # stable-worldmodel PR#162 (G65-3): `.to()` after the draw still fails in `randn`
+    d = _diags(SWM.replace("{gen}", "torch.Generator(device=device)"), "GL116")
+    assert [x.line for x in d] == [8]
+    assert "(`device=params.data.device`)" in d[0].message
+    assert "`.to(...)` after the draw does not help" in d[0].message
+    assert "or `.to(params.data.device)`" not in d[0].message  # 77361210 offered both
+
+
+def test_gl116_noise_drawn_with_a_cpu_generator_suggests_the_copy_only():
+    d = _diags(SWM.replace("{gen}", "torch.Generator()"), "GL116")
+    assert [x.line for x in d] == [8]
+    assert "copy it there: `.to(params.data.device)`" in d[0].message
+    assert "`device=` would not do" in d[0].message
