@@ -380,3 +380,45 @@ def test_gl116_noise_drawn_with_a_cpu_generator_suggests_the_copy_only():
     assert [x.line for x in d] == [8]
     assert "copy it there: `.to(params.data.device)`" in d[0].message
     assert "`device=` would not do" in d[0].message
+
+
+# ------------------------------------------------------------------- GL102 memoized flag scan
+
+GFM = """
+import argparse
+
+import torch
+import torch.nn as nn
+
+
+def infer(args, model, x):
+    x = x.cuda()
+    return model(x)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cuda", action="store_true")
+    args = parser.parse_args([])
+    model = nn.Linear(3, 2)
+    if args.cuda:
+        model = model.cuda()
+    print(infer(args, model, torch.randn(1, 3)))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_gl102_off_by_default_flags_scanned_once_per_file(monkeypatch):
+    import sys
+
+    mod = sys.modules[type(registry().by_code("GL102")()).__module__]
+    calls = []
+    real = mod._compute_off_by_default_flags
+    monkeypatch.setattr(mod, "_compute_off_by_default_flags", lambda m: calls.append(1) or real(m))
+    d = _diags(GFM, "GL102")
+    assert [x.line for x in d] == [9]
+    assert "without `--cuda`" in d[0].message
+    assert len(calls) == 1  # 77361210 scanned the file's options for the filter and again for the message
