@@ -422,3 +422,34 @@ def test_gl102_off_by_default_flags_scanned_once_per_file(monkeypatch):
     assert [x.line for x in d] == [9]
     assert "without `--cuda`" in d[0].message
     assert len(calls) == 1  # 77361210 scanned the file's options for the filter and again for the message
+
+
+# ------------------------------------------------------------------------------------- G65-5
+
+BIT = """
+import torch
+import torch.nn as nn
+device = torch.device("cuda:1" if torch.cuda.is_available() else "cpu")
+model = nn.DataParallel(nn.Linear(4, 2){ids})
+model = model.to(device)
+out = model(torch.randn(8, 4).to(device))
+"""
+
+
+def test_gl113_dataparallel_without_device_ids_over_a_model_moved_to_cuda1():
+    # BiT#73: 77361210 is silent (also under --select ALL)
+    d = _diags(BIT.replace("{ids}", ""), "GL113")
+    assert [(x.line, x.col) for x in d] == [(4, 23)]  # the "cuda:1" literal
+    assert "no `device_ids`" in d[0].message and "cuda:0 (device_ids[0])" in d[0].message
+
+
+def test_gl113_dataparallel_first_device_id_differs():
+    d = _diags(BIT.replace("{ids}", ", device_ids=[0, 1]"), "GL113")
+    assert [x.line for x in d] == [4]
+    assert "starting with 0" in d[0].message
+
+
+def test_gl113_dataparallel_negatives():
+    for ids in (", device_ids=[1]", ", device_ids=[1, 0]", ", device_ids=[device.index]", ", device_ids=gpus"):
+        assert _diags(BIT.replace("{ids}", ids), "GL113") == [], ids
+    assert _diags(BIT.replace("{ids}", "").replace("cuda:1", "cuda:0"), "GL113") == []
