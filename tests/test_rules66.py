@@ -453,3 +453,62 @@ def test_gl113_dataparallel_negatives():
     for ids in (", device_ids=[1]", ", device_ids=[1, 0]", ", device_ids=[device.index]", ", device_ids=gpus"):
         assert _diags(BIT.replace("{ids}", ids), "GL113") == [], ids
     assert _diags(BIT.replace("{ids}", "").replace("cuda:1", "cuda:0"), "GL113") == []
+
+
+# ------------------------------------------------------------------------------------- G65-4
+
+DEC = """
+import torch
+import torch.nn as nn
+
+
+class Dec(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.coords = {made}
+
+    def forward(self, x):
+        return self.lin(x) - self.coords
+
+
+device = torch.device({dev})
+model = Dec(){move}
+out = model(torch.randn(2, 8, device=device))
+"""
+
+
+def _dec(made='torch.arange(0, 8, device="cuda", dtype=torch.float32) / 8', dev='"cpu"', move=".to(device)"):
+    return DEC.replace("{made}", made).replace("{dev}", dev).replace("{move}", move)
+
+
+def test_gl106_attribute_made_on_a_literal_gpu_in_a_model_moved_elsewhere():
+    # SAM 3 (G65-4): 77361210 is silent
+    d = _diags(_dec(), "GL106")
+    assert [x.line for x in d] == [10]
+    assert 'made on `"cuda"`' in d[0].message and "`Dec().to(device)` on line 17" in d[0].message
+    out = _fixed(_dec(), {"GL106"})
+    assert 'self.register_buffer("coords", torch.arange(0, 8, dtype=torch.float32) / 8, persistent=False)' in out
+
+
+def test_gl106_literal_gpu_attribute_moved_by_a_flag_device_and_cuda_call():
+    src = _dec(made="torch.linspace(0, 1, 8).cuda()", dev='"cuda" if torch.cuda.is_available() else "cpu"')
+    d = _diags(src, "GL106")
+    assert [x.line for x in d] == [10]
+    assert 'self.register_buffer("coords", torch.linspace(0, 1, 8), persistent=False)' in _fixed(src, {"GL106"})
+
+
+def test_gl106_literal_gpu_random_attribute_has_no_fix():
+    d = _diags(_dec(made='torch.randn(8, device="cuda")'), "GL106")
+    assert [x.line for x in d] == [10]
+    assert d[0].fix is None  # the numbers drawn would change
+
+
+def test_gl106_literal_gpu_attribute_negatives():
+    for src in (
+        _dec(move='.to("cuda")'),    # moved to the same literal GPU
+        _dec(move=".cuda()"),
+        _dec(move=""),               # never moved: where its inputs are decides
+        _dec(made="torch.arange(0, 8, device=device, dtype=torch.float32) / 8"),  # not a literal
+    ):
+        assert _diags(src, "GL106") == [], src
