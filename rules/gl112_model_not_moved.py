@@ -40,6 +40,12 @@ may be CUDA (`torch.set_default_tensor_type(torch.cuda.FloatTensor)`): the layer
 Loss modules and other parameter-free layers are never reported: they work on any device; nor
 are instances of the file's own module classes that hold no parameter, buffer or stateful layer.
 
+`nn.DataParallel(model, device_ids=[0, 1])` over a model never moved does not place it: DataParallel
+moves the module itself only when it has a single device. With several `device_ids` (or none, on a
+machine with several GPUs) the first forward fails with "module must have its parameters and buffers
+on device cuda:0 (device_ids[0])" (d2l PR#2461); reported when the wrapper is called with inputs
+moved to a device, and not for a one-item literal `device_ids`.
+
 Bad:
 
 ```python

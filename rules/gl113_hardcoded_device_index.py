@@ -53,7 +53,11 @@ The rule is off by default: single-GPU scripts use `"cuda:0"` legitimately. It l
 inside `nn.Module` methods, and at the whole file when the file uses DistributedDataParallel or a
 process group (one process per GPU). A script that only uses `nn.DataParallel` is left alone
 outside modules: DataParallel runs in one process and needs the model on its first device,
-`cuda:0` by default. Keys of a `map_location` dict (`{"cuda:0": f"cuda:{rank}"}`) are fine.
+`cuda:0` by default, except for that very mistake: a `"cuda:N"` literal the wrapped model (or the
+wrapper) is moved to while `nn.DataParallel` has no `device_ids` (its first device is GPU 0) or a
+literal list starting with another GPU, which fails at the first forward with "module must have its
+parameters and buffers on device cuda:0 (device_ids[0])" (BiT#73). Keys of a `map_location` dict
+(`{"cuda:0": f"cuda:{rank}"}`) are fine.
 
 Bad:
 

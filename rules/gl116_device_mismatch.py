@@ -89,7 +89,17 @@ module-level constant it was normalised with). When the CPU operand also feeds, 
 a model the analysis places on the CPU (`model(cur_ids)` with a model never moved, then
 `torch.cat([cur_ids, tok.to(device)])`), moving it would move the crash to the model call: the
 message suggests moving the other operand (`.to(cur_ids.device)`) or both the model and the input,
-and no fix is offered.
+and no fix is offered. The message suggests a device expression that exists where the model is
+called: for a model that moves itself in its constructor (`self.to(dev)`), the argument the
+construction gave (`StaticEncoder(device)`: `device`), and for `self.device`, the instance's own
+attribute (`enc.device`).
+
+A random factory drawn on an accelerator with a CPU generator (`generator = torch.manual_seed(0)`,
+which returns the default CPU generator, or `torch.Generator()`), `torch.randn(shape,
+generator=generator, device=torch_device)`, raises "Expected a 'cuda' device type for generator but
+found 'cpu'" (diffusers#6501): reported at the factory, with no fix (the numbers drawn depend on the
+generator's device). For noise drawn without `device=` with a generator on the accelerator, only
+`device=` helps (`.to()` after the draw is too late).
 
 Bad:
 
