@@ -126,14 +126,17 @@ for x, y in loader:
             name = root.value if root is not None else ctx.code(host)
             fix, line, device, late = fixes.get(id(call), (None, None, None, None))
             at_site = mm.site is not None and id(call) not in inside
+            line_device = None
             if device is None:
                 d = mm.acc_value.dev
                 device = ctx.code(d.expr) if d is not None and d.expr is not None else "the accelerator"
                 if not at_site and (mm.site is not None or _local_elsewhere(m, d.expr if d is not None else None, call)):
                     # another function's expression: maybe not a name here (G65-6); the argument the
-                    # model's construction gave it, or the accelerator operand's own device
+                    # model's construction gave it, the one the loop moves the batch's other tensors
+                    # with, else (in the suggested line only) the model's or the other operand's own device
                     device = ((device_text_at(ctx, d.expr, _model_of(m, mm), call) if mm.site is None else None)
-                              or _operand_device(ctx, mm) or "the model's device")
+                              or _sibling_move(ctx, None, call) or _loop_move_name(ctx, call) or "the model's device")
+                    line_device = _operand_device(ctx, mm)
             callee = ctx.code(mm.acc if mm.op == "module-call" else mm.node.func)
             if at_site and isinstance(mm.function, cst.FunctionDef):
                 callee = f"{callee}` in `{mm.function.name.value}()"
@@ -145,7 +148,7 @@ for x, y in loader:
                 yield ctx.finding(call, text, None)
                 continue
             if line is None:
-                moved = f"{name}.to({device if not device.startswith('the ') else 'device'})"
+                moved = f"{name}.to({device if not device.startswith('the ') else (line_device or 'device')})"
                 line = f"{name} = {moved}" if root is not None else moved  # not a name: move the expression
             text = self.message.format(name=name, source=source, callee=callee, device=device, line=line)
             if device.startswith("the "):
@@ -581,6 +584,28 @@ def _sibling_move(ctx: Context, where, call) -> str | None:
         if v.kind != "device" or v.dev is None or not v.dev.is_acc:
             continue
         found.add(ctx.code(a.value))
+    return found.pop() if len(found) == 1 else None
+
+
+def _loop_move_name(ctx: Context, call) -> str | None:
+    """The one device name the loop around `call` moves other tensors with (`src.to(device)` beside
+    the `src_lengths` left behind), when that name is bound in the call's function (a parameter,
+    an assignment) and reads as a device; else None. For the message only."""
+    m = ctx.model
+    loop = m.enclosing(call, cst.For)
+    scope = m.scope_of(call)
+    if loop is None or not m.contains(scope, loop):
+        return None
+    found = set()
+    for mv, _recv, _meth in m.method_calls("to"):
+        if m.scope_of(mv) is not scope or not m.contains(loop, mv) or not mv.args:
+            continue
+        a = mv.args[0]
+        if a.keyword is not None or a.star or not isinstance(a.value, cst.Name):
+            continue
+        if (scope, a.value.value) not in m.bindings or not m.is_device_expr(a.value):
+            continue
+        found.add(a.value.value)
     return found.pop() if len(found) == 1 else None
 
 

@@ -512,3 +512,28 @@ def test_gl106_literal_gpu_attribute_negatives():
         _dec(made="torch.arange(0, 8, device=device, dtype=torch.float32) / 8"),  # not a literal
     ):
         assert _diags(src, "GL106") == [], src
+
+
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
+
+
+def _fixture_diags(rel: str, code: str):
+    return [d for d in check((FIXTURES / rel).read_text(), {code}) if d.code == code]
+
+
+def test_gl101_names_the_device_the_loop_moves_the_other_tensors_with():
+    # the model was moved with `main`'s local `device`; `Trainer.train`'s own parameter `device`
+    # moves `src` beside `src_lengths` (on 77361210 the same text came from a fallback word)
+    d = _fixture_diags("GL403/asr_trainer_valid_loader_list_no_grad.py", "GL101")
+    assert [x.line for x in d] == [34, 45]
+    assert all("reaches `model` on `device` unmoved; move it first: `src_lengths = src_lengths.to(device)`"
+               in x.message for x in d)
+
+
+def test_gl101_no_device_name_in_scope_says_the_models_own_device():
+    d = _fixture_diags("GL101/tabular_vae_runner_learner_model_batches_not_moved.py", "GL101")
+    assert [x.line for x in d] == [85]
+    assert "on the model's device unmoved" in d[0].message
+    # 77361210: `self.xb.to(device)` in a file whose device is `DEVICE`
+    assert "`self.xb.to(next(self.model.parameters()).device)`" in d[0].message
