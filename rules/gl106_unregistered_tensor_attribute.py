@@ -215,7 +215,7 @@ class Decoder(nn.Module):
                 tensors = _live(m, [a for a in assigns if a.kind == "tensor"])
                 if not tensors or len(tensors) != len(assigns):
                     continue
-                literals = [_literal_accelerator(m, a.value) for a in tensors]
+                literals = [_literal_accelerator(m, a.value, list(self._expr_nodes(ctx, a.value))) for a in tensors]
                 if not all(literals):
                     continue
                 if any(_converted_parameter(m, a.value) for a in tensors):
@@ -1018,15 +1018,16 @@ def _read_off_device_only(m, classdef, attr: str) -> bool:
 _CUDA_TEXT = re.compile(r"cuda(?::\d+)?")
 
 
-def _literal_accelerator(m, value):
+def _literal_accelerator(m, value, nodes=None):
     """(the literal placing nodes, their device texts) when every placement in the value
     expression itself is a literal accelerator: `device="cuda"` / `"cuda:0"`, `.cuda()` /
     `.cuda(0)`, `.to("cuda")`; None when there is none, or another placement (a variable device,
-    `.to(x.device)`) or a local name the value reads (not followed here)."""
+    `.to(x.device)`). `nodes`: the nodes to read (the value's own and those of the local names it
+    reads, one level); by default the value's own."""
     if value is None:
         return None
     sites, texts = [], set()
-    for node in (value, *m.walk(value)):
+    for node in (nodes if nodes is not None else (value, *m.walk(value))):
         if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
             v = node.value
             if not (isinstance(v, cst.SimpleString) and isinstance(v.evaluated_value, str)
@@ -1107,8 +1108,12 @@ class _DropLiteralDevice(cst.CSTTransformer):
 
 def _without_literal_device(ctx: Context, value) -> str | None:
     """The value's code without its literal device: `device="cuda"` arguments dropped, `.cuda()`
-    and `.to("cuda")` calls replaced by their receivers."""
-    if _literal_accelerator(ctx.model, value) is None:
+    and `.to("cuda")` calls replaced by their receivers; None when a placement sits outside the
+    value (in a local name's assignment: not edited here)."""
+    m = ctx.model
+    every = _literal_accelerator(m, value, list(UnregisteredTensorAttribute._expr_nodes(ctx, value)))
+    own = _literal_accelerator(m, value)
+    if every is None or own is None or len(own[0]) != len(every[0]):
         return None
     new = value.visit(_DropLiteralDevice())
     return cst.Module(body=[]).code_for_node(new)

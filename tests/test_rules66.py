@@ -537,3 +537,11 @@ def test_gl101_no_device_name_in_scope_says_the_models_own_device():
     assert "on the model's device unmoved" in d[0].message
     # 77361210: `self.xb.to(device)` in a file whose device is `DEVICE`
     assert "`self.xb.to(next(self.model.parameters()).device)`" in d[0].message
+
+
+def test_gl106_literal_gpu_attribute_through_a_local_name_has_no_fix():
+    src = _dec(made="ch").replace("        self.coords = ch",
+                                   '        ch = torch.arange(0, 8, device="cuda", dtype=torch.float32)\n        self.coords = ch')
+    d = _diags(src, "GL106")
+    assert [x.line for x in d] == [11]
+    assert d[0].fix is None  # the literal sits in the local's assignment: not edited
