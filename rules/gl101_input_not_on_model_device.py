@@ -126,11 +126,17 @@ for x, y in loader:
             name = root.value if root is not None else ctx.code(host)
             fix, line, device, late = fixes.get(id(call), (None, None, None, None))
             at_site = mm.site is not None and id(call) not in inside
+            line_device = None
             if device is None:
                 d = mm.acc_value.dev
                 device = ctx.code(d.expr) if d is not None and d.expr is not None else "the accelerator"
                 if not at_site and (mm.site is not None or _local_elsewhere(m, d.expr if d is not None else None, call)):
-                    device = "the model's device"  # another function's expression: maybe not a name here
+                    # another function's expression: maybe not a name here (G65-6); the argument the
+                    # model's construction gave it, the one the loop moves the batch's other tensors
+                    # with, else (in the suggested line only) the model's or the other operand's own device
+                    device = ((device_text_at(ctx, d.expr, _model_of(m, mm), call) if mm.site is None else None)
+                              or _sibling_move(ctx, None, call) or _loop_move_name(ctx, call) or "the model's device")
+                    line_device = _operand_device(ctx, mm)
             callee = ctx.code(mm.acc if mm.op == "module-call" else mm.node.func)
             if at_site and isinstance(mm.function, cst.FunctionDef):
                 callee = f"{callee}` in `{mm.function.name.value}()"
@@ -142,7 +148,7 @@ for x, y in loader:
                 yield ctx.finding(call, text, None)
                 continue
             if line is None:
-                moved = f"{name}.to({device if not device.startswith('the ') else 'device'})"
+                moved = f"{name}.to({device if not device.startswith('the ') else (line_device or 'device')})"
                 line = f"{name} = {moved}" if root is not None else moved  # not a name: move the expression
             text = self.message.format(name=name, source=source, callee=callee, device=device, line=line)
             if device.startswith("the "):
@@ -296,6 +302,7 @@ for x, y in loader:
                 # the attribute that function stored it in, when the batch is moved in a method;
                 # the parameter it is handed to, when the batch is moved in a function `home` calls
                 return (_stored_attribute(ctx, home, root, where) or _handed_parameter(m, home, root, where)
+                        or device_text_at(ctx, expr, _model_of(m, mm), call)
                         or model_device or _sibling_move(ctx, where, call))
             if (scope, root.value) in m.bindings or (m.module, root.value) in m.bindings or root.value in m.aliases:
                 if (not isinstance(expr, cst.Call) and (scope, root.value) not in m.bindings
@@ -580,6 +587,28 @@ def _sibling_move(ctx: Context, where, call) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def _loop_move_name(ctx: Context, call) -> str | None:
+    """The one device name the loop around `call` moves other tensors with (`src.to(device)` beside
+    the `src_lengths` left behind), when that name is bound in the call's function (a parameter,
+    an assignment) and reads as a device; else None. For the message only."""
+    m = ctx.model
+    loop = m.enclosing(call, cst.For)
+    scope = m.scope_of(call)
+    if loop is None or not m.contains(scope, loop):
+        return None
+    found = set()
+    for mv, _recv, _meth in m.method_calls("to"):
+        if m.scope_of(mv) is not scope or not m.contains(loop, mv) or not mv.args:
+            continue
+        a = mv.args[0]
+        if a.keyword is not None or a.star or not isinstance(a.value, cst.Name):
+            continue
+        if (scope, a.value.value) not in m.bindings or not m.is_device_expr(a.value):
+            continue
+        found.add(a.value.value)
+    return found.pop() if len(found) == 1 else None
+
+
 def _local_elsewhere(m, expr, where) -> bool:
     """`expr` (a device expression) is rooted in a local name of a function other than the one
     `where` is in: the name may mean nothing (or something else) at `where`."""
@@ -799,3 +828,113 @@ def _meets_tensors(m, t: cst.Name) -> bool:
             if q.startswith("torch.") or m.value_of(call.func).kind == "module":
                 return True
     return False
+
+
+def _model_of(m, mm):
+    """The name (or attribute) that holds the model of the mismatch: the callee of a module call,
+    or the module whose call made the accelerator operand of a loss call (`pred = dec(...)`)."""
+    if mm.op == "module-call":
+        return mm.acc if isinstance(mm.acc, (cst.Name, cst.Attribute)) else None
+    if isinstance(mm.acc, cst.Name):
+        origin = m.value_of(mm.acc).origin
+        if (isinstance(origin, cst.Call) and isinstance(origin.func, (cst.Name, cst.Attribute))
+                and m.value_of(origin.func).kind == "module"):
+            return origin.func
+    return None
+
+
+def _operand_device(ctx: Context, mm) -> str | None:
+    """A device expression that exists at the call: the model's own parameters' device for a
+    module call, the accelerator operand's `.device` for a loss call whose operand is a name."""
+    if mm.op == "module-call" and isinstance(mm.acc, (cst.Name, cst.Attribute)):
+        return f"next({ctx.code(mm.acc)}.parameters()).device"
+    if mm.op == "call" and isinstance(mm.acc, (cst.Name, cst.Attribute)):
+        return f"{ctx.code(mm.acc)}.device"
+    return None
+
+
+# the same function as GL116's (rules do not import each other; a test keeps the two equal)
+def device_text_at(ctx: Context, expr, model, at) -> str | None:
+    """The text of the device expression `expr` (what a module was moved with) that means the same
+    thing at `at`, where `model`, a name or attribute holding that module, is used (G65-6):
+    `expr` itself when its root name is bound where `at` is (or at module level); for a parameter
+    of the class's `__init__` (`self.to(dev)`), the argument the construction bound to `model` in
+    `at`'s scope gives it (`StaticEncoder(device)` -> `device`; `Encoder(args)` ->
+    `args.cuda_device`); for `self.<attr>` read outside the class's methods, the same attribute of
+    `model` (`enc.device`); None when none of these holds."""
+    m = ctx.model
+    root = expr
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return None
+    scope = m.scope_of(at)
+    home = m.scope_of(expr)
+    if root.value == "self":
+        cls = m.class_of(expr)
+        fn = m.enclosing(at, cst.FunctionDef)
+        if cls is not None and fn is not None and m.class_of(fn) is cls:
+            return ctx.code(expr)  # another method of the same class: its own `self`
+        if (cls is not None and isinstance(model, (cst.Name, cst.Attribute)) and expr is not root
+                and m.value_of(model).cls == cls.name.value):
+            return ctx.code(model) + ctx.code(expr)[len("self"):]
+        return None
+    if home is m.module or m.contains(home, at) or (home, root.value) not in m.bindings:
+        return ctx.code(expr)  # bound at module level, in `at`'s function or one around it
+    stored = _stored_in_self(m, home, root, at)
+    if stored is not None:
+        return stored + ctx.code(expr)[len(root.value):]  # `self.cfg = cfg` in `__init__`: `self.cfg.device`
+    # a local of another function: a parameter of the `__init__` of the model's class
+    if not (isinstance(home, cst.FunctionDef) and home.name.value == "__init__" and isinstance(model, cst.Name)):
+        return None
+    cls = m.class_of(home)
+    params = [p.name.value for p in (*home.params.posonly_params, *home.params.params)][1:]
+    kwonly = {p.name.value for p in home.params.kwonly_params}
+    if cls is None or (root.value not in params and root.value not in kwonly):
+        return None
+    if any(b.how != "param" for b in m.bindings[(home, root.value)]):
+        return None  # re-bound inside `__init__`: not the argument any more
+    bindings = [b for b in m.bindings_of(model) if m.scope_of(b.node) is scope]
+    if len(bindings) != 1 or bindings[0].how not in ("assign", "unpack") or not m.precedes(bindings[0].node, at):
+        return None
+    ctor = bindings[0].value
+    for i in bindings[0].index if bindings[0].how == "unpack" else ():
+        if not isinstance(ctor, (cst.Tuple, cst.List)) or i >= len(ctor.elements):
+            return None
+        ctor = ctor.elements[i].value
+    if not (isinstance(ctor, cst.Call) and isinstance(ctor.func, cst.Name) and ctor.func.value == cls.name.value):
+        return None
+    given = None
+    for i, a in enumerate(ctor.args):
+        if a.star:
+            return None
+        if a.keyword is None and i < len(params) and params[i] == root.value:
+            given = a.value
+        elif a.keyword is not None and a.keyword.value == root.value:
+            given = a.value
+    if given is None or not isinstance(given, (cst.Name, cst.Attribute)):
+        return None
+    inner = given
+    while isinstance(inner, cst.Attribute):
+        inner = inner.value
+    if not isinstance(inner, cst.Name) or inner.value == "self" and m.class_of(at) is None:
+        return None
+    return ctx.code(given) + ctx.code(expr)[len(root.value):]
+
+
+def _stored_in_self(m, home, root: cst.Name, at) -> str | None:
+    """`self.<attr>` when `home`, a method, stores its parameter `root` there (`self.cfg = cfg`),
+    `self.<attr>` is bound nowhere else in the class, and `at` is in a method of the same class."""
+    cls = m.class_of(home)
+    fn = m.enclosing(at, cst.FunctionDef)
+    if cls is None or fn is None or m.class_of(fn) is not cls or not fn.params.params:
+        return None
+    if fn.params.params[0].name.value != "self" or any(b.how != "param" for b in m.bindings[(home, root.value)]):
+        return None
+    for (scope, key), bs in m.bindings.items():
+        if scope is not cls or not key.startswith("self."):
+            continue
+        if len(bs) == 1 and isinstance(bs[0].value, cst.Name) and bs[0].value.value == root.value and (
+                m.scope_of(bs[0].node) is home):
+            return key
+    return None

@@ -305,11 +305,24 @@ def _cuda_only_apis(ctx: Context, probes) -> bool:
 
 
 @_per_file
+class _OffFlags:
+    """`_off_by_default_flags` of one model, computed once (`m.facts(_OffFlags)`): the rule asks for
+    it for the site filter and again for each finding's message."""
+
+    def __init__(self, m):
+        self.flags = _compute_off_by_default_flags(m)
+
+
 def _off_by_default_flags(m) -> dict:
     """{dest: add_argument call} for the file's argparse options named like a CUDA flag
     (`--cuda`, `--use_gpu`) defined with `action="store_true"` and no default but False, which the
     file never sets otherwise (`args.cuda = True`, `set_defaults(cuda=...)`): a run that does not
-    pass the flag is a CPU run (GFM's `core/test_samples.py`, E63-5)."""
+    pass the flag is a CPU run (GFM's `core/test_samples.py`, E63-5). Memoized per model: callers
+    must not change the dict."""
+    return m.facts(_OffFlags).flags
+
+
+def _compute_off_by_default_flags(m) -> dict:
     found: dict = {}
     for call, _recv, _ in m.method_calls("add_argument"):
         opts = [a.value.evaluated_value for a in call.args if a.keyword is None

@@ -68,6 +68,12 @@ self.anchor_vec.to(x.device)`) is reported in one case: the file wraps a model i
 GPUs forward runs on replicas, the lazy move never reaches the original module, and that read gets
 the CPU tensor (PyTorch_YOLOv4#296; one GPU trains, DataParallel then calls the module itself).
 
+An attribute made on a literal GPU in `__init__` (`torch.arange(n, device="cuda")`, `.cuda()`,
+`.to("cuda")`) is reported when the file moves the module's instances with another device
+expression (a variable, a flag, the CPU): the move leaves it on that GPU, forward meets it with
+tensors elsewhere (SAM 3's coordinate cache on a CPU run), and without CUDA the construction itself
+fails. The fix registers the buffer made without the literal device (none for random factories).
+
 The fix registers it as a non-persistent buffer, which moves with the module and leaves the
 `state_dict` keys unchanged: `self.register_buffer("mask", torch.tril(...), persistent=False)`.
 When the attribute is assigned on several branches (`if isinstance(mask, torch.Tensor): ...
@@ -139,6 +145,7 @@ class Decoder(nn.Module):
                     msg = msg.replace("and forward combines it", f"and {names} combines it")
                 yield ctx.finding(first.node, msg, self._fix(ctx, cls, attr, assigns))
         yield from self._data_parallel(ctx, facts, seen)
+        yield from self._literal_device(ctx, facts, seen)
         yield from self._engine(ctx, facts, seen)
         yield from self._lazy_read_through_data_parallel(ctx, facts, seen)
 
@@ -185,6 +192,58 @@ class Decoder(nn.Module):
                     f"register it with `self.register_buffer(\"{attr}\", ..., persistent=False)`"
                 )
                 yield ctx.finding(first.node, msg, self._fix(ctx, cls, attr, assigns))
+
+    def _literal_device(self, ctx: Context, facts: ModuleFacts, seen: set):
+        """A plain tensor attribute made in `__init__` on a literal accelerator (`torch.arange(...,
+        device="cuda")`, `.cuda()`, `.to("cuda")`) of a class whose instances the file moves with
+        another device expression (`Dec().to(device)`, `device` a variable, a flag, the CPU): the
+        move leaves the attribute on that GPU, and forward meets it with tensors wherever the model
+        runs (SAM 3's coordinate cache on a CPU run of a GPU machine, G65-4; on a machine without
+        CUDA the construction itself fails). The fix registers it as a non-persistent buffer made
+        without the literal device, so that it follows the module; not for random factories
+        (the numbers drawn would change)."""
+        m = ctx.model
+        for cls in facts.classes:
+            if cls.registers_dynamically:
+                continue
+            for attr in sorted(cls.flow.attr_meets):
+                if attr in cls.buffers or attr in cls.parameters or attr in cls.submodules:
+                    continue
+                if _moves_own_state(ctx, cls, attr):
+                    continue
+                assigns = cls.init_assigns.get(attr, [])
+                tensors = _live(m, [a for a in assigns if a.kind == "tensor"])
+                if not tensors or len(tensors) != len(assigns):
+                    continue
+                literals = [_literal_accelerator(m, a.value, list(self._expr_nodes(ctx, a.value))) for a in tensors]
+                if not all(literals):
+                    continue
+                if any(_converted_parameter(m, a.value) for a in tensors):
+                    continue
+                moves = _instance_moves(m, cls)
+                if not moves:
+                    continue  # never moved: where its inputs are decides (not this shape)
+                texts = {t for lit in literals for t in lit[1]}
+                if any(_move_text(mv) in texts for mv in moves):
+                    continue  # moved to the same literal device somewhere: not provably elsewhere
+                first = tensors[0]
+                if first.node in seen:
+                    continue
+                seen.add(first.node)
+                where = texts.pop() if len(texts) == 1 else "a literal GPU"
+                mv = moves[0]
+                moved = f"`{ctx.code(mv.call)}` on {line_ref(ctx, mv.call)}"
+                msg = (
+                    f"`self.{attr}` is a plain tensor attribute made on `\"{where}\"` in `__init__`, and {moved} moves "
+                    f"parameters and buffers, not plain attributes: on any other device (the CPU, another GPU) forward "
+                    f"combines it with tensors there, and without CUDA the construction fails; register it with "
+                    f"`self.register_buffer(\"{attr}\", ..., persistent=False)` made without the literal device, so "
+                    f"that it follows the module"
+                )
+                fix = None
+                if not any(_random_draw(m, a.value) for a in tensors):
+                    fix = self._fix(ctx, cls, attr, assigns, strip=lambda v: _without_literal_device(ctx, v))
+                yield ctx.finding(first.node, msg, fix)
 
     def _data_parallel(self, ctx: Context, facts: ModuleFacts, seen: set):
         """A plain tensor attribute pinned to one GPU in `__init__` (`torch.tensor(v).cuda()`) of a
@@ -313,7 +372,7 @@ class Decoder(nn.Module):
                     return True
         return False
 
-    def _fix(self, ctx: Context, cls: ModuleClass, attr: str, assigns: list[AttrAssign]):
+    def _fix(self, ctx: Context, cls: ModuleClass, attr: str, assigns: list[AttrAssign], strip=None):
         if not assigns or assigns[0].kind == "none":
             return None
         if any(x.kind == "parameter" for x in assigns):
@@ -369,8 +428,11 @@ class Decoder(nn.Module):
             for other in _assignments(ctx.model, fn, attr):
                 if other is None or not _keeps_buffer(ctx.model, facts, other):
                     return None
-        edits = [ctx.replace(r.node, f'self.register_buffer("{attr}", {ctx.code(r.node.value)}, persistent=False)')
-                 for r in registering]
+        values = [strip(r.node.value) if strip is not None else ctx.code(r.node.value) for r in registering]
+        if any(v is None for v in values):
+            return None
+        edits = [ctx.replace(r.node, f'self.register_buffer("{attr}", {v}, persistent=False)')
+                 for r, v in zip(registering, values)]
         return ctx.fix(*edits, message=f"Register `{attr}` as a non-persistent buffer")
 
 
@@ -951,3 +1013,107 @@ def _read_off_device_only(m, classdef, attr: str) -> bool:
             return False
         host_reads += 1
     return host_reads > 0
+
+
+_CUDA_TEXT = re.compile(r"cuda(?::\d+)?")
+
+
+def _literal_accelerator(m, value, nodes=None):
+    """(the literal placing nodes, their device texts) when every placement in the value
+    expression itself is a literal accelerator: `device="cuda"` / `"cuda:0"`, `.cuda()` /
+    `.cuda(0)`, `.to("cuda")`; None when there is none, or another placement (a variable device,
+    `.to(x.device)`). `nodes`: the nodes to read (the value's own and those of the local names it
+    reads, one level); by default the value's own."""
+    if value is None:
+        return None
+    sites, texts = [], set()
+    for node in (nodes if nodes is not None else (value, *m.walk(value))):
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
+            v = node.value
+            if not (isinstance(v, cst.SimpleString) and isinstance(v.evaluated_value, str)
+                    and _CUDA_TEXT.fullmatch(v.evaluated_value)):
+                return None
+            sites.append(node)
+            texts.add(v.evaluated_value)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _PLACING_METHODS:
+            args = [a for a in node.args if a.keyword is None]
+            if node.func.attr.value == "cuda":
+                if node.args and not (len(node.args) == 1 and isinstance(node.args[0].value, cst.Integer)):
+                    return None
+                sites.append(node)
+                texts.add("cuda" if not node.args else f"cuda:{node.args[0].value.value}")
+            elif (len(node.args) == 1 and args and isinstance(args[0].value, cst.SimpleString)
+                  and isinstance(args[0].value.evaluated_value, str) and _CUDA_TEXT.fullmatch(args[0].value.evaluated_value)):
+                sites.append(node)
+                texts.add(args[0].value.evaluated_value)
+            else:
+                return None
+    return (sites, texts) if sites else None
+
+
+def _move_text(mv) -> str | None:
+    """`cuda` / `cuda:N` for a move to a literal GPU (`.cuda()`, `.cuda(1)`, `.to("cuda:1")`), else None."""
+    if mv.method == "cuda":
+        d = mv.device
+        return "cuda" if d is None else (f"cuda:{d.value}" if isinstance(d, cst.Integer) else None)
+    d = mv.device
+    if isinstance(d, cst.SimpleString) and isinstance(d.evaluated_value, str):
+        return d.evaluated_value
+    return None
+
+
+def _instance_moves(m, cls: ModuleClass) -> list:
+    """The moves the file applies to instances of `cls` (`Dec().to(device)`, `model = Dec();
+    model.to(device)`), the CPU included."""
+    out = []
+    for call in m.calls:
+        if not (isinstance(call.func, cst.Name) and call.func.value == cls.name):
+            continue
+        top = call
+        parent = m.parents.get(top)
+        while isinstance(parent, cst.Attribute) and isinstance(m.parents.get(parent), cst.Call):
+            top = m.parents.get(parent)
+            parent = m.parents.get(top)
+        out.extend(m.moves_in_chain(top))
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(
+                parent.targets[0].target, (cst.Name, cst.Attribute)):
+            out.extend(m.moves_of(parent.targets[0].target))
+    seen, unique = set(), []
+    for mv in out:
+        if id(mv.call) not in seen:
+            seen.add(id(mv.call))
+            unique.append(mv)
+    return unique
+
+
+def _random_draw(m, value) -> bool:
+    from gpulint.analysis.mismatch import RANDOM_FACTORIES
+
+    return any(isinstance(n, cst.Call) and (m.qualname(n.func) or "").rsplit(".", 1)[-1] in RANDOM_FACTORIES
+               for n in (value, *m.walk(value)))
+
+
+class _DropLiteralDevice(cst.CSTTransformer):
+    def leave_Call(self, original, updated):
+        f = updated.func
+        if isinstance(f, cst.Attribute) and f.attr.value in _PLACING_METHODS:
+            return f.value.with_changes(lpar=updated.lpar, rpar=updated.rpar) if updated.lpar else f.value
+        args = [a for a in updated.args if not (a.keyword is not None and a.keyword.value == "device")]
+        if len(args) != len(updated.args):
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(args=args)
+        return updated
+
+
+def _without_literal_device(ctx: Context, value) -> str | None:
+    """The value's code without its literal device: `device="cuda"` arguments dropped, `.cuda()`
+    and `.to("cuda")` calls replaced by their receivers; None when a placement sits outside the
+    value (in a local name's assignment: not edited here)."""
+    m = ctx.model
+    every = _literal_accelerator(m, value, list(UnregisteredTensorAttribute._expr_nodes(ctx, value)))
+    own = _literal_accelerator(m, value)
+    if every is None or own is None or len(own[0]) != len(every[0]):
+        return None
+    new = value.visit(_DropLiteralDevice())
+    return cst.Module(body=[]).code_for_node(new)

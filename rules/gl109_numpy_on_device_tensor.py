@@ -35,6 +35,10 @@ NumPy functions given device tensors (`np.sum(t)`, `np.array(outputs)`), scikit-
 (`accuracy_score(labels, preds)`, `roc_curve(labels, scores)`) and pandas' `DataFrame`/`Series`,
 which all call `np.asarray` on their inputs, fail the same way; scikit-learn is left alone where the file turns on its array-API
 dispatch, and `np.shape(t)` / `np.ndim(t)` (they read `t.shape` / `t.ndim` and convert nothing).
+Storing a device tensor into a part of a NumPy array that is an array itself (`g_loss[ind] = loss.data`
+with `g_loss = np.zeros((5000, 1))`: a row) converts it the same way; the fix copies it first
+(`loss.data.cpu()`). Storing it into one element (`h[i] = loss` with `h = np.zeros(5)`) takes
+`float(loss)`, which works on any device, and is not reported.
 
 The rule fires only where the tensor is known to be on a device: the output of a module that
 was moved to a non-CPU device (and never moved back), a loss or `torch`/`F` function of such a
@@ -90,6 +94,43 @@ accuracy = (preds.detach().cpu().numpy() == labels).mean()
                 msg = msg.replace("is on the accelerator", "is on the module's device (the accelerator when it runs there)", 1)
             yield ctx.finding(call, msg, fix)
         yield from self._numpy_functions(ctx)
+        yield from self._stored_into_array(ctx)
+
+    def _stored_into_array(self, ctx: Context):
+        """`g_loss[ind] = loss.data` with `g_loss = np.zeros((5000, 1))` (Learning-to-See-in-the-Dark
+        #10, G65-1): a device tensor stored into a slot of a NumPy array that is itself an array (a
+        row, a slice) is converted with `__array__`, i.e. `.numpy()`, and fails the same way. A slot
+        that is one element (as many plain indices as the array has dimensions) takes `float(t)`,
+        which works on any device: not reported."""
+        m = ctx.model
+        for node in m.nodes:
+            if type(node) is not cst.Assign or len(node.targets) != 1:
+                continue
+            target = node.targets[0].target
+            if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
+                continue
+            ndim = _numpy_array_ndim(m, target.value)
+            if ndim is None or not _sub_array_slot(target, ndim):
+                continue
+            value = node.value
+            v = m.value_of(value)
+            maybe = number_or_tensor(v) and v.dev is not None and v.dev.where == "acc"
+            if not (_on_accelerator(m, m.facts(DeviceFacts), value) and v.kind == "tensor" or maybe):
+                continue
+            if not runs_on_gpu(m, node):
+                continue
+            insert = ".cpu()" if _detached(value) else ".detach().cpu()"
+            code = ctx.code(value)
+            atom = isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or value.lpar
+            fixed = f"{code}{insert}" if atom else f"({code}){insert}"
+            fix = ctx.fix(ctx.replace(value, fixed), message=f"Copy to the host: `{insert[1:]}`")
+            yield ctx.finding(
+                value,
+                f"`{_short(code)}` is on the accelerator: storing it into `{_short(ctx.code(target))}` (a sub-array of "
+                f"the NumPy array `{target.value.value}`) converts it with `.numpy()`, which only works on CPU "
+                f"tensors; copy it to the host first: `{_short(fixed)}`",
+                fix if not maybe else None,
+            )
 
     def _numpy_functions(self, ctx: Context):
         """`np.sum(t)`, `np.array(outputs)`: NumPy converts its tensor arguments (a tensor, or a
@@ -150,6 +191,52 @@ _PANDAS_CONVERTING = frozenset({"pandas.DataFrame", "pandas.Series"})
 # NumPy functions that read the attribute of the same name first and convert only objects without
 # it: a tensor (any device) answers them itself
 _READS_ATTRIBUTE = frozenset({"numpy.shape", "numpy.ndim"})
+
+
+_NUMPY_SHAPED = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full"})
+
+
+def _numpy_array_ndim(m, name: cst.Name) -> int | None:
+    """The number of dimensions of the NumPy array `name` holds, when every binding of it that
+    reaches here is `np.zeros/ones/empty/full(<shape literal>, ...)` in the same scope (an int: 1,
+    a tuple or list display of k items: k); None otherwise."""
+    bindings = m.bindings_of(name)
+    if not bindings:
+        return None
+    found = set()
+    for b in bindings:
+        if b.how != "assign" or not isinstance(b.value, cst.Call) or m.qualname(b.value.func) not in _NUMPY_SHAPED:
+            return None
+        args = b.value.args
+        shape = next((a.value for a in args if a.keyword is not None and a.keyword.value == "shape"), None)
+        if shape is None and args and args[0].keyword is None and not args[0].star:
+            shape = args[0].value
+        if isinstance(shape, cst.Integer):
+            found.add(1)
+        elif isinstance(shape, (cst.Tuple, cst.List)) and shape.elements and not any(
+                isinstance(e, cst.StarredElement) for e in shape.elements):
+            found.add(len(shape.elements))
+        else:
+            return None
+    return found.pop() if len(found) == 1 else None
+
+
+def _sub_array_slot(target: cst.Subscript, ndim: int) -> bool:
+    """`a[i]` of a 2-D array, `a[0:2]`, `a[..., 1]`: the slot is an array, not one element. Only
+    plain indices (names, numbers, attributes) and slices are read; anything else (a list or array
+    of indices) is not decided: False."""
+    plain = 0
+    for el in target.slice:
+        sl = el.slice
+        if isinstance(sl, cst.Slice):
+            return True
+        v = sl.value
+        if isinstance(v, cst.Ellipsis):
+            return True
+        if not isinstance(v, (cst.Name, cst.Integer, cst.Attribute, cst.UnaryOperation, cst.BinaryOperation)):
+            return False
+        plain += 1
+    return plain < ndim
 
 
 def _appended_row_item(m, name: cst.Name):

@@ -40,6 +40,12 @@ may be CUDA (`torch.set_default_tensor_type(torch.cuda.FloatTensor)`): the layer
 Loss modules and other parameter-free layers are never reported: they work on any device; nor
 are instances of the file's own module classes that hold no parameter, buffer or stateful layer.
 
+`nn.DataParallel(model, device_ids=[0, 1])` over a model never moved does not place it: DataParallel
+moves the module itself only when it has a single device. With several `device_ids` (or none, on a
+machine with several GPUs) the first forward fails with "module must have its parameters and buffers
+on device cuda:0 (device_ids[0])" (d2l PR#2461); reported when the wrapper is called with inputs
+moved to a device, and not for a one-item literal `device_ids`.
+
 Bad:
 
 ```python
@@ -161,6 +167,69 @@ for x, y in loader:
                 yield ctx.finding(mm.node, msg, fix)
                 continue
             yield ctx.finding(mm.node, self.message.format(model=name, device=shown), fix)
+        yield from self._dataparallel_over_host_module(ctx, reported)
+
+    def _dataparallel_over_host_module(self, ctx: Context, reported: set):
+        """E65-1 (d2l PR#2461): `net = nn.DataParallel(net, device_ids=devices)` over a module never
+        moved, called with inputs moved to the accelerator. DataParallel moves the module itself only
+        when it has one device; with several (`device_ids` not a one-item literal, or none given on a
+        machine with several GPUs) the module stays on the CPU and the first forward fails with
+        "module must have its parameters and buffers on device cuda:0 (device_ids[0])". The engine
+        treats the wrapper as moving its inputs (no mismatch at the call): found here."""
+        from gpulint import flowkb
+
+        m = ctx.model
+        for call in m.calls:
+            callee = call.func
+            if not isinstance(callee, (cst.Name, cst.Attribute)):
+                continue
+            v = m.value_of(callee)
+            wrap = v.wrap
+            if (v.kind != "module" or not v.scatters or not isinstance(wrap, cst.Call) or v.dev is None
+                    or not v.dev.is_host or m.qualname(wrap.func) not in _DATA_PARALLEL):
+                continue
+            ids = _keyword_or_position(wrap, "device_ids", 1)
+            if isinstance(ids, (cst.List, cst.Tuple)) and len(ids.elements) == 1:
+                continue  # one device: DataParallel moves the module there itself
+            if isinstance(ids, cst.Name) and ids.value == "None":
+                ids = None
+            inner = _keyword_or_position(wrap, "module", 0)
+            iv = m.value_of(inner) if inner is not None else None
+            if iv is None or iv.kind != "module" or iv.dev is None or not iv.dev.is_host:
+                continue
+            ctor = iv.origin
+            if not isinstance(ctor, cst.Call):
+                continue  # where the module was made (and whether it holds parameters) is not known
+            q = m.qualname(ctor.func)
+            if q and ("loss" in flowkb.class_tags(q) or q.endswith("Loss")):
+                continue
+            if (_built_from_parts(m, ctor) or _quantized_load(ctor) or _parameter_free_layer(m, ctor, q)
+                    or _parameter_free_file_module(m, ctor) or _sequential_of_opaque_modules(m, ctor, q)):
+                continue
+            shown = target = None
+            for a in call.args:
+                shown, target = _moved_input_device(ctx, m.value_of(a.value))
+                if shown is not None:
+                    break
+            if shown is None:
+                continue  # inputs not known to be moved: the wrapper scatters host inputs itself
+            name = ctx.code(callee)
+            if name in reported:
+                continue
+            reported.add(name)
+            how = (f"`device_ids={ctx.code(ids)}`" if ids is not None
+                   else "no `device_ids` (every visible GPU)")
+            if target is None:
+                moved_to, advice = "the GPU (`.cuda()`)", f"{name} = {name}.cuda()"
+            else:
+                moved_to, advice = f"`{shown}`", f"{name} = {name}.to({shown})"
+            msg = (f"`{name}` is an `nn.DataParallel` (on {line_ref(ctx, wrap)}) over a model that is never "
+                   f"moved, called with inputs moved to {moved_to}: DataParallel moves the model itself only when it "
+                   f"has a single device, and with {how} on a machine with several GPUs the first forward fails "
+                   f"(\"module must have its parameters and buffers on device cuda:0 (device_ids[0])\"); move the "
+                   f"model to the first device before or after wrapping it (`{advice}`)")
+            fix = self._fix(ctx, callee, wrap, target) if target is not None else None
+            yield ctx.finding(call, msg, fix)
 
     @staticmethod
     def _built_in_call_message(ctx: Context, mm, ctor, fn) -> str:
@@ -725,3 +794,51 @@ def _named_instance_site(m, fn: cst.FunctionDef, owner: cst.ClassDef, depth: int
         if v.kind == "module" and v.cls == owner.name.value and v.dev is not None and v.dev.is_host:
             return site
     return None
+
+
+_DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                            "torch.nn.parallel.data_parallel.DataParallel"})
+
+
+def _keyword_or_position(call: cst.Call, keyword: str, index: int):
+    """The argument given for `keyword` (by name, or at position `index`); None when absent."""
+    pos = 0
+    for a in call.args:
+        if a.star:
+            return None
+        if a.keyword is not None:
+            if a.keyword.value == keyword:
+                return a.value
+            continue
+        if pos == index:
+            return a.value
+        pos += 1
+    return None
+
+
+def _moved_input_device(ctx: Context, av) -> tuple:
+    """The device text a tensor input was moved with (`X.to(devices[0])`, `x.cuda()`) when the move
+    aims at an accelerator or at a device the analysis cannot name (not the CPU, not another
+    value's own `.device`: `next(net.parameters()).device` follows the model wherever it is), and
+    the device expression node when there is one: (text, node), (None, None) when not moved."""
+    none = (None, None)
+    if av.kind != "tensor" or av.dev is None and av.placed is None or av.dev is not None and not av.dev.is_acc:
+        return none
+    placed = av.placed
+    if not (isinstance(placed, cst.Call) and isinstance(placed.func, cst.Attribute)
+            and placed.func.attr.value in ("to", "cuda")):
+        if av.dev is None:
+            return none
+        return (ctx.code(av.dev.expr), av.dev.expr) if av.dev.expr is not None else ("cuda", None)
+    if placed.func.attr.value == "cuda":
+        return "cuda", None
+    target = _keyword_or_position(placed, "device", 0)
+    if target is None or (isinstance(target, cst.Attribute) and target.attr.value == "device"):
+        return none
+    if isinstance(target, cst.SimpleString) and "cuda" not in target.value:
+        return none
+    if isinstance(target, cst.Name) and any(
+            isinstance(b.value, cst.Attribute) and b.value.attr.value == "device"
+            for b in ctx.model.bindings_of(target)):
+        return none  # `device = next(iter(net.parameters())).device` on some path: the model's own place
+    return ctx.code(target), target

@@ -53,7 +53,11 @@ The rule is off by default: single-GPU scripts use `"cuda:0"` legitimately. It l
 inside `nn.Module` methods, and at the whole file when the file uses DistributedDataParallel or a
 process group (one process per GPU). A script that only uses `nn.DataParallel` is left alone
 outside modules: DataParallel runs in one process and needs the model on its first device,
-`cuda:0` by default. Keys of a `map_location` dict (`{"cuda:0": f"cuda:{rank}"}`) are fine.
+`cuda:0` by default, except for that very mistake: a `"cuda:N"` literal the wrapped model (or the
+wrapper) is moved to while `nn.DataParallel` has no `device_ids` (its first device is GPU 0) or a
+literal list starting with another GPU, which fails at the first forward with "module must have its
+parameters and buffers on device cuda:0 (device_ids[0])" (BiT#73). Keys of a `map_location` dict
+(`{"cuda:0": f"cuda:{rank}"}`) are fine.
 
 Bad:
 
@@ -107,6 +111,7 @@ class Net(nn.Module):
                 return f"{run_by(node)}: use the local rank (`torch.device(\"cuda\", local_rank)`)"
             return None
 
+        dp_targets = None if distributed else _dataparallel_move_strings(m)
         for s in facts.strings:
             v = s.evaluated_value
             if not isinstance(v, str) or not _INDEXED.fullmatch(v) or not self._device_position(ctx, s):
@@ -114,6 +119,19 @@ class Net(nn.Module):
             advice = where(s, v.rpartition(":")[2])
             if advice:
                 yield ctx.finding(s, self.message.format(what=v, advice=advice))
+            elif dp_targets and id(s) in dp_targets and not self._in_module_method(ctx, s):
+                dp, first = dp_targets[id(s)]
+                given = "no `device_ids` (every visible GPU, the first is `cuda:0`)" if first == "0" and not any(
+                    a.keyword is not None and a.keyword.value == "device_ids" for a in dp.args) else (
+                    f"`device_ids` starting with {first}")
+                yield ctx.finding(
+                    s,
+                    f"hard-coded device index `{v}`: the model is moved there, but `{ctx.code(dp.func)}(...)` on "
+                    f"{line_ref(ctx, dp)} has {given}, and DataParallel needs the model on its first device: "
+                    f"the first forward fails (\"module must have its parameters and buffers on device "
+                    f"cuda:{first} (device_ids[0])\"); pass that GPU first (`device_ids=[{v.rpartition(':')[2]}, ...]`, "
+                    f"or `[device.index]`) or move the model to `cuda:{first}`",
+                )
         chosen = _gpu_chosen_by_option(ctx)
         for call, _recv, _meth in m.method_calls("cuda"):
             pos = [a for a in call.args if a.keyword is None]
@@ -435,3 +453,60 @@ def _option_like(m, index) -> bool:
         return bool(binds) and all(b.how in ("assign", "param") for b in binds)
     return False
 
+
+
+_DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                            "torch.nn.parallel.data_parallel.DataParallel"})
+
+
+def _dataparallel_move_strings(m) -> dict:
+    """{id(string): (DataParallel call, its first device index as text)} for each `"cuda:N"` literal
+    that names where a model wrapped by `nn.DataParallel` is moved (`model.to(device)` with `device =
+    torch.device("cuda:1" if ... else "cpu")`, before or after the wrap) when N is not the wrapper's
+    first device: `device_ids` absent or None (GPU 0 first), or a literal list whose first item is
+    another number (BiT#73, G65-5). Wrappers whose `device_ids` the file computes are left alone."""
+    out: dict = {}
+    for dp in m.calls:
+        if m.qualname(dp.func) not in _DATA_PARALLEL:
+            continue
+        ids = next((a.value for a in dp.args if a.keyword is not None and a.keyword.value == "device_ids"), None)
+        if ids is None:
+            pos = [a for a in dp.args if a.keyword is None]
+            ids = pos[1].value if len(pos) > 1 else None
+        if ids is None or (isinstance(ids, cst.Name) and ids.value == "None"):
+            first = "0"
+        elif (isinstance(ids, (cst.List, cst.Tuple)) and ids.elements
+              and isinstance(ids.elements[0].value, cst.Integer)):
+            first = ids.elements[0].value.value
+        else:
+            continue
+        names = []
+        inner = next((a.value for a in dp.args if a.keyword is None), None)
+        if isinstance(inner, (cst.Name, cst.Attribute)):
+            names.append(inner)
+        stmt = m.statement_of(dp)
+        if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign):
+            for t in stmt.body[0].targets:
+                if isinstance(t.target, (cst.Name, cst.Attribute)):
+                    names.append(t.target)
+        for name in names:
+            for mv in m.moves_of(name):
+                for lit in _index_literals(m, mv.device):
+                    if lit.evaluated_value.rpartition(":")[2] != first:
+                        out[id(lit)] = (dp, first)
+    return out
+
+
+def _index_literals(m, expr, depth: int = 0) -> list:
+    """The `"cuda:N"` string literals a device expression is made of: in the expression, or in the
+    assigned values of a name it is (every binding)."""
+    if expr is None or depth > 2:
+        return []
+    if isinstance(expr, cst.Name):
+        out = []
+        for b in m.bindings_of(expr):
+            if b.how == "assign" and b.value is not None:
+                out.extend(_index_literals(m, b.value, depth + 1))
+        return out
+    return [n for n in m.walk(expr) if isinstance(n, cst.SimpleString)
+            and isinstance(n.evaluated_value, str) and _INDEXED.fullmatch(n.evaluated_value)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.caches import cached_before_move
-from gpulint.analysis.devices import runs_on_cpu_only
+from gpulint.analysis.devices import DeviceFacts, runs_on_cpu_only
 from gpulint.analysis.mismatch import (
     placed_on_host,
     file_function_call,
@@ -30,6 +30,7 @@ from gpulint.analysis.mismatch import (
 )
 from gpulint.analysis.paths import is_test_path
 from gpulint.diagnostics import UNSAFE
+from gpulint.flow import runs_on_gpu
 from gpulint.flowkb import LEGACY_TENSOR_TYPES
 from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
@@ -88,7 +89,17 @@ module-level constant it was normalised with). When the CPU operand also feeds, 
 a model the analysis places on the CPU (`model(cur_ids)` with a model never moved, then
 `torch.cat([cur_ids, tok.to(device)])`), moving it would move the crash to the model call: the
 message suggests moving the other operand (`.to(cur_ids.device)`) or both the model and the input,
-and no fix is offered.
+and no fix is offered. The message suggests a device expression that exists where the model is
+called: for a model that moves itself in its constructor (`self.to(dev)`), the argument the
+construction gave (`StaticEncoder(device)`: `device`), and for `self.device`, the instance's own
+attribute (`enc.device`).
+
+A random factory drawn on an accelerator with a CPU generator (`generator = torch.manual_seed(0)`,
+which returns the default CPU generator, or `torch.Generator()`), `torch.randn(shape,
+generator=generator, device=torch_device)`, raises "Expected a 'cuda' device type for generator but
+found 'cpu'" (diffusers#6501): reported at the factory, with no fix (the numbers drawn depend on the
+generator's device). For noise drawn without `device=` with a generator on the accelerator, only
+`device=` helps (`.to()` after the draw is too late).
 
 Bad:
 
@@ -229,6 +240,19 @@ noise_scale = betas[t]
                 what = f"copy it there: `.to({accd}.device)` (or make its inputs there)"
             else:
                 what = f"make it on the same device (`device={accd}.device` or `.to({accd}.device)`)"
+            drawn = self._operand_origin(m, origin)
+            if (isinstance(drawn, cst.Call) and m.qualname(drawn.func) in _DRAWING_FACTORIES
+                    and _generator_arg(drawn) is not None and fix is None and feeds is None):
+                # `torch.randn(shape, generator=g)` with `g` on the accelerator (stable-worldmodel
+                # PR#162, G65-3): the draw itself fails, so a `.to(...)` after it does not help
+                gen = ctx.code(_generator_arg(drawn))
+                if _host_generator(m, _generator_arg(drawn)) is not None:
+                    what = (f"copy it there: `.to({accd}.device)` (it is drawn with `generator={gen}`, a CPU "
+                            f"generator, so `device=` would not do)")
+                else:
+                    what = (f"make it on the same device (`device={accd}.device`): it is drawn with "
+                            f"`generator={gen}`, which must be on the device it draws on, so `.to(...)` after "
+                            f"the draw does not help")
             if not isinstance(acc_node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and what.count(accd) > 1:
                 # `(torch.ones((1, 1)).long().to(device) * tok).device` written twice (G64-2): say it once
                 what = f"make it on the same device as that operand (`.to({accd}.device)`)"
@@ -254,6 +278,7 @@ noise_scale = betas[t]
         for f, factory_fix, finding, _mm in found:
             if factory_fix or f is None or id(f) not in placed or finding.fix is not None:
                 yield finding
+        yield from _generator_findings(ctx)
         reported = {mm.node for mm in m.mismatches()}
         first = {}  # the first operation on a stale cache fails: one report per class
         for c in cached_before_move(m):
@@ -305,12 +330,15 @@ noise_scale = betas[t]
 
     @staticmethod
     def _model_device(ctx: Context, mm) -> str:
-        """The device expression the model was moved with, else the model's own device."""
+        """The device expression the model was moved with, written so that it means something
+        where the model is called (G65-6), else the model's own device."""
         d = mm.acc_value.dev
         expr = d.expr if d is not None else None
-        if isinstance(expr, (cst.Name, cst.Attribute)):
-            return ctx.code(expr)
         callee = mm.acc if mm.op == "module-call" else None  # the model (the callee, or what a trace runs)
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            text = device_text_at(ctx, expr, callee, mm.node)
+            if text is not None:
+                return text
         if isinstance(callee, (cst.Name, cst.Attribute)):
             return f"next({ctx.code(callee)}.parameters()).device"
         return "device"
@@ -361,7 +389,7 @@ noise_scale = betas[t]
                 # it out (timbmg/VAE-CVAE-MNIST#4's unconditional `vae.inference(n=10)`)
                 return None
             base = name_under(host, subscripts=False)
-            if base is not None and DeviceMismatch._used_again(m, base, mm.node):
+            if base is not None and DeviceMismatch._used_again(m, base, mm.node, mm.op == "module-call"):
                 # `label.reshape(-1)` moved at the loss, `label` read again on the host right after
                 # (asahi417/lmppl#13's `(label != PAD).sum(-1)`): moving one use leaves the others
                 return None
@@ -372,8 +400,11 @@ noise_scale = betas[t]
         return edits
 
     @staticmethod
-    def _used_again(m, name: cst.Name, call) -> bool:
-        """The name is read again after `call` in its scope, or anywhere in a loop around the call."""
+    def _used_again(m, name: cst.Name, call, module_call: bool = False) -> bool:
+        """The name is read again after `call` in its scope, or anywhere in a loop around the call.
+        For a model call (`module_call`), a read that is the host input of another reported model
+        call does not count (that finding moves it there the same way), nor one earlier in the same
+        pass of the loop, after the pass bound the name anew."""
         parent = m.parents.get(call)
         assign = parent if isinstance(parent, cst.Assign) else m.parents.get(parent)
         if isinstance(assign, cst.Assign) and any(
@@ -385,12 +416,22 @@ noise_scale = betas[t]
         if loop is not None and not m.contains(scope, loop):
             loop = None
         after = m.order[call]
+        others = None
         for n in m.walk(scope):
             if type(n) is not cst.Name or n is name or n.value != name.value or id(n) in stores:
                 continue
             if m.scope_of(n) is not scope:
                 continue
             if m.order[n] > after or (loop is not None and m.contains(loop, n)):
+                if not module_call:
+                    return True
+                if others is None:
+                    others = {id(x.host) for x in m.mismatches() if x.op == "module-call" and x.node is not call
+                              and isinstance(x.host, cst.Name) and m.scope_of(x.node) is scope}
+                if id(n) in others:
+                    continue  # the host input of another model call: that finding moves it there (SAN, G65-6)
+                if loop is not None and m.order[n] < after and _fresh_in_loop(m, loop, name, n):
+                    continue  # read earlier in the same pass, after the pass bound it anew: the move does not reach it
                 return True
         return False
 
@@ -1127,3 +1168,186 @@ def _path_host_test(m, v):
             return anc.test, child is anc.orelse
         child = anc
     return None
+
+
+def device_text_at(ctx: Context, expr, model, at) -> str | None:
+    """The text of the device expression `expr` (what a module was moved with) that means the same
+    thing at `at`, where `model`, a name or attribute holding that module, is used (G65-6):
+    `expr` itself when its root name is bound where `at` is (or at module level); for a parameter
+    of the class's `__init__` (`self.to(dev)`), the argument the construction bound to `model` in
+    `at`'s scope gives it (`StaticEncoder(device)` -> `device`; `Encoder(args)` ->
+    `args.cuda_device`); for `self.<attr>` read outside the class's methods, the same attribute of
+    `model` (`enc.device`); None when none of these holds."""
+    m = ctx.model
+    root = expr
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return None
+    scope = m.scope_of(at)
+    home = m.scope_of(expr)
+    if root.value == "self":
+        cls = m.class_of(expr)
+        fn = m.enclosing(at, cst.FunctionDef)
+        if cls is not None and fn is not None and m.class_of(fn) is cls:
+            return ctx.code(expr)  # another method of the same class: its own `self`
+        if (cls is not None and isinstance(model, (cst.Name, cst.Attribute)) and expr is not root
+                and m.value_of(model).cls == cls.name.value):
+            return ctx.code(model) + ctx.code(expr)[len("self"):]
+        return None
+    if home is m.module or m.contains(home, at) or (home, root.value) not in m.bindings:
+        return ctx.code(expr)  # bound at module level, in `at`'s function or one around it
+    stored = _stored_in_self(m, home, root, at)
+    if stored is not None:
+        return stored + ctx.code(expr)[len(root.value):]  # `self.cfg = cfg` in `__init__`: `self.cfg.device`
+    # a local of another function: a parameter of the `__init__` of the model's class
+    if not (isinstance(home, cst.FunctionDef) and home.name.value == "__init__" and isinstance(model, cst.Name)):
+        return None
+    cls = m.class_of(home)
+    params = [p.name.value for p in (*home.params.posonly_params, *home.params.params)][1:]
+    kwonly = {p.name.value for p in home.params.kwonly_params}
+    if cls is None or (root.value not in params and root.value not in kwonly):
+        return None
+    if any(b.how != "param" for b in m.bindings[(home, root.value)]):
+        return None  # re-bound inside `__init__`: not the argument any more
+    bindings = [b for b in m.bindings_of(model) if m.scope_of(b.node) is scope]
+    if len(bindings) != 1 or bindings[0].how not in ("assign", "unpack") or not m.precedes(bindings[0].node, at):
+        return None
+    ctor = bindings[0].value
+    for i in bindings[0].index if bindings[0].how == "unpack" else ():
+        if not isinstance(ctor, (cst.Tuple, cst.List)) or i >= len(ctor.elements):
+            return None
+        ctor = ctor.elements[i].value
+    if not (isinstance(ctor, cst.Call) and isinstance(ctor.func, cst.Name) and ctor.func.value == cls.name.value):
+        return None
+    given = None
+    for i, a in enumerate(ctor.args):
+        if a.star:
+            return None
+        if a.keyword is None and i < len(params) and params[i] == root.value:
+            given = a.value
+        elif a.keyword is not None and a.keyword.value == root.value:
+            given = a.value
+    if given is None or not isinstance(given, (cst.Name, cst.Attribute)):
+        return None
+    inner = given
+    while isinstance(inner, cst.Attribute):
+        inner = inner.value
+    if not isinstance(inner, cst.Name) or inner.value == "self" and m.class_of(at) is None:
+        return None
+    return ctx.code(given) + ctx.code(expr)[len(root.value):]
+
+
+def _fresh_in_loop(m, loop, name: cst.Name, read) -> bool:
+    """`name` is bound by a plain statement of `loop`'s own body (not nested in a block of it)
+    that comes before `read`: every pass reads the value that pass made."""
+    body = loop.body
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    for stmt in body.body:
+        if not m.precedes(stmt, read) or m.contains(stmt, read):
+            break
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+                m.contains(stmt, b.node) and b.how in ("assign", "unpack") for b in m.bindings_of(name)):
+            return True
+    return False
+
+
+def _stored_in_self(m, home, root: cst.Name, at) -> str | None:
+    """`self.<attr>` when `home`, a method, stores its parameter `root` there (`self.cfg = cfg`),
+    `self.<attr>` is bound nowhere else in the class, and `at` is in a method of the same class."""
+    cls = m.class_of(home)
+    fn = m.enclosing(at, cst.FunctionDef)
+    if cls is None or fn is None or m.class_of(fn) is not cls or not fn.params.params:
+        return None
+    if fn.params.params[0].name.value != "self" or any(b.how != "param" for b in m.bindings[(home, root.value)]):
+        return None
+    for (scope, key), bs in m.bindings.items():
+        if scope is not cls or not key.startswith("self."):
+            continue
+        if len(bs) == 1 and isinstance(bs[0].value, cst.Name) and bs[0].value.value == root.value and (
+                m.scope_of(bs[0].node) is home):
+            return key
+    return None
+
+
+# random factories that take `device=` and `generator=` (and draw on the device they make the tensor on)
+_DRAWING_FACTORIES = frozenset({"torch.rand", "torch.randn", "torch.randint", "torch.randperm"})
+
+
+def _generator_arg(call: cst.Call):
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "generator"), None)
+
+
+def _host_generator(m, g, depth: int = 0):
+    """The call that makes the generator `g` a CPU generator (`torch.manual_seed(s)`, which returns
+    the default CPU generator; `torch.Generator()` / `torch.Generator("cpu")`; either with
+    `.manual_seed(s)` after it), through the one binding of a name or `self.<attr>`; None when not
+    known to be on the CPU."""
+    if depth > 4:
+        return None
+    if isinstance(g, (cst.Name, cst.Attribute)) and not (isinstance(g, cst.Attribute) and m.qualname(g)):
+        bindings = m.bindings_of(g)
+        if len(bindings) != 1 or bindings[0].how != "assign" or bindings[0].value is None:
+            return None
+        return _host_generator(m, bindings[0].value, depth + 1)
+    if not isinstance(g, cst.Call):
+        return None
+    if isinstance(g.func, cst.Attribute) and g.func.attr.value == "manual_seed" and isinstance(g.func.value, cst.Call):
+        return _host_generator(m, g.func.value, depth + 1)
+    q = m.qualname(g.func)
+    if q == "torch.manual_seed":
+        return g
+    if q in ("torch.Generator", "torch._C.Generator"):
+        dev = next((a.value for a in g.args if a.keyword is None or a.keyword.value == "device"), None)
+        if dev is None or (isinstance(dev, cst.SimpleString) and dev.evaluated_value.split(":")[0] == "cpu"):
+            return g
+        if (isinstance(dev, cst.Call) and m.qualname(dev.func) == "torch.device" and dev.args
+                and isinstance(dev.args[0].value, cst.SimpleString) and dev.args[0].value.evaluated_value == "cpu"):
+            return g
+    return None
+
+
+def _generator_findings(ctx: Context):
+    """`torch.randn(shape, generator=g, device=d)` with `d` an accelerator and `g` a CPU generator
+    (diffusers#6501, G65-2: `generator = torch.manual_seed(0)`, the default CPU generator): the draw
+    raises "Expected a 'cuda' device type for generator but found 'cpu'". No fix: the numbers drawn
+    change with the generator's device."""
+    m = ctx.model
+    facts = m.facts(DeviceFacts)
+    for call in m.calls:
+        if m.qualname(call.func) not in _DRAWING_FACTORIES:
+            continue
+        g = _generator_arg(call)
+        dev = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+        if g is None or dev is None:
+            continue
+        d = m.device_of(call)
+        if d is None or d.where != "acc":
+            continue
+        if isinstance(d.expr, (cst.Name, cst.Attribute)) and facts.device_is_cpu(d.expr):
+            continue  # `device = "cpu"` read as an accelerator name
+        if not runs_on_gpu(m, call):
+            continue
+        made = _host_generator(m, g)
+        if made is None:
+            continue
+        what = ("the default CPU generator `torch.manual_seed(...)` returns"
+                if m.qualname(made.func) == "torch.manual_seed" else "a CPU generator")
+        gen = _short_code(ctx.code(g))
+        if made is g:
+            gen_text = f"`{gen}` is {what}"
+        else:
+            gen_text = f"`{gen}` is {what} (on {line_ref(ctx, made)})"
+        yield ctx.finding(
+            call,
+            f"`{ctx.code(call.func)}(...)` draws on `{ctx.code(dev)}` (the accelerator) but {gen_text}: a CUDA draw "
+            f"needs a CUDA generator (\"Expected a 'cuda' device type for generator but found 'cpu'\"); make the "
+            f"generator there (`torch.Generator(device={ctx.code(dev)}).manual_seed(...)`), or draw on the CPU and "
+            f"move the result (`.to({ctx.code(dev)})`)",
+        )
+
+
+def _short_code(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 60 else code[:57] + "..."
