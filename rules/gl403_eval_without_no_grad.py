@@ -468,7 +468,8 @@ with torch.no_grad():
                 continue  # its forward differentiates: `no_grad` would break it
             if all(_detached_at_once(m, c) for c in inner):
                 continue
-            if all(any(m.contains(lp, c) and _frozen_before(ctx, c, lp) for lp in loops) for c in inner):
+            if all(any(m.contains(lp, c) and (_frozen_before(ctx, c, lp) or _frozen_by_construction(ctx, c.func, lp))
+                       for lp in loops) for c in inner):
                 continue  # its model's parameters were frozen: autograd records nothing
             models = {dotted(c.func) for c in inner}
             if any(facts.passes_to_unknown(lp, models) for lp in loops):
@@ -1312,17 +1313,17 @@ def _last_freeze(ctx: Context, name: str, scope: cst.CSTNode, before: cst.CSTNod
         if before is not None and not m.precedes(n, before):
             continue
         it = n.iter
-        if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters"
-                and ctx.code(it.func.value) == name and isinstance(n.target, cst.Name)):
+        item = _param_item(n)
+        if item is None or ctx.code(it.func.value) != name:
             continue
         for s in m.walk(n.body):
             frozen = None
             if (isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Attribute)
                     and s.targets[0].target.attr.value == "requires_grad"
-                    and ctx.code(s.targets[0].target.value) == n.target.value):
+                    and ctx.code(s.targets[0].target.value) == item):
                 frozen = isinstance(s.value, cst.Name) and s.value.value == "False"
             elif (isinstance(s, cst.Call) and isinstance(s.func, cst.Attribute)
-                  and ctx.code(s.func.value) == n.target.value and isinstance(m.parent(s), cst.Expr)):
+                  and ctx.code(s.func.value) == item and isinstance(m.parent(s), cst.Expr)):
                 if s.func.attr.value == "detach_" and not s.args:
                     frozen = True  # `p.detach_()` on a leaf parameter turns its `requires_grad` off
                 elif s.func.attr.value == "requires_grad_":
@@ -1444,6 +1445,20 @@ def _freezes_expr(expr, text: str | None = None) -> bool:
     return False
 
 
+def _param_item(loop: cst.For) -> str | None:
+    """The name a loop over a module's parameters binds each parameter to: `p` in `for p in
+    X.parameters()` and in `for name, p in X.named_parameters()` (P68-1); None for any other loop."""
+    it = loop.iter
+    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args):
+        return None
+    if it.func.attr.value == "parameters" and isinstance(loop.target, cst.Name):
+        return loop.target.value
+    if (it.func.attr.value == "named_parameters" and isinstance(loop.target, cst.Tuple)
+            and len(loop.target.elements) == 2 and isinstance(loop.target.elements[1].value, cst.Name)):
+        return loop.target.elements[1].value.value
+    return None
+
+
 def _params_loop_sets(loop: cst.For) -> bool:
     """The loop over `X.parameters()` sets `requires_grad` of its item somewhere in its body."""
     for s in walk(loop.body):
@@ -1459,13 +1474,12 @@ def _params_loop_freezes(loop: cst.CSTNode, text: str | None = None) -> bool | N
     """`for p in X.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`, `p.detach_()`)
     as a statement of the loop's own body (not under an `if`), and nothing in it that sets the flag
     otherwise: True; None when `loop` is no such loop over X's (code `text`) parameters."""
-    if not (isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Attribute)
-            and loop.iter.func.attr.value == "parameters" and not loop.iter.args and isinstance(loop.target, cst.Name)
+    if not (isinstance(loop, cst.For) and _param_item(loop) is not None
             and isinstance(loop.body, cst.IndentedBlock) and loop.orelse is None):
         return None
     if text is not None and dotted(loop.iter.func.value) != text:
         return None
-    p = loop.target.value
+    p = _param_item(loop)
     frozen = False
     for st in loop.body.body:
         if not isinstance(st, cst.SimpleStatementLine):
@@ -2468,7 +2482,71 @@ def _mentions_self(node: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Name) and n.value == "self" for n in walk(node))
 
 
-def _frozen_by_construction(ctx: Context, model: cst.BaseExpression | None, loop: cst.CSTNode) -> bool:
+def _returned_frozen(ctx: Context, b) -> bool:
+    """`model = select_model(args, device)` (or `model, name = select_model(...)`, the model first):
+    a module-level function of the file every `return` of which gives the same local, whose
+    parameters that function froze last (`for k, v in model.named_parameters(): v.requires_grad =
+    False`, NTIRE ESR's harness, P68-1)."""
+    m = ctx.model
+    val = b.value
+    if not (isinstance(val, cst.Call) and isinstance(val.func, cst.Name)):
+        return False
+    if b.how == "assign":
+        idx = None
+    elif b.how == "unpack" and len(b.index) == 1:
+        idx = b.index[0]
+    else:
+        return False
+    fn = m.module_function(val.func.value)
+    if fn is None:
+        return False
+    names = set()
+    for node in m.walk(fn.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if not isinstance(node, cst.Return):
+            continue
+        v = node.value
+        if idx is not None:
+            if not isinstance(v, cst.Tuple) or idx >= len(v.elements) or any(
+                    isinstance(e, cst.StarredElement) for e in v.elements):
+                return False
+            v = v.elements[idx].value
+        if not isinstance(v, cst.Name):
+            return False
+        names.add(v.value)
+    if len(names) != 1:
+        return False
+    last = _last_freeze(ctx, names.pop(), fn, None)
+    return last is not None and last[1]
+
+
+def _frozen_at_every_call(ctx: Context, name: str, scope: cst.CSTNode, depth: int) -> bool:
+    """`name` is a parameter of `scope`, a module-level function of the file, and every call of
+    that function (there is one at least) passes a model frozen by construction there
+    (`run(model, ...)` after `model, ... = select_model(args, device)`, P68-1)."""
+    m = ctx.model
+    if depth > 2 or not isinstance(scope, cst.FunctionDef) or m.module_function(scope.name.value) is not scope:
+        return False
+    params = scope.params
+    names = [x.name.value for x in (*params.posonly_params, *params.params)]
+    if name not in names:
+        return False
+    i = names.index(name)
+    calls = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == scope.name.value]
+    if not calls:
+        return False
+    for c in calls:
+        if any(a.star for a in c.args):
+            return False
+        kw = next((a.value for a in c.args if a.keyword is not None and a.keyword.value == name), None)
+        pos = [a.value for a in c.args if a.keyword is None]
+        arg = kw if kw is not None else (pos[i] if i < len(pos) else None)
+        if not isinstance(arg, cst.Name) or not _frozen_by_construction(ctx, arg, c, depth + 1):
+            return False
+    return True
+
+
+def _frozen_by_construction(ctx: Context, model: cst.BaseExpression | None, loop: cst.CSTNode,
+                            depth: int = 0) -> bool:
     """The model a loop calls is a local (or module-level) name bound only to `Cls(...)` of a
     class of the file that freezes every parameter it builds (`_frozen_class`), possibly moved or
     put in eval mode (`PNet().to("cuda")`), and nothing in its scope unfreezes it, reads its
@@ -2483,7 +2561,13 @@ def _frozen_by_construction(ctx: Context, model: cst.BaseExpression | None, loop
     bindings = m.bindings.get((scope, name), [])
     if not bindings:
         return False
+    if all(b.how == "param" for b in bindings):
+        if not _frozen_at_every_call(ctx, name, scope, depth):
+            return False
+        bindings = []
     for b in bindings:
+        if b.value is not None and _returned_frozen(ctx, b):
+            continue
         if b.how != "assign" or b.value is None:
             return False
         root = _chain_root(b.value)

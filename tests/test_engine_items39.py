@@ -145,3 +145,84 @@ def test_name_bound_to_an_integer_is_not_taken_for_a_device():
     # control: `.to(k)` with `k = 0` is left alone by the binding rule (an integer binding is
     # not read as a device index by name; silent on 77361210 too)
     assert _lines(FORWARD.replace("{bind}", "0"), "GL501") == []
+
+
+# P68-1 (GL403 false positive, NTIRE ESR test harness, nathan66666/DVMSR#5): a model frozen through
+# `named_parameters()`, and one a helper of the file freezes and returns, evaluated by a function
+# it is handed to, records no graph.
+FROZEN = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+batches = [torch.randn(2, 4, device=device) for _ in range(3)]
+model = nn.Linear(4, 2).to(device)
+model.eval()
+for {target} in model.{params}():
+    v.requires_grad = False
+outs = []
+for x in batches:
+    outs.append(model(x))
+"""
+
+
+def test_frozen_through_named_parameters_is_silent():
+    assert _lines(FROZEN.replace("{target}", "k, v").replace("{params}", "named_parameters"), "GL403") == []
+
+
+def test_frozen_through_parameters_is_silent():
+    # control (silent on 77361210 too)
+    assert _lines(FROZEN.replace("{target}", "v").replace("{params}", "parameters"), "GL403") == []
+
+
+def test_named_parameters_loop_that_does_not_freeze_still_reports():
+    # control: the loop sets nothing about gradients (reported on 77361210 too)
+    src = FROZEN.replace("{target}", "k, v").replace("{params}", "named_parameters").replace(
+        "v.requires_grad = False", "print(k)")
+    assert _lines(src, "GL403") == [(13, "GL403")]
+
+
+HARNESS = """
+import torch
+import torch.nn as nn
+
+
+def select_model(device):
+    model = nn.Linear(4, 2)
+    model.eval()
+    for k, v in model.named_parameters():
+        v.requires_grad = {flag}
+    model = model.to(device)
+    return model, "linear"
+
+
+def run(model, device):
+    outs = []
+    for i in range(3):
+        outs.append(model(torch.randn(2, 4, device=device)))
+    return outs
+
+
+def main():
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model, name = select_model(device)
+    run(model, device)
+{more}
+
+main()
+"""
+
+
+def test_model_frozen_by_the_helper_that_returns_it_is_silent():
+    assert _lines(HARNESS.replace("{flag}", "False").replace("{more}", ""), "GL403") == []
+
+
+def test_model_the_helper_leaves_trainable_still_reports():
+    # control (reported on 77361210 too)
+    assert _lines(HARNESS.replace("{flag}", "True").replace("{more}", ""), "GL403") == [(18, "GL403")]
+
+
+def test_one_call_with_a_trainable_model_still_reports():
+    # control: `run` is also handed a model nobody froze (reported on 77361210 too)
+    src = HARNESS.replace("{flag}", "False").replace("{more}", "    run(nn.Linear(4, 2).to(device).eval(), device)")
+    assert _lines(src, "GL403") == [(18, "GL403")]
