@@ -226,3 +226,40 @@ def test_one_call_with_a_trainable_model_still_reports():
     # control: `run` is also handed a model nobody froze (reported on 77361210 too)
     src = HARNESS.replace("{flag}", "False").replace("{more}", "    run(nn.Linear(4, 2).to(device).eval(), device)")
     assert _lines(src, "GL403") == [(18, "GL403")]
+
+
+# G68-1 (GL403, ultralytics/yolov3 PR#457): `hasattr(model, "hyp")` in the evaluation loop reads an
+# attribute; it does not hand the model to code that might take gradients.
+HASATTR = """
+import torch
+import torch.nn as nn
+
+
+def compute_loss(out, y):
+    return ((out - y) ** 2).mean(), out.sum()
+
+
+def test(model, data):
+    model.eval()
+    total = 0.0
+    for x, y in data:
+        out = model(x)
+        if {test}:
+            total += compute_loss(out, y)[1].item()
+    return total
+
+
+model = nn.Linear(4, 2)
+print(test(model, [(torch.randn(2, 4), torch.randn(2, 2))]))
+"""
+
+
+def test_hasattr_on_the_model_does_not_hide_the_evaluation_loop():
+    assert _lines(HASATTR.replace("{test}", 'hasattr(model, "hyp")'), "GL403") == [(14, "GL403")]
+
+
+def test_model_handed_to_unknown_code_stays_silent():
+    # control: a call of code the file does not define that is given the model may take
+    # gradients (silent on 77361210 too)
+    src = HASATTR.replace("{test}", 'attack(model, "hyp")').replace("import torch\n", "import torch\nfrom lib import attack\n", 1)
+    assert _lines(src, "GL403") == []

@@ -1183,7 +1183,7 @@ class TrainingFacts:
             if self.file_functions(call):
                 continue
             q = self.m.qualname(call.func) or ""
-            if isinstance(call.func, cst.Name) and call.func.value in ("print", "len", "isinstance", "getattr", "type", "id", "str", "repr"):
+            if isinstance(call.func, cst.Name) and call.func.value in ("print", "len", "isinstance", "getattr", "hasattr", "callable", "type", "id", "str", "repr"):
                 continue
             if q.startswith("torch.") and not q.startswith("torch.func"):
                 continue
