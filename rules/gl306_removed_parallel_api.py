@@ -91,8 +91,6 @@ model = DistributedDataParallel(model)
                     names = [mod]
                     if not isinstance(node.names, cst.ImportStar):
                         names += [f"{mod}.{_dotted(a.name)}" for a in node.names]
-                if _probed(ctx, node) or _in_probing_try(m, node):
-                    continue  # a shim for old torch (fairseq's distributed_utils, PRECISION53)
                 for n in names:
                     if n and any(n == r or n.startswith(r + ".") for r in REMOVED_MODULES):
                         key = next(r for r in REMOVED_MODULES if n == r or n.startswith(r + "."))
@@ -316,48 +314,12 @@ def _probed(ctx: Context, node) -> bool:
     m = ctx.model
     child = node
     for anc in m.ancestors(node):
-        if isinstance(anc, cst.If) and child is not anc.test and (
-                _PROBE.search(ctx.code(anc.test)) or _probe_result(ctx, anc.test)):
+        if isinstance(anc, cst.If) and child is not anc.test and _PROBE.search(ctx.code(anc.test)):
             return True
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return False
         child = anc
     return False
-
-
-def _probe_result(ctx: Context, test) -> bool:
-    """The test reads a name that the file binds only inside the branches of a probing `if` chain
-    (fairseq's distributed_utils.py: `if hasattr(nn.parallel, 'deprecated'): c10d_status =
-    C10dStatus(has_c10d=True, is_default=True)` ... `if c10d_status.is_default: import
-    torch.distributed.deprecated as dist_no_c10d`): the branch runs only where the probe found the
-    old API (PRECISION53)."""
-    m = ctx.model
-    names = [n for n in _walk_names(test)]
-    if not names:
-        return False
-    for name in names:
-        bindings = m.bindings_of(name)
-        if not bindings:
-            return False
-        for b in bindings:
-            if b.how != "assign":
-                return False
-            if not _probed(ctx, b.node):
-                return False
-    return True
-
-
-def _walk_names(test):
-    """The root names a test reads (`c10d_status` of `c10d_status.is_default`, `not flag`)."""
-    if isinstance(test, cst.Name):
-        return [test]
-    if isinstance(test, cst.Attribute):
-        return _walk_names(test.value)
-    if isinstance(test, cst.UnaryOperation):
-        return _walk_names(test.expression)
-    if isinstance(test, cst.BooleanOperation):
-        return _walk_names(test.left) + _walk_names(test.right)
-    return []
 
 
 _PROBE_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
