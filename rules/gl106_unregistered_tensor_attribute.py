@@ -260,6 +260,8 @@ class Decoder(nn.Module):
                 continue  # GL117's shape: a buffer would stop training it
             if _read_off_device_only(m, cls.node, attr):
                 continue  # read only where the input is on the host (`else:` of `if x.is_cuda:`)
+            if _checkpoint_dummy(m, cls.node, attr, tensors):
+                continue  # `requires_grad=True` dummy handed to `checkpoint(...)`: never combined
             first = tensors[0]
             if first.node in seen:
                 continue
