@@ -55,7 +55,8 @@ argument the file's constructions pass are such), is reassigned in forward, is o
 an index or for its shape, is moved with `.to(x.device)` where it is used, or is moved by the
 class's own `_apply`/`to`/`cuda` override (a `to` override that moves other attributes by hand does
 not move this one), or is read only on the CPU branch of a device test (`if x.is_cuda:` using a
-`.cuda()` copy, `else: out = (x - self.mean) / self.std`); nor when it is a tensor the caller hands to `__init__` (`self.support =
+`.cuda()` copy, `else: out = (x - self.mean) / self.std`); nor when it is the gradient-checkpointing dummy (a `requires_grad=True` factory handed only whole to
+`torch.utils.checkpoint.checkpoint(...)` and to the block it checkpoints); nor when it is a tensor the caller hands to `__init__` (`self.support =
 support`) and no construction of the class in the file passes one known to be on the host. An
 attribute that `__init__` makes a Parameter on one branch and a plain tensor on the other
 (`if requires_grad: self.beta = Parameter(...)` / `else: self.beta = torch.zeros(1)`) is reported

@@ -37,7 +37,8 @@ only to `True` (`if config.empty_cache:` with `empty_cache: bool = True` in a co
 construction overrides). The accelerator's module picked at run time with CUDA as the fallback
 (`acc = getattr(torch, device_type, torch.cuda)`, then `acc.empty_cache()`) counts as
 `torch.cuda`. An occasional call (once per
-epoch, or under another condition) is left alone. No automatic fix: removing it is the fix.
+epoch, under another condition, or after `if step % k != 0: continue` skips the rest of the
+iteration) is left alone. No automatic fix: removing it is the fix.
 
 Bad:
 
