@@ -55,7 +55,8 @@ argument the file's constructions pass are such), is reassigned in forward, is o
 an index or for its shape, is moved with `.to(x.device)` where it is used, or is moved by the
 class's own `_apply`/`to`/`cuda` override (a `to` override that moves other attributes by hand does
 not move this one), or is read only on the CPU branch of a device test (`if x.is_cuda:` using a
-`.cuda()` copy, `else: out = (x - self.mean) / self.std`); nor when it is a tensor the caller hands to `__init__` (`self.support =
+`.cuda()` copy, `else: out = (x - self.mean) / self.std`); nor when it is the gradient-checkpointing dummy (a `requires_grad=True` factory handed only whole to
+`torch.utils.checkpoint.checkpoint(...)` and to the block it checkpoints); nor when it is a tensor the caller hands to `__init__` (`self.support =
 support`) and no construction of the class in the file passes one known to be on the host. An
 attribute that `__init__` makes a Parameter on one branch and a plain tensor on the other
 (`if requires_grad: self.beta = Parameter(...)` / `else: self.beta = torch.zeros(1)`) is reported
@@ -133,6 +134,8 @@ class Decoder(nn.Module):
                     continue  # a flat table read only as `self.sigmas[0]`: 0-dim tensors meet the device
                 if _read_off_device_only(ctx.model, cls.node, attr):
                     continue  # read only where the input is on the host (`else:` of `if x.is_cuda:`)
+                if _checkpoint_dummy(ctx.model, cls.node, attr, tensors):
+                    continue  # `requires_grad=True` dummy handed to `checkpoint(...)`: never combined
                 first = tensors[0]
                 if first.node in seen:
                     continue
@@ -317,6 +320,8 @@ class Decoder(nn.Module):
                 continue  # GL117's shape: a buffer would stop training it
             if _read_off_device_only(m, cls.node, attr):
                 continue  # read only where the input is on the host (`else:` of `if x.is_cuda:`)
+            if _checkpoint_dummy(m, cls.node, attr, tensors):
+                continue  # `requires_grad=True` dummy handed to `checkpoint(...)`: never combined
             first = tensors[0]
             if first.node in seen:
                 continue
@@ -1117,3 +1122,47 @@ def _without_literal_device(ctx: Context, value) -> str | None:
         return None
     new = value.visit(_DropLiteralDevice())
     return cst.Module(body=[]).code_for_node(new)
+
+
+def _checkpoint_dummy(m, classdef, attr: str, tensors) -> bool:
+    """The gradient-checkpointing dummy (GLIP's VLFuse, PRECISION53): `self.dummy_tensor =
+    torch.ones(1, dtype=torch.float32, requires_grad=True)`, handed as a whole argument to
+    `torch.utils.checkpoint.checkpoint(self.block, ..., self.dummy_tensor)` so that the reentrant
+    checkpoint's output requires grad, and otherwise only handed on to a submodule call
+    (`self.block(..., self.dummy_tensor)`) whose forward takes it as an unused `dummy_tensor=None`.
+    Nothing combines it with a device tensor: checkpoint accepts arguments on several devices.
+    Every `__init__` value is a factory with `requires_grad=True`, every other read is a whole
+    argument of such a call, and at least one read is a `checkpoint` argument."""
+    if classdef is None or not tensors:
+        return False
+    for a in tensors:
+        v = a.value
+        if not (isinstance(v, cst.Call) and (m.qualname(v.func) or "").startswith("torch.") and any(
+                x.keyword is not None and x.keyword.value == "requires_grad"
+                and isinstance(x.value, cst.Name) and x.value.value == "True" for x in v.args)):
+            return False
+    checkpointed = 0
+    for node in m.walk(classdef):
+        if not (isinstance(node, cst.Attribute) and node.attr.value == attr and isinstance(node.value, cst.Name)
+                and node.value.value == "self"):
+            continue
+        fn = m.enclosing(node, cst.FunctionDef)
+        if fn is None:
+            return False
+        parent = m.parent(node)
+        if fn.name.value == "__init__" and (
+                isinstance(parent, cst.AssignTarget)
+                or (isinstance(parent, cst.Assign) and node in [t.target for t in parent.targets])):
+            continue  # the assignment itself
+        if not (isinstance(parent, cst.Arg) and parent.value is node and not parent.star):
+            return False
+        call = m.parent(parent)
+        if not isinstance(call, cst.Call):
+            return False
+        q = m.qualname(call.func) or ""
+        if q.startswith("torch.utils.checkpoint."):
+            checkpointed += 1
+        elif not (isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+                  and call.func.value.value == "self"):
+            return False
+    return checkpointed > 0

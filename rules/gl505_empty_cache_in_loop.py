@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gpulint.analysis.training import TrainingFacts
+from gpulint.analysis.training import TrainingFacts, walk
 from gpulint.flow import gpu_guard
 from gpulint.analysis.training import argument_for
 from gpulint.rule import Context, Rule
@@ -37,7 +37,8 @@ only to `True` (`if config.empty_cache:` with `empty_cache: bool = True` in a co
 construction overrides). The accelerator's module picked at run time with CUDA as the fallback
 (`acc = getattr(torch, device_type, torch.cuda)`, then `acc.empty_cache()`) counts as
 `torch.cuda`. An occasional call (once per
-epoch, or under another condition) is left alone. No automatic fix: removing it is the fix.
+epoch, under another condition, or after `if step % k != 0: continue` skips the rest of the
+iteration) is left alone. No automatic fix: removing it is the fix.
 
 Bad:
 
@@ -80,7 +81,8 @@ for x, y in loader:
         condition: on a GPU it always holds."""
         loop = facts.step_loop_of(node)
         if loop is not None:
-            return facts.enclosing_loop(node) is loop.node and not _conditional(m, node, loop.node)
+            return (facts.enclosing_loop(node) is loop.node and not _conditional(m, node, loop.node)
+                    and not _after_periodic_skip(m, node, loop.node))
         if depth >= 2 or facts.enclosing_loop(node) is not None:
             return False
         fn = m.enclosing(node, cst.FunctionDef)
@@ -150,6 +152,44 @@ def _conditional(m, node, stop) -> bool:
             return True
         child = anc
     return True
+
+
+def _after_periodic_skip(m, node, stop) -> bool:
+    """An earlier statement of the loop body skips the rest of the step unless the step counter is
+    a multiple of k: `if not step or step % eval_steps != 0: continue` and then `empty_cache()`
+    before an evaluation (seamless_communication's m4t finetune trainer, PRECISION53): the call
+    runs every k steps, not every step. Only a test with a `%` counts: `if batch is None:
+    continue` skips a bad batch and the call still runs at every other step."""
+    child = node
+    for anc in m.ancestors(node):
+        if anc is stop:
+            return False
+        if isinstance(anc, cst.IndentedBlock):
+            stmt = child
+            for prev in anc.body:
+                if prev is stmt:
+                    break
+                if isinstance(prev, cst.If) and _periodic(prev.test) and _ends_in_exit(prev.body):
+                    return True
+        child = anc
+    return False
+
+
+def _periodic(test) -> bool:
+    for n in walk(test):
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo):
+            return True
+    return False
+
+
+def _ends_in_exit(body) -> bool:
+    stmts = getattr(body, "body", ())
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Continue, cst.Return)) for s in last.body)
+    return False
 
 
 def _flag_on(m, test: cst.BaseExpression) -> bool:
