@@ -205,15 +205,24 @@ def _micro_steps(ctx: Context, facts: ScheduleFacts, reported: set[int]):
             continue
         if any(not ev.direct for ev in events) or len({ev.optimizer for ev in events}) != 1:
             continue
+        counters = []
         counter, first = _counter(facts, loop)
-        if counter is None or _rebound(m, loop, counter):
+        if counter is not None and not _rebound(m, loop, counter):
+            counters.append((counter, first))
+        counter, first, bump = _update_counter(m, facts, loop)
+        if counter is not None and not _rebound(m, loop, counter, bump):
+            counters.append((counter, first))
+        if not counters:
             continue
-        if _conditional_in(m, st.call, loop) or _exit_before(m, st.call, loop):
+        if _conditional_in(m, st.call, loop, st.text) or _exit_before(m, st.call, loop):
             continue
         order = m.order
         if not any(order.get(ev.node, 0) < order.get(st.call, 0) for ev in events):
             continue
-        guards = [_first_false_guard(m, ev.node, loop, counter, first) for ev in events]
+        for counter, first in counters:
+            guards = [_first_false_guard(m, ev.node, loop, counter, first) for ev in events]
+            if not any(g is None for g in guards):
+                break
         if any(g is None for g in guards):
             continue
         opt = events[0].optimizer
@@ -327,8 +336,44 @@ def _counter(facts: ScheduleFacts, loop: cst.For):
     return None, None
 
 
-def _rebound(m, loop: cst.For, counter: str) -> bool:
+def _update_counter(m, facts: ScheduleFacts, loop: cst.For):
+    """(name, its value on the first pass, the `+= 1`) of a counter the loop body bumps first thing
+    (`num_updates += 1` as a statement of the body itself, before any other use of it), every
+    other binding of which in the loop's scope is an assignment of the same int before the loop
+    (`num_updates = 0`; h2o-llmstudio#663, fixtures68 G68-6); (None, None, None) otherwise."""
+    body = loop.body
+    if not isinstance(body, cst.IndentedBlock):
+        return None, None, None
+    for st in body.body:
+        if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1
+                and isinstance(st.body[0], cst.AugAssign)):
+            continue
+        aug = st.body[0]
+        if not (isinstance(aug.operator, cst.AddAssign) and isinstance(aug.target, cst.Name)
+                and isinstance(aug.value, cst.Integer) and aug.value.value == "1"):
+            continue
+        name = aug.target.value
+        earlier = body.body[:body.body.index(st)]
+        if any(isinstance(x, cst.Name) and x.value == name for e in earlier for x in m.walk(e)):
+            return None, None, None
+        values = set()
+        for b in m.bindings_of(aug.target):
+            if b.node is aug.target or b.value is aug.value:
+                continue
+            if (b.how != "assign" or not isinstance(b.value, cst.Integer) or m.contains(loop, b.node)
+                    or not m.precedes(b.node, loop)):
+                return None, None, None
+            values.add(int(b.value.value, 0))
+        if len(values) != 1:
+            return None, None, None
+        return name, values.pop() + 1, aug
+    return None, None, None
+
+
+def _rebound(m, loop: cst.For, counter: str, allowed: cst.CSTNode | None = None) -> bool:
     for n in m.walk(loop.body):
+        if n is allowed:
+            continue
         if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem)):
             t = n.target if not isinstance(n, cst.WithItem) else (n.asname.name if n.asname else None)
             if t is not None and any(isinstance(x, cst.Name) and x.value == counter for x in (t, *m.walk(t))):
@@ -340,13 +385,27 @@ def _rebound(m, loop: cst.For, counter: str) -> bool:
     return False
 
 
-def _conditional_in(m, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+def _conditional_in(m, node: cst.CSTNode, loop: cst.CSTNode, present: str | None = None) -> bool:
+    """`node` sits under a condition inside `loop`; `if <present> is not None:` (or `if <present>:`)
+    around it does not count (a scheduler that exists steps on every pass: h2o-llmstudio#663)."""
     for anc in m.ancestors(node):
         if anc is loop:
             return False
+        if present is not None and isinstance(anc, cst.If) and anc.orelse is None and _presence_test(
+                m, anc.test, present):
+            continue
         if isinstance(anc, (cst.If, cst.Try, cst.While, cst.For, cst.IfExp, cst.BooleanOperation) + _DEFS):
             return True
     return True
+
+
+def _presence_test(m, test: cst.BaseExpression, text: str) -> bool:
+    if dotted(test) == text:
+        return True
+    return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.IsNot)
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+            and dotted(test.left) == text)
 
 
 def _exit_before(m, node: cst.CSTNode, loop: cst.For) -> bool:

@@ -263,3 +263,54 @@ def test_model_handed_to_unknown_code_stays_silent():
     # gradients (silent on 77361210 too)
     src = HASATTR.replace("{test}", 'attack(model, "hyp")').replace("import torch\n", "import torch\nfrom lib import attack\n", 1)
     assert _lines(src, "GL403") == []
+
+
+# G68-6 (GL406, h2o-llmstudio#663): gradient accumulation counted by a variable the loop bumps
+# first thing (`num_updates += 1`), the optimizer stepped under `num_updates % k == 0`, the
+# scheduler (if there is one) stepped on every micro-batch.
+ACCUM = """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.StepLR(opt, 10)
+batches = [torch.randn(2, 4) for _ in range(8)]
+k = 4
+num_updates = 0
+for epoch in range(3):
+    for i in range(len(batches)):
+{bump}
+        (model(batches[i]).pow(2).mean() / k).backward()
+        if num_updates % k == 0:
+            opt.step()
+            opt.zero_grad()
+{sched}
+{after}
+"""
+
+
+def _accum(bump="        num_updates += 1", sched="        if sched is not None:\n            sched.step()", after=""):
+    return ACCUM.replace("{bump}", bump).replace("{sched}", sched).replace("{after}", after)
+
+
+def test_scheduler_every_micro_batch_with_an_update_counter_reports():
+    src = _accum(sched="        if sched is not None:\n            sched.step()")
+    assert _lines(src, "GL406") == [(19, "GL406")]
+
+
+def test_scheduler_under_the_accumulation_guard_is_silent():
+    # control (silent on 77361210 too)
+    src = _accum(sched="            sched.step()")
+    assert _lines(src, "GL406") == []
+
+
+def test_counter_bumped_after_the_guard_is_not_read():
+    # the counter's value at the guard on the first pass is not the one after a bump: silent
+    src = _accum(bump="        pass", after="        num_updates += 1")
+    assert _lines(src, "GL406") == []
+
+
+def test_counter_started_from_an_unknown_value_is_not_read():
+    src = _accum().replace("num_updates = 0", "num_updates = len(batches)")
+    assert _lines(src, "GL406") == []
