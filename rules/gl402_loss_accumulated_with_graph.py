@@ -128,6 +128,7 @@ for x, y in loader:
         m = ctx.model
         facts: TrainingFacts = m.facts(TrainingFacts)
         yield from self._step_function_add(ctx, facts)
+        yield from self._step_method_self_sum(ctx, facts)
         for loop in facts.loops:
             if not loop.backward:
                 yield from self._accumulated_step_calls(ctx, facts, loop.node)
@@ -260,6 +261,53 @@ for x, y in loader:
         for cls in m.classes.values():
             for fn in cls.methods.values():
                 yield from self._step_function_add_in(ctx, facts, fn)
+
+    def _step_method_self_sum(self, ctx: Context, facts: TrainingFacts):
+        """`self.total_loss += loss` in a step method that backpropagates `loss` outside any loop of
+        its own, called from a loop (fairseq#2255's trainer shape, fixtures68 G68-2): the attribute
+        outlives the calls, so every step's graph is chained onto it. Not when the method rebinds
+        the attribute before the sum (a per-call total) or the attribute is differentiated."""
+        m = ctx.model
+        for cls in m.classes.values():
+            for fn in cls.methods.values():
+                params = fn.params.params
+                if not params or params[0].name.value != "self":
+                    continue
+                cands = [n for n in walk(fn.body, into_defs=False)
+                         if isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign)
+                         and isinstance(n.target, cst.Attribute) and isinstance(n.target.value, cst.Name)
+                         and n.target.value.value == "self" and facts.enclosing_loop(n) is None]
+                if not cands or not facts.runs_backward(fn, deep=False):
+                    continue
+                calls = [c for c in m.calls if fn in facts.file_functions(c)]
+                if not any(facts.enclosing_loop(c) is not None for c in calls):
+                    continue
+                graph_names = self._graph_names(ctx, facts, fn)
+                if not graph_names:
+                    continue
+                for stmt in cands:
+                    root = dotted(stmt.target)
+                    names = [x for x in self._bare_names(stmt.value) if _root_value(x) in graph_names]
+                    if root is None or not names or facts.grad_mode_at(stmt) in ("off", "dynamic"):
+                        continue
+                    if all(m.value_of(x).kind in ("tensor", None) and m.value_of(x).nograd for x in names):
+                        continue
+                    if self._detached_rebinding(ctx, fn, _root_value(names[0])):
+                        continue
+                    if all(isinstance(n, cst.Name) and _reached_by_number(m, stmt, n.value) for n in names):
+                        continue
+                    if any(isinstance(a, cst.Assign) and any(dotted(t.target) == root for t in a.targets)
+                           and m.precedes(a, stmt) for a in walk(fn.body, into_defs=False)):
+                        continue  # `self.total = 0.0` first in the call: one call's sum
+                    if self._differentiated(ctx, root):
+                        continue
+                    loss = ctx.code(names[0])
+                    yield ctx.finding(
+                        stmt,
+                        self.message.format(loss=loss, method="detach"),
+                        ctx.fix(*[ctx.replace(x, f"{ctx.code(x)}.detach()") for x in names],
+                                message=f"Accumulate `{loss}.detach()`"),
+                    )
 
     def _step_function_add_in(self, ctx: Context, facts: TrainingFacts, fn: cst.FunctionDef):
         m = ctx.model

@@ -314,3 +314,59 @@ def test_counter_bumped_after_the_guard_is_not_read():
 def test_counter_started_from_an_unknown_value_is_not_read():
     src = _accum().replace("num_updates = 0", "num_updates = len(batches)")
     assert _lines(src, "GL406") == []
+
+
+# G68-2 (GL402, fairseq#2255's trainer shape): a sum kept on `self` by a step method the script
+# calls in a loop outlives the calls, so it chains every step's graph.
+TRAINER = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.total_loss = 0.0
+
+    def train_step(self, x, y):
+{reset}
+        self.opt.zero_grad()
+        loss = F.mse_loss(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        self.total_loss += {added}
+
+
+trainer = Trainer(nn.Linear(4, 1))
+{driver}
+"""
+LOOP = "for step in range(100):\n    trainer.train_step(torch.randn(8, 4), torch.randn(8, 1))"
+
+
+def _trainer(reset="        pass", added="loss", driver=LOOP):
+    return TRAINER.replace("{reset}", reset).replace("{added}", added).replace("{driver}", driver)
+
+
+def test_sum_on_self_in_a_step_method_called_in_a_loop_reports():
+    assert _lines(_trainer(), "GL402") == [(19, "GL402")]
+
+
+def test_sum_on_self_fix_detaches():
+    rules = [Registry.load().by_code("GL402")()]
+    fixed = run_text("train.py", textwrap.dedent(_trainer()), rules, Options(fix=True, write=False)).text
+    assert "        self.total_loss += loss.detach()\n" in fixed
+    assert fixed.count(".detach()") == 1
+
+
+def test_sum_of_the_number_is_silent():
+    assert _lines(_trainer(added="loss.item()"), "GL402") == []
+
+
+def test_sum_reset_first_in_each_call_is_silent():
+    assert _lines(_trainer(reset="        self.total_loss = 0.0"), "GL402") == []
+
+
+def test_step_method_called_once_is_silent():
+    assert _lines(_trainer(driver="trainer.train_step(torch.randn(8, 4), torch.randn(8, 1))"), "GL402") == []
