@@ -465,3 +465,89 @@ def moved_after_factory(m, mm, origin) -> cst.Call | None:
             continue
         return None
     return None
+
+
+def device_text_at(ctx, expr, model, at) -> str | None:
+    """The text of the device expression `expr` (what a module was moved with) that means the same
+    thing at `at`, where `model`, a name or attribute holding that module, is used (G65-6):
+    `expr` itself when its root name is bound where `at` is (or at module level); for a parameter
+    of the class's `__init__` (`self.to(dev)`), the argument the construction bound to `model` in
+    `at`'s scope gives it (`StaticEncoder(device)` -> `device`; `Encoder(args)` ->
+    `args.cuda_device`); for `self.<attr>` read outside the class's methods, the same attribute of
+    `model` (`enc.device`); None when none of these holds."""
+    m = ctx.model
+    root = expr
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return None
+    scope = m.scope_of(at)
+    home = m.scope_of(expr)
+    if root.value == "self":
+        cls = m.class_of(expr)
+        fn = m.enclosing(at, cst.FunctionDef)
+        if cls is not None and fn is not None and m.class_of(fn) is cls:
+            return ctx.code(expr)  # another method of the same class: its own `self`
+        if (cls is not None and isinstance(model, (cst.Name, cst.Attribute)) and expr is not root
+                and m.value_of(model).cls == cls.name.value):
+            return ctx.code(model) + ctx.code(expr)[len("self"):]
+        return None
+    if home is m.module or m.contains(home, at) or (home, root.value) not in m.bindings:
+        return ctx.code(expr)  # bound at module level, in `at`'s function or one around it
+    stored = _stored_in_self(m, home, root, at)
+    if stored is not None:
+        return stored + ctx.code(expr)[len(root.value):]  # `self.cfg = cfg` in `__init__`: `self.cfg.device`
+    # a local of another function: a parameter of the `__init__` of the model's class
+    if not (isinstance(home, cst.FunctionDef) and home.name.value == "__init__" and isinstance(model, cst.Name)):
+        return None
+    cls = m.class_of(home)
+    params = [p.name.value for p in (*home.params.posonly_params, *home.params.params)][1:]
+    kwonly = {p.name.value for p in home.params.kwonly_params}
+    if cls is None or (root.value not in params and root.value not in kwonly):
+        return None
+    if any(b.how != "param" for b in m.bindings[(home, root.value)]):
+        return None  # re-bound inside `__init__`: not the argument any more
+    bindings = [b for b in m.bindings_of(model) if m.scope_of(b.node) is scope]
+    if len(bindings) != 1 or bindings[0].how not in ("assign", "unpack") or not m.precedes(bindings[0].node, at):
+        return None
+    ctor = bindings[0].value
+    for i in bindings[0].index if bindings[0].how == "unpack" else ():
+        if not isinstance(ctor, (cst.Tuple, cst.List)) or i >= len(ctor.elements):
+            return None
+        ctor = ctor.elements[i].value
+    if not (isinstance(ctor, cst.Call) and isinstance(ctor.func, cst.Name) and ctor.func.value == cls.name.value):
+        return None
+    given = None
+    for i, a in enumerate(ctor.args):
+        if a.star:
+            return None
+        if a.keyword is None and i < len(params) and params[i] == root.value:
+            given = a.value
+        elif a.keyword is not None and a.keyword.value == root.value:
+            given = a.value
+    if given is None or not isinstance(given, (cst.Name, cst.Attribute)):
+        return None
+    inner = given
+    while isinstance(inner, cst.Attribute):
+        inner = inner.value
+    if not isinstance(inner, cst.Name) or inner.value == "self" and m.class_of(at) is None:
+        return None
+    return ctx.code(given) + ctx.code(expr)[len(root.value):]
+
+
+def _stored_in_self(m, home, root: cst.Name, at) -> str | None:
+    """`self.<attr>` when `home`, a method, stores its parameter `root` there (`self.cfg = cfg`),
+    `self.<attr>` is bound nowhere else in the class, and `at` is in a method of the same class."""
+    cls = m.class_of(home)
+    fn = m.enclosing(at, cst.FunctionDef)
+    if cls is None or fn is None or m.class_of(fn) is not cls or not fn.params.params:
+        return None
+    if fn.params.params[0].name.value != "self" or any(b.how != "param" for b in m.bindings[(home, root.value)]):
+        return None
+    for (scope, key), bs in m.bindings.items():
+        if scope is not cls or not key.startswith("self."):
+            continue
+        if len(bs) == 1 and isinstance(bs[0].value, cst.Name) and bs[0].value.value == root.value and (
+                m.scope_of(bs[0].node) is home):
+            return key
+    return None
