@@ -147,6 +147,10 @@ NO_MEET_FUNCTIONS = frozenset(
         "torch.set_grad_enabled",
         "torch.autocast",
         "torch.manual_seed",
+        # the sizes of a tensor as a tensor: always made on the host, whatever the input's device
+        # (SpanBERT's fairseq SinusoidalPositionalEmbedding joins them with `torch.LongTensor([-1])`
+        # on its ONNX-trace path, P53-1)
+        "torch._shape_as_tensor",
     }
 )
 #: Python built-ins whose result is a Python value (never a tensor on a device)
@@ -1343,7 +1347,10 @@ class DeviceFlow:
                     groups.extend(self._expr(el.value, env) for el in a.value.elements)
                 else:
                     groups.append(self._expr(a.value, env))
-            if q in NO_MEET_FUNCTIONS or tail.startswith(("cuda.", "backends.", "distributed.", "jit.", "autograd.")):
+            if q in NO_MEET_FUNCTIONS or tail.startswith(
+                    ("cuda.", "backends.", "distributed.", "jit.", "autograd.", "onnx.")):
+                # (`torch.onnx.operators.shape_as_tensor(x)` is a host tensor and
+                # `reshape_from_tensor_shape(x, shape)` takes a host shape: export helpers, P53-1)
                 return EMPTY
             if tail in FULL_REDUCTIONS and _full_reduction(call, 1):
                 return EMPTY  # 0-dim: fine next to device tensors

@@ -1,0 +1,62 @@
+"""Engine and rule items, thirty-third session (each test checked to fail on 60dfa2fd unless it says
+it is a control that already passed there). The items are described in
+tests/fixtures_pending/README.md, section "Thirty-third session (lead)"."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpulint.engine import Options, run_text
+from gpulint.registry import Registry
+
+
+def _run(src: str, *codes: str):
+    rules = [Registry.load().by_code(c)() for c in codes]
+    return run_text("train.py", textwrap.dedent(src), rules, Options())
+
+
+def _lines(src: str, *codes: str) -> list[tuple[int, str]]:
+    return sorted((d.line, d.code) for d in _run(src, *codes).diagnostics)
+
+
+# P53-1: torch.onnx.operators.shape_as_tensor / torch._shape_as_tensor give host tensors; a host
+# factory joined with them meets nothing on the device
+SHAPE_AS_TENSOR = """
+import torch
+import torch.nn as nn
+import torch.onnx.operators
+
+
+class Pos(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", torch.zeros(10, 4))
+
+    def forward(self, input):
+        bsz, seq_len = torch.onnx.operators.shape_as_tensor(input)
+        flat = self.w.index_select(0, input.view(-1))
+        shape = torch.cat((bsz.view(1), seq_len.view(1), torch.LongTensor([-1])))
+        return torch.onnx.operators.reshape_from_tensor_shape(flat, shape)
+
+
+class Pos2(nn.Module):
+    def forward(self, input):
+        s = torch._shape_as_tensor(input)
+        return torch.cat((s, torch.LongTensor([-1])))
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+m = Pos().to(device)
+m2 = Pos2().to(device)
+"""
+
+
+def test_p53_1_shape_as_tensor_is_host():
+    assert _lines(SHAPE_AS_TENSOR, "GL105", "GL116") == []
+
+
+def test_p53_1_control_factory_meeting_the_input_still_reported():
+    # control (passed on the base too): the same module, the factory joined with the input itself
+    src = SHAPE_AS_TENSOR.replace(
+        "return torch.cat((s, torch.LongTensor([-1])))", "return torch.cat((input.view(-1), torch.LongTensor([-1])))")
+    assert _lines(src, "GL105") == [(22, "GL105")]
