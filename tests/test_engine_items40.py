@@ -56,7 +56,8 @@ def test_p53_1_shape_as_tensor_is_host():
 
 
 def test_p53_1_control_factory_meeting_the_input_still_reported():
-    # control (passed on the base too): the same module, the factory joined with the input itself
+    # the factory joined with the input itself is still reported, and only it (the base also
+    # reported the one joined with shape_as_tensor's sizes, line 16)
     src = SHAPE_AS_TENSOR.replace(
         "return torch.cat((s, torch.LongTensor([-1])))", "return torch.cat((input.view(-1), torch.LongTensor([-1])))")
     assert _lines(src, "GL105") == [(22, "GL105")]
