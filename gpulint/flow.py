@@ -4056,6 +4056,12 @@ class Flow:
             return UNKNOWN
         bv = self.eval(base, frame)
         k = bv.kind
+        if k == "none" and not bv.nullable:
+            # an attribute of `None` on every path seen (a parameter left to its `None` default in
+            # the pass of one call): reading it raises, so the code that does is not run there and
+            # its value says nothing (`device=pixel_values.device` under `if pixel_values is not
+            # None:` in lerobot's MolmoAct2, analysed for a text-only call, is not the host: P53-2)
+            return UNKNOWN
         if k is None and bv.dev == HOST:
             return Value(None, HOST, origin=bv.origin)  # a field of a structure moved to the host
         if k is None and bv.nograd:

@@ -61,3 +61,50 @@ def test_p53_1_control_factory_meeting_the_input_still_reported():
     src = SHAPE_AS_TENSOR.replace(
         "return torch.cat((s, torch.LongTensor([-1])))", "return torch.cat((input.view(-1), torch.LongTensor([-1])))")
     assert _lines(src, "GL105") == [(22, "GL105")]
+
+
+# P53-2: a method analysed with the arguments of one call, where a parameter takes its `None`
+# default: `p.device` under `if p is not None:` is not the host (reading it would raise there)
+OPTIONAL_INPUT = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.vis = nn.Linear(4, 4)
+
+    def build(self, pixels):
+        images = torch.zeros(pixels.shape, dtype=pixels.dtype, device=pixels.device)
+        images[:] = pixels
+        return images
+
+    def forward(self, ids, pixels=None):
+        x = self.emb(ids).mean(dim=1)
+        if pixels is not None:
+            x = x + self.vis(self.build(pixels)).mean(dim=1)
+        return x
+
+    def act(self, *, ids):
+        return self(ids=ids).argmax(dim=-1)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Model().to(device)
+ids = torch.randint(0, 10, (2, 3)).to(device)
+pixels = torch.randn(2, 3, 4).to(device)
+model(ids, pixels).sum().backward()
+model.act(ids=ids)
+"""
+
+
+def test_p53_2_device_of_a_none_default_is_not_the_host():
+    assert _lines(OPTIONAL_INPUT, "GL105", "GL116") == []
+
+
+def test_p53_2_control_a_real_host_factory_in_the_builder_still_reported():
+    src = OPTIONAL_INPUT.replace("device=pixels.device)", ")")
+    # (a control: passes on the base too)
+    assert _lines(src, "GL105") == [(13, "GL105")]
