@@ -6759,7 +6759,11 @@ class Flow:
         out = False
         info = self.m.classes.get(cls)
         init = info.methods.get("__init__") if info is not None else None
-        if init is not None and not (plain and info.bases):
+        # a plain class may derive from plain classes of the file (LLFlow's `class LLFlowModel(
+        # BaseModel)`, BaseModel a holder with no base): their code is seen, and a store of the
+        # attribute in any of them (but the class's own `__init__`) disqualifies (E67-1)
+        family = self._plain_family(cls) if plain and info is not None and info.bases else None
+        if init is not None and not (plain and info.bases and family is None):
             out = True
             in_init = False
             if any(self._names_of(x) for x in ("setattr", "__dict__", "__setattr__", "vars")):
@@ -6776,13 +6780,28 @@ class Flow:
                         on_self = type(n.value) is cst.Name and n.value.value == "self"
                         if on_self and fn is init:
                             in_init = True
-                        elif on_self and fn is not None and self.m.class_of(fn) is not info.node:
+                        elif (on_self and fn is not None and self.m.class_of(fn) is not info.node
+                              and (family is None or self.m.class_of(fn) not in family)):
                             continue  # another class's own attribute
                         else:
                             out = False
                             break
             out = out and in_init
         self._fwd_cache[key] = out
+        return out
+
+    def _plain_family(self, cls: str) -> set | None:
+        """The ClassDef nodes of `cls`'s base classes when every class above it is a class of the
+        file and the topmost have no base; None otherwise (an imported base may set attributes)."""
+        out, todo, seen = set(), list(self.m.classes[cls].bases), {cls}
+        while todo:
+            b = todo.pop()
+            info = self.m.classes.get(b)
+            if info is None or b in seen or len(seen) > 8:
+                return None
+            seen.add(b)
+            out.add(info.node)
+            todo.extend(info.bases)
         return out
 
     def _init_moves_anything(self, init: cst.FunctionDef) -> bool:

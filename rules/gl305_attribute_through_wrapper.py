@@ -321,10 +321,24 @@ def _engine_wrapper_class(m, recv):
     if recv.value.value != "self":
         # `modules.temp` of a record (a dataclass of the file) whose field the engine knows holds a
         # wrapper of a file class on every path (d3rlpy's `Modules.wrap_models_by_ddp()`, E51-2)
-        if m.value_of(recv.value).kind != "object":
+        owner = m.value_of(recv.value)
+        if owner.kind != "object":
             return None
         found = engine_wrapper(m, recv)
-        return found if found is not None and found[1] is not None and found[2] else None
+        if found is None or found[1] is None:
+            return None
+        if found[2]:
+            return found
+        # a wrap on some paths made in the `__init__` of the instance's own class (`if
+        # len(gpu_ids) > 1: self.netG = DataParallel(self.netG)`): the constructor has run before
+        # any read through the instance, as for a read inside the class (LLFlow#19's
+        # `model.netG.RRDB` in `main()`, E67-1)
+        w = m.value_of(recv).wrap
+        fn = m.enclosing(w, cst.FunctionDef) if isinstance(w, cst.CSTNode) else None
+        cls = m.class_of(fn) if fn is not None and fn.name.value == "__init__" else None
+        if isinstance(cls, cst.ClassDef) and cls.name.value == owner.cls:
+            return found
+        return None
     found = engine_wrapper(m, recv)
     if found is None or found[1] is None:
         return None

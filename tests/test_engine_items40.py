@@ -108,3 +108,59 @@ def test_p53_2_control_a_real_host_factory_in_the_builder_still_reported():
     src = OPTIONAL_INPUT.replace("device=pixels.device)", ")")
     # (a control: passes on the base too)
     assert _lines(src, "GL105") == [(13, "GL105")]
+
+
+# E67-1 (LLFlow#19): a wrapper made on one branch of `__init__` is read through the instance from
+# outside the class, also when the class derives from a plain holder class of the file
+INSTANCE_WRAP = """
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.enc(x)
+
+
+class Base:
+    def __init__(self, opt):
+        self.opt = opt
+
+
+class Trainer(Base):
+    def __init__(self, opt, gpu_ids):
+        super().__init__(opt)
+        self.net = Net()
+        if len(gpu_ids) > 1:
+            self.net = nn.DataParallel(self.net, gpu_ids)
+
+    def log(self):
+        print(self.net.enc)
+
+
+t = Trainer({}, [0, 1])
+t.log()
+print(t.net.enc)
+"""
+
+
+def test_e67_1_wrapper_read_through_the_instance():
+    assert _lines(INSTANCE_WRAP, "GL305") == [(27, "GL305"), (32, "GL305")]
+
+
+def test_e67_1_no_report_when_a_base_method_rebinds_the_attribute():
+    # a base class's method that stores the attribute may run after `__init__`: not concluded
+    src = INSTANCE_WRAP.replace("        self.opt = opt\n", "        self.opt = opt\n\n    def reset(self):\n        self.net = None\n")
+    assert _lines(src, "GL305") == [(30, "GL305")]  # inside the class only
+
+
+def test_e67_1_no_report_for_a_wrap_made_in_another_method():
+    # a wrap made by a method (`prepare()`) may come after the read through the instance
+    src = INSTANCE_WRAP.replace("        if len(gpu_ids) > 1:\n            self.net = nn.DataParallel(self.net, gpu_ids)\n",
+                                "\n    def prepare(self, gpu_ids):\n        if len(gpu_ids) > 1:\n"
+                                "            self.net = nn.DataParallel(self.net, gpu_ids)\n")
+    line = src.strip("\n").split("\n").index("print(t.net.enc)") + 2
+    assert line == 34 and (line, "GL305") not in _lines(src, "GL305")
