@@ -2954,6 +2954,11 @@ class Flow:
             return True
         if guard is True and live_then:
             frame.env = then_env  # on a GPU the guarded branch runs
+        elif guard is None and live_then and _and_with_availability(self.m, stmt.test):
+            # `if args.gpu is not None and torch.cuda.is_available():` (pytorch/examples' ImageNet
+            # script): the branch of the GPU run that gives the option; an `elif`/`else` is another
+            # configuration, which this run does not take (pytorch/examples#1071, E69-2)
+            frame.env = then_env
         elif guard is False and live_else:
             frame.env = else_env
         elif live_then and live_else:

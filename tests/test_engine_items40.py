@@ -164,3 +164,38 @@ def test_e67_1_no_report_for_a_wrap_made_in_another_method():
                                 "            self.net = nn.DataParallel(self.net, gpu_ids)\n")
     line = src.strip("\n").split("\n").index("print(t.net.enc)") + 2
     assert line == 34 and (line, "GL305") not in _lines(src, "GL305")
+
+
+# E69-2 (pytorch/examples#1071): the branch of `if <option> and torch.cuda.is_available():` is the
+# GPU run that gives the option; a label that branch leaves on the host meets the moved model
+GPU_OPTION = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+gpu = 0 if torch.cuda.is_available() else None
+model = nn.Linear(4, 3)
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+if gpu is not None and torch.cuda.is_available():
+    model = model.cuda(gpu)
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,))), batch_size=4)
+for x, y in loader:
+    if gpu is not None and torch.cuda.is_available():
+        x = x.cuda(gpu)
+    elif torch.cuda.is_available():
+        y = y.cuda()
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_e69_2_option_and_availability_branch_is_the_gpu_run():
+    assert _lines(GPU_OPTION, "GL101") == [(18, "GL101")]
+
+
+def test_e69_2_labels_moved_in_that_branch_are_fine():
+    src = GPU_OPTION.replace("        x = x.cuda(gpu)\n", "        x = x.cuda(gpu)\n        y = y.cuda(gpu)\n")
+    assert _lines(src, "GL101", "GL116") == []
