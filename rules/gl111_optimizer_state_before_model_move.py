@@ -729,8 +729,16 @@ def _helper_load(m, facts, call: cst.Call, recv) -> tuple[str, cst.Call] | None:
     if not sites or len(args) != len(sites):
         return None
     for site, arg in zip(sites, args):
-        if not isinstance(arg, cst.Name) or m.value_of(arg).kind != "optimizer":
+        if m.value_of(arg).kind != "optimizer":
             return None
+        if not isinstance(arg, cst.Name):
+            # `load_checkpoint(self.model, self.optimizer, resume)` in a trainer's `__init__` that
+            # moves `self.model` after the call (monodle#7, E69-3): the engine knows the module
+            # object the optimizer's parameters came from
+            found = _moved_after_site(m, facts, site, arg)
+            if found is not None:
+                return None if _state_moved_after(m, recv, call) else (found, site)
+            continue
         if _bound_only_after(m, arg, site):
             return None
         for model in facts.optimizer_models(arg):
@@ -743,3 +751,27 @@ def _helper_load(m, facts, call: cst.Call, recv) -> tuple[str, cst.Call] | None:
                 return None
             return m.module.code_for_node(model), site
     return None
+
+
+def _moved_after_site(m, facts, site: cst.Call, opt: cst.BaseExpression) -> str | None:
+    """The text of the module the optimizer `opt` (an argument of `site`) was built over, when that
+    module object was made on the host by this file and every move of it to a device is in the
+    function of `site`, after it; None otherwise."""
+    src = m.value_of(opt).source
+    if src is None or m.moves_in_chain(src) or not _built_on_host(m, src):
+        return None
+    scope = m.scope_of(site)
+    moves = []
+    for mcall, recv, _meth in m.method_calls("to", "cuda"):
+        mv = m.move_of_call(mcall)
+        if mv is None:
+            continue
+        rv = m.value_of(recv)
+        if rv.kind != "module" or rv.origin is not src:
+            continue
+        if mv.to_cpu or facts.device_is_cpu(mv.device) or m.scope_of(mcall) is not scope:
+            return None  # moved back, or in another function: which runs first is not known here
+        moves.append((mcall, recv))
+    if not moves or any(not facts.runs_before(site, c, a_always=False) for c, _ in moves):
+        return None
+    return m.module.code_for_node(min(moves, key=lambda mv: m.order[mv[0]])[1])

@@ -199,3 +199,51 @@ def test_e69_2_option_and_availability_branch_is_the_gpu_run():
 def test_e69_2_labels_moved_in_that_branch_are_fine():
     src = GPU_OPTION.replace("        x = x.cuda(gpu)\n", "        x = x.cuda(gpu)\n        y = y.cuda(gpu)\n")
     assert _lines(src, "GL101", "GL116") == []
+
+
+# E69-3 (monodle#7): a module-level helper restores the optimizer; a trainer's `__init__` calls it
+# with its `self` attributes and moves the model after the call
+HELPER_RESTORE = """
+import torch
+import torch.nn as nn
+
+
+def load_checkpoint(model, optimizer, filename):
+    ckpt = torch.load(filename, map_location="cpu")
+    optimizer.load_state_dict(ckpt["optimizer"])
+
+
+class Trainer:
+    def __init__(self, model, optimizer, resume):
+        self.model, self.optimizer = model, optimizer
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if resume:
+            load_checkpoint(model=self.model, optimizer=self.optimizer, filename=resume)
+        self.model = self.model.to(self.device)
+
+    def step(self):
+        loss = self.model(torch.randn(8, 4, device=self.device)).sum()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+model = nn.Linear(4, 2)
+Trainer(model, torch.optim.Adam(model.parameters()), "ckpt.pth").step()
+"""
+
+
+def test_e69_3_helper_restore_called_from_a_method_before_the_move():
+    assert _lines(HELPER_RESTORE, "GL111") == [(8, "GL111")]
+
+
+def test_e69_3_moved_before_the_call_is_fine():
+    src = HELPER_RESTORE.replace(
+        "        if resume:\n", "        self.model = self.model.to(self.device)\n        if resume:\n")
+    assert _lines(src, "GL111") == []
+
+
+def test_e69_3_moved_in_another_method_is_not_concluded():
+    src = HELPER_RESTORE.replace("        self.model = self.model.to(self.device)\n", "").replace(
+        "    def step(self):\n", "    def cuda(self):\n        self.model.to(self.device)\n\n    def step(self):\n")
+    assert _lines(src, "GL111") == []
