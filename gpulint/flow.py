@@ -184,6 +184,10 @@ class Value:
     # OBJECT of no one class: the classes of the file it is an instance of on some path (`for loss
     # in [GeneratorLoss(), DiscriminatorLoss()]`), sorted; a method call runs each class's method
     alts: tuple | None = None
+    # HOSTVAL: the device string (`"cuda:0"`, `"cpu"`) it is on every path; kept through calls, so a
+    # parameter not named like a device that receives one still names that device (`def
+    # __init__(self, where): self.to(where)`, `WDL(..., where="cuda:0" if ... else "cpu")`)
+    devtext: str | None = None
 
     def __eq__(self, o):
         return (
@@ -210,6 +214,7 @@ class Value:
             and self.graph == o.graph
             and self.attrs == o.attrs
             and self.alts == o.alts
+            and self.devtext == o.devtext
         )
 
     def __hash__(self):
@@ -227,6 +232,7 @@ NONE_VALUE = Value("none", HOST)  # `None`: joined with a value, the value (usin
 
 
 _DEVICE_TEXT = re.compile(r"\s*(cuda|cpu|mps|xpu|meta|hpu|npu|xla|gpu|tpu|ipu|mtia|privateuseone)(:\d+)?\s*$", re.I)
+_TORCH_DEVICE_TEXT = re.compile(r"(cuda|cpu|mps|xpu|meta|hpu|npu|xla)(:\d+)?")
 _LEAVES = "leaves"  # `_if`: the branch its test decides always leaves the block
 _NON_CUDA_ACCELERATORS = ("mps", "xpu", "xla", "hpu", "npu")
 
@@ -332,6 +338,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         host_part=a.host_part if a.host_part is b.host_part else None,
         attrs=_join_attrs(a.attrs, b.attrs, a.kind == OBJECT and a.cls is not None and a.cls == b.cls),
         alts=_join_alts(a, b),
+        devtext=a.devtext if a.devtext == b.devtext else None,
     )
 
 
@@ -3531,6 +3538,8 @@ class Flow:
             if isinstance(text, str) and len(text) <= 64 and not _DEVICE_TEXT.match(text):
                 # (a device string is a device choice: the GPU test's branches decide it)
                 return Value(HOSTVAL, HOST, py="str", const=text)
+            if isinstance(text, str) and _TORCH_DEVICE_TEXT.fullmatch(text):
+                return Value(HOSTVAL, HOST, py="str", devtext=text)
             return Value(HOSTVAL, HOST, py="str")
         if t is cst.Integer or t is cst.Float or t is cst.Imaginary:
             return Value(HOSTVAL, HOST, py=_LITERAL_TYPES[t])
@@ -4529,6 +4538,10 @@ class Flow:
                 return None  # `d = get_device(wav)`: wherever that tensor is, not a configured GPU
             if any(h in last for h in _DEVICE_NAME_HINTS) or last in ("gpu_id",):
                 return Dev("acc", text, expr)
+        if v is not None and v.kind == HOSTVAL and v.devtext is not None:
+            # a value that is one device string on every path, whatever the expression's name (a
+            # parameter `where` every call gives `"cuda:0" if torch.cuda.is_available() else "cpu"`)
+            return HOST if v.devtext.split(":", 1)[0] in ("cpu", "meta") else Dev("acc", v.devtext, expr)
         return None
 
     def _literal_bound_device(self, name: cst.Name) -> Dev | None:
@@ -6750,6 +6763,12 @@ class Flow:
                 continue
             mv = m.move_of_call(c)
             if mv is not None and not mv.to_cpu:
+                return True
+            if (mv is None and f.attr.value == "to" and len(c.args) == 1 and c.args[0].keyword is None
+                    and type(c.args[0].value) is cst.Name and (bs := m.bindings_of(c.args[0].value))
+                    and all(b.how == "param" for b in bs)):
+                # `self.to(where)` of a parameter not named like a device: where the constructions
+                # say (the summary with their arguments reads the device string they pass)
                 return True
         return False
 

@@ -247,3 +247,72 @@ def test_e69_3_moved_in_another_method_is_not_concluded():
     src = HELPER_RESTORE.replace("        self.model = self.model.to(self.device)\n", "").replace(
         "    def step(self):\n", "    def cuda(self):\n        self.model.to(self.device)\n\n    def step(self):\n")
     assert _lines(src, "GL111") == []
+
+
+# N2 (the rename probe's leftover of N1): a device string keeps its meaning through a call, into a
+# parameter not named like a device (the value carries the device text)
+RENAMED_DEVICE = """
+import torch
+import torch.nn as nn
+
+
+class WDL(nn.Module):
+    def __init__(self, n_dense, where="cpu"):
+        super().__init__()
+        self.lin = nn.Linear(n_dense, 1)
+        self.to(where)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+where = "cuda:0" if torch.cuda.is_available() else "cpu"
+model = WDL(4, where=where)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    x = torch.randn(8, 4, device=where)
+    loss = model(x).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_n2_device_string_into_a_parameter_not_named_like_a_device():
+    # the base reported GL112 ("the model itself is never moved"): `self.to(where)` was not a move
+    assert _lines(RENAMED_DEVICE, "GL112", "GL101", "GL116") == []
+
+
+FIT = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def fit(net, loader, where):
+    net.to(where)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(net(x), y.to(where))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,))), batch_size=4)
+fit(nn.Linear(4, 3), loader, "cuda" if torch.cuda.is_available() else "cpu")
+"""
+
+
+def test_n2_inputs_left_behind_a_model_moved_to_such_a_parameter():
+    assert _lines(FIT, "GL101") == [(11, "GL101")]
+
+
+def test_n2_every_call_passing_cpu_is_the_host():
+    assert _lines(FIT.replace('"cuda" if torch.cuda.is_available() else "cpu"', '"cpu"'), "GL101", "GL116") == []
+
+
+def test_n2_a_string_picked_by_a_tensor_is_not_the_accelerator():
+    src = FIT.replace('fit(nn.Linear(4, 3), loader, "cuda" if torch.cuda.is_available() else "cpu")',
+                      'x0 = torch.randn(2)\nfit(nn.Linear(4, 3), loader, "cuda" if x0.is_cuda else "cpu")')
+    assert _lines(src, "GL101", "GL116") == []
