@@ -4076,6 +4076,13 @@ class Flow:
             # its value says nothing (`device=pixel_values.device` under `if pixel_values is not
             # None:` in lerobot's MolmoAct2, analysed for a text-only call, is not the host: P53-2)
             return UNKNOWN
+        if k == CLASS and bv.cls is not None:
+            found = self.m.method_of_class(bv.cls, attr)
+            if found is not None and any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod"
+                                         for d in found[0].decorators):
+                # `collate_fn=Squares.collate_fn`, a staticmethod of a class of the file used as a
+                # value: that function (yolov3-multigpu#13's collate, E69-4)
+                return Value(FUNC, None, fn=found[0])
         if k is None and bv.dev == HOST:
             return Value(None, HOST, origin=bv.origin)  # a field of a structure moved to the host
         if k is None and bv.nograd:

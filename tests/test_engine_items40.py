@@ -316,3 +316,42 @@ def test_n2_a_string_picked_by_a_tensor_is_not_the_accelerator():
     src = FIT.replace('fit(nn.Linear(4, 3), loader, "cuda" if torch.cuda.is_available() else "cpu")',
                       'x0 = torch.randn(2)\nfit(nn.Linear(4, 3), loader, "cuda" if x0.is_cuda else "cpu")')
     assert _lines(src, "GL101", "GL116") == []
+
+
+# E69-4 (yolov3-multigpu#13, part): `collate_fn=Pairs.collate`, a staticmethod of a class of the
+# file, is that function: the loader's batches are what it returns
+STATIC_COLLATE = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Pairs(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.randn(4), torch.randn(3)
+
+    @staticmethod
+    def collate(batch):
+        return torch.stack([b[0] for b in batch]), torch.stack([b[1] for b in batch])
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 3).to(device)
+loader = DataLoader(Pairs(), batch_size=4, collate_fn=Pairs.collate)
+for x, y in loader:
+    out = model(x.to(device))
+    loss = (out - y).pow(2).mean()
+    loss.backward()
+"""
+
+
+def test_e69_4_staticmethod_collate_batches_are_on_the_host():
+    assert _lines(STATIC_COLLATE, "GL116") == [(24, "GL116")]
+
+
+def test_e69_4_staticmethod_collate_that_moves_the_batch():
+    src = STATIC_COLLATE.replace("torch.stack([b[1] for b in batch])", "torch.stack([b[1] for b in batch]).to(device)")
+    assert _lines(src, "GL116", "GL101") == []
