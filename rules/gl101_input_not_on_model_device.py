@@ -6,6 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.mismatch import accelerator_named_cpu, batch_source, device_text_at, moved_back, name_under
 from gpulint.analysis.modules import self_attr
+from gpulint.analysis.training import argument_for
 from gpulint.flow import copy_of_name
 from gpulint.rule import Context, Rule
 
@@ -82,7 +83,12 @@ for x, y in loader:
             if source is None or moved_back(mm.host_value):
                 continue
             node, host = mm.node, mm.host
-            if mm.site is not None:
+            lifted = _method_call_site(m, mm) if mm.site is None else None
+            if lifted is not None:
+                # the batch handed to a method of the model from the loop (`net.neg_elbo(x=bx,
+                # y=by)`, a VAE's `loss_function(x)`): reported at that call, where it is moved
+                node, host = lifted
+            elif mm.site is not None:
                 # found with the arguments of one call of a helper (or of the model, whose forward
                 # hands the batch on): reported at that call, on the argument that carries the batch;
                 # when the callee binds the batch itself (its loop over a loader it is given),
@@ -124,7 +130,8 @@ for x, y in loader:
                                   and (m.value_of(f[2]).kind != "object" or _returning_to(m, m.value_of(f[2])))])
         for call, root, host, source, mm in found:
             name = root.value if root is not None else ctx.code(host)
-            fix, line, device, late = fixes.get(id(call), (None, None, None, None))
+            fix, line, device, late = fixes.get((id(call), root.value if root is not None else None),
+                                                (None, None, None, None))
             at_site = mm.site is not None and id(call) not in inside
             line_device = None
             if device is None:
@@ -138,7 +145,7 @@ for x, y in loader:
                               or _sibling_move(ctx, None, call) or _loop_move_name(ctx, call) or "the model's device")
                     line_device = _operand_device(ctx, mm)
             callee = ctx.code(mm.acc if mm.op == "module-call" else mm.node.func)
-            if at_site and isinstance(mm.function, cst.FunctionDef):
+            if (at_site or call is not mm.node and mm.site is None) and isinstance(mm.function, cst.FunctionDef):
                 callee = f"{callee}` in `{mm.function.name.value}()"
             if at_site and (m.value_of(host).kind == "batch" or (m.value_of(host).kind == "object" and fix is None)):
                 # a dict batch (a batch object) handed on whole: which of its tensors the callee feeds
@@ -162,7 +169,7 @@ for x, y in loader:
         """One fix per place the batches are bound: at the top of the loop body for a loop's
         batches, right after the statement for one batch (`next(iter(loader))`, a tokenizer call).
         The other tensors bound there from the same batch and still on the host are moved too
-        (the labels beside the inputs). Returns id(call) -> (fix, the message's line, device)."""
+        (the labels beside the inputs). Returns (id(call), batch name) -> (fix, the message's line, device, late)."""
         m = ctx.model
         placed = []
         devices: dict[int, str] = {}  # per binding place: the model's move (module calls first)
@@ -201,7 +208,7 @@ for x, y in loader:
                 # host (`pred.cpu() == batch["label"]`, OpenBookQA#5): moving it there would make
                 # the fixed script fail, so no fix; the message still names the move
                 for call, name in calls:
-                    out[id(call)] = (None, lines[name], device, late)
+                    out[(id(call), name)] = (None, lines[name], device, late)
                 continue
             if isinstance(where, cst.For):
                 body = where.body
@@ -213,13 +220,13 @@ for x, y in loader:
                 edit = ctx.insert_after(where, "\n".join(ordered))
                 fix = ctx.fix(edit, message="Move the batch to the model's device after it is made")
             for call, name in calls:
-                out[id(call)] = (fix, lines[name], device, None)
+                out[(id(call), name)] = (fix, lines[name], device, None)
             moved_at[id(where)] = (fix, moves, device)
         # a finding whose operand is computed from a batch name (`target.flatten()`) that one of
         # these edits moves (a sibling of the reported input) shares that edit: fixing one
         # finding resolves the other, so both carry the same fix (applied once)
         for call, root, host, source, mm in found:
-            if id(call) in out or root is not None:
+            if root is not None or (id(call), None) in out:
                 continue
             base = name_under(host)
             if base is None:
@@ -227,7 +234,7 @@ for x, y in loader:
             where = self._bound_at(m, base, call)
             fix, moves, device = moved_at.get(id(where), (None, {}, None))
             if fix is not None and base.value in moves:
-                out[id(call)] = (fix, moves[base.value], device, None)
+                out[(id(call), None)] = (fix, moves[base.value], device, None)
         return out
 
     @staticmethod
@@ -694,10 +701,57 @@ def _parameter_given(m, site: cst.Call, fn: cst.FunctionDef, expr) -> str | None
     return None
 
 
+def _method_call_site(m, mm):
+    """(the call, its argument) when the mismatch is in a method of a module class of the file
+    other than `forward`, its host operand is a parameter of that method, and the method is called
+    once, from outside its class, on the model (`net.neg_elbo(x=bx, y=by)` in the training loop),
+    with a batch tensor on the host for that parameter (UQ360#28, G69-3); None otherwise."""
+    fn = mm.function
+    if not isinstance(fn, cst.FunctionDef) or fn.name.value in ("forward", "__call__", "__init__"):
+        return None
+    cls = m.class_of(fn)
+    if cls is None or m.value_of(cls.name).kind not in (None, "module") or not m.contains(fn, mm.node):
+        return None
+    root = _root_name(mm.host) or name_under(mm.host)
+    if root is None:
+        return None
+    bs = m.bindings_of(root)
+    if len(bs) != 1 or bs[0].how != "param" or m.scope_of(bs[0].node) is not fn:
+        return None
+    sites = list((m.flow.site_values.get(fn) or {}).keys())
+    if len(sites) != 1:
+        return None
+    site = sites[0]
+    f = site.func
+    if not isinstance(f, cst.Attribute) or f.attr.value != fn.name.value or (
+            isinstance(f.value, cst.Name) and f.value.value == "self") or m.contains(cls, site):
+        return None
+    if m.value_of(f.value).kind != "module":
+        return None
+    arg = argument_for(fn, site, root.value)
+    if arg is None:
+        return None
+    v = m.value_of(arg)
+    if v.kind not in ("tensor", "batch") or v.dev is None or not v.dev.is_host or v.origin is not mm.host_value.origin:
+        return None
+    return site, arg
+
+
 def _site_operand(m, mm):
     """The argument of `mm.site` that carries the batch tensor the callee's operation got on the
-    host (the same origin, on the host at the call); None when no single one does."""
+    host (the same origin, on the host at the call); None when no single one does (unless the
+    operand is a parameter of the callee: the argument given for it)."""
     origin = mm.host_value.origin
+    fn = mm.function
+    root = _root_name(mm.host) or name_under(mm.host)
+    if isinstance(fn, cst.FunctionDef) and root is not None and m.contains(fn, mm.node):
+        bs = m.bindings_of(root)
+        if len(bs) == 1 and bs[0].how == "param" and m.scope_of(bs[0].node) is fn:
+            arg = argument_for(fn, mm.site, root.value)
+            if arg is not None:
+                v = m.value_of(arg)
+                if v.origin is origin and v.kind in ("tensor", "batch") and v.dev is not None and v.dev.is_host:
+                    return arg
     found = []
     for a in mm.site.args:
         if a.keyword is not None and a.star:

@@ -355,3 +355,53 @@ def test_e69_4_staticmethod_collate_batches_are_on_the_host():
 def test_e69_4_staticmethod_collate_that_moves_the_batch():
     src = STATIC_COLLATE.replace("torch.stack([b[1] for b in batch])", "torch.stack([b[1] for b in batch]).to(device)")
     assert _lines(src, "GL116", "GL101") == []
+
+
+# G69-3 (UQ360#28): loader batches handed to a model method other than forward from the training
+# loop are reported at that call (both tensors, each with its move), not inside the method
+MODEL_METHOD = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def neg_elbo(self, x, y):
+        return F.cross_entropy(self(x), y)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+net = Net().to(device)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,))), batch_size=4)
+for bx, by in loader:
+    loss = net.neg_elbo(x=bx, y=by)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_g69_3_batches_reported_at_the_model_method_call():
+    diags = [d for d in _run(MODEL_METHOD, "GL101").diagnostics]
+    assert sorted((d.line, d.message.split("`")[1]) for d in diags) == [(25, "bx"), (25, "by")]
+
+
+def test_g69_3_fix_moves_both_at_the_top_of_the_loop():
+    rules = [Registry.load().by_code("GL101")()]
+    fixed = run_text("train.py", textwrap.dedent(MODEL_METHOD), rules,
+                     Options(fix=True, unsafe_fixes=True, write=False)).text
+    assert "for bx, by in loader:\n    bx = bx.to(device)\n    by = by.to(device)\n    loss = net.neg_elbo" in fixed
+
+
+def test_g69_3_moved_batches_are_fine():
+    src = MODEL_METHOD.replace("    loss = net.neg_elbo(x=bx, y=by)", "    loss = net.neg_elbo(x=bx.to(device), y=by.to(device))")
+    assert _lines(src, "GL101", "GL116") == []
