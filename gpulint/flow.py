@@ -6164,6 +6164,12 @@ class Flow:
                 # a list of tensors built by a comprehension or appends (fastbook's LMModel6
                 # `self.h = [torch.zeros(...) for _ in range(2)]`): each element is an input
                 tensors.append((x, v.elem))
+            elif not s and v.kind == TUPLE and v.items is None and v.elem is not None and v.elem.kind == TUPLE:
+                # a list of lists of outputs (pix2pixHD's multiscale discriminator appends
+                # `[model(x)]` per scale, E65-3): the inner lists' tensors are the inputs
+                inner = _elem_of(v.elem)
+                if inner is not None and inner.kind == TENSOR:
+                    tensors.append((x, inner))
 
             if (not s and v.kind is None and v.dev is not None and v.dev.where == "acc" and v.placed is not None
                     and mv.dev is not None and mv.dev.is_host):

@@ -440,3 +440,52 @@ def test_g69_1_given_a_device_tensor_or_a_number_is_fine():
     assert _lines(on_device, "GL106", "GL116") == []
     number = GIVEN_TENSOR.replace("Weighted(torch.tensor([10.0]))", "Weighted(10.0)")
     assert _lines(number, "GL106") == []
+
+
+# E65-3 (pix2pixHD's GANLoss): a list of lists of module outputs handed to a parameterless loss
+# module whose `__call__` iterates it (`for input_i in input: pred = input_i[-1]`)
+LIST_OF_LISTS = """
+import torch
+import torch.nn as nn
+
+
+class GANLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.Tensor = torch.FloatTensor
+        self.loss = nn.MSELoss()
+
+    def __call__(self, input):
+        loss = 0
+        for input_i in input:
+            pred = input_i[-1]
+            target = self.Tensor(pred.size()).fill_(1.0)
+            loss += self.loss(pred, target)
+        return loss
+
+
+class D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.model = nn.Linear(4, 1)
+
+    def forward(self, x):
+        result = []
+        result.append([self.model(x)])
+        return result
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+d = D().to(device)
+crit = GANLoss()
+print(crit(d(torch.randn(2, 4).to(device))))
+"""
+
+
+def test_e65_3_list_of_lists_of_outputs_keep_their_device():
+    assert _lines(LIST_OF_LISTS, "GL116") == [(17, "GL116")]
+
+
+def test_e65_3_targets_made_like_the_prediction_are_fine():
+    src = LIST_OF_LISTS.replace("self.Tensor(pred.size()).fill_(1.0)", "torch.ones_like(pred)")
+    assert _lines(src, "GL116") == []
