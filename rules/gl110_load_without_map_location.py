@@ -57,7 +57,10 @@ and so does its device spelled as a string (`if device == 'cuda':`, Wav2Lip's lo
 `if device == torch.device("cpu"):`, latent_ode's data sets). It is also silent, in a single-process
 script, on a load in the body of a `try:` whose handler (bare, `Exception` or `RuntimeError`) loads the
 same path again with `map_location` (GRU4REC-pytorch's `main.py`): where the saved devices are
-missing, the first load raises and the handler maps the tensors.
+missing, the first load raises and the handler maps the tensors. A file of random-number-generator
+states needs no mapping either: a load whose every read goes to an RNG setter, whole or one item
+(`rng = torch.load(p)`, then `torch.cuda.set_rng_state(rng[0])` and `torch.set_rng_state(rng[1])`),
+holds CPU byte tensors, which is what `torch.get_rng_state()` and `torch.cuda.get_rng_state()` return.
 
 Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
 scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:

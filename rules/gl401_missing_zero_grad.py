@@ -34,7 +34,9 @@ step and training diverges or stalls, silently.
 The rule stays silent on gradient accumulation (the step sits under an `if ... % k == 0` or an
 `accum` condition), on closures (`optimizer.step(closure)`, as LBFGS needs), and when the loop
 clears gradients any other way: `model.zero_grad()`, `param.grad = None`, a helper function of the
-file that does it. A loop iteration or a step function that builds its own optimizer before the
+file that does it, or `zero_grad()` of the object that holds the stepped optimizer (a project's
+wrapper: `self.optim.zero_grad()`, then `scaler.step(self.optim.optimizer)`) or of the optimizer a
+stepped wrapper holds (`opt.optimizer.zero_grad()`, then `opt.step()`). A loop iteration or a step function that builds its own optimizer before the
 step (a one-step check in a test helper) is not a training loop. Nor is a loop over another
 framework's optimizer (`paddle.optimizer.AdamW`, cleared with `optimizer.clear_grad()`).
 
