@@ -57,7 +57,10 @@ and so does its device spelled as a string (`if device == 'cuda':`, Wav2Lip's lo
 `if device == torch.device("cpu"):`, latent_ode's data sets). It is also silent, in a single-process
 script, on a load in the body of a `try:` whose handler (bare, `Exception` or `RuntimeError`) loads the
 same path again with `map_location` (GRU4REC-pytorch's `main.py`): where the saved devices are
-missing, the first load raises and the handler maps the tensors.
+missing, the first load raises and the handler maps the tensors. A file of random-number-generator
+states needs no mapping either: a load whose every read goes to an RNG setter, whole or one item
+(`rng = torch.load(p)`, then `torch.cuda.set_rng_state(rng[0])` and `torch.set_rng_state(rng[1])`),
+holds CPU byte tensors, which is what `torch.get_rng_state()` and `torch.cuda.get_rng_state()` return.
 
 Fix: when the loaded object only feeds `load_state_dict` of a module, optimizer, scheduler or
 scaler (directly, by key, or through a renaming comprehension), `map_location="cpu"` is safe:
@@ -135,6 +138,8 @@ model.load_state_dict(torch.load("model.pt", map_location="cpu"))
                 continue
             if _feeds_scheduler(m, call):
                 continue  # an LR scheduler's state holds numbers, no tensors: nothing to map
+            if _feeds_rng_setters_only(m, facts, call):
+                continue  # RNG states: CPU byte tensors whatever generator they came from
             if _vocabulary_file(ctx, call, scope):
                 continue  # a pickled vocabulary (words and indices), written by preprocessing: no tensors
             if _arguments_file(ctx, call):
@@ -1220,6 +1225,57 @@ def _feeds_scheduler(m, load: cst.Call) -> bool:
     return (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute)
             and outer.func.attr.value == "load_state_dict" and outer.args[0] is arg
             and m.kind_of(outer.func.value) is Kind.SCHEDULER)
+
+
+# setters of random-number-generator state: each takes a CPU `ByteTensor` (or, for Python's and
+# NumPy's generators, plain Python / NumPy values), and `torch.cuda.get_rng_state()` returns one on
+# the host too, so a file of such states holds no device storage
+_RNG_SETTERS = frozenset({
+    "torch.set_rng_state", "torch.random.set_rng_state", "torch.cuda.set_rng_state",
+    "torch.cuda.random.set_rng_state", "torch.cuda.set_rng_state_all", "torch.cuda.random.set_rng_state_all",
+    "random.setstate", "numpy.random.set_state",
+})
+
+
+def _feeds_rng_setters_only(m, facts: DeviceFacts, load: cst.Call) -> bool:
+    """The loaded object is random-number-generator state: `torch.set_rng_state(torch.load(p))`,
+    or `rng = torch.load(p)` (`cuda_state, cpu_state = torch.load(p)`) whose every read is the
+    argument of an RNG setter, whole or one item (`rng[0]`, `rng["cuda"]`). Saved by
+    `torch.cuda.get_rng_state()` / `torch.get_rng_state()`, these are CPU byte tensors (NVIDIA
+    sentiment-discovery's main.py resumes `rng.pt` so, PRECISION54): nothing to map."""
+
+    def setter_arg(node: cst.CSTNode) -> bool:
+        parent = m.parent(node)
+        if isinstance(parent, cst.Subscript) and parent.value is node:  # `rng[0]`, `rng["cuda"]`
+            if not (len(parent.slice) == 1 and isinstance(parent.slice[0].slice, cst.Index)):
+                return False
+            node, parent = parent, m.parent(parent)
+        if not (isinstance(parent, cst.Arg) and parent.keyword is None and not parent.star):
+            return False
+        call = m.parent(parent)
+        return isinstance(call, cst.Call) and call.args[0] is parent and m.qualname(call.func) in _RNG_SETTERS
+
+    if setter_arg(load):
+        return True
+    assign = m.parent(load)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.value is load):
+        return False
+    target = assign.targets[0].target
+    if isinstance(target, cst.Name):
+        names = [target]
+    elif isinstance(target, (cst.Tuple, cst.List)) and all(
+            isinstance(el, cst.Element) and isinstance(el.value, cst.Name) for el in target.elements):
+        names = [el.value for el in target.elements]
+    else:
+        return False
+    for name in names:
+        bindings = m.bindings_of(name)
+        if len(bindings) != 1:
+            return False  # the name holds something else elsewhere
+        refs = facts.references(name.value, bindings)
+        if not refs or not all(setter_arg(ref) for ref in refs):
+            return False
+    return True
 
 
 # `args.vocab`, `vocab_file`, `src_vocab_path`: an identifier that names a vocabulary (not

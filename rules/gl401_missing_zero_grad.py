@@ -34,7 +34,9 @@ step and training diverges or stalls, silently.
 The rule stays silent on gradient accumulation (the step sits under an `if ... % k == 0` or an
 `accum` condition), on closures (`optimizer.step(closure)`, as LBFGS needs), and when the loop
 clears gradients any other way: `model.zero_grad()`, `param.grad = None`, a helper function of the
-file that does it. A loop iteration or a step function that builds its own optimizer before the
+file that does it, or `zero_grad()` of the object that holds the stepped optimizer (a project's
+wrapper: `self.optim.zero_grad()`, then `scaler.step(self.optim.optimizer)`) or of the optimizer a
+stepped wrapper holds (`opt.optimizer.zero_grad()`, then `opt.step()`). A loop iteration or a step function that builds its own optimizer before the
 step (a one-step check in a test helper) is not a training loop. Nor is a loop over another
 framework's optimizer (`paddle.optimizer.AdamW`, cleared with `optimizer.clear_grad()`).
 
@@ -108,6 +110,8 @@ for x, y in loader:
                     continue
                 if _cleared_through_others(ctx, step.optimizer, loop.node):
                     continue  # its modules' gradients are cleared by the other optimizers' zero_grad
+                if _cleared_through_holder(ctx, loop, step, opt):
+                    continue  # `self.optim.zero_grad()` of the wrapper holding the stepped `self.optim.optimizer`
                 if _built_in_loop(ctx, step.optimizer, loop.node):
                     continue  # a fresh optimizer every iteration: a one-step check, not a training loop
                 if _single_pass_at(ctx.model, loop.node, step.call) and _cleared_elsewhere(ctx, opt):
@@ -670,6 +674,26 @@ def _cleared_through_others(ctx: Context, optimizer, loop) -> bool:
         else:
             cleared.update(ctx.code(x) for x in dev.optimizer_models(recv))
     return all(ctx.code(x) in cleared for x in mods)
+
+
+def _cleared_through_holder(ctx: Context, loop, step, opt: str) -> bool:
+    """The loop clears, on the step's path, an object that holds the stepped optimizer or that the
+    stepped object holds: `self.optim.zero_grad()` then `self.scaler.step(self.optim.optimizer)`
+    (omnivore's OmniVision trainer, PRECISION54: `self.optim` is the project's `OmniOptimizer`,
+    built by an imported `construct_optimizer`, whose `zero_grad()` clears its `.optimizer`), or
+    `W.optimizer.zero_grad()` then `W.step()` (a wrapper whose `step()` steps its `.optimizer`).
+    The two spellings are one attribute chain: the same parameters. A clear on another branch
+    of an `if` than the step does not count."""
+    m = ctx.model
+    for c in loop.clears:
+        if not (isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad"):
+            continue
+        recv = ctx.code(c.func.value)
+        if not (opt.startswith(recv + ".") or recv.startswith(opt + ".")):
+            continue
+        if not m.exclusive(c, step.call):
+            return True
+    return False
 
 
 def _dead_guard(ctx: Context, node: cst.CSTNode):
