@@ -5322,7 +5322,12 @@ class Flow:
                     dev = parts[0].dev
                     for p in parts[1:]:
                         dev = join_dev(dev, p.dev)
-                return Value(kind, dev, origin=e, stateful=True)
+                # `nn.ModuleList([nn.ReLU()])`: parts that are torch layers without weights hold none
+                # (P54-1); parts the engine cannot name may
+                weightless = parts and _STAR not in kw and all(
+                    p.kind == MODULE and not p.stateful and type(p.origin) is cst.Call
+                    and (self.m.qualname(p.origin.func) or "").startswith("torch.nn.") for p in parts)
+                return Value(kind, dev, origin=e, stateful=not weightless)
             if not given:
                 dev = HOST if kb.builds_on_host(q) and not frame.devctx else None
             return Value(kind, dev, origin=e, placed=e if given else None, stateful=self._stateful(q, pos, kw))
@@ -5415,6 +5420,22 @@ class Flow:
             if last in _WEIGHT_FIRST and pos:
                 ws.append(pos[0][1])
             return any(v.kind == TENSOR and v.dev is not None and v.dev.is_host for v in ws)
+        if q.startswith("torch.nn.") and last in ("Sequential", "ModuleList") and not kw:
+            # a container holds what it is given: `nn.Sequential()` (imaginaire's FID head
+            # replacement, P54-1), `nn.Sequential(nn.ReLU(), nn.Dropout(0.1))` hold no tensors;
+            # parts the engine cannot list (`*layers`, a list it does not know) may
+            parts = []
+            for _, v, star in pos:
+                if star:
+                    return True
+                if v.kind == TUPLE and last == "ModuleList":
+                    items = v.items if v.items is not None else ((v.elem,) if v.elem is not None else None)
+                    if items is None:
+                        return True
+                    parts.extend(items)
+                else:
+                    parts.append(v)
+            return any(p.kind != MODULE or p.stateful for p in parts)
         return q.startswith("torch.nn.") and last not in STATELESS_MODULES
 
     def _dataset_device(self, ds: Value, e=None, frame=None, expr=None) -> Dev | None:

@@ -489,3 +489,38 @@ def test_e65_3_list_of_lists_of_outputs_keep_their_device():
 def test_e65_3_targets_made_like_the_prediction_are_fine():
     src = LIST_OF_LISTS.replace("self.Tensor(pred.size()).fill_(1.0)", "torch.ones_like(pred)")
     assert _lines(src, "GL116") == []
+
+
+# P54-1 (imaginaire's FID setup): a torch container replacing a layer after the move holds weights
+# only when one of its parts does
+REPLACED_HEAD = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(self.body(x))
+
+
+net = Net().to("cuda")
+net.fc = nn.Sequential()
+print(net(torch.randn(2, 4).to("cuda")))
+"""
+
+
+def test_p54_1_empty_or_weightless_container_is_not_a_host_part():
+    assert _lines(REPLACED_HEAD, "GL116") == []
+    assert _lines(REPLACED_HEAD.replace("nn.Sequential()", "nn.Sequential(nn.ReLU(), nn.Dropout(0.1))"), "GL116") == []
+    assert _lines(REPLACED_HEAD.replace("nn.Sequential()", "nn.ModuleList([nn.ReLU()])"), "GL116") == []
+
+
+def test_p54_1_container_with_a_layer_still_reported():
+    # (a control: passes on the base too)
+    assert _lines(REPLACED_HEAD.replace("nn.Sequential()", "nn.Sequential(nn.ReLU(), nn.Linear(4, 2))"),
+                  "GL116") == [(18, "GL116")]
