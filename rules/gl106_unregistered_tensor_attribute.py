@@ -561,6 +561,14 @@ def _pinned_to_one_gpu(m, value) -> bool:
     if meth == "to" and args and isinstance(args[0].value, cst.SimpleString):
         dev = args[0].value.evaluated_value
         return isinstance(dev, str) and (dev == "cuda" or dev.startswith("cuda:"))
+    if meth == "to" and len(args) == 1 and isinstance(args[0].value, (cst.Name, cst.Attribute)):
+        # `.to(device)` of the script's device handed to the constructor (the seq2seq tutorials'
+        # `self.scale = torch.sqrt(torch.FloatTensor([d])).to(device)`, pytorch-seq2seq#4, G69-5):
+        # on a GPU run that is one GPU, the current one
+        d = m.value_of(args[0].value)
+        v = m.value_of(value)
+        return (d.kind == "device" and d.dev is not None and d.dev.where == "acc"
+                and v.kind == "tensor" and v.dev is not None and v.dev.where == "acc")
     return False
 
 

@@ -524,3 +524,41 @@ def test_p54_1_container_with_a_layer_still_reported():
     # (a control: passes on the base too)
     assert _lines(REPLACED_HEAD.replace("nn.Sequential()", "nn.Sequential(nn.ReLU(), nn.Linear(4, 2))"),
                   "GL116") == [(18, "GL116")]
+
+
+# G69-5 (pytorch-seq2seq#4): a tensor attribute moved in `__init__` to the script's device handed
+# to the constructor is pinned to one GPU like `.cuda()`; a DataParallel replica reads it there
+PINNED_BY_DEVICE = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Attn(nn.Module):
+    def __init__(self, d, device):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.scale = torch.sqrt(torch.FloatTensor([d])).to(device)
+
+    def forward(self, x):
+        return self.fc(x) / self.scale
+
+
+model = Attn(8, device).to(device)
+if torch.cuda.device_count() > 1:
+    model = nn.DataParallel(model, device_ids=[0, 1])
+print(model(torch.randn(4, 8).to(device)))
+"""
+
+
+def test_g69_5_attribute_moved_to_the_script_device_under_data_parallel():
+    assert _lines(PINNED_BY_DEVICE, "GL106") == [(12, "GL106")]
+
+
+def test_g69_5_without_data_parallel_or_with_a_buffer_is_fine():
+    no_dp = PINNED_BY_DEVICE.replace("if torch.cuda.device_count() > 1:\n    model = nn.DataParallel(model, device_ids=[0, 1])\n", "")
+    assert "DataParallel" not in no_dp and _lines(no_dp, "GL106") == []
+    buffer = PINNED_BY_DEVICE.replace("self.scale = torch.sqrt(torch.FloatTensor([d])).to(device)",
+                                      'self.register_buffer("scale", torch.sqrt(torch.FloatTensor([d])))')
+    assert _lines(buffer, "GL106", "GL116") == []
