@@ -28,8 +28,10 @@ yields stay on the CPU until they are moved. Passing them unmoved crashes the fi
 cuda:0 and cpu!` (for `nn.Linear`: `... (when checking argument for argument mat1 in method
 wrapper_CUDA_addmm)`), an hour into a cluster job if the script was only tried on a laptop.
 
-The same holds for one batch taken with `next(iter(loader))` and for a tokenizer's
-`return_tensors="pt"` output (`model(**inputs)`).
+The same holds for one batch taken with `next(iter(loader))`, for a tokenizer's
+`return_tensors="pt"` output (`model(**inputs)`), and for a batch handed from the loop to another
+method of the model (`net.neg_elbo(x=bx, y=by)`, a VAE's `loss_function(x)`): that call is
+reported, one finding per unmoved tensor that reaches the model or a loss with its outputs.
 
 The fix (unsafe: it changes where the loop's tensors live) moves the batch at the top of the loop
 body (or right after the statement that made it) with the same device expression the model was

@@ -63,7 +63,10 @@ class's own `_apply`/`to`/`cuda` override (a `to` override that moves other attr
 not move this one), or is read only on the CPU branch of a device test (`if x.is_cuda:` using a
 `.cuda()` copy, `else: out = (x - self.mean) / self.std`); nor when it is the gradient-checkpointing dummy (a `requires_grad=True` factory handed only whole to
 `torch.utils.checkpoint.checkpoint(...)` and to the block it checkpoints); nor when it is a tensor the caller hands to `__init__` (`self.support =
-support`) and no construction of the class in the file passes one known to be on the host. An
+support`) and no construction of the class in the file passes one known to be on the host (when
+every construction passes a tensor and one passes a host tensor, `BCELossMasked(pos_weight=
+torch.tensor(w))` inside a parent loss that `.to(device)` moves, it is reported like one `__init__`
+makes). An
 attribute that `__init__` makes a Parameter on one branch and a plain tensor on the other
 (`if requires_grad: self.beta = Parameter(...)` / `else: self.beta = torch.zeros(1)`) is reported
 when a construction of the file takes the plain branch and that instance meets the device.
@@ -74,6 +77,11 @@ self.anchor_vec.to(x.device)`) is reported in one case: the file wraps a model i
 (`model.module.module_list[j].anchor_vec` in a loss), without moving what it read. With two or more
 GPUs forward runs on replicas, the lazy move never reaches the original module, and that read gets
 the CPU tensor (PyTorch_YOLOv4#296; one GPU trains, DataParallel then calls the module itself).
+
+A tensor attribute put on one GPU in `__init__` (`.cuda()`, `.to("cuda")`, or `.to(device)` of
+the script's accelerator device handed to the constructor, the seq2seq tutorials' attention
+`scale`) of a class the file wraps in `nn.DataParallel` is reported: the replicas copy parameters
+and buffers only, so the replica on the second GPU reads the first GPU's tensor.
 
 An attribute made on a literal GPU in `__init__` (`torch.arange(n, device="cuda")`, `.cuda()`,
 `.to("cuda")`) is reported when the file moves the module's instances with another device

@@ -32,7 +32,10 @@ fails, with Adam's default multi-tensor implementation:
 The rule fires when the optimizer was built from `model.parameters()` (or a list/filter/param
 groups of them, also inside a function of the file that returns it: `make_optimizer(model)`) and
 every move of that model to a device comes after the optimizer's `load_state_dict` in the same
-function (a move made by a function of the file the model is handed to counts at that call).
+function (a move made by a function of the file the model is handed to counts at that call). A
+module-level helper that restores the optimizer (`load_checkpoint(model, optimizer, path)`) is
+reported when a caller moves the model only after calling it, also a trainer's `__init__` that
+passes its `self.model`/`self.optimizer` and moves `self.model` afterwards (monodle's resume).
 
 A class that restores its optimizer while it is built (`__init__`, or a method it calls such as
 `self._setup_optim(state_dict)`) and moves its model only in a later method (`def cuda(self):
