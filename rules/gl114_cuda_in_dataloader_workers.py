@@ -159,6 +159,8 @@ for x, y in loader:
             if len(bs) != 1 or bs[0].how != "assign":
                 return None, None
             ds = bs[0].value
+        elif isinstance(ds, cst.Attribute):
+            ds = _made_by(m, ds)
         if isinstance(ds, cst.Call) and isinstance(ds.func, cst.Name) and ds.func.value in m.classes:
             name = ds.func.value
             info = m.classes[name]
@@ -185,6 +187,8 @@ for x, y in loader:
             if len(bs) != 1 or bs[0].how != "assign":
                 return None
             ds = bs[0].value
+        elif isinstance(ds, cst.Attribute):
+            ds = _made_by(m, ds)
         if not (isinstance(ds, cst.Call) and m.qualname(ds.func) in _TENSOR_DATASETS):
             return None
         for a in ds.args:
@@ -236,6 +240,17 @@ for x, y in loader:
                 label = f"`.to({ctx.code(mv.device)})`" if mv.method == "to" else f"`device={ctx.code(mv.device)}`"
                 out.append((call, label))
         return out
+
+
+def _made_by(m, ds: cst.Attribute) -> cst.Call | None:
+    """The construction a dataset kept in an attribute comes from (`self.train_set =
+    DummyDataset(...)` in a trainer's `__init__`, then `DataLoader(self.train_set, ...)`), when the
+    engine knows it; None otherwise."""
+    v = m.value_of(ds)
+    o = v.origin
+    if v.kind in ("dataset", "object") and isinstance(o, cst.Call):
+        return o
+    return None
 
 
 def _spawn_start_method(m) -> bool:

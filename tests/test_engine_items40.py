@@ -562,3 +562,46 @@ def test_g69_5_without_data_parallel_or_with_a_buffer_is_fine():
     buffer = PINNED_BY_DEVICE.replace("self.scale = torch.sqrt(torch.FloatTensor([d])).to(device)",
                                       'self.register_buffer("scale", torch.sqrt(torch.FloatTensor([d])))')
     assert _lines(buffer, "GL106", "GL116") == []
+
+
+# probe69 (classify mutation): a Dataset kept on `self` by a trainer and read by a DataLoader with
+# workers is the same dataset (GL114 lost 5 of 6 markers when the script became a trainer class)
+TRAINER_DATASET = """
+import torch
+import torch.nn as nn
+import torch.utils.data as data
+
+
+class DummyDataset(data.Dataset):
+    def __init__(self, device):
+        super().__init__()
+        self.tensor = torch.randn(64, 3, device=device)
+
+    def __getitem__(self, index):
+        return self.tensor[index], 0
+
+    def __len__(self):
+        return 64
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.train_set = DummyDataset(device=self.device)
+        self.loader = data.DataLoader(self.train_set, batch_size=16, num_workers=2)
+
+    def run(self):
+        for x, y in self.loader:
+            print(x.sum())
+
+
+Trainer().run()
+"""
+
+
+def test_probe69_dataset_kept_on_self_reaches_gl114():
+    assert _lines(TRAINER_DATASET, "GL114") == [(10, "GL114")]
+
+
+def test_probe69_dataset_on_self_without_workers_is_fine():
+    assert _lines(TRAINER_DATASET.replace(", num_workers=2", ""), "GL114") == []
