@@ -929,6 +929,50 @@ def _flag_guards(m) -> dict:
     return out
 
 
+def parsed_namespaces(m) -> frozenset:
+    """Names every binding of which is the result of an argparse parser's `parse_args()` (or
+    `parse_known_args()[0]`, or the first target of `ns, _ = parser.parse_known_args()`), whatever
+    they are called (`args`, `opt_`, `ns`). Computed once per file."""
+    found = m.__dict__.get("_parsed_namespaces")
+    if found is not None:
+        return found
+    names: dict[str, bool] = {}
+    for node in m.nodes:
+        if type(node) is not cst.Assign or len(node.targets) != 1:
+            continue
+        t, v = node.targets[0].target, node.value
+        if type(v) is cst.Subscript and type(v.value) is cst.Call:
+            v = v.value  # `parser.parse_known_args()[0]`
+        elif type(t) is cst.Tuple and t.elements and type(v) is cst.Call:
+            t = t.elements[0].value  # `args, unknown = parser.parse_known_args()`
+        if (type(t) is cst.Name and type(v) is cst.Call and type(v.func) is cst.Attribute
+                and v.func.attr.value in ("parse_args", "parse_known_args")):
+            names.setdefault(t.value, True)
+    out = frozenset(n for n in names if all(
+        b.how == "assign" and type(b.value) in (cst.Call, cst.Subscript) for b in m.bindings.get((m.module, n), ())))
+    m._parsed_namespaces = out
+    return out
+
+
+def argparse_default(m, dest: str):
+    """The `default=` expression of the file's one `add_argument` whose destination is `dest`
+    (`--device` -> `device`); None when there is none, several, or no default."""
+    table = m.__dict__.get("_argparse_defaults")
+    if table is None:
+        table = {}
+        for call, _recv, _ in m.method_calls("add_argument"):
+            opts = [o for o in (string_value(a.value) for a in call.args if a.keyword is None) if o is not None]
+            kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+            d = string_value(kw["dest"]) if "dest" in kw else None
+            if d is None and opts:
+                long = [o for o in opts if o.startswith("--")]
+                d = (long[0] if long else opts[0]).lstrip("-").replace("-", "_")
+            if d:
+                table[d] = kw.get("default") if d not in table else None
+        m._argparse_defaults = table
+    return table.get(dest)
+
+
 def _int_literal(e) -> int | None:
     if type(e) is cst.UnaryOperation and type(e.operator) is cst.Minus and type(e.expression) is cst.Integer:
         return -int(e.expression.value, 0)
@@ -4087,6 +4131,17 @@ class Flow:
             return Value(None, HOST, origin=bv.origin)  # a field of a structure moved to the host
         if k is None and bv.nograd:
             return Value(None, None, nograd=True)  # a field of an output computed under no_grad
+        if k is None and type(base) is cst.Name and base.value in parsed_namespaces(self.m):
+            # `ns.device` of `ns = parser.parse_args()`: its option's default when that names a
+            # device (`default="cuda" if torch.cuda.is_available() else "cpu"`); a configured value
+            # otherwise, as `args.device` (probe69 E69-5/E69-6)
+            default = argparse_default(self.m, attr)
+            d = self._device_value(default, None) if default is not None else None
+            if d is not None and d.where == "acc":
+                return Value(DEVICE, Dev("acc", d.key, e), origin=e)
+            if attr == "device":
+                # (a `"cpu"` default is what the user overrides on a GPU run: a configured device)
+                return Value(DEVICE, None, origin=e)
         if attr == "device":
             if k == MODULE and bv.cls is not None and bv.cls in self.m.classes:
                 # `bc.device` of a module class of the file that sets `self.device` (an
@@ -4539,7 +4594,15 @@ class Flow:
                 return None
             if "cpu" in last:
                 return HOST
-            if t is cst.Attribute and expr.attr.value == "device" and text.split(".", 1)[0] not in _CONFIG_ROOTS:
+            if t is cst.Attribute and type(expr.value) is cst.Name and expr.value.value in parsed_namespaces(self.m):
+                # `ns.device` of `ns = parser.parse_args()`: the option's default when it names a
+                # device (`default="cuda" if torch.cuda.is_available() else "cpu"`), else a configured
+                # device by its name as for `args.device` (probe69 E69-5/E69-6)
+                default = argparse_default(self.m, expr.attr.value)
+                d = self._device_value(default, None) if default is not None else None
+                if d is not None and d.where == "acc":
+                    return Dev("acc", d.key, expr)
+            elif t is cst.Attribute and expr.attr.value == "device" and text.split(".", 1)[0] not in _CONFIG_ROOTS:
                 return None  # `x.device` of a value the engine cannot place: wherever x is, not a configured GPU
             if t is cst.Name and (self._device_of_operand(expr) or self._picked_by_tensor(expr)):
                 return None  # `d = get_device(wav)`: wherever that tensor is, not a configured GPU

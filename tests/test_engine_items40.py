@@ -605,3 +605,41 @@ def test_probe69_dataset_kept_on_self_reaches_gl114():
 
 def test_probe69_dataset_on_self_without_workers_is_fine():
     assert _lines(TRAINER_DATASET.replace(", num_workers=2", ""), "GL114") == []
+
+
+# probe69 E69-5/E69-6 (argsdev mutation): `ns.device` of `ns = parser.parse_args()` is what its
+# option's default names, whatever the namespace is called
+NAMESPACE_DEVICE = """
+import argparse
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+ns = parser.parse_args()
+loader = DataLoader(TensorDataset(torch.randn(64, 4)), batch_size=8)
+model = nn.Linear(4, 1).to(ns.device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for (x,) in loader:
+    with torch.autocast(device_type=ns.device, dtype=torch.float16):
+        loss = model(x).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_probe69_namespace_device_from_the_option_default():
+    assert _lines(NAMESPACE_DEVICE, "GL101", "GL201") == [(15, "GL201"), (16, "GL101")]
+
+
+def test_probe69_namespace_device_defaulting_to_cpu_is_a_configured_device():
+    # the user passes `--device cuda` on a GPU run: GL101 follows the name, as for `args.device`
+    # (GL201 needs to know the autocast region can be CUDA: a "cpu" default says it cannot)
+    src = NAMESPACE_DEVICE.replace('default="cuda" if torch.cuda.is_available() else "cpu"', 'default="cpu"')
+    assert _lines(src, "GL101", "GL201") == [(16, "GL101")]
+    # without a default: a configured device too (not `x.device` of an unknown value)
+    src = NAMESPACE_DEVICE.replace(', default="cuda" if torch.cuda.is_available() else "cpu"', "")
+    assert _lines(src, "GL101", "GL201") == [(16, "GL101")]

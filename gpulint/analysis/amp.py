@@ -497,6 +497,13 @@ class AmpFacts:
                     return None
                 out |= found
             return frozenset(out)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            from gpulint.flow import argparse_default, parsed_namespaces
+
+            if expr.value.value in parsed_namespaces(m):
+                # `args.device` of `add_argument("--device", default="cuda" if ... else "cpu")`:
+                # what the option's default may be (probe69 E69-5)
+                return self.possible_devices(argparse_default(m, expr.attr.value), _depth + 1)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             # `self.device` (a constructor's argument): where the flow engine says it is
             v = m.value_of(expr)

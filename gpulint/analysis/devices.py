@@ -531,6 +531,14 @@ class DeviceFacts:
         if isinstance(d, (cst.Name, cst.Attribute)):
             if isinstance(d, cst.Attribute) and d.attr.value == "device" and m.kind_of(d.value) in (Kind.MODULE, Kind.TENSOR):
                 return False  # x.device: wherever x is; not a hard-coded choice
+            if isinstance(d, cst.Attribute) and isinstance(d.value, cst.Name):
+                from gpulint.flow import argparse_default, parsed_namespaces
+
+                if d.value.value in parsed_namespaces(m):
+                    # `args.device` of `parser.add_argument("--device", default="cuda" if ... else
+                    # "cpu")`: what the option's default names (probe69 E69-5)
+                    default = argparse_default(m, d.attr.value)
+                    return default is not None and self.device_may_be_accelerator(default, depth + 1)
             for b in m.bindings_of(d):
                 if b.how == "param":
                     vals = list(m.param_arguments(b))
