@@ -643,3 +643,39 @@ def test_probe69_namespace_device_defaulting_to_cpu_is_a_configured_device():
     # without a default: a configured device too (not `x.device` of an unknown value)
     src = NAMESPACE_DEVICE.replace(', default="cuda" if torch.cuda.is_available() else "cpu"', "")
     assert _lines(src, "GL101", "GL201") == [(16, "GL101")]
+
+
+# probe69 G69-2: an evaluation loop in a function that first calls the file's training function
+TRAIN_THEN_EVAL = """
+import torch
+import torch.nn as nn
+
+
+def train(net):
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        net(torch.randn(4, 2)).sum().backward()
+        opt.step()
+
+
+def main():
+    net = nn.Linear(2, 1)
+    train(net)
+    net.eval()
+    for _ in range(3):
+        out = net(torch.randn(4, 2))
+        print(out.detach().numpy())
+
+
+main()
+"""
+
+
+def test_probe69_eval_loop_after_a_call_of_the_training_function():
+    assert _lines(TRAIN_THEN_EVAL, "GL403") == [(19, "GL403")]
+
+
+def test_probe69_gradient_use_inside_the_loop_still_silences():
+    src = TRAIN_THEN_EVAL.replace("        print(out.detach().numpy())", "        out.sum().backward()")
+    assert _lines(src, "GL403") == []

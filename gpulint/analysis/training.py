@@ -1043,7 +1043,10 @@ class TrainingFacts:
             if (info.is_training and info.node is not node and m.contains(info.node, node)
                     and self.function_of(info.node) is fn):
                 own.update(info.backward)
-        if not training and not own:
+        trainer_calls = any(
+            (gs := self.file_functions(c)) and not m.contains(node, c) and all(self._trains(g) for g in gs)
+            for c in self.calls_in(fn.body))
+        if not training and not own and not trainer_calls:
             return self.grad_use(fn.body)
 
         def outside(n: cst.CSTNode) -> bool:
@@ -1053,6 +1056,11 @@ class TrainingFacts:
         for call in self.calls_in(fn.body):
             if not outside(call) or call in own:
                 continue
+            gs = self.file_functions(call)
+            if gs and not m.contains(node, call) and all(self._trains(g) for g in gs):
+                # `train(net)` then an evaluation loop in `main()`: a call of a training function of
+                # the file is that training, not a use of gradients by the evaluation (probe69 G69-2)
+                continue
             self._call_effects(call, out)
             if "grad" in out:
                 return True
@@ -1060,6 +1068,10 @@ class TrainingFacts:
                 if "grad" in self.effects(g):
                     return True
         return any(outside(a) for a in self.grad_attributes_in(fn.body))
+
+    def _trains(self, g: cst.FunctionDef) -> bool:
+        """A function of the file that holds a training loop (backward and optimizer step)."""
+        return any(info.is_training and self.function_of(info.node) is g for info in self.loops)
 
     # ------------------------------------------------------------------------------------------
     # evaluation contexts and train/eval mode
