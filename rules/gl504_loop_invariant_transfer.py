@@ -281,7 +281,13 @@ for x, y in loader:
                 continue
             if self._inside(m, n, loop):
                 return False
-            if not (isinstance(parent, cst.AssignTarget) and parent.target is n):
+            if isinstance(parent, cst.Element) and isinstance(m.parent(parent), (cst.Tuple, cst.List)):
+                # `self.fy, self.fx = torch.meshgrid(...)`: one target of a tuple assignment
+                # (probe69 E69-4); starred elements are not
+                outer = m.parent(m.parent(parent))
+                if isinstance(outer, cst.AssignTarget) and outer.target is m.parent(parent):
+                    parent = outer
+            if not (isinstance(parent, cst.AssignTarget) and (parent.target is n or not isinstance(parent.target, cst.Attribute))):
                 return False  # an alias, an argument, an in-place change, `del`, `+=`
             if isinstance(n.value, cst.Name) and n.value.value == "self":
                 fn = m.enclosing(n, cst.FunctionDef)

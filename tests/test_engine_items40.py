@@ -679,3 +679,38 @@ def test_probe69_eval_loop_after_a_call_of_the_training_function():
 def test_probe69_gradient_use_inside_the_loop_still_silences():
     src = TRAIN_THEN_EVAL.replace("        print(out.detach().numpy())", "        out.sum().backward()")
     assert _lines(src, "GL403") == []
+
+
+# probe69 E69-4: an attribute bound by a tuple target in `__init__` (`self.grid, self.other = ...`)
+# is left alone like one bound alone (GL504's loop-invariant copy)
+TUPLE_ATTRS = """
+import torch
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.grid, self.other = torch.arange(0, 16), torch.arange(0, 16)
+        self.w = torch.zeros(16, device=self.device, requires_grad=True)
+        self.opt = torch.optim.SGD([self.w], lr=0.1)
+
+    def run(self):
+        for step in range(10):
+            g = self.grid.float().to(self.device)
+            loss = (g * self.w).sum()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+
+
+Trainer().run()
+"""
+
+
+def test_probe69_tuple_bound_attribute_copied_every_step():
+    assert _lines(TUPLE_ATTRS, "GL504") == [(14, "GL504")]
+
+
+def test_probe69_tuple_bound_attribute_rebound_in_the_loop_is_fine():
+    src = TUPLE_ATTRS.replace("            self.opt.step()\n", "            self.opt.step()\n            self.grid, self.other = self.other, self.grid\n")
+    assert "self.grid, self.other = self.other" in src and _lines(src, "GL504") == []
