@@ -1,0 +1,168 @@
+"""rules67 (thirty-third session): rule-side gap items left by the thirty-second session
+(G68-5, G68-3, G67-2, G67-3, G67-1, GL101's fallback device name, G68-4; see the README section
+"rules67 (thirty-third session)" in tests/fixtures_pending/README.md)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from fixture_support import check, fix
+
+
+def _diags(src: str, code: str):
+    return [d for d in check(textwrap.dedent(src), {code}) if d.code == code]
+
+
+def _fixed(src: str, codes: set[str], unsafe: bool = True) -> str:
+    return fix(textwrap.dedent(src), codes, unsafe).text
+
+
+# ------------------------------------------------------------------------------------- G68-5
+# GL403: a test step in one branch of an if/else inside a training loop whose other branch trains
+# (pytorch/pytorch#4050)
+
+TEST_BRANCH = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 3).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+y = torch.zeros(8, dtype=torch.long, device=device)
+i = 1
+while i < 200:
+    x = torch.randn(8, 4, device=device)
+    if i % 100 == 0:
+        out = model(x)
+        print(out.argmax(1))
+    else:
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    i = i + 1
+"""
+
+
+def test_gl403_test_branch_of_a_training_loop_is_reported():
+    d = _diags(TEST_BRANCH, "GL403")
+    assert [x.line for x in d] == [14]  # 60dfa2fd: nothing
+    assert "test branch of the `if` at line 13" in d[0].message
+
+
+def test_gl403_test_branch_fix_wraps_the_branch():
+    out = _fixed(TEST_BRANCH, {"GL403"}, unsafe=False)
+    assert ("    if i % 100 == 0:\n        with torch.no_grad():\n            out = model(x)\n"
+            "            print(out.argmax(1))\n    else:\n") in out
+    assert not _diags(out, "GL403")
+
+
+def test_gl403_test_branch_in_the_else_and_an_eval_flag():
+    src = TEST_BRANCH.replace("if i % 100 == 0:", "if not do_eval:").replace(
+        "i = 1\n", "i = 1\ndo_eval = False\n")
+    # swap the branches: training first, the test step in the `else`
+    src = src.replace("""        out = model(x)
+        print(out.argmax(1))
+    else:
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""", """        out = model(x)
+        loss = F.cross_entropy(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    else:
+        out = model(x)
+        print(out.argmax(1))
+""")
+    assert [x.line for x in _diags(src, "GL403")] == [21]
+
+
+def test_gl403_test_branch_accumulating_items_still_reported():
+    src = TEST_BRANCH.replace("        print(out.argmax(1))\n",
+                              "        correct += (out.argmax(1) == y).sum().item()\n        total_out += out.sum().item()\n")
+    src = src.replace("i = 1\n", "i = 1\ncorrect = 0\ntotal_out = 0.0\n")
+    assert [x.line for x in _diags(src, "GL403")] == [16]
+
+
+def test_gl403_test_branch_under_no_grad_silent():
+    src = TEST_BRANCH.replace("        out = model(x)\n        print(out.argmax(1))\n",
+                              "        with torch.no_grad():\n            out = model(x)\n            print(out.argmax(1))\n")
+    assert not _diags(src, "GL403")
+
+
+def test_gl403_rollout_collected_in_one_branch_trained_in_the_other_silent():
+    # REINFORCE-like: the branch that does not train keeps its outputs for the one that does
+    src = """
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+rollout = []
+for t in range(1, 100):
+    if t % 10 != 0:
+        logp = model(torch.randn(2, 4))
+        rollout.append(logp)
+    else:
+        loss = -torch.cat(rollout).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        rollout = []
+"""
+    assert not _diags(src, "GL403")
+
+
+def test_gl403_test_branch_output_read_by_the_training_branch_silent():
+    src = TEST_BRANCH.replace("        out = model(x)\n        print(out.argmax(1))\n",
+                              "        ref = model(x)\n        print(ref.argmax(1))\n").replace(
+        "        loss = F.cross_entropy(out, y)\n", "        loss = F.cross_entropy(out, y) + ref.sum()\n").replace(
+        "i = 1\n", "i = 1\nref = torch.zeros(8, 3, device=device)\n")
+    assert not _diags(src, "GL403")
+
+
+def test_gl403_test_branch_output_read_after_the_if_silent():
+    src = TEST_BRANCH.replace("    i = i + 1\n", "    print(out.shape)\n    i = i + 1\n")
+    assert not _diags(src, "GL403")
+
+
+def test_gl403_test_branch_output_read_after_the_loop_silent():
+    src = TEST_BRANCH.replace("        out = model(x)\n        print(out.argmax(1))\n",
+                              "        last_test = model(x)\n").rstrip() + "\nprint(last_test)\n"
+    assert not _diags(src, "GL403")
+
+
+def test_gl403_test_branch_stores_into_a_container_silent():
+    src = TEST_BRANCH.replace("        print(out.argmax(1))\n", "        outs[i] = out\n").replace(
+        "i = 1\n", "i = 1\nouts = {}\n")
+    assert not _diags(src, "GL403")
+
+
+def test_gl403_data_dependent_init_branch_silent():
+    # `if i == 0:` is not a periodic test nor an evaluation: the first batch initialising the model
+    src = TEST_BRANCH.replace("if i % 100 == 0:", "if i == 1:")
+    assert not _diags(src, "GL403")
+
+
+def test_gl403_both_branches_train_silent():
+    src = TEST_BRANCH.replace("        out = model(x)\n        print(out.argmax(1))\n",
+                              "        out = model(x)\n        out.sum().backward()\n        opt.step()\n")
+    assert not _diags(src, "GL403")
+
+
+def test_gl403_elif_chain_silent():
+    src = TEST_BRANCH.replace("    if i % 100 == 0:\n", "    if i % 100 == 0:\n        pass\n    elif i % 50 == 0:\n")
+    assert not _diags(src, "GL403")
+
+
+def test_gl403_test_branch_model_not_trained_by_the_other_branch_silent():
+    src = TEST_BRANCH.replace("        out = model(x)\n        print(out.argmax(1))\n",
+                              "        out = teacher(x)\n        print(out.argmax(1))\n").replace(
+        "opt = torch", "teacher = nn.Linear(4, 3).to(device)\nopt = torch")
+    assert not _diags(src, "GL403")
