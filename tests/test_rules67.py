@@ -166,3 +166,78 @@ def test_gl403_test_branch_model_not_trained_by_the_other_branch_silent():
                               "        out = teacher(x)\n        print(out.argmax(1))\n").replace(
         "opt = torch", "teacher = nn.Linear(4, 3).to(device)\nopt = torch")
     assert not _diags(src, "GL403")
+
+
+# ------------------------------------------------------------------------------------- G68-3
+# GL501: `nn.Transformer.generate_square_subsequent_mask(n).to(d)` in forward (pytorch PR #85609)
+
+MASK = """
+import torch
+import torch.nn as nn
+from torch.nn import Transformer
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tf = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1)
+
+    def forward(self, src, tgt):
+        tgt_mask = nn.Transformer.generate_square_subsequent_mask(tgt.size(0)).to(tgt.device)
+        return self.tf(src, tgt, tgt_mask=tgt_mask)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = LM().to(device)
+for step in range(3):
+    model(torch.randn(4, 2, 8, device=device), torch.randn(5, 2, 8, device=device))
+"""
+
+
+def test_gl501_transformer_mask_moved_in_forward():
+    d = _diags(MASK, "GL501")
+    assert [x.line for x in d] == [13]  # 60dfa2fd: nothing
+    assert "`nn.Transformer.generate_square_subsequent_mask(...)` builds the tensor" in d[0].message
+    assert "pass `device=tgt.device`" in d[0].message
+
+
+def test_gl501_transformer_mask_fix_is_safe_and_passes_device():
+    out = _fixed(MASK, {"GL501"}, unsafe=False)
+    assert "nn.Transformer.generate_square_subsequent_mask(tgt.size(0), device=tgt.device)\n" in out
+    assert not _diags(out, "GL501")
+
+
+def test_gl501_transformer_mask_through_the_instance_and_imported_class():
+    src = MASK.replace("nn.Transformer.generate_square_subsequent_mask(tgt.size(0)).to(tgt.device)",
+                       "self.tf.generate_square_subsequent_mask(tgt.size(0)).to(tgt.device)")
+    assert [x.line for x in _diags(src, "GL501")] == [13]
+    assert "self.tf.generate_square_subsequent_mask(tgt.size(0), device=tgt.device)" in _fixed(src, {"GL501"}, False)
+    src = MASK.replace("nn.Transformer.generate_square_subsequent_mask(tgt.size(0)).to(tgt.device)",
+                       "Transformer.generate_square_subsequent_mask(tgt.size(0)).cuda()")
+    assert 'Transformer.generate_square_subsequent_mask(tgt.size(0), device="cuda")' in _fixed(src, {"GL501"}, False)
+
+
+def test_gl501_transformer_mask_with_device_silent():
+    src = MASK.replace("generate_square_subsequent_mask(tgt.size(0)).to(tgt.device)",
+                       "generate_square_subsequent_mask(tgt.size(0), device=tgt.device)")
+    assert not _diags(src, "GL501")
+
+
+def test_gl501_own_mask_method_silent():
+    # the old tutorial's own `generate_square_subsequent_mask` method: not torch's, no `device=`
+    src = MASK.replace("nn.Transformer.generate_square_subsequent_mask(tgt.size(0)).to(tgt.device)",
+                       "self.generate_square_subsequent_mask(tgt.size(0)).to(tgt.device)").replace(
+        "    def forward(self, src, tgt):",
+        "    def generate_square_subsequent_mask(self, sz):\n"
+        "        return torch.triu(torch.full((sz, sz), float('-inf')), diagonal=1)\n\n"
+        "    def forward(self, src, tgt):")
+    assert not _diags(src, "GL501")
+
+
+def test_gl501_transformer_mask_built_once_silent():
+    src = MASK.replace("        tgt_mask = nn.Transformer.generate_square_subsequent_mask(tgt.size(0)).to(tgt.device)\n"
+                       "        return self.tf(src, tgt, tgt_mask=tgt_mask)",
+                       "        return self.tf(src, tgt, tgt_mask=self.mask)").replace(
+        "model = LM().to(device)\n",
+        "model = LM().to(device)\nmodel.mask = nn.Transformer.generate_square_subsequent_mask(5).to(device)\n")
+    assert not _diags(src, "GL501")
