@@ -241,3 +241,53 @@ def test_gl501_transformer_mask_built_once_silent():
         "model = LM().to(device)\n",
         "model = LM().to(device)\nmodel.mask = nn.Transformer.generate_square_subsequent_mask(5).to(device)\n")
     assert not _diags(src, "GL501")
+
+
+# ------------------------------------------------------------------------------------- G67-3
+# GL302's fix when the sampler is a local of a helper that returns the loader in a tuple
+# (nanoVLM PR#124)
+
+HELPER_LOADERS = """
+import torch
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+
+def get_dataloaders(bs):
+    train_ds = TensorDataset(torch.randn(32, 4))
+    val_ds = TensorDataset(torch.randn(8, 4))
+    train_sampler = DistributedSampler(train_ds, rank=0, num_replicas=1)
+    train_loader = DataLoader(train_ds, batch_size=bs, sampler=train_sampler)
+    val_loader = DataLoader(val_ds, batch_size=bs, shuffle=False)
+    return train_loader, val_loader
+
+
+def train(epochs):
+    train_loader, val_loader = get_dataloaders(4)
+    for epoch in range(epochs):
+        for (x,) in train_loader:
+            print(x.sum())
+
+
+train(3)
+"""
+
+
+def test_gl302_helper_tuple_loader_gets_a_guarded_fix():
+    d = _diags(HELPER_LOADERS, "GL302")
+    assert [x.line for x in d] == [9]
+    assert d[0].fix is not None  # 60dfa2fd: no fix
+    out = _fixed(HELPER_LOADERS, {"GL302"}, unsafe=False)
+    assert ("    for epoch in range(epochs):\n"
+            "        if isinstance(train_loader.sampler, DistributedSampler):\n"
+            "            train_loader.sampler.set_epoch(epoch)\n"
+            "        for (x,) in train_loader:\n") in out
+    assert not _diags(out, "GL302")
+
+
+def test_gl302_helper_tuple_loader_rebound_gets_no_fix():
+    # the name is bound twice in the training function: which loader the loop sees is not one call's
+    src = HELPER_LOADERS.replace("    for epoch in range(epochs):\n",
+                                 "    if epochs > 5:\n        train_loader, val_loader = get_dataloaders(8)\n"
+                                 "    for epoch in range(epochs):\n")
+    d = _diags(src, "GL302")
+    assert [x.line for x in d] == [9] and d[0].fix is None
