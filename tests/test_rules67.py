@@ -291,3 +291,77 @@ def test_gl302_helper_tuple_loader_rebound_gets_no_fix():
                                  "    for epoch in range(epochs):\n")
     d = _diags(src, "GL302")
     assert [x.line for x in d] == [9] and d[0].fix is None
+
+
+# ------------------------------------------------------------------------------------- G67-1
+# GL304: the wrapper's state_dict packed by a static method / function of the file
+# (deepspeech.pytorch#475)
+
+PACKAGE = """
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    @staticmethod
+    def serialize(model, epoch=None):
+        return {"state_dict": model.state_dict(), "epoch": epoch}
+
+
+dist.init_process_group("gloo")
+model = DistributedDataParallel(Net())
+torch.save(Net.serialize(model, epoch=1), "net.pth")
+"""
+
+
+def test_gl304_state_dict_packed_by_a_static_method():
+    d = _diags(PACKAGE, "GL304")
+    assert [x.line for x in d] == [23]  # 60dfa2fd: nothing
+    assert "`Net.serialize(...)` packs `model.state_dict()`" in d[0].message
+    out = _fixed(PACKAGE, {"GL304"})
+    assert 'torch.save(Net.serialize(getattr(model, "module", model), epoch=1), "net.pth")' in out
+    assert not _diags(out, "GL304")
+
+
+def test_gl304_state_dict_packed_by_a_module_function():
+    src = PACKAGE.replace("    @staticmethod\n    def serialize(model, epoch=None):\n"
+                          "        return {\"state_dict\": model.state_dict(), \"epoch\": epoch}\n", "").replace(
+        "dist.init_process_group", "def serialize(model, epoch=None):\n"
+        "    return {\"state_dict\": model.state_dict(), \"epoch\": epoch}\n\n\ndist.init_process_group").replace(
+        "Net.serialize(model", "serialize(model")
+    d = _diags(src, "GL304")
+    assert len(d) == 1 and "`serialize(...)` packs" in d[0].message
+
+
+def test_gl304_helper_that_unwraps_its_parameter_silent():
+    src = PACKAGE.replace("        return {\"state_dict\": model.state_dict(), \"epoch\": epoch}",
+                          "        model = model.module if hasattr(model, \"module\") else model\n"
+                          "        return {\"state_dict\": model.state_dict(), \"epoch\": epoch}")
+    assert not _diags(src, "GL304")
+    src = PACKAGE.replace("        return {\"state_dict\": model.state_dict(), \"epoch\": epoch}",
+                          "        if isinstance(model, DistributedDataParallel):\n"
+                          "            return {\"state_dict\": model.module.state_dict(), \"epoch\": epoch}\n"
+                          "        return {\"state_dict\": model.state_dict(), \"epoch\": epoch}")
+    assert not _diags(src, "GL304")
+
+
+def test_gl304_helper_given_the_unwrapped_model_silent():
+    src = PACKAGE.replace("Net.serialize(model, epoch=1)", "Net.serialize(model.module, epoch=1)")
+    assert not _diags(src, "GL304")
+    src = PACKAGE.replace("model = DistributedDataParallel(Net())", "net = Net()\nmodel = DistributedDataParallel(net)").replace(
+        "Net.serialize(model, epoch=1)", "Net.serialize(net, epoch=1)")
+    assert not _diags(src, "GL304")
+
+
+def test_gl304_helper_when_the_file_loads_back_into_the_wrapper_silent():
+    src = PACKAGE + 'model.load_state_dict(torch.load("net.pth")["state_dict"])\n'
+    assert not _diags(src, "GL304")
