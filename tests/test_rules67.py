@@ -365,3 +365,82 @@ def test_gl304_helper_given_the_unwrapped_model_silent():
 def test_gl304_helper_when_the_file_loads_back_into_the_wrapper_silent():
     src = PACKAGE + 'model.load_state_dict(torch.load("net.pth")["state_dict"])\n'
     assert not _diags(src, "GL304")
+
+
+# ------------------------------------------------------------------------ GL101 fallback device
+# GL101's suggested line named a `device` the file may not have when the model was moved with no
+# device expression (`model.cuda()` under `if torch.cuda.is_available():`)
+
+CUDA_IF_AVAILABLE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.autograd import Variable
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    model = nn.Linear(4, 2)
+    if torch.cuda.is_available():
+        model.cuda()
+    loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 2, (16,))), batch_size=4)
+    with torch.no_grad():
+        for images, labels in loader:
+            outputs = model(Variable(images))
+            print(outputs.argmax(1))
+
+
+main()
+"""
+
+
+def test_gl101_no_device_expression_names_the_models_parameters():
+    d = _diags(CUDA_IF_AVAILABLE, "GL101")
+    assert [x.line for x in d] == [16]
+    # 60dfa2fd: "`Variable(images).to(device)`", and the file has no `device`
+    assert d[0].message.endswith("move it first: `Variable(images).to(next(model.parameters()).device)`")
+    assert ".to(device)" not in d[0].message
+
+
+def test_gl101_no_device_expression_loss_operand_names_the_models_parameters():
+    src = CUDA_IF_AVAILABLE.replace("""    with torch.no_grad():
+        for images, labels in loader:
+            outputs = model(Variable(images))
+            print(outputs.argmax(1))
+""", """    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = F.cross_entropy(model(x.cuda()), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""")
+    d = _diags(src, "GL101")
+    assert [x.line for x in d] == [16]
+    assert d[0].message.endswith("move it first: `y = y.to(next(model.parameters()).device)`")  # 60dfa2fd: `y.to(device)`
+
+
+def test_gl101_no_nameable_device_says_it_in_words():
+    src = CUDA_IF_AVAILABLE.replace("""    with torch.no_grad():
+        for images, labels in loader:
+            outputs = model(Variable(images))
+            print(outputs.argmax(1))
+""", """    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        outs = [model(x.cuda())]
+        loss = F.cross_entropy(outs[0], y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+""")
+    d = _diags(src, "GL101")
+    assert [x.line for x in d] == [17]
+    assert d[0].message.endswith("unmoved; move it to the model's device first")  # 60dfa2fd: `y = y.to(device)`
+
+
+def test_gl101_device_name_in_scope_still_used():
+    src = CUDA_IF_AVAILABLE.replace("    if torch.cuda.is_available():\n        model.cuda()\n",
+                                    "    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+                                    "    model.to(device)\n")
+    d = _diags(src, "GL101")
+    assert [x.line for x in d] == [16]
+    assert d[0].message.endswith("move it first: `Variable(images).to(device)`")
