@@ -444,3 +444,130 @@ def test_gl101_device_name_in_scope_still_used():
     d = _diags(src, "GL101")
     assert [x.line for x in d] == [16]
     assert d[0].message.endswith("move it first: `Variable(images).to(device)`")
+
+
+# ------------------------------------------------------------------------------------- G68-4
+# GL505: `torch.cuda.empty_cache()` in a module's forward (or what it calls) run every training
+# step (fredzzhang/pocket#10)
+
+FORWARD_EMPTY_CACHE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        out = self.fc(x)
+        torch.cuda.empty_cache()
+        return out
+
+
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    x = torch.randn(8, 4)
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_gl505_empty_cache_in_forward_run_every_step():
+    d = _diags(FORWARD_EMPTY_CACHE, "GL505")
+    assert [x.line for x in d] == [14]  # 60dfa2fd: nothing
+    assert "in `forward()` runs in the model's forward pass" in d[0].message
+    assert "(the model call on line 22)" in d[0].message
+
+
+NESTED = """
+import torch
+import torch.nn as nn
+
+
+def pool(features, chunk=2):
+    out = []
+    for i in range(0, len(features), chunk):
+        out.append(features[i:i + chunk].mean(1))
+        torch.cuda.empty_cache()
+    return torch.cat(out)
+
+
+class Pool(nn.Module):
+    def forward(self, x):
+        return pool(x)
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.pool = Pool()
+
+    def forward(self, x):
+        return self.pool(self.fc(x))
+
+
+class Engine:
+    def __init__(self, net):
+        self.net = net
+        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(self, x):
+        self.opt.zero_grad()
+        loss = self.net(x).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+
+    def run(self, batches):
+        for x in batches:
+            self.step(x)
+
+
+Engine(Head()).run([torch.randn(6, 4) for _ in range(3)])
+"""
+
+
+def test_gl505_empty_cache_in_a_helper_of_a_submodules_forward():
+    d = _diags(NESTED, "GL505")
+    assert [x.line for x in d] == [10]  # 60dfa2fd: nothing
+    assert "in `pool()`" in d[0].message
+
+
+def test_gl505_forward_under_a_training_test_silent():
+    src = FORWARD_EMPTY_CACHE.replace("        torch.cuda.empty_cache()\n",
+                                      "        if not self.training:\n            torch.cuda.empty_cache()\n")
+    assert not _diags(src, "GL505")
+
+
+def test_gl505_empty_cache_in_init_or_a_one_off_method_silent():
+    src = FORWARD_EMPTY_CACHE.replace("        torch.cuda.empty_cache()\n", "").replace(
+        "        self.fc = nn.Linear(4, 1)\n",
+        "        self.fc = nn.Linear(4, 1)\n        torch.cuda.empty_cache()\n\n"
+        "    def release(self):\n        self.cpu()\n        torch.cuda.empty_cache()\n").rstrip() + "\nmodel.release()\n"
+    assert not _diags(src, "GL505")
+
+
+def test_gl505_forward_of_a_module_only_evaluated_silent():
+    src = FORWARD_EMPTY_CACHE.replace("model = Net()\n", "model = nn.Linear(4, 1)\nprobe = Net()\n").rstrip() + (
+        "\n    if step % 10 == 0:\n        with torch.no_grad():\n            probe(x)\n")
+    assert not _diags(src, "GL505")
+
+
+def test_gl505_forward_in_an_inference_script_silent():
+    src = FORWARD_EMPTY_CACHE.split("opt = torch.optim")[0] + (
+        "with torch.no_grad():\n    for step in range(100):\n        print(model(torch.randn(8, 4)))\n")
+    assert not _diags(src, "GL505")
+
+
+def test_gl505_forward_called_in_an_evaluation_function_each_epoch_silent():
+    src = FORWARD_EMPTY_CACHE.replace("model = Net()\n", "model = nn.Linear(4, 1)\nprobe = Net()\n\n\n"
+                                      "def evaluate(m):\n    with torch.no_grad():\n        return m(torch.randn(8, 4))\n\n\n")
+    src = src.replace("for step in range(100):", "for epoch in range(3):\n  evaluate(probe)\n  for step in range(100):")
+    src = src.replace("\n    x = ", "\n    x = ")  # (indentation of the inner loop stays valid: 2 + 4)
+    assert not _diags(src, "GL505")
