@@ -46,7 +46,11 @@ into the unwrapped model (single-GPU inference, another script, a different numb
 `load_state_dict` fails with `Missing key(s) ... Unexpected key(s) "module.fc.weight"`.
 
 The rule fires on `torch.save(W.state_dict(), ...)` (also inside a dict/list passed to
-`torch.save`) where `W` holds a wrapper of a known model at that point. The rule is silent when the same file loads a checkpoint back into the wrapper
+`torch.save`) where `W` holds a wrapper of a known model at that point, and on
+`torch.save(pack(W, ...), ...)` where `pack` is a function or a static method of the file that puts
+`P.state_dict()` of its parameter P into what it returns without unwrapping it
+(deepspeech.pytorch's `DeepSpeech.serialize(model, ...)`): the fix passes `getattr(W, "module", W)`
+to it. The rule is silent when the same file loads a checkpoint back into the wrapper
 (`W.load_state_dict(...)`, a resume path), or loads one into the plain model after dropping the
 prefix (`{k[7:]: v for k, v in sd.items()}`, `k.replace("module.", "")`, or a loop filling a new
 dict with `new_sd[k[7:]] = v`): that code expects the

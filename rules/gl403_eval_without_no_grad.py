@@ -180,6 +180,17 @@ the loop names one training phase and one statement holds the shared forwards. G
 the evaluation phase (a backward in every phase, a `.grad` read, code the file does not define
 handed the model there) keep it silent.
 
+A test step in one branch of an `if`/`else` inside a training loop whose other branch trains is
+reported too (pytorch/pytorch#4050: `if i % 100 == 0:` reads a test batch and runs `out =
+model(x)`, `else:` computes the loss, backpropagates and steps), when the test picks a periodic
+step (a `%` in it) or names an evaluation (`if do_eval:`), the test branch does no gradient work
+and calls a model the other branch trains, and nothing it binds outlives it: not stored in a
+container, an attribute or an accumulator (except through `.item()`, `.tolist()`, `float(...)`
+and the like), not read after the `if`, at the top of the next iteration, after the loop, or by
+the training branch before that branch binds it again (a REINFORCE rollout collected in one branch
+and backpropagated in the other stays silent). The fix puts the test branch's statements under
+`with torch.no_grad():`.
+
 A function shared by training and evaluation is reported at its evaluation call: called after
 `model.eval()`, outside `no_grad`, with arguments that switch off every backward pass and
 optimizer step in it (`run_epoch(valid_data, model, optimizer=None)` where the function steps only

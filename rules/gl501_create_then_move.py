@@ -62,6 +62,12 @@ call of its own functions), as GL102 is: there a per-step copy is one finding am
 bugs of the scripts being checked, and the scripts that run the library's code are where the
 time is measured.
 
+`nn.Transformer.generate_square_subsequent_mask(sz)`, a static method that builds the causal
+mask with `torch.full` and `torch.triu` on the default device, counts as a deterministic factory
+(it takes `device=` since pytorch/pytorch PR #85609, torch 2.0), also when called on an
+`nn.Transformer` instance (`self.transformer.generate_square_subsequent_mask(sz).to(device)`); a
+method of the file's own with that name is not torch's and is left alone.
+
 Dtype casts and in-place fills between the factory and the move change nothing to that:
 `torch.ones(n).float().to(device)` becomes `torch.ones(n, device=device).float()`, and
 `torch.zeros(b, d).uniform_(-1, 1).to(device)` (a GAN's noise) becomes
