@@ -2763,9 +2763,7 @@ def _stored_names(m, node: cst.CSTNode) -> tuple[set[str], set[cst.Name]]:
         if isinstance(n, cst.Assign):
             for t in n.targets:
                 targets(t.target)
-        elif isinstance(n, cst.AnnAssign):
-            targets(n.target)
-        elif isinstance(n, (cst.For, cst.CompFor)):
+        elif isinstance(n, (cst.AnnAssign, cst.For, cst.CompFor)):
             targets(n.target)
         elif isinstance(n, cst.AsName):
             targets(n.name)
@@ -2811,9 +2809,9 @@ def _branch_outlived(m, facts: TrainingFacts, if_node: cst.If, test, train, info
             if any(isinstance(x, (cst.Subscript, cst.Attribute)) for x in _target_parts(tgts)):
                 value = n.value
         elif (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
-              and n.func.attr.value in ("append", "extend", "insert", "add", "update", "put", "appendleft")):
-            if any(not _graph_free_value(m, facts, a.value, bound) for a in n.args):
-                return True
+              and n.func.attr.value in ("append", "extend", "insert", "add", "update", "put", "appendleft")
+              and any(not _graph_free_value(m, facts, a.value, bound) for a in n.args)):
+            return True
         if value is not None and not _graph_free_value(m, facts, value, bound):
             return True
     if not bound:

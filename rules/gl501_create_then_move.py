@@ -134,8 +134,7 @@ noise = torch.randn(batch, dim, device="cuda")
             factory = q[len("torch."):]
             mask = q in MASK_FACTORIES
             if mask:
-                factory = ctx.code(recv.func)
-                factory = factory[len("torch."):] if factory.startswith("torch.") else factory
+                factory = ctx.code(recv.func).removeprefix("torch.")
             if factory in HOST_DATA:
                 continue
             if factory in LEGACY and not _legacy_sizes(recv):
