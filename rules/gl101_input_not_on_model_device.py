@@ -139,6 +139,10 @@ for x, y in loader:
             if device is None:
                 d = mm.acc_value.dev
                 device = ctx.code(d.expr) if d is not None and d.expr is not None else "the accelerator"
+                if device == "the accelerator" and not at_site:
+                    # moved with no device expression (`model.cuda()` under `if use_cuda:`): the
+                    # suggested line names the model's own device, never a `device` the file may lack
+                    line_device = _operand_device_at(ctx, mm, call)
                 if not at_site and (mm.site is not None or _local_elsewhere(m, d.expr if d is not None else None, call)):
                     # another function's expression: maybe not a name here (G65-6); the argument the
                     # model's construction gave it, the one the loop moves the batch's other tensors
@@ -156,10 +160,13 @@ for x, y in loader:
                 text = text[:text.index("; move it first")] + f"; move its tensors to `{device}` first"
                 yield ctx.finding(call, text, None)
                 continue
-            if line is None:
-                moved = f"{name}.to({device if not device.startswith('the ') else (line_device or 'device')})"
+            if line is None and not (device.startswith("the ") and line_device is None):
+                moved = f"{name}.to({device if not device.startswith('the ') else line_device})"
                 line = f"{name} = {moved}" if root is not None else moved  # not a name: move the expression
             text = self.message.format(name=name, source=source, callee=callee, device=device, line=line)
+            if line is None:
+                # no device expression that exists here: say it in words rather than name one
+                text = text[:text.index("; move it first")] + "; move it to the model's device first"
             if device.startswith("the "):
                 text = text.replace(f"`{device}`", device)  # words, not code
             if late is not None:
@@ -897,6 +904,30 @@ def _model_of(m, mm):
                 and m.value_of(origin.func).kind == "module"):
             return origin.func
     return None
+
+
+def _operand_device_at(ctx: Context, mm, at) -> str | None:
+    """`_operand_device` when the model (or operand) it names is an expression of `at`'s own scope
+    or of the module (not a parameter of the function the mismatch was found in)."""
+    m = ctx.model
+    acc = mm.acc
+    model = None
+    if (mm.op == "call" and isinstance(acc, cst.Call) and isinstance(acc.func, (cst.Name, cst.Attribute))
+            and m.value_of(acc.func).kind == "module"):
+        model = acc = acc.func  # `F.cross_entropy(model(x), y)`: the model whose output it is
+    if not isinstance(acc, (cst.Name, cst.Attribute)):
+        return None
+    root = acc
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return None
+    home = m.scope_of(acc)
+    if home is not m.scope_of(at) and not (home is m.module and (m.scope_of(at), root.value) not in m.bindings):
+        return None
+    if model is not None:
+        return f"next({ctx.code(model)}.parameters()).device"
+    return _operand_device(ctx, mm)
 
 
 def _operand_device(ctx: Context, mm) -> str | None:

@@ -281,7 +281,8 @@ def _is_main_guard(node) -> bool:
 
 
 def _returned_loader_name(m, facts: DistFacts, lo, loop: cst.For, scope) -> cst.Name | None:
-    """The name (bound once in `scope`, to a call, before `loop`) that a pass over the loader
+    """The name (bound once in `scope`, to a call or to an item of what a call returns, before
+    `loop`) that a pass over the loader
     inside `loop` iterates, when the flow engine knows it holds `lo`'s loader."""
     found = None
     for inner in m.fors:
@@ -295,7 +296,9 @@ def _returned_loader_name(m, facts: DistFacts, lo, loop: cst.For, scope) -> cst.
     if found is None:
         return None
     bindings = m.bindings.get((scope, found.value), [])
-    if len(bindings) != 1 or bindings[0].how != "assign" or not isinstance(bindings[0].value, cst.Call):
+    # `train_loader = make_loader(...)`, or one of the loaders a helper returns in a tuple
+    # (`train_loader, val_loader, test_loader = get_dataloaders(cfg)`, nanoVLM PR#124, G67-3)
+    if len(bindings) != 1 or bindings[0].how not in ("assign", "unpack") or not isinstance(bindings[0].value, cst.Call):
         return None
     if not m.precedes(bindings[0].node, loop) or m.contains(loop, bindings[0].node):
         return None

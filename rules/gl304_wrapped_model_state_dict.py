@@ -29,6 +29,11 @@ class WrappedModelStateDict(Rule):
         "path fails to load ({loads}) on the other ({example}); save and load "
         '`getattr({name}, "module", {name})`'
     )
+    helper_message = (
+        "`{name}` is a `{wrapper}` wrapper and `{helper}(...)` packs `{param}.state_dict()` of it into the "
+        "checkpoint: its keys all start with `module.`, so loading the checkpoint into a plain model fails "
+        '(unexpected/missing keys); pass `getattr({name}, "module", {name})` to `{helper}`'
+    )
     fix_safety = "unsafe"
     default = True
     kind = "crash"
@@ -41,7 +46,11 @@ into the unwrapped model (single-GPU inference, another script, a different numb
 `load_state_dict` fails with `Missing key(s) ... Unexpected key(s) "module.fc.weight"`.
 
 The rule fires on `torch.save(W.state_dict(), ...)` (also inside a dict/list passed to
-`torch.save`) where `W` holds a wrapper of a known model at that point. The rule is silent when the same file loads a checkpoint back into the wrapper
+`torch.save`) where `W` holds a wrapper of a known model at that point, and on
+`torch.save(pack(W, ...), ...)` where `pack` is a function or a static method of the file that puts
+`P.state_dict()` of its parameter P into what it returns without unwrapping it
+(deepspeech.pytorch's `DeepSpeech.serialize(model, ...)`): the fix passes `getattr(W, "module", W)`
+to it. The rule is silent when the same file loads a checkpoint back into the wrapper
 (`W.load_state_dict(...)`, a resume path), or loads one into the plain model after dropping the
 prefix (`{k[7:]: v for k, v in sd.items()}`, `k.replace("module.", "")`, or a loop filling a new
 dict with `new_sd[k[7:]] = v`): that code expects the
@@ -114,14 +123,30 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
                     continue  # the engine's wrapper (a helper's result, `self.model`): the same test
                 if kind is not None and not _wrapper_checked(m, sd):
                     found.append((recv, kind))
+            helper_note = None
+            for arg, fn_text, param, sd in _packaged_by_helper(m, obj):
+                # `torch.save(DeepSpeech.serialize(model, ...), path)` whose static method packs
+                # `model.state_dict()` of its parameter (deepspeech.pytorch#475, G67-1)
+                if arg.value in stripped or _renamed_before_save(m, sd) or _wrapper_checked(m, obj):
+                    continue
+                reach = facts.wrapper_reaching(arg)
+                if reach is None or facts.only_saved(reach[0]) or _other_side_of_wrap_flag(m, facts, reach[0].call, obj):
+                    continue
+                if all(r is not arg for r, _ in found):
+                    found.append((arg, "dp" if reach[0].kind == "dp" else "ddp"))
+                    helper_note = helper_note or (arg, fn_text, param)
             if not found:
                 continue
             edits = [ctx.replace(recv, f'getattr({ctx.code(recv)}, "module", {ctx.code(recv)})') for recv, _ in found]
             recv, kind = found[0]
             wrapper = "DataParallel" if kind == "dp" else "DistributedDataParallel"
+            msg = self.message.format(name=ctx.code(recv), wrapper=wrapper)
+            if helper_note is not None and helper_note[0] is recv:
+                name, fn_text, param = ctx.code(recv), helper_note[1], helper_note[2]
+                msg = self.helper_message.format(name=name, wrapper=wrapper, helper=fn_text, param=param)
             yield ctx.finding(
                 call,
-                self.message.format(name=ctx.code(recv), wrapper=wrapper),
+                msg,
                 ctx.fix(*edits, message="Save the unwrapped model's state_dict"),
             )
 
@@ -336,6 +361,59 @@ def _save_sites(m):
             if arg is not None:
                 out.append((site, arg))
     return out
+
+
+def _packaged_by_helper(m, obj):
+    """(argument, helper's text, parameter, the `state_dict()` call) for a saved object that is
+    a call of a module-level function or a static method of the file (`DeepSpeech.serialize(model,
+    optimizer=...)`) whose body calls `P.state_dict()` on one of its parameters P, never re-bound
+    nor unwrapped there (`P.module`, `hasattr(P, "module")`), when the call passes a plain name for
+    P: that name's state_dict is what the checkpoint holds."""
+    if not isinstance(obj, cst.Call):
+        return
+    f = obj.func
+    fn = None
+    if isinstance(f, cst.Name) and f.value not in m.classes:
+        fns = m.functions.get(f.value, [])
+        if len(fns) == 1 and m.class_of(fns[0]) is None:
+            fn = fns[0]
+    elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in m.classes:
+        found = m.method_of_class(f.value.value, f.attr.value)
+        if found is not None and any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+                                     for d in found[0].decorators):
+            fn = found[0]
+    if fn is None:
+        return
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    for sd in m.calls_in(fn.body):
+        g = sd.func
+        if not (isinstance(g, cst.Attribute) and g.attr.value == "state_dict" and not sd.args
+                and isinstance(g.value, cst.Name) and g.value.value in params):
+            continue
+        if m.enclosing(sd, cst.FunctionDef) is not fn:
+            continue
+        param = g.value.value
+        if any(b.how != "param" for b in m.bindings_of(g.value)):
+            continue  # `model = model.module if hasattr(model, "module") else model`
+        if _unwraps_in(m, fn, param):
+            continue
+        arg = argument_for(fn, obj, param)
+        if isinstance(arg, cst.Name):
+            yield arg, m.module.code_for_node(f), param, sd
+
+
+def _unwraps_in(m, fn: cst.FunctionDef, param: str) -> bool:
+    """`fn` looks through its parameter for a wrapper: `param.module`, or a test naming `module`
+    or `Parallel` about it (`hasattr(model, "module")`, `isinstance(model, DataParallel)`)."""
+    for n in m.walk(fn.body):
+        if (isinstance(n, cst.Attribute) and n.attr.value == "module" and isinstance(n.value, cst.Name)
+                and n.value.value == param):
+            return True
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in ("hasattr", "isinstance", "getattr"):
+            text = m.module.code_for_node(n)
+            if param in text and ("module" in text or "Parallel" in text):
+                return True
+    return False
 
 
 def _wrapper_checked(m, node) -> bool:

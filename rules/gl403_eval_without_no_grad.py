@@ -77,11 +77,14 @@ class EvalWithoutNoGrad(Rule):
                  r"|(?i:test|val|valid|validation|eval|evaluation|dev|holdout)_?(?i:loader|dl|dataloader|data_loader|iter"
                  r"|iterator|batches|gen|generator|ds|data|set|dataset)"
                  # a phase loop's evaluation phase (`for phase in ("train", "val"):`)
-                 r"""|["'](?:val|valid|validation|eval|evaluation|test|testing|dev)\\?["']""")
+                 r"""|["'](?:val|valid|validation|eval|evaluation|test|testing|dev)\\?["']"""
+                 # a test branch of a training loop (`if i % 100 == 0:`, `if do_eval:`)
+                 r"|\bif\b[^\n#]*(?:%|(?i:eval|valid|test))")
     ast_prefilter = (r"^loop$", (r"^\.eval\($|^\.train\($|^def \w*(?:val|eval|test|predict|inference)"
                                  r"|^(?:\w+_)?(?i:test|val|valid|validation|eval|evaluation|dev|holdout)_?(?i:loader|dl"
                                  r"|dataloader|data_loader|iter|iterator|batches|gen|generator|ds|data|set|dataset)s?$"
-                                 r"|^'(?:val|valid|validation|eval|evaluation|test|testing|dev)$"))
+                                 r"|^'(?:val|valid|validation|eval|evaluation|test|testing|dev)$"
+                                 r"|^\.backward\($"))
     batch_message = (
         "`{fn}` runs `{model}` in eval mode once per batch with gradients enabled: autograd records "
         "a graph at every call (memory and time for nothing); decorate it with `@torch.no_grad()`"
@@ -176,6 +179,17 @@ holds the shared forward under `with torch.set_grad_enabled(phase == "train"):`,
 the loop names one training phase and one statement holds the shared forwards. Gradients used in
 the evaluation phase (a backward in every phase, a `.grad` read, code the file does not define
 handed the model there) keep it silent.
+
+A test step in one branch of an `if`/`else` inside a training loop whose other branch trains is
+reported too (pytorch/pytorch#4050: `if i % 100 == 0:` reads a test batch and runs `out =
+model(x)`, `else:` computes the loss, backpropagates and steps), when the test picks a periodic
+step (a `%` in it) or names an evaluation (`if do_eval:`), the test branch does no gradient work
+and calls a model the other branch trains, and nothing it binds outlives it: not stored in a
+container, an attribute or an accumulator (except through `.item()`, `.tolist()`, `float(...)`
+and the like), not read after the `if`, at the top of the next iteration, after the loop, or by
+the training branch before that branch binds it again (a REINFORCE rollout collected in one branch
+and backpropagated in the other stays silent). The fix puts the test branch's statements under
+`with torch.no_grad():`.
 
 A function shared by training and evaluation is reported at its evaluation call: called after
 `model.eval()`, outside `no_grad`, with arguments that switch off every backward pass and
@@ -307,6 +321,7 @@ with torch.no_grad():
                     continue
                 yield ctx.finding(c, self.message.format(model=ctx.code(c.func)), fix)
         yield from self._phase_loop_calls(ctx, facts, seen)
+        yield from self._test_branch_calls(ctx, facts, seen)
         yield from self._batch_functions(ctx, facts, seen)
         yield from self._shared_function_calls(ctx, facts, seen)
         yield from self._template_hooks(ctx, facts, seen)
@@ -373,6 +388,67 @@ with torch.no_grad():
                     f"`{ctx.code(_callee(c, facts))}` with gradients enabled: autograd records a graph at every "
                     f"evaluation batch (memory and time for nothing); run the forward under {grad} (a `no_grad` "
                     f"around it would break the training phase)",
+                    fix,
+                )
+
+    def _test_branch_calls(self, ctx: Context, facts: TrainingFacts, seen: set):
+        """A test step in one branch of an `if`/`else` inside a training loop whose other branch
+        trains (pytorch/pytorch#4050's P3D loop: `if i % 100 == 0:` reads a test batch and runs
+        `out = model(x)`, `else:` computes the loss, backpropagates and steps), with no
+        `model.eval()` and no evaluation function around it: the test forward records a graph that
+        nothing differentiates. Only when the test picks a periodic step (a `%` in it) or names an
+        evaluation (`if do_eval:`, `if step % eval_every == 0:`), the test branch does no gradient
+        work and calls the model the training branch trains, and nothing the test branch binds
+        outlives it (read after the `if` or by the next iteration, stored in a container or an
+        attribute, read by the training branch before it binds it again). Fix: the test branch's
+        statements under `with torch.no_grad():`."""
+        m = ctx.model
+        groups: dict = {}
+        for info in facts.loops:
+            if not info.is_training or facts.grad_mode_at(info.node) is not None:
+                continue
+            for c in _model_calls(facts, info.node):
+                if c in seen or facts.grad_mode_at(c) is not None:
+                    continue
+                found = _test_branch_of(m, facts, info, c)
+                if found is not None:
+                    groups.setdefault(found[0], (found, info, []))[2].append(c)
+        for if_node, ((_, test, train), info, found_calls) in groups.items():
+            calls = [c for c in found_calls
+                     if not (_loss_module(m, c.func) or _metric_object(m, c.func) or _signal_transform(m, c.func))]
+            trained = {dotted(_callee(c, facts)) for c in _model_calls(facts, train)} - {None}
+            calls = [c for c in calls if dotted(_callee(c, facts)) in trained]
+            if not calls or any(_model_takes_gradients(m, c) for c in calls):
+                continue
+            if all(_detached_at_once(m, c) for c in calls):
+                continue
+            if all(_inference_mode_argument(m, c) or _forward_picks_no_grad(m, c) for c in calls):
+                continue
+            reported = [c for c in calls if not (_frozen_before(ctx, c, info.node) or _frozen_attribute(ctx, c)
+                                                 or _frozen_by_construction(ctx, _callee(c, facts), info.node))]
+            if not reported:
+                continue
+            models = {dotted(_callee(c, facts)) for c in calls}
+            if (facts.passes_to_unknown(test, models) or _optimizer_to_unknown(m, facts, test)
+                    or _model_held_by_unknown(m, facts, test, 2, set())):
+                continue
+            if _branch_outlived(m, facts, if_node, test, train, info):
+                continue
+            fix = None
+            alias = torch_alias(ctx)
+            if alias is not None:
+                edit = _wrap_block_in_with(ctx, test, f"with {alias}.no_grad():")
+                if edit is not None:
+                    fix = ctx.fix(edit, safe=all(_class_seen(m, c, facts) for c in calls),
+                                  message="Run the test branch under `with torch.no_grad():`")
+            seen.update(calls)
+            for c in reported:
+                yield ctx.finding(
+                    c,
+                    f"the test branch of the `if` at {line_ref(ctx, if_node)} calls `{ctx.code(c.func)}` with "
+                    f"gradients enabled while its other branch trains: autograd records a graph at every test "
+                    f"step that nothing differentiates (memory and time for nothing); run the test branch under "
+                    f"`with torch.no_grad():`",
                     fix,
                 )
 
@@ -2597,3 +2673,234 @@ def _frozen_by_construction(ctx: Context, model: cst.BaseExpression | None, loop
                for x in walk(fn)):
             return False
     return True
+
+
+# --------------------------------------------------------------------------- test branches (G68-5)
+
+_EVAL_WORDS = re.compile(r"(?:^|_)(?:test|testing|val|valid|validate|validation|eval|evaluate|evaluation)(?:_|$)",
+                         re.IGNORECASE)
+
+
+def _periodic_or_eval_test(test: cst.BaseExpression) -> bool:
+    """`i % 100 == 0`, `step % args.eval_every == 0`, `do_eval`, `args.validate`: a test that picks
+    every N-th step or names an evaluation."""
+    for n in (test, *walk(test)):
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo):
+            return True
+        if isinstance(n, cst.Name) and _EVAL_WORDS.search(n.value):
+            return True
+    return False
+
+
+def _test_branch_of(m, facts: TrainingFacts, info, call: cst.Call):
+    """(the `if`, the block holding `call`, the other block) for the innermost `if`/`else` inside the
+    training loop `info` with `call` in one branch and a backward pass and an optimizer step of the
+    loop in the other, none in `call`'s branch; None when there is none."""
+    loop = info.node
+    grad = [*info.backward, *info.backward_via]
+    steps = [*(s.call for s in info.steps), *info.steps_via, *info.step_helpers]
+    for anc in m.ancestors(call):
+        if anc is loop or isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if not isinstance(anc, cst.If) or not isinstance(anc.orelse, cst.Else):
+            continue
+        parent = m.parent(anc)
+        if isinstance(parent, cst.If) and parent.orelse is anc:
+            continue  # an `elif`: a three-way choice
+        if not _periodic_or_eval_test(anc.test):
+            continue
+        if m.contains(anc.body, call):
+            test, train = anc.body, anc.orelse.body
+        else:
+            test, train = anc.orelse.body, anc.body
+        if any(m.contains(test, n) for n in (*grad, *steps, *info.clears)) or facts.grad_use(test):
+            return None
+        if any(m.contains(train, n) for n in grad) and any(m.contains(train, n) for n in steps):
+            return anc, test, train
+        return None
+    return None
+
+
+_GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "argmax", "argmin", "eq", "ne"})
+_GRAPH_FREE_BUILTINS = frozenset({"float", "int", "bool", "round", "len", "str", "print"})
+
+
+def _graph_free(expr: cst.CSTNode, bound: set) -> bool:
+    """`expr` reads none of the names `bound` (those of the test branch) and calls no model except
+    through `.item()`, `.tolist()`, `float(...)` and the like, or in a comparison: what it holds
+    keeps no graph."""
+    if isinstance(expr, cst.Name):
+        return expr.value not in bound
+    if isinstance(expr, cst.Comparison):
+        return True
+    if isinstance(expr, cst.Call):
+        f = expr.func
+        if isinstance(f, cst.Attribute) and f.attr.value in _GRAPH_FREE_METHODS:
+            return True
+        if isinstance(f, cst.Name) and f.value in _GRAPH_FREE_BUILTINS:
+            return True
+    if isinstance(expr, cst.Attribute):
+        return _graph_free(expr.value, bound)
+    return all(_graph_free(ch, bound) for ch in expr.children)
+
+
+def _stored_names(m, node: cst.CSTNode) -> tuple[set[str], set[cst.Name]]:
+    """The names bound in `node` (assignments, `for` and `with ... as` targets, augmented
+    assignments) and the Name nodes that only store (not `a += ...`, which reads `a` too)."""
+    names, stores = set(), set()
+
+    def targets(t):
+        if isinstance(t, cst.Name):
+            names.add(t.value)
+            stores.add(t)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for e in t.elements:
+                targets(e.value)
+        elif isinstance(t, cst.StarredElement):
+            targets(t.value)
+
+    for n in (node, *walk(node)):
+        if isinstance(n, cst.Assign):
+            for t in n.targets:
+                targets(t.target)
+        elif isinstance(n, (cst.AnnAssign, cst.For, cst.CompFor)):
+            targets(n.target)
+        elif isinstance(n, cst.AsName):
+            targets(n.name)
+        elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
+            names.add(n.target.value)
+        elif isinstance(n, cst.NamedExpr) and isinstance(n.target, cst.Name):
+            names.add(n.target.value)
+            stores.add(n.target)
+    return names, stores
+
+
+def _name_uses(m, node: cst.CSTNode, names: set, skip: cst.CSTNode | None = None) -> list[cst.Name]:
+    """The Name nodes in `node` (not in `skip`, not in definitions) that stand for one of `names`
+    (not attribute names, keyword names or parameters), in source order."""
+    out = []
+    for n in m.walk(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if not isinstance(n, cst.Name) or n.value not in names or (skip is not None and m.contains(skip, n)):
+            continue
+        p = m.parent(n)
+        if (isinstance(p, cst.Attribute) and p.attr is n) or (isinstance(p, cst.Arg) and p.keyword is n):
+            continue
+        if isinstance(p, (cst.Param, cst.ImportAlias, cst.FunctionDef, cst.ClassDef)):
+            continue
+        out.append(n)
+    return sorted(out, key=lambda n: m.order.get(n, 0))
+
+
+def _branch_outlived(m, facts: TrainingFacts, if_node: cst.If, test, train, info) -> bool:
+    """Something the test branch makes may outlive it: it stores into a container, an attribute
+    or an accumulator a value that may hold the model's graph (not through `.item()` and the
+    like); or one of the names it binds is read outside it before being bound again: in the
+    other branch before that branch binds it, anywhere else in the outermost loop around (after
+    the `if`, or at the top of the next iteration), or after that loop in its function before a
+    new binding. A REINFORCE rollout collected in one branch and backpropagated in the other is
+    this shape: `no_grad` there would break training."""
+    bound, _ = _stored_names(m, test)
+    for n in walk(test):
+        value = None
+        if isinstance(n, cst.AugAssign):
+            value = n.value
+        elif isinstance(n, (cst.Assign, cst.AnnAssign)):
+            tgts = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+            if any(isinstance(x, (cst.Subscript, cst.Attribute)) for x in _target_parts(tgts)):
+                value = n.value
+        elif (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+              and n.func.attr.value in ("append", "extend", "insert", "add", "update", "put", "appendleft")
+              and any(not _graph_free_value(m, facts, a.value, bound) for a in n.args)):
+            return True
+        if value is not None and not _graph_free_value(m, facts, value, bound):
+            return True
+    if not bound:
+        return False
+    _, train_stores = _stored_names(m, train)
+    for name in bound:
+        uses = _name_uses(m, train, {name})
+        if uses and uses[0] not in train_stores:
+            return True
+    outer = info
+    while outer.parent is not None:
+        outer = outer.parent
+    _, loop_stores = _stored_names(m, outer.node)
+    for n in _name_uses(m, outer.node, bound, skip=if_node):
+        if n not in loop_stores:
+            return True
+    if_test_uses = _name_uses(m, if_node.test, bound)
+    if if_test_uses:
+        return True
+    scope = m.scope_of(outer.node)
+    end = m.end.get(outer.node)
+    if end is None:
+        return True
+    _, scope_stores = _stored_names(m, scope)
+    after = [n for n in _name_uses(m, scope, bound) if m.order.get(n, 0) >= end]
+    first: dict[str, cst.Name] = {}
+    for n in after:
+        first.setdefault(n.value, n)
+    return any(n not in scope_stores for n in first.values())
+
+
+def _target_parts(tgts: list) -> list:
+    """The targets of an assignment, with the elements of tuple and list targets."""
+    out = []
+    for t in tgts:
+        if isinstance(t, (cst.Tuple, cst.List)):
+            out.extend(_target_parts([e.value for e in t.elements]))
+        elif isinstance(t, cst.StarredElement):
+            out.extend(_target_parts([t.value]))
+        else:
+            out.append(t)
+    return out
+
+
+def _graph_free_value(m, facts: TrainingFacts, value: cst.BaseExpression, bound: set) -> bool:
+    """`value` keeps no graph of the test branch: it reads no name the branch binds and calls no
+    model, except through `.item()`, `float(...)`, a comparison and the like."""
+    if not _graph_free(value, bound):
+        return False
+    return all(_under_graph_free(m, c, value) for c in (value, *walk(value))
+               if isinstance(c, cst.Call) and facts.is_model(c.func))
+
+
+def _under_graph_free(m, node: cst.CSTNode, top: cst.CSTNode) -> bool:
+    cur = node
+    while cur is not top and cur is not None:
+        p = m.parent(cur)
+        if isinstance(p, cst.Comparison):
+            return True
+        if isinstance(p, cst.Attribute) and p.value is cur and p.attr.value in _GRAPH_FREE_METHODS:
+            return isinstance(m.parent(p), cst.Call)
+        if (isinstance(p, cst.Arg) and isinstance(m.parent(p), cst.Call) and isinstance(m.parent(p).func, cst.Name)
+                and m.parent(p).func.value in _GRAPH_FREE_BUILTINS):
+            return True
+        cur = p
+    return False
+
+
+def _wrap_block_in_with(ctx: Context, block: cst.BaseSuite, header: str):
+    """An edit that puts every statement of an indented block under `header:`, one level deeper;
+    None for a one-line suite or when re-indenting could change a multi-line string."""
+    if not isinstance(block, cst.IndentedBlock) or not block.body:
+        return None
+    for n in walk(block):
+        if isinstance(n, (cst.SimpleString, cst.FormattedString)) and "\n" in ctx.code(n):
+            return None
+    first_stmt, last_stmt = block.body[0], block.body[-1]
+    first, _ = ctx._line_bounds(first_stmt)
+    _, last = ctx._line_bounds(last_stmt)
+    start, _ = ctx.span(first_stmt)
+    indent = ctx.indent_of(first_stmt)
+    if ctx.source[first:start] != indent or indent.strip():
+        return None
+    unit = ctx.module.default_indent
+    lines = split_lines(ctx.source[first:last], keepends=True)
+    out = [indent + header + ctx.newline]
+    for line in lines:
+        out.append(unit + line if line.strip() else line)
+    new = "".join(out)
+    if not new.endswith(("\n", "\r")):
+        new += ctx.newline
+    return ctx.edit(first, last, new)

@@ -26,6 +26,15 @@ LEGACY = {
     "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
     "ByteTensor": "uint8", "BoolTensor": "bool",
 }
+# Static methods of torch classes that build a tensor on the default device and take `device=`:
+# `nn.Transformer.generate_square_subsequent_mask(sz)` (a `torch.full(..., -inf)` + `torch.triu`;
+# `device=` and `dtype=` since pytorch/pytorch PR #85609, torch 2.0), also called on an instance
+# (`self.transformer.generate_square_subsequent_mask(sz)`). Deterministic.
+MASK_FACTORIES = {
+    "torch.nn.Transformer.generate_square_subsequent_mask": "torch.nn.Transformer",
+    "torch.nn.modules.transformer.Transformer.generate_square_subsequent_mask": "torch.nn.Transformer",
+}
+_MASK_METHODS = frozenset(q.rsplit(".", 1)[1] for q in MASK_FACTORIES)
 _DEVICE_STRING = re.compile(r"""^[rbuRBU]?["'](cuda|cpu|mps|xpu|meta|hpu|npu)(:\d+)?["']$""")
 
 
@@ -52,6 +61,12 @@ nothing is saved. It is also silent in test files (`test_*.py`, `*_test.py`, fil
 call of its own functions), as GL102 is: there a per-step copy is one finding among the crash
 bugs of the scripts being checked, and the scripts that run the library's code are where the
 time is measured.
+
+`nn.Transformer.generate_square_subsequent_mask(sz)`, a static method that builds the causal
+mask with `torch.full` and `torch.triu` on the default device, counts as a deterministic factory
+(it takes `device=` since pytorch/pytorch PR #85609, torch 2.0), also when called on an
+`nn.Transformer` instance (`self.transformer.generate_square_subsequent_mask(sz).to(device)`); a
+method of the file's own with that name is not torch's and is left alone.
 
 Dtype casts and in-place fills between the factory and the move change nothing to that:
 `torch.ones(n).float().to(device)` becomes `torch.ones(n, device=device).float()`, and
@@ -113,15 +128,18 @@ noise = torch.randn(batch, dim, device="cuda")
             recv, random_fill = _factory_under_casts(recv)
             if not isinstance(recv, cst.Call):
                 continue
-            q = m.qualname(recv.func) or ""
+            q = m.qualname(recv.func) or _mask_method_of_instance(m, recv.func)
             if not q.startswith("torch."):
                 continue
             factory = q[len("torch."):]
+            mask = q in MASK_FACTORIES
+            if mask:
+                factory = ctx.code(recv.func).removeprefix("torch.")
             if factory in HOST_DATA:
                 continue
             if factory in LEGACY and not _legacy_sizes(recv):
                 continue  # `torch.FloatTensor(weights)`: host data, copied with or without `device=`
-            if factory not in DETERMINISTIC and factory not in RANDOM and factory not in LEGACY:
+            if factory not in DETERMINISTIC and factory not in RANDOM and factory not in LEGACY and not mask:
                 continue
             if any(a.keyword is not None and a.keyword.value in ("device", "generator") for a in recv.args):
                 continue  # `generator=`: a CPU generator on purpose (reproducible draws); device= would not accept it
@@ -139,7 +157,7 @@ noise = torch.randn(batch, dim, device="cuda")
             dev_text, fixable = device
             if factory in LEGACY and not isinstance(recv.func, cst.Attribute):
                 fixable = False  # `from torch import FloatTensor`: no module text to write `empty` with
-            deterministic = (factory in DETERMINISTIC or factory in LEGACY) and not random_fill
+            deterministic = (factory in DETERMINISTIC or factory in LEGACY or mask) and not random_fill
             sites.append((call, recv, factory, meth, dev_text, fixable, deterministic))
         # one finding per file, at the first site, as GL102 does; the message lists the others
         sites = unsuppressed(ctx, sites)
@@ -147,6 +165,9 @@ noise = torch.randn(batch, dim, device="cuda")
             return
         call, recv, factory, meth, dev_text, _, _ = sites[0]
         msg = self.message.format(factory=factory, meth=meth, device=dev_text)
+        if not (ctx.code(recv.func).startswith("torch.") or factory in DETERMINISTIC or factory in RANDOM
+                or factory in LEGACY or factory in HOST_DATA):
+            msg = msg.replace(f"`torch.{factory}(...)`", f"`{factory}(...)`", 1)  # `nn.Transformer.generate_...`
         if factory in LEGACY:
             msg = msg.replace("to the factory instead", f"to `torch.empty(..., dtype=torch.{LEGACY[factory]})` instead (the legacy constructor takes no device)", 1)
         msg += other_lines(ctx, call, [s[0] for s in sites[1:]])
@@ -284,6 +305,19 @@ def _factory_under_casts(recv: cst.BaseExpression) -> tuple[cst.BaseExpression, 
         recv = recv.func.value
         depth += 1
     return recv, random_fill
+
+
+def _mask_method_of_instance(m, func: cst.BaseExpression) -> str:
+    """`self.transformer.generate_square_subsequent_mask` where `self.transformer` was built by
+    `nn.Transformer(...)`: the qualified name of the static method; "" otherwise."""
+    if not (isinstance(func, cst.Attribute) and func.attr.value in _MASK_METHODS
+            and isinstance(func.value, (cst.Name, cst.Attribute))):
+        return ""
+    ctor = m.constructor_of(func.value)
+    q = m.qualname(ctor.func) if ctor is not None else None
+    if q is not None and f"{q}.{func.attr.value}" in MASK_FACTORIES:
+        return f"{MASK_FACTORIES[q + '.' + func.attr.value]}.{func.attr.value}"
+    return ""
 
 
 def _legacy_sizes(factory: cst.Call) -> bool:

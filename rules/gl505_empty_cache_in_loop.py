@@ -7,7 +7,9 @@ import libcst as cst
 from gpulint.analysis.training import TrainingFacts, walk
 from gpulint.flow import gpu_guard
 from gpulint.analysis.training import argument_for
+from gpulint.model import MODULE_BASES
 from gpulint.rule import Context, Rule
+from gpulint.sites import line_ref
 
 
 class EmptyCacheInLoop(Rule):
@@ -17,6 +19,11 @@ class EmptyCacheInLoop(Rule):
     message = (
         "`torch.cuda.empty_cache()` every step hands cached GPU memory back to the driver only for "
         "the next step to allocate it again (slow, and a synchronisation); remove it from the loop"
+    )
+    forward_message = (
+        "`torch.cuda.empty_cache()` in `{fn}()` runs in the model's forward pass, which the training "
+        "loop runs every step (the model call on {line}): each call hands cached GPU memory back to the "
+        "driver only for the next allocation to take it again (slow, and a synchronisation); remove it"
     )
     fix_safety = "none"
     default = True
@@ -36,7 +43,12 @@ the file that the loop calls on every step (a trainer's `training_step`); a
 only to `True` (`if config.empty_cache:` with `empty_cache: bool = True` in a config class that no
 construction overrides). The accelerator's module picked at run time with CUDA as the fallback
 (`acc = getattr(torch, device_type, torch.cuda)`, then `acc.empty_cache()`) counts as
-`torch.cuda`. An occasional call (once per
+`torch.cuda`. The same holds for a call in a module's `forward` (or in a method or function of the file that
+`forward` always calls), also inside a loop there (pocket's `masked_roi_align` empties the cache
+after every chunk of RoI clones), when an instance of that module class, or of one that holds it
+and calls it from its own `forward`, is called unconditionally on every training step. Calls in
+`__init__`, in evaluation or export helpers, in a forward under a test (`if not self.training:`),
+and in modules the file never calls in a training step are left alone. An occasional call (once per
 epoch, under another condition, or after `if step % k != 0: continue` skips the rest of the
 iteration) is left alone. No automatic fix: removing it is the fix.
 
@@ -73,32 +85,107 @@ for x, y in loader:
         for call in calls:
             if self._every_step(m, facts, call, 0):
                 yield ctx.finding(call)
+                continue
+            found = _every_forward(m, facts, call)
+            if found is not None:
+                fn, site = found
+                yield ctx.finding(call, self.forward_message.format(fn=fn.name.value, line=line_ref(ctx, site)))
 
     def _every_step(self, m, facts: TrainingFacts, node, depth: int) -> bool:
-        """`node` runs once per step: unconditionally in the innermost training loop, or
-        unconditionally in a function of the file that such a loop calls unconditionally (a
-        trainer's `training_step`). A `torch.cuda.is_available()` guard does not count as a
-        condition: on a GPU it always holds."""
-        loop = facts.step_loop_of(node)
-        if loop is not None:
-            return (facts.enclosing_loop(node) is loop.node and not _conditional(m, node, loop.node)
-                    and not _after_periodic_skip(m, node, loop.node))
-        if depth >= 2 or facts.enclosing_loop(node) is not None:
-            return False
-        fn = m.enclosing(node, cst.FunctionDef)
-        if fn is None or _conditional(m, node, fn):
-            return False
-        sites = facts.call_sites(fn)
-        if not sites:
-            return False
-        if depth == 0 and facts.steps_of_function(fn):
-            # the function is one training step (backward and optimizer step, no loop): every
-            # loop that calls it unconditionally runs it once per step
-            return all(
-                facts.enclosing_loop(c) is not None and not _conditional(m, c, facts.enclosing_loop(c))
-                for c in sites
-            )
-        return all(self._every_step(m, facts, c, depth + 1) for c in sites)
+        return _every_step(m, facts, node, depth)
+
+
+def _every_step(m, facts: TrainingFacts, node, depth: int) -> bool:
+    """`node` runs once per step: unconditionally in the innermost training loop, or
+    unconditionally in a function of the file that such a loop calls unconditionally (a
+    trainer's `training_step`). A `torch.cuda.is_available()` guard does not count as a
+    condition: on a GPU it always holds."""
+    loop = facts.step_loop_of(node)
+    if loop is not None:
+        return (facts.enclosing_loop(node) is loop.node and not _conditional(m, node, loop.node)
+                and not _after_periodic_skip(m, node, loop.node))
+    if depth >= 2 or facts.enclosing_loop(node) is not None:
+        return False
+    fn = m.enclosing(node, cst.FunctionDef)
+    if fn is None or _conditional(m, node, fn):
+        return False
+    sites = facts.call_sites(fn)
+    if not sites:
+        return False
+    if depth == 0 and facts.steps_of_function(fn):
+        # the function is one training step (backward and optimizer step, no loop): every
+        # loop that calls it unconditionally runs it once per step
+        return all(
+            facts.enclosing_loop(c) is not None and not _conditional(m, c, facts.enclosing_loop(c))
+            for c in sites
+        )
+    return all(_every_step(m, facts, c, depth + 1) for c in sites)
+
+
+def _every_forward(m, facts: TrainingFacts, node):
+    """`node` runs unconditionally (loops allowed) in a module's `forward`, or in a function or
+    method that such a forward always calls, and an instance of that module is called on every
+    training step (pocket#10): (the function `node` is in, the model call in the training step);
+    None otherwise."""
+    fn = m.enclosing(node, cst.FunctionDef)
+    if fn is None or m.enclosing(fn, cst.FunctionDef) is not None or _conditional(m, node, fn):
+        return None
+    site = _forward_every_step(m, facts, fn, 0, set())
+    return (fn, site) if site is not None else None
+
+
+def _forward_every_step(m, facts: TrainingFacts, fn: cst.FunctionDef, depth: int, busy: set):
+    """The model call of a training step that runs `fn` on every step, through `forward`s and the
+    functions they always call; None when none is known."""
+    if depth > 4 or fn in busy:
+        return None
+    busy = busy | {fn}
+    cls = m.class_of(fn)
+    name = fn.name.value
+    if cls is not None and name == "forward":
+        if not m.class_is(cls.name.value, MODULE_BASES):
+            return None
+        return _module_called_every_step(m, facts, fn, depth, busy)
+    if name.startswith("__") or name in ("train", "eval", "to", "cuda", "cpu"):
+        return None  # `__init__`, dunders and module methods of torch's own
+    sites = facts.call_sites(fn)
+    if not sites:
+        return None
+    for site in sites:
+        caller = m.enclosing(site, cst.FunctionDef)
+        if caller is None or m.enclosing(caller, cst.FunctionDef) is not None or _conditional(m, site, caller):
+            continue
+        found = _forward_every_step(m, facts, caller, depth + 1, busy)
+        if found is not None:
+            return found
+    return None
+
+
+def _module_called_every_step(m, facts: TrainingFacts, forward: cst.FunctionDef, depth: int, busy: set):
+    """A call of an instance of a module class whose `forward` is `forward` that runs on every
+    training step: in the innermost training loop or a step function (`_every_step`'s sense), or
+    unconditionally in the `forward` of another module that runs so."""
+    for c in m.calls:
+        f = c.func
+        if not isinstance(f, (cst.Name, cst.Attribute)):
+            continue
+        v = m.value_of(f)
+        if v.kind != "module" or v.cls is None:
+            continue
+        found = m.method_of_class(v.cls, "forward")
+        if found is None or found[0] is not forward:
+            continue
+        if _every_step(m, facts, c, 0):
+            return c
+        caller = m.enclosing(c, cst.FunctionDef)
+        if caller is None or m.enclosing(caller, cst.FunctionDef) is not None or _conditional(m, c, caller):
+            continue
+        if caller is forward:
+            continue
+        outer = _forward_every_step(m, facts, caller, depth + 1, busy)
+        if outer is not None:
+            return outer
+    return None
 
 
 def _cuda_module_alias(m, recv) -> bool:
