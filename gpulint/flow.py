@@ -929,29 +929,28 @@ def _flag_guards(m) -> dict:
     return out
 
 
-def parsed_namespaces(m) -> frozenset:
-    """Names every binding of which is the result of an argparse parser's `parse_args()` (or
-    `parse_known_args()[0]`, or the first target of `ns, _ = parser.parse_known_args()`), whatever
-    they are called (`args`, `opt_`, `ns`). Computed once per file."""
-    found = m.__dict__.get("_parsed_namespaces")
-    if found is not None:
-        return found
-    names: dict[str, bool] = {}
-    for node in m.nodes:
-        if type(node) is not cst.Assign or len(node.targets) != 1:
-            continue
-        t, v = node.targets[0].target, node.value
+def is_parsed_namespace(m, name: cst.Name) -> bool:
+    """`name` holds the result of an argparse parser's `parse_args()` (or `parse_known_args()[0]`)
+    on every binding that reaches it, whatever it is called (`args`, `opt_`, `ns`) and in whatever
+    scope (a worker function's own parser)."""
+    has = m.__dict__.get("_has_parse_args")
+    if has is None:
+        has = m._has_parse_args = "parse_args" in m.source or "parse_known_args" in m.source
+    if not has:
+        return False
+    bs = m.bindings_of(name)
+    if not bs:
+        return False
+    for b in bs:
+        v = b.value
+        if b.how != "assign" or v is None:
+            return False
         if type(v) is cst.Subscript and type(v.value) is cst.Call:
             v = v.value  # `parser.parse_known_args()[0]`
-        elif type(t) is cst.Tuple and t.elements and type(v) is cst.Call:
-            t = t.elements[0].value  # `args, unknown = parser.parse_known_args()`
-        if (type(t) is cst.Name and type(v) is cst.Call and type(v.func) is cst.Attribute
+        if not (type(v) is cst.Call and type(v.func) is cst.Attribute
                 and v.func.attr.value in ("parse_args", "parse_known_args")):
-            names.setdefault(t.value, True)
-    out = frozenset(n for n in names if all(
-        b.how == "assign" and type(b.value) in (cst.Call, cst.Subscript) for b in m.bindings.get((m.module, n), ())))
-    m._parsed_namespaces = out
-    return out
+            return False
+    return True
 
 
 def argparse_default(m, dest: str):
@@ -4131,12 +4130,11 @@ class Flow:
             return Value(None, HOST, origin=bv.origin)  # a field of a structure moved to the host
         if k is None and bv.nograd:
             return Value(None, None, nograd=True)  # a field of an output computed under no_grad
-        if k is None and type(base) is cst.Name and base.value in parsed_namespaces(self.m):
+        if k is None and type(base) is cst.Name and is_parsed_namespace(self.m, base):
             # `ns.device` of `ns = parser.parse_args()`: its option's default when that names a
             # device (`default="cuda" if torch.cuda.is_available() else "cpu"`); a configured value
             # otherwise, as `args.device` (probe69 E69-5/E69-6)
-            default = argparse_default(self.m, attr)
-            d = self._device_value(default, None) if default is not None else None
+            d = self._option_device(attr)
             if d is not None and d.where == "acc":
                 return Value(DEVICE, Dev("acc", d.key, e), origin=e)
             if attr == "device":
@@ -4594,12 +4592,11 @@ class Flow:
                 return None
             if "cpu" in last:
                 return HOST
-            if t is cst.Attribute and type(expr.value) is cst.Name and expr.value.value in parsed_namespaces(self.m):
+            if t is cst.Attribute and type(expr.value) is cst.Name and is_parsed_namespace(self.m, expr.value):
                 # `ns.device` of `ns = parser.parse_args()`: the option's default when it names a
                 # device (`default="cuda" if torch.cuda.is_available() else "cpu"`), else a configured
                 # device by its name as for `args.device` (probe69 E69-5/E69-6)
-                default = argparse_default(self.m, expr.attr.value)
-                d = self._device_value(default, None) if default is not None else None
+                d = self._option_device(expr.attr.value)
                 if d is not None and d.where == "acc":
                     return Dev("acc", d.key, expr)
             elif t is cst.Attribute and expr.attr.value == "device" and text.split(".", 1)[0] not in _CONFIG_ROOTS:
@@ -4613,6 +4610,15 @@ class Flow:
             # parameter `where` every call gives `"cuda:0" if torch.cuda.is_available() else "cpu"`)
             return HOST if v.devtext.split(":", 1)[0] in ("cpu", "meta") else Dev("acc", v.devtext, expr)
         return None
+
+    def _option_device(self, dest: str) -> Dev | None:
+        """The device the default of the file's `--<dest>` option names (`default="cuda" if ... else
+        "cpu"`, `default=torch.device(...)`); None when it names none."""
+        default = argparse_default(self.m, dest)
+        if (type(default) is cst.Call and self.m.qualname(default.func) == "torch.device" and len(default.args) == 1
+                and default.args[0].keyword is None and not default.args[0].star):
+            default = default.args[0].value
+        return self._device_value(default, None) if default is not None else None
 
     def _literal_bound_device(self, name: cst.Name) -> Dev | None:
         bs = self.m.bindings_of(name)

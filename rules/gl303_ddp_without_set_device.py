@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gpulint.analysis.distributed import DIST_FRAMEWORKS, DistFacts
+from gpulint.flow import argparse_default, is_parsed_namespace
 from gpulint.rule import Context, Rule
 
 
@@ -129,6 +130,9 @@ def _indexless_cuda(m, expr, depth: int = 0) -> bool:
         return bool(bindings) and all(
             b.how == "assign" and _indexless_cuda(m, b.value, depth + 1) for b in bindings
         )
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and is_parsed_namespace(m, expr.value):
+        # `ns.device` of `add_argument("--device", default=torch.device("cuda"))` (probe69 argsdev)
+        return _indexless_cuda(m, argparse_default(m, expr.attr.value), depth + 1)
     return False
 
 

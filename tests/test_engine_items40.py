@@ -714,3 +714,38 @@ def test_probe69_tuple_bound_attribute_copied_every_step():
 def test_probe69_tuple_bound_attribute_rebound_in_the_loop_is_fine():
     src = TUPLE_ATTRS.replace("            self.opt.step()\n", "            self.opt.step()\n            self.grid, self.other = self.other, self.grid\n")
     assert "self.grid, self.other = self.other" in src and _lines(src, "GL504") == []
+
+
+# probe69 argsdev (namespace `ns` in a worker function, `default=torch.device(...)`)
+WORKER_NS = """
+import argparse
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+
+def worker(rank, world_size):
+    dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29511", rank=rank, world_size=world_size)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default=torch.device("cuda"))
+    ns = parser.parse_args([])
+    model = nn.Linear(10, 1)
+    model.to(ns.device)
+    ddp_model = DistributedDataParallel(model)
+    ddp_model(torch.randn(4, 10, device=ns.device)).sum().backward()
+
+
+if __name__ == "__main__":
+    n = torch.cuda.device_count()
+    mp.spawn(worker, args=(n,), nprocs=n)
+"""
+
+
+def test_probe69_namespace_in_a_function_with_a_torch_device_default():
+    assert _lines(WORKER_NS, "GL303") == [(17, "GL303")]
+
+
+def test_probe69_namespace_with_an_indexed_default_is_fine():
+    assert _lines(WORKER_NS.replace('torch.device("cuda")', 'torch.device(f"cuda:{rank}")'), "GL303") == []

@@ -498,9 +498,9 @@ class AmpFacts:
                 out |= found
             return frozenset(out)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-            from gpulint.flow import argparse_default, parsed_namespaces
+            from gpulint.flow import argparse_default, is_parsed_namespace
 
-            if expr.value.value in parsed_namespaces(m):
+            if is_parsed_namespace(m, expr.value):
                 # `args.device` of `add_argument("--device", default="cuda" if ... else "cpu")`:
                 # what the option's default may be (probe69 E69-5)
                 return self.possible_devices(argparse_default(m, expr.attr.value), _depth + 1)

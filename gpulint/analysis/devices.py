@@ -532,9 +532,9 @@ class DeviceFacts:
             if isinstance(d, cst.Attribute) and d.attr.value == "device" and m.kind_of(d.value) in (Kind.MODULE, Kind.TENSOR):
                 return False  # x.device: wherever x is; not a hard-coded choice
             if isinstance(d, cst.Attribute) and isinstance(d.value, cst.Name):
-                from gpulint.flow import argparse_default, parsed_namespaces
+                from gpulint.flow import argparse_default, is_parsed_namespace
 
-                if d.value.value in parsed_namespaces(m):
+                if is_parsed_namespace(m, d.value):
                     # `args.device` of `parser.add_argument("--device", default="cuda" if ... else
                     # "cpu")`: what the option's default names (probe69 E69-5)
                     default = argparse_default(m, d.attr.value)
