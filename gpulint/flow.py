@@ -4708,10 +4708,12 @@ class Flow:
                 if av is not None and av.kind == TOKENIZER:
                     self._args(e, frame)
                     return self._tokenize(e, "__call__", kw={a.keyword.value: (a.value, UNKNOWN) for a in e.args if a.keyword})
-                if av is not None and av.kind == FUNC and meth not in self.m.classes[frame.cls].methods \
-                        and not av.attrs:
-                    pos, kw = self._args(e, frame)  # `self.metric(y_pred, y)`: the function stored
-                    return self._call_function(av.fn, None, e, pos, kw, frame, None)
+                if av is not None and av.kind == FUNC and meth not in self.m.classes[frame.cls].methods:
+                    # `self.metric(y_pred, y)`: the function stored; also a closure a maker returned
+                    # (`self.local_loss = Loss()._create_pytorch_loss()`, DeepChem's InfoGraph losses
+                    # kept by a trainer: probe69 classify), run with the values it closed over
+                    pos, kw = self._args(e, frame)
+                    return self._call_function(av.fn, None, e, pos, kw, frame, None, closure=av.attrs or ())
                 if (av is not None and av.cls is not None and av.kind in (OBJECT, None)
                         and meth not in self.m.classes[frame.cls].methods
                         and self.m.method_of_class(av.cls, "__call__") is not None):

@@ -749,3 +749,42 @@ def test_probe69_namespace_in_a_function_with_a_torch_device_default():
 
 def test_probe69_namespace_with_an_indexed_default_is_fine():
     assert _lines(WORKER_NS.replace('torch.device("cuda")', 'torch.device(f"cuda:{rank}")'), "GL303") == []
+
+
+# probe69 classify: a loss closure a maker returns, kept on `self` by a trainer and called in
+# another method, runs with the arguments of that call (DeepChem's InfoGraph losses)
+SELF_CLOSURE = """
+import torch
+import torch.nn as nn
+
+
+class L:
+    def make(self, scale=1.0):
+        def loss(a):
+            m = torch.eye(a.shape[0])
+            return (a * m).sum() * scale
+
+        return loss
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.model = nn.Linear(4, 4).to(self.device)
+        self.lf = L().make()
+
+    def run(self):
+        out = self.model(torch.randn(4, 4, device=self.device))
+        return self.lf(out)
+
+
+Trainer().run()
+"""
+
+
+def test_probe69_closure_kept_on_self_runs_with_the_call():
+    assert _lines(SELF_CLOSURE, "GL116") == [(9, "GL116")]
+
+
+def test_probe69_closure_kept_on_self_made_like_its_input_is_fine():
+    assert _lines(SELF_CLOSURE.replace("torch.eye(a.shape[0])", "torch.eye(a.shape[0], device=a.device)"), "GL116") == []
