@@ -783,7 +783,7 @@ Trainer().run()
 
 
 def test_probe69_closure_kept_on_self_runs_with_the_call():
-    assert _lines(SELF_CLOSURE, "GL116") == [(9, "GL116")]
+    assert _lines(SELF_CLOSURE, "GL116") == [(10, "GL116")]
 
 
 def test_probe69_closure_kept_on_self_made_like_its_input_is_fine():
