@@ -2765,7 +2765,33 @@ class Flow:
             return
         if not v.stateful and not (self.m.qualname(value_expr.func) or "").startswith(("torchvision.models.", "timm.")):
             return  # a layer without weights runs anywhere; torchvision's heads (FastRCNNPredictor) have some
+        if self._weightless_container(value_expr):
+            # `inception.fc = torch.nn.Sequential()` (imaginaire's FID head, P54-1), or a container of
+            # torch layers without weights (`nn.Sequential(nn.ReLU(), nn.Dropout(0.1))`): nothing
+            # left on the host (a container the code grows later is another assignment's business)
+            return
         frame.env[key] = replace(rv, host_part=(target, value_expr))
+
+    def _weightless_container(self, call: cst.Call) -> bool:
+        """`nn.Sequential()`, `nn.ModuleList([nn.ReLU()])`: a torch container whose every part is a
+        torch layer call without weights (STATELESS_MODULES), or that has none."""
+        from gpulint.model import STATELESS_MODULES
+
+        q = self.m.qualname(call.func) or ""
+        if q not in ("torch.nn.Sequential", "torch.nn.ModuleList") or any(a.keyword is not None or a.star for a in call.args):
+            return False
+        parts = []
+        for a in call.args:
+            v = a.value
+            if q == "torch.nn.ModuleList" and type(v) in (cst.List, cst.Tuple):
+                parts.extend(el.value for el in v.elements)
+            else:
+                parts.append(v)
+        for p in parts:
+            pq = (self.m.qualname(p.func) or "") if type(p) is cst.Call else ""
+            if not (pq.startswith("torch.nn.") and pq.rsplit(".", 1)[-1] in STATELESS_MODULES):
+                return False
+        return True
 
     def _part_moved(self, recv, frame: _Frame) -> None:
         """`model.fc.cuda()` / `model.roi_heads.to(device)` as a statement: a host part remembered
@@ -5393,12 +5419,7 @@ class Flow:
                     dev = parts[0].dev
                     for p in parts[1:]:
                         dev = join_dev(dev, p.dev)
-                # `nn.ModuleList([nn.ReLU()])`: parts that are torch layers without weights hold none
-                # (P54-1); parts the engine cannot name may
-                weightless = parts and _STAR not in kw and all(
-                    p.kind == MODULE and not p.stateful and type(p.origin) is cst.Call
-                    and (self.m.qualname(p.origin.func) or "").startswith("torch.nn.") for p in parts)
-                return Value(kind, dev, origin=e, stateful=not weightless)
+                return Value(kind, dev, origin=e, stateful=True)
             if not given:
                 dev = HOST if kb.builds_on_host(q) and not frame.devctx else None
             return Value(kind, dev, origin=e, placed=e if given else None, stateful=self._stateful(q, pos, kw))
@@ -5491,22 +5512,6 @@ class Flow:
             if last in _WEIGHT_FIRST and pos:
                 ws.append(pos[0][1])
             return any(v.kind == TENSOR and v.dev is not None and v.dev.is_host for v in ws)
-        if q.startswith("torch.nn.") and last in ("Sequential", "ModuleList") and not kw:
-            # a container holds what it is given: `nn.Sequential()` (imaginaire's FID head
-            # replacement, P54-1), `nn.Sequential(nn.ReLU(), nn.Dropout(0.1))` hold no tensors;
-            # parts the engine cannot list (`*layers`, a list it does not know) may
-            parts = []
-            for _, v, star in pos:
-                if star:
-                    return True
-                if v.kind == TUPLE and last == "ModuleList":
-                    items = v.items if v.items is not None else ((v.elem,) if v.elem is not None else None)
-                    if items is None:
-                        return True
-                    parts.extend(items)
-                else:
-                    parts.append(v)
-            return any(p.kind != MODULE or p.stateful for p in parts)
         return q.startswith("torch.nn.") and last not in STATELESS_MODULES
 
     def _dataset_device(self, ds: Value, e=None, frame=None, expr=None) -> Dev | None:

@@ -10,7 +10,6 @@ from gpulint.analysis.mismatch import (
     accelerator_named_cpu,
     attribute_root,
     file_function_call,
-    given_host_tensors,
     reachable_from_forward,
 )
 from gpulint.analysis.devices import runs_on_cpu_only
@@ -63,10 +62,7 @@ class's own `_apply`/`to`/`cuda` override (a `to` override that moves other attr
 not move this one), or is read only on the CPU branch of a device test (`if x.is_cuda:` using a
 `.cuda()` copy, `else: out = (x - self.mean) / self.std`); nor when it is the gradient-checkpointing dummy (a `requires_grad=True` factory handed only whole to
 `torch.utils.checkpoint.checkpoint(...)` and to the block it checkpoints); nor when it is a tensor the caller hands to `__init__` (`self.support =
-support`) and no construction of the class in the file passes one known to be on the host (when
-every construction passes a tensor and one passes a host tensor, `BCELossMasked(pos_weight=
-torch.tensor(w))` inside a parent loss that `.to(device)` moves, it is reported like one `__init__`
-makes). An
+support`) and no construction of the class in the file passes one known to be on the host. An
 attribute that `__init__` makes a Parameter on one branch and a plain tensor on the other
 (`if requires_grad: self.beta = Parameter(...)` / `else: self.beta = torch.zeros(1)`) is reported
 when a construction of the file takes the plain branch and that instance meets the device.
@@ -325,7 +321,7 @@ class Decoder(nn.Module):
                 continue
             assigns = cls.init_assigns.get(attr, [])
             tensors = _live(m, [a for a in assigns if a.kind == "tensor" or host_tensor_from_file_function(m, a.value)
-                                or _variable_host_tensor(m, a.value) or given_host_tensors(m, a.method, a.value)])
+                                or _variable_host_tensor(m, a.value)])
             if not tensors or any(self._placed(ctx, a.value) for a in tensors):
                 continue
             if any(_from_caller_not_host(m, a) for a in tensors):

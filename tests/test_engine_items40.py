@@ -407,41 +407,6 @@ def test_g69_3_moved_batches_are_fine():
     assert _lines(src, "GL101", "GL116") == []
 
 
-# G69-1 (coqui-ai/TTS#1816): `self.w = w` in `__init__`, every construction passing a tensor and
-# one a host tensor, is GL106's plain tensor attribute (GL116 leaves it to GL106)
-GIVEN_TENSOR = """
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-
-class Weighted(nn.Module):
-    def __init__(self, w):
-        super().__init__()
-        self.w = w
-
-    def forward(self, x, y):
-        return F.binary_cross_entropy_with_logits(x, y, pos_weight=self.w)
-
-
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-crit = Weighted(torch.tensor([10.0])).to(device)
-x = torch.randn(4, 1, device=device)
-print(crit(x, torch.ones(4, 1, device=device)))
-"""
-
-
-def test_g69_1_attribute_given_a_host_tensor_is_gl106():
-    assert _lines(GIVEN_TENSOR, "GL106", "GL116") == [(10, "GL106")]
-
-
-def test_g69_1_given_a_device_tensor_or_a_number_is_fine():
-    on_device = GIVEN_TENSOR.replace("Weighted(torch.tensor([10.0]))", "Weighted(torch.tensor([10.0], device=device))")
-    assert _lines(on_device, "GL106", "GL116") == []
-    number = GIVEN_TENSOR.replace("Weighted(torch.tensor([10.0]))", "Weighted(10.0)")
-    assert _lines(number, "GL106") == []
-
-
 # E65-3 (pix2pixHD's GANLoss): a list of lists of module outputs handed to a parameterless loss
 # module whose `__call__` iterates it (`for input_i in input: pred = input_i[-1]`)
 LIST_OF_LISTS = """

@@ -552,33 +552,3 @@ def _stored_in_self(m, home, root: cst.Name, at) -> str | None:
             return key
     return None
 
-
-def given_host_tensors(m, method: cst.FunctionDef, value) -> bool:
-    """`self.pos_weight = pos_weight` in `__init__` (`method`), where every construction of the
-    class in the file passes a tensor for that parameter and one passes a tensor on the host
-    (`BCELossMasked(pos_weight=torch.tensor(c.stopnet_pos_weight))`, coqui-ai/TTS#1816, G69-1): a
-    plain attribute that `.to(device)` leaves behind, like one `__init__` makes itself (GL106's,
-    so GL116 leaves it to GL106)."""
-    from gpulint.analysis.training import argument_for
-
-    if not isinstance(value, cst.Name) or method.name.value != "__init__":
-        return False
-    bindings = m.bindings_of(value)
-    if len(bindings) != 1 or bindings[0].how != "param" or m.function_of_param(bindings[0]) is not method:
-        return False
-    cls = m.class_of(method)
-    if cls is None or len(m.bindings.get((m.module, cls.name.value), ())) != 1:
-        return False
-    sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == cls.name.value]
-    if not sites:
-        return False
-    host = False
-    for call in sites:
-        arg = argument_for(method, call, value.value)
-        if arg is None:
-            return False  # the default, or `*args`: not known to be a tensor
-        v = m.value_of(arg)
-        if v.kind != "tensor" or v.dev is None:
-            return False
-        host = host or v.dev.is_host
-    return host
