@@ -878,6 +878,18 @@ _GPU_FLAGS = frozenset({"cuda", "gpu", "use_cuda", "use_gpu", "with_cuda", "enab
 _CPU_FLAGS = frozenset({"no_cuda", "no_gpu", "cpu", "use_cpu", "disable_cuda", "force_cpu", "cpu_only"})
 
 
+def _argparse_dest(call: cst.Call, kw: dict) -> str | None:
+    """The attribute an `add_argument(...)` call sets on the parsed namespace: `dest=`, else its
+    first long option (`--use-cuda` -> `use_cuda`), else its first option."""
+    if "dest" in kw:
+        return string_value(kw["dest"])
+    opts = [o for o in (string_value(a.value) for a in call.args if a.keyword is None) if o is not None]
+    if not opts:
+        return None
+    long = [o for o in opts if o.startswith("--")]
+    return (long[0] if long else opts[0]).lstrip("-").replace("-", "_")
+
+
 def _flag_guards(m) -> dict:
     """attribute name -> what `<obj>.<name>` holds when the script runs on a GPU (True/False), for
     the file's argparse flags and attributes assigned from GPU tests; absent when unknown. Computed
@@ -889,14 +901,8 @@ def _flag_guards(m) -> dict:
     m._gpu_flag_guards = out  # an attribute under computation is unknown to itself
     flags: dict[str, set] = {}
     for call, _recv, _ in m.method_calls("add_argument"):
-        opts = [o for o in (string_value(a.value) for a in call.args if a.keyword is None) if o is not None]
         kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-        dest = kw.get("dest")
-        if dest is not None:
-            dest = string_value(dest)
-        elif opts:
-            long = [o for o in opts if o.startswith("--")]
-            dest = (long[0] if long else opts[0]).lstrip("-").replace("-", "_")
+        dest = _argparse_dest(call, kw)
         if not dest:
             continue
         action = string_value(kw.get("action"))
@@ -960,12 +966,8 @@ def argparse_default(m, dest: str):
     if table is None:
         table = {}
         for call, _recv, _ in m.method_calls("add_argument"):
-            opts = [o for o in (string_value(a.value) for a in call.args if a.keyword is None) if o is not None]
             kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-            d = string_value(kw["dest"]) if "dest" in kw else None
-            if d is None and opts:
-                long = [o for o in opts if o.startswith("--")]
-                d = (long[0] if long else opts[0]).lstrip("-").replace("-", "_")
+            d = _argparse_dest(call, kw)
             if d:
                 table[d] = kw.get("default") if d not in table else None
         m._argparse_defaults = table
