@@ -319,7 +319,8 @@ class DeviceFacts:
 
     def _straight_line_reaching(self, use: cst.Name, bindings):
         """The binding of `use` that reaches it when every binding is a plain assignment written
-        as a statement of the scope's own body (none under an `if`, a loop, a `try` or a `with`)
+        as a statement of the scope's own body or of `with` blocks in it (none under an `if`, a loop,
+        a `try` or a `with contextlib.suppress(...)`)
         and one of them runs before the use: the last such one (a notebook that trains, then
         rebuilds `model`/`optimizer` under the same names to resume). None otherwise."""
         m = self.m
@@ -328,8 +329,18 @@ class DeviceFacts:
             if b.how != "assign" or m.scope_of(b.node) is not scope:
                 return None
             block, _ = self.block_and_index(m.statement_of(b.node))
-            if block is None or (block is not scope and m.parent(block) is not scope):
+            if block is None:
                 return None
+            cur = block
+            while cur is not scope and m.parent(cur) is not scope:
+                owner = m.parent(cur)
+                if not isinstance(owner, cst.With) or any(
+                        "suppress" in (m.qualname(it.item.func) or "") for it in owner.items
+                        if isinstance(it.item, cst.Call)):
+                    return None
+                cur = m.parent(owner)
+                if cur is None:
+                    return None
         before = [b for b in bindings if self.runs_before(b.node, use, a_always=True)]
         if not before:
             return None
