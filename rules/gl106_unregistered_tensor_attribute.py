@@ -10,6 +10,7 @@ from gpulint.analysis.mismatch import (
     accelerator_named_cpu,
     attribute_root,
     file_function_call,
+    given_host_tensors,
     reachable_from_forward,
 )
 from gpulint.analysis.devices import runs_on_cpu_only
@@ -321,7 +322,7 @@ class Decoder(nn.Module):
                 continue
             assigns = cls.init_assigns.get(attr, [])
             tensors = _live(m, [a for a in assigns if a.kind == "tensor" or host_tensor_from_file_function(m, a.value)
-                                or _variable_host_tensor(m, a.value)])
+                                or _variable_host_tensor(m, a.value) or given_host_tensors(m, a.method, a.value)])
             if not tensors or any(self._placed(ctx, a.value) for a in tensors):
                 continue
             if any(_from_caller_not_host(m, a) for a in tensors):

@@ -24,6 +24,7 @@ from gpulint.analysis.mismatch import (
     ctc_host_argument,
     device_edit,
     device_text_at,
+    given_host_tensors,
     factory_device_fix,
     factory_takes_device,
     name_under,
@@ -532,6 +533,8 @@ noise_scale = betas[t]
                     continue  # set by a method `__init__` does not call: not GL106's construction state
                 if _host_tensor_from_file_function(m, node.value) or _built_in(m, node.value, fn):
                     return True  # (in a helper `__init__` calls: `self._init_table(n)` sets `self.pe`)
+                if init and given_host_tensors(m, fn, node.value):
+                    return True  # `self.w = w`, every construction passing a tensor, one on the host
         return False
 
     @staticmethod

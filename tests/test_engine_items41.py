@@ -61,3 +61,64 @@ def test_er67_1_suppress_block_is_not_straight_line():
         "with tempfile.TemporaryDirectory() as tmp:", "with contextlib.suppress(RuntimeError):")
     found = _run(src, "GL111").diagnostics
     assert all(d.fix is None for d in found)
+
+
+# F:G69-1 (coqui-ai/TTS#1816): `self.w = w` in `__init__`, every construction passing a tensor and the
+# parent loss's `__init__` passing a host one, the parent moved: GL106 at the attribute (GL116 leaves
+# the use to it). Redone from the thirty-third session's reverted version with two conditions: an
+# instance is moved, and the host tensor is built by a module's `__init__` (not handed in by the script).
+GIVEN_TENSOR = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Weighted(nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        self.w = w
+
+    def forward(self, x, y):
+        return F.binary_cross_entropy_with_logits(x, y, pos_weight=self.w)
+
+
+class Total(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bce = Weighted(torch.tensor([c])) if c else None
+
+    def forward(self, x, y):
+        return self.bce(x, y)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+crit = Total(10.0).to(device)
+x = torch.randn(4, 1, device=device)
+print(crit(x, torch.ones(4, 1, device=device)))
+"""
+
+
+def test_g69_1_attribute_given_a_host_tensor_by_the_parent_init_is_gl106():
+    found = _run(GIVEN_TENSOR, "GL106", "GL116").diagnostics
+    assert [(d.line, d.code) for d in found] == [(10, "GL106")]
+    assert found[0].fix is not None
+
+
+def test_g69_1_given_a_device_tensor_is_fine():
+    src = GIVEN_TENSOR.replace("Weighted(torch.tensor([c]))", "Weighted(torch.tensor([c], device='cuda'))")
+    assert [c for _, c in _lines(src, "GL106")] == []
+
+
+def test_g69_1_parent_never_moved_is_not_gl106():
+    # control: no instance is moved, so "`.to(device)` leaves it behind" is false
+    src = GIVEN_TENSOR.replace("crit = Total(10.0).to(device)", "crit = Total(10.0)")
+    assert [c for _, c in _lines(src, "GL106")] == []
+
+
+def test_g69_1_tensor_handed_in_by_the_script_stays_gl116():
+    # control (BasicTS STGCN's `gso`): the script builds the host tensor and hands it to the model;
+    # the use in forward is GL116's report, as before
+    src = GIVEN_TENSOR.replace("def __init__(self, c):", "def __init__(self, t):").replace(
+        "self.bce = Weighted(torch.tensor([c])) if c else None", "self.bce = Weighted(t)").replace(
+        "crit = Total(10.0).to(device)", "crit = Total(torch.tensor([10.0])).to(device)")
+    assert _lines(src, "GL106", "GL116") == [(13, "GL116")]

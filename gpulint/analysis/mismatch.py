@@ -552,3 +552,77 @@ def _stored_in_self(m, home, root: cst.Name, at) -> str | None:
             return key
     return None
 
+
+def given_host_tensors(m, method: cst.FunctionDef, value) -> bool:
+    """`self.pos_weight = pos_weight` in `__init__` (`method`), where every construction of the
+    class in the file passes a tensor for that parameter and one passes a tensor on the host
+    (`BCELossMasked(pos_weight=torch.tensor(c.stopnet_pos_weight))`, coqui-ai/TTS#1816, G69-1): a
+    plain attribute that `.to(device)` leaves behind, like one `__init__` makes itself (GL106's,
+    so GL116 leaves it to GL106). Only when the host tensor is made by another class's `__init__`
+    (state the module family builds itself, not a tensor the script hands the model) and some
+    instance is moved (else GL106's "`.to(device)` leaves it behind" is false)."""
+    from gpulint.analysis.training import argument_for
+
+    if not isinstance(value, cst.Name) or method.name.value != "__init__":
+        return False
+    bindings = m.bindings_of(value)
+    if len(bindings) != 1 or bindings[0].how != "param" or m.function_of_param(bindings[0]) is not method:
+        return False
+    cls = m.class_of(method)
+    if cls is None or len(m.bindings.get((m.module, cls.name.value), ())) != 1:
+        return False
+    sites = [c for c in m.calls if isinstance(c.func, cst.Name) and c.func.value == cls.name.value]
+    if not sites:
+        return False
+    host = False
+    for call in sites:
+        arg = argument_for(method, call, value.value)
+        if arg is None:
+            return False  # the default, or `*args`: not known to be a tensor
+        v = m.value_of(arg)
+        if v.kind != "tensor" or v.dev is None:
+            return False
+        if v.dev.is_host:
+            made_in = m.enclosing(call, cst.FunctionDef)
+            if made_in is None or made_in.name.value != "__init__" or m.class_of(made_in) is None:
+                return False  # a tensor the script hands the model (STGCN's `gso`): GL116's use site
+            if isinstance(arg, cst.Name) and any(b.how == "param" for b in m.bindings_of(arg)):
+                return False  # handed down from further out (STGCN -> ... -> GraphConv)
+            host = True
+    return host and instances_moved(m, cls.name.value)
+
+
+def instances_moved(m, name: str, depth: int = 0) -> bool:
+    """Some instance of the file's class `name` is moved off the host: `C(...).to(d)`, `c = C(...)`
+    then `c.to(d)`, or `self.part = C(...)` (also under a conditional expression) in a method of
+    another class of the file whose instances are moved (TacotronLoss holding BCELossMasked). A
+    class never moved keeps every attribute where its inputs put it (GL106's premise fails)."""
+    if depth > 3:
+        return False
+    for call in m.calls:
+        if not (isinstance(call.func, cst.Name) and call.func.value == name):
+            continue
+        top = call
+        parent = m.parents.get(top)
+        while isinstance(parent, cst.Attribute) and isinstance(m.parents.get(parent), cst.Call):
+            top = m.parents.get(parent)
+            parent = m.parents.get(top)
+        moves = list(m.moves_in_chain(top))
+        while isinstance(parent, cst.IfExp):
+            top, parent = parent, m.parents.get(parent)
+        target = None
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0].target
+        elif isinstance(parent, cst.AnnAssign):
+            target = parent.target
+        if isinstance(target, (cst.Name, cst.Attribute)):
+            moves.extend(m.moves_of(target))
+        if any(not m.is_cpu_move(mv) for mv in moves):
+            return True
+        if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == "self"):
+            fn = m.enclosing(call, cst.FunctionDef)
+            holder = m.class_of(fn) if fn is not None else None
+            if holder is not None and holder.name.value != name and instances_moved(m, holder.name.value, depth + 1):
+                return True
+    return False
