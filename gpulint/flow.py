@@ -402,7 +402,7 @@ def _join_attrs(a, b, partial: bool = False):
     for side in (a or (), b or ()):
         d = {}
         for k, v in side:
-            some = k.endswith("?")
+            some = k[-1:] if k.endswith(("?", "!")) else ""
             d[k[:-1] if some else k] = (v, some)
         sides.append(d)
     da, db = sides
@@ -410,9 +410,11 @@ def _join_attrs(a, b, partial: bool = False):
     for k in sorted(set(da) | set(db)):
         if k in da and k in db:
             (va, pa), (vb, pb) = da[k], db[k]
-            out.append((k + "?" if pa or pb else k, join(va, vb)))
+            mark = "!" if pa == pb == "!" else ("?" if pa or pb else "")
+            out.append((k + mark, join(va, vb)))
         else:
-            out.append((k + "?", (da.get(k) or db.get(k))[0]))
+            v, some = da.get(k) or db.get(k)
+            out.append((k + ("!" if some == "!" else "?"), v))
     return tuple(out) or None
 
 
@@ -421,14 +423,20 @@ def instance_attr(attrs, attr: str):
     for k0, v0 in attrs or ():
         if k0 == attr:
             return v0, True
-        if k0 == attr + "?":
+        if k0 == attr + "?" or k0 == attr + "!":
             return v0, False
     return None
 
 
+def set_on_one_branch(attrs, attr: str) -> bool:
+    """`attr` was set on this instance on one branch of an `if` whose test has nothing to do with
+    devices (`if args.stage1: h.proto = ...`), and not on the other: a GPU run may take either."""
+    return any(k0 == attr + "!" for k0, _ in attrs or ())
+
+
 def _set_attrs(attrs, new: dict) -> tuple:
     """The per-instance attributes with `new` set on every path (sorted by name)."""
-    out = {k: v for k, v in attrs or () if k not in new and not (k.endswith("?") and k[:-1] in new)}
+    out = {k: v for k, v in attrs or () if k not in new and not (k.endswith(("?", "!")) and k[:-1] in new)}
     out.update(new)
     return tuple(sorted(out.items(), key=lambda kv: kv[0]))
 
@@ -2646,7 +2654,7 @@ class Flow:
                 frame.assigned_self.add(key)
                 if frame.record:
                     self.values[target] = v
-            elif not self._instance_attr_set(target, v, frame):
+            elif not self._instance_attr_set(target, v, frame, value_expr):
                 self._part_assigned(target, v, frame, value_expr)
         elif t is cst.Tuple or t is cst.List:
             els = target.elements
@@ -2713,7 +2721,7 @@ class Flow:
                         new = Value(BATCH, None, origin=bv.origin)
                     self._rebind_container(base, new, frame)
 
-    def _instance_attr_set(self, target: cst.Attribute, v: Value, frame: _Frame) -> bool:
+    def _instance_attr_set(self, target: cst.Attribute, v: Value, frame: _Frame, value_expr=None) -> bool:
         """`inst.model = CNN(...)` on a name holding an instance of a plain class of the file: that
         instance's attribute from here on (its methods, summarised for it, read it first)."""
         base = target.value
@@ -2722,6 +2730,24 @@ class Flow:
         cur = self._lookup(base.value, frame)
         if cur is None or cur.kind != OBJECT or cur.cls is None or cur.cls not in self.m.classes or cur.keys is not None:
             return False
+        if v.kind is None and type(value_expr) is cst.Call and type(value_expr.func) is cst.Attribute and (
+                value_expr.func.attr.value in ("to", "cuda")):
+            prev = instance_attr(cur.attrs, target.attr.value)
+            if prev is None and target.attr.value in self.class_attrs.get(cur.cls, {}):
+                prev = (self.class_attrs[cur.cls][target.attr.value], False)  # what the class's methods set
+            if prev is not None and prev[0].kind == TENSOR:
+                # `model.objective_vectors = torch.load(path).to(device)` replacing a tensor the
+                # constructor made: a tensor again, where it was moved (ProDA#49, F:E69-1)
+                f = value_expr
+                if f.func.attr.value == "cuda":
+                    d = Dev("acc", "cuda")
+                elif len(f.args) == 1 and f.args[0].keyword is None and not f.args[0].star:
+                    d = self._device_value(f.args[0].value, self._peek(f.args[0].value, frame))
+                else:
+                    d = None
+                if d is not None and d.where == "acc":
+                    v = Value(TENSOR, d, nonscalar=prev[0].nonscalar, deep=prev[0].deep, origin=value_expr,
+                              placed=value_expr)
         attrs = _set_attrs(cur.attrs, {target.attr.value: v})
         self._bind(base, replace(cur, attrs=attrs), frame, None, rebinding=True)
         if frame.record:
@@ -3355,7 +3381,49 @@ class Flow:
     def _branch_moves(self, test, then_env: dict, else_env: dict, joined: dict) -> None:
         """A module on the accelerator after one branch and on the host after the other, where the
         test is not about devices (`if weights is None: ... DQN().to(device)` / `else: DQN()`): on
-        the path that builds it on the host it stays there (BRANCH_HOST, with that path's origin)."""
+        the path that builds it on the host it stays there (BRANCH_HOST, with that path's origin).
+        An instance of a plain class of the file given an accelerator tensor attribute on one
+        branch only (`if stage1: h.proto = torch.load(p).to(0)`) keeps the class's own value on
+        the other: marked `attr!` (F:E69-1, ProDA#49)."""
+        unrelated = None
+        for k, v in list(joined.items()):
+            if v.kind != OBJECT or not v.attrs or v.cls not in self.m.classes:
+                continue
+            a, b = then_env.get(k), else_env.get(k)
+            if a is None or b is None or a.kind != OBJECT or b.kind != OBJECT:
+                continue
+            da, db = dict(a.attrs or ()), dict(b.attrs or ())
+            marks = {}
+            paths = {}
+            for key, val in v.attrs:
+                if key in da and key in db and not key.endswith(("?", "!")):
+                    va, vb = da[key], db[key]
+                    if va.kind == TENSOR == vb.kind and va.dev is not None and vb.dev is not None:
+                        host, acc = (va, vb) if va.dev.is_host else (vb, va)
+                        if (host.dev.is_host and acc.dev.where == "acc" and host.nonscalar and host.placed is None
+                                and host.origin is not None):
+                            if unrelated is None:
+                                unrelated = self._device_unrelated(test)
+                            if unrelated:
+                                # made on the host by the construction, replaced by a moved tensor on
+                                # one branch only (`if opt.prototypes_path: model.proto = ...to(device)`)
+                                paths[key] = replace(val, dev=PATH_HOST, origin=host.origin, placed=None,
+                                                     deep=host.deep)
+                    continue
+                if not key.endswith("?"):
+                    continue
+                base = key[:-1]
+                if (base in da) == (base in db) or (base + "?") in da or (base + "?") in db:
+                    continue
+                if val.kind != TENSOR or val.dev is None or val.dev.where != "acc":
+                    continue
+                if unrelated is None:
+                    unrelated = self._device_unrelated(test)
+                if unrelated:
+                    marks[key] = base + "!"
+            if marks or paths:
+                joined[k] = replace(v, attrs=tuple(sorted(((marks.get(kk, kk), paths.get(kk, vv)) for kk, vv in v.attrs),
+                                                          key=lambda kv: kv[0])))
         for k, v in joined.items():
             if v.kind != MODULE or v.dev is None or v.dev.where != "either" or v.scatters:
                 continue
@@ -3811,7 +3879,15 @@ class Flow:
                 if found[1]:
                     return found[0]  # set on this very instance by code outside the class: as set
                 own = self._self_attr_raw(attr, frame, note_miss)
-                return join(found[0], own) if own is not None else UNKNOWN  # on some paths only
+                if own is None:
+                    return UNKNOWN
+                if (set_on_one_branch(sv.attrs, attr) and own.kind == TENSOR == found[0].kind
+                        and own.dev is not None and own.dev.is_host and own.nonscalar and own.placed is None
+                        and own.origin is not None and found[0].dev is not None and found[0].dev.where == "acc"):
+                    # the class's own host tensor on the path that skips the branch (F:E69-1)
+                    return replace(join(found[0], own), dev=PATH_HOST, origin=own.origin, placed=None,
+                                   deep=own.deep)
+                return join(found[0], own)  # on some paths only
         v = self._self_attr_raw(attr, frame, note_miss)
         if (v is not None and v.kind in (MODULE, METRIC) and v.origin is not None and v.dev is not None
                 and not v.dev.is_acc and v.origin in self._moved_origins

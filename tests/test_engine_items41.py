@@ -122,3 +122,51 @@ def test_g69_1_tensor_handed_in_by_the_script_stays_gl116():
         "self.bce = Weighted(torch.tensor([c])) if c else None", "self.bce = Weighted(t)").replace(
         "crit = Total(10.0).to(device)", "crit = Total(torch.tensor([10.0])).to(device)")
     assert _lines(src, "GL106", "GL116") == [(13, "GL116")]
+
+
+# F:E69-1 (microsoft/ProDA#49): an instance of a plain class of the file whose `__init__` makes a host
+# tensor attribute, replaced by a moved tensor on one branch of an `if` whose test is not about devices:
+# on the other path (the one a GPU run takes by default) the host tensor meets device features
+ONE_BRANCH = """
+import sys
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Holder:
+    def __init__(self):
+        self.proto = torch.zeros(3, 8)
+
+    def dist(self, feat):
+        return feat - self.proto[0]
+
+
+h = Holder()
+if len(sys.argv) > 1:
+    h.proto = torch.randn(3, 8).to(device)
+h.dist(torch.randn(4, 8, device=device))
+"""
+
+
+def test_e69_1_attribute_replaced_on_one_branch_only():
+    assert _lines(ONE_BRANCH, "GL116") == [(13, "GL116")]
+
+
+def test_e69_1_loaded_and_moved_on_one_branch_of_a_function():
+    src = ONE_BRANCH.replace("h = Holder()\nif len(sys.argv) > 1:\n    h.proto = torch.randn(3, 8).to(device)\n"
+                             "h.dist(torch.randn(4, 8, device=device))\n",
+                             "def main(path=None):\n    h = Holder()\n    if path is not None:\n"
+                             "        h.proto = torch.load(path).to(device)\n"
+                             "    h.dist(torch.randn(4, 8, device=device))\n\n\nmain()\n")
+    assert _lines(src, "GL116") == [(13, "GL116")]
+
+
+def test_e69_1_controls_stay_silent():
+    # controls (silent on the base too): a move under an availability test, a move on every path,
+    # both branches moving
+    for new in ("if torch.cuda.is_available():\n    h.proto = h.proto.cuda()",
+                "h.proto = torch.randn(3, 8).to(device)",
+                "if len(sys.argv) > 1:\n    h.proto = torch.randn(3, 8).to(device)\nelse:\n    h.proto = h.proto.to(device)"):
+        src = ONE_BRANCH.replace("if len(sys.argv) > 1:\n    h.proto = torch.randn(3, 8).to(device)", new)
+        assert _lines(src, "GL116") == [], new
