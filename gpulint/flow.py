@@ -2036,8 +2036,8 @@ class Flow:
 
     def _constant_default(self, fn: cst.FunctionDef, name: str) -> Value | None:
         """The value of a parameter's default when it is a constant: a device string (`"cpu"`,
-        `"cuda:0"`: that device), `None`, `True`/`False`, a number, a list of the file's
-        functions; None otherwise."""
+        `"cuda:0"`: that device), `None`, `True`/`False`, a number, a tuple or list of strings, a
+        list of the file's functions; None otherwise."""
         p = fn.params
         param = next((x for x in (*p.posonly_params, *p.params, *p.kwonly_params) if x.name.value == name), None)
         d = param.default if param is not None else None
@@ -2056,6 +2056,11 @@ class Flow:
             dev = self._device_value(d.args[0].value, None)
             if dev is not None:
                 return Value(DEVICE, dev, origin=d)
+        if (t is cst.List or t is cst.Tuple) and d.elements and all(
+                type(el) is cst.Element and type(el.value) is cst.SimpleString for el in d.elements):
+            # `exclude_batch_keys_from_device=("image",)`: constant strings (F:E69-5)
+            v = self.eval(d, self.module_frame)
+            return v if v.kind == TUPLE and v.items and all(x.const is not None for x in v.items) else None
         if (t is cst.List or t is cst.Tuple) and d.elements and all(
                 type(el) is cst.Element and type(el.value) is cst.Name and self._function_named(el.value.value)
                 is not None for el in d.elements):
@@ -3105,6 +3110,10 @@ class Flow:
             # `self.task`, E32-3b): whether it is one of those literals
             a = self.eval(test.left, frame)
             b = self.eval(test.comparisons[0].comparator, frame)
+            if a.const is not None and b.kind == MAPPING and b.keys and any(k == a.const for k, _ in b.keys):
+                # `"mask" in batch` of a dict known to hold that key (F:E69-5); a key it is not known
+                # to hold may still have been added where the engine does not see
+                return op is cst.In
             if a.const is None or b.kind != TUPLE or not b.items or any(x.const is None for x in b.items):
                 return None
             found = any(x.const == a.const for x in b.items)
@@ -3774,7 +3783,75 @@ class Flow:
             return v
         return UNKNOWN
 
+    def _items_per_key(self, e, frame) -> Value | None:
+        """`{k: v[c, y, x] for k, v in batch.items() if ...}` over a dict whose constant keys the
+        engine knows: the body once per key, the key bound to its string and the value to that
+        key's value (a condition decided on the key skips it), so a host entry indexed with device
+        indices is met (nerfstudio's pixel sampler, F:E69-5), and `{k: v if k in excluded else
+        v.to(d) ...}` keeps each key's own device. The display's keys when the comprehension's
+        key is the loop's key; None when the shape does not apply."""
+        f = e.for_in
+        if f.inner_for_in is not None or type(f.target) is not cst.Tuple or len(f.target.elements) != 2:
+            return None
+        kt, vt = (el.value for el in f.target.elements)
+        if type(kt) is not cst.Name or type(vt) is not cst.Name or type(f.iter) is not cst.Call:
+            return None
+        it = f.iter
+        if type(it.func) is not cst.Attribute or it.func.attr.value != "items" or it.args:
+            return None
+        src = self._peek(it.func.value, frame)
+        if src.kind != MAPPING or not src.keys or len(src.keys) > 16:
+            return None
+        self.eval(it, frame)
+        saved = frame.env
+        out_keys = []
+        joined = None
+        for key, kv in src.keys:
+            frame.env = dict(saved)
+            self._bind(kt, Value(HOSTVAL, HOST, py="str", const=key), frame, None)
+            self._bind(vt, kv, frame, None)
+            skip = False
+            for cond in f.ifs:
+                d = self._key_condition(cond.test, frame)
+                if d is False:
+                    skip = True
+                    break
+            if skip:
+                continue
+            if isinstance(e, cst.DictComp):
+                ev = self.eval(e.value, frame)
+                out_keys.append((key, ev))
+            else:
+                ev = self.eval(e.elt, frame)
+            joined = ev if joined is None else join(joined, ev)
+        frame.env = saved
+        if isinstance(e, cst.DictComp):
+            if type(e.key) is cst.Name and e.key.value == kt.value:
+                return _mapping(tuple(out_keys), None, origin=e) if out_keys else Value(MAPPING, None, keys=())
+            return Value(MAPPING, None, elem=joined) if joined is not None and joined.kind == TENSOR else UNKNOWN
+        if joined is not None and joined.kind is not None:
+            return Value(TUPLE, None, elem=joined)
+        return Value(TUPLE, None) if type(e) is cst.ListComp else UNKNOWN
+
+    def _key_condition(self, test, frame) -> bool | None:
+        """A comprehension's condition decided on a constant key (`k != "image_idx"`, `k in KEYS`,
+        either joined by `and`); None when it is not decided."""
+        if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+            a = self._key_condition(test.left, frame)
+            b = self._key_condition(test.right, frame)
+            if a is False or b is False:
+                return False
+            return True if a is True and b is True else None
+        d = self._const_test(test, frame)
+        if d is None:
+            self.eval(test, frame)
+        return d
+
     def _comprehension(self, e, frame) -> Value:
+        if type(e) in (cst.DictComp, cst.ListComp, cst.GeneratorExp):
+            per_key = self._items_per_key(e, frame)
+            if per_key is not None:
+                return per_key
         saved = frame.env
         frame.env = dict(saved)
         f = e.for_in

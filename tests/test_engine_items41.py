@@ -170,3 +170,41 @@ def test_e69_1_controls_stay_silent():
                 "if len(sys.argv) > 1:\n    h.proto = torch.randn(3, 8).to(device)\nelse:\n    h.proto = h.proto.to(device)"):
         src = ONE_BRANCH.replace("if len(sys.argv) > 1:\n    h.proto = torch.randn(3, 8).to(device)", new)
         assert _lines(src, "GL116") == [], new
+
+
+# F:E69-5 (nerfstudio PR#1061): a comprehension over `.items()` of a dict whose keys the engine knows
+# visits each key's value; `{k: v if k in exclude else v.to(d) ...}` keeps each key's device; a
+# condition decided on the key skips it; `"mask" in batch` of a dict known to hold the key is true
+PER_KEY = """
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+images = torch.rand(4, 8, 8, 3)
+masks = torch.rand(4, 8, 8) > 0.5
+
+
+def to_device(b, exclude=("image",)):
+    return {k: v if k in exclude else v.to(device) for k, v in b.items()}
+
+
+def gather(batch):
+    if "mask" in batch:
+        idx = torch.nonzero(batch["mask"])
+    else:
+        idx = torch.zeros(5, 3, dtype=torch.long)
+    c, y, x = idx[:, 0], idx[:, 1], idx[:, 2]
+    return {k: v[c, y, x] for k, v in batch.items()}
+
+
+out = gather(to_device({"image": images, "mask": masks}))
+"""
+
+
+def test_e69_5_host_entry_met_in_a_comprehension_over_items():
+    assert _lines(PER_KEY, "GL116") == [(18, "GL116")]
+
+
+def test_e69_5_key_skipped_by_the_condition_or_every_key_moved():
+    # controls: the host key skipped by the comprehension's condition; no key excluded from the move
+    assert _lines(PER_KEY.replace("for k, v in batch.items()}", 'for k, v in batch.items() if k != "image"}'),
+                  "GL116") == []
+    assert _lines(PER_KEY.replace('exclude=("image",)', "exclude=()"), "GL116") == []
