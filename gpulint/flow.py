@@ -3735,6 +3735,13 @@ class Flow:
                     return Value(TENSOR, a.dev, nonscalar=a.nonscalar, nograd=True, origin=a.origin)
                 if b.kind == TENSOR and a.kind in (HOSTVAL, None):
                     return Value(TENSOR, b.dev, nonscalar=b.nonscalar, nograd=True, origin=b.origin)
+            if (len(vals) == 2 and type(e.comparisons[0].operator) in (cst.In, cst.NotIn)
+                    and vals[0].kind == TENSOR and vals[1].kind == TENSOR):
+                # `pred_label not in target_labels`: `Tensor.__contains__` compares the element with
+                # every entry, an elementwise operation of the two (eriklindernoren's YOLOv3
+                # evaluation, F:E69-4's other site)
+                self._check(e, "binary", [(e.left, vals[0]), (e.comparisons[0].comparator, vals[1])], frame)
+                return Value(HOSTVAL, HOST, py="bool")
             if len(vals) == 2 and vals[0].const is not None and (vals[1].const is not None or vals[1].kind == TUPLE):
                 decided = self._const_test(e, frame)
                 if decided is not None:
@@ -4494,6 +4501,9 @@ class Flow:
             return a
         if _is_none(e.body):
             return b
+        if a.kind == TENSOR and type(e.orelse) in (cst.List, cst.Tuple) and not e.orelse.elements:
+            # `annotations[:, 0] if len(annotations) else []`: the empty list has no device either
+            return a
         out = join(a, b)
         if a.kind == TENSOR == b.kind and a.dev is not None and b.dev is not None and a.dev.is_host != b.dev.is_host:
             host, acc = (a, b) if a.dev.is_host else (b, a)

@@ -208,3 +208,28 @@ def test_e69_5_key_skipped_by_the_condition_or_every_key_moved():
     assert _lines(PER_KEY.replace("for k, v in batch.items()}", 'for k, v in batch.items() if k != "image"}'),
                   "GL116") == []
     assert _lines(PER_KEY.replace('exclude=("image",)', "exclude=()"), "GL116") == []
+
+
+# `x in t` of two tensors (eriklindernoren/PyTorch-YOLOv3's evaluation, the yolov3-multigpu pending
+# fixture's line 107): `Tensor.__contains__` compares the element with every entry; `t if c else []`
+# is where `t` lives (the empty list has no device)
+CONTAINS = """
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+preds = torch.randn(5, device=device)
+annotations = torch.randn(3, 2)
+target_labels = annotations[:, 0] if len(annotations) else []
+for p in preds:
+    if p not in target_labels:
+        continue
+"""
+
+
+def test_contains_of_a_device_element_in_a_host_tensor():
+    assert _lines(CONTAINS, "GL116") == [(8, "GL116")]
+
+
+def test_contains_controls():
+    # controls: both on the device; a Python list of numbers
+    assert _lines(CONTAINS.replace("torch.randn(3, 2)", "torch.randn(3, 2, device=device)"), "GL116") == []
+    assert _lines(CONTAINS.replace("annotations[:, 0] if len(annotations) else []", "[1.0, 2.0]"), "GL116") == []
