@@ -1495,6 +1495,7 @@ class Flow:
         self._summary_keys: list = []  # the keys of the summaries being computed (innermost last)
         self._missed_summaries: set = set()  # summaries that read a `self` attribute not known then
         self._in_summary: list = []
+        self._cut_short = False  # a summary under way met the depth bound (its result is not cached)
         # mismatches found while summarising a call with its arguments: the current summary's list
         # of (mismatch, chain of calls inside it), each summary's own, and those under the calls of
         # recorded functions (turned into per-call-site mismatches when the run ends)
@@ -7719,6 +7720,8 @@ class Flow:
     def _summary(self, fn, cls, args: dict, selfv, site=None, attrs: tuple = (), quiet: bool = False,
                  globs: tuple = (), closure: tuple = ()) -> Value:
         if len(self._in_summary) >= MAX_DEPTH or fn in self._in_summary or self._work > self._budget:
+            if len(self._in_summary) >= MAX_DEPTH:
+                self._cut_short = True
             return UNKNOWN
         # a submodule of a module whose placement is not known (`self.denoise_fn`, "wherever the
         # module is"), called from a method that is not a forward (an export helper feeding it
@@ -7753,6 +7756,7 @@ class Flow:
         self._summary_args[key] = args
         outer = self._collect
         mine = self._collect = []
+        cut_before, self._cut_short = self._cut_short, False
         try:
             frame = _Frame(fn, cls, self._outer_frame(fn), False)
             frame.quiet = quiet
@@ -7803,12 +7807,19 @@ class Flow:
             self._in_summary.pop()
             self._summary_keys.pop()
             self._collect = outer
-        self._summaries[key] = out
+            cut, self._cut_short = self._cut_short, cut_before or self._cut_short
+        # a call inside cut off by the depth bound: this result holds only this deep, so it is not
+        # kept; a call from a shallower place (a script's `main()`, run by the module-level call and
+        # then recorded itself) analyses it again (E69-1 of the probes: texar's chain of four calls)
+        keep = not (cut and self._in_summary)
+        if keep:
+            self._summaries[key] = out
         if fn.name.value != "__init__":
             self._last_exit_self = self._exit_self.get(key)
         self._last_exit_globals = self._exit_globals.get(key)
         if mine:
-            self._summary_found[key] = mine
+            if keep:
+                self._summary_found[key] = mine
             if site is not None:
                 self._found_under(site, mine)
         return out

@@ -233,3 +233,38 @@ def test_contains_controls():
     # controls: both on the device; a Python list of numbers
     assert _lines(CONTAINS.replace("torch.randn(3, 2)", "torch.randn(3, 2, device=device)"), "GL116") == []
     assert _lines(CONTAINS.replace("annotations[:, 0] if len(annotations) else []", "[1.0, 2.0]"), "GL116") == []
+
+
+# Q:E69-1 (probes: texar's chain moved into `main()`): a summary computed at the depth bound (the
+# module-level `main()` call runs main as a summary, one level deeper than its recorded pass) is not
+# cached, so the recorded pass of `main()` analyses the model's forward chain to the end. The classes
+# are the committed texar fixture's (tests/fixtures/GL116), its script replaced.
+def _texar(script: str) -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "fixtures" / "GL116" / "texar_dynamic_rnn_default_sequence_length_on_host.py").read_text()
+    head = text[:text.index("device = torch.device(")]
+    return head + script
+
+
+MAIN = """
+def main():
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Classifier().to(device)
+    print(model(torch.randn(4, 7, 6).to(device)))
+
+
+main()
+"""
+
+
+def test_q_e69_1_chain_of_calls_from_main():
+    found = _run(_texar(MAIN), "GL116").diagnostics
+    assert [(d.line, d.code) for d in found] == [(21, "GL116")]
+
+
+def test_q_e69_1_control_chain_at_module_level():
+    # control (reported on the base too): the same three statements at module level
+    src = _texar(MAIN.replace("def main():\n    device", "if True:\n    device").replace("\n\nmain()\n", "\n"))
+    found = _run(src, "GL116").diagnostics
+    assert [(d.line, d.code) for d in found] == [(21, "GL116")]
