@@ -1496,6 +1496,7 @@ class Flow:
         self._missed_summaries: set = set()  # summaries that read a `self` attribute not known then
         self._in_summary: list = []
         self._cut_short = False  # a summary under way met the depth bound (its result is not cached)
+        self._host_only_cache: dict = {}
         # mismatches found while summarising a call with its arguments: the current summary's list
         # of (mismatch, chain of calls inside it), each summary's own, and those under the calls of
         # recorded functions (turned into per-call-site mismatches when the run ends)
@@ -1727,6 +1728,81 @@ class Flow:
                 return True
         return False
 
+    def _drop_premise_only(self) -> None:
+        """A mismatch of the recorded pass met only through GL105's premise (a `forward` input is
+        where the module runs) in a module class of the file that holds no weights and is never
+        moved (a loss), every call of whose instances was followed with its arguments without
+        meeting it there: those calls are what runs, and they hand it what it really gets (host
+        lengths beside device attention weights, speedyspeech's guided-attention loss, P55-1)."""
+        at_sites = {mm.node for mm, _ in self._site_found}
+        self._site_found[:] = [(mm, chain) for mm, chain in self._site_found if not self._on_a_host_only_class(mm)]
+        keep = []
+        for mm in self.mismatches:
+            fn = mm.function
+            av = mm.acc_value
+            if self._on_a_host_only_class(mm):
+                continue
+            if (av is not None and av.dev == INPUT_DEV and type(fn) is cst.FunctionDef and fn.name.value == "forward"
+                    and mm.node not in at_sites):
+                cls = self.m.class_of(fn)
+                sites = self.site_values.get(fn)
+                if (cls is not None and sites and len(sites) == self._call_sites_of_instance(fn)
+                        and not self._class_stateful(cls.name.value) and not self._class_moves_itself(cls.name.value)):
+                    continue
+            keep.append(mm)
+        self.mismatches[:] = keep
+
+    def _on_a_host_only_class(self, mm) -> bool:
+        """A mismatch whose accelerator side is only "where the module is" (its own state or its
+        forward's inputs), in a method of a module class of the file that the file builds and never
+        moves (no construction of it or of a subclass moved, no `self.to(...)`/`.cuda()` inside, no
+        parallel wrapper): in this file the module lives on the host, so the premise does not hold
+        (an STFT module kept on the host whose `transform` does one convolution on the GPU and
+        brings the result back with `.cpu()`, FastSpeech2's utils/stft.py, P55-4)."""
+        av = mm.acc_value
+        fn = mm.function
+        if av is None or av.dev is None or av.dev.where != "model" or type(fn) is not cst.FunctionDef:
+            return False
+        cls = self.m.class_of(fn)
+        if cls is None:
+            return False
+        name = cls.name.value
+        got = self._host_only_cache.get(name)
+        if got is None:
+            family = [c for c in self.m.classes if c == name or self._subclass(c, name)]
+            built = [c for c in self.m.calls if type(c.func) is cst.Name and c.func.value in family]
+            got = (bool(built) and self._class_kind(name) == MODULE
+                   and not any(c in self._moved_origins for c in built)
+                   and not any(self._class_moves_itself(c) for c in family)
+                   and not any(self._instance_moved_later(c) for c in built))
+            self._host_only_cache[name] = got
+        return got
+
+    def _instance_moved_later(self, construction: cst.Call) -> bool:
+        """The instance a construction makes is moved, wrapped or handed to another object in a way
+        the engine does not follow: `m = C(); m.to(d)` is in `_moved_origins`; here the shapes that
+        are not: bound to a name that is ever `.to()`/`.cuda()`-ed, passed to any call, or stored
+        in an attribute or a container (where someone else may move it)."""
+        m = self.m
+        parent = m.parents.get(construction)
+        if type(parent) is cst.Attribute:
+            return True  # `C().to(d)`, `C().eval()`...: a chain on the instance
+        if type(parent) is cst.Arg:
+            return True  # handed to a call (a wrapper, a trainer, `nn.Sequential`)
+        if type(parent) is cst.Assign and len(parent.targets) == 1 and type(parent.targets[0].target) is cst.Name:
+            name = parent.targets[0].target
+            for c in [*self._calls_by_attr.get("to", ()), *self._calls_by_attr.get("cuda", ())]:
+                if type(c.func.value) is cst.Name and c.func.value.value == name.value:
+                    return True
+            scope = m.scope_of(construction)
+            for n in m.walk(scope if scope is not None else m.module):
+                if type(n) is cst.Arg and type(n.value) is cst.Name and n.value.value == name.value:
+                    return True  # handed on (`DataParallel(stft)`, `Trainer(stft)`)
+                if (type(n) is cst.Assign and type(n.value) is cst.Name and n.value.value == name.value):
+                    return True  # stored elsewhere (`self.stft = stft`, `net = stft`)
+            return False
+        return True
+
     def _site_mismatches(self) -> None:
         """Mismatches that only the arguments of one call produce (the recorded pass of the callee
         joins the values of every call, and a tensor moved at one call and not at another is "host
@@ -1734,6 +1810,7 @@ class Flow:
         recorded pass reported it or a call of the chain already mismatched."""
         best: dict = {}
         seen = self._mismatch_seen
+        self._drop_premise_only()
         if self._apply_calls:
             found = []
             for mm, chain in self._site_found:
@@ -5835,9 +5912,11 @@ class Flow:
                 dev = None if ((self.set_default_device or frame.devctx) and not q.endswith("from_numpy")) else HOST
                 if (q.rsplit(".", 1)[-1] in ("tensor", "as_tensor") and pos and not pos[0][2]
                         and type(pos[0][0]) is cst.Name and pos[0][1].kind is None and pos[0][1].dev != HOST
-                        and all(b.how == "param" for b in self.m.bindings_of(pos[0][0]))):
+                        and self._param_read(pos[0][0], e)):
                     # `torch.tensor(x)` of a parameter of unknown kind (maybe a tensor, which keeps
-                    # its device: transformers' d_fine `torch.tensor(spatial_shapes)`): not a host factory
+                    # its device: transformers' d_fine `torch.tensor(spatial_shapes)`; also re-bound
+                    # by this very statement, `phonemes = torch.as_tensor(phonemes)`, speedyspeech,
+                    # P55-5): not a host factory
                     dev = pos[0][1].dev
                 elif (q.rsplit(".", 1)[-1] in ("tensor", "as_tensor") and pos and not pos[0][2]
                         and pos[0][1].kind == TENSOR):
@@ -5875,6 +5954,15 @@ class Flow:
         if ret == "tensors":
             return Value(TUPLE, None, elem=v)
         return v
+
+    def _param_read(self, name: cst.Name, call: cst.Call) -> bool:
+        """Every binding of `name` is a parameter, or the target of the statement that holds `call`
+        (`x = torch.as_tensor(x)`): what `call` reads is the parameter."""
+        bindings = self.m.bindings_of(name)
+        if not any(b.how == "param" for b in bindings):
+            return False
+        stmt = self.m.statement_of(call)
+        return all(b.how == "param" or (stmt is not None and self.m.contains(stmt, b.node)) for b in bindings)
 
     @staticmethod
     def _deep_factory(q, pos) -> bool:
@@ -6505,8 +6593,13 @@ class Flow:
                     # the call fails there (reported once): where its output would be is not a
                     # second finding's premise (the next layer fed "a CPU output", E34-2)
                     failed = True
-        elif len(tensors) > 1:
-            self._check(e, "call", tensors, frame)  # a loss module: its inputs meet
+        elif len(tensors) > 1 and not (mv.cls is not None and mv.cls in self.m.classes
+                                       and self.m.method_of_class(mv.cls, "forward") is not None):
+            # a loss module: its inputs meet. (Not a module class of the file: its forward, followed
+            # with this call's arguments, shows which inputs meet; a wrapper handing pack lengths
+            # kept on the host to its encoder is correct, the chatbot tutorial's `GreedySearchDecoder`,
+            # A70-P1.)
+            self._check(e, "call", tensors, frame)
         if failed:
             dev = None
         elif dev is None or dev.where == "either":
@@ -6522,10 +6615,13 @@ class Flow:
                     # a module of unknown placement called with inputs on the accelerator: the call
                     # runs there (on the host it fails), so its output is there too
                     dev = first
+        mixed = False
         if dev is not None and dev.is_host and not mv.stateful and not mv.scatters:
             # a module without parameters (a loss of the file) computes where its inputs are
             devs = {v.dev for _, v in tensors}
             dev = tensors[0][1].dev if tensors and len(devs) == 1 else None
+            # (inputs on several devices: its forward, run on them, shows which of them meet)
+            mixed = dev is None and len(devs) > 1 and mv.cls is not None and all(d is not None for d in devs)
         if mv.cls is not None and dev is not None:
             # a class of the file that overrides `__call__` (SwapNet's GANLoss) runs that, not forward
             entry = "__call__" if self.m.method_of_class(mv.cls, "__call__") is not None else "forward"
@@ -6553,7 +6649,7 @@ class Flow:
             # devices are not
             # (a quiet run: what it meets is not reported, the call is no call site, as before)
             entry = "__call__" if self.m.method_of_class(mv.cls, "__call__") is not None else "forward"
-            quiet, frame.quiet = frame.quiet, True
+            quiet, frame.quiet = frame.quiet, frame.quiet or not mixed
             try:
                 ret = self._call_method(mv.cls, entry, mv, e, pos, kw, frame, summary_only=True)
             finally:
@@ -8027,6 +8123,8 @@ class Flow:
                         (Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:])), ()))
             return
         hosts, acc = self._placed_operands(op, operands, frame, strict)
+        if hosts and any(v.dev == PATH_HOST for _, v in hosts):
+            hosts = [(x, v) for x, v in hosts if not (v.dev == PATH_HOST and self._path_excluded(node, v))]
         if not hosts and acc is not None and node not in self._mismatch_seen:
             self._check_gpus(node, op, operands, frame)
         if not hosts or acc is None or node in self._mismatch_seen:
@@ -8039,6 +8137,42 @@ class Flow:
         self._mismatch_seen.add(node)
         self.mismatches.append(Mismatch(node, op, host[0], host[1], acc[0], acc[1], frame.fn, tuple(hosts[1:]),
                                         loop=self._back_loops[-1] if self._back_loops else None))
+
+    def _path_excluded(self, node, v: Value) -> bool:
+        """A value on the host on one path of a conditional expression (`criterion(...) if
+        self.stopnet else torch.zeros(1)`), met inside an `if` whose test requires the other path
+        (`if not self.separate_stopnet and self.stopnet:`): the host path never reaches here
+        (mozilla/TTS's TacotronLoss, P55-2)."""
+        m = self.m
+        origin = v.origin
+        if origin is None:
+            return False
+        test, host_is_else, child = None, False, origin
+        for anc in m.ancestors(origin):
+            if type(anc) is cst.IfExp and child is not anc.test:
+                test, host_is_else = anc.test, child is anc.orelse
+                break
+            child = anc
+        if test is None:
+            return False
+        code = m.module.code_for_node(test).strip()
+        want = code if host_is_else else "not " + code
+        child = node
+        for anc in m.ancestors(node):
+            if type(anc) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+                break
+            if type(anc) is cst.If and child is anc.body:
+                stack, conj = [anc.test], []
+                while stack:
+                    t = stack.pop()
+                    if type(t) is cst.BooleanOperation and type(t.operator) is cst.And:
+                        stack += [t.left, t.right]
+                    else:
+                        conj.append(m.module.code_for_node(t).strip())
+                if want in conj:
+                    return True
+            child = anc
+        return False
 
     def _int_selected(self, x, frame) -> bool:
         """`ranks[r, q]` or `ranks[r][q]`: an element of a tensor picked by two integers or more,

@@ -793,6 +793,8 @@ class DeviceFlow:
         self._ret_plain = False
         self._changed = False
         self._host_only = 0  # > 0 inside the branch an availability test runs when no accelerator is there
+        self._cur_line = None  # the simple statement line under analysis
+        self._path_factories: dict = {}  # factory -> (test, host is the `else`) of a conditional expression
         self._evidenced: set[str] = set()
         self._candidate_attrs = {
             a for a in cls.init_assigns if cls.attr_kind(a) == "tensor" and a not in cls.forward_writes
@@ -953,6 +955,9 @@ class DeviceFlow:
             if self._extra and not (isinstance(t, tuple) and t[0] == "attr"):
                 continue  # methods outside forward's reach: unregistered attributes only
             if isinstance(t, cst.Call) and t in self.factories:
+                cond = self._path_factories.get(t)
+                if cond is not None and self._cur_line is not None and _requires_other_path(self.model, self._cur_line, *cond):
+                    continue  # made on the path that never reaches this statement (P55-2)
                 self.factories[t].met = True
             elif isinstance(t, tuple) and t[0] == "attr":
                 self.attr_meets.setdefault(t[1], []).append(at)
@@ -1070,6 +1075,7 @@ class DeviceFlow:
 
     def _stmt(self, s: cst.CSTNode, env: dict) -> None:
         if isinstance(s, cst.SimpleStatementLine):
+            self._cur_line = s
             for small in s.body:
                 self._small(small, env)
         elif isinstance(s, cst.If):
@@ -1264,6 +1270,10 @@ class DeviceFlow:
                 # `one_hot.cuda() if cos_theta.is_cuda else one_hot` (arcface's sphere product): each
                 # branch runs where its test puts it; what both branches share is what holds
                 return body & orelse
+            for branch, tags, is_else in ((e.body, body, False), (e.orelse, orelse, True)):
+                if isinstance(branch, cst.Call) and branch in tags and branch in self.factories:
+                    # `criterion(...) if self.stopnet else torch.zeros(1)`: the factory runs on one path
+                    self._path_factories[branch] = (e.test, is_else)
             return body | orelse
         if isinstance(e, (cst.Tuple, cst.List, cst.Set)):
             out = EMPTY
@@ -1713,3 +1723,27 @@ def top_statement_index(model: ScriptModel, init: cst.FunctionDef, node: cst.CST
                 return i
         cur = model.parent(cur)
     return None
+
+
+def _requires_other_path(m, line, test, host_is_else: bool) -> bool:
+    """`line` sits in the body of an `if` one of whose `and`-conjuncts requires the path of a
+    conditional expression that does not make the host value (`stop_loss = ... if self.stopnet else
+    torch.zeros(1)`, then `if not self.separate_stopnet and self.stopnet: loss += stop_loss`)."""
+    code = m.module.code_for_node(test).strip()
+    want = code if host_is_else else "not " + code
+    child = line
+    for anc in m.ancestors(line):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(anc, cst.If) and child is anc.body:
+            stack, conj = [anc.test], []
+            while stack:
+                t = stack.pop()
+                if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, cst.And):
+                    stack += [t.left, t.right]
+                else:
+                    conj.append(m.module.code_for_node(t).strip())
+            if want in conj:
+                return True
+        child = anc
+    return False
