@@ -1331,6 +1331,9 @@ _NUMPY_ARRAYS = _NUMPY_ARRAY_MAKERS | frozenset({"numpy.array", "numpy.asarray",
 _NUMPY_GENERATORS = frozenset({"numpy.random.RandomState", "numpy.random.default_rng", "numpy.random.Generator"})
 # array methods whose result is an array again
 _NDARRAY_TO_NDARRAY = frozenset("astype copy reshape transpose squeeze flatten ravel clip swapaxes".split())
+# NumPy functions that give an array of arrays and numbers (elementwise or joining)
+_NUMPY_ELEMENTWISE = frozenset("maximum minimum exp log log1p sqrt abs absolute square power clip where dot matmul "
+                               "concatenate stack vstack hstack outer tanh sin cos floor ceil round".split())
 # Value.py of a NumPy random generator (`np.random.RandomState(0)`, `np.random.default_rng()`)
 NP_RNG = "numpy-rng"
 
@@ -1753,16 +1756,15 @@ class Flow:
         self.mismatches[:] = keep
 
     def _on_a_host_only_class(self, mm) -> bool:
-        """A mismatch whose accelerator side is only "where the module is" (its own state or its
-        forward's inputs), in a method of a module class of the file that the file builds and never
+        """A mismatch whose accelerator side is only "where the module is" (its own state), in a method of a module class of the file that the file builds and never
         moves (no construction of it or of a subclass moved, no `self.to(...)`/`.cuda()` inside, no
         parallel wrapper): in this file the module lives on the host, so the premise does not hold
         (an STFT module kept on the host whose `transform` does one convolution on the GPU and
         brings the result back with `.cpu()`, FastSpeech2's utils/stft.py, P55-4)."""
         av = mm.acc_value
         fn = mm.function
-        if av is None or av.dev is None or av.dev.where != "model" or type(fn) is not cst.FunctionDef:
-            return False
+        if av is None or av.dev != MODEL_DEV or type(fn) is not cst.FunctionDef:
+            return False  # (a forward input, INPUT_DEV, is where the caller put it: csp#19's Interface)
         cls = self.m.class_of(fn)
         if cls is None:
             return False
@@ -3244,6 +3246,9 @@ class Flow:
         if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test, neg = test.expression, True
         root, depth = test, 0
+        if (type(test) is cst.Subscript and type(test.value) is cst.Name and len(test.slice) == 1
+                and type(test.slice[0].slice) is cst.Index and type(test.slice[0].slice.value) is cst.SimpleString):
+            root = test.value  # `config["cpu_offload"]` of a dict display (A70-E2)
         while type(root) is cst.Attribute and depth < 3:
             root, depth = root.value, depth + 1
         if type(test) is cst.Attribute and test.attr.value == "is_cuda":
@@ -4379,6 +4384,8 @@ class Flow:
             return UNKNOWN
         bv = self.eval(base, frame)
         k = bv.kind
+        if bv.py == NDARRAY and k in (None, HOSTVAL) and attr == "T":
+            return Value(k, HOST, origin=e, py=NDARRAY)  # `pv.T`: the transposed array (A70-E1)
         if k == "none" and not bv.nullable:
             # an attribute of `None` on every path seen (a parameter left to its `None` default in
             # the pass of one call): reading it raises, so the code that does is not run there and
@@ -4564,6 +4571,16 @@ class Flow:
         decided = self._const_test(e.test, frame)
         if decided is not None:
             return a if decided else b  # `torch.tensor(ids) if return_tensors == "pt" else ids`
+        decided = self._flag_test(e.test, frame)
+        if decided is not None:
+            # `"cpu" if config["cpu_offload"] else device` with the flag a literal on every path the
+            # engine saw (PufferDrive PR#405, A70-E2)
+            chosen = e.body if decided else e.orelse
+            if type(chosen) is cst.SimpleString:
+                d = self._device_value(chosen, None)
+                if d is not None:
+                    return Value(DEVICE, d, origin=chosen)
+            return a if decided else b
         decided = self._not_none_test(e.test, frame)
         if decided is not None:
             # `context_encoder if context_encoder is not None else (lambda x: x)` where the
@@ -4650,6 +4667,10 @@ class Flow:
                     return Value(TUPLE, None, elem=el)
             if a.kind == HOSTVAL and b.kind == HOSTVAL:
                 return Value(HOSTVAL, HOST)  # arithmetic of plain numbers
+            if (NDARRAY in (a.py, b.py) and a.kind in (None, HOSTVAL) and b.kind in (None, HOSTVAL)
+                    and all(v.py == NDARRAY or v.kind == HOSTVAL for v in (a, b))):
+                # `pv.T / np.maximum(...)`: arithmetic of arrays and numbers is an array (A70-E1)
+                return Value(None, HOST, origin=e, py=NDARRAY)
             if ((number_or_tensor(a) or number_or_tensor(b)) and _number_or_tensor(a) and _number_or_tensor(b)
                     and type(e.operator) in _DIFFERENTIABLE_OPERATORS):
                 # `adv_loss / len(disc_fake)`: still a number or a tensor (where the tensor is)
@@ -4815,6 +4836,10 @@ class Flow:
         if v is not None and v.kind == DTYPE:
             return None
         t = type(expr)
+        if t is not cst.SimpleString and v is not None and v.kind == HOSTVAL and isinstance(v.const, str):
+            head = v.const.split(":", 1)[0]
+            if head in ("cpu", "meta"):
+                return HOST  # a name holding the string "cpu" on every path (A70-E2's `obs_device`)
         if t is cst.SimpleString:
             s = expr.evaluated_value
             if not isinstance(s, str):
@@ -5521,6 +5546,11 @@ class Flow:
             array = q in _NUMPY_ARRAYS or (q.startswith("numpy.random.") and _np_random_array(
                 q.rsplit(".", 1)[-1], pos, kw))
             return Value(None, HOST, origin=e, py=NDARRAY if array else None)
+        if (q.startswith("numpy.") and q.rsplit(".", 1)[-1] in _NUMPY_ELEMENTWISE and pos
+                and any(not st and v.py == NDARRAY for _, v, st in pos)
+                and all(v.kind in (None, HOSTVAL) and (v.py == NDARRAY or v.kind == HOSTVAL) for _, v, st in pos if not st)):
+            # `np.maximum(arr, 1.0)`, `np.exp(arr)` of arrays and numbers: an array (LEGCN's `pvt`, A70-E1)
+            return Value(None, HOST, origin=e, py=NDARRAY)
         if q in _NUMPY_GENERATORS:
             return Value(None, None, origin=e, py=NP_RNG)  # `np.random.RandomState(0)`: its draws are arrays
         if q == "torch.autograd.Variable":  # the pre-0.4 wrapper: the tensor itself today
@@ -5695,7 +5725,10 @@ class Flow:
             listed = bool(pos) and ((type(pos[0][0]) in (cst.List, cst.Tuple) and len(pos[0][0].elements) > 0)
                                     or _sliced(pos[0][0]) or _list_repeat(pos[0][0])
                                     # `torch.Tensor(rows)` of a list or tuple built elsewhere (E50-3)
-                                    or (not pos[0][2] and pos[0][1].kind == TUPLE and pos[0][1].items != ()))
+                                    or (not pos[0][2] and pos[0][1].kind == TUPLE and pos[0][1].items != ())
+                                    # `torch.FloatTensor(arr)` of a NumPy array (LEGCN#1, A70-E1)
+                                    or (not pos[0][2] and pos[0][1].py == NDARRAY and pos[0][1].kind in (None, HOSTVAL))
+                                    or self._numpy_array_call(pos[0][0]))
             # `torch.FloatTensor(n, k)`: sizes, so at least one dimension per size (a legacy
             # constructor never makes a 0-dim tensor from sizes or data)
             sizes = len(pos) >= 2 and all(not s and v.kind in (HOSTVAL, None) for _, v, s in pos)
@@ -6004,7 +6037,9 @@ class Flow:
             # makes (`torch.tensor(np.eye(k))`): at least one dimension
             return bool(pos) and (type(pos[0][0]) in (cst.List, cst.Tuple, cst.ListComp) or _sliced(pos[0][0])
                                   or _list_repeat(pos[0][0]) or (
-                not pos[0][2] and pos[0][1].kind == TUPLE) or self._numpy_array_call(pos[0][0]))
+                not pos[0][2] and pos[0][1].kind == TUPLE) or self._numpy_array_call(pos[0][0]) or (
+                not pos[0][2] and pos[0][1].py == NDARRAY and pos[0][1].kind in (None, HOSTVAL)))
+            # (a name bound to a NumPy array, `P = torch.FloatTensor(arr)`, LEGCN#1, A70-E1)
         if last in ("arange", "linspace", "logspace", "randperm", "eye", "hann_window", "hamming_window",
                     "blackman_window", "bartlett_window", "kaiser_window"):
             return True  # (a window function makes a 1-D window: gard-adversarial-speaker-id#2's STFT)
@@ -6032,6 +6067,9 @@ class Flow:
 
     def _method(self, e, meth, recv, rv: Value, pos, kw, frame) -> Value:
         k = rv.kind
+        if (rv.py == NDARRAY and k in (None, HOSTVAL) and meth in ("sum", "mean", "max", "min", "prod", "std")
+                and "keepdims" in kw and type(kw["keepdims"][0]) is cst.Name and kw["keepdims"][0].value == "True"):
+            return Value(k, HOST, origin=e, py=NDARRAY)  # `a.sum(1, keepdims=True)`: still an array
         if rv.py == NDARRAY and k in (None, HOSTVAL) and meth in _NDARRAY_TO_NDARRAY:
             return Value(k, HOST, origin=e, py=NDARRAY)  # `arr.astype(np.float32)`: still an array
         if rv.py == NDARRAY and k in (None, HOSTVAL) and meth == "tolist" and not pos and not kw:

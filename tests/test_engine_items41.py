@@ -268,3 +268,252 @@ def test_q_e69_1_control_chain_at_module_level():
     src = _texar(MAIN.replace("def main():\n    device", "if True:\n    device").replace("\n\nmain()\n", "\n"))
     found = _run(src, "GL116").diagnostics
     assert [(d.line, d.code) for d in found] == [(21, "GL116")]
+
+
+# A70-P1 (pytorch/tutorials PR#1535, the chatbot tutorial after its fix): a wrapper module of the file
+# hands host pack lengths and device inputs to its encoder; its forward, followed with the call's
+# arguments, shows they never meet (was GL116 with a SAFE fix that broke the script)
+WRAPPER_LENGTHS = """
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(10, 8)
+        self.gru = nn.GRU(8, 8)
+
+    def forward(self, input_seq, input_lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(self.embedding(input_seq), input_lengths)
+        outputs, hidden = self.gru(packed)
+        return hidden
+
+
+class Searcher(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, input_seq, input_length):
+        return self.encoder(input_seq, input_length)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+encoder = Encoder().to(device)
+searcher = Searcher(encoder)
+input_batch = torch.LongTensor([[1], [2], [3]]).to(device)
+lengths = torch.tensor([3])
+hidden = searcher(input_batch, lengths)
+"""
+
+
+def test_a70_p1_wrapper_passing_host_pack_lengths_is_fine():
+    assert _lines(WRAPPER_LENGTHS, "GL105", "GL116") == []
+
+
+def test_a70_p1_control_lengths_on_the_device_still_reported():
+    # control (reported on the base too): device lengths reach pack_padded_sequence
+    src = WRAPPER_LENGTHS.replace("lengths = torch.tensor([3])", "lengths = torch.tensor([3]).to(device)")
+    assert [c for _, c in _lines(src, "GL116")] == ["GL116"]
+
+
+# P55-1 (speedyspeech's guided-attention loss): a weightless loss module of the file called with device
+# attention weights and host lengths computes its grid from the lengths on the host and moves the result
+WEIGHTLESS_LOSS = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class GuidedAttentionLoss(nn.Module):
+    def forward(self, att, len_rows):
+        B, T, N = att.shape
+        y = torch.as_tensor(np.mgrid[0:T, 0:N][0]).float()
+        t = torch.as_tensor(len_rows).float()
+        penalty = (y[None] / t[:, None, None]).to(att.device)
+        return (penalty * att).mean()
+
+
+criterion = GuidedAttentionLoss()
+att = torch.rand(3, 4, 5, device=device)
+slen = torch.tensor([4, 3, 2])
+print(criterion(att, slen))
+"""
+
+
+def test_p55_1_weightless_loss_with_host_lengths_is_fine():
+    assert _lines(WEIGHTLESS_LOSS, "GL105", "GL116") == []
+
+
+def test_p55_1_control_host_factory_meeting_the_device_input_still_reported():
+    # control (reported on the base too): the penalty is not moved
+    src = WEIGHTLESS_LOSS.replace("(y[None] / t[:, None, None]).to(att.device)", "y[None] / t[:, None, None]")
+    assert [c for _, c in _lines(src, "GL105", "GL116")] != []
+
+
+# P55-2 (mozilla/TTS TacotronLoss): a host zero made on the path where `self.stopnet` is false, added
+# only under `if ... and self.stopnet:`
+STOPNET = """
+import torch
+import torch.nn as nn
+
+
+class TacotronLoss(nn.Module):
+    def __init__(self, stopnet, separate):
+        super().__init__()
+        self.stopnet = stopnet
+        self.separate = separate
+        self.criterion = nn.L1Loss()
+        self.criterion_st = nn.BCEWithLogitsLoss()
+
+    def forward(self, out, mel, stop_out, stop):
+        loss = self.criterion(out, mel)
+        stop_loss = self.criterion_st(stop_out, stop) if self.stopnet else torch.zeros(1)
+        if not self.separate and self.stopnet:
+            loss += stop_loss
+        return loss, stop_loss
+"""
+
+
+def test_p55_2_factory_on_the_path_an_enclosing_if_excludes():
+    assert _lines(STOPNET, "GL105", "GL116") == []
+
+
+def test_p55_2_control_without_the_condition_still_reported():
+    src = STOPNET.replace("if not self.separate and self.stopnet:", "if not self.separate:")
+    assert [c for _, c in _lines(src, "GL105", "GL116")] == ["GL105"]
+
+
+# P55-4 (FastSpeech2's utils/stft.py): a module the file builds and never moves keeps its buffers on
+# the host; `transform` convolves on the GPU and brings the result back with `.cpu()`
+STFT = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class STFT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("fwd", torch.randn(6, 1, 8))
+        self.register_buffer("inv", torch.randn(6, 1, 8))
+
+    def transform(self, x):
+        return F.conv1d(x.unsqueeze(1).to(device), self.fwd.to(device), stride=4).cpu()
+
+    def forward(self, x):
+        mag = self.transform(x)
+        return F.conv_transpose1d(mag * 2, self.inv, stride=4)
+
+
+stft = STFT()
+print(stft(torch.randn(2, 64)))
+"""
+
+
+def test_p55_4_never_moved_module_keeps_its_buffers_on_the_host():
+    assert _lines(STFT, "GL116") == []
+
+
+def test_p55_4_control_an_instance_handed_on_is_still_reported():
+    # control (reported on the base too): an instance handed to another call may be moved there
+    src = STFT.replace("stft = STFT()", "stft = STFT()\nwrapped = nn.Sequential(stft)")
+    assert [c for _, c in _lines(src, "GL116")] == ["GL116"]
+
+
+# P55-5 (speedyspeech's DurationExtractor.generate_naive): `x = torch.as_tensor(x)` of a parameter
+# that may already be a device tensor returns it where it is
+AS_TENSOR = """
+import torch
+import torch.nn as nn
+
+
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(12, 4)
+
+    def forward(self, x):
+        return self.emb(x)
+
+
+class M(nn.Module):
+    def __init__(self, device="cuda" if torch.cuda.is_available() else "cpu"):
+        super().__init__()
+        self.enc = Enc()
+        self.to(device)
+
+    def forward(self, phonemes):
+        return self.enc(phonemes)
+
+    def generate(self, phonemes):
+        phonemes = torch.as_tensor(phonemes)
+        return self.enc(phonemes)
+
+
+model = M()
+gen = getattr(model, "generate")
+print(gen(torch.randint(0, 12, (2, 5))))
+"""
+
+
+def test_p55_5_as_tensor_of_a_parameter_rebound_in_the_statement():
+    assert _lines(AS_TENSOR, "GL116") == []
+
+
+# A70-E1 (LEGCN#1): a tensor built from a name bound to a NumPy array (also through `.T`, arithmetic
+# and NumPy functions of arrays) is a host tensor with dimensions
+NUMPY_NAMED = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, P):
+        return torch.mm(P, self.lin(x))
+
+
+pv = np.zeros((8, 3))
+arr = pv.T / np.maximum(pv.T.sum(1, keepdims=True), 1.0)
+features = torch.randn(8, 4).cuda()
+P = torch.FloatTensor(arr)
+model = Net()
+model.cuda()
+out = model(features, P)
+"""
+
+
+def test_a70_e1_tensor_of_a_named_numpy_array_is_on_the_host():
+    assert _lines(NUMPY_NAMED, "GL116") == [(22, "GL116")]
+
+
+def test_a70_e1_control_moved_projection_is_fine():
+    assert _lines(NUMPY_NAMED.replace("P = torch.FloatTensor(arr)", "P = torch.FloatTensor(arr).cuda()"), "GL116") == []
+
+
+# A70-E2 (PufferDrive PR#405): `"cpu" if config["cpu_offload"] else device` with the flag a literal
+FLAGGED_DEVICE = """
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+config = {"cpu_offload": True}
+obs_device = "cpu" if config["cpu_offload"] else device
+obs = torch.zeros(64, 4, device=obs_device)
+idx = torch.randperm(64, device=device)[:16]
+mb = obs[idx]
+"""
+
+
+def test_a70_e2_literal_flag_decides_the_device():
+    assert _lines(FLAGGED_DEVICE, "GL116") == [(9, "GL116")]
+    assert _lines(FLAGGED_DEVICE.replace("True}", "False}"), "GL116") == []
