@@ -698,7 +698,8 @@ class ScriptModel:
         return self.order[a] < self.order[b]
 
     def exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-        """a and b sit in different branches of one `if`/`else` or conditional expression."""
+        """a and b sit in different branches of one `if`/`else` or conditional expression (an `if`
+        statement's test is in neither branch)."""
         path_a = [a, *self.ancestors(a)]
         index = {id(n): i for i, n in enumerate(path_a)}
         prev_b = b
@@ -707,7 +708,9 @@ class ScriptModel:
                 i = index[id(anc)]
                 child_a = path_a[i - 1] if i > 0 else None
                 if isinstance(anc, cst.If) and child_a is not None:
-                    return branch_of(anc, child_a) != branch_of(anc, prev_b)
+                    # (the test runs before either branch: never exclusive with them, B70-E1)
+                    ba, bb = branch_of(anc, child_a), branch_of(anc, prev_b)
+                    return "test" not in (ba, bb) and ba != bb
                 if isinstance(anc, cst.IfExp) and child_a is not None:
                     return {child_a, prev_b} == {anc.body, anc.orelse}
                 return False

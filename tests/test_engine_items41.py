@@ -517,3 +517,84 @@ mb = obs[idx]
 def test_a70_e2_literal_flag_decides_the_device():
     assert _lines(FLAGGED_DEVICE, "GL116") == [(9, "GL116")]
     assert _lines(FLAGGED_DEVICE.replace("True}", "False}"), "GL116") == []
+
+
+# B70-E1 (speechbrain PR#615's `Brain.fit_batch`): a call in an `if` statement's test runs before its
+# body, so a clip helper called in the test may follow the scaled backward and precede `scaler.step`
+def _brain(check: str) -> str:
+    return f"""
+import torch
+import torch.nn as nn
+
+
+class Brain:
+    def __init__(self):
+        self.modules = nn.Linear(4, 2).cuda()
+        self.optimizer = torch.optim.SGD(self.modules.parameters(), lr=0.1)
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def fit_batch(self, x):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda"):
+            loss = self.modules(x).sum()
+        self.scaler.scale(loss).backward()
+{check}
+        self.scaler.update()
+
+    def check_gradients(self):
+        torch.nn.utils.clip_grad_norm_(self.modules.parameters(), 1.0)
+        return True
+"""
+
+
+def test_b70_e1_clip_helper_called_in_the_step_condition():
+    src = _brain("        if self.check_gradients():\n            self.scaler.step(self.optimizer)")
+    assert _lines(src, "GL202") == [(22, "GL202")]
+
+
+def test_b70_e1_control_unscaled_first_is_fine():
+    # control (silent on the base too)
+    src = _brain("        self.scaler.unscale_(self.optimizer)\n        if self.check_gradients():\n"
+                 "            self.scaler.step(self.optimizer)")
+    assert _lines(src, "GL202") == []
+
+
+# B70-E2 (2U1/Qwen-VL-Series-Finetune#136): `self.training_step(x)` in a base trainer's loop reaches the
+# subclass's override (the instance is the subclass)
+TEMPLATE = """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(4, 2).cuda()
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def training_step(self, x):
+        loss = self.model(x).sum()
+        loss.backward()
+        return loss
+
+    def train(self, data):
+        for x in data:
+            self.training_step(x)
+            self.opt.step()
+            self.opt.zero_grad()
+
+
+class MyTrainer(Trainer):
+    def training_step(self, x):
+        torch.cuda.empty_cache()
+        return super().training_step(x)
+
+    def save(self):
+        torch.cuda.empty_cache()
+
+
+MyTrainer().train([torch.randn(3, 4).cuda()])
+"""
+
+
+def test_b70_e2_override_called_from_the_base_loop():
+    assert _lines(TEMPLATE, "GL505") == [(25, "GL505")]

@@ -557,6 +557,12 @@ class TrainingFacts:
                     owner = self.m.value_of(f.value).cls
                 if owner is not None and self.method_of_class(owner, name) is fn:
                     out.append(call)
+                elif (owner is not None and isinstance(f.value, cst.Name) and f.value.value == "self"
+                      and self.m.class_is(self.m.class_of(fn).name.value, frozenset({owner}))):
+                    # `self.training_step(x)` in a base's loop, `fn` the override in a subclass of the
+                    # file: the instance that runs the loop may be the subclass (HF-Trainer-style
+                    # template methods, B70-E2)
+                    out.append(call)
         return out
 
     def _calls_named(self) -> dict[str, list[cst.Call]]:
