@@ -813,6 +813,8 @@ for epoch in range(epochs):
                 continue  # a method it calls sets the mode itself
             if facts.mode_before(node) != "train":
                 continue
+            if _left_in_eval_by_init(ctx.model, node, name):
+                continue  # `self.model.eval()` in `__init__`, no method trains it again (A70-P2)
             if _eval_context_around(ctx, node, name):
                 continue  # `with evaluating(model):`, a `@contextmanager` of the file that calls `model.eval()`
             if facts.passes_to_unknown(node, {name}):
@@ -1665,3 +1667,50 @@ def _evals_before_yield(fn: cst.FunctionDef, param: str) -> bool:
         return None
 
     return bool(block(fn.body))
+
+
+def _left_in_eval_by_init(m, node, name: str) -> bool:
+    """`name` is `self.<attr>` read in a method of a class whose `__init__` calls `self.<attr>.eval()`
+    as one of its own statements (after every rebinding of the attribute there), and no method of
+    the class (nor `__init__` after that) calls `.train()` on it or on `self`: every instance's
+    model is in eval mode when any method runs (rgb-footprint-extract's inference `Tester`, A70-P2)."""
+    if not name.startswith("self.") or name.count(".") != 1:
+        return False
+    attr = name[5:]
+    fn = m.enclosing(node, cst.FunctionDef)
+    cls = m.class_of(fn) if fn is not None else None
+    if cls is None:
+        return False
+    init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return False
+    evaluated = False
+    for stmt in init.body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            for n in m.walk(stmt):
+                if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("eval", "train") \
+                        and dotted(n.func.value) in (name, "self"):
+                    return False  # a mode set under a condition or in a loop: not read here
+            continue
+        for small in stmt.body:
+            v = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+            if isinstance(small, cst.Assign) and any(dotted(t.target) == name for t in small.targets):
+                evaluated = False  # rebound: a later `eval()` must follow
+                if isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "eval":
+                    evaluated = True  # `self.model = build().eval()`
+                continue
+            if (isinstance(small, cst.Expr) and isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute)
+                    and v.func.attr.value in ("eval", "train") and dotted(v.func.value) == name):
+                evaluated = v.func.attr.value == "eval" and not v.args
+    if not evaluated:
+        return False
+    for method in cls.body.body:
+        if not isinstance(method, cst.FunctionDef) or method is init:
+            continue
+        for n in m.walk(method):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "train" \
+                    and dotted(n.func.value) in (name, "self"):
+                return False
+            if isinstance(n, cst.Assign) and any(dotted(t.target) == name for t in n.targets):
+                return False  # rebound elsewhere: a new module in training mode
+    return True

@@ -598,3 +598,52 @@ MyTrainer().train([torch.randn(3, 4).cuda()])
 
 def test_b70_e2_override_called_from_the_base_loop():
     assert _lines(TEMPLATE, "GL505") == [(25, "GL505")]
+
+
+# A70-P2 (rgb-footprint-extract's inference Tester): `self.model.eval()` in `__init__` after the
+# attribute's last rebinding, no method training it again: the evaluation loop in `test()` runs in
+# eval mode (was GL404 with a SAFE fix inserting eval()/train() around it)
+TESTER = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Tester:
+    def __init__(self):
+        self.model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.Linear(4, 2))
+        self.model = self.model.to(device)
+        self.model.eval()
+
+    def test(self, batches):
+        for x in batches:
+            with torch.no_grad():
+                out = self.model(x.to(device))
+        return out
+
+
+def train_and_save():
+    model = nn.Linear(4, 2).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        loss = model(torch.randn(3, 4, device=device)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+train_and_save()
+Tester().test([torch.randn(3, 4)])
+"""
+
+
+def test_a70_p2_eval_in_init_after_the_rebinding():
+    assert _lines(TESTER, "GL404") == []
+
+
+def test_a70_p2_control_a_method_that_trains_again():
+    # control: another method puts the model back in training mode
+    src = TESTER.replace("    def test(self, batches):",
+                         "    def tune(self):\n        self.model.train()\n\n    def test(self, batches):")
+    assert [c for _, c in _lines(src, "GL404")] == ["GL404"]
