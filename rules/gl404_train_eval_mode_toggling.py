@@ -1676,7 +1676,6 @@ def _left_in_eval_by_init(m, node, name: str) -> bool:
     model is in eval mode when any method runs (rgb-footprint-extract's inference `Tester`, A70-P2)."""
     if not name.startswith("self.") or name.count(".") != 1:
         return False
-    attr = name[5:]
     fn = m.enclosing(node, cst.FunctionDef)
     cls = m.class_of(fn) if fn is not None else None
     if cls is None:
