@@ -41,3 +41,72 @@ def test_gl402_the_backpropagated_key_or_a_loss_key_still_reports():
 def test_gl402_dict_appended_whole_still_reports():
     text = GL402_RESULTS.replace("monitor.append(results_dict[KEY])", "monitor.append(results_dict)")
     assert codes(text, "GL402") == [("GL402", 11)]
+
+
+# boyu-ai/Hands-on-RL chapters 16-17 (PETS, MBPO): an ensemble whose every parameter is made on
+# `device` in `__init__`, never moved, called with inputs moved to `device`.
+GL112_ENSEMBLE = '''import numpy as np
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+
+
+class Swish(nn.Module):
+    def forward(self, x):
+        return x * torch.sigmoid(x)
+
+
+class FCLayer(nn.Module):
+    def __init__(self, input_dim, output_dim, ensemble_size, activation):
+        super().__init__()
+        self._input_dim, self._output_dim = input_dim, output_dim
+        self.weight = nn.Parameter(WEIGHT)
+        self._activation = activation
+        self.bias = nn.Parameter(torch.zeros(ensemble_size, output_dim, device=device))
+
+    def forward(self, x):
+        return self._activation(torch.add(torch.bmm(x, self.weight), self.bias[:, None, :]))
+
+
+class EnsembleModel(nn.Module):
+    def __init__(self, state_dim, action_dim, ensemble_size=5):
+        super().__init__()
+        self._output_dim = (state_dim + 1) * 2
+        self.layer1 = FCLayer(state_dim + action_dim, 200, ensemble_size, Swish())
+        self.layer2 = FCLayer(200, self._output_dim, ensemble_size, ACT)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)
+
+    def forward(self, x):
+        return self.layer2(self.layer1(x))
+
+
+class EnsembleDynamicsModel:
+    def __init__(self, state_dim, action_dim, num_network=5):
+        self.model = EnsembleModel(state_dim, action_dim, ensemble_size=num_network)
+
+    def train(self, inputs):
+        x = torch.from_numpy(inputs).float().to(INPUT_DEVICE)
+        return self.model(x)
+'''
+
+
+def _ensemble(weight="torch.Tensor(ensemble_size, input_dim, output_dim).to(device)", act="nn.Identity()",
+              input_device="device"):
+    return (GL112_ENSEMBLE.replace("WEIGHT", weight).replace("ACT", act)
+            .replace("INPUT_DEVICE", input_device))
+
+
+def test_gl112_module_whose_parameters_are_made_on_the_device_is_silent():
+    assert codes(_ensemble(), "GL112") == []
+    assert codes(_ensemble(act="Swish()"), "GL112") == []
+
+
+def test_gl112_module_with_a_parameter_left_on_the_host_still_reports():
+    line = GL112_ENSEMBLE.splitlines().index("        return self.model(x)") + 1
+    assert codes(_ensemble(weight="torch.Tensor(ensemble_size, input_dim, output_dim)"), "GL112") == [("GL112", line)]
+    # a layer with weights handed to it, built on the host
+    assert codes(_ensemble(act="nn.PReLU()"), "GL112") == [("GL112", line)]
+    # parameters made on the CPU, or on another device than the inputs'
+    assert codes(_ensemble(weight='torch.Tensor(ensemble_size, input_dim, output_dim).to("cpu")'), "GL112") == [("GL112", line)]
+    assert codes(_ensemble(input_device='"cuda:1"'), "GL112") == [("GL112", line)]
