@@ -110,3 +110,46 @@ def test_gl112_module_with_a_parameter_left_on_the_host_still_reports():
     # parameters made on the CPU, or on another device than the inputs'
     assert codes(_ensemble(weight='torch.Tensor(ensemble_size, input_dim, output_dim).to("cpu")'), "GL112") == [("GL112", line)]
     assert codes(_ensemble(input_device='"cuda:1"'), "GL112") == [("GL112", line)]
+
+
+# HumanCompatibleAI/imitation preference_comparisons.py: one wrapper per member of an ensemble the
+# module already holds, kept in a plain list.
+GL107_WRAPPERS = '''from typing import cast
+
+import torch.nn as nn
+
+
+class Ensemble(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.members = nn.ModuleList([nn.Linear(4, 1) for _ in range(n)])
+
+
+class Pref(nn.Module):
+    def __init__(self, model, noise=0.0, member=False):
+        super().__init__()
+        self.model = model
+        self.noise = noise
+        EXTRA
+        self.member_prefs = []
+        if not member:
+            for m in ITER:
+                self.member_prefs.append(Pref(ARG, self.noise, member=True))
+'''
+
+
+def _wrappers(extra="pass", it="self.model.members", arg="cast(nn.Module, m)"):
+    return GL107_WRAPPERS.replace("EXTRA", extra).replace("ITER", it).replace("ARG", arg)
+
+
+def test_gl107_wrappers_around_parts_the_module_holds_are_silent():
+    assert codes(_wrappers(), "GL107") == []
+    assert codes(_wrappers(arg="m"), "GL107") == []
+
+
+def test_gl107_wrappers_that_own_layers_or_wrap_new_modules_still_report():
+    line = GL107_WRAPPERS.splitlines().index("        self.member_prefs = []") + 1
+    # the wrapper builds a layer of its own: not registered anywhere
+    assert codes(_wrappers(extra="self.head = nn.Linear(1, 1)"), "GL107") == [("GL107", line)]
+    # wrapped around modules built here, not parts of something held
+    assert codes(_wrappers(it="range(3)", arg="nn.Linear(4, 1)"), "GL107") == [("GL107", line)]
