@@ -52,7 +52,10 @@ then appended (or assigned) to. Lists of references to modules that are register
 (`[self.conv1, self.conv2]`), lists handed to `nn.Sequential(*layers)`, and modules deliberately
 hidden from registration (a teacher model passed in) are not flagged, nor are lists of layers
 with nothing to register (`nn.ReLU`, `nn.Upsample`, pooling: no parameter, no buffer, no
-train/eval behaviour).
+train/eval behaviour), nor lists of weightless wrappers (a class of the file that owns no
+parameter or buffer and builds no other module) made around parts of something the module already
+holds (`for member in self.ensemble.members: self.wrappers.append(Wrapper(member))`): their
+weights are registered through the holder, and a ModuleList would register them twice.
 
 The fix wraps the container in `nn.ModuleList` / `nn.ModuleDict` (spelled the way the file
 imports torch.nn). It is unsafe: the `state_dict` gains the modules' keys, and list or dict

@@ -38,7 +38,10 @@ nor when the inputs go to the device of an object of an imported class built wit
 Silent too when the file (or another file of its project) sets a default tensor type or device that
 may be CUDA (`torch.set_default_tensor_type(torch.cuda.FloatTensor)`): the layers are built there.
 Loss modules and other parameter-free layers are never reported: they work on any device; nor
-are instances of the file's own module classes that hold no parameter, buffer or stateful layer.
+are instances of the file's own module classes that hold no parameter, buffer or stateful layer,
+nor those whose every parameter the class makes on the inputs' device itself in `__init__`
+(`self.weight = nn.Parameter(torch.empty(n, d).to(device))`, with parts of the same kind or without
+weights): nothing of theirs is left on the CPU.
 
 `nn.DataParallel(model, device_ids=[0, 1])` over a model never moved does not place it: DataParallel
 moves the module itself only when it has a single device. With several `device_ids` (or none, on a
