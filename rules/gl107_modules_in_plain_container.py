@@ -6,6 +6,7 @@ import libcst as cst
 
 
 from gpulint.analysis.modules import ModuleClass, ModuleFacts, nn_prefix, self_attr
+from gpulint.analysis.training import dotted
 from gpulint.rule import Context, Rule
 
 # attributes of nn.ModuleDict: a key with one of these names cannot be a ModuleDict entry
@@ -51,7 +52,10 @@ then appended (or assigned) to. Lists of references to modules that are register
 (`[self.conv1, self.conv2]`), lists handed to `nn.Sequential(*layers)`, and modules deliberately
 hidden from registration (a teacher model passed in) are not flagged, nor are lists of layers
 with nothing to register (`nn.ReLU`, `nn.Upsample`, pooling: no parameter, no buffer, no
-train/eval behaviour).
+train/eval behaviour), nor lists of weightless wrappers (a class of the file that owns no
+parameter or buffer and builds no other module) made around parts of something the module already
+holds (`for member in self.ensemble.members: self.wrappers.append(Wrapper(member))`): their
+weights are registered through the holder, and a ModuleList would register them twice.
 
 The fix wraps the container in `nn.ModuleList` / `nn.ModuleDict` (spelled the way the file
 imports torch.nn). It is unsafe: the `state_dict` gains the modules' keys, and list or dict
@@ -280,10 +284,14 @@ class Ensemble(nn.Module):
         if facts.constructs_module(expr):
             if _inert_file_module(ctx, facts, expr):
                 return False
+            if _wrapper_of_held_parts(ctx, facts, expr):
+                return False
             return INERT if _inert_torch_layer(ctx.model, expr) else True
         if isinstance(expr, cst.Name):
             bindings = ctx.model.bindings_of(expr)
             if not bindings or not all(b.how == "assign" and facts.constructs_module(b.value) for b in bindings):
+                return False
+            if all(_wrapper_of_held_parts(ctx, facts, b.value) for b in bindings):
                 return False
             # the local must not reach anything else that could register it (`self.fc = layer`,
             # `nn.Sequential(layer)`, another list): attribute uses such as `layer.bias` are fine
@@ -299,6 +307,54 @@ class Ensemble(nn.Module):
                 return INERT
             return True
         return False
+
+
+def _wrapper_of_held_parts(ctx: Context, facts: ModuleFacts, expr) -> bool:
+    """`PreferenceModel(cast(RewardNet, member), self.noise_prob)` for each `member` of
+    `self.ensemble_model.members` (HumanCompatibleAI/imitation, PRECISION55): an instance of a
+    class of the file that owns no parameter or buffer and builds no module of another class in
+    its `__init__` (it keeps what it is given), made around a part of something this module
+    already holds (a loop variable over `self.<...>`, or `self.<...>` itself). Its weights are
+    registered through the holder; a ModuleList would register them twice."""
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
+        return False
+    cls = next((c for c in facts.classes if c.name == expr.func.value), None)
+    if cls is None or cls.init is None or cls.parameters or cls.buffers or cls.registers_dynamically:
+        return False
+    m = ctx.model
+    for call in m.calls_in(cls.init):
+        if facts.constructs_module(call) and not (isinstance(call.func, cst.Name) and call.func.value == cls.name):
+            return False
+    held = False
+    for a in expr.args:
+        v = a.value
+        if a.star:
+            return False
+        if isinstance(v, cst.Call) and m.qualname(v.func) in ("typing.cast", "cast") and len(v.args) == 2:
+            v = v.args[1].value  # `cast(RewardNet, member)`: the member
+        if facts.constructs_module(v):
+            return False
+        if _held_part(m, v):
+            held = True
+    return held
+
+
+def _held_part(m, v) -> bool:
+    """`self.a.b`, or a loop variable over such a chain (`for member in self.ensemble.members`)."""
+    d = dotted(v)
+    if d is not None and d.startswith("self.") and isinstance(v, cst.Attribute):
+        return True
+    if isinstance(v, cst.Name):
+        bindings = m.bindings_of(v)
+        if bindings and all(b.how == "for" for b in bindings):
+            for b in bindings:
+                loop = m.enclosing(b.node, cst.For)
+                it = loop.iter if loop is not None else None
+                di = dotted(it) if it is not None else None
+                if di is None or not di.startswith("self."):
+                    return False
+            return True
+    return False
 
 
 _MODE_SENSITIVE = ("Dropout", "AlphaDropout")

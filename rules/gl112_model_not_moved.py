@@ -38,7 +38,10 @@ nor when the inputs go to the device of an object of an imported class built wit
 Silent too when the file (or another file of its project) sets a default tensor type or device that
 may be CUDA (`torch.set_default_tensor_type(torch.cuda.FloatTensor)`): the layers are built there.
 Loss modules and other parameter-free layers are never reported: they work on any device; nor
-are instances of the file's own module classes that hold no parameter, buffer or stateful layer.
+are instances of the file's own module classes that hold no parameter, buffer or stateful layer,
+nor those whose every parameter the class makes on the inputs' device itself in `__init__`
+(`self.weight = nn.Parameter(torch.empty(n, d).to(device))`, with parts of the same kind or without
+weights): nothing of theirs is left on the CPU.
 
 `nn.DataParallel(model, device_ids=[0, 1])` over a model never moved does not place it: DataParallel
 moves the module itself only when it has a single device. With several `device_ids` (or none, on a
@@ -98,6 +101,10 @@ for x, y in loader:
                 continue  # no weight, no buffer: it runs on the device of its input
             if isinstance(ctor, cst.Call) and _parameter_free_file_module(m, ctor):
                 continue  # a class of the file with nothing for `.to()` to move
+            d0 = mm.acc_value.dev
+            if isinstance(ctor, cst.Call) and _device_built_file_module(
+                    m, ctor, ctx.code(d0.expr) if d0 is not None and d0.expr is not None else None):
+                continue  # every parameter made on the inputs' device in `__init__` (Hands-on-RL's PETS)
             if isinstance(ctor, cst.Call) and _sequential_of_opaque_modules(m, ctor, q):
                 continue  # `nn.Sequential(ImportedLayer(...))`: as silent as the bare imported instance
             owner = m.class_of(ctor) if ctor is not None else None
@@ -663,6 +670,141 @@ def _parameter_free_file_module(m, ctor: cst.Call, env: dict | None = None, dept
                     continue
             return False
     return True
+
+
+def _device_built_file_module(m, ctor: cst.Call, device: str | None, depth: int = 0) -> bool:
+    """`EnsembleModel(state_dim, action_dim)` of a class of the file that makes every parameter
+    on the device itself: `self.weight = nn.Parameter(torch.Tensor(n, d).to(device))` (or a
+    factory with `device=`), its submodules instances of such classes or parameter-free layers,
+    no buffer, nothing registered dynamically (boyu-ai/Hands-on-RL, chapters 16 and 17: the PETS
+    and MBPO ensembles are never moved, their weights are built on `device`; PRECISION55). When
+    the inputs' device expression is known, the parameters' must be the same text."""
+    from gpulint.analysis.modules import ModuleFacts
+
+    f = ctor.func
+    if depth > 4 or not isinstance(f, cst.Name):
+        return False
+    facts = m.facts(ModuleFacts)
+    cls = next((c for c in facts.classes if c.name == f.value), None)
+    if cls is None or cls.init is None or cls.buffers or cls.registers_dynamically:
+        return False
+    if any(b != "torch.nn.Module" for b in cls.info.bases):
+        return False
+    built = False
+    for attr, assigns in cls.init_assigns.items():
+        for a in assigns:
+            v = a.value
+            if a.kind in ("scalar", "none"):
+                continue
+            if a.kind == "parameter":
+                if not _parameter_made_on_device(m, v, device):
+                    return False
+                built = True
+                continue
+            if a.kind == "module" and isinstance(v, cst.Call):
+                q = m.qualname(v.func) or ""
+                if q.startswith("torch.nn.") and m.is_stateless_module(v):
+                    continue
+                if _parameter_free_file_module(m, v, None, depth + 1) or _empty_file_module(m, v):
+                    continue
+                if _device_built_file_module(m, v, device, depth + 1):
+                    built = True
+                    continue
+                return False
+            if isinstance(v, cst.Name) and all(b.how == "param" for b in m.bindings_of(v)):
+                # an argument (the activation layer given to it): what this construction passes
+                arg = _argument_of(cls, ctor, v.value)
+                if arg is None:
+                    return False
+                if isinstance(arg, cst.Call) and m.value_of(arg).kind == "module":
+                    q = m.qualname(arg.func) or ""
+                    if not ((q.startswith("torch.nn.") and m.is_stateless_module(arg))
+                            or _parameter_free_file_module(m, arg, None, depth + 1)
+                            or _empty_file_module(m, arg)):
+                        return False
+                elif m.value_of(arg).kind in ("module", "tensor"):
+                    return False
+                continue
+            if isinstance(v, cst.Call) and (m.qualname(v.func) or "").startswith("torch.optim."):
+                continue  # its own optimizer over `self.parameters()`
+            if v is None and a.kind == "other":
+                v = getattr(a.node, "value", None)  # `self._i, self._o = input_dim, output_dim`
+            if v is not None and not any(isinstance(n, cst.Call) for n in _nodes(v)):
+                continue  # `(state_dim + 1) * 2`, `input_dim`: sizes
+            return False
+    for attr in cls.parameters:
+        if not any(a.kind == "parameter" for a in cls.init_assigns.get(attr, ())):
+            return False  # `register_parameter(...)` or a parameter made outside `__init__`
+    return built
+
+
+def _parameter_made_on_device(m, v, device: str | None) -> bool:
+    """`nn.Parameter(<t>.to(D))`, `nn.Parameter(<t>.cuda())`, `nn.Parameter(torch.zeros(n, device=D))`,
+    with D not a CPU literal (and, when `device` is given, written `device`)."""
+    if not isinstance(v, cst.Call) or (m.qualname(v.func) or "") not in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return False
+    pos = [a for a in v.args if a.keyword is None]
+    if not pos:
+        return False
+    t = pos[0].value
+    if not isinstance(t, cst.Call):
+        return False
+    where = None
+    if isinstance(t.func, cst.Attribute) and t.func.attr.value == "cuda":
+        return device is None
+    if isinstance(t.func, cst.Attribute) and t.func.attr.value == "to":
+        args = [a for a in t.args if a.keyword is None]
+        kw = {a.keyword.value: a.value for a in t.args if a.keyword is not None}
+        where = kw.get("device", args[0].value if args else None)
+    else:
+        kw = {a.keyword.value: a.value for a in t.args if a.keyword is not None}
+        where = kw.get("device")
+    if where is None:
+        return False
+    text = cst.Module([]).code_for_node(where)
+    if "cpu" in text.lower():
+        return False
+    return device is None or text == device
+
+
+def _empty_file_module(m, ctor: cst.Call) -> bool:
+    """`Swish()`: a class of the file deriving from `nn.Module` only, with no `__init__` of its own
+    (nor of a file base), no parameter, buffer or dynamic registration: nothing to move."""
+    from gpulint.analysis.modules import ModuleFacts
+
+    f = ctor.func
+    if not isinstance(f, cst.Name):
+        return False
+    cls = next((c for c in m.facts(ModuleFacts).classes if c.name == f.value), None)
+    return (cls is not None and cls.init is None and not cls.init_assigns and not cls.buffers
+            and not cls.parameters and not cls.registers_dynamically
+            and all(b == "torch.nn.Module" for b in cls.info.bases))
+
+
+def _argument_of(cls, ctor: cst.Call, name: str):
+    """The expression `ctor` passes for `__init__`'s parameter `name` (its literal default when
+    not passed), else None (a star argument, no such parameter)."""
+    params = cls.init.params
+    if params.star_kwarg is not None or any(a.star for a in ctor.args):
+        return None
+    named = list(params.params[1:]) + list(params.kwonly_params)
+    pos = [a for a in ctor.args if a.keyword is None]
+    for p, a in zip(params.params[1:], pos):
+        if p.name.value == name:
+            return a.value
+    for a in ctor.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    p = next((p for p in named if p.name.value == name), None)
+    return p.default if p is not None else None
+
+
+def _nodes(e: cst.CSTNode):
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
 
 
 def _plain_value(m, expr, env: dict | None) -> bool:

@@ -10,6 +10,7 @@ import libcst as cst
 from gpulint.analysis.modules import self_attr
 from gpulint.analysis.training import _DEFS, TrainingFacts, argument_for, dotted, method_of, walk
 from gpulint.flow import number_or_tensor
+from gpulint.model import string_value
 from gpulint.rule import Context, Kind, Rule
 
 _DETACHING = frozenset({"item", "detach", "cpu", "tolist", "numpy", "float", "int", "data"})
@@ -166,7 +167,8 @@ for x, y in loader:
                 if facts.enclosing_loop(stmt) is not loop.node and self._inner_backward_loop(facts, stmt, loop.node):
                     continue
                 names = [n for n in self._bare_names(value) if _root_value(n) in graph_names
-                         and not _other_item_of_loss_tuple(m, loop.node, n)]
+                         and not _other_item_of_loss_tuple(m, loop.node, n)
+                         and not _other_key_of_loss_dict(m, loop.node, n)]
                 held = False
                 inner = (not indexed and facts.enclosing_loop(stmt) is not loop.node
                          and _plain_inner_loop(m, facts, loop, stmt))
@@ -975,6 +977,46 @@ def _other_item_of_loss_tuple(m, loop: cst.CSTNode, n) -> bool:
             if j is not None and j != i:
                 return True
     return False
+
+
+def _str_key(sub: cst.Subscript) -> str | None:
+    """The key of `d["k"]` with a plain string literal, else None."""
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    return string_value(sub.slice[0].slice.value)
+
+
+def _other_key_of_loss_dict(m, loop: cst.CSTNode, n) -> bool:
+    """`d["monitor_values"]` where the loop backpropagates only other keys of the same dict
+    (`results_dict["torch_loss"].backward()`, MIC-DKFZ medicaldetectiontoolkit exec.py, whose
+    model returns `'monitor_values': {'loss': loss.item(), ...}`): the dict holds a loss, but what
+    another key holds (numbers, boxes, a logging string) is not known to be a graph
+    (PRECISION55). Not for a key named like a loss (`d["loss_cls"]`, a component of the
+    backpropagated sum), nor when the engine knows the item holds a graph, nor when the dict
+    itself is backpropagated or indexed with a non-literal key."""
+    if not isinstance(n, cst.Subscript) or not isinstance(n.value, cst.Name):
+        return False
+    key = _str_key(n)
+    if key is None or "loss" in key.lower():
+        return False
+    v = m.value_of(n)
+    if v.kind == "tensor" and v.graph:
+        return False
+    root = n.value.value
+    keys: set[str] = set()
+    for call in m.calls_in(loop):
+        mo = method_of(call)
+        if mo is None or mo[1] != "backward":
+            continue
+        recv = mo[0]
+        if isinstance(recv, cst.Name) and recv.value == root:
+            return False
+        if isinstance(recv, cst.Subscript) and isinstance(recv.value, cst.Name) and recv.value.value == root:
+            k = _str_key(recv)
+            if k is None:
+                return False
+            keys.add(k)
+    return bool(keys) and key not in keys
 
 
 def _index_only(sub: cst.Subscript) -> bool:
