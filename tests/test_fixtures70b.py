@@ -73,3 +73,42 @@ torch.save(wrapped.module.cpu().state_dict(), "h.pth")
 
 def test_gl304_state_dict_of_moved_inner_model_is_silent():
     assert _diags(CPU_UNWRAPPED, "GL304") == []
+
+
+# ------------------------------------------------------------------------------------- B70-G2
+# GL402: a loss read back from a dict of losses (`history.append(losses["ce"])`), the shape of
+# MMF's per-loss meter updates (facebookresearch/mmf PR #560).
+
+DICT_ENTRY = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+history = []
+for step in range(100):
+    x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))
+    losses = {"ce": F.cross_entropy(model(x), y)}
+    loss = sum(losses.values())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    history.append(losses["ce"])
+"""
+
+
+def test_gl402_loss_from_dict_of_losses():
+    diags = _diags(DICT_ENTRY, "GL402")
+    assert [d.line for d in diags] == [16]
+    fixed = _fixed(DICT_ENTRY, {"GL402"}, unsafe=False)
+    assert 'history.append(losses["ce"].item())' in fixed
+
+
+def test_gl402_dict_entry_item_or_detached_is_silent():
+    item = DICT_ENTRY.replace('history.append(losses["ce"])', 'history.append(losses["ce"].item())')
+    assert _diags(item, "GL402") == []
+    detached = DICT_ENTRY.replace('losses = {"ce": F.cross_entropy(model(x), y)}',
+                                  'losses = {"ce": F.cross_entropy(model(x), y)}\n    logged = {k: v.detach() for k, v in losses.items()}')
+    detached = detached.replace('history.append(losses["ce"])', 'history.append(logged["ce"])')
+    assert _diags(detached, "GL402") == []
