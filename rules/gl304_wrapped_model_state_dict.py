@@ -104,7 +104,7 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
         for call, obj in _save_sites(m):
             found = []
             for sd in _state_dict_calls(obj, 0, m):
-                recv = sd.func.value  # type: ignore[union-attr]
+                recv = _unmoved(sd.func.value)  # type: ignore[union-attr]
                 if isinstance(recv, cst.Name) and recv.value in stripped:
                     continue  # the file's own resume path drops the `module.` prefix: the keys are on purpose
                 if _renamed_before_save(m, sd):
@@ -172,7 +172,7 @@ torch.save(getattr(model, "module", model).state_dict(), "model.pt")
         for call, obj in _save_sites(m):
             found = []
             for sd in _state_dict_calls(obj, 0, m):
-                recv = sd.func.value  # type: ignore[union-attr]
+                recv = _unmoved(sd.func.value)  # type: ignore[union-attr]
                 reach = facts.wrapper_reaching(recv) if isinstance(recv, cst.Name) else None
                 if reach is None:
                     reach = _engine_reach(m, facts, recv)  # the net a loader helper returns
@@ -629,22 +629,36 @@ def _string_key(sub: cst.Subscript) -> bool:
             and isinstance(sub.slice[0].slice.value, cst.SimpleString))
 
 
+# Module methods that move or retype the module in place and return it: `W.cpu().state_dict()` is
+# the state_dict of W itself (EnlightenGAN's `save_network`, B70-G1).
+_IN_PLACE_MODULE_MOVES = frozenset({"cpu", "cuda", "to", "float", "half", "double", "bfloat16", "train", "eval"})
+
+
+def _unmoved(expr):
+    """`W` for `W.cpu()`, `W.cuda(0)`, `W.to(device).eval()`, ...; the expression itself otherwise."""
+    while (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+           and expr.func.attr.value in _IN_PLACE_MODULE_MOVES):
+        expr = expr.func.value
+    return expr
+
+
 def _state_dict_calls(expr, depth: int = 0, m=None):
     """`W.state_dict()` calls at the top of a torch.save argument or inside dict/list/tuple literals
     (with the model: also in the literal a name saved was assigned once, `ckpt = {...}`, or
     `train_state = [model.state_dict(), optim.state_dict(), epoch, step]` as PNDM's runner saves)."""
     if expr is None or depth > 4:
         return
+    recv = _unmoved(expr.func.value) if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) else None
     if (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Attribute)
         and expr.func.attr.value == "state_dict"
-        and (isinstance(expr.func.value, cst.Name) or (
-            isinstance(expr.func.value, cst.Attribute) and isinstance(expr.func.value.value, cst.Name)
-            and expr.func.value.value.value == "self") or (
+        and (isinstance(recv, cst.Name) or (
+            isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name)
+            and recv.value.value == "self") or (
             # `to_save["model"].state_dict()`: an entry of a mapping the engine knows
-            isinstance(expr.func.value, cst.Subscript) and isinstance(expr.func.value.value, cst.Name)
-            and _string_key(expr.func.value)))
+            isinstance(recv, cst.Subscript) and isinstance(recv.value, cst.Name)
+            and _string_key(recv)))
     ):
         yield expr
     elif isinstance(expr, cst.Name) and m is not None and (depth == 0 or depth <= 2 and _state_dict_name(m, expr)):

@@ -1043,7 +1043,9 @@ def _graph_holding(m, value: cst.BaseExpression) -> list:
     """The parts of an accumulated value that the flow engine knows hold an autograd graph: its
     bare names (see `_bare_names`), or the whole value when it is one call (`dice(out, y)`)."""
     names = [n for n in LossAccumulatedWithGraph._bare_names(value)
-             if isinstance(n, cst.Name) and (_number_or_graph(m, n) or (m.value_of(n).kind == "tensor" and m.value_of(n).graph))]
+             if isinstance(n, cst.Name) and (_number_or_graph(m, n) or (m.value_of(n).kind == "tensor" and m.value_of(n).graph))
+             # `losses["ce"]`: an entry of a dict of losses the engine knows holds a graph (B70-G2)
+             or isinstance(n, cst.Subscript) and m.value_of(n).kind == "tensor" and m.value_of(n).graph]
     if not names and isinstance(value, cst.Call) and m.value_of(value).kind == "tensor" and m.value_of(value).graph:
         return [value]
     return names
