@@ -6,7 +6,7 @@ import libcst as cst
 
 from gpulint.analysis.amp import AmpFacts
 from gpulint.flow import runs_on_gpu
-from gpulint.model import DATALOADER_CLASSES
+from gpulint.model import DATALOADER_CLASSES, dotted
 from gpulint.rule import Context, Rule
 from gpulint.sites import lines_of
 
@@ -373,17 +373,21 @@ def _iterated_inside(m, loader_call: cst.Call, with_stmt: cst.With) -> bool:
     if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
         return False
     target = parent.targets[0].target
-    if not isinstance(target, cst.Name):
+    if isinstance(target, cst.Name):
+        name = target.value
+    elif (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
+          and m.class_of(loader_call) is not None and m.class_of(loader_call) is m.class_of(with_stmt)):
+        name = f"self.{target.attr.value}"  # a loader kept on the trainer, iterated in another method
+    else:
         return False
     for loop in m.fors:
         if not m.contains(with_stmt, loop):
             continue
         source, _ = m.unwrap_iterable(loop.iter)
-        if isinstance(source, cst.Name) and source.value == target.value:
+        if dotted(source) == name:
             return True
     for call in m.calls_in(with_stmt):
         if isinstance(call.func, cst.Name) and call.func.value == "iter" and call.args:
-            v = call.args[0].value
-            if isinstance(v, cst.Name) and v.value == target.value:
+            if dotted(call.args[0].value) == name:
                 return True
     return False

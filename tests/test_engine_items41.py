@@ -647,3 +647,39 @@ def test_a70_p2_control_a_method_that_trains_again():
     src = TESTER.replace("    def test(self, batches):",
                          "    def tune(self):\n        self.model.train()\n\n    def test(self, batches):")
     assert [c for _, c in _lines(src, "GL404")] == ["GL404"]
+
+
+# probe (classify of tests/fixtures/GL120/device_context_loop.py): the shuffling loader kept on the
+# trainer (`self.loader`) and iterated in `run()` inside `with torch.device(self.device):` (rule)
+CONTEXT_LOOP = """
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        X = torch.randn(256, 6)
+        self.loader = DataLoader(TensorDataset(X, X.sum(dim=1, keepdim=True)), batch_size=32, shuffle=True)
+
+    def run(self):
+        with torch.device(self.device):
+            model = nn.Linear(6, 1)
+            for x, y in self.loader:
+                nn.functional.mse_loss(model(x.to(self.device)), y.to(self.device)).backward()
+
+
+Trainer().run()
+"""
+
+
+def test_probe_gl120_loader_on_self_iterated_in_the_device_context():
+    assert _lines(CONTEXT_LOOP, "GL120") == [(14, "GL120")]
+
+
+def test_probe_gl120_control_loader_iterated_outside_the_context():
+    # control (silent on the base too): the loop is outside the `with` block
+    src = CONTEXT_LOOP.replace("            for x, y in self.loader:\n                nn",
+                               "            pass\n        for x, y in self.loader:\n            nn")
+    assert _lines(src, "GL120") == []
