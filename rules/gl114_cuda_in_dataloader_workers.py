@@ -314,6 +314,13 @@ def _callable_classes(m, roots: list[cst.CSTNode], depth: int = 3) -> list[str]:
                 for b in m.bindings_of(sub):
                     if b.how == "assign" and b.value is not None:
                         todo.append((b.value, d + 1))
+            elif (isinstance(sub, cst.Attribute) and isinstance(sub.value, cst.Name) and sub.value.value == "self"
+                  and d < depth and not isinstance(node, cst.FunctionDef)):
+                # `Dataset(self.transform)` in a trainer that built `self.transform = Compose([...])`
+                # (the probes' classify of the ToCuda fixture)
+                for b in m.bindings_of(sub):
+                    if b.how == "assign" and b.value is not None:
+                        todo.append((b.value, d + 1))
     return found
 
 

@@ -683,3 +683,61 @@ def test_probe_gl120_control_loader_iterated_outside_the_context():
     src = CONTEXT_LOOP.replace("            for x, y in self.loader:\n                nn",
                                "            pass\n        for x, y in self.loader:\n            nn")
     assert _lines(src, "GL120") == []
+
+
+# probe (classify of tests/fixtures/GL114/to_cuda_transform_in_compose.py): the transforms reach the
+# Dataset through `self.transform` of the trainer that builds both (rule)
+TRANSFORM_ON_SELF = """
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class ToCuda:
+    def __call__(self, tensor):
+        return tensor.cuda()
+
+
+class Compose:
+    def __init__(self, transforms):
+        self.transforms = transforms
+
+    def __call__(self, x):
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+
+class DS(Dataset):
+    def __init__(self, transform):
+        self.items = [[0.0] * 4] * 8
+        self.transform = transform
+
+    def __getitem__(self, i):
+        return self.transform(torch.tensor(self.items[i]))
+
+    def __len__(self):
+        return 8
+
+
+class Trainer:
+    def __init__(self):
+        self.transform = Compose([ToCuda()])
+        self.dataset = DS(self.transform)
+        self.loader = DataLoader(self.dataset, batch_size=4, num_workers=1)
+
+    def run(self):
+        for x in self.loader:
+            print(x.sum())
+
+
+Trainer().run()
+"""
+
+
+def test_probe_gl114_transform_handed_through_self():
+    assert _lines(TRANSFORM_ON_SELF, "GL114") == [(8, "GL114")]
+
+
+def test_probe_gl114_control_without_workers():
+    # control (silent on the base too)
+    assert _lines(TRANSFORM_ON_SELF.replace(", num_workers=1", ""), "GL114") == []
