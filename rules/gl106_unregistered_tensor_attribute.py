@@ -473,7 +473,9 @@ def _data_parallel_classes(m, facts) -> set:
                 found.add(f.value)
             elif isinstance(f, cst.Attribute) and f.attr.value in _CONVERSIONS:
                 origin(f.value, depth + 1)
-        elif isinstance(e, cst.Name):
+        elif isinstance(e, cst.Name) or (isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name)
+                                          and e.value.value == "self"):
+            # (`self.model = nn.DataParallel(self.model)` of a trainer: what `self.model` was built as)
             for b in m.bindings_of(e):
                 if b.how == "assign" and b.value is not None and b.value is not e:
                     origin(b.value, depth + 1)

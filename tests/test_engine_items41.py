@@ -741,3 +741,45 @@ def test_probe_gl114_transform_handed_through_self():
 def test_probe_gl114_control_without_workers():
     # control (silent on the base too)
     assert _lines(TRANSFORM_ON_SELF.replace(", num_workers=1", ""), "GL114") == []
+
+
+# probe (classify of the seq2seq GL106 fixture): `self.model = nn.DataParallel(self.model)` in a
+# trainer wraps the class `self.model` was built as (rule GL106's DataParallel branch)
+DP_ON_SELF = """
+import torch
+import torch.nn as nn
+
+
+class Attn(nn.Module):
+    def __init__(self, d, device):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.scale = torch.sqrt(torch.FloatTensor([d])).to(device)
+
+    def forward(self, x):
+        return self.fc(x) / self.scale
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.model = Attn(8, self.device).to(self.device)
+        if torch.cuda.device_count() > 1:
+            self.model = nn.DataParallel(self.model, device_ids=[0, 1])
+
+    def run(self):
+        print(self.model(torch.randn(4, 8, device=self.device)))
+
+
+Trainer().run()
+"""
+
+
+def test_probe_gl106_data_parallel_of_a_self_attribute():
+    assert _lines(DP_ON_SELF, "GL106") == [(10, "GL106")]
+
+
+def test_probe_gl106_control_without_data_parallel():
+    # control (silent on the base too)
+    src = DP_ON_SELF.replace("            self.model = nn.DataParallel(self.model, device_ids=[0, 1])", "            pass")
+    assert _lines(src, "GL106") == []
