@@ -1,0 +1,135 @@
+"""rules68 (thirty-fourth session): rule-side gap items of the generality probes (Q:G69-3,
+Q:G69-5, Q:G69-4, Q:G69-6, Q:G69-7) and of fixtures69 (F:G69-2); see the README section
+"rules68 (thirty-fourth session)" in tests/fixtures_pending/README.md and benchmarks/PROBES69.md."""
+
+from __future__ import annotations
+
+import textwrap
+
+from fixture_support import check
+
+
+def _diags(src: str, code: str):
+    return [d for d in check(textwrap.dedent(src), {code}) if d.code == code]
+
+
+def _lines(src: str, code: str):
+    return [d.line for d in _diags(src, code)]
+
+
+# ------------------------------------------------------------------------------------- Q:G69-3
+# GL206: `self.net.half()` in `__init__` (under a device test), trained in `run()`
+
+TRAINER_HALF = """
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.net = nn.Linear(4, 1).to(self.device)
+        if self.device.type == "cuda":
+            self.net.half()
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=1e-3)
+
+    def run(self):
+        for _ in range(3):
+            x = torch.randn(8, 4, device=self.device, dtype=torch.float16)
+            loss = self.net(x).float().pow(2).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+
+
+Trainer().run()
+"""
+
+
+def test_gl206_self_attribute_half_in_init_trained_in_run():
+    d = _diags(TRAINER_HALF, "GL206")
+    assert [x.line for x in d] == [11]  # f0874ac5: nothing
+    assert "`self.net`" in d[0].message
+
+
+def test_gl206_self_attribute_half_assigned_in_init():
+    src = TRAINER_HALF.replace("        if self.device.type == \"cuda\":\n            self.net.half()\n",
+                               "        self.net = self.net.half() if self.device.type == \"cuda\" else self.net\n")
+    assert _lines(src, "GL206") == [10]  # f0874ac5: nothing
+
+
+def test_gl206_self_attribute_negative_with_scaler():
+    src = TRAINER_HALF.replace("            loss.backward()\n            self.opt.step()\n",
+                               "            self.scaler.scale(loss).backward()\n            self.scaler.step(self.opt)\n"
+                               "            self.scaler.update()\n").replace(
+        "        self.opt = torch", "        self.scaler = torch.amp.GradScaler(\"cuda\")\n        self.opt = torch")
+    assert _lines(src, "GL206") == []
+
+
+def test_gl206_self_attribute_negative_frozen_teacher():
+    # the half module is a frozen teacher: the optimizer steps another attribute
+    src = TRAINER_HALF.replace("            self.net.half()\n", "            self.teacher.half()\n").replace(
+        "        self.net = nn.Linear(4, 1).to(self.device)\n",
+        "        self.net = nn.Linear(4, 1).to(self.device)\n        self.teacher = nn.Linear(4, 1).to(self.device)\n")
+    assert _lines(src, "GL206") == []
+
+
+def test_gl206_self_attribute_negative_class_that_does_not_train():
+    # the half model lives in an inference wrapper; the training class builds its own optimizer
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    class Predictor:
+        def __init__(self, net):
+            self.net = net
+            self.net.half()
+            self.opt = torch.optim.SGD(self.net.parameters(), lr=0.0)
+
+        def predict(self, x):
+            with torch.no_grad():
+                return self.net(x.half())
+
+
+    class Trainer:
+        def __init__(self):
+            self.net = nn.Linear(4, 1)
+            self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+        def run(self):
+            loss = self.net(torch.randn(8, 4)).pow(2).mean()
+            loss.backward()
+            self.opt.step()
+    """
+    assert _lines(src, "GL206") == []
+
+
+# ------------------------------------------------------------------------------------- Q:G69-5
+# GL206: the optimizer is built from an alias of the converted model
+
+ALIAS_HALF = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(8, 1).to(device).half()
+net = model
+optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+X = torch.randn(256, 8, device=device, dtype=torch.float16)
+for step in range(100):
+    optimizer.zero_grad()
+    net(X).float().pow(2).mean().backward()
+    optimizer.step()
+"""
+
+
+def test_gl206_optimizer_of_an_alias():
+    d = _diags(ALIAS_HALF, "GL206")
+    assert [x.line for x in d] == [6]  # f0874ac5: nothing
+    assert "`model`" in d[0].message
+
+
+def test_gl206_alias_negative_other_model_optimized():
+    src = ALIAS_HALF.replace("net = model\n", "net = nn.Linear(8, 1).to(device)\n")
+    assert _lines(src, "GL206") == []
