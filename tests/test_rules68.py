@@ -133,3 +133,61 @@ def test_gl206_optimizer_of_an_alias():
 def test_gl206_alias_negative_other_model_optimized():
     src = ALIAS_HALF.replace("net = model\n", "net = nn.Linear(8, 1).to(device)\n")
     assert _lines(src, "GL206") == []
+
+
+# ------------------------------------------------------------------------------------- Q:G69-4
+# GL303: `self.model = DDP(self.model)` after `self.model = Net().cuda()` in a trainer class
+
+DDP_SELF = """
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Trainer:
+    def __init__(self):
+        dist.init_process_group("nccl")
+        local_rank = int(os.environ["LOCAL_RANK"])
+        self.model = nn.Linear(4, 2).cuda()
+        self.model = DDP(self.model)
+
+
+Trainer()
+"""
+
+
+def test_gl303_self_model_wrapped_in_ddp():
+    assert _lines(DDP_SELF, "GL303") == [15]  # f0874ac5: nothing
+
+
+def test_gl303_self_model_fix():
+    from fixture_support import fix
+
+    out = fix(textwrap.dedent(DDP_SELF), {"GL303"}, True).text
+    assert ("        local_rank = int(os.environ[\"LOCAL_RANK\"])\n        torch.cuda.set_device(local_rank)\n"
+            "        self.model = nn.Linear(4, 2).cuda()\n"
+            "        self.model = DDP(self.model, device_ids=[local_rank])\n") in out
+    assert _lines(out, "GL303") == []
+
+
+def test_gl303_self_model_moved_through_self_device():
+    src = DDP_SELF.replace("        self.model = nn.Linear(4, 2).cuda()\n",
+                           "        self.device = torch.device(\"cuda\")\n"
+                           "        self.model = nn.Linear(4, 2)\n        self.model.to(self.device)\n")
+    assert _lines(src, "GL303") == [17]  # f0874ac5: nothing
+
+
+def test_gl303_self_model_negatives():
+    # the rank's own device (not index-less), device_ids given, set_device called
+    indexed = DDP_SELF.replace("nn.Linear(4, 2).cuda()", "nn.Linear(4, 2).cuda(local_rank)")
+    ids = DDP_SELF.replace("DDP(self.model)", "DDP(self.model, device_ids=[local_rank])")
+    setdev = DDP_SELF.replace("        self.model = nn.Linear", "        torch.cuda.set_device(local_rank)\n"
+                              "        self.model = nn.Linear")
+    rank_dev = DDP_SELF.replace("        self.model = nn.Linear(4, 2).cuda()\n",
+                                "        self.device = torch.device(f\"cuda:{local_rank}\")\n"
+                                "        self.model = nn.Linear(4, 2).to(self.device)\n")
+    for src in (indexed, ids, setdev, rank_dev):
+        assert _lines(src, "GL303") == []
