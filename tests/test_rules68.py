@@ -191,3 +191,50 @@ def test_gl303_self_model_negatives():
                                 "        self.model = nn.Linear(4, 2).to(self.device)\n")
     for src in (indexed, ids, setdev, rank_dev):
         assert _lines(src, "GL303") == []
+
+
+# ------------------------------------------------------------------------------------- Q:G69-6
+# GL404/GL403: a loss module known by its value (`crit = criterion`), not by its name
+
+LOSS_ALIAS = """
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+criterion = nn.MSELoss()
+crit = criterion
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+data = [(torch.randn(8, 4), torch.randn(8, 1))] * 4
+for epoch in range(3):
+    for x, y in data:
+        opt.zero_grad()
+        crit(model(x), y).backward()
+        opt.step()
+    with torch.no_grad():
+        for x, y in data:
+            print(crit(model(x), y).item())
+"""
+
+
+def test_gl404_eval_loop_with_an_aliased_loss():
+    d = _diags(LOSS_ALIAS, "GL404")
+    assert [x.line for x in d] == [16]  # f0874ac5: nothing
+    assert "runs `model` in training mode" in d[0].message
+
+
+def test_gl403_aliased_loss_is_not_a_second_model():
+    src = LOSS_ALIAS.replace("for epoch in range(3):\n", "for epoch in range(3):\n    model.train()\n").replace(
+        "    with torch.no_grad():\n        for x, y in data:\n            print(",
+        "    model.eval()\n    for x, y in data:\n        print(")
+    d = _diags(src, "GL403")
+    assert len(d) == 1  # f0874ac5: two, "calls `crit`" and "calls `model`"
+    assert "calls `model`" in d[0].message
+
+
+def test_gl404_aliased_loss_negatives():
+    # the model is put in eval mode around the evaluation: nothing to report
+    src = LOSS_ALIAS.replace("    with torch.no_grad():\n",
+                             "    model.eval()\n    with torch.no_grad():\n").replace(
+        "            print(crit(model(x), y).item())\n",
+        "            print(crit(model(x), y).item())\n    model.train()\n")
+    assert _lines(src, "GL404") == []
