@@ -238,3 +238,88 @@ def test_gl404_aliased_loss_negatives():
         "            print(crit(model(x), y).item())\n",
         "            print(crit(model(x), y).item())\n    model.train()\n")
     assert _lines(src, "GL404") == []
+
+
+# ------------------------------------------------------------------------------------- F:G69-2
+# GL113 (opt-in): `self.device = torch.device("cuda:1")` + `nn.DataParallel(net).to(self.device)`
+# in methods (HOReID#28; the fixture moved in: tests/fixtures/GL113/horeid_*)
+
+DP_SELF = """
+import torch
+import torch.nn as nn
+
+
+class Base:
+    def __init__(self):
+        self.device = torch.device("cuda:1")
+        self.net = nn.DataParallel(nn.Linear(4, 2)).to(self.device)
+
+
+b = Base()
+b.net(torch.randn(8, 4, device=b.device))
+"""
+
+
+def test_gl113_dataparallel_moved_to_self_device_in_a_class():
+    d = _diags(DP_SELF, "GL113")
+    assert [x.line for x in d] == [8]  # f0874ac5: nothing
+    assert "has no `device_ids`" in d[0].message
+
+
+def test_gl113_dataparallel_self_device_negatives():
+    # DataParallel's first device is the model's; the index-less device; a computed device_ids
+    ids = DP_SELF.replace("nn.DataParallel(nn.Linear(4, 2))", "nn.DataParallel(nn.Linear(4, 2), device_ids=[1, 2])")
+    plain = DP_SELF.replace('torch.device("cuda:1")', 'torch.device("cuda" if torch.cuda.is_available() else "cpu")')
+    zero = DP_SELF.replace('"cuda:1"', '"cuda:0"')
+    computed = DP_SELF.replace("nn.DataParallel(nn.Linear(4, 2))",
+                               "nn.DataParallel(nn.Linear(4, 2), device_ids=self.gpus)")
+    for src in (ids, plain, zero, computed):
+        assert _lines(src, "GL113") == []
+
+
+# ------------------------------------------------------------------------------------- Q:G69-7
+# GL115: CUDA initialised in `__init__`, the variable set in another method
+
+VISIBLE_IN_RUN = """
+import os
+
+import torch
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+    def run(self):
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+        print(torch.zeros(2, device=self.device))
+
+
+Trainer().run()
+"""
+
+
+def test_gl115_cuda_initialised_in_init_variable_set_in_run():
+    d = _diags(VISIBLE_IN_RUN, "GL115")
+    assert [x.line for x in d] == [12]  # f0874ac5: nothing
+    assert "line 9" in d[0].message
+
+
+def test_gl115_init_negatives():
+    # `__init__` runs the setter first (BGRL_Pytorch's ModelTrainer: `self._init()` sets the
+    # variable, then the device is picked); a staticmethod; a device test under a branch of `__init__`
+    setter_first = VISIBLE_IN_RUN.replace(
+        "    def __init__(self):\n",
+        "    def __init__(self):\n        self.run()\n")
+    setter_nested = VISIBLE_IN_RUN.replace(
+        "    def __init__(self):\n",
+        "    def __init__(self):\n        self._init()\n").replace(
+        "    def run(self):\n", "    def _init(self):\n        self.run()\n\n    def run(self):\n")
+    static = VISIBLE_IN_RUN.replace("    def run(self):\n", "    @staticmethod\n    def run():\n").replace(
+        "device=self.device", "device=\"cpu\"").replace("Trainer().run()", "Trainer.run()")
+    branch = VISIBLE_IN_RUN.replace(
+        "        self.device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n",
+        "        self.device = \"cpu\"\n        if os.environ.get(\"USE_GPU\"):\n"
+        "            self.device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n")
+    for src in (setter_first, setter_nested, static, branch):
+        assert _lines(src, "GL115") == []
