@@ -257,6 +257,7 @@ with torch.no_grad():
                 continue  # inside an nn.Module's own methods: its caller chooses the grad mode
             eval_fn = facts.is_eval_function(fn)
             if (not eval_fn and facts.mode_before(node) != "eval" and not _evals_in_body(ctx.model, node)
+                    and not _eval_in_init(ctx.model, facts, node, fn)
                     and not _held_out_loop_in_training(ctx.model, facts, loop)
                     and not _held_out_loop_after_training(ctx.model, facts, loop)):
                 continue
@@ -2923,3 +2924,39 @@ def _torch_loss_value(m, func) -> bool:
     if last.endswith("WithLoss"):
         return False  # `AdaptiveLogSoftmaxWithLoss` has weights of its own: a network's head
     return last.endswith("Loss") or "loss" in kb.class_tags(q)
+
+
+def _eval_in_init(m, facts: TrainingFacts, node: cst.CSTNode, fn) -> bool:
+    """The loop is in a plain method of a class whose `__init__` leaves the models in eval mode
+    (`self.net.eval()` last, after any training it runs) and no method of the class sets a mode
+    again (no `.train()` / `.eval()`, no training loop, outside `__init__`): `__init__` has run
+    before the method, so the loop runs in eval mode (probe69 classify: the script's statements
+    before its first loop in `__init__`, the loop in `run()`; CIE_XYZ_NET's demo)."""
+    if not isinstance(fn, cst.FunctionDef) or fn.decorators or fn.name.value == "__init__":
+        return False
+    cls = m.class_of(fn)
+    if cls is None or m.enclosing(fn, cst.FunctionDef, cst.ClassDef) is not cls:
+        return False
+    if facts.mode_before(node) is not None:
+        return False
+    methods = [st for st in cls.body.body if isinstance(st, cst.FunctionDef)]
+    init = next((g for g in methods if g.name.value == "__init__"), None)
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return False
+    last = next((md for st in reversed(init.body.body) if (md := facts.statement_mode(st)) is not None), None)
+    if last != "eval":
+        return False
+    for g in methods:
+        if g is init or not isinstance(g.body, cst.IndentedBlock):
+            continue
+        if any(facts.statement_mode(st) is not None for st in g.body.body):
+            return False
+    # a caller that picks the grad mode (`with torch.no_grad(): tester.run()`), or hands the method on
+    name = fn.name.value
+    for c, _recv, _meth in m.method_calls(name):
+        if facts.grad_mode_at(c) is not None:
+            return False
+    for n in m.nodes:
+        if isinstance(n, cst.Attribute) and n.attr.value == name and not isinstance(m.parent(n), cst.Call):
+            return False
+    return True

@@ -323,3 +323,57 @@ def test_gl115_init_negatives():
         "            self.device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n")
     for src in (setter_first, setter_nested, static, branch):
         assert _lines(src, "GL115") == []
+
+
+# ------------------------------------------------------------------------------------- GL403
+# `self.net.eval()` in `__init__`, the evaluation loop in `run()` (probe69 classify of the
+# CIE_XYZ_NET fixture: 3 markers)
+
+EVAL_IN_INIT = """
+import torch
+import torch.nn as nn
+
+
+def train(net):
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        net(torch.randn(4, 2)).sum().backward()
+        opt.step()
+
+
+class Trainer:
+    def __init__(self):
+        self.net = nn.Linear(2, 1)
+        train(self.net)
+        self.net.eval()
+
+    def run(self):
+        for _ in range(3):
+            out = self.net(torch.randn(4, 2))
+            print(out.detach().numpy())
+
+
+Trainer().run()
+"""
+
+
+def test_gl403_eval_in_init_loop_in_run():
+    d = _diags(EVAL_IN_INIT, "GL403")
+    assert [x.line for x in d] == [22]  # f0874ac5: nothing
+    assert "calls `self.net`" in d[0].message
+
+
+def test_gl403_eval_in_init_negatives():
+    # the instance trains again in another method; `run()` itself sets train mode afterwards;
+    # `__init__` ends in training mode; the caller picks no_grad; a decorated method
+    other_train = EVAL_IN_INIT.replace("    def run(self):\n",
+                                       "    def fit(self):\n        self.net.train()\n        train(self.net)\n\n"
+                                       "    def run(self):\n")
+    run_trains = EVAL_IN_INIT.replace("            print(out.detach().numpy())\n",
+                                      "            print(out.detach().numpy())\n        self.net.train()\n")
+    init_train = EVAL_IN_INIT.replace("        self.net.eval()\n", "        self.net.eval()\n        self.net.train()\n")
+    caller = EVAL_IN_INIT.replace("Trainer().run()", "with torch.no_grad():\n    Trainer().run()")
+    decorated = EVAL_IN_INIT.replace("    def run(self):\n", "    @torch.inference_mode()\n    def run(self):\n")
+    for src in (other_train, run_trains, init_train, caller, decorated):
+        assert _lines(src, "GL403") == []
