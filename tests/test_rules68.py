@@ -377,3 +377,52 @@ def test_gl403_eval_in_init_negatives():
     decorated = EVAL_IN_INIT.replace("    def run(self):\n", "    @torch.inference_mode()\n    def run(self):\n")
     for src in (other_train, run_trains, init_train, caller, decorated):
         assert _lines(src, "GL403") == []
+
+
+# ------------------------------------------------------------------------------------- GL102
+# the run-time device kept in a parsed option (`opt.device` whose default is the CUDA-or-CPU
+# choice; probe69 argsdev lost GL102 on the alphazero and jiant fixtures)
+
+OPTION_DEVICE = """
+import argparse
+
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default=torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+opt = parser.parse_args([])
+
+
+def make_one_hot(labels, depth):
+    return torch.sparse.torch.eye(depth).cuda().index_select(0, labels)
+
+
+model = nn.Linear(4, 3).to(opt.device)
+opt_ = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.randn(8, 4).to(opt.device)
+    y = torch.randint(0, 3, (8,)).to(opt.device)
+    target = make_one_hot(y, 3)
+    loss = (model(x) - target).pow(2).mean()
+    opt_.zero_grad()
+    loss.backward()
+    opt_.step()
+"""
+
+
+def test_gl102_cuda_on_the_path_of_an_option_device():
+    d = _diags(OPTION_DEVICE, "GL102")
+    assert [x.line for x in d] == [13]  # f0874ac5: nothing
+    assert "moves its model to `opt.device`" in d[0].message
+
+
+def test_gl102_option_device_negatives():
+    # the site guarded by a device test; the site moved to the labels' device
+    guarded = OPTION_DEVICE.replace(
+        "    return torch.sparse.torch.eye(depth).cuda().index_select(0, labels)\n",
+        "    eye = torch.sparse.torch.eye(depth)\n    if opt.device.type == \"cuda\":\n        eye = eye.cuda()\n"
+        "    return eye.index_select(0, labels)\n")
+    fixed = OPTION_DEVICE.replace(".cuda().index_select", ".to(labels.device).index_select")
+    for src in (guarded, fixed):
+        assert _lines(src, "GL102") == []
