@@ -426,3 +426,59 @@ def test_gl102_option_device_negatives():
     fixed = OPTION_DEVICE.replace(".cuda().index_select", ".to(labels.device).index_select")
     for src in (guarded, fixed):
         assert _lines(src, "GL102") == []
+
+
+# ------------------------------------------------------------------------------------- F:G69-4
+# GL116's safe `device=` fix when the device operand is bound after the host factory, from a
+# parameter bound before it (deepchem PR#3301's loss closures, minimal form)
+
+MASK_FIRST = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 4).to(device)
+
+
+def loss(enc, enc2):
+    pos_mask = torch.eye(enc.shape[0])
+    res = torch.mm(enc, enc2.t())
+    return (res * pos_mask).sum()
+
+
+x = torch.randn(8, 4, device=device)
+print(loss(model(x), model(x)))
+"""
+
+
+def test_gl116_factory_fix_through_the_source_parameter():
+    from fixture_support import fix
+
+    d = _diags(MASK_FIRST, "GL116")
+    assert [x.line for x in d] == [12]
+    assert d[0].fix is not None  # f0874ac5: no fix
+    assert "`device=enc.device`" in d[0].message
+    out = fix(textwrap.dedent(MASK_FIRST), {"GL116"}, False).text
+    assert "    pos_mask = torch.eye(enc.shape[0], device=enc.device)\n" in out
+    assert _lines(out, "GL116") == []
+
+
+def test_gl116_source_parameter_negatives():
+    # the only parameter the operand reads is rebound to the host before the factory (its device
+    # there is not the operand's); a random factory (other numbers with `device=`)
+    rebound = MASK_FIRST.replace("    pos_mask = torch.eye(enc.shape[0])\n    res = torch.mm(enc, enc2.t())\n",
+                                 "    enc = enc.cpu()\n    pos_mask = torch.eye(enc.shape[0])\n"
+                                 "    res = torch.mm(enc.to(device), enc.to(device).t())\n")
+    random = MASK_FIRST.replace("torch.eye(enc.shape[0])", "torch.rand(enc.shape[0], enc.shape[0])")
+    for src in (rebound, random):
+        d = _diags(src, "GL116")
+        assert d and all(x.fix is None for x in d)
+
+
+def test_gl116_source_parameter_skips_a_rebound_one():
+    # `enc` rebound to the host: the fix names `enc2`, the other parameter the operand is made from
+    src = MASK_FIRST.replace("    pos_mask = torch.eye(enc.shape[0])\n    res = torch.mm(enc, enc2.t())\n",
+                             "    enc = enc.cpu()\n    pos_mask = torch.eye(enc.shape[0])\n"
+                             "    res = torch.mm(enc2, enc2.t())\n")
+    d = _diags(src, "GL116")
+    assert len(d) == 1 and d[0].fix is not None and "`device=enc2.device`" in d[0].message
