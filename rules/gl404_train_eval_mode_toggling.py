@@ -271,7 +271,7 @@ for epoch in range(epochs):
             train_loop = _training_loop_before(ctx, facts, node)
             if train_loop is None:
                 continue
-            calls = facts.model_calls_through_self(node)
+            calls = [c for c in facts.model_calls_through_self(node) if not _torch_loss_value(m, c.func)]
             models = []
             for c in calls:
                 name = dotted(c.func)

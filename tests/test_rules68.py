@@ -222,6 +222,13 @@ def test_gl404_eval_loop_with_an_aliased_loss():
     assert "runs `model` in training mode" in d[0].message
 
 
+def test_gl404_eval_block_with_an_aliased_loss():
+    # the whole validation set in one forward under no_grad (GradNorm's notebook, aliased)
+    src = LOSS_ALIAS.replace("        for x, y in data:\n            print(crit(model(x), y).item())\n",
+                             "        print(crit(model(data[0][0]), data[0][1]).item())\n")
+    assert _lines(src, "GL404") == [15]  # f0874ac5: nothing
+
+
 def test_gl403_aliased_loss_is_not_a_second_model():
     src = LOSS_ALIAS.replace("for epoch in range(3):\n", "for epoch in range(3):\n    model.train()\n").replace(
         "    with torch.no_grad():\n        for x, y in data:\n            print(",
