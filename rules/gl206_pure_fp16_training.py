@@ -33,9 +33,10 @@ forward pass in `torch.autocast(device_type, dtype=torch.float16)` and scale the
 needs no scaler. No automatic fix: the change touches the model, the loop and the optimizer.
 
 The rule fires only when the converted model's parameters are given to an optimizer and a
-`.backward()` follows the conversion in the same function; frozen half-precision models (a VAE
-or teacher that is not optimized), inference-only scripts and frameworks that manage precision are
-left alone.
+`.backward()` follows the conversion in the same function (or in a function the file calls with
+the model afterwards, or, for `self.net.half()` in a class's `__init__`, in another method of that
+class whose optimizer steps `self.net`); frozen half-precision models (a VAE or teacher that is not
+optimized), inference-only scripts and frameworks that manage precision are left alone.
 
 Bad:
 
