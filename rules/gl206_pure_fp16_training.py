@@ -99,10 +99,16 @@ for x, y in loader:
         # parameters some optimizer of the file steps, and, across functions, those an optimizer of
         # a function that trains receives when the conversion is elsewhere (`.half()` in main())
         scopes = {m.scope_of(b.call) for b in backwards}
+        training_classes = {m.class_of(fn) for fn in training_fns} - {None}
         stepped = set()
         elsewhere = []
         for call in optimizers:
-            trains = m.scope_of(call) in scopes
+            # an optimizer built in the `__init__` of a class another method of which trains
+            # (`self.optimizer = AdamW(self.model.parameters())`, `run()` steps it) trains as well
+            init = m.enclosing(call, cst.FunctionDef)
+            trains = m.scope_of(call) in scopes or (
+                init is not None and init.name.value == "__init__" and m.class_of(init) in training_classes
+                and m.enclosing(init, cst.FunctionDef, cst.ClassDef) is m.class_of(init))
             for arg in call.args:
                 for owner in _parameter_owner_nodes(arg.value):
                     v = m.value_of(owner)
@@ -117,17 +123,27 @@ for x, y in loader:
         # `Trainer.run()`): `__init__` runs before any other method of the instance
         optimized_self = {(cls, attr) for call in optimizers if (cls := m.class_of(call)) is not None
                           for attr in _self_parameter_owners(call)}
-        training_classes = {m.class_of(fn) for fn in training_fns} - {None}
 
         def stepped_in_class(call: cst.Call, name: str) -> bool:
             return (m.class_of(call), name[len("self."):]) in optimized_self
 
-        def trains_in_class(call: cst.Call) -> bool:
+        def trains_in_class(call: cst.Call, name: str) -> bool:
             fn = m.enclosing(call, cst.FunctionDef)
             cls = m.class_of(call)
-            if fn is None or fn.name.value != "__init__" or cls is None or cls not in training_classes:
+            if fn is None or fn.name.value != "__init__" or cls is None:
                 return False
-            return m.enclosing(fn, cst.FunctionDef, cst.ClassDef) is cls
+            if m.enclosing(fn, cst.FunctionDef, cst.ClassDef) is not cls:
+                return False
+            if cls in training_classes:
+                return True
+            # a method of the class hands `self.net` to a training function of the file
+            # (`train(self.loader, self.generator, ...)` in `run()`: stylegan2 in probe69 classify)
+            for c in m.calls:
+                if (m.class_of(c) is cls and isinstance(c.func, cst.Name)
+                        and m.module_function(c.func.value) in training_fns
+                        and any(_is_self_attr(a.value) and "self." + a.value.attr.value == name for a in c.args)):
+                    return True
+            return False
 
         reported = set()
         for call, recv, meth in m.method_calls("half", "to"):
@@ -142,7 +158,7 @@ for x, y in loader:
                 # as for names: `self.net.parameters()` given to an optimizer says it is a module
                 if call not in stepped and not stepped_in_class(call, name):
                     continue
-                if not (trains_after(call) or trains_in_class(call)):
+                if not (trains_after(call) or trains_in_class(call, name)):
                     continue
                 reported.add(call)
                 yield ctx.finding(call, self.message.format(m=name))

@@ -105,6 +105,83 @@ def test_gl206_self_attribute_negative_class_that_does_not_train():
     assert _lines(src, "GL206") == []
 
 
+def test_gl206_self_attribute_handed_to_a_training_function():
+    # `run()` hands `self.net` to a module-level training function (stylegan2 in probe69 classify)
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    def train(net, opt):
+        for _ in range(3):
+            loss = net(torch.randn(8, 4).half()).float().pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+
+    class Trainer:
+        def __init__(self):
+            self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            self.net = nn.Linear(4, 1).to(self.device)
+            if self.device.type == "cuda":
+                self.net.half()
+            self.opt = torch.optim.Adam(self.net.parameters(), lr=1e-3)
+
+        def run(self):
+            train(self.net, self.opt)
+
+
+    Trainer().run()
+    """
+    assert _lines(src, "GL206") == [19]  # f0874ac5: nothing
+    # handed on for evaluation only: no training function receives it
+    assert _lines(src.replace("train(self.net, self.opt)", "print(self.net)"), "GL206") == []
+
+
+def test_gl206_module_converting_itself_built_in_a_trainer_init():
+    # the model's own `__init__` converts its blocks; the trainer's `__init__` builds it and its
+    # optimizer, `run()` trains (TRELLIS-style `convert_to_fp16()`, triposf in probe69 classify)
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 1)
+            self.convert_to_fp16()
+
+        def convert_to_fp16(self):
+            self.fc.half()
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class Trainer:
+        def __init__(self):
+            self.model = Net()
+            self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=1e-3)
+
+        def run(self):
+            for _ in range(3):
+                loss = self.model(torch.randn(8, 4).half()).float().pow(2).mean()
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+
+
+    Trainer().run()
+    """
+    assert _lines(src, "GL206") == [10]  # f0874ac5: nothing
+    # the trainer never trains (no backward in its methods)
+    frozen = src.replace("                self.optimizer.zero_grad()\n                loss.backward()\n"
+                         "                self.optimizer.step()\n", "                print(loss.item())\n")
+    assert _lines(frozen, "GL206") == []
+
+
 # ------------------------------------------------------------------------------------- Q:G69-5
 # GL206: the optimizer is built from an alias of the converted model
 
