@@ -406,6 +406,10 @@ def _device_count(m, expr: cst.BaseExpression, depth: int) -> bool:
     return False
 
 
+_LAUNCHERS = ("subprocess.", "multiprocessing.", "torch.multiprocessing.", "os.system", "os.exec", "os.spawn",
+              "os.popen", "torch.distributed.run", "ray.")
+
+
 def _init_runs_before_method(m, init: cst.CSTNode, method: cst.CSTNode) -> bool:
     """`init` is the `__init__` of a class and `method` a plain method of the same class (no
     decorator: not a staticmethod or classmethod) that `__init__` does not run itself (no
@@ -420,6 +424,12 @@ def _init_runs_before_method(m, init: cst.CSTNode, method: cst.CSTNode) -> bool:
         return False
     if m.enclosing(method, cst.FunctionDef, cst.ClassDef) is not cls:
         return False
+    for c in m.walk(method):
+        # a launcher method: the variable is meant for the processes it starts
+        q = (m.qualname(c.func) or "") if isinstance(c, cst.Call) else ""
+        if q.startswith(_LAUNCHERS) or (isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute)
+                                        and c.func.attr.value == "start"):
+            return False
     methods = {st.name.value: st for st in cls.body.body if isinstance(st, cst.FunctionDef)}
     frontier, seen = [init], {init}
     for _ in range(3):

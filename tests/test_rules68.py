@@ -391,7 +391,8 @@ def test_gl115_cuda_initialised_in_init_variable_set_in_run():
 
 def test_gl115_init_negatives():
     # `__init__` runs the setter first (BGRL_Pytorch's ModelTrainer: `self._init()` sets the
-    # variable, then the device is picked); a staticmethod; a device test under a branch of `__init__`
+    # variable, then the device is picked); a staticmethod; a device test under a branch of
+    # `__init__`; a launcher method (the variable is for the process it starts)
     setter_first = VISIBLE_IN_RUN.replace(
         "    def __init__(self):\n",
         "    def __init__(self):\n        self.run()\n")
@@ -405,7 +406,10 @@ def test_gl115_init_negatives():
         "        self.device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n",
         "        self.device = \"cpu\"\n        if os.environ.get(\"USE_GPU\"):\n"
         "            self.device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n")
-    for src in (setter_first, setter_nested, static, branch):
+    launcher = VISIBLE_IN_RUN.replace("import os\n", "import os\nimport subprocess\n").replace(
+        "        print(torch.zeros(2, device=self.device))\n",
+        "        subprocess.run([\"python\", \"worker.py\"], check=False)\n")
+    for src in (setter_first, setter_nested, static, branch, launcher):
         assert _lines(src, "GL115") == []
 
 
