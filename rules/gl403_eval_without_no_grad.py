@@ -2946,6 +2946,14 @@ def _eval_in_init(m, facts: TrainingFacts, node: cst.CSTNode, fn) -> bool:
     last = next((md for st in reversed(init.body.body) if (md := facts.statement_mode(st)) is not None), None)
     if last != "eval":
         return False
+    # the loop runs the very models `__init__` put in eval mode: `self.net.eval()` there, `self.net(x)`
+    # here (not a parameter of each method, nor an item of `self.models`: which object that is, the
+    # file does not say; schnetpack's ensemble calculator, KPConv's visualizer)
+    evaluated = {dotted(mo[0]) for c in m.walk(init.body) if isinstance(c, cst.Call)
+                 and (mo := method_of(c)) is not None and mo[1] == "eval" and not c.args}
+    called = {dotted(_callee(c, facts)) for c in _model_calls(facts, node)}
+    if not called or not all(d is not None and d.startswith("self.") and d in evaluated for d in called):
+        return False
     for g in methods:
         if g is init or not isinstance(g.body, cst.IndentedBlock):
             continue

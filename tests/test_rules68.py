@@ -467,6 +467,51 @@ def test_gl403_eval_in_init_negatives():
         assert _lines(src, "GL403") == []
 
 
+def test_gl403_eval_in_init_other_objects_negatives():
+    # KPConv's ModelVisualizer: `__init__(self, net)` calls `net.eval()`, a method loops over its own
+    # `net` parameter; schnetpack's ensemble calculator: the loop runs the items of `self.models`
+    # (models that may differentiate inside, forces from energies): which objects these are the
+    # file does not say
+    param = """
+    import torch
+    import torch.nn as nn
+
+
+    class Visualizer:
+        def __init__(self, net):
+            net.eval()
+
+        def show(self, net, batches):
+            for x in batches:
+                out = net(x)
+                print(out.detach().numpy())
+
+
+    net = nn.Linear(2, 1)
+    Visualizer(net).show(net, [torch.randn(4, 2)])
+    """
+    ensemble = """
+    import torch
+    import torch.nn as nn
+
+
+    class Ensemble:
+        def __init__(self):
+            self.models = [nn.Linear(2, 1), nn.Linear(2, 1)]
+            for model in self.models:
+                model.eval()
+
+        def run(self, x):
+            for model in self.models:
+                print(model(x).detach().numpy())
+
+
+    Ensemble().run(torch.randn(4, 2))
+    """
+    for src in (param, ensemble):
+        assert _lines(src, "GL403") == []
+
+
 # ------------------------------------------------------------------------------------- GL102
 # the run-time device kept in a parsed option (`opt.device` whose default is the CUDA-or-CPU
 # choice; probe69 argsdev lost GL102 on the alphazero and jiant fixtures)
