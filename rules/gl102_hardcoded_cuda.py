@@ -9,6 +9,7 @@ import tokenize
 import libcst as cst
 
 from gpulint.analysis.devices import DeviceFacts
+from gpulint.flow import argparse_default, is_parsed_namespace
 from gpulint.model import AVAILABILITY_NAMES, AVAILABILITY_TOKENS, dotted
 from gpulint.rule import Context, Rule
 from gpulint.sites import line_ref, other_lines, outermost, unsuppressed
@@ -874,6 +875,11 @@ def _fallback_choice(m, node, depth: int = 0) -> bool:
         bindings = _self_attr_bindings(m, node)
         return bool(bindings) and (all(_fallback_binding(m, b, depth) for b in bindings)
                                    or _branch_choice(m, bindings))
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and is_parsed_namespace(m, node.value):
+        # `opt.device` of `add_argument("--device", default=torch.device("cuda" if
+        # torch.cuda.is_available() else "cpu"))` (probe69 argsdev: alphazero, jiant)
+        default = argparse_default(m, node.attr.value)
+        return default is not None and _fallback_choice(m, default, depth + 1)
     if isinstance(node, cst.Subscript):
         # `configs["device"]` of a dict literal whose "device" is the choice (ResidualMaskingNetwork's
         # trainer: `torch.device(self._configs["device"])`, the config made by the driver)
@@ -1330,11 +1336,14 @@ def _fallback_placements(m) -> list:
         if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
             continue
         where = _placement_device(m, call)
-        if where is None or not isinstance(where, cst.Name) or not _fallback_choice(m, where):
+        option = _namespace_option(m, where)
+        if where is None or not (isinstance(where, cst.Name) or option) or not _fallback_choice(m, where):
             continue
         if m.value_of(call.func.value).kind != "module":
             continue
         scope = m.scope_of(call)
+        if option and scope is not m.module:
+            continue  # `opt.device` (probe69 argsdev, jiant): the module-level script only
         if scope is not m.module:
             fn = m.enclosing(call, cst.FunctionDef)
             if (fn is None or scope is not fn or m.class_of(fn) is not None
@@ -1345,7 +1354,22 @@ def _fallback_placements(m) -> list:
 
 
 def _placement_of(m, where):
-    return next((c for c, w in _fallback_placements(m) if w.value == getattr(where, "value", None)), None)
+    return next((c for c, w in _fallback_placements(m) if _where_key(m, w) == _where_key(m, where)), None)
+
+
+def _where_key(m, where) -> str | None:
+    """The text of a run-time device expression: a name, or a parsed option (`opt.device`)."""
+    if isinstance(where, cst.Name):
+        return where.value
+    if _namespace_option(m, where):
+        return m.module.code_for_node(where)
+    return None
+
+
+def _namespace_option(m, node) -> bool:
+    """`opt.device`: an attribute of a parsed-arguments namespace."""
+    return (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
+            and is_parsed_namespace(m, node.value))
 
 
 def _unguarded_on_fallback_path(ctx: Context):
@@ -1361,7 +1385,7 @@ def _unguarded_on_fallback_path(ctx: Context):
     m = ctx.model
     placements = _fallback_placements(m)
     if placements:
-        names = {w.value for _, w in placements}
+        names = {_where_key(m, w) for _, w in placements}
         if len(names) != 1:
             return  # two run-time devices: which one the site meant is not known
         where = placements[0][1]
@@ -1717,7 +1741,8 @@ x = torch.randn(8, 3, device=device)
                 )
                 edits.append(ctx.replace(site, f"{ctx.code(site.func.value)}.to({name}{extra})"))
         site, where, other = found[0]
-        shown = ctx.code(where) if isinstance(where, cst.Name) else "a device chosen at run time"
+        named = isinstance(where, cst.Name) or _namespace_option(m, where)
+        shown = ctx.code(where) if named else "a device chosen at run time"
         if other is None and isinstance(where, cst.Call):
             message = (
                 f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: the file moves its model "
@@ -1737,7 +1762,7 @@ x = torch.randn(8, 3, device=device)
         else:
             message = (
                 f"hard-coded `{ctx.code(site)}` on a path that also runs without CUDA: it meets "
-                f"`{ctx.code(other)}`, placed on {'`' + shown + '`' if isinstance(where, cst.Name) else shown} "
+                f"`{ctx.code(other)}`, placed on {'`' + shown + '`' if named else shown} "
                 "(CUDA or the CPU, chosen at run time), so a CPU run fails here; move it to that device"
             )
         message += other_lines(ctx, site, [s for s, _, _ in found[1:]], "also")

@@ -489,11 +489,20 @@ def _dataparallel_move_strings(m) -> dict:
             for t in stmt.body[0].targets:
                 if isinstance(t.target, (cst.Name, cst.Attribute)):
                     names.append(t.target)
-        for name in names:
-            for mv in m.moves_of(name):
-                for lit in _index_literals(m, mv.device):
-                    if lit.evaluated_value.rpartition(":")[2] != first:
-                        out[id(lit)] = (dp, first)
+        devices = [mv.device for name in names for mv in m.moves_of(name)]
+        # the wrapper itself moved in the same expression: `nn.DataParallel(net).to(self.device)`
+        # (HOReID#28's trainer class, where no move of a plain name records it)
+        attr = m.parent(dp)
+        if isinstance(attr, cst.Attribute) and attr.value is dp and attr.attr.value == "to":
+            call = m.parent(attr)
+            if isinstance(call, cst.Call) and call.func is attr:
+                arg = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "device"), None)
+                if arg is not None:
+                    devices.append(arg)
+        for device in devices:
+            for lit in _index_literals(m, device):
+                if lit.evaluated_value.rpartition(":")[2] != first:
+                    out[id(lit)] = (dp, first)
     return out
 
 
@@ -502,7 +511,9 @@ def _index_literals(m, expr, depth: int = 0) -> list:
     assigned values of a name it is (every binding)."""
     if expr is None or depth > 2:
         return []
-    if isinstance(expr, cst.Name):
+    if isinstance(expr, cst.Name) or (
+            isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        # a name, or `self.device` (its bindings in the methods of the class)
         out = []
         for b in m.bindings_of(expr):
             if b.how == "assign" and b.value is not None:

@@ -160,6 +160,10 @@ device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
             sites = m.call_sites(as_)
             return bool(sites) and all(self._runs_first(ctx, facts, t, s, depth + 1) for s in sites)
         if isinstance(ts, cst.FunctionDef) and facts.always_reaches(t, ts.body):
+            if _init_runs_before_method(m, ts, as_):
+                # `__init__` of the class runs before any other method of the instance (probe69
+                # classify: the device picked in `__init__`, the variable set in `run()`; Q:G69-7)
+                return True
             # inside a helper called before the assignment
             sites = m.call_sites(ts)
             return any(self._runs_first(ctx, facts, s, assign, depth + 1) for s in sites)
@@ -400,3 +404,47 @@ def _device_count(m, expr: cst.BaseExpression, depth: int) -> bool:
             and _device_count(m, bindings[0].value, depth + 1)
         )
     return False
+
+
+_LAUNCHERS = ("subprocess.", "multiprocessing.", "torch.multiprocessing.", "os.system", "os.exec", "os.spawn",
+              "os.popen", "torch.distributed.run", "ray.")
+
+
+def _init_runs_before_method(m, init: cst.CSTNode, method: cst.CSTNode) -> bool:
+    """`init` is the `__init__` of a class and `method` a plain method of the same class (no
+    decorator: not a staticmethod or classmethod) that `__init__` does not run itself (no
+    `self.<method>(...)` in `__init__` or in the methods it calls that way, two levels deep): the
+    instance's `__init__` has run before `method` can."""
+    if not (isinstance(init, cst.FunctionDef) and isinstance(method, cst.FunctionDef)):
+        return False
+    if init.name.value != "__init__" or method is init or method.decorators:
+        return False
+    cls = m.class_of(init)
+    if cls is None or m.enclosing(init, cst.FunctionDef, cst.ClassDef) is not cls:
+        return False
+    if m.enclosing(method, cst.FunctionDef, cst.ClassDef) is not cls:
+        return False
+    for c in m.walk(method):
+        # a launcher method: the variable is meant for the processes it starts
+        q = (m.qualname(c.func) or "") if isinstance(c, cst.Call) else ""
+        if q.startswith(_LAUNCHERS) or (isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute)
+                                        and c.func.attr.value == "start"):
+            return False
+    methods = {st.name.value: st for st in cls.body.body if isinstance(st, cst.FunctionDef)}
+    frontier, seen = [init], {init}
+    for _ in range(3):
+        nxt = []
+        for fn in frontier:
+            for node in m.walk(fn.body):
+                if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
+                        and node.value.value == "self"):
+                    continue
+                name = node.attr.value
+                if name == method.name.value:
+                    return False  # `__init__` runs it (or hands it on as a value)
+                called = methods.get(name)
+                if called is not None and called not in seen:
+                    seen.add(called)
+                    nxt.append(called)
+        frontier = nxt
+    return True

@@ -235,7 +235,10 @@ noise_scale = betas[t]
             elif fix is not None and fix.applicability == UNSAFE:  # the argument copy (the factory fix is safe)
                 what = f"copy it there: `.to({accd}.device)`"
             elif fix is not None:
-                what = f"make it on the same device: `device={accd}.device`"
+                # the fix may name the tensor the device operand is computed from (`enc`, F:G69-4)
+                on = fix.message[len("Make it on `"):-len(".device`")] if (
+                    fix.message.startswith("Make it on `") and fix.message.endswith(".device`")) else accd
+                what = f"make it on the same device: `device={on}.device`"
             elif isinstance(origin, cst.Call) and (m.qualname(origin.func) or "").startswith("torch.") and not (
                     factory_takes_device(m.qualname(origin.func), like=True)):
                 # `torch.meshgrid(...)`, `torch.stack(...)`: no `device=` to pass
@@ -630,6 +633,11 @@ noise_scale = betas[t]
             made = _self_attribute_factory_fix(ctx, mm, _factory_with_constant(origin), acc)
             if made is not None:
                 return ctx.fix(made[0], safe=True, message=f"Make it on `{ctx.code(acc)}.device`")
+            src = _source_operand(ctx, mm, _factory_with_constant(origin), acc)
+            if src is not None:
+                made = factory_device_fix(ctx, mm, _factory_with_constant(origin), src)
+                if made is not None:
+                    return ctx.fix(made[0], safe=True, message=f"Make it on `{src.value}.device`")
             return DeviceMismatch._argument_move_fix(ctx, mm, acc)
         return ctx.fix(made[0], safe=True, message=f"Make it on `{acc.value}.device`")
 
@@ -642,6 +650,36 @@ noise_scale = betas[t]
             return None
         edits = DeviceMismatch._host_moves(ctx, mm, f"{acc.value}.device", any_expression=False)
         return ctx.fix(*edits, safe=False, message=f"Copy it to `{acc.value}.device`") if edits else None
+
+
+def _source_operand(ctx, mm, origin, acc):
+    """When the device operand `acc` (a name) is bound only after the host factory runs (the usual
+    order in loss code: `pos_mask = torch.eye(n)`, then `res = torch.mm(enc, enc2.t())`; deepchem
+    PR#3301, F:G69-4), a name its one binding is computed from that holds a tensor on the same
+    device and is bound before the factory (a parameter of the function: `enc`); None otherwise.
+    `factory_device_fix` then checks that name as it checks `acc`."""
+    m = ctx.model
+    if not isinstance(origin, cst.Call) or not isinstance(acc, cst.Name):
+        return None
+    bound = m.bindings_of(acc)
+    if len(bound) != 1 or bound[0].how != "assign" or bound[0].value is None:
+        return None
+    b = bound[0]
+    if m.scope_of(b.node) is not m.scope_of(origin) or not m.precedes(origin, b.node):
+        return None
+    dev = m.value_of(acc).dev
+    if dev is None or not dev.is_acc:
+        return None
+    for n in m.walk(b.value):
+        if not isinstance(n, cst.Name) or n.value == acc.value:
+            continue
+        v = m.value_of(n)
+        if v.kind != "tensor" or v.dev != dev:
+            continue
+        srcs = m.bindings_of(n)
+        if srcs and all(x.how == "param" for x in srcs):
+            return n
+    return None
 
 
 def _self_attribute_factory_fix(ctx, mm, origin, acc):

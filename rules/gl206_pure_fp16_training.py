@@ -33,9 +33,10 @@ forward pass in `torch.autocast(device_type, dtype=torch.float16)` and scale the
 needs no scaler. No automatic fix: the change touches the model, the loop and the optimizer.
 
 The rule fires only when the converted model's parameters are given to an optimizer and a
-`.backward()` follows the conversion in the same function; frozen half-precision models (a VAE
-or teacher that is not optimized), inference-only scripts and frameworks that manage precision are
-left alone.
+`.backward()` follows the conversion in the same function (or in a function the file calls with
+the model afterwards, or, for `self.net.half()` in a class's `__init__`, in another method of that
+class whose optimizer steps `self.net`); frozen half-precision models (a VAE or teacher that is not
+optimized), inference-only scripts and frameworks that manage precision are left alone.
 
 Bad:
 
@@ -94,6 +95,56 @@ for x, y in loader:
                     return True
             return False
 
+        # one pass over what the optimizers receive: the float16 conversions whose module's
+        # parameters some optimizer of the file steps, and, across functions, those an optimizer of
+        # a function that trains receives when the conversion is elsewhere (`.half()` in main())
+        scopes = {m.scope_of(b.call) for b in backwards}
+        training_classes = {m.class_of(fn) for fn in training_fns} - {None}
+        stepped = set()
+        elsewhere = []
+        for call in optimizers:
+            # an optimizer built in the `__init__` of a class another method of which trains
+            # (`self.optimizer = AdamW(self.model.parameters())`, `run()` steps it) trains as well
+            init = m.enclosing(call, cst.FunctionDef)
+            trains = m.scope_of(call) in scopes or (
+                init is not None and init.name.value == "__init__" and m.class_of(init) in training_classes
+                and m.enclosing(init, cst.FunctionDef, cst.ClassDef) is m.class_of(init))
+            for arg in call.args:
+                for owner in _parameter_owner_nodes(arg.value):
+                    v = m.value_of(owner)
+                    at = v.half_at
+                    if v.kind != "module" or not v.half or at is None:
+                        continue
+                    stepped.add(at)
+                    if trains and isinstance(at, cst.Call) and m.scope_of(at) is not m.scope_of(call):
+                        elsewhere.append((at, owner))
+        # `self.net` converted in `__init__` of a class whose optimizer (built in the same class)
+        # steps `self.net.parameters()` and one of whose methods trains (`Trainer.__init__` +
+        # `Trainer.run()`): `__init__` runs before any other method of the instance
+        optimized_self = {(cls, attr) for call in optimizers if (cls := m.class_of(call)) is not None
+                          for attr in _self_parameter_owners(call)}
+
+        def stepped_in_class(call: cst.Call, name: str) -> bool:
+            return (m.class_of(call), name[len("self."):]) in optimized_self
+
+        def trains_in_class(call: cst.Call, name: str) -> bool:
+            fn = m.enclosing(call, cst.FunctionDef)
+            cls = m.class_of(call)
+            if fn is None or fn.name.value != "__init__" or cls is None:
+                return False
+            if m.enclosing(fn, cst.FunctionDef, cst.ClassDef) is not cls:
+                return False
+            if cls in training_classes:
+                return True
+            # a method of the class hands `self.net` to a training function of the file
+            # (`train(self.loader, self.generator, ...)` in `run()`: stylegan2 in probe69 classify)
+            for c in m.calls:
+                if (m.class_of(c) is cls and isinstance(c.func, cst.Name)
+                        and m.module_function(c.func.value) in training_fns
+                        and any(_is_self_attr(a.value) and "self." + a.value.attr.value == name for a in c.args)):
+                    return True
+            return False
+
         reported = set()
         for call, recv, meth in m.method_calls("half", "to"):
             if meth == "to" and not _to_float16(m, call):
@@ -101,10 +152,23 @@ for x, y in loader:
             if meth == "half" and call.args:
                 continue
             name = _model_name(m, call, recv)
-            if name is None or name not in optimized:
+            if name is None:
+                continue
+            if name.startswith("self."):
+                # as for names: `self.net.parameters()` given to an optimizer says it is a module
+                if call not in stepped and not stepped_in_class(call, name):
+                    continue
+                if not (trains_after(call) or trains_in_class(call, name)):
+                    continue
+                reported.add(call)
+                yield ctx.finding(call, self.message.format(m=name))
+                continue
+            # the converted module's own value stepped by an optimizer (`net = model`,
+            # `Adam(net.parameters())`), or a name read in an optimizer's arguments
+            if name not in optimized and call not in stepped:
                 continue
             # a known module, or a name whose `.parameters()` an optimizer receives
-            if m.kind_of(recv) is not Kind.MODULE and name not in optimized_params:
+            if m.kind_of(recv) is not Kind.MODULE and name not in optimized_params and call not in stepped:
                 continue
             if not trains_after(call, name):
                 continue
@@ -126,23 +190,6 @@ for x, y in loader:
                 continue
             reported.add(call)
             yield ctx.finding(call, self.message.format(m=name))
-        # one pass over what the optimizers receive: the float16 conversions whose module's
-        # parameters some optimizer of the file steps, and, across functions, those an optimizer of
-        # a function that trains receives when the conversion is elsewhere (`.half()` in main())
-        scopes = {m.scope_of(b.call) for b in backwards}
-        stepped = set()
-        elsewhere = []
-        for call in optimizers:
-            trains = m.scope_of(call) in scopes
-            for arg in call.args:
-                for owner in _parameter_owner_nodes(arg.value):
-                    v = m.value_of(owner)
-                    at = v.half_at
-                    if v.kind != "module" or not v.half or at is None:
-                        continue
-                    stepped.add(at)
-                    if trains and isinstance(at, cst.Call) and m.scope_of(at) is not m.scope_of(call):
-                        elsewhere.append((at, owner))
         for at, owner in elsewhere:
             if at in reported:
                 continue
@@ -221,13 +268,30 @@ def _model_name(m, call: cst.Call, recv: cst.BaseExpression) -> str | None:
         recv = recv.func.value
     if isinstance(recv, cst.Name) and m.qualname(recv) is None:
         return recv.value
+    if _is_self_attr(recv):
+        return "self." + recv.attr.value
     node = call
     parent = m.parent(node)
     while isinstance(parent, (cst.Attribute, cst.Call)):
         node, parent = parent, m.parent(parent)
-    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-        return parent.targets[0].target.value
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        if isinstance(target, cst.Name):
+            return target.value
+        if _is_self_attr(target):
+            return "self." + target.attr.value
     return None
+
+
+def _is_self_attr(e) -> bool:
+    return isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self"
+
+
+def _self_parameter_owners(call: cst.Call) -> set[str]:
+    """`net` for each `self.net` in `X.parameters()` / `X.named_parameters()` of an optimizer's
+    arguments."""
+    return {owner.attr.value for arg in call.args for owner in _parameter_owner_nodes(arg.value)
+            if _is_self_attr(owner)}
 
 
 def _optimized_names(optimizers: list[cst.Call], parameters_only: bool = False, m=None) -> set[str]:

@@ -130,6 +130,12 @@ def _indexless_cuda(m, expr, depth: int = 0) -> bool:
         return bool(bindings) and all(
             b.how == "assign" and _indexless_cuda(m, b.value, depth + 1) for b in bindings
         )
+    if _is_self_attr(expr):
+        # `self.device = torch.device("cuda")` on every binding
+        bindings = m.bindings_of(expr)
+        return bool(bindings) and all(
+            b.how == "assign" and _indexless_cuda(m, b.value, depth + 1) for b in bindings
+        )
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and is_parsed_namespace(m, expr.value):
         # `ns.device` of `add_argument("--device", default=torch.device("cuda"))` (probe69 argsdev)
         return _indexless_cuda(m, argparse_default(m, expr.attr.value), depth + 1)
@@ -168,4 +174,19 @@ def _moved_indexless(m, inner, depth: int = 0) -> bool:
             if isinstance(recv, cst.Name) and recv.value == inner.value and m.scope_of(recv) is scope:
                 if _move_is_indexless(m, call):
                     return True
+    if _is_self_attr(inner):
+        # `self.model = Net().cuda()` (or `self.model.cuda()`) in the class, then
+        # `self.model = DDP(self.model)` (probe69 classify, Q:G69-4)
+        for b in m.bindings_of(inner):
+            if b.how == "assign" and isinstance(b.value, cst.Call) and _moved_indexless(m, b.value, depth + 1):
+                return True
+        cls = m.class_of(inner)
+        for call, recv, _meth in m.method_calls("cuda", "to"):
+            if (_is_self_attr(recv) and recv.attr.value == inner.attr.value and m.class_of(recv) is cls
+                    and _move_is_indexless(m, call)):
+                return True
     return False
+
+
+def _is_self_attr(e) -> bool:
+    return isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self"
