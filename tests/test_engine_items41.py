@@ -783,3 +783,12 @@ def test_probe_gl106_control_without_data_parallel():
     # control (silent on the base too)
     src = DP_ON_SELF.replace("            self.model = nn.DataParallel(self.model, device_ids=[0, 1])", "            pass")
     assert _lines(src, "GL106") == []
+
+
+def test_p55_2_the_excluded_factory_does_not_flow_on():
+    # control (silent on the base too: this reduced form does not carry the zero on through `loss`,
+    # mozilla/TTS's real TacotronLoss does, where the flow-on fix was checked on corpus55): more
+    # terms added to `loss` after the guarded `+=` stay silent
+    src = STOPNET.replace("        return loss, stop_loss",
+                          "        loss += 0.5 * self.criterion(out, mel)\n        return loss, stop_loss")
+    assert _lines(src, "GL105", "GL116") == []

@@ -941,6 +941,13 @@ class DeviceFlow:
         """Host-made values of one group meet device values of another; returns the tags of the
         operation's result (on the device when a device value took part: the host-made ones that
         met are recorded, not carried on)."""
+        if self._path_factories and self._cur_line is not None:
+            # a factory made on the path of a conditional expression that an enclosing `if` excludes
+            # here takes no part (`loss += stop_loss` under `if ... and self.stopnet:`, P55-2)
+            gone = {t for g in groups for t in g if t in self._path_factories
+                    and _requires_other_path(self.model, self._cur_line, *self._path_factories[t])}
+            if gone:
+                groups = tuple(g - gone for g in groups)
         has_d = [D in g for g in groups]
         for i, g in enumerate(groups):
             if any(has_d[j] for j in range(len(groups)) if j != i):
