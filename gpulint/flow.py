@@ -27,7 +27,7 @@ from typing import Optional
 import libcst as cst
 
 from gpulint import flowkb as kb
-from gpulint.model import STATELESS_MODULES, dotted, literal_bool, string_value
+from gpulint.model import STATELESS_MODULES, dotted, literal_bool, requires_other_path, string_value
 
 LOOP_ROUNDS = 3  # rounds of a loop body before its entry values are given up on (fixed point)
 MAX_DEPTH = 4  # nested summaries
@@ -8193,24 +8193,7 @@ class Flow:
             child = anc
         if test is None:
             return False
-        code = m.module.code_for_node(test).strip()
-        want = code if host_is_else else "not " + code
-        child = node
-        for anc in m.ancestors(node):
-            if type(anc) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-                break
-            if type(anc) is cst.If and child is anc.body:
-                stack, conj = [anc.test], []
-                while stack:
-                    t = stack.pop()
-                    if type(t) is cst.BooleanOperation and type(t.operator) is cst.And:
-                        stack += [t.left, t.right]
-                    else:
-                        conj.append(m.module.code_for_node(t).strip())
-                if want in conj:
-                    return True
-            child = anc
-        return False
+        return requires_other_path(m, node, test, host_is_else)
 
     def _int_selected(self, x, frame) -> bool:
         """`ranks[r, q]` or `ranks[r][q]`: an element of a tensor picked by two integers or more,

@@ -1651,3 +1651,26 @@ class ScriptModel:
             if isinstance(f, cst.Attribute) and f.attr.value in wanted:
                 yield call, f.value, f.attr.value
 
+
+def requires_other_path(m, line, test, host_is_else: bool) -> bool:
+    """`line` (a node) sits in the body of an `if` one of whose `and`-conjuncts requires the path of
+    a conditional expression that does not make the host value (`stop_loss = ... if self.stopnet else
+    torch.zeros(1)`, then `if not self.separate_stopnet and self.stopnet: loss += stop_loss`)."""
+    code = m.module.code_for_node(test).strip()
+    want = code if host_is_else else "not " + code
+    child = line
+    for anc in m.ancestors(line):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(anc, cst.If) and child is anc.body:
+            stack, conj = [anc.test], []
+            while stack:
+                t = stack.pop()
+                if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, cst.And):
+                    stack += [t.left, t.right]
+                else:
+                    conj.append(m.module.code_for_node(t).strip())
+            if want in conj:
+                return True
+        child = anc
+    return False

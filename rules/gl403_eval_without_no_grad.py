@@ -16,6 +16,7 @@ from gpulint.analysis.phases import (
     trains_only_in_train_phase,
 )
 from gpulint.analysis.training import (
+    torch_loss_value,
     TrainingFacts,
     argument_for,
     dotted,
@@ -539,7 +540,7 @@ with torch.no_grad():
             elif facts.mode_before(stmt) != "eval" and not _evals_under(m, facts, fn, _call_env(fn, call), loops):
                 continue
             inner = [c for lp in loops for c in facts.model_calls(lp)
-                     if c not in seen and not _metric_object(m, c.func) and not _torch_loss_value(m, c.func)]
+                     if c not in seen and not _metric_object(m, c.func) and not torch_loss_value(m, c.func)]
             if not inner or any(facts.grad_mode_at(c) is not None for c in inner):
                 continue
             if any(_model_takes_gradients(m, c) for c in inner):
@@ -853,7 +854,7 @@ def _model_calls(facts: TrainingFacts, node: cst.CSTNode) -> list[cst.Call]:
     (AlwaysBeDreaming-DFCIL#9's `output = model.forward(input)[:, :self.valid_out_dim]`) and
     `model.__call__(x)` (`self.__call__(x)` in a module's own evaluation loop)."""
     out = [c for c in facts.model_calls(node)
-           if not _metric_object(facts.m, c.func) and not _torch_loss_value(facts.m, c.func)]
+           if not _metric_object(facts.m, c.func) and not torch_loss_value(facts.m, c.func)]
     for c in facts.calls_in(node, False):
         f = c.func
         if (c not in out and isinstance(f, cst.Attribute) and f.attr.value in ("forward", "__call__")
@@ -2907,23 +2908,6 @@ def _wrap_block_in_with(ctx: Context, block: cst.BaseSuite, header: str):
     if not new.endswith(("\n", "\r")):
         new += ctx.newline
     return ctx.edit(first, last, new)
-
-
-def _torch_loss_value(m, func) -> bool:
-    """A loss module of torch known by the engine's value, whatever its name (`crit = criterion`
-    with `criterion = nn.MSELoss()`: the name says nothing; probe69 alias, Q:G69-6)."""
-    from gpulint import kb
-
-    v = m.value_of(func)
-    if v.kind != "module" or not isinstance(v.origin, cst.Call):
-        return False
-    q = m.qualname(v.origin.func) or ""
-    if not q.startswith("torch.nn."):
-        return False
-    last = q.rsplit(".", 1)[-1]
-    if last.endswith("WithLoss"):
-        return False  # `AdaptiveLogSoftmaxWithLoss` has weights of its own: a network's head
-    return last.endswith("Loss") or "loss" in kb.class_tags(q)
 
 
 def _eval_in_init(m, facts: TrainingFacts, node: cst.CSTNode, fn) -> bool:

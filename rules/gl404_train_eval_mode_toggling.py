@@ -14,6 +14,7 @@ from gpulint.analysis.phases import (
     trains_only_in_train_phase,
 )
 from gpulint.analysis.training import (
+    torch_loss_value,
     MODE_SENSITIVE,
     TrainingFacts,
     argument_for,
@@ -271,7 +272,7 @@ for epoch in range(epochs):
             train_loop = _training_loop_before(ctx, facts, node)
             if train_loop is None:
                 continue
-            calls = [c for c in facts.model_calls_through_self(node) if not _torch_loss_value(m, c.func)]
+            calls = [c for c in facts.model_calls_through_self(node) if not torch_loss_value(m, c.func)]
             models = []
             for c in calls:
                 name = dotted(c.func)
@@ -774,7 +775,7 @@ for epoch in range(epochs):
             models = []
             calls = facts.model_calls_through_self(node)  # (outside a class: its own model calls)
             # a torch loss module is no model, whatever its name (`crit = criterion`, Q:G69-6)
-            calls = [c for c in calls if not _torch_loss_value(ctx.model, c.func)]
+            calls = [c for c in calls if not torch_loss_value(ctx.model, c.func)]
             # `model.generate(x)`: a method of the model's own class that runs `self.forward(...)` /
             # `self(...)` is a call of the model (trocr#9); one that sets a mode itself is not read
             recv = {c: c.func for c in calls}
@@ -1265,7 +1266,7 @@ def _measures(m, facts, node, helper: bool = False) -> bool:
     for c in facts.calls_in(node, into_defs=False):
         q = m.qualname(c.func) or ""
         short = q.rsplit(".", 1)[-1].lower()
-        if (facts.is_loss_module(c.func) or _torch_loss_value(m, c.func)
+        if (facts.is_loss_module(c.func) or torch_loss_value(m, c.func)
                 or (q.startswith("torch.nn.functional.") and ("loss" in short or "entropy" in short))):
             return True
         mo = method_of(c)
@@ -1716,20 +1717,3 @@ def _left_in_eval_by_init(m, node, name: str) -> bool:
             if isinstance(n, cst.Assign) and any(dotted(t.target) == name for t in n.targets):
                 return False  # rebound elsewhere: a new module in training mode
     return True
-
-
-def _torch_loss_value(m, func) -> bool:
-    """A loss module of torch known by the engine's value, whatever its name (`crit = criterion`
-    with `criterion = nn.MSELoss()`: the name says nothing; probe69 alias, Q:G69-6)."""
-    from gpulint import kb
-
-    v = m.value_of(func)
-    if v.kind != "module" or not isinstance(v.origin, cst.Call):
-        return False
-    q = m.qualname(v.origin.func) or ""
-    if not q.startswith("torch.nn."):
-        return False
-    last = q.rsplit(".", 1)[-1]
-    if last.endswith("WithLoss"):
-        return False  # `AdaptiveLogSoftmaxWithLoss` has weights of its own: a network's head
-    return last.endswith("Loss") or "loss" in kb.class_tags(q)

@@ -31,7 +31,7 @@ import libcst as cst
 
 from gpulint.model import children as _children
 
-from gpulint.model import ClassInfo, Kind, ScriptModel
+from gpulint.model import ClassInfo, Kind, ScriptModel, requires_other_path
 from gpulint.analysis.training import keyword as _keyword
 
 def _type_of_tensor(call: cst.Call) -> bool:
@@ -945,7 +945,7 @@ class DeviceFlow:
             # a factory made on the path of a conditional expression that an enclosing `if` excludes
             # here takes no part (`loss += stop_loss` under `if ... and self.stopnet:`, P55-2)
             gone = {t for g in groups for t in g if t in self._path_factories
-                    and _requires_other_path(self.model, self._cur_line, *self._path_factories[t])}
+                    and requires_other_path(self.model, self._cur_line, *self._path_factories[t])}
             if gone:
                 groups = tuple(g - gone for g in groups)
         has_d = [D in g for g in groups]
@@ -963,7 +963,7 @@ class DeviceFlow:
                 continue  # methods outside forward's reach: unregistered attributes only
             if isinstance(t, cst.Call) and t in self.factories:
                 cond = self._path_factories.get(t)
-                if cond is not None and self._cur_line is not None and _requires_other_path(self.model, self._cur_line, *cond):
+                if cond is not None and self._cur_line is not None and requires_other_path(self.model, self._cur_line, *cond):
                     continue  # made on the path that never reaches this statement (P55-2)
                 self.factories[t].met = True
             elif isinstance(t, tuple) and t[0] == "attr":
@@ -1730,27 +1730,3 @@ def top_statement_index(model: ScriptModel, init: cst.FunctionDef, node: cst.CST
                 return i
         cur = model.parent(cur)
     return None
-
-
-def _requires_other_path(m, line, test, host_is_else: bool) -> bool:
-    """`line` sits in the body of an `if` one of whose `and`-conjuncts requires the path of a
-    conditional expression that does not make the host value (`stop_loss = ... if self.stopnet else
-    torch.zeros(1)`, then `if not self.separate_stopnet and self.stopnet: loss += stop_loss`)."""
-    code = m.module.code_for_node(test).strip()
-    want = code if host_is_else else "not " + code
-    child = line
-    for anc in m.ancestors(line):
-        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False
-        if isinstance(anc, cst.If) and child is anc.body:
-            stack, conj = [anc.test], []
-            while stack:
-                t = stack.pop()
-                if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, cst.And):
-                    stack += [t.left, t.right]
-                else:
-                    conj.append(m.module.code_for_node(t).strip())
-            if want in conj:
-                return True
-        child = anc
-    return False

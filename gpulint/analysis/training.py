@@ -1496,3 +1496,20 @@ def score_eval(m, call: cst.Call) -> bool:
         return (isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name)
                 and outer.func.value in ("float", "int", "round", "abs", "max", "min", "sum", "sorted", "heappush"))
     return False
+
+
+def torch_loss_value(m, func) -> bool:
+    """A loss module of torch known by the engine's value, whatever its name (`crit = criterion`
+    with `criterion = nn.MSELoss()`: the name says nothing; probe69 alias, Q:G69-6)."""
+    from gpulint import kb
+
+    v = m.value_of(func)
+    if v.kind != "module" or not isinstance(v.origin, cst.Call):
+        return False
+    q = m.qualname(v.origin.func) or ""
+    if not q.startswith("torch.nn."):
+        return False
+    last = q.rsplit(".", 1)[-1]
+    if last.endswith("WithLoss"):
+        return False  # `AdaptiveLogSoftmaxWithLoss` has weights of its own: a network's head
+    return last.endswith("Loss") or "loss" in kb.class_tags(q)
