@@ -1750,7 +1750,12 @@ class Flow:
                 cls = self.m.class_of(fn)
                 sites = self.site_values.get(fn)
                 if (cls is not None and sites and len(sites) == self._call_sites_of_instance(fn)
-                        and not self._class_stateful(cls.name.value) and not self._class_moves_itself(cls.name.value)):
+                        and not self._class_stateful(cls.name.value) and not self._class_moves_itself(cls.name.value)
+                        and any(type(v) is Value and v.kind == TENSOR and v.dev is not None and v.dev.is_host
+                                for args in sites.values() if args for v in args.values())):
+                    # (some call hands it a host tensor: the inputs are not all where the premise
+                    # puts them; calls with device inputs only leave the premise's findings alone,
+                    # pytorch-retinanet#220's stacked host zero)
                     continue
             keep.append(mm)
         self.mismatches[:] = keep
