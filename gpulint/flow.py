@@ -6636,12 +6636,14 @@ class Flow:
                     # the call fails there (reported once): where its output would be is not a
                     # second finding's premise (the next layer fed "a CPU output", E34-2)
                     failed = True
-        elif len(tensors) > 1 and not (mv.cls is not None and mv.cls in self.m.classes
-                                       and self.m.method_of_class(mv.cls, "forward") is not None):
-            # a loss module: its inputs meet. (Not a module class of the file: its forward, followed
+        elif len(tensors) > 1 and not (
+                mv.cls is not None and mv.cls in self.m.classes and self.m.method_of_class(mv.cls, "forward") is not None
+                and (mv.stateful or (dev is not None and dev.is_host and all(v.dev is not None for _, v in tensors)))):
+            # a loss module: its inputs meet. (Not a module class of the file that holds weights, nor
+            # a weightless one on the host given inputs whose places are known: its forward, followed
             # with this call's arguments, shows which inputs meet; a wrapper handing pack lengths
             # kept on the host to its encoder is correct, the chatbot tutorial's `GreedySearchDecoder`,
-            # A70-P1.)
+            # A70-P1; a weightless loss inside a Lightning module is still checked here.)
             self._check(e, "call", tensors, frame)
         if failed:
             dev = None
